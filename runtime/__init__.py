@@ -1,0 +1,1 @@
+"""The runtime every generated parser shares: scanning, dialects, coercion, registry."""

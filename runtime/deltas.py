@@ -1,0 +1,139 @@
+"""The shapes the parser hands out: OpenAI chat-completion chunk deltas and messages.
+
+Deltas are built on every `feed`, so they are plain slotted classes; the one-shot
+`Message` is built once per parse and is a pydantic model (validation, `model_dump`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class FunctionDelta:
+    """A fragment of one call's function: the name once, then argument text pieces."""
+
+    __slots__ = ("name", "arguments")
+
+    def __init__(self, name: str | None = None, arguments: str = "") -> None:
+        self.name = name
+        self.arguments = arguments
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.name is not None:
+            out["name"] = self.name
+        out["arguments"] = self.arguments
+        return out
+
+
+class ToolCallDelta:
+    """One entry of a chunk's `tool_calls`: `id` and `type` only on a call's first fragment."""
+
+    __slots__ = ("index", "id", "type", "function")
+
+    def __init__(
+        self, index: int, id: str | None, function: FunctionDelta, type: str | None = None
+    ) -> None:
+        self.index = index
+        self.id = id
+        self.type = type
+        self.function = function
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"index": self.index}
+        if self.id is not None:
+            out["id"] = self.id
+            out["type"] = self.type or "function"
+        out["function"] = self.function.to_dict()
+        return out
+
+
+class Delta:
+    """One `chat.completion.chunk` delta: content, reasoning and/or tool-call fragments."""
+
+    __slots__ = ("content", "reasoning", "tool_calls")
+
+    def __init__(
+        self,
+        content: str | None = None,
+        reasoning: str | None = None,
+        tool_calls: list[ToolCallDelta] | None = None,
+    ) -> None:
+        self.content = content
+        self.reasoning = reasoning
+        self.tool_calls = tool_calls or []
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.reasoning is not None:
+            out["reasoning"] = self.reasoning
+        if self.content is not None:
+            out["content"] = self.content
+        if self.tool_calls:
+            out["tool_calls"] = [call.to_dict() for call in self.tool_calls]
+        return out
+
+    def __repr__(self) -> str:
+        return f"Delta({self.to_dict()!r})"
+
+
+class Function(BaseModel):
+    name: str
+    arguments: str = Field(description="The arguments as a JSON object, serialized")
+
+
+class ToolCall(BaseModel):
+    id: str
+    type: str = "function"
+    function: Function
+
+
+class Message(BaseModel):
+    """The whole assistant message, as a non-streaming OpenAI response carries it."""
+
+    content: str | None = None
+    reasoning: str | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    finish_reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.reasoning is not None:
+            out["reasoning"] = self.reasoning
+        if self.tool_calls:
+            out["tool_calls"] = [call.model_dump() for call in self.tool_calls]
+        return out
+
+
+def assemble(deltas: list[Delta], finish_reason: str | None = None) -> Message:
+    """Accumulate streamed deltas into the message a client would hold at the end."""
+    content: list[str] = []
+    reasoning: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    for delta in deltas:
+        if delta.content:
+            content.append(delta.content)
+        if delta.reasoning:
+            reasoning.append(delta.reasoning)
+        for part in delta.tool_calls:
+            call = calls.setdefault(part.index, {"id": None, "name": "", "arguments": []})
+            if part.id is not None:
+                call["id"] = part.id
+            if part.function.name is not None:
+                call["name"] = part.function.name
+            call["arguments"].append(part.function.arguments)
+    tool_calls = [
+        ToolCall(
+            id=call["id"] or "",
+            function=Function(name=call["name"], arguments="".join(call["arguments"])),
+        )
+        for _, call in sorted(calls.items())
+    ]
+    return Message(
+        content="".join(content) or None,
+        reasoning="".join(reasoning) or None,
+        tool_calls=tool_calls,
+        finish_reason=finish_reason,
+    )

@@ -1,0 +1,478 @@
+"""The push core every family runs on: `feed(delta)` and `finish(reason)`.
+
+The engine walks the regions of an output (content, reasoning, a tool-call section,
+a call) with the markers its `FamilySpec` declares, and runs a call's sequence of
+items (literals, whitespace, the name, one argument dialect) over the text as it
+arrives. It never re-reads text it has decided on: each delta is scanned once, plus
+the few characters held back because they could still begin a marker.
+
+Policies that today's parsers answer per family are answered here, once (README,
+"Policies"): whitespace touching markup is markup; a tool-call opener ends an open
+reasoning block; a call whose opener turns out malformed before its name is known
+goes back to the text it came from; an unfinished opener at the end is dropped.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Callable
+
+from .coerce import ToolSchemas
+from .deltas import Delta, FunctionDelta, ToolCallDelta
+from .json_args import JsonArgsBuilder, JsonCallBuilder
+from .markers import Markers
+from .spec import FamilySpec, JsonArgs, JsonCall, Lit, Name, Ws, XmlParams
+from .xml_params import XmlParamsBuilder
+
+CONTENT, REASONING, SECTION, CALL = range(4)
+
+_WS = re.compile(r"\s*")
+_BAD_NAME = re.compile(r"[\s<>]")
+
+
+class CompiledFamily:
+    """What the engine derives once from a spec and shares between parsers."""
+
+    __slots__ = (
+        "spec",
+        "openers",
+        "first_opener",
+        "reasoning_opens",
+        "reasoning_closes",
+        "section_opens",
+        "section_closes",
+        "content_markers",
+        "reasoning_markers",
+        "section_markers",
+        "call_drop_prefixes",
+        "name_markers",
+        "stops",
+    )
+
+    def __init__(self, spec: FamilySpec) -> None:
+        self.spec = spec
+        self.openers = dict(spec.openers)
+        self.first_opener = spec.openers[0][0]
+        self.reasoning_opens = {o for r in spec.reasoning for o in r.opens}
+        self.reasoning_closes = {c for r in spec.reasoning for c in r.closes}
+        self.section_opens = set(spec.section.opens) if spec.section else set()
+        self.section_closes = set(spec.section.closes) if spec.section else set()
+        entry = self.section_opens or set(self.openers)
+        self.content_markers = Markers((*self.reasoning_opens, *self.reasoning_closes, *entry))
+        self.reasoning_markers = Markers((*self.reasoning_opens, *self.reasoning_closes, *entry))
+        self.section_markers = Markers((*self.openers, *self.section_closes))
+        # an unfinished marker of these at the end of output is an unfinished call opener
+        self.call_drop_prefixes = Markers((*entry, *self.openers))
+        self.name_markers: dict[int, Markers] = {}
+        self.stops: dict[int, tuple[str, ...]] = {}
+        for index, item in enumerate(spec.call):
+            if isinstance(item, Name):
+                self.name_markers[index] = Markers(item.until)
+            if isinstance(item, (XmlParams, JsonArgs, JsonCall)):
+                stops = {*spec.follows[index], self.first_opener, *self.section_closes}
+                self.stops[index] = tuple(sorted(stops))
+
+
+_COMPILED: dict[int, CompiledFamily] = {}
+
+
+def compiled(spec: FamilySpec) -> CompiledFamily:
+    family = _COMPILED.get(id(spec))
+    if family is None or family.spec is not spec:
+        family = _COMPILED[id(spec)] = CompiledFamily(spec)
+    return family
+
+
+class _Out:
+    """Collects one feed's output and merges it into as few deltas as keep the order."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self) -> None:
+        # [kind, parts] for text; ["call", index, id, name, parts] for a call fragment
+        self.entries: list[list] = []
+
+    def text(self, kind: str, text: str) -> None:
+        if not text:
+            return
+        last = self.entries[-1] if self.entries else None
+        if last is not None and last[0] == kind:
+            last[1].append(text)
+        else:
+            self.entries.append([kind, [text]])
+
+    def call(self, index: int, call_id: str | None, name: str | None, args: str) -> None:
+        last = self.entries[-1] if self.entries else None
+        if last is not None and last[0] == "call" and last[1] == index and call_id is None:
+            last[4].append(args)
+        else:
+            self.entries.append(["call", index, call_id, name, [args]])
+
+    def take(self) -> list[Delta]:
+        deltas: list[Delta] = []
+        for entry in self.entries:
+            kind = entry[0]
+            last = deltas[-1] if deltas else None
+            if kind == "call":
+                part = ToolCallDelta(
+                    entry[1], entry[2], FunctionDelta(entry[3], "".join(entry[4])),
+                    "function" if entry[2] is not None else None,
+                )
+                if last is not None and last.tool_calls and last.content is None:
+                    last.tool_calls.append(part)
+                else:
+                    deltas.append(Delta(tool_calls=[part]))
+            elif kind == "content":
+                text = "".join(entry[1])
+                if last is not None and not last.tool_calls and last.content is None:
+                    last.content = text
+                else:
+                    deltas.append(Delta(content=text))
+            else:
+                deltas.append(Delta(reasoning="".join(entry[1])))
+        self.entries = []
+        return deltas
+
+
+class _Call:
+    """The call being read."""
+
+    __slots__ = ("item", "back", "committed", "dropped", "index", "dialect", "held", "args_done")
+
+    def __init__(self, item: int, back: int, opener: str) -> None:
+        self.item = item
+        self.back = back  # the mode the opener was found in
+        self.committed = False
+        self.dropped = False
+        self.index = -1
+        self.dialect: XmlParamsBuilder | JsonArgsBuilder | JsonCallBuilder | None = None
+        self.held: list[str] = [opener]  # text read before the name was known
+        self.args_done = False
+
+
+def random_call_id(_: int) -> str:
+    return f"chatcmpl-tool-{uuid.uuid4().hex}"
+
+
+def sequential_call_id(index: int) -> str:
+    return f"call_{index}"
+
+
+class Engine:
+    """Incremental parser for one output of one family."""
+
+    def __init__(
+        self,
+        spec: FamilySpec,
+        tools: ToolSchemas,
+        *,
+        reasoning_open: bool = False,
+        unknown_tools: str = "keep",
+        call_id: Callable[[int], str] = random_call_id,
+    ) -> None:
+        if unknown_tools not in ("keep", "drop"):
+            raise ValueError(f"unknown_tools must be 'keep' or 'drop', not {unknown_tools!r}")
+        self.family = compiled(spec)
+        self.tools = tools
+        self.unknown_tools = unknown_tools
+        self.call_id = call_id
+        self.mode = REASONING if (reasoning_open and spec.reasoning) else CONTENT
+        self.calls_emitted = 0
+        self.finished = False
+        self._pending = ""
+        self._out = _Out()
+        self._call: _Call | None = None
+        self._ws_held = ""  # content's trailing whitespace, markup if a marker follows
+        self._after_markup = True  # strip content's leading whitespace (start, after markup)
+        self._in_section = False
+        self._current_name = ""
+
+    # -- the push interface -----------------------------------------------------
+
+    def feed(self, text: str) -> list[Delta]:
+        if self.finished:
+            raise RuntimeError("feed() after finish()")
+        if text:
+            self._run(self._pending + text, eof=False)
+        return self._out.take()
+
+    def finish(self) -> list[Delta]:
+        if not self.finished:
+            self.finished = True
+            self._run(self._pending, eof=True)
+            self._end_of_output()
+        return self._out.take()
+
+    # -- the main loop --------------------------------------------------------------
+
+    def _run(self, buf: str, eof: bool) -> None:
+        pos = 0
+        while True:
+            before = (pos, self.mode, self._call.item if self._call else -1)
+            if self.mode == CALL:
+                pos = self._run_call(buf, pos, eof)
+            elif pos < len(buf):
+                pos = self._scan(buf, pos, eof)
+            after = (pos, self.mode, self._call.item if self._call else -1)
+            if after == before:
+                break
+        self._pending = buf[pos:]
+
+    def _scan(self, buf: str, pos: int, eof: bool) -> int:
+        family = self.family
+        mode = self.mode
+        if mode == CONTENT:
+            markers = family.content_markers
+        elif mode == REASONING:
+            markers = family.reasoning_markers
+        else:
+            markers = family.section_markers
+        at, lit = markers.search(buf, pos)
+        if at < 0:
+            held = markers.held(buf, pos)
+            stop = len(buf) - held
+            self._text(buf[pos:stop])
+            if not eof or not held:
+                return stop
+            if family.call_drop_prefixes.could_start(buf, stop):
+                self._ws_held = ""  # an unfinished call opener: dropped
+            else:
+                self._text(buf[stop:])
+            return len(buf)
+        self._text(buf[pos:at])
+        return self._marker(lit, at + len(lit))
+
+    def _text(self, text: str) -> None:
+        if not text:
+            return
+        if self.mode == REASONING:
+            self._out.text("reasoning", text)
+            return
+        if self._after_markup:
+            text = text.lstrip()
+            if not text:
+                return
+            self._after_markup = False
+        body = text.rstrip()
+        if not body:
+            self._ws_held += text
+            return
+        self._out.text("content", self._ws_held + body)
+        self._ws_held = text[len(body) :]
+
+    def _boundary(self) -> None:
+        """Markup begins: whitespace right before it is markup too."""
+        self._ws_held = ""
+
+    def _marker(self, lit: str, pos: int) -> int:
+        family = self.family
+        if lit in family.openers and (self.mode == SECTION or not family.section_opens):
+            self._call = _Call(family.openers[lit], self.mode, lit)
+            self.mode = CALL
+            return pos
+        self._boundary()
+        if lit in family.section_opens:
+            self.mode = SECTION
+            self._in_section = True
+            self._after_markup = True
+        elif lit in family.section_closes:
+            self.mode = CONTENT
+            self._in_section = False
+            self._after_markup = True
+        elif lit in family.reasoning_opens:
+            if self.mode == CONTENT:
+                self.mode = REASONING
+        elif lit in family.reasoning_closes:
+            self.mode = CONTENT
+            self._after_markup = True
+        return pos
+
+    # -- a call ---------------------------------------------------------------------
+
+    def _run_call(self, buf: str, pos: int, eof: bool) -> int:
+        call = self._call
+        assert call is not None
+        items = self.family.spec.call
+        end = len(buf)
+        while call.item < len(items):
+            item = items[call.item]
+            if isinstance(item, Lit):
+                text = item.text
+                if buf.startswith(text, pos):
+                    self._read(call, text)
+                    pos += len(text)
+                    call.item += 1
+                    continue
+                if end - pos < len(text) and text.startswith(buf[pos:]):
+                    if not eof:
+                        return pos
+                    if not call.committed:
+                        return self._unfinished(end)
+                if item.optional:
+                    call.item += 1
+                    continue
+                return self._mismatch(call, buf, pos, eof)
+            if isinstance(item, Ws):
+                found = _WS.match(buf, pos)
+                assert found is not None
+                if found.end() > pos:
+                    self._read(call, found.group())
+                    pos = found.end()
+                if pos == end and not eof:
+                    return pos
+                call.item += 1
+                continue
+            if isinstance(item, Name):
+                result = self._name(call, item, buf, pos, eof)
+                if result < 0:
+                    return pos  # wait for the end of the name
+                pos = result
+                if self._call is not call:
+                    return pos
+                continue
+            # an argument dialect
+            if call.dialect is None:
+                call.dialect = self._dialect(call, item)
+            new = call.dialect.feed(buf, pos, eof)
+            if not call.committed:
+                self._read(call, buf[pos:new])
+            pos = new
+            if not call.dialect.done:
+                if not eof:
+                    return pos
+                call.dialect.close()
+            if isinstance(call.dialect, JsonCallBuilder) and call.dialect.failed:
+                if not call.committed:
+                    if pos >= end and eof:
+                        return self._unfinished(end)
+                    return self._abandon(call, pos)
+            call.args_done = True
+            call.item += 1
+        self._end_call()
+        return pos
+
+    def _read(self, call: _Call, text: str) -> None:
+        if not call.committed and text:
+            call.held.append(text)
+
+    def _name(self, call: _Call, item: Name, buf: str, pos: int, eof: bool) -> int:
+        markers = self.family.name_markers[call.item]
+        at, _ = markers.search(buf, pos)
+        if at < 0:
+            if len(buf) - pos > item.max_len + max(map(len, item.until)):
+                return self._abandon(call, pos)
+            if eof:
+                return self._unfinished(len(buf))
+            return -1
+        raw = buf[pos:at].strip()
+        header_id = None
+        name = raw
+        if item.pattern is not None:
+            found = re.fullmatch(item.pattern, raw)
+            name = found.group("name") if found else ""
+            if item.id_from_header:
+                header_id = raw
+        if not name or len(raw) > item.max_len or _BAD_NAME.search(name):
+            return self._abandon(call, pos)
+        self._read(call, buf[pos:at])
+        call.item += 1
+        self._commit(call, name, header_id)
+        return at
+
+    def _dialect(
+        self, call: _Call, item: XmlParams | JsonArgs | JsonCall
+    ) -> XmlParamsBuilder | JsonArgsBuilder | JsonCallBuilder:
+        stops = self.family.stops[call.item]
+        if isinstance(item, XmlParams):
+            return XmlParamsBuilder(item, stops, self._args, self._schema_of)
+        if isinstance(item, JsonArgs):
+            return JsonArgsBuilder(stops, self._args, self._schema_of)
+        return JsonCallBuilder(
+            item,
+            stops,
+            lambda name: self._commit(call, name, None),
+            lambda: JsonArgsBuilder(stops, self._args, self._schema_of),
+        )
+
+    def _commit(self, call: _Call, name: str, header_id: str | None) -> None:
+        """The name is known: the call is real from here on."""
+        call.committed = True
+        call.held = []
+        self._boundary()
+        if self.unknown_tools == "drop" and not self.tools.known(name):
+            call.dropped = True
+            return
+        call.index = self.calls_emitted
+        self.calls_emitted += 1
+        self._current_name = name
+        self._out.call(call.index, header_id or self.call_id(call.index), name, "")
+
+    def _args(self, text: str) -> None:
+        call = self._call
+        if call is not None and not call.dropped and text:
+            self._out.call(call.index, None, None, text)
+
+    def _schema_of(self, key: str) -> dict | None:
+        return self.tools.param_schema(self._current_name, key)
+
+    def _mismatch(self, call: _Call, buf: str, pos: int, eof: bool) -> int:
+        """A required literal is not there."""
+        if not call.committed:
+            return self._abandon(call, pos)
+        # skip ahead to a later literal of the call if the text is there
+        items = self.family.spec.call
+        for later in range(call.item + 1, len(items)):
+            item = items[later]
+            if isinstance(item, Lit):
+                if buf.startswith(item.text, pos):
+                    call.item = later
+                    return pos
+                if not eof and len(buf) - pos < len(item.text) and item.text.startswith(buf[pos:]):
+                    return pos
+        self._end_call()
+        return pos
+
+    def _abandon(self, call: _Call, pos: int) -> int:
+        """Not a call after all: its text goes back to where it came from."""
+        self._call = None
+        self.mode = call.back
+        self._text("".join(call.held))
+        return pos
+
+    def _unfinished(self, end: int) -> int:
+        """End of output inside a call opener: drop it, keep the text before it."""
+        call = self._call
+        assert call is not None and not call.committed
+        self._call = None
+        self.mode = call.back
+        self._ws_held = ""
+        return end
+
+    def _end_call(self) -> None:
+        call = self._call
+        assert call is not None
+        if call.committed and not call.args_done:
+            self._close_args(call)
+        self._call = None
+        self.mode = SECTION if self._in_section else CONTENT
+        self._after_markup = True
+
+    def _close_args(self, call: _Call) -> None:
+        call.args_done = True
+        if call.dialect is None:
+            self._args("{}")
+        else:
+            call.dialect.close()
+
+    def _end_of_output(self) -> None:
+        call = self._call
+        if call is not None:
+            if call.committed:
+                self._end_call()
+            else:
+                self._call = None
+                self._ws_held = ""
+        if self._ws_held and self.mode != REASONING:
+            self._out.text("content", self._ws_held)
+        self._ws_held = ""

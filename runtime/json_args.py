@@ -1,0 +1,262 @@
+"""The JSON argument dialects: a verbatim JSON object, and a JSON object carrying the name.
+
+Verbatim arguments keep the model's own bytes. Only a top-level value whose schema
+asks for a type other than string is held until complete, then typed and, if typing
+changed it, rewritten in place, so coercion never touches streamed text. The markers
+that follow the arguments end them even inside an unterminated string: markers win.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Callable
+
+from .coerce import coerce_json, streams_as_text
+from .json_stream import DELEGATE, PAUSED, STREAM, WITHHOLD, JsonScanner, loads_or_none
+from .markers import Markers
+from .spec import JsonCall
+
+
+class JsonArgsBuilder:
+    """Streams one JSON arguments object; `emit` receives the argument text pieces."""
+
+    __slots__ = ("emit", "schema_of", "done", "failed", "_scanner", "_stops", "_started", "_emitted")
+
+    def __init__(
+        self,
+        stops: tuple[str, ...],
+        emit: Callable[[str], None],
+        schema_of: Callable[[str], dict | None],
+    ) -> None:
+        self.emit = emit
+        self.schema_of = schema_of
+        self.done = False
+        self.failed = False
+        self._stops = Markers(stops)
+        self._started = False
+        self._emitted = False
+        self._scanner = JsonScanner(self._out, on_member=self._member, on_value=self._typed)
+
+    def _out(self, text: str) -> None:
+        self._emitted = True
+        self.emit(text)
+
+    def _member(self, key: str) -> int:
+        schema = self.schema_of(key)
+        return STREAM if streams_as_text(schema) else WITHHOLD
+
+    def _typed(self, key: str, raw: str) -> str | None:
+        ok, value = loads_or_none(raw)
+        if not ok:
+            return None
+        typed = coerce_json(value, self.schema_of(key))
+        if typed is value:
+            return raw
+        lead = raw[: len(raw) - len(raw.lstrip())]  # the model's spacing after the colon
+        return lead + json.dumps(typed, ensure_ascii=False)
+
+    def feed(self, text: str, pos: int, eof: bool) -> int:
+        """Consume text[pos:] up to a following marker; return the new position."""
+        end = len(text)
+        if not self._started:
+            while pos < end and text[pos] in " \t\r\n":
+                pos += 1
+            if pos >= end:
+                if eof:
+                    self.close()
+                return pos
+            if text[pos] != "{":
+                self.failed = True
+                self.close()  # not an object: no arguments, and the dialect ends here
+                return pos
+            self._started = True
+        at, _ = self._stops.search(text, pos)
+        stop = at if at >= 0 else end - (0 if eof else self._stops.held(text, pos))
+        pos = self._scanner.feed(text, pos, stop)
+        if self._scanner.done:
+            self.close()
+            return pos
+        if self._scanner.failed:
+            self.failed = True
+            # malformed JSON: what was streamed stays and is closed; the rest up to the
+            # next marker is markup of this broken call
+            self.close()
+            return stop
+        if at >= 0 or eof:
+            self.close()
+            return stop
+        return pos
+
+    def close(self) -> None:
+        """End the arguments: release what is whole and close what was streamed."""
+        if self.done:
+            return
+        self.done = True
+        tail = self._scanner.close()
+        if not self._emitted:
+            self.emit("{}")
+        elif tail:
+            self.emit(tail)
+
+
+class JsonCallBuilder:
+    """`{"name": NAME, "arguments": {...}}`: finds the name, streams the arguments.
+
+    Arguments written before the name (or encoded as a JSON string) are read whole and
+    held, then replayed into the arguments builder once the name is known, since the
+    name decides how they are typed.
+    """
+
+    __slots__ = (
+        "spec",
+        "name",
+        "done",
+        "failed",
+        "_commit",
+        "_make_args",
+        "_outer",
+        "_stops",
+        "_args",
+        "_mode",
+        "_capture",
+        "_captured",
+        "_string_args",
+        "_started",
+    )
+
+    def __init__(
+        self,
+        spec: JsonCall,
+        stops: tuple[str, ...],
+        commit: Callable[[str], None],
+        make_args: Callable[[], JsonArgsBuilder],
+    ) -> None:
+        self.spec = spec
+        self.name: str | None = None
+        self.done = False
+        self.failed = False
+        self._commit = commit
+        self._make_args = make_args
+        self._stops = Markers(stops)
+        self._outer = JsonScanner(_discard, on_member=self._member, on_value=self._value)
+        self._args: JsonArgsBuilder | None = None
+        self._mode = ""  # "", "stream" or "capture": how the current arguments value is read
+        self._capture: JsonScanner | None = None
+        self._captured: list[str] = []
+        self._string_args = False
+        self._started = False
+
+    def _member(self, key: str) -> int:
+        return DELEGATE if key in self.spec.args_keys else WITHHOLD
+
+    def _value(self, key: str, raw: str) -> None:
+        if key in self.spec.name_keys and self.name is None:
+            ok, name = loads_or_none(raw)
+            if ok and isinstance(name, str) and name.strip():
+                self.name = name.strip()
+                self._commit(self.name)
+                if self._captured and self._capture is None:
+                    self._replay()
+        return None
+
+    def _replay(self) -> None:
+        """Feed a held arguments value, read whole, into the arguments builder."""
+        raw = "".join(self._captured)
+        self._captured = []
+        if self._string_args:
+            ok, decoded = loads_or_none(raw)
+            raw = decoded if ok and isinstance(decoded, str) else ""
+        if self._args is None:
+            self._args = self._make_args()
+        self._args.feed(raw, 0, eof=True)
+        self._args.close()
+
+    def feed(self, text: str, pos: int, eof: bool) -> int:
+        """Consume text[pos:] up to a following marker; return the new position."""
+        end = len(text)
+        if not self._started:
+            while pos < end and text[pos] in " \t\r\n":
+                pos += 1
+            if pos >= end:
+                if eof:
+                    self._end()
+                return pos
+            if text[pos] != "{":
+                self._end()
+                return pos
+            self._started = True
+        at, _ = self._stops.search(text, pos)
+        stop = at if at >= 0 else end - (0 if eof else self._stops.held(text, pos))
+        while pos < stop and not self.done:
+            if self._outer.state == PAUSED:
+                new = self._read_args_value(text, pos, stop)
+            else:
+                new = self._outer.feed(text, pos, stop)
+                if self._outer.done or self._outer.failed:
+                    self._end()
+                    return new if self._outer.done else stop
+            if new == pos and self._outer.state != PAUSED:
+                break
+            pos = new
+        if not self.done and (at >= 0 or eof):
+            self._end()
+            return stop
+        return pos
+
+    def _read_args_value(self, text: str, pos: int, stop: int) -> int:
+        if not self._mode:
+            while pos < stop and text[pos] in " \t\r\n":
+                pos += 1
+            if pos >= stop:
+                return pos
+            if text[pos] == "{" and self.name is not None and self._args is None:
+                self._mode = "stream"
+                self._args = self._make_args()
+            else:
+                self._mode = "capture"
+                self._string_args = text[pos] == '"'
+                self._captured = []
+                self._capture = JsonScanner(self._captured.append)
+        if self._mode == "stream":
+            assert self._args is not None
+            new = self._args.feed(text[:stop], pos, eof=False)
+            if self._args.failed:
+                self._end()
+                return stop
+            if self._args.done:
+                self._mode = ""
+                self._outer.resume()
+            return new
+        assert self._capture is not None
+        new = self._capture.feed(text, pos, stop)
+        if self._capture.done or self._capture.failed:
+            self._capture = None
+            self._mode = ""
+            if self.name is not None:
+                self._replay()
+            self._outer.resume()
+        return new
+
+    def _end(self) -> None:
+        """End of the object, of the call, or of input."""
+        if self.done:
+            return
+        self.done = True
+        if self._capture is not None:
+            self._captured.append(self._capture.close())
+            self._capture = None
+        if self.name is None:
+            self.failed = True
+            return
+        if self._captured:
+            self._replay()
+        if self._args is None:
+            self._args = self._make_args()
+        self._args.close()
+
+    def close(self) -> None:
+        self._end()
+
+
+def _discard(_: str) -> None:
+    """The outer object of a name-carrying call is markup: its text goes nowhere."""

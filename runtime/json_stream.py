@@ -1,0 +1,363 @@
+"""Streaming one JSON value as the model wrote it, releasing only safe prefixes.
+
+The scanner keeps the model's own bytes, and releases text only at points where the
+released prefix can always be closed into valid JSON by a tail of closers (the
+partial-json-parser idea: termination is an untouched head plus a closing tail):
+after an opening bracket, inside a string after whole characters, after a complete
+value. A dangling key, a comma, a half-written `\\u` escape and an unfinished number
+or literal wait until what follows makes them safe. A raw control character inside a
+string is written escaped, the one rewrite we make, because it would make the whole
+arguments unparsable.
+
+Members of the outermost object can be intercepted (`on_member`): streamed, held back
+whole and handed to `on_value` once complete (schema coercion), or paused for another
+consumer (the arguments inside a name-carrying call object).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Callable
+
+# scanner states
+VALUE, KEY, COLON, AFTER, STRING, NUMBER, LITERAL, DONE, ERROR, PAUSED = range(10)
+
+# what on_member may answer
+STREAM, WITHHOLD, DELEGATE = range(3)
+
+_PLAIN_STRING = re.compile(r'[^"\\\x00-\x1f]+')
+_WHITESPACE = re.compile(r"[ \t\n\r]+")
+_NUMBER_CHARS = frozenset("0123456789+-.eE")
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z")
+_LITERALS = ("true", "false", "null")
+_HEX = frozenset("0123456789abcdefABCDEF")
+_SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
+_CLOSER = {"{": "}", "[": "]"}
+
+
+def loads_or_none(text: str) -> tuple[bool, object]:
+    """json.loads that reports failure (also on nesting too deep) instead of raising."""
+    try:
+        return True, json.loads(text)
+    except (ValueError, RecursionError):
+        return False, None
+
+
+class JsonScanner:
+    """An incremental scanner of one JSON value with safe-point emission."""
+
+    __slots__ = (
+        "state",
+        "stack",
+        "emit",
+        "on_member",
+        "on_value",
+        "_pending",
+        "_side",
+        "_member_prefix",
+        "_member_key",
+        "_key_parts",
+        "_token",
+        "_escape",
+        "_first",
+        "_emit_depth",
+        "_emit_in_string",
+        "_string_is_key",
+    )
+
+    def __init__(
+        self,
+        emit: Callable[[str], None],
+        on_member: Callable[[str], int] | None = None,
+        on_value: Callable[[str, str], str | None] | None = None,
+    ) -> None:
+        self.state = VALUE
+        self.stack: list[str] = []
+        self.emit = emit
+        self.on_member = on_member
+        self.on_value = on_value
+        self._pending: list[str] = []
+        self._side: list[str] | None = None
+        self._member_prefix = ""
+        self._member_key = ""
+        self._key_parts: list[str] = []
+        self._token: list[str] = []
+        self._escape = ""
+        self._first = True  # right after an opening bracket: the closer may follow
+        self._emit_depth = 0
+        self._emit_in_string = False
+        self._string_is_key = False
+
+    # -- queries ---------------------------------------------------------------
+
+    @property
+    def done(self) -> bool:
+        return self.state == DONE
+
+    @property
+    def failed(self) -> bool:
+        return self.state == ERROR
+
+    @property
+    def started(self) -> bool:
+        return bool(self.stack) or self.state not in (VALUE, ERROR)
+
+    # -- emission --------------------------------------------------------------
+
+    def _flush(self, text: str, in_string: bool = False) -> None:
+        if self._pending:
+            text = "".join(self._pending) + text
+            self._pending.clear()
+        if self._side is not None:
+            self._side.append(text)
+        else:
+            self.emit(text)
+        self._emit_depth = len(self.stack)
+        self._emit_in_string = in_string
+
+    def _value_done(self) -> None:
+        if self._side is not None and len(self.stack) == 1:
+            self._finish_member(complete=True)
+        self.state = AFTER if self.stack else DONE
+
+    def _finish_member(self, complete: bool) -> None:
+        """A held-back member of the outermost object is complete (or cut): release it."""
+        side, self._side = self._side, None
+        raw = "".join(side or ())
+        if not complete:
+            if not raw:
+                raw = ""
+            else:
+                raw += self._tail(from_depth=1)
+        text = self.on_value(self._member_key, raw) if (raw and self.on_value) else None
+        if text is not None:
+            self.emit(self._member_prefix + text)
+        self._member_prefix = ""
+        self._emit_depth = 1
+        self._emit_in_string = False
+
+    def _tail(self, from_depth: int = 0) -> str:
+        closers = "".join(_CLOSER[c] for c in reversed(self.stack[from_depth : self._emit_depth]))
+        return ('"' if self._emit_in_string else "") + closers
+
+    # -- feeding ---------------------------------------------------------------
+
+    def resume(self) -> None:
+        """Continue after a member value that another consumer read (see DELEGATE)."""
+        if self.state == PAUSED:
+            self.state = AFTER
+
+    def feed(self, text: str, pos: int, end: int) -> int:
+        """Consume text[pos:end]; return where it stopped (at `end`, or early when done/paused)."""
+        while pos < end:
+            state = self.state
+            if state == STRING:
+                pos = self._string(text, pos, end)
+                continue
+            if state in (DONE, ERROR, PAUSED):
+                return pos
+            char = text[pos]
+            if state == NUMBER or state == LITERAL:
+                if (state == NUMBER and char in _NUMBER_CHARS) or (
+                    state == LITERAL and char.isalpha()
+                ):
+                    self._token.append(char)
+                    pos += 1
+                    continue
+                if not self._end_token():
+                    return pos
+                continue
+            if char in " \t\n\r":
+                found = _WHITESPACE.match(text, pos, end)
+                assert found is not None
+                self._pending.append(found.group())
+                pos = found.end()
+                continue
+            pos += 1
+            if state == VALUE:
+                self._value_start(char)
+            elif state == KEY:
+                if char == '"':
+                    self._pending.append(char)
+                    self._key_parts.clear()
+                    self._string_is_key = True
+                    self.state = STRING
+                elif char == "}" and self._first:
+                    self._close_container(char)
+                else:
+                    self.state = ERROR
+            elif state == COLON:
+                if char == ":":
+                    self._pending.append(char)
+                    self.state = VALUE
+                    self._first = False
+                    if len(self.stack) == 1 and self.on_member is not None:
+                        self._member_start()
+                        if self.state == PAUSED:
+                            return pos
+                else:
+                    self.state = ERROR
+            elif state == AFTER:
+                top = self.stack[-1]
+                if char == ",":
+                    self._pending.append(char)
+                    self.state = KEY if top == "{" else VALUE
+                    self._first = False
+                elif char == _CLOSER[top]:
+                    self._close_container(char)
+                else:
+                    self.state = ERROR
+            if self.state == ERROR:
+                return pos - 1
+        return pos
+
+    def _member_start(self) -> None:
+        ok, key = loads_or_none("".join(self._key_parts))
+        self._member_key = key if ok and isinstance(key, str) else ""
+        assert self.on_member is not None
+        mode = self.on_member(self._member_key)
+        if mode == WITHHOLD:
+            self._member_prefix = "".join(self._pending)
+            self._pending.clear()
+            self._side = []
+        elif mode == DELEGATE:
+            self._pending.clear()
+            self.state = PAUSED
+
+    def _value_start(self, char: str) -> None:
+        if char == "{" or char == "[":
+            self.stack.append(char)
+            self._flush(char)
+            self.state = KEY if char == "{" else VALUE
+            self._first = True
+        elif char == '"':
+            self._string_is_key = False
+            self.state = STRING
+            self._flush(char, in_string=True)
+        elif char == "-" or char.isdigit():
+            self._token = [char]
+            self.state = NUMBER
+        elif char in "tfn":
+            self._token = [char]
+            self.state = LITERAL
+        elif char == "]" and self._first and self.stack and self.stack[-1] == "[":
+            self._close_container(char)
+        else:
+            self.state = ERROR
+
+    def _close_container(self, char: str) -> None:
+        self.stack.pop()
+        if self._side is not None and len(self.stack) == 0:
+            # the outermost object closes while a member is held: cannot happen for a
+            # complete member, so this is a cut member followed by the closer
+            self._finish_member(complete=False)
+        self._flush(char)
+        self._value_done()
+
+    def _end_token(self) -> bool:
+        """A number or literal ended; release it if valid. False on a syntax error."""
+        token = "".join(self._token)
+        valid = bool(_NUMBER.match(token)) if self.state == NUMBER else token in _LITERALS
+        if not valid:
+            self.state = ERROR
+            return False
+        self._token = []
+        self._flush(token)
+        self._value_done()
+        return True
+
+    def _string(self, text: str, pos: int, end: int) -> int:
+        """Consume string characters; release whole characters as they come."""
+        is_key = self._string_is_key
+        if self._escape:
+            pos = self._continue_escape(text, pos, end)
+            if self._escape or pos >= end:
+                return pos
+        found = _PLAIN_STRING.match(text, pos, end)
+        if found is not None:
+            chunk = found.group()
+            pos = found.end()
+            if is_key:
+                self._pending.append(chunk)
+                self._key_parts.append(chunk)
+            else:
+                self._flush(chunk, in_string=True)
+            if pos >= end:
+                return pos
+        char = text[pos]
+        pos += 1
+        if char == '"':
+            if is_key:
+                self._pending.append(char)
+                self._key_parts.insert(0, '"')
+                self._key_parts.append('"')
+                self.state = COLON
+            else:
+                self._flush(char)
+                self._value_done()
+        elif char == "\\":
+            self._escape = "\\"
+            pos = self._continue_escape(text, pos, end)
+        else:  # a raw control character: write it escaped
+            escaped = json.dumps(char)[1:-1]
+            if is_key:
+                self._pending.append(escaped)
+                self._key_parts.append(escaped)
+            else:
+                self._flush(escaped, in_string=True)
+        return pos
+
+    def _continue_escape(self, text: str, pos: int, end: int) -> int:
+        """Collect an escape sequence; release it only once it is whole and valid."""
+        esc = self._escape
+        while pos < end:
+            char = text[pos]
+            if len(esc) == 1:
+                if char == "u" or char in _SIMPLE_ESCAPES:
+                    esc += char
+                    pos += 1
+                    if char != "u":
+                        break
+                else:
+                    self._escape = ""
+                    self.state = ERROR
+                    return pos
+            elif char in _HEX:
+                esc += char
+                pos += 1
+                if len(esc) == 6:
+                    break
+            else:
+                self._escape = ""
+                self.state = ERROR
+                return pos
+        whole = len(esc) == 6 or (len(esc) == 2 and esc[1] != "u")
+        if not whole:
+            self._escape = esc
+            return pos
+        self._escape = ""
+        if self._string_is_key:
+            self._pending.append(esc)
+            self._key_parts.append(esc)
+        else:
+            self._flush(esc, in_string=True)
+        return pos
+
+    # -- the end -----------------------------------------------------------------
+
+    def close(self) -> str:
+        """End of input: release what is whole, drop what is not; return the closing tail.
+
+        The tail is returned, not emitted, so the caller decides where it goes.
+        """
+        if self.state in (NUMBER, LITERAL):
+            self._end_token()
+        if self._side is not None:
+            self._finish_member(complete=False)
+        self._pending.clear()
+        self._escape = ""
+        tail = self._tail()
+        if self.state not in (ERROR, DONE):
+            self.state = DONE
+        return tail

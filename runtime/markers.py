@@ -1,0 +1,56 @@
+"""Finding markers in streamed text, and holding back what could still become one.
+
+A stream may split `<tool_call>` anywhere, so a scanner must not release `<tool_ca`
+as text until the next delta tells whether it is a marker. `Markers.search` finds the
+earliest whole marker; `Markers.held` measures the tail that must wait.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+
+class Markers:
+    """A fixed set of literal markers, searched left-most first, longest first at a tie."""
+
+    __slots__ = ("literals", "_regex", "_prefixes", "_max_prefix")
+
+    def __init__(self, literals: Iterable[str]) -> None:
+        unique = sorted({lit for lit in literals if lit}, key=lambda lit: (-len(lit), lit))
+        self.literals: tuple[str, ...] = tuple(unique)
+        self._regex = re.compile("|".join(re.escape(lit) for lit in unique)) if unique else None
+        self._prefixes = frozenset(lit[:k] for lit in unique for k in range(1, len(lit)))
+        self._max_prefix = max((len(lit) - 1 for lit in unique), default=0)
+
+    def __bool__(self) -> bool:
+        return bool(self.literals)
+
+    def search(self, text: str, start: int, end: int | None = None) -> tuple[int, str]:
+        """The position and text of the earliest marker in text[start:end], or (-1, "")."""
+        if self._regex is None:
+            return -1, ""
+        found = self._regex.search(text, start) if end is None else self._regex.search(text, start, end)
+        if found is None:
+            return -1, ""
+        return found.start(), found.group()
+
+    def held(self, text: str, start: int, end: int | None = None) -> int:
+        """How many trailing characters of text[start:end] may still begin a marker."""
+        if end is None:
+            end = len(text)
+        for size in range(min(self._max_prefix, end - start), 0, -1):
+            if text[end - size : end] in self._prefixes:
+                return size
+        return 0
+
+    def could_start(self, text: str, start: int) -> bool:
+        """Whether all of text[start:] is a proper prefix of some marker."""
+        return text[start:] in self._prefixes
+
+    def match_at(self, text: str, start: int) -> str:
+        """The marker that text has at `start` (longest first), or ""."""
+        for lit in self.literals:
+            if text.startswith(lit, start):
+                return lit
+        return ""

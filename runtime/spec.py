@@ -1,0 +1,124 @@
+"""The compiled form of a grammar: what a generated module hands to the runtime.
+
+A generated module builds one `FamilySpec` from these classes. They are plain frozen
+slotted dataclasses (not pydantic) because the engine reads them on every delta.
+Every item keeps the grammar line it came from, so a misbehaving stream can be traced
+back to the grammar text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+
+@dataclass(frozen=True, slots=True)
+class Lit:
+    """A literal marker in a call's sequence; `optional` ones are skipped when absent."""
+
+    text: str
+    optional: bool = False
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Ws:
+    """Any run of whitespace (possibly empty); it belongs to the markup."""
+
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Name:
+    """The function name: the text up to (not including) the first of `until`.
+
+    With `pattern`, the captured text is matched by that regex (fullmatch, after
+    stripping) and its group `name` is the function name; with `id_from_header`,
+    the whole stripped capture becomes the tool-call id (Kimi's `functions.f:0`).
+    """
+
+    until: tuple[str, ...]
+    pattern: str | None = None
+    id_from_header: bool = False
+    max_len: int = 256
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class XmlParams:
+    """Key/value parameters written in markup: OPEN key KEY_END value VALUE_END.
+
+    `implicit_ends` also close an open value without being consumed (the next
+    parameter opener, the function closer). `trim_newline` removes one newline
+    right after KEY_END and one right before the closer.
+    """
+
+    param_open: str
+    key_end: str
+    value_end: str
+    implicit_ends: tuple[str, ...] = ()
+    trim_newline: bool = False
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class JsonArgs:
+    """The arguments are one JSON object, streamed as the model's own bytes."""
+
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class JsonCall:
+    """One JSON object that carries the name and the arguments under these keys."""
+
+    name_keys: tuple[str, ...] = ("name",)
+    args_keys: tuple[str, ...] = ("arguments", "parameters")
+    line: int = 0
+
+
+Dialect = Union[XmlParams, JsonArgs, JsonCall]
+Item = Union[Lit, Ws, Name, XmlParams, JsonArgs, JsonCall]
+
+
+@dataclass(frozen=True, slots=True)
+class Reasoning:
+    """A reasoning block: text between one of `opens` and one of `closes` is reasoning."""
+
+    opens: tuple[str, ...]
+    closes: tuple[str, ...]
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """A wrapper around one or more calls; whitespace between its calls is markup.
+
+    When a grammar declares a section, calls open only inside it.
+    """
+
+    opens: tuple[str, ...]
+    closes: tuple[str, ...]
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class FamilySpec:
+    """One family, as the compiler lowered it from its grammar file.
+
+    `openers` are the literals that start a call when seen in content (the leading
+    optional literals and the first required one), each with the index of the call
+    item that follows it. `follows[i]` lists the literals that may come right after
+    the dialect item at index i, so a dialect knows where the arguments stop.
+    """
+
+    name: str
+    aliases: tuple[str, ...]
+    source: str
+    source_sha256: str
+    call: tuple[Item, ...]
+    openers: tuple[tuple[str, int], ...]
+    follows: tuple[tuple[str, ...], ...]
+    reasoning: tuple[Reasoning, ...] = ()
+    section: Section | None = None
+    notes: tuple[str, ...] = field(default=())

@@ -1,0 +1,99 @@
+"""toolgrammar: one grammar per model family, one streaming runtime for every family.
+
+    >>> import toolgrammar
+    >>> msg = toolgrammar.parse("hermes", text, tools=tools)
+    >>> parser = toolgrammar.StreamParser("qwen3_coder", tools=tools)
+    >>> for delta in parser.feed(chunk): ...
+    >>> parser.finish("stop")
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from .runtime.coerce import ToolSchemas
+from .runtime.deltas import Delta, Function, FunctionDelta, Message, ToolCall, ToolCallDelta, assemble
+from .runtime.engine import Engine, random_call_id, sequential_call_id
+from .runtime.registry import UnknownFamily, families, get_spec
+
+__all__ = [
+    "Delta",
+    "Function",
+    "FunctionDelta",
+    "Message",
+    "StreamParser",
+    "ToolCall",
+    "ToolCallDelta",
+    "UnknownFamily",
+    "families",
+    "parse",
+]
+
+FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter")
+
+
+class StreamParser:
+    """Feed text deltas of one model output; get OpenAI chunk deltas back.
+
+    `reasoning_open=True` says the prompt already opened the reasoning block, so the
+    output starts inside it. `unknown_tools="drop"` drops calls to tools not in
+    `tools` (the default keeps and reports them). `ids="sequential"` makes tool-call
+    ids `call_0`, `call_1`, ... (for tests); the default is random
+    `chatcmpl-tool-<32 hex>`, and a family whose markup carries an id uses that.
+    """
+
+    def __init__(
+        self,
+        family: str,
+        tools: list[dict[str, Any]] | None = None,
+        *,
+        reasoning_open: bool = False,
+        unknown_tools: Literal["keep", "drop"] = "keep",
+        ids: Literal["random", "sequential"] = "random",
+    ) -> None:
+        if ids not in ("random", "sequential"):
+            raise ValueError(f"ids must be 'random' or 'sequential', not {ids!r}")
+        self.family = family
+        self._engine = Engine(
+            get_spec(family),
+            ToolSchemas(tools),
+            reasoning_open=reasoning_open,
+            unknown_tools=unknown_tools,
+            call_id=sequential_call_id if ids == "sequential" else random_call_id,
+        )
+        self.finish_reason: str | None = None
+
+    def feed(self, text: str) -> list[Delta]:
+        """The deltas that `text`, appended to what came before, makes safe to send."""
+        if not isinstance(text, str):
+            raise TypeError(f"feed() takes str, not {type(text).__name__}")
+        return self._engine.feed(text)
+
+    def finish(self, reason: str = "stop") -> list[Delta]:
+        """End of output: flush, close every open call. Sets `finish_reason`.
+
+        A `stop` with calls emitted becomes `tool_calls`; `length` stays `length`.
+        """
+        deltas = self._engine.finish()
+        if reason == "stop" and self._engine.calls_emitted:
+            reason = "tool_calls"
+        self.finish_reason = reason
+        return deltas
+
+    @property
+    def calls_emitted(self) -> int:
+        return self._engine.calls_emitted
+
+
+def parse(
+    family: str,
+    text: str,
+    tools: list[dict[str, Any]] | None = None,
+    finish_reason: str = "stop",
+    **options: Any,
+) -> Message:
+    """The whole output at once: the same core as streaming, fed in one piece."""
+    parser = StreamParser(family, tools, **options)
+    deltas = parser.feed(text)
+    deltas += parser.finish(finish_reason)
+    return assemble(deltas, parser.finish_reason)
