@@ -231,8 +231,12 @@ def _json_type(value: object) -> str | None:
     return None
 
 
-def _collect_types(node: _Schema, seen: set[int]) -> set[str]:
-    """The JSON types a node declares: `type`, else enum/const, else anyOf/oneOf, else allOf."""
+def _collect_types(node: _Schema, seen: set[int]) -> set[str] | None:
+    """The JSON types a node declares: `type`, else enum/const, else anyOf/oneOf, else allOf.
+
+    None means the node declares nothing (any value, kept as written); a union with such a
+    member is itself unconstrained. A node met again through a cycle adds nothing (empty set).
+    """
     if id(node) in seen:
         return set()
     seen.add(id(node))
@@ -253,16 +257,22 @@ def _collect_types(node: _Schema, seen: set[int]) -> set[str]:
         out = {t for t in map(_json_type, values) if t is not None}
     if not out:
         for comb in ("anyOf", "oneOf"):
-            for member in node.get(comb) or ():
-                if isinstance(member, _Schema):
-                    out |= _collect_types(member, seen)
+            members = node.get(comb)
+            for member in members if isinstance(members, list) else ():
+                found = _collect_types(member, seen)
+                if found is None:
+                    return None
+                out |= found
     if not out:
-        for member in node.get("allOf") or ():  # naive merge: the first that declares a type
-            if isinstance(member, _Schema):
-                out = _collect_types(member, seen)
-                if out:
-                    break
-    if out and node.get("nullable") is True:
+        members = node.get("allOf")
+        for member in members if isinstance(members, list) else ():
+            found = _collect_types(member, seen)  # naive merge: the first that declares a type
+            if found:
+                out = found
+                break
+    if not out:
+        return None
+    if node.get("nullable") is True:
         out.add("null")
     return out
 
@@ -271,7 +281,7 @@ def _types(node: _Schema) -> tuple[str, ...]:
     """The node's declared types in trial order; () when it declares none (no schema)."""
     types = node._types
     if types is None:
-        found = _collect_types(node, set())
+        found = _collect_types(node, set()) or ()
         types = node._types = tuple(t for t in _ORDER if t in found)
     return types
 

@@ -183,8 +183,8 @@ class Engine:
         self._pending = ""
         self._out = _Out()
         self._call: _Call | None = None
-        self._ws_held = ""  # content's trailing whitespace, markup if a marker follows
-        self._after_markup = True  # strip content's leading whitespace (start, after markup)
+        self._ws_held = ""  # content's trailing whitespace: markup if a marker or the end follows
+        self._content_started = False  # leading whitespace of the content is dropped
         self._in_section = False
         self._current_name = ""
 
@@ -249,11 +249,11 @@ class Engine:
         if self.mode == REASONING:
             self._out.text("reasoning", text)
             return
-        if self._after_markup:
+        if not self._content_started:
             text = text.lstrip()
             if not text:
                 return
-            self._after_markup = False
+            self._content_started = True
         body = text.rstrip()
         if not body:
             self._ws_held += text
@@ -262,7 +262,7 @@ class Engine:
         self._ws_held = text[len(body) :]
 
     def _boundary(self) -> None:
-        """Markup begins: whitespace right before it is markup too."""
+        """Markup begins: the whitespace right before it is markup too."""
         self._ws_held = ""
 
     def _marker(self, lit: str, pos: int) -> int:
@@ -275,17 +275,14 @@ class Engine:
         if lit in family.section_opens:
             self.mode = SECTION
             self._in_section = True
-            self._after_markup = True
         elif lit in family.section_closes:
             self.mode = CONTENT
             self._in_section = False
-            self._after_markup = True
         elif lit in family.reasoning_opens:
             if self.mode == CONTENT:
                 self.mode = REASONING
         elif lit in family.reasoning_closes:
             self.mode = CONTENT
-            self._after_markup = True
         return pos
 
     # -- a call ---------------------------------------------------------------------
@@ -456,7 +453,6 @@ class Engine:
             self._close_args(call)
         self._call = None
         self.mode = SECTION if self._in_section else CONTENT
-        self._after_markup = True
 
     def _close_args(self, call: _Call) -> None:
         call.args_done = True
@@ -472,7 +468,4 @@ class Engine:
                 self._end_call()
             else:
                 self._call = None
-                self._ws_held = ""
-        if self._ws_held and self.mode != REASONING:
-            self._out.text("content", self._ws_held)
-        self._ws_held = ""
+        self._ws_held = ""  # trailing whitespace of the content

@@ -20,7 +20,17 @@ from .spec import JsonCall
 class JsonArgsBuilder:
     """Streams one JSON arguments object; `emit` receives the argument text pieces."""
 
-    __slots__ = ("emit", "schema_of", "done", "failed", "_scanner", "_stops", "_started", "_emitted")
+    __slots__ = (
+        "emit",
+        "schema_of",
+        "done",
+        "failed",
+        "_scanner",
+        "_stops",
+        "_started",
+        "_emitted",
+        "_closed",
+    )
 
     def __init__(
         self,
@@ -35,6 +45,7 @@ class JsonArgsBuilder:
         self._stops = Markers(stops)
         self._started = False
         self._emitted = False
+        self._closed = False
         self._scanner = JsonScanner(self._out, on_member=self._member, on_value=self._typed)
 
     def _out(self, text: str) -> None:
@@ -57,6 +68,8 @@ class JsonArgsBuilder:
 
     def feed(self, text: str, pos: int, eof: bool) -> int:
         """Consume text[pos:] up to a following marker; return the new position."""
+        if self.failed:
+            return self._skip(text, pos, eof)
         end = len(text)
         if not self._started:
             while pos < end and text[pos] in " \t\r\n":
@@ -66,9 +79,7 @@ class JsonArgsBuilder:
                     self.close()
                 return pos
             if text[pos] != "{":
-                self.failed = True
-                self.close()  # not an object: no arguments, and the dialect ends here
-                return pos
+                return self._fail(text, pos, eof)  # not an object: no arguments
             self._started = True
         at, _ = self._stops.search(text, pos)
         stop = at if at >= 0 else end - (0 if eof else self._stops.held(text, pos))
@@ -77,26 +88,47 @@ class JsonArgsBuilder:
             self.close()
             return pos
         if self._scanner.failed:
-            self.failed = True
-            # malformed JSON: what was streamed stays and is closed; the rest up to the
-            # next marker is markup of this broken call
-            self.close()
-            return stop
+            return self._fail(text, pos, eof)
         if at >= 0 or eof:
             self.close()
             return stop
         return pos
 
-    def close(self) -> None:
-        """End the arguments: release what is whole and close what was streamed."""
-        if self.done:
+    def _fail(self, text: str, pos: int, eof: bool) -> int:
+        """Malformed JSON: what was streamed stays and is closed; the text up to the next
+        marker is markup of this broken call."""
+        self.failed = True
+        self._terminate()
+        return self._skip(text, pos, eof)
+
+    def _skip(self, text: str, pos: int, eof: bool) -> int:
+        pos, self.done = skip_to_stop(self._stops, text, pos, eof)
+        return pos
+
+    def _terminate(self) -> None:
+        if self._closed:
             return
-        self.done = True
+        self._closed = True
         tail = self._scanner.close()
         if not self._emitted:
             self.emit("{}")
         elif tail:
             self.emit(tail)
+
+    def close(self) -> None:
+        """End the arguments: release what is whole and close what was streamed."""
+        self._terminate()
+        self.done = True
+
+
+def skip_to_stop(stops: Markers, text: str, pos: int, eof: bool) -> tuple[int, bool]:
+    """Pass over markup up to the next stop marker: (new position, whether it was reached)."""
+    at, _ = stops.search(text, pos)
+    if at >= 0:
+        return at, True
+    if eof:
+        return len(text), True
+    return len(text) - stops.held(text, pos), False
 
 
 class JsonCallBuilder:
@@ -122,6 +154,7 @@ class JsonCallBuilder:
         "_captured",
         "_string_args",
         "_started",
+        "_skipping",
     )
 
     def __init__(
@@ -145,6 +178,7 @@ class JsonCallBuilder:
         self._captured: list[str] = []
         self._string_args = False
         self._started = False
+        self._skipping = False
 
     def _member(self, key: str) -> int:
         return DELEGATE if key in self.spec.args_keys else WITHHOLD
@@ -173,6 +207,11 @@ class JsonCallBuilder:
 
     def feed(self, text: str, pos: int, eof: bool) -> int:
         """Consume text[pos:] up to a following marker; return the new position."""
+        if self._skipping:
+            pos, reached = skip_to_stop(self._stops, text, pos, eof)
+            if reached:
+                self._end()
+            return pos
         end = len(text)
         if not self._started:
             while pos < end and text[pos] in " \t\r\n":
@@ -192,9 +231,12 @@ class JsonCallBuilder:
                 new = self._read_args_value(text, pos, stop)
             else:
                 new = self._outer.feed(text, pos, stop)
-                if self._outer.done or self._outer.failed:
+                if self._outer.done:
                     self._end()
-                    return new if self._outer.done else stop
+                    return new
+                if self._outer.failed:
+                    self._skipping = True  # malformed: the rest up to a marker is markup
+                    return self.feed(text, new, eof)
             if new == pos and self._outer.state != PAUSED:
                 break
             pos = new
@@ -221,15 +263,18 @@ class JsonCallBuilder:
             assert self._args is not None
             new = self._args.feed(text[:stop], pos, eof=False)
             if self._args.failed:
-                self._end()
-                return stop
+                self._skipping = True
+                return self.feed(text, new, eof=False)
             if self._args.done:
                 self._mode = ""
                 self._outer.resume()
             return new
         assert self._capture is not None
         new = self._capture.feed(text, pos, stop)
-        if self._capture.done or self._capture.failed:
+        if self._capture.failed:
+            self._skipping = True
+            return self.feed(text, new, eof=False)
+        if self._capture.done:
             self._capture = None
             self._mode = ""
             if self.name is not None:
