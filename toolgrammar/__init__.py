@@ -25,6 +25,7 @@ __all__ = [
     "ToolCall",
     "ToolCallDelta",
     "UnknownFamily",
+    "assemble",
     "families",
     "parse",
 ]

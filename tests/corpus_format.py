@@ -1,0 +1,124 @@
+"""The golden corpus: one plain-text file per family, read as documentation.
+
+    === a case's name
+    --- options: reasoning_open unknown_tools=drop finish=length tools=none
+    <the model output, verbatim>
+    --- expect
+    {"content": ..., "reasoning": ..., "tool_calls": [["name", "arguments text"]], "finish_reason": ...}
+
+The options line is optional. The output runs up to the `--- expect` line; the one
+newline before that line is not part of it (leave an empty line to end an output with a
+newline). `\\` + `n` is not special: the output is byte for byte what is written.
+Setting TOOLGRAMMAR_UPDATE_CORPUS=1 rewrites the expectations from the parser's output
+(then read the diff before committing it), as tree-sitter's corpus switch does.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+CORPUS = Path(__file__).parent / "corpus"
+TOOLS: list[dict[str, Any]] = json.loads((CORPUS / "tools.json").read_text(encoding="utf-8"))
+
+
+@dataclass
+class Case:
+    family: str
+    name: str
+    text: str
+    expect: dict[str, Any]
+    options: dict[str, Any] = field(default_factory=dict)
+    finish: str = "stop"
+    tools: list[dict[str, Any]] | None = None
+    line: int = 0
+
+    @property
+    def id(self) -> str:
+        return f"{self.family}:{self.name}"
+
+
+def _options(line: str) -> tuple[dict[str, Any], str, list[dict[str, Any]] | None]:
+    options: dict[str, Any] = {}
+    finish = "stop"
+    tools: list[dict[str, Any]] | None = TOOLS
+    for word in line.split():
+        key, _, value = word.partition("=")
+        if key == "reasoning_open":
+            options["reasoning_open"] = True
+        elif key == "unknown_tools":
+            options["unknown_tools"] = value
+        elif key == "finish":
+            finish = value
+        elif key == "tools" and value == "none":
+            tools = None
+        else:
+            raise ValueError(f"unknown corpus option {word!r}")
+    return options, finish, tools
+
+
+def load(path: Path) -> list[Case]:
+    family = path.stem
+    lines = path.read_text(encoding="utf-8").split("\n")
+    cases: list[Case] = []
+    i = 0
+    while i < len(lines):
+        if not lines[i].startswith("=== "):
+            i += 1
+            continue
+        name, start = lines[i][4:].strip(), i + 1
+        i += 1
+        options, finish, tools = {}, "stop", TOOLS
+        if i < len(lines) and lines[i].startswith("--- options:"):
+            options, finish, tools = _options(lines[i][len("--- options:") :])
+            i += 1
+        body: list[str] = []
+        while lines[i] != "--- expect":
+            body.append(lines[i])
+            i += 1
+        i += 1
+        expect_lines: list[str] = []
+        while i < len(lines) and not lines[i].startswith("=== "):
+            expect_lines.append(lines[i])
+            i += 1
+        expect = json.loads("\n".join(expect_lines))
+        cases.append(Case(family, name, "\n".join(body), expect, options, finish, tools, start))
+    return cases
+
+
+def all_cases() -> list[Case]:
+    return [case for path in sorted(CORPUS.glob("*.txt")) for case in load(path)]
+
+
+def render_expect(message: Any) -> dict[str, Any]:
+    return {
+        "content": message.content,
+        "reasoning": message.reasoning,
+        "tool_calls": [[c.function.name, c.function.arguments] for c in message.tool_calls],
+        "finish_reason": message.finish_reason,
+    }
+
+
+def rewrite(path: Path, results: dict[str, dict[str, Any]]) -> None:
+    """Replace each case's expectation with `results[name]` (the update switch)."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    out: list[str] = []
+    i = 0
+    current = None
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("=== "):
+            current = line[4:].strip()
+        if line == "--- expect" and current in results:
+            out.append(line)
+            out.append(json.dumps(results[current], ensure_ascii=False))
+            out.append("")
+            i += 1
+            while i < len(lines) and not lines[i].startswith("=== "):
+                i += 1
+            continue
+        out.append(line)
+        i += 1
+    path.write_text("\n".join(out).rstrip("\n") + "\n", encoding="utf-8")

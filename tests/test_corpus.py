@@ -1,0 +1,53 @@
+"""Every golden corpus case parses to its expectation, whole and as a stream."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import toolgrammar
+from corpus_format import CORPUS, Case, all_cases, render_expect, rewrite
+from toolgrammar.invariants import run, split_at
+
+CASES = all_cases()
+UPDATE = os.environ.get("TOOLGRAMMAR_UPDATE_CORPUS") == "1"
+
+
+def test_corpus_is_not_empty() -> None:
+    families = {case.family for case in CASES}
+    assert {"qwen3_coder", "hermes", "kimi_k2"} <= families
+    assert all(sum(c.family == f for c in CASES) >= 15 for f in families)
+
+
+def test_corpus_names_are_registered_families() -> None:
+    assert {case.family for case in CASES} <= set(toolgrammar.families())
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_whole_output(case: Case) -> None:
+    message = toolgrammar.parse(
+        case.family, case.text, case.tools, case.finish, ids="sequential", **case.options
+    )
+    got = render_expect(message)
+    if UPDATE:
+        _updates.setdefault(case.family, {})[case.name] = got
+        return
+    assert got == case.expect
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_one_char_stream_matches(case: Case) -> None:
+    _, message = run(
+        case.family, split_at(case.text, list(range(1, len(case.text)))), case.tools,
+        case.options, case.finish,
+    )
+    assert render_expect(message) == case.expect or UPDATE
+
+
+_updates: dict[str, dict[str, dict]] = {}
+
+
+def teardown_module() -> None:
+    for family, results in _updates.items():
+        rewrite(CORPUS / f"{family}.txt", results)

@@ -1,0 +1,112 @@
+"""DESIGN.md's invariants over every corpus case of every grammar.
+
+Exhaustive over cut points (every prefix of every case is an output that stopped
+there), with 1-char, random and whole splittings of each prefix; hypothesis adds random
+splittings, truncations and mutations on top.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import toolgrammar
+from corpus_format import Case, all_cases
+from toolgrammar.invariants import check_text, comparable, run, split_at
+
+CASES = all_cases()
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_every_cut_every_split(case: Case) -> None:
+    violations = check_text(
+        case.family, case.text, case.tools, case.options, finish=case.finish, seed=case.line
+    )
+    assert not violations, "\n".join(map(str, violations[:5]))
+
+
+@st.composite
+def case_and_split(draw: st.DrawFn) -> tuple[Case, int, list[int]]:
+    case = draw(st.sampled_from(CASES))
+    cut = draw(st.integers(0, len(case.text)))
+    points = sorted(draw(st.sets(st.integers(1, max(1, cut - 1)), max_size=40)))
+    return case, cut, [p for p in points if 0 < p < cut]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case_and_split())
+def test_random_splits_agree_with_whole(sample: tuple[Case, int, list[int]]) -> None:
+    case, cut, points = sample
+    text = case.text[:cut]
+    _, whole = run(case.family, [text], case.tools, case.options, case.finish)
+    _, split = run(case.family, split_at(text, points), case.tools, case.options, case.finish)
+    assert comparable(split) == comparable(whole)
+    for call in whole.tool_calls:
+        assert isinstance(json.loads(call.function.arguments), dict)
+
+
+def _mutate(text: str, ops: list[tuple[int, int, int]]) -> str:
+    """Delete, duplicate or swap spans: markers end up cut, doubled, nested, out of order."""
+    for kind, a, b in ops:
+        if not text:
+            break
+        a, b = sorted((a % (len(text) + 1), b % (len(text) + 1)))
+        if kind == 0:
+            text = text[:a] + text[b:]
+        elif kind == 1:
+            text = text[:b] + text[a:b] + text[b:]
+        else:
+            text = text[a:b] + text[:a] + text[b:]
+    return text
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from(CASES),
+    st.lists(st.tuples(st.integers(0, 2), st.integers(0, 10**6), st.integers(0, 10**6)), max_size=4),
+    st.lists(st.integers(1, 500), max_size=30),
+)
+def test_mutated_markup_never_raises_and_keeps_parity(
+    case: Case, ops: list[tuple[int, int, int]], points: list[int]
+) -> None:
+    text = _mutate(case.text, ops)
+    points = sorted({p for p in points if 0 < p < len(text)})
+    _, whole = run(case.family, [text], case.tools, case.options)
+    _, split = run(case.family, split_at(text, points), case.tools, case.options)
+    assert comparable(split) == comparable(whole)
+    for call in whole.tool_calls:
+        assert isinstance(json.loads(call.function.arguments), dict)
+
+
+MARKUP_ALPHABET = st.sampled_from(
+    ["<tool_call>", "</tool_call>", "<function=", "</function>", "<parameter=", "</parameter>",
+     ">", "<", "{", "}", "[", "]", '"', "\\", ":", ",", "\n", " ", "a", "é", "😀", "name",
+     "arguments", "<think>", "</think>", "<|tool_calls_section_begin|>", "<|tool_call_begin|>",
+     "<|tool_call_argument_begin|>", "<|tool_call_end|>", "<|tool_calls_section_end|>",
+     "functions.get_weather:0", "get_weather", "true", "12", "\\u00", "null"]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.sampled_from(["qwen3_coder", "hermes", "kimi_k2"]),
+    st.lists(MARKUP_ALPHABET, max_size=60),
+    st.lists(st.integers(1, 400), max_size=20),
+)
+def test_markup_soup_never_raises(family: str, words: list[str], points: list[int]) -> None:
+    text = "".join(words)
+    points = sorted({p for p in points if 0 < p < len(text)})
+    tools = CASES[0].tools
+    _, whole = run(family, [text], tools, {})
+    _, split = run(family, split_at(text, points), tools, {})
+    assert comparable(split) == comparable(whole)
+    for call in whole.tool_calls:
+        assert isinstance(json.loads(call.function.arguments), dict)
+
+
+def test_every_registered_family_has_corpus_cases() -> None:
+    specs = {toolgrammar.runtime.registry.get_spec(n).name for n in toolgrammar.families()}
+    assert specs <= {case.family for case in CASES}

@@ -1,0 +1,7 @@
+"""`python -m toolgrammar` is the `toolgrammar` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

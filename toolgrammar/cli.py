@@ -1,0 +1,186 @@
+"""The `toolgrammar` command: build the generated parsers, list families, parse outputs.
+
+Every failure a user can cause (a missing file, bad JSON, an unknown family, a grammar
+error) ends as one clear line on stderr and a non-zero exit, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+EXIT_USAGE = 2
+
+
+class CliError(Exception):
+    """A user-facing error: printed as one line, exit status 2."""
+
+
+def _read_text(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise CliError(f"cannot read {path}: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise CliError(f"{path} is not UTF-8 text: {error.reason} at byte {error.start}") from None
+
+
+def _read_tools(path: str | None) -> list[dict[str, Any]] | None:
+    if path is None:
+        return None
+    text = _read_text(path)
+    try:
+        tools = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CliError(f"{path}:{error.lineno}:{error.colno}: invalid JSON: {error.msg}") from None
+    if isinstance(tools, dict) and isinstance(tools.get("tools"), list):
+        tools = tools["tools"]  # a whole request body
+    if not isinstance(tools, list):
+        raise CliError(f"{path}: expected a JSON list of tools (OpenAI 'tools' shape)")
+    return tools
+
+
+def _chunks(text: str, chunk: str) -> list[str]:
+    if chunk == "whole":
+        return [text]
+    if chunk == "char":
+        size = 1
+    else:
+        try:
+            size = int(chunk)
+        except ValueError:
+            raise CliError(f"--chunk takes a number, 'char' or 'whole', not {chunk!r}") from None
+        if size < 1:
+            raise CliError("--chunk must be at least 1")
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _dump(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False)
+
+
+def cmd_families(args: argparse.Namespace) -> int:
+    from .runtime.registry import get_spec, families
+
+    for name in families():
+        spec = get_spec(name)
+        alias = "" if name == spec.name else f"  (alias of {spec.name})"
+        print(f"{name}{alias}")
+    return 0
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    import toolgrammar
+
+    tools = _read_tools(args.tools)
+    text = _read_text(args.file)
+    options = {
+        "reasoning_open": args.reasoning_open,
+        "unknown_tools": args.unknown_tools,
+        "ids": args.ids,
+    }
+    try:
+        parser = toolgrammar.StreamParser(args.family, tools, **options)
+    except (toolgrammar.UnknownFamily, ValueError) as error:
+        raise CliError(str(error)) from None
+    deltas: list[toolgrammar.Delta] = []
+    out = sys.stdout
+    for piece in _chunks(text, args.chunk if args.stream else "whole"):
+        for delta in parser.feed(piece):
+            deltas.append(delta)
+            if args.stream:
+                out.write(_dump({"delta": delta.to_dict()}) + "\n")
+    for delta in parser.finish(args.finish):
+        deltas.append(delta)
+        if args.stream:
+            out.write(_dump({"delta": delta.to_dict()}) + "\n")
+    message = toolgrammar.assemble(deltas, parser.finish_reason)
+    out.write(_dump({"message": message.to_dict(), "finish_reason": parser.finish_reason}) + "\n")
+    return 0
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    try:
+        from .compiler.build import build, default_paths
+        from .compiler.errors import CompileErrors
+    except ImportError as error:
+        raise CliError(
+            f"the compiler needs its extra: pip install 'toolgrammar[compiler]' ({error})"
+        ) from None
+    grammars, out_dir = default_paths()
+    if args.grammars:
+        grammars = Path(args.grammars)
+    if args.out:
+        out_dir = Path(args.out)
+    try:
+        result = build(grammars, out_dir, check=args.check)
+    except CompileErrors as errors:
+        print(str(errors), file=sys.stderr)
+        return 1
+    if args.check:
+        if result.stale:
+            print(result.diff, end="" if result.diff.endswith("\n") else "\n")
+            print(
+                f"generated/ is stale: {', '.join(result.stale)}; run 'toolgrammar build'",
+                file=sys.stderr,
+            )
+            return 1
+        print(f"generated/ is current ({len(result.specs)} families)")
+        return 0
+    print(f"built {len(result.specs)} families into {out_dir}")
+    return 0
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="toolgrammar",
+        description="Grammar-compiled streaming parsers for LLM tool-call markup.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    build = sub.add_parser("build", help="compile grammars/ into generated/")
+    build.add_argument("--check", action="store_true", help="exit 1 with a diff if stale")
+    build.add_argument("--grammars", help="grammar folder (default: the package's)")
+    build.add_argument("--out", help="output folder (default: the package's generated/)")
+    build.set_defaults(func=cmd_build)
+
+    families = sub.add_parser("families", help="list registered family names and aliases")
+    families.set_defaults(func=cmd_families)
+
+    parse = sub.add_parser("parse", help="parse a model output, whole or as a stream")
+    parse.add_argument("family")
+    parse.add_argument("file", nargs="?", default="-", help="the output text (- for stdin)")
+    parse.add_argument("--tools", help="JSON file with the request's tools list")
+    parse.add_argument("--stream", action="store_true", help="print one delta per line")
+    parse.add_argument("--chunk", default="16", help="delta size when streaming: N or 'char'")
+    parse.add_argument("--finish", default="stop", choices=["stop", "length"])
+    parse.add_argument(
+        "--reasoning-open", action="store_true", help="the prompt opened the reasoning block"
+    )
+    parse.add_argument("--unknown-tools", default="keep", choices=["keep", "drop"])
+    parse.add_argument("--ids", default="random", choices=["random", "sequential"])
+    parse.set_defaults(func=cmd_parse)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = make_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except CliError as error:
+        print(f"toolgrammar: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

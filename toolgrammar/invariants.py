@@ -1,0 +1,130 @@
+"""The invariants of DESIGN.md, checked on one output text at every cut and split.
+
+Used by the test suite over every corpus case of every grammar. Each check returns
+`Violation`s that carry the exact text, the split and what was expected, so a failure
+reads as a reproduction.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from .runtime.deltas import Delta, Message, assemble
+
+
+@dataclass
+class Violation:
+    invariant: str
+    text: str
+    split: list[int] = field(default_factory=list)
+    detail: str = ""
+
+    def __str__(self) -> str:
+        return (
+            f"[{self.invariant}] {self.detail}\n  text={self.text!r}\n  split at={self.split}"
+        )
+
+
+def run(
+    family: str,
+    pieces: list[str],
+    tools: list[dict[str, Any]] | None,
+    options: dict[str, Any],
+    finish: str = "stop",
+) -> tuple[list[list[Delta]], Message]:
+    """Feed `pieces` one by one; the deltas of each feed (the finish's last) and the message."""
+    from . import StreamParser
+
+    parser = StreamParser(family, tools, ids="sequential", **options)
+    per_feed = [parser.feed(piece) for piece in pieces]
+    per_feed.append(parser.finish(finish))
+    message = assemble([d for feed in per_feed for d in feed], parser.finish_reason)
+    return per_feed, message
+
+
+def comparable(message: Message) -> dict[str, Any]:
+    """A message without ids (parity does not cover them)."""
+    return {
+        "content": message.content,
+        "reasoning": message.reasoning,
+        "calls": [(c.function.name, c.function.arguments) for c in message.tool_calls],
+        "finish_reason": message.finish_reason,
+    }
+
+
+def split_at(text: str, points: list[int]) -> list[str]:
+    bounds = [0, *points, len(text)]
+    return [text[a:b] for a, b in zip(bounds, bounds[1:]) if b > a]
+
+
+def random_points(text: str, rng: random.Random) -> list[int]:
+    points, at = [], 0
+    while True:
+        at += rng.randint(1, 12)
+        if at >= len(text):
+            return points
+        points.append(at)
+
+
+def check_text(
+    family: str,
+    text: str,
+    tools: list[dict[str, Any]] | None = None,
+    options: dict[str, Any] | None = None,
+    *,
+    seed: int = 0,
+    cuts: list[int] | None = None,
+    finish: str = "stop",
+) -> list[Violation]:
+    """Prefix, termination and parity at every cut (or the given ones), 1-char/random/whole."""
+    options = options or {}
+    rng = random.Random(seed)
+    found: list[Violation] = []
+    for cut in range(len(text) + 1) if cuts is None else cuts:
+        prefix = text[:cut]
+        _, whole = run(family, [prefix], tools, options, finish)
+        expect = comparable(whole)
+        for call in whole.tool_calls:
+            try:
+                value = json.loads(call.function.arguments)
+            except (ValueError, RecursionError) as error:
+                found.append(Violation("termination", prefix, [], f"{call.function.arguments!r}: {error}"))
+                continue
+            if not isinstance(value, dict):
+                found.append(Violation("termination", prefix, [], f"not an object: {value!r}"))
+        for points in (list(range(1, len(prefix))), random_points(prefix, rng)):
+            per_feed, message = run(family, split_at(prefix, points), tools, options, finish)
+            got = comparable(message)
+            if got != expect:
+                found.append(Violation("parity", prefix, points, f"expected {expect}, got {got}"))
+            found.extend(_prefix_violations(prefix, points, per_feed, message))
+    return found
+
+
+def _prefix_violations(
+    text: str, points: list[int], per_feed: list[list[Delta]], final: Message
+) -> list[Violation]:
+    """What was streamed for each call, at every feed, is a prefix of its final arguments."""
+    streamed: dict[int, str] = {}
+    finals = [call.function.arguments for call in final.tool_calls]
+    out: list[Violation] = []
+    for feed_no, deltas in enumerate(per_feed):
+        for delta in deltas:
+            for part in delta.tool_calls:
+                streamed[part.index] = streamed.get(part.index, "") + part.function.arguments
+        for index, sent in streamed.items():
+            if index >= len(finals) or not finals[index].startswith(sent):
+                got = finals[index] if index < len(finals) else None
+                out.append(
+                    Violation(
+                        "prefix",
+                        text,
+                        points,
+                        f"after feed {feed_no}, call {index} streamed {sent!r}, final {got!r}",
+                    )
+                )
+                return out
+    return out
