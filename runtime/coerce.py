@@ -50,12 +50,25 @@ _ORDER: tuple[str, ...] = ("null", "integer", "number", "boolean", "object", "ar
 _STRING_ONLY: tuple[str, ...] = ("string",)
 # Keywords beside a `$ref` that say nothing about the value's type.
 _ANNOTATIONS = frozenset(
-    {"description", "title", "default", "examples", "$comment", "deprecated", "readOnly",
-     "writeOnly", "$schema", "$id", "$anchor", "$defs", "definitions"}
+    {
+        "description",
+        "title",
+        "default",
+        "examples",
+        "$comment",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "$schema",
+        "$id",
+        "$anchor",
+        "$defs",
+        "definitions",
+    }
 )
 # Subschema lists that union (anyOf/oneOf) or intersect (allOf) their members.
 _COMBINATORS: tuple[str, ...] = ("allOf", "anyOf", "oneOf")
-# Per-node caches are bounded: models may write any number of unknown keys.
+# ToolSchemas' lookup cache is bounded: models may write any number of unknown keys.
 _CACHE_LIMIT = 4096
 
 _MISSING = object()
@@ -89,11 +102,12 @@ class _Compiler:
     cyclic graph (finite) and a pure `$ref` loop (A -> B -> A) becomes "no schema".
     """
 
-    __slots__ = ("memo", "spec")
+    __slots__ = ("memo", "spec", "root")
 
-    def __init__(self, spec: object) -> None:
+    def __init__(self, spec: object, root: dict) -> None:
         self.memo: dict[int, object] = {}
         self.spec = spec
+        self.root = root
 
     def node(self, raw: object, resolver: Resolver) -> _Schema | None:
         if not isinstance(raw, dict):
@@ -116,7 +130,7 @@ class _Compiler:
             resolved = resolver.lookup(ref)
             target = self.node(resolved.contents, resolved.resolver)
         except Exception:  # unresolvable, remote, junk pointer: no schema
-            target = None
+            target = self.node(self._anchor(ref), resolver)
         rest = {k: v for k, v in raw.items() if k != "$ref" and k not in _ANNOTATIONS}
         if not rest:
             out = target
@@ -129,6 +143,23 @@ class _Compiler:
                 out["allOf"] = [target, *out.get("allOf", ())]
         self.memo[key] = out
         return out
+
+    def _anchor(self, ref: str) -> dict | None:
+        """`#name` found by hand: referencing crawls the whole document for anchors, and one
+        junk subschema anywhere (`"x": 42`) makes that crawl fail."""
+        if not ref.startswith("#") or ref.startswith("#/") or len(ref) < 2:
+            return None
+        name = ref[1:]
+        stack: list[object] = [self.root]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, dict):
+                if current.get("$anchor") == name or current.get("$dynamicAnchor") == name:
+                    return current
+                stack.extend(current.values())
+            elif isinstance(current, list):
+                stack.extend(current)
+        return None
 
     def _enter(self, raw: dict, resolver: Resolver) -> Resolver:
         """A subschema with its own `$id` moves the base URI for the refs inside it."""
@@ -182,7 +213,7 @@ def _compile(root: object) -> _Schema | None:
             uri = None
         uri = uri if isinstance(uri, str) else ""
         resolver = Registry().with_resource(uri, resource).resolver(base_uri=uri)
-        return _Compiler(spec).node(root, resolver)
+        return _Compiler(spec, root).node(root, resolver)
     except Exception:  # absurdly deep (RecursionError) or broken: no schema
         return None
 
@@ -349,7 +380,9 @@ def _array_view(node: _Schema) -> tuple[list[_Schema | None], _Schema | None]:
             if not rest:
                 if isinstance(items, _Schema):
                     rest.append(items)
-                elif isinstance(items, list) and isinstance(current.get("additionalItems"), _Schema):
+                elif isinstance(items, list) and isinstance(
+                    current.get("additionalItems"), _Schema
+                ):
                     rest.append(current["additionalItems"])
 
         _walk_members(node, "array", visit)
@@ -371,10 +404,14 @@ def _no_constant(text: str) -> object:
     raise ValueError(f"{text} is not JSON")
 
 
+# Built once: json.loads with hooks would build a decoder per call.
+_DECODER = json.JSONDecoder(parse_float=_finite_float, parse_constant=_no_constant)
+
+
 def _loads(text: str) -> object:
     """Strict JSON: NaN, Infinity and overflowing floats are not numbers a client can read."""
     try:
-        return json.loads(text, parse_float=_finite_float, parse_constant=_no_constant)
+        return _DECODER.decode(text)
     except (ValueError, RecursionError, TypeError):
         return _FAIL
 
@@ -520,7 +557,10 @@ class ToolSchemas:
 
     def known(self, name: str) -> bool:
         """Whether a call to `name` is to a requested tool; anything goes when none were given."""
-        return not self._given or name in self._params
+        try:
+            return not self._given or name in self._params
+        except TypeError:  # unhashable junk
+            return False
 
     def param_schema(self, tool: str, key: str) -> dict | None:
         """The resolved schema of top-level property `key` of `tool`, or None when there is none.
@@ -538,7 +578,7 @@ class ToolSchemas:
             try:
                 found = _object_view(root)[0].get(key)
                 schema = found if isinstance(found, _Schema) else None
-            except (RecursionError, TypeError):
+            except Exception:  # RecursionError on an absurd schema: no schema
                 schema = None
         if len(self._cache) < _CACHE_LIMIT:
             try:

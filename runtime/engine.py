@@ -183,7 +183,7 @@ class Engine:
         self._pending = ""
         self._out = _Out()
         self._call: _Call | None = None
-        self._ws_held = ""  # content's trailing whitespace: markup if a marker or the end follows
+        self._ws_held: list[str] = []  # content's trailing whitespace: markup if a marker or the end follows
         self._content_started = False  # leading whitespace of the content is dropped
         self._in_section = False
         self._current_name = ""
@@ -236,7 +236,7 @@ class Engine:
             if not eof or not held:
                 return stop
             if family.call_drop_prefixes.could_start(buf, stop):
-                self._ws_held = ""  # an unfinished call opener: dropped
+                self._ws_held.clear()  # an unfinished call opener: dropped
             else:
                 self._text(buf[stop:])
             return len(buf)
@@ -256,14 +256,18 @@ class Engine:
             self._content_started = True
         body = text.rstrip()
         if not body:
-            self._ws_held += text
+            self._ws_held.append(text)
             return
-        self._out.text("content", self._ws_held + body)
-        self._ws_held = text[len(body) :]
+        if self._ws_held:
+            self._out.text("content", "".join(self._ws_held))
+            self._ws_held.clear()
+        self._out.text("content", body)
+        if len(body) < len(text):
+            self._ws_held.append(text[len(body) :])
 
     def _boundary(self) -> None:
         """Markup begins: the whitespace right before it is markup too."""
-        self._ws_held = ""
+        self._ws_held.clear()
 
     def _marker(self, lit: str, pos: int) -> int:
         family = self.family
@@ -443,7 +447,7 @@ class Engine:
         assert call is not None and not call.committed
         self._call = None
         self.mode = call.back
-        self._ws_held = ""
+        self._ws_held.clear()
         return end
 
     def _end_call(self) -> None:
@@ -468,4 +472,4 @@ class Engine:
                 self._end_call()
             else:
                 self._call = None
-        self._ws_held = ""  # trailing whitespace of the content
+        self._ws_held.clear()  # trailing whitespace of the content

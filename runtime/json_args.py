@@ -58,8 +58,8 @@ class JsonArgsBuilder:
 
     def _typed(self, key: str, raw: str) -> str | None:
         ok, value = loads_or_none(raw)
-        if not ok:
-            return None
+        if not ok:  # nested deeper than json can read: keep the model's bytes untyped
+            return raw
         typed = coerce_json(value, self.schema_of(key))
         if typed is value:
             return raw

@@ -1,0 +1,124 @@
+"""The public API and the CLI as users call them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import toolgrammar
+from toolgrammar.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "qwen3_coder.txt"
+TOOLS_FILE = ROOT / "examples" / "tools.json"
+TOOLS = json.loads(TOOLS_FILE.read_text())
+
+
+def test_families_lists_names_and_aliases() -> None:
+    names = toolgrammar.families()
+    assert {"qwen3_coder", "qwen3_xml", "hermes", "qwen3_json", "kimi_k2"} <= set(names)
+    assert names == sorted(names)
+
+
+@pytest.mark.parametrize("alias,family", [("qwen3_xml", "qwen3_coder"), ("qwen3_json", "hermes")])
+def test_alias_is_the_same_parser(alias: str, family: str) -> None:
+    get = toolgrammar.runtime.registry.get_spec
+    assert get(alias) is get(family)
+
+
+def test_parse_returns_openai_message() -> None:
+    message = toolgrammar.parse("qwen3_coder", EXAMPLE.read_text(), TOOLS)
+    data = message.to_dict()
+    assert data["role"] == "assistant"
+    assert data["content"] == "Let me check the forecast and save it."
+    assert data["reasoning"].startswith("The user wants")
+    call = data["tool_calls"][0]
+    assert call["type"] == "function" and call["id"].startswith("chatcmpl-tool-")
+    assert json.loads(call["function"]["arguments"]) == {"city": "Paris", "days": 3}
+    assert message.finish_reason == "tool_calls"
+
+
+def test_stream_deltas_have_chunk_shape() -> None:
+    parser = toolgrammar.StreamParser("hermes", TOOLS)
+    deltas = parser.feed('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Pa')
+    first = [d.to_dict() for d in deltas]
+    assert first[0]["tool_calls"][0]["index"] == 0
+    assert first[0]["tool_calls"][0]["type"] == "function"
+    assert first[0]["tool_calls"][0]["function"]["name"] == "get_weather"
+    rest = [d.to_dict() for d in parser.feed('ris"}}\n</tool_call>') + parser.finish("length")]
+    assert all("id" not in part for d in rest for part in d.get("tool_calls", []))
+    assert parser.finish_reason == "length"
+
+
+def test_reasoning_open_option() -> None:
+    message = toolgrammar.parse("qwen3_coder", "still thinking</think>Answer.", reasoning_open=True)
+    assert (message.reasoning, message.content) == ("still thinking", "Answer.")
+
+
+def test_unknown_tools_drop_option() -> None:
+    text = '<tool_call>{"name": "nope", "arguments": {}}</tool_call><tool_call>{"name": "get_weather", "arguments": {"city": "x"}}</tool_call>'
+    kept = toolgrammar.parse("hermes", text, TOOLS)
+    dropped = toolgrammar.parse("hermes", text, TOOLS, unknown_tools="drop")
+    assert [c.function.name for c in kept.tool_calls] == ["nope", "get_weather"]
+    assert [c.function.name for c in dropped.tool_calls] == ["get_weather"]
+
+
+def test_bad_options_are_clear_errors() -> None:
+    with pytest.raises(toolgrammar.UnknownFamily, match="unknown family 'nope'; known: "):
+        toolgrammar.StreamParser("nope")
+    with pytest.raises(ValueError, match="unknown_tools must be"):
+        toolgrammar.StreamParser("hermes", unknown_tools="maybe")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="tools"):
+        toolgrammar.StreamParser("hermes", tools=[42])  # type: ignore[list-item]
+
+
+def test_cli_parse_stream(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["parse", "qwen3_coder", str(EXAMPLE), "--tools", str(TOOLS_FILE), "--stream",
+                 "--chunk", "char", "--ids", "sequential"])
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 0
+    deltas = [json.loads(line)["delta"] for line in lines[:-1]]
+    final = json.loads(lines[-1])
+    assert final["finish_reason"] == "tool_calls"
+    args = "".join(
+        part["function"]["arguments"] for d in deltas for part in d.get("tool_calls", []) if part["index"] == 1
+    )
+    assert args == final["message"]["tool_calls"][1]["function"]["arguments"]
+
+
+def test_cli_families(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["families"]) == 0
+    out = capsys.readouterr().out
+    assert "qwen3_xml  (alias of qwen3_coder)" in out
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["parse", "nope", str(EXAMPLE)], "unknown family 'nope'"),
+        (["parse", "hermes", "/no/such/file"], "cannot read /no/such/file"),
+        (["parse", "hermes", str(EXAMPLE), "--tools", str(EXAMPLE)], "invalid JSON"),
+        (["parse", "hermes", str(EXAMPLE), "--stream", "--chunk", "zero"], "--chunk takes"),
+    ],
+)
+def test_cli_errors_are_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_cli_runs_as_module() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "toolgrammar", "parse", "hermes", "-"],
+        input='<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>',
+        capture_output=True, text=True, check=True,
+    ).stdout
+    assert json.loads(out)["message"]["tool_calls"][0]["function"]["arguments"] == '{"a": 1}'
+
+
+def test_build_check_is_clean() -> None:
+    assert main(["build", "--check"]) == 0

@@ -1,0 +1,93 @@
+"""Huge, deep and hostile outputs: no exception, earlier output intact, bounded holding."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import toolgrammar
+from corpus_format import TOOLS
+
+
+def _feed_all(family: str, pieces, **options):
+    parser = toolgrammar.StreamParser(family, TOOLS, ids="sequential", **options)
+    deltas = []
+    for piece in pieces:
+        deltas += parser.feed(piece)
+    deltas += parser.finish()
+    return parser, toolgrammar.assemble(deltas, parser.finish_reason)
+
+
+def test_ten_megabyte_string_value_streams_and_terminates() -> None:
+    value = "x" * (10 * 1024 * 1024)
+    head = "<tool_call>\n<function=write_file>\n<parameter=content>\n"
+    pieces = [head] + [value[i : i + 65536] for i in range(0, len(value), 65536)]
+    parser, message = _feed_all("qwen3_coder", pieces)
+    assert json.loads(message.tool_calls[0].function.arguments)["content"] == value
+    assert len(parser._engine._pending) < 64  # nothing but a possible marker is held
+
+
+@pytest.mark.parametrize("family", ["hermes", "kimi_k2"])
+def test_json_nested_ten_thousand_deep(family: str) -> None:
+    deep = "[" * 10000 + "]" * 10000
+    body = '{"name": "write_file", "arguments": {"content": "a", "deep": ' + deep + "}}"
+    if family == "hermes":
+        text = "<tool_call>\n" + body + "\n</tool_call>"
+    else:
+        text = (
+            "<|tool_calls_section_begin|><|tool_call_begin|>functions.write_file:0"
+            '<|tool_call_argument_begin|>{"content": "a", "deep": ' + deep
+            + "}<|tool_call_end|><|tool_calls_section_end|>"
+        )
+    for pieces in ([text], [text[i : i + 7] for i in range(0, len(text), 7)]):
+        _, message = _feed_all(family, pieces)
+        args = message.tool_calls[0].function.arguments
+        assert args.startswith('{"content": "a"')
+        assert args.count("[") == args.count("]") == 10000
+
+
+@pytest.mark.parametrize("family", ["hermes", "kimi_k2"])
+def test_json_cut_ten_thousand_deep_closes(family: str) -> None:
+    if family == "hermes":
+        text = '<tool_call>\n{"name": "write_file", "arguments": {"deep": ' + "[" * 10000
+    else:
+        text = (
+            "<|tool_calls_section_begin|><|tool_call_begin|>functions.write_file:0"
+            '<|tool_call_argument_begin|>{"deep": ' + "[" * 10000
+        )
+    _, message = _feed_all(family, [text])
+    args = message.tool_calls[0].function.arguments
+    assert args.endswith("]" * 10000 + "}")
+
+
+@pytest.mark.parametrize("family", toolgrammar.families())
+def test_binary_garbage_and_whitespace_floods(family: str) -> None:
+    garbage = "".join(chr(c) for c in range(0, 0x3000, 7)) * 20
+    _, message = _feed_all(family, [garbage[i : i + 13] for i in range(0, len(garbage), 13)])
+    assert message.content is not None
+    _, message = _feed_all(family, [" \n\t" * 50000])
+    assert message.content is None and message.tool_calls == []
+
+
+def test_feed_rejects_non_text() -> None:
+    parser = toolgrammar.StreamParser("hermes")
+    with pytest.raises(TypeError, match="feed\\(\\) takes str"):
+        parser.feed(b"bytes")  # type: ignore[arg-type]
+
+
+def test_feed_after_finish_is_a_clear_error() -> None:
+    parser = toolgrammar.StreamParser("hermes")
+    parser.finish()
+    with pytest.raises(RuntimeError, match="after finish"):
+        parser.feed("more")
+
+
+def test_earlier_output_survives_garbage_after_it() -> None:
+    good = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"
+    for junk in ("<tool_call><function=<<<", "</parameter></function>}}}]]", "<tool_call>\n<function=a b>"):
+        parser = toolgrammar.StreamParser("qwen3_coder", TOOLS, ids="sequential")
+        first = parser.feed(good)
+        later = parser.feed(junk) + parser.finish()
+        message = toolgrammar.assemble(first + later)
+        assert message.tool_calls[0].function.arguments == '{"city": "Paris"}'
