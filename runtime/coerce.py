@@ -68,6 +68,9 @@ _ANNOTATIONS = frozenset(
 )
 # Subschema lists that union (anyOf/oneOf) or intersect (allOf) their members.
 _COMBINATORS: tuple[str, ...] = ("allOf", "anyOf", "oneOf")
+# Keywords whose presence implies the type when none is declared.
+_OBJECT_KEYWORDS: tuple[str, ...] = ("properties", "additionalProperties")
+_ARRAY_KEYWORDS: tuple[str, ...] = ("items", "prefixItems")
 # ToolSchemas' lookup cache is bounded: models may write any number of unknown keys.
 _CACHE_LIMIT = 4096
 
@@ -263,7 +266,9 @@ def _json_type(value: object) -> str | None:
 
 
 def _collect_types(node: _Schema, seen: set[int]) -> set[str] | None:
-    """The JSON types a node declares: `type`, else enum/const, else anyOf/oneOf, else allOf.
+    """The JSON types a node declares: `type`, else enum/const, else what its structure
+    implies (`properties` -> object, `items` -> array) joined with its anyOf/oneOf members,
+    else the first allOf member that declares a type.
 
     None means the node declares nothing (any value, kept as written); a union with such a
     member is itself unconstrained. A node met again through a cycle adds nothing (empty set).
@@ -287,13 +292,24 @@ def _collect_types(node: _Schema, seen: set[int]) -> set[str] | None:
             values.append(node["const"])
         out = {t for t in map(_json_type, values) if t is not None}
     if not out:
+        if any(isinstance(node.get(k), dict) for k in _OBJECT_KEYWORDS):
+            out.add("object")
+        if any(isinstance(node.get(k), (list, dict)) for k in _ARRAY_KEYWORDS):
+            out.add("array")
+        union: set[str] | None = set()
         for comb in ("anyOf", "oneOf"):
             members = node.get(comb)
             for member in members if isinstance(members, list) else ():
                 found = _collect_types(member, seen)
                 if found is None:
-                    return None
-                out |= found
+                    union = None
+                    break
+                union |= found
+            if union is None:
+                break
+        if union is None and not out:
+            return None
+        out |= union or set()
     if not out:
         members = node.get("allOf")
         for member in members if isinstance(members, list) else ():
@@ -471,13 +487,15 @@ def _type_json(value: object, node: _Schema) -> object:
     if json_type is None:
         return value
     types = _types(node)
+    if not types:
+        return value  # nothing declared: kept as written, as streams_as_text promises
     if json_type == "string":
-        if not types or "string" in types:
+        if "string" in types:
             return value
         typed = _type_text(value, node, types)  # type: ignore[arg-type]
         return value if type(typed) is str and typed == value else typed
     if json_type == "object":
-        if types and "object" not in types:
+        if "object" not in types:
             return value
         props, extra = _object_view(node)
         changed: dict[str, object] | None = None
@@ -494,7 +512,7 @@ def _type_json(value: object, node: _Schema) -> object:
                 changed[name] = typed
         return value if changed is None else changed
     if json_type == "array":
-        if types and "array" not in types:
+        if "array" not in types:
             return value
         prefix, rest = _array_view(node)
         out: list[object] | None = None

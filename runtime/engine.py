@@ -21,7 +21,7 @@ from typing import Callable
 from .coerce import ToolSchemas
 from .deltas import Delta, FunctionDelta, ToolCallDelta
 from .json_args import JsonArgsBuilder, JsonCallBuilder
-from .markers import Markers
+from .markers import Markers, markers
 from .spec import FamilySpec, JsonArgs, JsonCall, Lit, Name, Ws, XmlParams
 from .xml_params import XmlParamsBuilder
 
@@ -59,16 +59,16 @@ class CompiledFamily:
         self.section_opens = set(spec.section.opens) if spec.section else set()
         self.section_closes = set(spec.section.closes) if spec.section else set()
         entry = self.section_opens or set(self.openers)
-        self.content_markers = Markers((*self.reasoning_opens, *self.reasoning_closes, *entry))
-        self.reasoning_markers = Markers((*self.reasoning_opens, *self.reasoning_closes, *entry))
-        self.section_markers = Markers((*self.openers, *self.section_closes))
+        self.content_markers = markers((*self.reasoning_opens, *self.reasoning_closes, *entry))
+        self.reasoning_markers = markers((*self.reasoning_opens, *self.reasoning_closes, *entry))
+        self.section_markers = markers((*self.openers, *self.section_closes))
         # an unfinished marker of these at the end of output is an unfinished call opener
-        self.call_drop_prefixes = Markers((*entry, *self.openers))
+        self.call_drop_prefixes = markers((*entry, *self.openers))
         self.name_markers: dict[int, Markers] = {}
         self.stops: dict[int, tuple[str, ...]] = {}
         for index, item in enumerate(spec.call):
             if isinstance(item, Name):
-                self.name_markers[index] = Markers(item.until)
+                self.name_markers[index] = markers(item.until)
             if isinstance(item, (XmlParams, JsonArgs, JsonCall)):
                 stops = {*spec.follows[index], self.first_opener, *self.section_closes}
                 self.stops[index] = tuple(sorted(stops))
@@ -187,6 +187,7 @@ class Engine:
         self._content_started = False  # leading whitespace of the content is dropped
         self._in_section = False
         self._current_name = ""
+        self._waiting = False
 
     # -- the push interface -----------------------------------------------------
 
@@ -209,14 +210,23 @@ class Engine:
     def _run(self, buf: str, eof: bool) -> None:
         pos = 0
         while True:
-            before = (pos, self.mode, self._call.item if self._call else -1)
-            if self.mode == CALL:
-                pos = self._run_call(buf, pos, eof)
-            elif pos < len(buf):
-                pos = self._scan(buf, pos, eof)
-            after = (pos, self.mode, self._call.item if self._call else -1)
-            if after == before:
-                break
+            mode = self.mode
+            if mode == CALL:
+                call = self._call
+                item = call.item if call else -1
+                self._waiting = False
+                new = self._run_call(buf, pos, eof)
+                stuck = new == pos and self.mode == CALL and self._call is call and call.item == item
+                pos = new
+                if self._waiting or stuck:
+                    break
+            else:
+                if pos >= len(buf):
+                    break
+                new = self._scan(buf, pos, eof)
+                if new == pos and self.mode == mode:
+                    break
+                pos = new
         self._pending = buf[pos:]
 
     def _scan(self, buf: str, pos: int, eof: bool) -> int:
@@ -307,7 +317,7 @@ class Engine:
                     continue
                 if end - pos < len(text) and text.startswith(buf[pos:]):
                     if not eof:
-                        return pos
+                        return self._wait(pos)
                     if not call.committed:
                         return self._unfinished(end)
                 if item.optional:
@@ -321,13 +331,13 @@ class Engine:
                     self._read(call, found.group())
                     pos = found.end()
                 if pos == end and not eof:
-                    return pos
+                    return self._wait(pos)
                 call.item += 1
                 continue
             if isinstance(item, Name):
                 result = self._name(call, item, buf, pos, eof)
                 if result < 0:
-                    return pos  # wait for the end of the name
+                    return self._wait(pos)  # the end of the name is not here yet
                 pos = result
                 if self._call is not call:
                     return pos
@@ -341,7 +351,7 @@ class Engine:
             pos = new
             if not call.dialect.done:
                 if not eof:
-                    return pos
+                    return self._wait(pos)
                 call.dialect.close()
             if isinstance(call.dialect, JsonCallBuilder) and call.dialect.failed:
                 if not call.committed:
@@ -351,6 +361,10 @@ class Engine:
             call.args_done = True
             call.item += 1
         self._end_call()
+        return pos
+
+    def _wait(self, pos: int) -> int:
+        self._waiting = True
         return pos
 
     def _read(self, call: _Call, text: str) -> None:
@@ -430,7 +444,7 @@ class Engine:
                     call.item = later
                     return pos
                 if not eof and len(buf) - pos < len(item.text) and item.text.startswith(buf[pos:]):
-                    return pos
+                    return self._wait(pos)
         self._end_call()
         return pos
 

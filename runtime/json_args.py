@@ -13,7 +13,7 @@ from typing import Callable
 
 from .coerce import coerce_json, streams_as_text
 from .json_stream import DELEGATE, PAUSED, STREAM, WITHHOLD, JsonScanner, loads_or_none
-from .markers import Markers
+from .markers import Markers, markers
 from .spec import JsonCall
 
 
@@ -42,7 +42,7 @@ class JsonArgsBuilder:
         self.schema_of = schema_of
         self.done = False
         self.failed = False
-        self._stops = Markers(stops)
+        self._stops = markers(stops)
         self._started = False
         self._emitted = False
         self._closed = False
@@ -66,11 +66,15 @@ class JsonArgsBuilder:
         lead = raw[: len(raw) - len(raw.lstrip())]  # the model's spacing after the colon
         return lead + json.dumps(typed, ensure_ascii=False)
 
-    def feed(self, text: str, pos: int, eof: bool) -> int:
-        """Consume text[pos:] up to a following marker; return the new position."""
+    def feed(self, text: str, pos: int, eof: bool, bound: int = -1) -> int:
+        """Consume text[pos:] up to a following marker; return the new position.
+
+        With `bound`, the caller has already found where the arguments' text may end
+        (it watches the markers itself): read up to there and no further.
+        """
         if self.failed:
-            return self._skip(text, pos, eof)
-        end = len(text)
+            return bound if bound >= 0 else self._skip(text, pos, eof)
+        end = len(text) if bound < 0 else bound
         if not self._started:
             while pos < end and text[pos] in " \t\r\n":
                 pos += 1
@@ -81,13 +85,20 @@ class JsonArgsBuilder:
             if text[pos] != "{":
                 return self._fail(text, pos, eof)  # not an object: no arguments
             self._started = True
-        at, _ = self._stops.search(text, pos)
-        stop = at if at >= 0 else end - (0 if eof else self._stops.held(text, pos))
+        if bound >= 0:
+            at, stop = -1, bound
+        else:
+            at, _ = self._stops.search(text, pos)
+            stop = at if at >= 0 else end - (0 if eof else self._stops.held(text, pos))
         pos = self._scanner.feed(text, pos, stop)
         if self._scanner.done:
             self.close()
             return pos
         if self._scanner.failed:
+            if bound >= 0:
+                self.failed = True
+                self._terminate()
+                return bound
             return self._fail(text, pos, eof)
         if at >= 0 or eof:
             self.close()
@@ -170,7 +181,7 @@ class JsonCallBuilder:
         self.failed = False
         self._commit = commit
         self._make_args = make_args
-        self._stops = Markers(stops)
+        self._stops = markers(stops)
         self._outer = JsonScanner(_discard, on_member=self._member, on_value=self._value)
         self._args: JsonArgsBuilder | None = None
         self._mode = ""  # "", "stream" or "capture": how the current arguments value is read
@@ -261,7 +272,7 @@ class JsonCallBuilder:
                 self._capture = JsonScanner(self._captured.append)
         if self._mode == "stream":
             assert self._args is not None
-            new = self._args.feed(text[:stop], pos, eof=False)
+            new = self._args.feed(text, pos, eof=False, bound=stop)
             if self._args.failed:
                 self._skipping = True
                 return self.feed(text, new, eof=False)

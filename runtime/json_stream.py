@@ -213,8 +213,12 @@ class JsonScanner:
         return pos
 
     def _member_start(self) -> None:
-        ok, key = loads_or_none("".join(self._key_parts))
-        self._member_key = key if ok and isinstance(key, str) else ""
+        raw = "".join(self._key_parts)
+        if "\\" in raw:
+            ok, key = loads_or_none(raw)
+            self._member_key = key if ok and isinstance(key, str) else ""
+        else:
+            self._member_key = raw[1:-1]
         assert self.on_member is not None
         mode = self.on_member(self._member_key)
         if mode == WITHHOLD:

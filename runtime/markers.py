@@ -8,6 +8,7 @@ earliest whole marker; `Markers.held` measures the tail that must wait.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Iterable
 
 
@@ -54,3 +55,13 @@ class Markers:
             if text.startswith(lit, start):
                 return lit
         return ""
+
+
+@lru_cache(maxsize=1024)
+def _cached(literals: frozenset[str]) -> Markers:
+    return Markers(literals)
+
+
+def markers(literals: Iterable[str]) -> Markers:
+    """A shared `Markers` for this set of literals (they are built once per family)."""
+    return _cached(frozenset(literals))

@@ -17,7 +17,7 @@ import json
 from typing import Callable
 
 from .coerce import coerce_text, streams_as_text
-from .markers import Markers
+from .markers import Markers, markers
 from .spec import XmlParams
 
 BETWEEN, KEY, VALUE_START, VALUE, DONE = range(5)
@@ -59,8 +59,8 @@ class XmlParamsBuilder:
         self.schema_of = schema_of
         self.state = BETWEEN
         self.done = False
-        self._between = Markers((spec.param_open, *stops))
-        self._value_ends = Markers((spec.value_end, *spec.implicit_ends, *stops))
+        self._between = markers((spec.param_open, *stops))
+        self._value_ends = markers((spec.value_end, *spec.implicit_ends, *stops))
         self._count = 0
         self._key = ""
         self._schema: dict | None = None
