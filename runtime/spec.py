@@ -8,7 +8,7 @@ back to the grammar text.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Union
 
 
@@ -109,7 +109,7 @@ class FamilySpec:
     `openers` are the literals that start a call when seen in content (the leading
     optional literals and the first required one), each with the index of the call
     item that follows it. `follows[i]` lists the literals that may come right after
-    the dialect item at index i, so a dialect knows where the arguments stop.
+    the name or dialect item at index i, so it knows where its text stops.
     """
 
     name: str
@@ -121,4 +121,3 @@ class FamilySpec:
     follows: tuple[tuple[str, ...], ...]
     reasoning: tuple[Reasoning, ...] = ()
     section: Section | None = None
-    notes: tuple[str, ...] = field(default=())

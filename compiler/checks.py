@@ -1,0 +1,361 @@
+"""Static checks: every mistake in a grammar, found before a line is emitted.
+
+Each check appends to one `Report`, so a file's errors all come out together. The
+parser is permissive on purpose (see grammar.lark); this module is where the language
+rules live. `check_registry` is the one cross-file check: registered names are global.
+"""
+
+from __future__ import annotations
+
+import difflib
+import keyword
+import re
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from . import ir
+from .errors import CompileError, error_at
+
+NAME_RE = re.compile(r"[a-z][a-z0-9_-]*")  # as grammars/README.md states it
+NAME_RULE = "use lowercase letters, digits, `_` and `-`, starting with a letter"
+
+
+@dataclass
+class Report:
+    """The errors of one file, with what is needed to show them."""
+
+    path: str
+    text: str
+    errors: list[CompileError] = field(default_factory=list)
+
+    def error(self, node: ir.Node, message: str) -> None:
+        self.errors.append(error_at(self.path, self.text, node.line, node.column, message))
+
+
+def check_grammar(grammar: ir.Grammar, text: str, path: str) -> list[CompileError]:
+    """All errors of one parsed grammar file (empty when it is fine)."""
+    report = Report(path, text)
+    _check_statements(grammar, report)
+    for stmt in grammar.of(ir.AliasesStmt):
+        _check_aliases(grammar, stmt, report)
+    for stmt in grammar.of(ir.ReasoningStmt) + grammar.of(ir.SectionStmt):
+        _check_markers(stmt, report)
+    for call in grammar.of(ir.CallStmt):
+        _check_call(call, report)
+    _check_empty_strings(grammar, report)
+    return report.errors
+
+
+# --------------------------------------------------------------------------- statements
+
+
+def _check_statements(grammar: ir.Grammar, report: Report) -> None:
+    families = grammar.of(ir.FamilyStmt)
+    if not families:
+        report.error(grammar, "missing `family` statement: a grammar starts with `family NAME`")
+    elif grammar.statements[0] is not families[0]:
+        report.error(families[0], "`family` must be the first statement")
+    for stmt in families:
+        if not NAME_RE.fullmatch(stmt.name.name):
+            report.error(stmt.name, f"invalid family name `{stmt.name}`: {NAME_RULE}")
+        elif keyword.iskeyword(module_name(stmt.name.name)):
+            report.error(stmt.name, f"family name `{stmt.name}` is a Python keyword")
+    for kind, word in (
+        (ir.FamilyStmt, "family"),
+        (ir.AliasesStmt, "aliases"),
+        (ir.SectionStmt, "section"),
+        (ir.CallStmt, "call"),
+    ):
+        first, *more = grammar.of(kind) or [None]
+        for stmt in more:
+            report.error(stmt, f"duplicate `{word}` statement (first at line {first.line})")
+    if not grammar.of(ir.CallStmt):
+        report.error(grammar, "missing `call` statement: a grammar describes one call")
+
+
+def _check_aliases(grammar: ir.Grammar, stmt: ir.AliasesStmt, report: Report) -> None:
+    family = {f.name.name for f in grammar.of(ir.FamilyStmt)}
+    seen: set[str] = set()
+    for alias in stmt.names:
+        if not NAME_RE.fullmatch(alias.name):
+            report.error(alias, f"invalid alias `{alias}`: {NAME_RULE}")
+        if alias.name in family:
+            report.error(alias, f"alias `{alias}` is the family name")
+        elif alias.name in seen:
+            report.error(alias, f"alias `{alias}` is listed twice")
+        seen.add(alias.name)
+
+
+def _check_markers(stmt: ir.ReasoningStmt | ir.SectionStmt, report: Report) -> None:
+    word = "reasoning" if isinstance(stmt, ir.ReasoningStmt) else "section"
+    opens = set(ir.strings(stmt.opens))
+    closes = stmt.closes.items if isinstance(stmt.closes, ir.StrList) else (stmt.closes,)
+    for close in closes:
+        if close.value and close.value in opens:
+            report.error(close, f"{word} closer {close} is also an opener")
+
+
+# --------------------------------------------------------------------------- call
+
+
+def _check_call(call: ir.CallStmt, report: Report) -> None:
+    if not call.items:
+        report.error(call, "`call` has no items")
+        return
+    known: list[tuple[ir.Element, ir.ElementSig]] = []
+    unknown = 0
+    for item in call.items:
+        if isinstance(item, ir.Element):
+            sig = _check_element(item, report)
+            if sig is None:
+                unknown += 1
+            else:
+                known.append((item, sig))
+    _check_opener(call, report)
+    _check_roles(call, known, report, complete=not unknown)
+    _check_repeats(call, report)
+
+
+def _check_opener(call: ir.CallStmt, report: Report) -> None:
+    first = call.items[0]
+    if not isinstance(first, ir.Literal):
+        report.error(first, f"a call must start with a literal marker, not `{first}`")
+        return
+    for item in call.items:
+        if isinstance(item, ir.Literal) and not item.optional:
+            return
+        if not (isinstance(item, ir.Literal) or _is_ws(item)):
+            break
+    report.error(
+        first,
+        "the call has no required opener: its leading literals are all optional; "
+        "make one of them required",
+    )
+
+
+def _check_roles(
+    call: ir.CallStmt,
+    known: list[tuple[ir.Element, ir.ElementSig]],
+    report: Report,
+    complete: bool,
+) -> None:
+    """One arguments item, one name source, name first. When an item word is unknown
+    (`complete` False) a missing role is not reported: that word was probably it."""
+    dialects = [e for e, sig in known if sig.is_dialect]
+    names = [e for e, sig in known if sig.gives_name]
+    choices = ", ".join(n for n in sorted(ir.ELEMENTS) if ir.ELEMENTS[n].is_dialect)
+    if not dialects and complete:
+        report.error(call, f"the call has no arguments item: add one of {choices}")
+    for extra in dialects[1:]:
+        report.error(
+            extra,
+            f"a call has one arguments item; `{extra.name}` comes after "
+            f"`{dialects[0].name}` (line {dialects[0].line})",
+        )
+    if not names and complete:
+        report.error(
+            call, "the call has no function name: add `name(until=...)` or use `json_call`"
+        )
+    for extra in names[1:]:
+        if any(extra is d for d in dialects[1:]):
+            continue  # already reported as a second arguments item
+        report.error(
+            extra,
+            f"a call has one name source; `{extra.name}` comes after "
+            f"`{names[0].name}` (line {names[0].line})",
+        )
+    name_items = [e for e in names if e.name == "name"]
+    if name_items and dialects:
+        first_name, first_dialect = name_items[0], dialects[0]
+        position = {id(item): i for i, item in enumerate(call.items)}
+        if position[id(first_name)] > position[id(first_dialect)]:
+            report.error(
+                first_name,
+                f"`name(...)` must come before the arguments item `{first_dialect.name}` "
+                f"(line {first_dialect.line})",
+            )
+
+
+def _check_repeats(call: ir.CallStmt, report: Report) -> None:
+    for before, item in zip(call.items, call.items[1:]):
+        if (
+            isinstance(before, ir.Literal)
+            and isinstance(item, ir.Literal)
+            and not before.optional
+            and not item.optional
+            and before.text == item.text
+            and item.text
+        ):
+            report.error(item, f"{item} repeats the literal right before it (a typo?)")
+
+
+def _is_ws(item: ir.Item) -> bool:
+    return isinstance(item, ir.Element) and item.name == "ws" and not item.args
+
+
+# --------------------------------------------------------------------------- elements
+
+
+def _suggest(word: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1)
+    return f"; did you mean `{close[0]}`?" if close else ""
+
+
+def _check_element(element: ir.Element, report: Report) -> ir.ElementSig | None:
+    """Check one item's word and arguments; return its signature when the word is known."""
+    sig = ir.ELEMENTS.get(element.name)
+    if sig is None:
+        valid = sorted(ir.ELEMENTS)
+        report.error(
+            element,
+            f"unknown item `{element.name}`{_suggest(element.name, valid)} "
+            f"(items: {', '.join(valid)})",
+        )
+        return None
+    seen: set[str] = set()
+    for arg in element.args:
+        param = sig.params.get(arg.name)
+        if param is None:
+            if not sig.params:
+                report.error(arg, f"`{element.name}` takes no arguments")
+                continue
+            valid = list(sig.params)
+            report.error(
+                arg,
+                f"unknown argument `{arg.name}` of `{element.name}`{_suggest(arg.name, valid)} "
+                f"(arguments: {', '.join(valid)})",
+            )
+            continue
+        if arg.name in seen:
+            report.error(arg, f"argument `{arg.name}` is given twice")
+        seen.add(arg.name)
+        _check_value(element, arg, param, report)
+    for name, param in sig.params.items():
+        if param.required and name not in seen:
+            report.error(element, f"`{element.name}` needs the argument `{name}=`")
+    return sig
+
+
+def _check_value(element: ir.Element, arg: ir.Arg, param: ir.Param, report: Report) -> None:
+    value, t = arg.value, param.type
+    accepted = {
+        ir.ArgType.STRING: (ir.Str,),
+        ir.ArgType.STRINGS: (ir.Str, ir.StrList),
+        ir.ArgType.REGEX: (ir.Regex,),
+        ir.ArgType.BOOL: (ir.Bool,),
+        ir.ArgType.INT: (ir.Int,),
+        ir.ArgType.HEADER: (ir.Word,),
+    }[t]
+    if not isinstance(value, accepted):
+        report.error(
+            value,
+            f"`{arg.name}` of `{element.name}` takes {t.value}, got {ir.describe(value)}",
+        )
+    elif isinstance(value, ir.Word) and value.word != "header":
+        report.error(
+            value, f"`{arg.name}` of `{element.name}` only accepts `header`, got `{value}`"
+        )
+    elif isinstance(value, ir.Int) and value.value <= 0:
+        report.error(value, f"`{arg.name}` of `{element.name}` must be a positive integer")
+    elif isinstance(value, ir.Regex):
+        _check_regex(value, report)
+
+
+def _check_regex(value: ir.Regex, report: Report) -> None:
+    try:
+        compiled = re.compile(value.pattern)
+    except re.error as exc:
+        report.error(value, f"invalid regex {value}: {exc}")
+        return
+    if "name" not in compiled.groupindex:
+        report.error(value, f"regex {value} needs a group named `name`: (?P<name>...)")
+
+
+# --------------------------------------------------------------------------- strings
+
+
+def _strings(node: ir.Node) -> Iterator[ir.Node]:
+    """Every string-bearing node (Literal, Str) below `node`, in file order."""
+    if isinstance(node, (ir.Literal, ir.Str)):
+        yield node
+    for name in type(node).model_fields:
+        value = getattr(node, name)
+        children = value if isinstance(value, tuple) else (value,)
+        for child in children:
+            if isinstance(child, ir.Node):
+                yield from _strings(child)
+
+
+def _check_empty_strings(grammar: ir.Grammar, report: Report) -> None:
+    for node in _strings(grammar):
+        if isinstance(node, ir.Literal) and not node.text:
+            report.error(node, "empty string literal")
+        elif isinstance(node, ir.Str) and not node.value:
+            report.error(node, "empty string")
+    for node in _lists(grammar):
+        if not node.items:
+            report.error(node, "empty list: give at least one string")
+
+
+def _lists(node: ir.Node) -> Iterator[ir.StrList]:
+    if isinstance(node, ir.StrList):
+        yield node
+    for name in type(node).model_fields:
+        value = getattr(node, name)
+        for child in value if isinstance(value, tuple) else (value,):
+            if isinstance(child, ir.Node):
+                yield from _lists(child)
+
+
+# --------------------------------------------------------------------------- cross-file
+
+
+@dataclass(frozen=True)
+class Registered:
+    """A name a grammar registers (its family or an alias), where it was declared."""
+
+    name: str
+    module: str | None  # the module a family generates; None for an alias
+    node: ir.Ident
+    report: Report
+
+
+def registered_names(grammar: ir.Grammar, report: Report) -> list[Registered]:
+    names = []
+    for stmt in grammar.of(ir.FamilyStmt):
+        names.append(Registered(stmt.name.name, module_name(stmt.name.name), stmt.name, report))
+    for stmt in grammar.of(ir.AliasesStmt):
+        names.extend(Registered(a.name, None, a, report) for a in stmt.names)
+    return names
+
+
+def module_name(family: str) -> str:
+    """The generated module of a family: `granite-20b-fc` -> `granite_20b_fc`."""
+    return family.replace("-", "_")
+
+
+def check_registry(names: list[Registered]) -> list[CompileError]:
+    """Names registered twice across grammar files (reported at the second one)."""
+    errors: list[CompileError] = []
+    by_name: dict[str, Registered] = {}
+    by_module: dict[str, Registered] = {}
+    for entry in names:
+        first = by_name.get(entry.name)
+        if first is not None and first.report.path != entry.report.path:
+            where = f"{first.report.path}:{first.node.line}:{first.node.column}"
+            entry.report.error(entry.node, f"`{entry.name}` is already registered by {where}")
+            errors.append(entry.report.errors[-1])
+        by_name.setdefault(entry.name, entry)
+        if entry.module is None:
+            continue
+        other = by_module.get(entry.module)
+        if other is not None and other.name != entry.name:
+            where = f"{other.report.path}:{other.node.line}:{other.node.column}"
+            entry.report.error(
+                entry.node,
+                f"family `{entry.name}` generates the same module `{entry.module}.py` "
+                f"as `{other.name}` ({where})",
+            )
+            errors.append(entry.report.errors[-1])
+        by_module.setdefault(entry.module, entry)
+    return errors

@@ -1,0 +1,361 @@
+"""Grammar text -> IR, with syntax errors labelled from a table of common mistakes.
+
+lark parses (LALR, contextual lexer, positions kept) and a transformer builds the IR.
+A syntax error stops the parse; it is reported at its line and column with a caret and,
+when it matches one of `MISTAKES`, that entry's plain-words explanation (lark's
+`match_examples` idea, keyed on what the parser expected and what it found rather than
+on raw parser states, so one example covers every context with the same expectations).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any, Hashable
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
+
+from . import ir
+from .errors import CompileError, CompileErrors, error_at
+
+STATEMENTS = ("family", "aliases", "reasoning", "section", "call")
+KEYWORDS = STATEMENTS + ("true", "false")
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A common syntax mistake: its message, and bad snippets that make the parser fail
+    the same way. `{token}` in the message is replaced by the offending text."""
+
+    message: str
+    examples: tuple[str, ...]
+    anywhere: bool = False  # the found token alone decides, whatever was expected
+    suggest: tuple[str, ...] = ()  # words to offer for a misspelt `{token}`
+
+
+MISTAKES: tuple[Mistake, ...] = (
+    Mistake(
+        "single-quoted string: grammar strings use double quotes",
+        ("family x call 'a'", "family x reasoning '<think>' \"</think>\""),
+    ),
+    Mistake(
+        'unterminated string: close it with `"` on the same line',
+        ('family x call "<a>', 'family x reasoning "<think>'),
+    ),
+    Mistake(
+        "unterminated regex: close it with `/` on the same line (write `\\/` for a slash)",
+        ('family x call name(until=">", pattern=/abc',),
+    ),
+    Mistake(
+        'unquoted marker: write literal markers as double-quoted strings, e.g. "<tool_call>"',
+        ("family x call <a>", "family x call {", "family x call ws <|a|>"),
+    ),
+    Mistake(
+        "missing `call`: call items must follow the `call` keyword",
+        (
+            '"<a>"',
+            'family x "<a>"',
+            "family x ws",
+            'family x aliases y "<a>"',
+            'family x reasoning "a" "b" "<a>"',
+            'family x reasoning ["a"] ["b"] "<a>"',
+            'family x section "a" "b" json_args',
+        ),
+    ),
+    Mistake(
+        "unknown statement `{token}`: statements are family, aliases, reasoning, section and call",
+        ("alias x", "family x alias y", 'family x reasoning "a" "b" sections'),
+        suggest=STATEMENTS,
+    ),
+    Mistake(
+        "a regex is only allowed as the `pattern=` argument of `name(...)`",
+        ("family x call /a/",),
+        anywhere=True,
+    ),
+    Mistake(
+        "missing `,` between aliases",
+        ("family x aliases a b",),
+    ),
+    Mistake(
+        '`?` can only follow a string literal, to make it optional: "<tool_call>"?',
+        (
+            "family x call ws?",
+            'family x call "a" name(until=">")?',
+            'family x call "a"??',
+            "family x call json_args ?",
+        ),
+        anywhere=True,
+    ),
+    Mistake(
+        "keyword arguments are written `key=value`",
+        ('family x call name(until ">")', 'family x call name(until: ">")'),
+    ),
+    Mistake(
+        "positional argument: arguments are keyword arguments, written `key=value`",
+        ('family x call name(">")', 'family x call name(until=">", "x")'),
+    ),
+    Mistake(
+        "missing `,` between keyword arguments",
+        ('family x call name(until=">" pattern=/a/)', 'family x call name(until=">" max_len=3'),
+    ),
+    Mistake(
+        "missing `)`: close the argument list",
+        (
+            'family x call "<a>" name(until=">" ">"',
+            'family x call "<a>" name(until=">"',
+            'family x call "<a>" name(until=">", max_len=3 call',
+        ),
+    ),
+    Mistake(
+        "missing value after `=`",
+        ("family x call name(until=)", "family x call name(until=, max_len=3)"),
+    ),
+    Mistake(
+        "incomplete marker pair: write the opener(s), then the closer(s), "
+        'e.g. reasoning "<think>" "</think>"',
+        (
+            'family x reasoning "a" call',
+            'family x section "a"',
+            'family x reasoning ["a", "b"] family',
+        ),
+    ),
+)
+
+# --------------------------------------------------------------------------- parser
+
+
+@cache
+def _parser() -> Lark:
+    text = resources.files(__package__).joinpath("grammar.lark").read_text(encoding="utf-8")
+    return Lark(
+        text,
+        parser="lalr",
+        lexer="contextual",
+        propagate_positions=True,
+        maybe_placeholders=True,
+    )
+
+
+def _key(error: UnexpectedInput, anywhere: bool = False) -> Hashable:
+    """What makes two syntax errors 'the same mistake': the unexpected character, or the
+    unexpected token and (unless `anywhere`) the set of tokens the parser expected."""
+    if isinstance(error, UnexpectedCharacters):
+        return ("char", error.char)
+    assert isinstance(error, UnexpectedToken)
+    token = error.token
+    is_item_word = token.type == "NAME" and token.value in ir.ELEMENTS
+    expected = () if anywhere else tuple(sorted(error.accepts or error.expected))
+    return ("token", expected, token.type, is_item_word)
+
+
+@cache
+def _mistake_index() -> dict[Hashable, Mistake]:
+    index: dict[Hashable, Mistake] = {}
+    for mistake in MISTAKES:
+        for example in mistake.examples:
+            try:
+                _parser().parse(example)
+            except UnexpectedInput as error:
+                index.setdefault(_key(error, mistake.anywhere), mistake)
+            else:  # pragma: no cover - guarded by a test over the table
+                raise AssertionError(f"mistake example parses: {example!r}")
+    return index
+
+
+def classify(error: UnexpectedInput) -> Mistake | None:
+    """The table entry that matches a syntax error, if any."""
+    index = _mistake_index()
+    return index.get(_key(error)) or index.get(_key(error, anywhere=True))
+
+
+def _describe_token(token: Token) -> str:
+    if token.type == "$END":
+        return "end of file"
+    if token.type == "STRING":
+        return f"string {token.value}"
+    return f"`{token.value}`"
+
+
+def _describe_terminal(name: str) -> str:
+    names = {"STRING": "a string", "NAME": "a name", "REGEX": "a regex", "INT": "an integer"}
+    if name in names:
+        return names[name]
+    if name == "$END":
+        return "end of file"
+    if name.lower() in KEYWORDS:
+        return f"`{name.lower()}`"
+    pattern = _parser().get_terminal(name).pattern
+    return f"`{pattern.value}`"
+
+
+def _syntax_error(error: UnexpectedInput, text: str, path: str) -> CompileError:
+    line, column = error.line, error.column
+    if isinstance(error, UnexpectedToken):
+        token = error.token
+        found = _describe_token(token)
+        if token.type == "$END":  # lark borrows the last token's position; point after it
+            line, column = token.end_line or 1, token.end_column or 1
+        expected = sorted(_describe_terminal(t) for t in (error.accepts or error.expected))
+        generic = f"unexpected {found}; expected " + ", ".join(expected)
+        word = token.value if token.type == "NAME" else ""
+    else:
+        assert isinstance(error, UnexpectedCharacters)
+        found = repr(error.char)
+        generic = f"unexpected character {found}"
+        word = ""
+    mistake = classify(error)
+    if mistake is None:
+        return error_at(path, text, max(line, 1), max(column, 1), generic)
+    message = mistake.message.replace("{token}", word or found)
+    close = difflib.get_close_matches(word, mistake.suggest, n=1) if word else []
+    if close:
+        message += f"; did you mean `{close[0]}`?"
+    return error_at(path, text, max(line, 1), max(column, 1), message)
+
+
+# --------------------------------------------------------------------------- IR building
+
+
+class _BadToken(Exception):
+    """A token that lexed but does not decode (bad escape, lone surrogate)."""
+
+    def __init__(self, token: Token, offset: int, message: str) -> None:
+        super().__init__(message)
+        self.token, self.offset, self.message = token, offset, message
+
+
+def _decode_string(token: Token) -> str:
+    try:
+        value = json.loads(token.value, strict=False)  # strict=False: raw tabs are fine
+    except json.JSONDecodeError as exc:
+        raise _BadToken(token, exc.pos, f"invalid string escape: {exc.msg.lower()}") from None
+    for ch in value:
+        if "\ud800" <= ch <= "\udfff":
+            raise _BadToken(token, 0, f"string contains a lone surrogate \\u{ord(ch):04x}")
+    return value
+
+
+def _pos(token_or_meta: Any) -> dict[str, int]:
+    return {"line": token_or_meta.line, "column": token_or_meta.column}
+
+
+@v_args(inline=True)
+class _ToIR(Transformer):
+    """lark tree -> IR nodes; each node takes the position of its first character."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.errors: list[_BadToken] = []
+
+    def _str(self, token: Token) -> ir.Str:
+        try:
+            value = _decode_string(token)
+        except _BadToken as bad:
+            self.errors.append(bad)
+            value = ""
+        return ir.Str(value=value, **_pos(token))
+
+    # values
+    def string(self, token: Token) -> ir.Str:
+        return self._str(token)
+
+    @v_args(meta=True)
+    def string_list(self, meta: Any, children: list[Token | None]) -> ir.StrList:
+        items = tuple(self._str(t) for t in children if t is not None)
+        return ir.StrList(items=items, **_pos(meta))
+
+    def regex(self, token: Token) -> ir.Regex:
+        return ir.Regex(pattern=ir.unescape_regex(token.value[1:-1]), **_pos(token))
+
+    def int(self, token: Token) -> ir.Int:
+        return ir.Int(value=int(token.value), **_pos(token))
+
+    @v_args(meta=True)
+    def true(self, meta: Any, _: list[Any]) -> ir.Bool:
+        return ir.Bool(value=True, **_pos(meta))
+
+    @v_args(meta=True)
+    def false(self, meta: Any, _: list[Any]) -> ir.Bool:
+        return ir.Bool(value=False, **_pos(meta))
+
+    def word(self, token: Token) -> ir.Word:
+        return ir.Word(word=token.value, **_pos(token))
+
+    # items
+    def literal(self, token: Token, *qmark: Token) -> ir.Literal:
+        text = self._str(token).value
+        return ir.Literal(text=text, optional=bool(qmark), **_pos(token))
+
+    def bare_element(self, name: Token) -> ir.Element:
+        return ir.Element(name=name.value, **_pos(name))
+
+    def element(self, name: Token, *args: ir.Arg | None) -> ir.Element:
+        given = tuple(a for a in args if a is not None)
+        return ir.Element(name=name.value, args=given, **_pos(name))
+
+    def arg(self, name: Token, value: ir.Node) -> ir.Arg:
+        return ir.Arg(name=name.value, value=value, **_pos(name))
+
+    # statements
+    @v_args(meta=True)
+    def family(self, meta: Any, children: list[Token]) -> ir.FamilyStmt:
+        _, name = children
+        return ir.FamilyStmt(name=ir.Ident(name=name.value, **_pos(name)), **_pos(meta))
+
+    @v_args(meta=True)
+    def aliases(self, meta: Any, children: list[Token]) -> ir.AliasesStmt:
+        names = tuple(ir.Ident(name=t.value, **_pos(t)) for t in children[1:])
+        return ir.AliasesStmt(names=names, **_pos(meta))
+
+    @v_args(meta=True)
+    def reasoning(self, meta: Any, children: list[Any]) -> ir.ReasoningStmt:
+        _, opens, closes = children
+        return ir.ReasoningStmt(opens=opens, closes=closes, **_pos(meta))
+
+    @v_args(meta=True)
+    def section(self, meta: Any, children: list[Any]) -> ir.SectionStmt:
+        _, opens, closes = children
+        return ir.SectionStmt(opens=opens, closes=closes, **_pos(meta))
+
+    @v_args(meta=True)
+    def call(self, meta: Any, children: list[Any]) -> ir.CallStmt:
+        return ir.CallStmt(items=tuple(children[1:]), **_pos(meta))
+
+    def start(self, *statements: Any) -> tuple[Any, ...]:
+        return statements
+
+
+def leading_comments(text: str) -> tuple[str, ...]:
+    """The comment block at the top of a file, without the `#` and one space."""
+    doc = []
+    for raw in text.split("\n"):
+        line = raw.strip()
+        if not line.startswith("#"):
+            break
+        body = line[1:]
+        doc.append((body[1:] if body.startswith(" ") else body).rstrip())
+    return tuple(doc)
+
+
+def parse_grammar(text: str, path: str) -> ir.Grammar:
+    """Parse one grammar file into IR; raise `CompileErrors` on a syntax error."""
+    text = text.removeprefix("\ufeff")
+    try:
+        tree = _parser().parse(text)
+    except UnexpectedInput as error:
+        raise CompileErrors([_syntax_error(error, text, path)]) from None
+    builder = _ToIR()
+    try:
+        statements = builder.transform(tree)
+    except VisitError as exc:  # pragma: no cover - a bug in the transformer, not in the grammar
+        raise exc.orig_exc from exc
+    if builder.errors:
+        raise CompileErrors(
+            error_at(path, text, bad.token.line, bad.token.column + bad.offset, bad.message)
+            for bad in builder.errors
+        )
+    return ir.Grammar(doc=leading_comments(text), statements=statements, line=1, column=1)

@@ -1,0 +1,358 @@
+"""The grammar IR: what a `.tg` file says, with the position of every node.
+
+Nodes are frozen pydantic models. Each prints itself back as grammar text (`str()`,
+pegen style) so errors and generated comments can quote the grammar exactly, and a
+whole `Grammar` prints back to a file that parses to the same IR.
+
+Call items are deliberately generic: a `Literal`, or an `Element` (a word with keyword
+arguments). Which words and arguments exist is data, in `ELEMENTS`, shared by the
+checks and the lowering: growing the language means adding a row there (and the
+runtime class it lowers to), not a new node type.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Annotated, Any, Literal as L, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Node(BaseModel):
+    """Base of every IR node: 1-based `line` and `column` of its first character."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    line: int = 0
+    column: int = 0
+
+    def shape(self) -> Any:
+        """The node as plain data without positions, to compare two parses of one grammar."""
+        return _drop_positions(self.model_dump())
+
+
+def _drop_positions(data: Any) -> Any:
+    if isinstance(data, dict):
+        return {k: _drop_positions(v) for k, v in data.items() if k not in ("line", "column")}
+    if isinstance(data, (list, tuple)):
+        return [_drop_positions(v) for v in data]
+    return data
+
+
+# ---------------------------------------------------------------- text helpers
+
+
+def quote(text: str) -> str:
+    """A grammar STRING for `text`: JSON escapes, printable unicode kept as is."""
+    out = []
+    for ch in text:
+        if ch in '"\\' or not ch.isprintable():
+            out.append(json.dumps(ch)[1:-1])  # \" \\ \n \t \u2028 ...
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def regex_literal(pattern: str) -> str:
+    """A grammar REGEX for `pattern`: slashes escaped, other escapes kept verbatim."""
+    out, i = [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern):
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        out.append("\\/" if ch == "/" else ch)
+        i += 1
+    return "/" + "".join(out) + "/"
+
+
+def unescape_regex(body: str) -> str:
+    """The pattern inside a REGEX token body: only `\\/` means something else in Python."""
+    out, i = [], 0
+    while i < len(body):
+        if body[i] == "\\" and i + 1 < len(body):
+            pair = body[i : i + 2]
+            out.append("/" if pair == "\\/" else pair)
+            i += 2
+            continue
+        out.append(body[i])
+        i += 1
+    return "".join(out)
+
+
+# ---------------------------------------------------------------- values
+
+
+class Str(Node):
+    kind: L["str"] = "str"
+    value: str
+
+    def __str__(self) -> str:
+        return quote(self.value)
+
+
+class StrList(Node):
+    kind: L["list"] = "list"
+    items: tuple[Str, ...]
+
+    def __str__(self) -> str:
+        return "[" + ", ".join(str(s) for s in self.items) + "]"
+
+
+class Regex(Node):
+    kind: L["regex"] = "regex"
+    pattern: str
+
+    def __str__(self) -> str:
+        return regex_literal(self.pattern)
+
+
+class Bool(Node):
+    kind: L["bool"] = "bool"
+    value: bool
+
+    def __str__(self) -> str:
+        return "true" if self.value else "false"
+
+
+class Int(Node):
+    kind: L["int"] = "int"
+    value: int
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class Word(Node):
+    kind: L["word"] = "word"
+    word: str
+
+    def __str__(self) -> str:
+        return self.word
+
+
+Value = Annotated[Union[Str, StrList, Regex, Bool, Int, Word], Field(discriminator="kind")]
+Markers = Annotated[Union[Str, StrList], Field(discriminator="kind")]
+
+
+def strings(value: Str | StrList) -> tuple[str, ...]:
+    """The texts of a STRING or a list of STRINGs."""
+    return (value.value,) if isinstance(value, Str) else tuple(s.value for s in value.items)
+
+
+def describe(value: Value) -> str:
+    """How an error message names a value's type."""
+    return {
+        "str": "a string",
+        "list": "a list",
+        "regex": "a regex",
+        "bool": "a boolean",
+        "int": "an integer",
+        "word": f"the word `{getattr(value, 'word', '')}`",
+    }[value.kind]
+
+
+# ---------------------------------------------------------------- call items
+
+
+class Arg(Node):
+    """`name=value` inside an element's parentheses."""
+
+    name: str
+    value: Value
+
+    def __str__(self) -> str:
+        return f"{self.name}={self.value}"
+
+
+class Literal(Node):
+    """A marker the model writes verbatim; `optional` when written `"..."?`."""
+
+    kind: L["literal"] = "literal"
+    text: str
+    optional: bool = False
+
+    def __str__(self) -> str:
+        return quote(self.text) + ("?" if self.optional else "")
+
+
+class Element(Node):
+    """A word item, with keyword arguments: `ws`, `name(until=">")`, `xml_params(...)`."""
+
+    kind: L["element"] = "element"
+    name: str
+    args: tuple[Arg, ...] = ()
+
+    def __str__(self) -> str:
+        if not self.args:
+            return self.name
+        return f"{self.name}(" + ", ".join(str(a) for a in self.args) + ")"
+
+    def arg(self, name: str) -> Value | None:
+        """The first argument called `name`, if given."""
+        return next((a.value for a in self.args if a.name == name), None)
+
+
+Item = Annotated[Union[Literal, Element], Field(discriminator="kind")]
+
+
+# ---------------------------------------------------------------- statements
+
+
+class Ident(Node):
+    """A registered name (family or alias), positioned for duplicate reports."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class FamilyStmt(Node):
+    kind: L["family"] = "family"
+    name: Ident
+
+    def __str__(self) -> str:
+        return f"family {self.name}"
+
+
+class AliasesStmt(Node):
+    kind: L["aliases"] = "aliases"
+    names: tuple[Ident, ...]
+
+    def __str__(self) -> str:
+        return "aliases " + ", ".join(str(n) for n in self.names)
+
+
+class ReasoningStmt(Node):
+    kind: L["reasoning"] = "reasoning"
+    opens: Markers
+    closes: Markers
+
+    def __str__(self) -> str:
+        return f"reasoning {self.opens} {self.closes}"
+
+
+class SectionStmt(Node):
+    kind: L["section"] = "section"
+    opens: Markers
+    closes: Markers
+
+    def __str__(self) -> str:
+        return f"section {self.opens} {self.closes}"
+
+
+class CallStmt(Node):
+    kind: L["call"] = "call"
+    items: tuple[Item, ...]
+
+    def __str__(self) -> str:
+        return "call\n" + "\n".join("    " + text for _, text in item_lines(self.items))
+
+
+def item_lines(items: tuple[Item, ...]) -> list[tuple[int, str]]:
+    """Items grouped by the grammar line they start on, as (line, printed text) pairs."""
+    groups: list[tuple[int, list[str]]] = []
+    for item in items:
+        if groups and groups[-1][0] == item.line:
+            groups[-1][1].append(str(item))
+        else:
+            groups.append((item.line, [str(item)]))
+    return [(line, " ".join(texts)) for line, texts in groups]
+
+
+Statement = Annotated[
+    Union[FamilyStmt, AliasesStmt, ReasoningStmt, SectionStmt, CallStmt],
+    Field(discriminator="kind"),
+]
+
+
+class Grammar(Node):
+    """One `.tg` file: its leading comment block (`doc`) and its statements in order."""
+
+    doc: tuple[str, ...] = ()
+    statements: tuple[Statement, ...] = ()
+
+    def __str__(self) -> str:
+        lines = [f"# {d}" if d else "#" for d in self.doc]
+        if lines:
+            lines.append("")
+        after_call = False
+        for stmt in self.statements:
+            is_call = isinstance(stmt, CallStmt)
+            if (is_call or after_call) and lines and lines[-1]:
+                lines.append("")
+            lines.append(str(stmt))
+            after_call = is_call
+        return "\n".join(lines) + "\n"
+
+    def of(self, kind: type[Node]) -> list[Any]:
+        """The statements of one kind, in file order."""
+        return [s for s in self.statements if isinstance(s, kind)]
+
+
+# ---------------------------------------------------------------- the element table
+
+
+class ArgType(Enum):
+    """What an argument accepts; the value is how messages name it."""
+
+    STRING = "a string"
+    STRINGS = "a string or a list of strings"
+    REGEX = "a regex /.../"
+    BOOL = "true or false"
+    INT = "an integer"
+    HEADER = "the word `header`"
+
+
+@dataclass(frozen=True)
+class Param:
+    type: ArgType
+    required: bool = False
+    default: Any = None
+
+
+@dataclass(frozen=True)
+class ElementSig:
+    """One item word: its arguments, and its role in a call."""
+
+    params: dict[str, Param] = field(default_factory=dict)
+    is_dialect: bool = False  # parses the arguments
+    gives_name: bool = False  # yields the function name
+
+
+ELEMENTS: dict[str, ElementSig] = {
+    "ws": ElementSig(),
+    "name": ElementSig(
+        params={
+            "until": Param(ArgType.STRINGS, required=True),
+            "pattern": Param(ArgType.REGEX),
+            "id": Param(ArgType.HEADER),
+            "max_len": Param(ArgType.INT, default=256),
+        },
+        gives_name=True,
+    ),
+    "xml_params": ElementSig(
+        params={
+            "open": Param(ArgType.STRING, required=True),
+            "key_end": Param(ArgType.STRING, required=True),
+            "value_end": Param(ArgType.STRING, required=True),
+            "implicit_end": Param(ArgType.STRINGS, default=()),
+            "trim_newline": Param(ArgType.BOOL, default=False),
+        },
+        is_dialect=True,
+    ),
+    "json_args": ElementSig(is_dialect=True),
+    "json_call": ElementSig(
+        params={
+            "name": Param(ArgType.STRINGS, default=("name",)),
+            "arguments": Param(ArgType.STRINGS, default=("arguments", "parameters")),
+        },
+        is_dialect=True,
+        gives_name=True,
+    ),
+}
+"""Every item word of the language. Iterated only through sorted() where order shows."""

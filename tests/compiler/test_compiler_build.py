@@ -1,0 +1,206 @@
+"""Build, --check, determinism, and the generated modules themselves."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from toolgrammar.compiler import CompileErrors, build, compile_grammar_text, default_paths
+from toolgrammar.compiler.frontend import parse_grammar
+from toolgrammar.compiler.lower import GENERATED_MARK, lower
+
+from compiler_paths import FAMILIES, GENERATED, GRAMMARS
+
+
+def load(path: Path):
+    spec = importlib.util.spec_from_file_location(f"_generated_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_default_paths_are_the_installed_packages() -> None:
+    import toolgrammar.generated
+    import toolgrammar.grammars
+
+    assert default_paths() == (
+        Path(toolgrammar.grammars.__path__[0]),
+        Path(toolgrammar.generated.__path__[0]),
+    )
+    assert sorted(p.stem for p in GRAMMARS.glob("*.tg")) == list(FAMILIES)
+
+
+def test_checked_in_output_is_current() -> None:
+    result = build(GRAMMARS, GENERATED, check=True)
+    assert result.clean, "generated/ is stale; run `toolgrammar build`\n" + result.diff
+
+
+def names(paths: list[str]) -> list[str]:
+    return [Path(p).name for p in paths]
+
+
+def test_build_then_check_is_clean(grammar_copy: Path, tmp_path: Path) -> None:
+    out = tmp_path / "generated"
+    result = build(grammar_copy, out)
+    assert names(result.written) == ["__init__.py", "hermes.py", "kimi_k2.py", "qwen3_coder.py"]
+    assert [s.name for s in result.specs] == list(FAMILIES)
+    again = build(grammar_copy, out, check=True)
+    assert again.clean and again.stale == [] and again.diff == "" and len(again.unchanged) == 4
+    rebuilt = build(grammar_copy, out)
+    assert rebuilt.written == [] and rebuilt.deleted == []
+    for name in ("__init__.py", *(f"{f}.py" for f in FAMILIES)):  # same as the repo's
+        assert (out / name).read_bytes() == (GENERATED / name).read_bytes()
+
+
+def test_check_reports_stale_missing_and_extra(grammar_copy: Path, tmp_path: Path) -> None:
+    out = tmp_path / "generated"
+    build(grammar_copy, out)
+    grammar = grammar_copy / "hermes.tg"
+    grammar.write_text(grammar.read_text().replace("aliases qwen3_json", "aliases qwen3_json, hj"))
+    (out / "kimi_k2.py").unlink()
+    (out / "old_family.py").write_text(f"{GENERATED_MARK} from grammars/old.tg. DO NOT EDIT.\n")
+    (out / "helper.py").write_text("# hand-written, not ours\n")
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    result = build(grammar_copy, out, check=True)
+    assert not result.clean
+    assert names(result.stale) == ["__init__.py", "hermes.py", "kimi_k2.py", "old_family.py"]
+    assert names(result.missing) == ["kimi_k2.py"]
+    assert names(result.extra) == ["old_family.py"]
+    assert '+    aliases=("qwen3_json", "hj"),' in result.diff
+    assert '-    aliases=("qwen3_json",),' in result.diff
+    assert "hermes.py (fresh build)" in result.diff
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # check writes nothing
+
+    result = build(grammar_copy, out)
+    assert names(result.written) == ["__init__.py", "hermes.py", "kimi_k2.py"]
+    assert names(result.deleted) == ["old_family.py"]
+    assert (out / "helper.py").exists()  # not generated: never deleted
+    assert build(grammar_copy, out, check=True).clean
+
+
+def test_hand_edit_of_generated_file_is_stale(grammar_copy: Path, tmp_path: Path) -> None:
+    out = tmp_path / "generated"
+    build(grammar_copy, out)
+    path = out / "qwen3_coder.py"
+    path.write_text(path.read_text().replace("max_len=256", "max_len=512"))
+    result = build(grammar_copy, out, check=True)
+    assert names(result.stale) == ["qwen3_coder.py"] and result.missing == result.extra == []
+
+
+def test_output_is_identical_under_any_hash_seed(tmp_path: Path) -> None:
+    outputs = []
+    for seed in ("0", "12345"):
+        out = tmp_path / f"seed{seed}"
+        code = f"from pathlib import Path; from toolgrammar.compiler import build; build(Path({str(GRAMMARS)!r}), Path({str(out)!r}))"
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        subprocess.run([sys.executable, "-c", code], check=True, env=env)
+        outputs.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
+    assert outputs[0] == outputs[1]
+    assert len(outputs[0]) == 4
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_generated_module_spec_equals_lowering(family: str) -> None:
+    module = importlib.import_module(f"toolgrammar.generated.{family}")
+    path = GRAMMARS / f"{family}.tg"
+    text = path.read_text(encoding="utf-8")
+    grammar = parse_grammar(text, "x.tg")
+    expected = lower(
+        grammar, f"grammars/{family}.tg", hashlib.sha256(path.read_bytes()).hexdigest()
+    )
+    assert module.SPEC == expected
+
+
+def test_generated_module_layout() -> None:
+    text = (GENERATED / "qwen3_coder.py").read_text(encoding="utf-8")
+    lines = text.splitlines()
+    assert lines[0].startswith("# @generated by toolgrammar from grammars/qwen3_coder.tg (sha256 ")
+    assert lines[0].endswith("). DO NOT EDIT.")
+    assert lines[1] == "# Regenerate with: toolgrammar build"
+    assert lines[2] == 'r"""Qwen3-Coder XML tool calls (Qwen3-Coder, Qwen3.5).'
+    assert '        # grammars/qwen3_coder.tg:20: "<function=" name(until=">") ">"' in lines
+    assert '        # grammars/qwen3_coder.tg:16: reasoning "<think>" "</think>"' in lines
+    module = importlib.import_module("toolgrammar.generated.qwen3_coder")
+    assert module.__doc__.startswith("Qwen3-Coder XML tool calls")
+    assert "<tool_call>\\n<function=NAME>" in module.__doc__
+
+
+def test_generated_package_index() -> None:
+    import toolgrammar.generated as generated
+
+    assert generated.FAMILY_MODULES == FAMILIES
+    assert generated.ALIASES == {"qwen3_json": "hermes", "qwen3_xml": "qwen3_coder"}
+    first = (GENERATED / "__init__.py").read_text(encoding="utf-8").splitlines()[0]
+    assert first.startswith("# @generated by toolgrammar from grammars/*.tg (sha256 ")
+
+
+def test_compile_grammar_text_matches_the_build() -> None:
+    text = (GRAMMARS / "hermes.tg").read_text(encoding="utf-8")
+    code = compile_grammar_text(text, "grammars/hermes.tg")
+    assert code == (GENERATED / "hermes.py").read_text(encoding="utf-8")
+
+
+def test_family_names_with_dashes_become_module_names(grammar_copy: Path, tmp_path: Path) -> None:
+    (grammar_copy / "granite.tg").write_text(
+        'family granite-20b-fc\ncall "<function_call>" ws json_call\n'
+    )
+    out = tmp_path / "generated"
+    build(grammar_copy, out)
+    module = load(out / "granite_20b_fc.py")
+    assert module.SPEC.name == "granite-20b-fc"
+    assert module.SPEC.follows == ((), (), ())
+    assert '"granite_20b_fc"' in (out / "__init__.py").read_text()
+
+
+def test_names_registered_twice_across_files(tmp_path: Path, monkeypatch) -> None:
+    grammars = tmp_path / "grammars"
+    grammars.mkdir()
+    (grammars / "alpha.tg").write_text('family alpha\naliases a1, a2\ncall "<a>" json_call\n')
+    (grammars / "a-b.tg").write_text('family a-b\ncall "<b>" json_call\n')
+    (grammars / "a_b.tg").write_text('family a_b\ncall "<c>" json_call\n')
+    (grammars / "zeta.tg").write_text(
+        '# zeta\nfamily zeta\naliases zz, a2, alpha\ncall "<z>" json_call\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CompileErrors) as info:
+        build(Path("grammars"), tmp_path / "out")
+    assert [line for line in str(info.value).splitlines() if line.startswith("grammars/")] == [
+        "grammars/a_b.tg:1:8: family `a_b` generates the same module `a_b.py` as `a-b` "
+        "(grammars/a-b.tg:1:8)",
+        "grammars/zeta.tg:3:13: `a2` is already registered by grammars/alpha.tg:2:13",
+        "grammars/zeta.tg:3:17: `alpha` is already registered by grammars/alpha.tg:1:8",
+    ]
+    assert not (tmp_path / "out").exists()  # nothing written when anything fails
+
+
+def test_errors_of_every_file_are_reported_together(grammar_copy: Path, tmp_path: Path) -> None:
+    (grammar_copy / "a.tg").write_text("family a\ncall 'x'\n")
+    (grammar_copy / "b.tg").write_text('family b\ncall "<b>"\n')
+    with pytest.raises(CompileErrors) as info:
+        build(grammar_copy, tmp_path / "out")
+    assert [Path(e.path).name for e in info.value.errors] == ["a.tg", "b.tg", "b.tg"]
+
+
+def test_error_paths_are_relative_to_the_working_directory(tmp_path: Path, monkeypatch) -> None:
+    grammars = tmp_path / "grammars"
+    grammars.mkdir()
+    (grammars / "x.tg").write_text("family x\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CompileErrors) as info:
+        build(grammars.resolve(), tmp_path / "out")
+    assert str(info.value).startswith("grammars/x.tg:1:1: missing `call` statement")
+
+
+def test_cli_build_check_is_clean() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "toolgrammar", "build", "--check"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -1,0 +1,145 @@
+"""Lowering: the exact openers/follows of the real grammars, and the element tables."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolgrammar.compiler import ir
+from toolgrammar.compiler.checks import check_grammar
+from toolgrammar.compiler.frontend import parse_grammar
+from toolgrammar.compiler.lower import LOWER_ELEMENT, docstring, lower, py_expr
+from toolgrammar.runtime import spec as rt
+
+from compiler_paths import FAMILIES, GRAMMARS
+
+
+def lower_file(family: str) -> rt.FamilySpec:
+    path = GRAMMARS / f"{family}.tg"
+    text = path.read_text(encoding="utf-8")
+    grammar = parse_grammar(text, f"grammars/{family}.tg")
+    assert check_grammar(grammar, text, f"grammars/{family}.tg") == []
+    return lower(grammar, f"grammars/{family}.tg", "0" * 64)
+
+
+def lower_text(text: str) -> rt.FamilySpec:
+    grammar = parse_grammar(text, "x.tg")
+    assert check_grammar(grammar, text, "x.tg") == []
+    return lower(grammar, "x.tg", "0" * 64)
+
+
+def test_qwen3_coder() -> None:
+    spec = lower_file("qwen3_coder")
+    assert spec.call == (
+        rt.Lit("<tool_call>", optional=True, line=19),
+        rt.Ws(line=19),
+        rt.Lit("<function=", line=20),
+        rt.Name(until=(">",), line=20),
+        rt.Lit(">", line=20),
+        rt.XmlParams(
+            param_open="<parameter=",
+            key_end=">",
+            value_end="</parameter>",
+            implicit_ends=("<parameter=", "</function>"),
+            trim_newline=True,
+            line=21,
+        ),
+        rt.Ws(line=26),
+        rt.Lit("</function>", line=26),
+        rt.Ws(line=26),
+        rt.Lit("</tool_call>", optional=True, line=26),
+    )
+    assert spec.openers == (("<tool_call>", 1), ("<function=", 3))
+    assert spec.follows == ((), (), (), (">",), (), ("</function>",), (), (), (), ())
+    assert spec.aliases == ("qwen3_xml",)
+    assert spec.reasoning == (rt.Reasoning(("<think>",), ("</think>",), line=16),)
+    assert spec.section is None
+
+
+def test_kimi_k2() -> None:
+    spec = lower_file("kimi_k2")
+    assert spec.openers == (("<|tool_call_begin|>", 1),)
+    assert spec.follows == (
+        (),
+        (),
+        ("<|tool_call_argument_begin|>",),
+        (),
+        (),
+        ("<|tool_call_end|>",),
+        (),
+        (),
+    )
+    assert spec.call[2] == rt.Name(
+        until=("<|tool_call_argument_begin|>",),
+        pattern=r"(?:functions\.)?(?P<name>[^:\s]+):\d+",
+        id_from_header=True,
+        line=21,
+    )
+    assert spec.call[5] == rt.JsonArgs(line=24)
+    assert spec.section == rt.Section(
+        opens=("<|tool_calls_section_begin|>", "<|tool_call_section_begin|>"),
+        closes=("<|tool_calls_section_end|>", "<|tool_call_section_end|>"),
+        line=16,
+    )
+    assert spec.aliases == ()
+
+
+def test_hermes() -> None:
+    spec = lower_file("hermes")
+    assert spec.openers == (("<tool_call>", 1),)
+    assert spec.follows == ((), (), ("</tool_call>",), (), ())
+    assert spec.call[2] == rt.JsonCall(("name",), ("arguments", "parameters"), line=15)
+    assert spec.aliases == ("qwen3_json",)
+    assert spec.reasoning == ()
+
+
+def test_optional_literals_are_collected_until_the_first_required_one() -> None:
+    spec = lower_text(
+        'family x call "<a>"? ws "<b>"? "<c>" "<d>" name(until=">") "x"? ws "y"? "z" "w" json_args'
+    )
+    assert spec.openers == (("<a>", 1), ("<b>", 3), ("<c>", 4))
+    assert spec.follows[5] == ("x", "y", "z")
+    assert spec.follows[11] == ()  # json_args at the end: the runtime adds closers itself
+
+
+def test_element_defaults() -> None:
+    spec = lower_text('family x call "<a>" json_call "</a>"')
+    assert spec.call[1] == rt.JsonCall(("name",), ("arguments", "parameters"), line=1)
+    spec = lower_text(
+        'family x call "<a>" name(until=[">", "("], max_len=9) xml_params(open="<p=", key_end=">", value_end="</p>")'
+    )
+    assert spec.call[1] == rt.Name(until=(">", "("), max_len=9, line=1)
+    assert spec.call[2] == rt.XmlParams("<p=", ">", "</p>", (), False, line=1)
+
+
+def test_every_element_word_has_a_lowering() -> None:
+    assert sorted(LOWER_ELEMENT) == sorted(ir.ELEMENTS)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_py_expr_evaluates_to_the_spec(family: str) -> None:
+    spec = lower_file(family)
+    names = {name: getattr(rt, name) for name in rt.__all__} if hasattr(rt, "__all__") else vars(rt)
+    assert eval(py_expr(spec), dict(names)) == spec
+
+
+def test_py_expr_keeps_unicode_readable_and_regexes_raw() -> None:
+    assert py_expr("<｜DSML｜") == "'<｜DSML｜'"
+    assert py_expr(r"(?P<name>\w+)") == r'r"(?P<name>\w+)"'
+    assert py_expr(("a",)) == "('a',)"
+    assert py_expr(()) == "()"
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ("plain",),
+        ("a", "", "b"),
+        ('ends with "',),
+        ("back\\slash",),
+        ('has """ inside',),
+        ("tab\there",),
+    ],
+)
+def test_docstring_literal_evaluates_to_its_text(lines: tuple[str, ...]) -> None:
+    literal = docstring(lines)
+    assert eval(literal).rstrip("\n") == "\n".join(lines)
