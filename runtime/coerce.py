@@ -612,7 +612,7 @@ class ToolSchemas:
             pass
         except TypeError:
             return None
-        root = _compile(self._params.get(tool))
+        root = _root(self._params.get(tool))  # shared while the same dict is passed again
         self._roots[tool] = root
         return root
 
