@@ -64,6 +64,7 @@ class JsonScanner:
         "_emit_depth",
         "_emit_in_string",
         "_string_is_key",
+        "_out",
     )
 
     def __init__(
@@ -88,6 +89,7 @@ class JsonScanner:
         self._emit_depth = 0
         self._emit_in_string = False
         self._string_is_key = False
+        self._out: list[str] = []  # released text, handed to `emit` once per feed
 
     # -- queries ---------------------------------------------------------------
 
@@ -112,7 +114,7 @@ class JsonScanner:
         if self._side is not None:
             self._side.append(text)
         else:
-            self.emit(text)
+            self._out.append(text)
         self._emit_depth = len(self.stack)
         self._emit_in_string = in_string
 
@@ -132,7 +134,7 @@ class JsonScanner:
                 raw += self._tail(from_depth=1)
         text = self.on_value(self._member_key, raw) if (raw and self.on_value) else None
         if text is not None:
-            self.emit(self._member_prefix + text)
+            self._out.append(self._member_prefix + text)
         self._member_prefix = ""
         self._emit_depth = 1
         self._emit_in_string = False
@@ -150,6 +152,13 @@ class JsonScanner:
 
     def feed(self, text: str, pos: int, end: int) -> int:
         """Consume text[pos:end]; return where it stopped (at `end`, or early when done/paused)."""
+        pos = self._feed(text, pos, end)
+        if self._out:
+            self.emit("".join(self._out))
+            self._out.clear()
+        return pos
+
+    def _feed(self, text: str, pos: int, end: int) -> int:
         while pos < end:
             state = self.state
             if state == STRING:
@@ -361,6 +370,9 @@ class JsonScanner:
             self._finish_member(complete=False)
         self._pending.clear()
         self._escape = ""
+        if self._out:
+            self.emit("".join(self._out))
+            self._out.clear()
         tail = self._tail()
         if self.state not in (ERROR, DONE):
             self.state = DONE
