@@ -320,6 +320,10 @@ class Engine:
                         return self._wait(pos)
                     if not call.committed:
                         return self._unfinished(end)
+                    if pos < end:  # the output ends inside this marker: it is markup
+                        pos = end
+                        call.item += 1
+                        continue
                 if item.optional:
                     call.item += 1
                     continue

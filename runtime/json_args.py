@@ -89,7 +89,7 @@ class JsonArgsBuilder:
             at, stop = -1, bound
         else:
             at, _ = self._stops.search(text, pos)
-            stop = at if at >= 0 else end - (0 if eof else self._stops.held(text, pos))
+            stop = at if at >= 0 else end - self._stops.held(text, pos)
         pos = self._scanner.feed(text, pos, stop)
         if self._scanner.done:
             self.close()
@@ -100,9 +100,12 @@ class JsonArgsBuilder:
                 self._terminate()
                 return bound
             return self._fail(text, pos, eof)
-        if at >= 0 or eof:
+        if at >= 0:
             self.close()
             return stop
+        if eof:  # a partial marker at the very end is markup, not arguments
+            self.close()
+            return end
         return pos
 
     def _fail(self, text: str, pos: int, eof: bool) -> int:
@@ -236,7 +239,7 @@ class JsonCallBuilder:
                 return pos
             self._started = True
         at, _ = self._stops.search(text, pos)
-        stop = at if at >= 0 else end - (0 if eof else self._stops.held(text, pos))
+        stop = at if at >= 0 else end - self._stops.held(text, pos)
         while pos < stop and not self.done:
             if self._outer.state == PAUSED:
                 new = self._read_args_value(text, pos, stop)
@@ -253,7 +256,7 @@ class JsonCallBuilder:
             pos = new
         if not self.done and (at >= 0 or eof):
             self._end()
-            return stop
+            return stop if at >= 0 else end  # a partial marker at the end is markup
         return pos
 
     def _read_args_value(self, text: str, pos: int, stop: int) -> int:

@@ -126,7 +126,8 @@ class XmlParamsBuilder:
 
     def _value(self, text: str, pos: int, eof: bool) -> int:
         at, lit = self._value_ends.search(text, pos)
-        stop = at if at >= 0 else len(text) - (0 if eof else self._value_ends.held(text, pos))
+        # a possible closing marker waits; at the end of output it is markup, not value
+        stop = at if at >= 0 else len(text) - self._value_ends.held(text, pos)
         if stop > pos:
             self._value_text(text[pos:stop], closing=at >= 0 or eof)
         elif at >= 0 or eof:
