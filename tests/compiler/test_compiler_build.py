@@ -126,8 +126,11 @@ def test_generated_module_layout() -> None:
     assert lines[0].endswith("). DO NOT EDIT.")
     assert lines[1] == "# Regenerate with: toolgrammar build"
     assert lines[2] == 'r"""Qwen3-Coder XML tool calls (Qwen3-Coder, Qwen3.5).'
-    assert '        # grammars/qwen3_coder.tg:20: "<function=" name(until=">") ">"' in lines
-    assert '        # grammars/qwen3_coder.tg:16: reasoning "<think>" "</think>"' in lines
+    grammar = (GRAMMARS / "qwen3_coder.tg").read_text(encoding="utf-8").splitlines()
+    function_line = next(i for i, line in enumerate(grammar, 1) if line.lstrip().startswith('"<function="'))
+    reasoning_line = next(i for i, line in enumerate(grammar, 1) if line.startswith("reasoning"))
+    assert f'        # grammars/qwen3_coder.tg:{function_line}: "<function=" name(until=">") ">"' in lines
+    assert f'        # grammars/qwen3_coder.tg:{reasoning_line}: reasoning "<think>" "</think>"' in lines
     module = importlib.import_module("toolgrammar.generated.qwen3_coder")
     assert module.__doc__.startswith("Qwen3-Coder XML tool calls")
     assert "<tool_call>\\n<function=NAME>" in module.__doc__

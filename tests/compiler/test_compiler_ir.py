@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from toolgrammar.compiler import ir
+from toolgrammar.compiler.frontend import parse_grammar
 from toolgrammar.compiler.frontend import leading_comments, parse_grammar
 
 from compiler_paths import FAMILIES, GRAMMARS
@@ -26,20 +27,30 @@ def test_print_back_round_trip(family: str) -> None:
     assert again.doc and again.doc == grammar.doc
 
 
+POSITIONS = """# a comment line
+family qwen3_coder
+call
+    "<tool_call>"? ws
+    "<function=" name(until=">") ">"
+    xml_params(open="<parameter=", key_end=">", value_end="</parameter>",
+               implicit_end=["<parameter=", "</function>"])
+"""
+
+
 def test_positions_are_kept_on_every_node() -> None:
-    grammar = parse_file("qwen3_coder")
+    grammar = parse_grammar(POSITIONS, "x.tg")
     (call,) = grammar.of(ir.CallStmt)
-    assert (call.line, call.column) == (18, 1)
+    assert (call.line, call.column) == (3, 1)
     name = call.items[3]
-    assert isinstance(name, ir.Element) and (name.line, name.column) == (20, 18)
+    assert isinstance(name, ir.Element) and (name.line, name.column) == (5, 18)
     until = name.args[0]
-    assert (until.line, until.column, until.value.line, until.value.column) == (20, 23, 20, 29)
+    assert (until.line, until.column, until.value.line, until.value.column) == (5, 23, 5, 29)
     xml = call.items[5]
     implicit = xml.arg("implicit_end")
-    assert isinstance(implicit, ir.StrList) and (implicit.line, implicit.column) == (23, 22)
-    assert [(s.line, s.column) for s in implicit.items] == [(23, 23), (23, 38)]
+    assert isinstance(implicit, ir.StrList) and (implicit.line, implicit.column) == (7, 29)
+    assert [(s.line, s.column) for s in implicit.items] == [(7, 30), (7, 45)]
     family = grammar.of(ir.FamilyStmt)[0]
-    assert (family.name.line, family.name.column) == (13, 8)
+    assert (family.name.line, family.name.column) == (2, 8)
 
 
 def test_nodes_print_as_grammar_text() -> None:

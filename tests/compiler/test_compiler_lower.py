@@ -21,6 +21,15 @@ def lower_file(family: str) -> rt.FamilySpec:
     return lower(grammar, f"grammars/{family}.tg", "0" * 64)
 
 
+def line_of(family: str, needle: str) -> int:
+    """The grammar line (1-based) of the first non-comment line holding `needle`."""
+    lines = (GRAMMARS / f"{family}.tg").read_text(encoding="utf-8").splitlines()
+    for number, line in enumerate(lines, 1):
+        if needle in line and not line.lstrip().startswith("#"):
+            return number
+    raise AssertionError(f"{needle!r} not in grammars/{family}.tg")
+
+
 def lower_text(text: str) -> rt.FamilySpec:
     grammar = parse_grammar(text, "x.tg")
     assert check_grammar(grammar, text, "x.tg") == []
@@ -30,28 +39,28 @@ def lower_text(text: str) -> rt.FamilySpec:
 def test_qwen3_coder() -> None:
     spec = lower_file("qwen3_coder")
     assert spec.call == (
-        rt.Lit("<tool_call>", optional=True, line=19),
-        rt.Ws(line=19),
-        rt.Lit("<function=", line=20),
-        rt.Name(until=(">",), line=20),
-        rt.Lit(">", line=20),
+        rt.Lit("<tool_call>", optional=True, line=line_of("qwen3_coder", '"<tool_call>"?')),
+        rt.Ws(line=line_of("qwen3_coder", '"<tool_call>"?')),
+        rt.Lit("<function=", line=line_of("qwen3_coder", '"<function="')),
+        rt.Name(until=(">",), line=line_of("qwen3_coder", '"<function="')),
+        rt.Lit(">", line=line_of("qwen3_coder", '"<function="')),
         rt.XmlParams(
             param_open="<parameter=",
             key_end=">",
             value_end="</parameter>",
             implicit_ends=("<parameter=", "</function>"),
             trim_newline=True,
-            line=21,
+            line=line_of("qwen3_coder", "xml_params("),
         ),
-        rt.Ws(line=26),
-        rt.Lit("</function>", line=26),
-        rt.Ws(line=26),
-        rt.Lit("</tool_call>", optional=True, line=26),
+        rt.Ws(line=line_of("qwen3_coder", 'ws "</function>"')),
+        rt.Lit("</function>", line=line_of("qwen3_coder", 'ws "</function>"')),
+        rt.Ws(line=line_of("qwen3_coder", 'ws "</function>"')),
+        rt.Lit("</tool_call>", optional=True, line=line_of("qwen3_coder", 'ws "</function>"')),
     )
     assert spec.openers == (("<tool_call>", 1), ("<function=", 3))
     assert spec.follows == ((), (), (), (">",), (), ("</function>",), (), (), (), ())
     assert spec.aliases == ("qwen3_xml",)
-    assert spec.reasoning == (rt.Reasoning(("<think>",), ("</think>",), line=16),)
+    assert spec.reasoning == (rt.Reasoning(("<think>",), ("</think>",), line=line_of("qwen3_coder", "reasoning")),)
     assert spec.section is None
 
 
@@ -72,13 +81,13 @@ def test_kimi_k2() -> None:
         until=("<|tool_call_argument_begin|>",),
         pattern=r"(?:functions\.)?(?P<name>[^:\s]+):\d+",
         id_from_header=True,
-        line=21,
+        line=line_of("kimi_k2", "name(until="),
     )
-    assert spec.call[5] == rt.JsonArgs(line=24)
+    assert spec.call[5] == rt.JsonArgs(line=line_of("kimi_k2", "json_args"))
     assert spec.section == rt.Section(
         opens=("<|tool_calls_section_begin|>", "<|tool_call_section_begin|>"),
         closes=("<|tool_calls_section_end|>", "<|tool_call_section_end|>"),
-        line=16,
+        line=line_of("kimi_k2", "section ["),
     )
     assert spec.aliases == ()
 
@@ -87,9 +96,13 @@ def test_hermes() -> None:
     spec = lower_file("hermes")
     assert spec.openers == (("<tool_call>", 1),)
     assert spec.follows == ((), (), ("</tool_call>",), (), ())
-    assert spec.call[2] == rt.JsonCall(("name",), ("arguments", "parameters"), line=15)
+    assert spec.call[2] == rt.JsonCall(
+        ("name",), ("arguments", "parameters"), line=line_of("hermes", "json_call(")
+    )
     assert spec.aliases == ("qwen3_json",)
-    assert spec.reasoning == ()
+    assert spec.reasoning == (
+        rt.Reasoning(("<think>",), ("</think>",), line=line_of("hermes", "reasoning")),
+    )
 
 
 def test_optional_literals_are_collected_until_the_first_required_one() -> None:
