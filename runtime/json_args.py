@@ -9,6 +9,7 @@ that follow the arguments end them even inside an unterminated string: markers w
 from __future__ import annotations
 
 import json
+import re
 from typing import Callable
 
 from .coerce import coerce_json, streams_as_text
@@ -76,8 +77,7 @@ class JsonArgsBuilder:
             return bound if bound >= 0 else self._skip(text, pos, eof)
         end = len(text) if bound < 0 else bound
         if not self._started:
-            while pos < end and text[pos] in " \t\r\n":
-                pos += 1
+            pos = skip_whitespace(text, pos, end)
             if pos >= end:
                 if eof:
                     self.close()
@@ -133,6 +133,15 @@ class JsonArgsBuilder:
         """End the arguments: release what is whole and close what was streamed."""
         self._terminate()
         self.done = True
+
+
+_JSON_WHITESPACE = re.compile(r"[ \t\r\n]*")
+
+
+def skip_whitespace(text: str, pos: int, end: int) -> int:
+    """The position of the first non-whitespace character of text[pos:end] (or `end`)."""
+    found = _JSON_WHITESPACE.match(text, pos, end)
+    return found.end() if found else pos
 
 
 def skip_to_stop(stops: Markers, text: str, pos: int, eof: bool) -> tuple[int, bool]:
@@ -228,8 +237,7 @@ class JsonCallBuilder:
             return pos
         end = len(text)
         if not self._started:
-            while pos < end and text[pos] in " \t\r\n":
-                pos += 1
+            pos = skip_whitespace(text, pos, end)
             if pos >= end:
                 if eof:
                     self._end()
@@ -261,8 +269,7 @@ class JsonCallBuilder:
 
     def _read_args_value(self, text: str, pos: int, stop: int) -> int:
         if not self._mode:
-            while pos < stop and text[pos] in " \t\r\n":
-                pos += 1
+            pos = skip_whitespace(text, pos, stop)
             if pos >= stop:
                 return pos
             if text[pos] == "{" and self.name is not None and self._args is None:
