@@ -138,7 +138,17 @@ class _Out:
 class _Call:
     """The call being read."""
 
-    __slots__ = ("item", "back", "committed", "dropped", "index", "dialect", "held", "args_done")
+    __slots__ = (
+        "item",
+        "back",
+        "committed",
+        "dropped",
+        "index",
+        "dialect",
+        "held",
+        "args_done",
+        "ws_tail",
+    )
 
     def __init__(self, item: int, back: int, opener: str) -> None:
         self.item = item
@@ -149,6 +159,9 @@ class _Call:
         self.dialect: XmlParamsBuilder | JsonArgsBuilder | JsonCallBuilder | None = None
         self.held: list[str] = [opener]  # text read before the name was known
         self.args_done = False
+        # whitespace read since the last marker: markup if another marker of the call
+        # follows, given back as text if the call ends there
+        self.ws_tail: list[str] = []
 
 
 def random_call_id(_: int) -> str:
@@ -312,6 +325,7 @@ class Engine:
                 text = item.text
                 if buf.startswith(text, pos):
                     self._read(call, text)
+                    call.ws_tail.clear()
                     pos += len(text)
                     call.item += 1
                     continue
@@ -333,6 +347,8 @@ class Engine:
                 assert found is not None
                 if found.end() > pos:
                     self._read(call, found.group())
+                    if call.committed:
+                        call.ws_tail.append(found.group())
                     pos = found.end()
                 if pos == end and not eof:
                     return self._wait(pos)
@@ -350,6 +366,8 @@ class Engine:
             if call.dialect is None:
                 call.dialect = self._dialect(call, item)
             new = call.dialect.feed(buf, pos, eof)
+            if new > pos:
+                call.ws_tail.clear()
             if not call.committed:
                 self._read(call, buf[pos:new])
             pos = new
@@ -475,6 +493,8 @@ class Engine:
             self._close_args(call)
         self._call = None
         self.mode = SECTION if self._in_section else CONTENT
+        if call.ws_tail:
+            self._text("".join(call.ws_tail))
 
     def _close_args(self, call: _Call) -> None:
         call.args_done = True

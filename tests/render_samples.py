@@ -1,0 +1,153 @@
+"""Model outputs for property tests, written from a family's compiled grammar.
+
+Nothing here knows a family: it walks the `FamilySpec` (section, reasoning, the call's
+items) and writes what a model would, with hypothesis choosing the layout (optional
+literals, whitespace), the calls and their values. Values a markup cannot carry (a
+string holding the family's own closing marker) are not generated for that family.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from hypothesis import strategies as st
+
+from toolgrammar.runtime.spec import FamilySpec, JsonArgs, JsonCall, Lit, Name, Ws, XmlParams
+
+# characters that make values interesting: quotes, escapes, markup-ish, non-ASCII, astral
+TEXT_ALPHABET = st.sampled_from(
+    list("abcxyz XYZ019.,:;-_/") + ['"', "\\", "'", "<", ">", "{", "}", "[", "]", "\n", "\t",
+    "é", "中", "文", "😀", "\u2028", "&", "=", "|"]
+)
+
+
+def markers_of(spec: FamilySpec) -> set[str]:
+    """Every literal the family's grammar names anywhere."""
+    found = {lit for r in spec.reasoning for lit in (*r.opens, *r.closes)}
+    if spec.section:
+        found |= {*spec.section.opens, *spec.section.closes}
+    for item in spec.call:
+        if isinstance(item, Lit):
+            found.add(item.text)
+        elif isinstance(item, Name):
+            found |= set(item.until)
+        elif isinstance(item, XmlParams):
+            found |= {item.param_open, item.key_end, item.value_end, *item.implicit_ends}
+    return found
+
+
+def carries(spec: FamilySpec, text: str) -> bool:
+    """Whether `text` can stand as a value or as prose in this family's output."""
+    return not any(m in text for m in markers_of(spec) if len(m) > 1)
+
+
+def ends_in_partial_marker(spec: FamilySpec, text: str) -> bool:
+    """An output ending so may be a marker cut short (dropped at the end, by policy)."""
+    return any(
+        m[:k] and text.endswith(m[:k]) for m in markers_of(spec) for k in range(1, len(m))
+    )
+
+
+def plain_text(spec: FamilySpec, min_size: int = 0, max_size: int = 30) -> st.SearchStrategy[str]:
+    return st.text(TEXT_ALPHABET, min_size=min_size, max_size=max_size).filter(
+        lambda t: carries(spec, t) and not ends_in_partial_marker(spec, t.strip())
+    )
+
+
+def value_for(schema: dict[str, Any], spec: FamilySpec) -> st.SearchStrategy[Any]:
+    kind = schema.get("type")
+    if "enum" in schema:
+        return st.sampled_from(schema["enum"])
+    if kind == "integer":
+        return st.integers(-10**12, 10**12)
+    if kind == "number":
+        return st.floats(allow_nan=False, allow_infinity=False, width=64)
+    if kind == "boolean":
+        return st.booleans()
+    if kind == "null":
+        return st.none()
+    if kind == "array":
+        return st.lists(value_for(schema.get("items", {"type": "string"}), spec), max_size=3)
+    if kind == "object":
+        props = schema.get("properties", {})
+        return st.fixed_dictionaries({}, optional={k: value_for(v, spec) for k, v in props.items()})
+    return plain_text(spec)
+
+
+def call_for(tool: dict[str, Any], spec: FamilySpec) -> st.SearchStrategy[tuple[str, dict]]:
+    function = tool["function"]
+    props = function["parameters"].get("properties", {})
+    strategies = {}
+    for key, schema in props.items():
+        if "$ref" in schema:
+            continue  # resolved refs are the coercion tests' business
+        if "anyOf" in schema or isinstance(schema.get("type"), list):
+            continue
+        strategies[key] = value_for(schema, spec)
+    return st.tuples(st.just(function["name"]), st.fixed_dictionaries({}, optional=strategies))
+
+
+def render_header(item: Name, name: str, index: int) -> str:
+    """A header that the grammar's name pattern reads back as `name`."""
+    if item.pattern is None:
+        return name
+    for shape in ("{name}", "functions.{name}:{index}", "{name}:{index}", "functions.{name}"):
+        text = shape.format(name=name, index=index)
+        found = re.fullmatch(item.pattern, text)
+        if found and found.group("name") == name:
+            return text
+    raise ValueError(f"no header shape fits pattern {item.pattern!r}")
+
+
+def render_value_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def render_call(
+    spec: FamilySpec, name: str, args: dict[str, Any], index: int, layout: st.DataObject
+) -> str:
+    out: list[str] = []
+    for item in spec.call:
+        if isinstance(item, Lit):
+            if not item.optional or layout.draw(st.booleans(), label="optional literal"):
+                out.append(item.text)
+        elif isinstance(item, Ws):
+            out.append(layout.draw(st.sampled_from(["", "\n", " "]), label="whitespace"))
+        elif isinstance(item, Name):
+            out.append(render_header(item, name, index))
+        elif isinstance(item, XmlParams):
+            newline = "\n" if item.trim_newline else ""
+            for key, value in args.items():
+                out.append(
+                    f"{item.param_open}{key}{item.key_end}{newline}"
+                    f"{render_value_text(value)}{newline}{item.value_end}\n"
+                )
+        elif isinstance(item, JsonArgs):
+            out.append(json.dumps(args, ensure_ascii=False))
+        elif isinstance(item, JsonCall):
+            body = {item.name_keys[0]: name, item.args_keys[0]: args}
+            out.append(json.dumps(body, ensure_ascii=False))
+    return "".join(out)
+
+
+def render_output(
+    spec: FamilySpec,
+    calls: list[tuple[str, dict[str, Any]]],
+    layout: st.DataObject,
+    before: str = "",
+    after: str = "",
+    reasoning: str | None = None,
+) -> str:
+    """The whole output: reasoning, content, the calls (in the section if any), content."""
+    parts: list[str] = []
+    if reasoning is not None and spec.reasoning:
+        parts.append(spec.reasoning[0].opens[0] + reasoning + spec.reasoning[0].closes[0])
+    parts.append(before + "\n")
+    body = "\n".join(render_call(spec, n, a, i, layout) for i, (n, a) in enumerate(calls))
+    if spec.section and calls:
+        body = spec.section.opens[0] + body + spec.section.closes[0]
+    parts.append(body)
+    parts.append("\n" + after)
+    return "".join(parts)
