@@ -15,7 +15,7 @@ from typing import Iterable
 class Markers:
     """A fixed set of literal markers, searched left-most first, longest first at a tie."""
 
-    __slots__ = ("literals", "_regex", "_prefixes", "_max_prefix")
+    __slots__ = ("literals", "_regex", "_prefixes", "_max_prefix", "_firsts")
 
     def __init__(self, literals: Iterable[str]) -> None:
         unique = sorted({lit for lit in literals if lit}, key=lambda lit: (-len(lit), lit))
@@ -23,6 +23,7 @@ class Markers:
         self._regex = re.compile("|".join(re.escape(lit) for lit in unique)) if unique else None
         self._prefixes = frozenset(lit[:k] for lit in unique for k in range(1, len(lit)))
         self._max_prefix = max((len(lit) - 1 for lit in unique), default=0)
+        self._firsts = tuple(sorted({lit[0] for lit in unique}))
 
     def __bool__(self) -> bool:
         return bool(self.literals)
@@ -40,10 +41,16 @@ class Markers:
         """How many trailing characters of text[start:end] may still begin a marker."""
         if end is None:
             end = len(text)
-        for size in range(min(self._max_prefix, end - start), 0, -1):
-            if text[end - size : end] in self._prefixes:
-                return size
-        return 0
+        low = max(start, end - self._max_prefix)
+        best = end
+        for first in self._firsts:  # a held tail starts with a marker's first character
+            at = text.find(first, low, best)
+            while at >= 0:
+                if text[at:end] in self._prefixes:
+                    best = at
+                    break
+                at = text.find(first, at + 1, best)
+        return end - best
 
     def could_start(self, text: str, start: int) -> bool:
         """Whether all of text[start:] is a proper prefix of some marker."""
