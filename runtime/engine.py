@@ -226,10 +226,12 @@ class Engine:
             mode = self.mode
             if mode == CALL:
                 call = self._call
-                item = call.item if call else -1
+                assert call is not None
+                item = call.item
                 self._waiting = False
                 new = self._run_call(buf, pos, eof)
-                stuck = new == pos and self.mode == CALL and self._call is call and call.item == item
+                # a safety net: a call that neither read nor moved on waits for more text
+                stuck = new == pos and self._call is call and call.item == item
                 pos = new
                 if self._waiting or stuck:
                     break

@@ -61,7 +61,8 @@ def split_at(text: str, points: list[int]) -> list[str]:
 
 
 def random_points(text: str, rng: random.Random) -> list[int]:
-    points, at = [], 0
+    points: list[int] = []
+    at = 0
     while True:
         at += rng.randint(1, 12)
         if at >= len(text):
