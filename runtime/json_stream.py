@@ -285,7 +285,7 @@ class JsonScanner:
         is_key = self._string_is_key
         if self._escape:
             pos = self._continue_escape(text, pos, end)
-            if self._escape or pos >= end:
+            if self._escape or pos >= end or self.state != STRING:
                 return pos
         found = _PLAIN_STRING.match(text, pos, end)
         if found is not None:
