@@ -32,6 +32,10 @@ _NUMBER_CHARS = frozenset("0123456789+-.eE")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z")
 _LITERALS = ("true", "false", "null")
 _HEX = frozenset("0123456789abcdefABCDEF")
+# one step for the commonest shape: a whole plain key and its colon
+_KEY_COLON = re.compile(r'"([^"\\\x00-\x1f]*)"[ \t\n\r]*:[ \t\n\r]*')
+_WHOLE_STRING = re.compile(r'"[^"\\\x00-\x1f]*"')
+_COMMA = re.compile(r",[ \t\n\r]*")
 _SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
 _CLOSER = {"{": "}", "[": "]"}
 
@@ -183,6 +187,28 @@ class JsonScanner:
                 self._pending.append(found.group())
                 pos = found.end()
                 continue
+            if state == KEY and char == '"':
+                found = _KEY_COLON.match(text, pos, end)
+                if found is not None:
+                    pos = self._key_colon(found)
+                    if self.state == PAUSED:
+                        return pos
+                    continue
+            elif state == VALUE and char == '"':
+                found = _WHOLE_STRING.match(text, pos, end)
+                if found is not None:
+                    self._flush(found.group())
+                    self._value_done()
+                    pos = found.end()
+                    continue
+            elif state == AFTER and char == ",":
+                found = _COMMA.match(text, pos, end)
+                assert found is not None
+                self._pending.append(found.group())
+                self.state = KEY if self.stack[-1] == "{" else VALUE
+                self._first = False
+                pos = found.end()
+                continue
             pos += 1
             if state == VALUE:
                 self._value_start(char)
@@ -220,6 +246,16 @@ class JsonScanner:
             if self.state == ERROR:
                 return pos - 1
         return pos
+
+    def _key_colon(self, found: re.Match[str]) -> int:
+        """A whole plain key and its colon, read in one step."""
+        self._pending.append(found.group())
+        self._key_parts = ['"', found.group(1), '"']
+        self.state = VALUE
+        self._first = False
+        if len(self.stack) == 1 and self.on_member is not None:
+            self._member_start()
+        return found.end()
 
     def _member_start(self) -> None:
         raw = "".join(self._key_parts)
