@@ -135,17 +135,18 @@ class _Compiler:
         except Exception:  # unresolvable, remote, junk pointer: no schema
             target = self.node(self._anchor(ref), resolver)
         rest = {k: v for k, v in raw.items() if k != "$ref" and k not in _ANNOTATIONS}
+        joined: _Schema | None
         if not rest:
-            out = target
+            joined = target
         else:
             # Keywords beside the $ref also apply: the target joins them as an allOf member,
             # by reference, so a target still being filled (recursion) stays correct.
-            out = _Schema()
-            self._fill(out, rest, resolver)
+            joined = _Schema()
+            self._fill(joined, rest, resolver)
             if target is not None:
-                out["allOf"] = [target, *out.get("allOf", ())]
-        self.memo[key] = out
-        return out
+                joined["allOf"] = [target, *joined.get("allOf", ())]
+        self.memo[key] = joined
+        return joined
 
     def _anchor(self, ref: str) -> dict | None:
         """`#name` found by hand: referencing crawls the whole document for anchors, and one
@@ -301,7 +302,7 @@ def _collect_types(node: _Schema, seen: set[int]) -> set[str] | None:
             members = node.get(comb)
             for member in members if isinstance(members, list) else ():
                 found = _collect_types(member, seen)
-                if found is None:
+                if found is None or union is None:
                     union = None
                     break
                 union |= found
@@ -348,12 +349,11 @@ def _walk_members(node: _Schema, json_type: str, visit: Callable[[_Schema], None
             continue
         seen.add(id(current))
         visit(current)
-        members = [
-            m
-            for comb in _COMBINATORS
-            for m in (current.get(comb) if isinstance(current.get(comb), list) else ())
-            if isinstance(m, _Schema) and _admits(m, json_type)
-        ]
+        members = []
+        for comb in _COMBINATORS:
+            listed = current.get(comb)
+            if isinstance(listed, list):
+                members += [m for m in listed if isinstance(m, _Schema) and _admits(m, json_type)]
         stack.extend(reversed(members))
 
 
@@ -494,12 +494,12 @@ def _type_json(value: object, node: _Schema) -> object:
             return value
         typed = _type_text(value, node, types)  # type: ignore[arg-type]
         return value if type(typed) is str and typed == value else typed
-    if json_type == "object":
+    if isinstance(value, dict):
         if "object" not in types:
             return value
         props, extra = _object_view(node)
         changed: dict[str, object] | None = None
-        for name, item in value.items():  # type: ignore[union-attr]
+        for name, item in value.items():
             sub = props.get(name, _MISSING)
             if sub is _MISSING:
                 sub = extra
@@ -508,22 +508,22 @@ def _type_json(value: object, node: _Schema) -> object:
             typed = _type_json(item, sub)  # type: ignore[arg-type]
             if typed is not item:
                 if changed is None:
-                    changed = dict(value)  # type: ignore[arg-type]
+                    changed = dict(value)
                 changed[name] = typed
         return value if changed is None else changed
-    if json_type == "array":
+    if isinstance(value, list):
         if "array" not in types:
             return value
         prefix, rest = _array_view(node)
         out: list[object] | None = None
-        for index, item in enumerate(value):  # type: ignore[arg-type]
+        for index, item in enumerate(value):
             sub = prefix[index] if index < len(prefix) else rest
             if sub is None:
                 continue
             typed = _type_json(item, sub)
             if typed is not item:
                 if out is None:
-                    out = list(value)  # type: ignore[arg-type]
+                    out = list(value)
                 out[index] = typed
         return value if out is None else out
     return value
