@@ -11,12 +11,14 @@ import difflib
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Sequence
 
 from toolgrammar.runtime.spec import FamilySpec
 
-from . import checks, emit, lower
+from . import checks, emit, ir, lower
 from .errors import CompileError, CompileErrors
 from .frontend import parse_grammar
+from .inherit import Source, resolve
 
 
 @dataclass
@@ -63,36 +65,61 @@ def display_path(path: Path) -> str:
     return path.as_posix()
 
 
-def compile_grammar_text(text: str, path: str) -> str:
-    """Compile one grammar held in memory; `path` names it in errors and in the output."""
+def compile_grammar_text(text: str, path: str, grammars_dir: Path | None = None) -> str:
+    """Compile one grammar held in memory; `path` names it in errors and in the output.
+    A grammar that `extends` another finds it in `grammars_dir` (default: the installed
+    grammars)."""
     sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    ((spec, code),) = _compile([_Unit(path, path, text, sha)])
+    library = _read_units(grammars_dir or default_paths()[0]) if "extends" in text else []
+    ((spec, code),) = _compile([_Unit(path, path, text, sha)], library)
     return code
 
 
-def _compile(units: list[_Unit]) -> list[tuple[FamilySpec, str]]:
-    """Parse and check every unit, then emit them; raise all errors of all units at once."""
+def _parse_and_check(unit: _Unit, errors: list[CompileError]) -> Source | None:
+    try:
+        grammar = parse_grammar(unit.text, unit.shown)
+    except CompileErrors as exc:
+        errors.extend(exc.errors)
+        return None
+    report = checks.Report(unit.shown, unit.text)
+    checks.check_grammar(grammar, unit.text, unit.shown, report)
+    errors.extend(report.errors)
+    return None if report.errors else Source(unit.source, grammar, report)
+
+
+def _compile(units: list[_Unit], library: Sequence[_Unit] = ()) -> list[tuple[FamilySpec, str]]:
+    """Parse and check every unit, then emit them; raise all errors of all units at once.
+    `library` units are only there to be extended: parsed, never emitted."""
     errors: list[CompileError] = []
-    parsed = []
+    parsed: list[tuple[_Unit, Source]] = []
+    table: dict[str, Source] = {}
+    for unit in library:
+        source = _parse_and_check(unit, [])
+        if source is not None:
+            table[source.grammar.of(ir.FamilyStmt)[0].name.name] = source
     registered: list[checks.Registered] = []
     for unit in units:
-        try:
-            grammar = parse_grammar(unit.text, unit.shown)
-        except CompileErrors as exc:
-            errors.extend(exc.errors)
-            continue
-        found = checks.check_grammar(grammar, unit.text, unit.shown)
-        errors.extend(found)
-        if not found:
-            parsed.append((unit, grammar))
-            registered += checks.registered_names(grammar, checks.Report(unit.shown, unit.text))
+        source = _parse_and_check(unit, errors)
+        if source is not None:
+            parsed.append((unit, source))
+            table[source.grammar.of(ir.FamilyStmt)[0].name.name] = source
+            registered += checks.registered_names(source.grammar, source.report)
+    built = []
+    for unit, source in parsed:
+        before = len(source.report.errors)
+        result = resolve(source, table)
+        if result is not None:
+            checks.check_params(result.grammar, source.report)
+        errors.extend(source.report.errors[before:])
+        if result is not None and len(source.report.errors) == before:
+            built.append((unit, result))
     errors.extend(checks.check_registry(registered))
     if errors:
         raise CompileErrors(errors)
     results = []
-    for unit, grammar in parsed:
-        spec = lower.lower(grammar, unit.source, unit.sha256)
-        view = lower.family_view(grammar, spec)
+    for unit, result in built:
+        spec = lower.lower(result.grammar, unit.source, unit.sha256)
+        view = lower.family_view(result.grammar, spec, result.origins)
         results.append((spec, emit.render_family(view, unit.source)))
     return results
 

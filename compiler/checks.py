@@ -17,6 +17,8 @@ from . import ir
 from .errors import CompileError, error_at
 
 NAME_RE = re.compile(r"[a-z][a-z0-9_-]*")  # as grammars/README.md states it
+PARAM_NAME_RE = re.compile(r"[a-z_][a-z0-9_]*")
+PARAM_REF = re.compile(r"\$\{([^}]*)\}")
 NAME_RULE = "use lowercase letters, digits, `_` and `-`, starting with a letter"
 
 
@@ -32,14 +34,18 @@ class Report:
         self.errors.append(error_at(self.path, self.text, node.line, node.column, message))
 
 
-def check_grammar(grammar: ir.Grammar, text: str, path: str) -> list[CompileError]:
-    """All errors of one parsed grammar file (empty when it is fine)."""
-    report = Report(path, text)
+def check_grammar(
+    grammar: ir.Grammar, text: str, path: str, report: Report | None = None
+) -> list[CompileError]:
+    """All errors of one parsed grammar file (empty when it is fine). Errors go into
+    `report` when one is given, so later checks can add to the same file's list."""
+    report = report if report is not None else Report(path, text)
     _check_statements(grammar, report)
     for stmt in grammar.of(ir.AliasesStmt):
         _check_aliases(grammar, stmt, report)
     for stmt in grammar.of(ir.ReasoningStmt) + grammar.of(ir.SectionStmt):
         _check_markers(stmt, report)
+    _check_prompt_opened(grammar, report)
     for call in grammar.of(ir.CallStmt):
         _check_call(call, report)
     _check_empty_strings(grammar, report)
@@ -63,14 +69,52 @@ def _check_statements(grammar: ir.Grammar, report: Report) -> None:
     for kind, word in (
         (ir.FamilyStmt, "family"),
         (ir.AliasesStmt, "aliases"),
+        (ir.ExtendsStmt, "extends"),
         (ir.SectionStmt, "section"),
         (ir.CallStmt, "call"),
     ):
         first, *more = grammar.of(kind) or [None]
         for stmt in more:
             report.error(stmt, f"duplicate `{word}` statement (first at line {first.line})")
-    if not grammar.of(ir.CallStmt):
+    if not grammar.of(ir.CallStmt) and not grammar.of(ir.ExtendsStmt):
         report.error(grammar, "missing `call` statement: a grammar describes one call")
+    for stmt in grammar.of(ir.ExtendsStmt):
+        if stmt.name.name in {f.name.name for f in families}:
+            report.error(stmt.name, f"family `{stmt.name}` cannot extend itself")
+    seen: dict[str, ir.ParamStmt] = {}
+    for param in grammar.of(ir.ParamStmt):
+        name = param.name.name
+        if not PARAM_NAME_RE.fullmatch(name):
+            report.error(
+                param.name, f"invalid param name `{name}`: use lowercase letters, digits and `_`"
+            )
+        if name in seen:
+            report.error(param.name, f"param `{name}` is declared twice (line {seen[name].line})")
+        seen.setdefault(name, param)
+        if PARAM_REF.search(param.default.value):
+            report.error(param.default, "a param default cannot refer to a param")
+
+
+def check_params(grammar: ir.Grammar, report: Report) -> None:
+    """Every `${NAME}` names a declared param and every param is used. Run on the grammar
+    as built, inherited statements included, so a child may use its parent's params."""
+    declared = {p.name.name: p for p in grammar.of(ir.ParamStmt)}
+    defaults = {id(p.default) for p in grammar.of(ir.ParamStmt)}
+    used: set[str] = set()
+    for node in _strings(grammar):
+        if id(node) in defaults:
+            continue
+        text = node.text if isinstance(node, ir.Literal) else getattr(node, "value", "")
+        for found in PARAM_REF.finditer(text):
+            name = found.group(1)
+            used.add(name)
+            if name not in declared:
+                report.error(
+                    node, f'unknown param `${{{name}}}`: declare it with `param {name} = "..."`'
+                )
+    for name, param in declared.items():
+        if name not in used:
+            report.error(param.name, f"param `{name}` is never used as `${{{name}}}`")
 
 
 def _check_aliases(grammar: ir.Grammar, stmt: ir.AliasesStmt, report: Report) -> None:
@@ -93,6 +137,14 @@ def _check_markers(stmt: ir.ReasoningStmt | ir.SectionStmt, report: Report) -> N
     for close in closes:
         if close.value and close.value in opens:
             report.error(close, f"{word} closer {close} is also an opener")
+
+
+def _check_prompt_opened(grammar: ir.Grammar, report: Report) -> None:
+    flagged = [s for s in grammar.of(ir.ReasoningStmt) if s.prompt_opened]
+    for extra in flagged[1:]:
+        report.error(
+            extra, f"`prompt_opened` is a family default; give it once (line {flagged[0].line})"
+        )
 
 
 # --------------------------------------------------------------------------- call
@@ -233,6 +285,8 @@ def _check_element(element: ir.Element, report: Report) -> ir.ElementSig | None:
     for name, param in sig.params.items():
         if param.required and name not in seen:
             report.error(element, f"`{element.name}` needs the argument `{name}=`")
+    if element.name == "xml_params":
+        _check_xml_params(element, report)
     return sig
 
 
@@ -258,17 +312,43 @@ def _check_value(element: ir.Element, arg: ir.Arg, param: ir.Param, report: Repo
     elif isinstance(value, ir.Int) and value.value <= 0:
         report.error(value, f"`{arg.name}` of `{element.name}` must be a positive integer")
     elif isinstance(value, ir.Regex):
-        _check_regex(value, report)
+        _check_regex(element, value, param.groups, report)
 
 
-def _check_regex(value: ir.Regex, report: Report) -> None:
+def _check_regex(
+    element: ir.Element, value: ir.Regex, groups: tuple[str, ...], report: Report
+) -> None:
     try:
         compiled = re.compile(value.pattern)
     except re.error as exc:
         report.error(value, f"invalid regex {value}: {exc}")
         return
-    if "name" not in compiled.groupindex:
-        report.error(value, f"regex {value} needs a group named `name`: (?P<name>...)")
+    for group in groups:
+        if group not in compiled.groupindex:
+            report.error(value, f"regex {value} needs a group named `{group}`: (?P<{group}>...)")
+    if PARAM_REF.search(value.pattern):
+        report.error(value, f"regex {value}: `${{...}}` parameters work in strings, not regexes")
+    if element.name == "xml_params":
+        has_text = "text" in compiled.groupindex
+        if has_text and element.arg("text_when") is None:
+            report.error(
+                value,
+                "the `text` group needs `text_when=[...]`: the group values that mean raw text",
+            )
+
+
+def _check_xml_params(element: ir.Element, report: Report) -> None:
+    text_when = element.arg("text_when")
+    pattern = element.arg("key_pattern")
+    if text_when is not None and not (
+        isinstance(pattern, ir.Regex) and "(?P<text>" in pattern.pattern
+    ):
+        report.error(
+            text_when, "`text_when` needs a `key_pattern` with a group named `text`: (?P<text>...)"
+        )
+    trim, strip = element.arg("trim_newline"), element.arg("strip")
+    if isinstance(trim, ir.Bool) and isinstance(strip, ir.Bool) and trim.value and strip.value:
+        report.error(strip, "`strip=true` already trims newlines; drop `trim_newline`")
 
 
 # --------------------------------------------------------------------------- strings
@@ -287,7 +367,10 @@ def _strings(node: ir.Node) -> Iterator[ir.Node]:
 
 
 def _check_empty_strings(grammar: ir.Grammar, report: Report) -> None:
+    defaults = {id(p.default) for p in grammar.of(ir.ParamStmt)}  # "" is a fine default
     for node in _strings(grammar):
+        if id(node) in defaults:
+            continue
         if isinstance(node, ir.Literal) and not node.text:
             report.error(node, "empty string literal")
         elif isinstance(node, ir.Str) and not node.value:

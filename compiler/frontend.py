@@ -22,8 +22,8 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 from . import ir
 from .errors import CompileError, CompileErrors, error_at
 
-STATEMENTS = ("family", "aliases", "reasoning", "section", "call")
-KEYWORDS = STATEMENTS + ("true", "false")
+STATEMENTS = ("family", "aliases", "extends", "param", "reasoning", "section", "ignore", "call")
+KEYWORDS = STATEMENTS + ("true", "false", "prompt_opened", "optional")
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,8 @@ MISTAKES: tuple[Mistake, ...] = (
         ),
     ),
     Mistake(
-        "unknown statement `{token}`: statements are family, aliases, reasoning, section and call",
+        "unknown statement `{token}`: statements are family, aliases, extends, param, "
+        "reasoning, section, ignore and call",
         ("alias x", "family x alias y", 'family x reasoning "a" "b" sections'),
         suggest=STATEMENTS,
     ),
@@ -312,14 +313,33 @@ class _ToIR(Transformer):
         return ir.AliasesStmt(names=names, **_pos(meta))
 
     @v_args(meta=True)
+    def extends(self, meta: Any, children: list[Token]) -> ir.ExtendsStmt:
+        _, name = children
+        return ir.ExtendsStmt(name=ir.Ident(name=name.value, **_pos(name)), **_pos(meta))
+
+    @v_args(meta=True)
+    def param(self, meta: Any, children: list[Token]) -> ir.ParamStmt:
+        _, name, default = children
+        return ir.ParamStmt(
+            name=ir.Ident(name=name.value, **_pos(name)), default=self._str(default), **_pos(meta)
+        )
+
+    @v_args(meta=True)
     def reasoning(self, meta: Any, children: list[Any]) -> ir.ReasoningStmt:
-        _, opens, closes = children
-        return ir.ReasoningStmt(opens=opens, closes=closes, **_pos(meta))
+        _, opens, closes, flag = children
+        return ir.ReasoningStmt(
+            opens=opens, closes=closes, prompt_opened=flag is not None, **_pos(meta)
+        )
 
     @v_args(meta=True)
     def section(self, meta: Any, children: list[Any]) -> ir.SectionStmt:
-        _, opens, closes = children
-        return ir.SectionStmt(opens=opens, closes=closes, **_pos(meta))
+        _, opens, closes, flag = children
+        return ir.SectionStmt(opens=opens, closes=closes, optional=flag is not None, **_pos(meta))
+
+    @v_args(meta=True)
+    def ignore(self, meta: Any, children: list[Any]) -> ir.IgnoreStmt:
+        _, found = children
+        return ir.IgnoreStmt(markers=found, **_pos(meta))
 
     @v_args(meta=True)
     def call(self, meta: Any, children: list[Any]) -> ir.CallStmt:

@@ -227,22 +227,59 @@ class AliasesStmt(Node):
         return "aliases " + ", ".join(str(n) for n in self.names)
 
 
+class ExtendsStmt(Node):
+    """`extends NAME`: start from another family's grammar; statements given here replace
+    the inherited statements of the same kind."""
+
+    kind: L["extends"] = "extends"
+    name: Ident
+
+    def __str__(self) -> str:
+        return f"extends {self.name}"
+
+
+class ParamStmt(Node):
+    """`param NAME = "default"`: a value chosen when a parser is made, used as `${NAME}`
+    inside any string of the grammar (Hunyuan's per-checkpoint tag suffix)."""
+
+    kind: L["param"] = "param"
+    name: Ident
+    default: Str
+
+    def __str__(self) -> str:
+        return f"param {self.name} = {self.default}"
+
+
 class ReasoningStmt(Node):
     kind: L["reasoning"] = "reasoning"
     opens: Markers
     closes: Markers
+    prompt_opened: bool = False
 
     def __str__(self) -> str:
-        return f"reasoning {self.opens} {self.closes}"
+        flag = " prompt_opened" if self.prompt_opened else ""
+        return f"reasoning {self.opens} {self.closes}{flag}"
 
 
 class SectionStmt(Node):
     kind: L["section"] = "section"
     opens: Markers
     closes: Markers
+    optional: bool = False
 
     def __str__(self) -> str:
-        return f"section {self.opens} {self.closes}"
+        flag = " optional" if self.optional else ""
+        return f"section {self.opens} {self.closes}{flag}"
+
+
+class IgnoreStmt(Node):
+    """`ignore MARKERS`: markers dropped wherever they appear outside a call."""
+
+    kind: L["ignore"] = "ignore"
+    markers: Markers
+
+    def __str__(self) -> str:
+        return f"ignore {self.markers}"
 
 
 class CallStmt(Node):
@@ -265,7 +302,16 @@ def item_lines(items: tuple[Item, ...]) -> list[tuple[int, str]]:
 
 
 Statement = Annotated[
-    Union[FamilyStmt, AliasesStmt, ReasoningStmt, SectionStmt, CallStmt],
+    Union[
+        FamilyStmt,
+        AliasesStmt,
+        ExtendsStmt,
+        ParamStmt,
+        ReasoningStmt,
+        SectionStmt,
+        IgnoreStmt,
+        CallStmt,
+    ],
     Field(discriminator="kind"),
 ]
 
@@ -313,6 +359,7 @@ class Param:
     type: ArgType
     required: bool = False
     default: Any = None
+    groups: tuple[str, ...] = ()  # a REGEX argument: its required named group(s)
 
 
 @dataclass(frozen=True)
@@ -329,7 +376,7 @@ ELEMENTS: dict[str, ElementSig] = {
     "name": ElementSig(
         params={
             "until": Param(ArgType.STRINGS, required=True),
-            "pattern": Param(ArgType.REGEX),
+            "pattern": Param(ArgType.REGEX, groups=("name",)),
             "id": Param(ArgType.HEADER),
             "max_len": Param(ArgType.INT, default=256),
         },
@@ -342,6 +389,11 @@ ELEMENTS: dict[str, ElementSig] = {
             "value_end": Param(ArgType.STRING, required=True),
             "implicit_end": Param(ArgType.STRINGS, default=()),
             "trim_newline": Param(ArgType.BOOL, default=False),
+            "value_open": Param(ArgType.STRING, default=""),
+            "key_pattern": Param(ArgType.REGEX, groups=("key",)),
+            "text_when": Param(ArgType.STRINGS, default=()),
+            "strip": Param(ArgType.BOOL, default=False),
+            "xml_unescape": Param(ArgType.BOOL, default=False),
         },
         is_dialect=True,
     ),

@@ -49,21 +49,29 @@ def _name(e: ir.Element) -> rt.Name:
 
 
 def _xml_params(e: ir.Element) -> rt.XmlParams:
-    trim = e.arg("trim_newline")
-
     def text(arg: str) -> str:
         value = e.arg(arg)
+        if value is None:
+            return str(_default("xml_params", arg))
         assert isinstance(value, ir.Str), "checked before lowering"
         return value.value
 
+    def flag(arg: str) -> bool:
+        value = e.arg(arg)
+        return value.value if isinstance(value, ir.Bool) else bool(_default("xml_params", arg))
+
+    pattern = e.arg("key_pattern")
     return rt.XmlParams(
         param_open=text("open"),
         key_end=text("key_end"),
         value_end=text("value_end"),
         implicit_ends=_strings_arg(e, "implicit_end"),
-        trim_newline=(
-            trim.value if isinstance(trim, ir.Bool) else _default("xml_params", "trim_newline")
-        ),
+        trim_newline=flag("trim_newline"),
+        value_open=text("value_open"),
+        key_pattern=pattern.pattern if isinstance(pattern, ir.Regex) else None,
+        text_when=_strings_arg(e, "text_when"),
+        strip=flag("strip"),
+        xml_unescape=flag("xml_unescape"),
         line=e.line,
     )
 
@@ -122,8 +130,22 @@ def follows(call: tuple[rt.Item, ...]) -> tuple[tuple[str, ...], ...]:
     return tuple(result)
 
 
-def _markers(stmt: ir.ReasoningStmt | ir.SectionStmt, cls: type) -> Any:
-    return cls(opens=ir.strings(stmt.opens), closes=ir.strings(stmt.closes), line=stmt.line)
+def _reasoning(stmt: ir.ReasoningStmt) -> rt.Reasoning:
+    return rt.Reasoning(
+        opens=ir.strings(stmt.opens),
+        closes=ir.strings(stmt.closes),
+        prompt_opened=stmt.prompt_opened,
+        line=stmt.line,
+    )
+
+
+def _section(stmt: ir.SectionStmt) -> rt.Section:
+    return rt.Section(
+        opens=ir.strings(stmt.opens),
+        closes=ir.strings(stmt.closes),
+        optional=stmt.optional,
+        line=stmt.line,
+    )
 
 
 def lower(grammar: ir.Grammar, source: str, source_sha256: str) -> rt.FamilySpec:
@@ -140,8 +162,10 @@ def lower(grammar: ir.Grammar, source: str, source_sha256: str) -> rt.FamilySpec
         call=call,
         openers=openers(call),
         follows=follows(call),
-        reasoning=tuple(_markers(s, rt.Reasoning) for s in grammar.of(ir.ReasoningStmt)),
-        section=_markers(sections[0], rt.Section) if sections else None,
+        reasoning=tuple(_reasoning(s) for s in grammar.of(ir.ReasoningStmt)),
+        section=_section(sections[0]) if sections else None,
+        ignore=tuple(m for stmt in grammar.of(ir.IgnoreStmt) for m in ir.strings(stmt.markers)),
+        params=tuple((p.name.name, p.default.value) for p in grammar.of(ir.ParamStmt)),
     )
 
 
@@ -149,10 +173,13 @@ def lower(grammar: ir.Grammar, source: str, source_sha256: str) -> rt.FamilySpec
 
 
 def py_expr(value: Any) -> str:
-    """A Python expression that evaluates to `value` (runtime spec objects and literals)."""
+    """A Python expression that evaluates to `value` (runtime spec objects and literals);
+    fields left at their default are not written, so the output reads like the grammar."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         args = ", ".join(
-            f"{f.name}={py_expr(getattr(value, f.name))}" for f in dataclasses.fields(value)
+            f"{f.name}={py_expr(getattr(value, f.name))}"
+            for f in dataclasses.fields(value)
+            if f.default is dataclasses.MISSING or getattr(value, f.name) != f.default
         )
         return f"{type(value).__name__}({args})"
     if isinstance(value, tuple):
@@ -226,6 +253,8 @@ class FamilyView:
     follows: tuple[Entry, ...]
     reasoning: tuple[Entry, ...]
     section: Entry
+    ignore: Entry
+    params: Entry
 
 
 def header(source: str, sha256: str) -> tuple[str, ...]:
@@ -245,8 +274,16 @@ def _short(item: ir.Item) -> str:
     return f"{item.name}(...)" if isinstance(item, ir.Element) and item.args else str(item)
 
 
-def family_view(grammar: ir.Grammar, spec: rt.FamilySpec) -> FamilyView:
-    """The view model of one generated family module."""
+def family_view(
+    grammar: ir.Grammar, spec: rt.FamilySpec, origins: dict[int, str] | None = None
+) -> FamilyView:
+    """The view model of one generated family module. `origins` maps an inherited
+    statement (by id) to the grammar file it came from, for the line comments."""
+    origins = origins or {}
+
+    def where(stmt: ir.Node) -> str:
+        return f"{origins.get(id(stmt), spec.source)}:{stmt.line}"
+
     (call_stmt,) = grammar.of(ir.CallStmt)
     items = call_stmt.items
     lines = dict(ir.item_lines(items))
@@ -254,7 +291,9 @@ def family_view(grammar: ir.Grammar, spec: rt.FamilySpec) -> FamilyView:
     for index, (item, lowered) in enumerate(zip(items, spec.call)):
         starts_line = index == 0 or items[index - 1].line != item.line
         comment = (
-            _comment(f"{spec.source}:{item.line}: {lines[item.line]}") if starts_line else None
+            _comment(f"{origins.get(id(call_stmt), spec.source)}:{item.line}: {lines[item.line]}")
+            if starts_line
+            else None
         )
         call.append(Entry(py_expr(lowered), comment))
     follows = tuple(
@@ -262,13 +301,25 @@ def family_view(grammar: ir.Grammar, spec: rt.FamilySpec) -> FamilyView:
         for index, (item, after) in enumerate(zip(items, spec.follows))
     )
     reasoning = tuple(
-        Entry(py_expr(r), _comment(f"{spec.source}:{stmt.line}: {stmt}"))
+        Entry(py_expr(r), _comment(f"{where(stmt)}: {stmt}"))
         for r, stmt in zip(spec.reasoning, grammar.of(ir.ReasoningStmt))
     )
     section = Entry("None")
     if spec.section is not None:
         stmt = grammar.of(ir.SectionStmt)[0]
-        section = Entry(py_expr(spec.section), _comment(f"{spec.source}:{stmt.line}: {stmt}"))
+        section = Entry(py_expr(spec.section), _comment(f"{where(stmt)}: {stmt}"))
+    ignore = Entry(py_expr(spec.ignore))
+    if spec.ignore:
+        ignore = Entry(
+            py_expr(spec.ignore),
+            _comment("; ".join(f"{where(s)}: {s}" for s in grammar.of(ir.IgnoreStmt))),
+        )
+    params = Entry(py_expr(spec.params))
+    if spec.params:
+        params = Entry(
+            py_expr(spec.params),
+            _comment("; ".join(f"{where(s)}: {s}" for s in grammar.of(ir.ParamStmt))),
+        )
     used = {"FamilySpec"} | {type(i).__name__ for i in spec.call}
     used |= {"Reasoning"} if spec.reasoning else set()
     used |= {"Section"} if spec.section else set()
@@ -286,6 +337,8 @@ def family_view(grammar: ir.Grammar, spec: rt.FamilySpec) -> FamilyView:
         follows=follows,
         reasoning=reasoning,
         section=section,
+        ignore=ignore,
+        params=params,
     )
 
 

@@ -25,13 +25,13 @@ SPEC = FamilySpec(
     source_sha256="d9cb6f47e4f351128a5546fcce834f60f8eaef6f07a4e06c9cce5a5308765fa0",
     call=(
         # grammars/hermes.tg:21: "<tool_call>" ws
-        Lit(text="<tool_call>", optional=False, line=21),
+        Lit(text="<tool_call>", line=21),
         Ws(line=21),
         # grammars/hermes.tg:22: json_call(name="name", arguments=["arguments", "parameters"])
-        JsonCall(name_keys=("name",), args_keys=("arguments", "parameters"), line=22),
+        JsonCall(line=22),
         # grammars/hermes.tg:23: ws "</tool_call>"
         Ws(line=23),
-        Lit(text="</tool_call>", optional=False, line=23),
+        Lit(text="</tool_call>", line=23),
     ),
     openers=(("<tool_call>", 1),),
     # follows[i]: the literals that can come right after call item i

@@ -25,24 +25,23 @@ SPEC = FamilySpec(
     source_sha256="56e2bf1e52acbe347ca6ec5a1a87ad0f40e996401694a71d20766efbe5bf945f",
     call=(
         # grammars/kimi_k2.tg:23: "<|tool_call_begin|>" ws
-        Lit(text="<|tool_call_begin|>", optional=False, line=23),
+        Lit(text="<|tool_call_begin|>", line=23),
         Ws(line=23),
         # grammars/kimi_k2.tg:24: name(until="<|tool_call_argument_begin|>", pattern=/(?:functions\.)?(?P<name>[^:\s]+):\d+/, id=header)
         Name(
             until=("<|tool_call_argument_begin|>",),
             pattern=r"(?:functions\.)?(?P<name>[^:\s]+):\d+",
             id_from_header=True,
-            max_len=256,
             line=24,
         ),
         # grammars/kimi_k2.tg:26: "<|tool_call_argument_begin|>" ws
-        Lit(text="<|tool_call_argument_begin|>", optional=False, line=26),
+        Lit(text="<|tool_call_argument_begin|>", line=26),
         Ws(line=26),
         # grammars/kimi_k2.tg:27: json_args
         JsonArgs(line=27),
         # grammars/kimi_k2.tg:28: ws "<|tool_call_end|>"
         Ws(line=28),
-        Lit(text="<|tool_call_end|>", optional=False, line=28),
+        Lit(text="<|tool_call_end|>", line=28),
     ),
     openers=(("<|tool_call_begin|>", 1),),
     # follows[i]: the literals that can come right after call item i

@@ -28,9 +28,9 @@ SPEC = FamilySpec(
         Lit(text="<tool_call>", optional=True, line=21),
         Ws(line=21),
         # grammars/qwen3_coder.tg:22: "<function=" name(until=">") ">"
-        Lit(text="<function=", optional=False, line=22),
-        Name(until=(">",), pattern=None, id_from_header=False, max_len=256, line=22),
-        Lit(text=">", optional=False, line=22),
+        Lit(text="<function=", line=22),
+        Name(until=(">",), line=22),
+        Lit(text=">", line=22),
         # grammars/qwen3_coder.tg:23: xml_params(open="<parameter=", key_end=">", value_end="</parameter>", implicit_end=["<parameter=", "</function>"], trim_newline=true)
         XmlParams(
             param_open="<parameter=",
@@ -42,7 +42,7 @@ SPEC = FamilySpec(
         ),
         # grammars/qwen3_coder.tg:28: ws "</function>" ws "</tool_call>"?
         Ws(line=28),
-        Lit(text="</function>", optional=False, line=28),
+        Lit(text="</function>", line=28),
         Ws(line=28),
         Lit(text="</tool_call>", optional=True, line=28),
     ),

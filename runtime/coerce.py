@@ -652,6 +652,12 @@ def coerce_text(text: str, schema: dict | None) -> object:
         return text
 
 
+def decode_json_or_text(text: str) -> object:
+    """A markup value flagged as JSON: its JSON value when it parses, else the text."""
+    value = _loads(text.strip())
+    return text if value is _FAIL else value
+
+
 def coerce_json(value: object, schema: dict | None) -> object:
     """A JSON value the model wrote, with strings typed where the schema rules string out.
 

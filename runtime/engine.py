@@ -42,6 +42,9 @@ class CompiledFamily:
         "reasoning_closes",
         "section_opens",
         "section_closes",
+        "calls_anywhere",
+        "ignore",
+        "prompt_opened",
         "content_markers",
         "reasoning_markers",
         "section_markers",
@@ -58,10 +61,15 @@ class CompiledFamily:
         self.reasoning_closes = {c for r in spec.reasoning for c in r.closes}
         self.section_opens = set(spec.section.opens) if spec.section else set()
         self.section_closes = set(spec.section.closes) if spec.section else set()
-        entry = self.section_opens or set(self.openers)
-        self.content_markers = markers((*self.reasoning_opens, *self.reasoning_closes, *entry))
-        self.reasoning_markers = markers((*self.reasoning_opens, *self.reasoning_closes, *entry))
-        self.section_markers = markers((*self.openers, *self.section_closes))
+        # calls open in content too: no section, or an optional one
+        self.calls_anywhere = spec.section is None or spec.section.optional
+        self.ignore = set(spec.ignore)
+        self.prompt_opened = any(r.prompt_opened for r in spec.reasoning)
+        entry = self.section_opens | (set(self.openers) if self.calls_anywhere else set())
+        reasoning = (*self.reasoning_opens, *self.reasoning_closes)
+        self.content_markers = markers((*reasoning, *entry, *self.ignore))
+        self.reasoning_markers = markers((*reasoning, *entry, *self.ignore))
+        self.section_markers = markers((*self.openers, *self.section_closes, *self.ignore))
         # an unfinished marker of these at the end of output is an unfinished call opener
         self.call_drop_prefixes = markers((*entry, *self.openers))
         self.name_markers: dict[int, Markers] = {}
@@ -116,7 +124,9 @@ class _Out:
             last = deltas[-1] if deltas else None
             if kind == "call":
                 part = ToolCallDelta(
-                    entry[1], entry[2], FunctionDelta(entry[3], "".join(entry[4])),
+                    entry[1],
+                    entry[2],
+                    FunctionDelta(entry[3], "".join(entry[4])),
                     "function" if entry[2] is not None else None,
                 )
                 if last is not None and last.tool_calls and last.content is None:
@@ -180,7 +190,7 @@ class Engine:
         spec: FamilySpec,
         tools: ToolSchemas,
         *,
-        reasoning_open: bool = False,
+        reasoning_open: bool | None = None,
         unknown_tools: str = "keep",
         call_id: Callable[[int], str] = random_call_id,
     ) -> None:
@@ -190,13 +200,17 @@ class Engine:
         self.tools = tools
         self.unknown_tools = unknown_tools
         self.call_id = call_id
+        if reasoning_open is None:  # the grammar's default: did the prompt open it?
+            reasoning_open = self.family.prompt_opened
         self.mode = REASONING if (reasoning_open and spec.reasoning) else CONTENT
         self.calls_emitted = 0
         self.finished = False
         self._pending = ""
         self._out = _Out()
         self._call: _Call | None = None
-        self._ws_held: list[str] = []  # content's trailing whitespace: markup if a marker or the end follows
+        self._ws_held: list[str] = (
+            []
+        )  # content's trailing whitespace: markup if a marker or the end follows
         self._content_started = False  # leading whitespace of the content is dropped
         self._in_section = False
         self._current_name = ""
@@ -296,7 +310,9 @@ class Engine:
 
     def _marker(self, lit: str, pos: int) -> int:
         family = self.family
-        if lit in family.openers and (self.mode == SECTION or not family.section_opens):
+        if lit in family.ignore:
+            return pos
+        if lit in family.openers and (self.mode == SECTION or family.calls_anywhere):
             self._call = _Call(family.openers[lit], self.mode, lit)
             self.mode = CALL
             return pos

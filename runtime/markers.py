@@ -32,7 +32,9 @@ class Markers:
         """The position and text of the earliest marker in text[start:end], or (-1, "")."""
         if self._regex is None:
             return -1, ""
-        found = self._regex.search(text, start) if end is None else self._regex.search(text, start, end)
+        found = (
+            self._regex.search(text, start) if end is None else self._regex.search(text, start, end)
+        )
         if found is None:
             return -1, ""
         return found.start(), found.group()

@@ -50,7 +50,13 @@ class XmlParams:
 
     `implicit_ends` also close an open value without being consumed (the next
     parameter opener, the function closer). `trim_newline` removes one newline
-    right after KEY_END and one right before the closer.
+    right after KEY_END and one right before the closer; `strip` removes all
+    whitespace around the value. With `value_open` the value starts at that marker
+    after the key (GLM's `</arg_key><arg_value>`). `key_pattern` reads the text
+    between OPEN and KEY_END (fullmatch, after stripping): group `key` is the name and
+    an optional group `text` is a per-parameter flag, raw text when its value is in
+    `text_when`, JSON otherwise (DSML's `string="true"`). `xml_unescape` decodes XML
+    entities in values.
     """
 
     param_open: str
@@ -58,6 +64,11 @@ class XmlParams:
     value_end: str
     implicit_ends: tuple[str, ...] = ()
     trim_newline: bool = False
+    value_open: str = ""
+    key_pattern: str | None = None
+    text_when: tuple[str, ...] = ()
+    strip: bool = False
+    xml_unescape: bool = False
     line: int = 0
 
 
@@ -87,6 +98,7 @@ class Reasoning:
 
     opens: tuple[str, ...]
     closes: tuple[str, ...]
+    prompt_opened: bool = False  # the family's default: the prompt opened the block
     line: int = 0
 
 
@@ -94,11 +106,13 @@ class Reasoning:
 class Section:
     """A wrapper around one or more calls; whitespace between its calls is markup.
 
-    When a grammar declares a section, calls open only inside it.
+    When a grammar declares a section, calls open only inside it, unless it is
+    `optional`: then a call opener in content opens a call too.
     """
 
     opens: tuple[str, ...]
     closes: tuple[str, ...]
+    optional: bool = False
     line: int = 0
 
 
@@ -121,3 +135,5 @@ class FamilySpec:
     follows: tuple[tuple[str, ...], ...]
     reasoning: tuple[Reasoning, ...] = ()
     section: Section | None = None
+    ignore: tuple[str, ...] = ()  # markers dropped wherever they appear outside a call
+    params: tuple[tuple[str, str], ...] = ()  # (name, default); strings say `${name}`

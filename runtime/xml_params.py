@@ -2,9 +2,11 @@
 
 Values are text. A value whose schema allows only strings (or that has no schema)
 streams as a JSON string as its characters arrive, holding back only what could still
-be a closing marker or the markup's newline. Any other value is typed from the schema
-once complete and released whole: a typed value is never streamed early, so coercion
-can never rewrite bytes a client already holds.
+be a closing marker, the markup's newline, trailing whitespace that `strip` removes, or
+half an XML entity. Any other value is typed from the schema once complete and released
+whole: a typed value is never streamed early, so coercion can never rewrite bytes a
+client already holds. A parameter flagged as JSON by its key (DSML's `string="false"`)
+is decoded as JSON, falling back to its text, then typed.
 
 The arguments are written as `json.dumps` would (`{"k": "v", "n": 3}`), each parameter
 once, in the order the model wrote them. A repeated name is written again: the streamed
@@ -14,17 +16,38 @@ text stays a prefix, and `json.loads` keeps its first position with the last val
 from __future__ import annotations
 
 import json
+import re
 from typing import Callable
 
-from .coerce import coerce_text, streams_as_text
-from .markers import Markers, markers
+from .coerce import coerce_json, coerce_text, decode_json_or_text, streams_as_text
+from .markers import markers
 from .spec import XmlParams
 
-BETWEEN, KEY, VALUE_START, VALUE, DONE = range(5)
+BETWEEN, KEY, VALUE_OPEN, VALUE_START, VALUE, DONE = range(6)
+
+_MAX_KEY = 256
+_MAX_ENTITY = 10  # "&#x10FFFF;"
+_ENTITY = re.compile(r"&(lt|gt|amp|quot|apos|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});")
+_NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
 
 
 def _json_string_body(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+def _entity(found: re.Match[str]) -> str:
+    body = found.group(1)
+    if body[0] != "#":
+        return _NAMED[body]
+    code = int(body[2:], 16) if body[1] in "xX" else int(body[1:])
+    if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF or code == 0:
+        return found.group(0)  # not a character: kept as written
+    return chr(code)
+
+
+def xml_unescape(text: str) -> str:
+    """XML's five named entities and numeric character references; anything else as is."""
+    return _ENTITY.sub(_entity, text) if "&" in text else text
 
 
 class XmlParamsBuilder:
@@ -37,14 +60,17 @@ class XmlParamsBuilder:
         "state",
         "done",
         "_between",
+        "_value_opens",
         "_value_ends",
+        "_key_pattern",
         "_count",
         "_key",
+        "_json_flagged",
         "_schema",
         "_as_text",
         "_typed",
-        "_newline_held",
-        "_max_key",
+        "_pend",
+        "_skipped",
     )
 
     def __init__(
@@ -60,19 +86,23 @@ class XmlParamsBuilder:
         self.state = BETWEEN
         self.done = False
         self._between = markers((spec.param_open, *stops))
+        self._value_opens = markers((spec.value_open, spec.param_open, *stops))
         self._value_ends = markers((spec.value_end, *spec.implicit_ends, *stops))
+        self._key_pattern = re.compile(spec.key_pattern) if spec.key_pattern else None
         self._count = 0
         self._key = ""
+        self._json_flagged = False
         self._schema: dict | None = None
         self._as_text = True
         self._typed: list[str] = []
-        self._newline_held = False
-        self._max_key = 256
+        self._pend = ""  # raw value text not decided yet (a trailing newline, half an entity)
+        self._skipped = 0  # text skipped while looking for the value opener
         emit("{")
 
     def feed(self, text: str, pos: int, eof: bool) -> int:
         """Consume what can be decided of text[pos:]; return the new position."""
         end = len(text)
+        spec = self.spec
         while pos < end and not self.done:
             state = self.state
             if state == BETWEEN:
@@ -80,23 +110,35 @@ class XmlParamsBuilder:
                 if at < 0:
                     # text between parameters is markup; keep only a possible marker start
                     return end - (0 if eof else self._between.held(text, pos))
-                if lit != self.spec.param_open:
+                if lit != spec.param_open:
                     self._finish()
                     return at
                 pos = at + len(lit)
                 self.state = KEY
             elif state == KEY:
-                at = text.find(self.spec.key_end, pos)
+                at = text.find(spec.key_end, pos)
                 if at < 0:
-                    if end - pos > self._max_key:
+                    if end - pos > _MAX_KEY:
                         self.state = BETWEEN  # not a parameter after all: skip it
                         continue
                     return end if eof else pos
-                self._open_param(text[pos:at].strip())
-                pos = at + len(self.spec.key_end)
-                self.state = VALUE_START
+                self._read_key(text[pos:at])
+                pos = at + len(spec.key_end)
+                if spec.value_open:
+                    self.state, self._skipped = VALUE_OPEN, 0
+                else:
+                    self._open_param()
+            elif state == VALUE_OPEN:
+                pos = self._find_value_open(text, pos, eof)
+                if self.state == VALUE_OPEN:
+                    return pos
             elif state == VALUE_START:
-                if self.spec.trim_newline and text[pos] == "\n":
+                if spec.strip:
+                    while pos < end and text[pos].isspace():
+                        pos += 1
+                    if pos == end and not eof:
+                        return pos
+                elif spec.trim_newline and text[pos] == "\n":
                     pos += 1
                 self.state = VALUE
             else:  # VALUE
@@ -109,11 +151,35 @@ class XmlParamsBuilder:
             self._finish()
         return pos
 
-    def _open_param(self, key: str) -> None:
+    def _read_key(self, raw: str) -> None:
+        """The name, and whether a flag in the key says the value is JSON rather than text."""
+        key = raw.strip()
+        self._json_flagged = False
+        if self._key_pattern is not None:
+            found = self._key_pattern.fullmatch(key)
+            if found is not None:  # an unreadable key is kept whole: nothing is lost
+                key = found.group("key")
+                if "text" in found.re.groupindex:
+                    self._json_flagged = found.group("text") not in self.spec.text_when
         self._key = key
-        self._schema = self.schema_of(key)
-        self._as_text = streams_as_text(self._schema)
-        self._newline_held = False
+
+    def _find_value_open(self, text: str, pos: int, eof: bool) -> int:
+        at, lit = self._value_opens.search(text, pos)
+        if at >= 0 and lit == self.spec.value_open:
+            self._open_param()
+            return at + len(lit)
+        if at >= 0 or eof or self._skipped > _MAX_KEY:
+            self.state = BETWEEN  # a key with no value is not an argument
+            return at if at >= 0 else pos
+        stop = len(text) - self._value_opens.held(text, pos)
+        self._skipped += stop - pos
+        return stop
+
+    def _open_param(self) -> None:
+        self._schema = self.schema_of(self._key)
+        self._as_text = not self._json_flagged and streams_as_text(self._schema)
+        self._pend = ""
+        self.state = VALUE_START
         if self._as_text:
             self.emit(self._key_prefix() + '"')
         else:
@@ -128,10 +194,7 @@ class XmlParamsBuilder:
         at, lit = self._value_ends.search(text, pos)
         # a possible closing marker waits; at the end of output it is markup, not value
         stop = at if at >= 0 else len(text) - self._value_ends.held(text, pos)
-        if stop > pos:
-            self._value_text(text[pos:stop], closing=at >= 0 or eof)
-        elif at >= 0 or eof:
-            self._value_text("", closing=True)
+        self._value_text(text[pos:stop], closing=at >= 0 or eof)
         if at < 0:
             if eof:
                 self._close_param()
@@ -148,27 +211,51 @@ class XmlParamsBuilder:
         return at
 
     def _value_text(self, chunk: str, closing: bool) -> None:
-        """Append value text, holding a trailing newline that may belong to the closer."""
-        if self._newline_held:
-            chunk = "\n" + chunk
-            self._newline_held = False
-        if self.spec.trim_newline and chunk.endswith("\n"):
-            chunk = chunk[:-1]
-            self._newline_held = not closing
-        if not chunk:
+        """Append value text, holding back a tail that the next text may still change."""
+        spec = self.spec
+        raw = self._pend + chunk if self._pend else chunk
+        if not raw:
             return
-        if self._as_text:
-            self.emit(_json_string_body(chunk))
+        if closing:
+            if spec.strip:
+                raw = raw.rstrip()
+            elif spec.trim_newline and raw.endswith("\n"):
+                raw = raw[:-1]
+            hold = 0
         else:
-            self._typed.append(chunk)
+            hold = 0
+            if spec.strip:
+                hold = len(raw) - len(raw.rstrip())
+            elif spec.trim_newline and raw.endswith("\n"):
+                hold = 1
+            if spec.xml_unescape and not hold:  # half an entity: `&am`
+                amp = raw.rfind("&")
+                if amp >= 0 and len(raw) - amp < _MAX_ENTITY and ";" not in raw[amp:]:
+                    hold = len(raw) - amp
+        ready = raw[: len(raw) - hold]
+        self._pend = raw[len(raw) - hold :]
+        if not ready:
+            return
+        if spec.xml_unescape:
+            ready = xml_unescape(ready)
+        if self._as_text:
+            self.emit(_json_string_body(ready))
+        else:
+            self._typed.append(ready)
 
     def _close_param(self) -> None:
-        self._newline_held = False
+        if self._pend:
+            self._value_text("", closing=True)
+        self._pend = ""
         if self._as_text:
             self.emit('"')
         else:
-            value = coerce_text("".join(self._typed), self._schema)
+            text = "".join(self._typed)
             self._typed = []
+            if self._json_flagged:
+                value = coerce_json(decode_json_or_text(text), self._schema)
+            else:
+                value = coerce_text(text, self._schema)
             self.emit(self._key_prefix() + json.dumps(value, ensure_ascii=False))
         self.state = BETWEEN
 

@@ -18,8 +18,28 @@ from toolgrammar.runtime.spec import FamilySpec, JsonArgs, JsonCall, Lit, Name, 
 
 # characters that make values interesting: quotes, escapes, markup-ish, non-ASCII, astral
 TEXT_ALPHABET = st.sampled_from(
-    list("abcxyz XYZ019.,:;-_/") + ['"', "\\", "'", "<", ">", "{", "}", "[", "]", "\n", "\t",
-    "é", "中", "文", "😀", "\u2028", "&", "=", "|"]
+    list("abcxyz XYZ019.,:;-_/")
+    + [
+        '"',
+        "\\",
+        "'",
+        "<",
+        ">",
+        "{",
+        "}",
+        "[",
+        "]",
+        "\n",
+        "\t",
+        "é",
+        "中",
+        "文",
+        "😀",
+        "\u2028",
+        "&",
+        "=",
+        "|",
+    ]
 )
 
 
@@ -45,9 +65,7 @@ def carries(spec: FamilySpec, text: str) -> bool:
 
 def ends_in_partial_marker(spec: FamilySpec, text: str) -> bool:
     """An output ending so may be a marker cut short (dropped at the end, by policy)."""
-    return any(
-        m[:k] and text.endswith(m[:k]) for m in markers_of(spec) for k in range(1, len(m))
-    )
+    return any(m[:k] and text.endswith(m[:k]) for m in markers_of(spec) for k in range(1, len(m)))
 
 
 def plain_text(spec: FamilySpec, min_size: int = 0, max_size: int = 30) -> st.SearchStrategy[str]:
@@ -61,7 +79,7 @@ def value_for(schema: dict[str, Any], spec: FamilySpec) -> st.SearchStrategy[Any
     if "enum" in schema:
         return st.sampled_from(schema["enum"])
     if kind == "integer":
-        return st.integers(-10**12, 10**12)
+        return st.integers(-(10**12), 10**12)
     if kind == "number":
         return st.floats(allow_nan=False, allow_infinity=False, width=64)
     if kind == "boolean":

@@ -77,15 +77,30 @@ def test_bad_options_are_clear_errors() -> None:
 
 
 def test_cli_parse_stream(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["parse", "qwen3_coder", str(EXAMPLE), "--tools", str(TOOLS_FILE), "--stream",
-                 "--chunk", "char", "--ids", "sequential"])
+    code = main(
+        [
+            "parse",
+            "qwen3_coder",
+            str(EXAMPLE),
+            "--tools",
+            str(TOOLS_FILE),
+            "--stream",
+            "--chunk",
+            "char",
+            "--ids",
+            "sequential",
+        ]
+    )
     lines = capsys.readouterr().out.splitlines()
     assert code == 0
     deltas = [json.loads(line)["delta"] for line in lines[:-1]]
     final = json.loads(lines[-1])
     assert final["finish_reason"] == "tool_calls"
     args = "".join(
-        part["function"]["arguments"] for d in deltas for part in d.get("tool_calls", []) if part["index"] == 1
+        part["function"]["arguments"]
+        for d in deltas
+        for part in d.get("tool_calls", [])
+        if part["index"] == 1
     )
     assert args == final["message"]["tool_calls"][1]["function"]["arguments"]
 
@@ -105,7 +120,9 @@ def test_cli_families(capsys: pytest.CaptureFixture[str]) -> None:
         (["parse", "hermes", str(EXAMPLE), "--stream", "--chunk", "zero"], "--chunk takes"),
     ],
 )
-def test_cli_errors_are_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_errors_are_one_line(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
@@ -115,7 +132,9 @@ def test_cli_runs_as_module() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "toolgrammar", "parse", "hermes", "-"],
         input='<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>',
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     assert json.loads(out)["message"]["tool_calls"][0]["function"]["arguments"] == '{"a": 1}'
 

@@ -37,7 +37,8 @@ def test_json_nested_ten_thousand_deep(family: str) -> None:
     else:
         text = (
             "<|tool_calls_section_begin|><|tool_call_begin|>functions.write_file:0"
-            '<|tool_call_argument_begin|>{"content": "a", "deep": ' + deep
+            '<|tool_call_argument_begin|>{"content": "a", "deep": '
+            + deep
             + "}<|tool_call_end|><|tool_calls_section_end|>"
         )
     for pieces in ([text], [text[i : i + 7] for i in range(0, len(text), 7)]):
@@ -85,7 +86,11 @@ def test_feed_after_finish_is_a_clear_error() -> None:
 
 def test_earlier_output_survives_garbage_after_it() -> None:
     good = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"
-    for junk in ("<tool_call><function=<<<", "</parameter></function>}}}]]", "<tool_call>\n<function=a b>"):
+    for junk in (
+        "<tool_call><function=<<<",
+        "</parameter></function>}}}]]",
+        "<tool_call>\n<function=a b>",
+    ):
         parser = toolgrammar.StreamParser("qwen3_coder", TOOLS, ids="sequential")
         first = parser.feed(good)
         later = parser.feed(junk) + parser.finish()

@@ -39,8 +39,11 @@ def test_whole_output(case: Case) -> None:
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_one_char_stream_matches(case: Case) -> None:
     _, message = run(
-        case.family, split_at(case.text, list(range(1, len(case.text)))), case.tools,
-        case.options, case.finish,
+        case.family,
+        split_at(case.text, list(range(1, len(case.text)))),
+        case.tools,
+        case.options,
+        case.finish,
     )
     assert render_expect(message) == case.expect or UPDATE
 

@@ -66,7 +66,9 @@ def _mutate(text: str, ops: list[tuple[int, int, int]]) -> str:
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.sampled_from(CASES),
-    st.lists(st.tuples(st.integers(0, 2), st.integers(0, 10**6), st.integers(0, 10**6)), max_size=4),
+    st.lists(
+        st.tuples(st.integers(0, 2), st.integers(0, 10**6), st.integers(0, 10**6)), max_size=4
+    ),
     st.lists(st.integers(1, 500), max_size=30),
 )
 def test_mutated_markup_never_raises_and_keeps_parity(
@@ -82,11 +84,44 @@ def test_mutated_markup_never_raises_and_keeps_parity(
 
 
 MARKUP_ALPHABET = st.sampled_from(
-    ["<tool_call>", "</tool_call>", "<function=", "</function>", "<parameter=", "</parameter>",
-     ">", "<", "{", "}", "[", "]", '"', "\\", ":", ",", "\n", " ", "a", "é", "😀", "name",
-     "arguments", "<think>", "</think>", "<|tool_calls_section_begin|>", "<|tool_call_begin|>",
-     "<|tool_call_argument_begin|>", "<|tool_call_end|>", "<|tool_calls_section_end|>",
-     "functions.get_weather:0", "get_weather", "true", "12", "\\u00", "null"]
+    [
+        "<tool_call>",
+        "</tool_call>",
+        "<function=",
+        "</function>",
+        "<parameter=",
+        "</parameter>",
+        ">",
+        "<",
+        "{",
+        "}",
+        "[",
+        "]",
+        '"',
+        "\\",
+        ":",
+        ",",
+        "\n",
+        " ",
+        "a",
+        "é",
+        "😀",
+        "name",
+        "arguments",
+        "<think>",
+        "</think>",
+        "<|tool_calls_section_begin|>",
+        "<|tool_call_begin|>",
+        "<|tool_call_argument_begin|>",
+        "<|tool_call_end|>",
+        "<|tool_calls_section_end|>",
+        "functions.get_weather:0",
+        "get_weather",
+        "true",
+        "12",
+        "\\u00",
+        "null",
+    ]
 )
 
 

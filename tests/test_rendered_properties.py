@@ -24,7 +24,9 @@ from toolgrammar.runtime.registry import get_spec
 
 FAMILIES = sorted({get_spec(name).name for name in toolgrammar.families()})
 SETTINGS = settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much]
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 
 

@@ -33,9 +33,18 @@ def test_seed000_truncated_value_still_terminates(size: int) -> None:
 @pytest.mark.parametrize(
     "family,text",
     [
-        ("hermes", '<tool_call>\n{"name": "configure", "arguments": {"label": "a", "level": "42", "ratio": "0.5", "enabled": "true", "label": "b"}}\n</tool_call>'),
-        ("kimi_k2", '<|tool_calls_section_begin|><|tool_call_begin|>functions.configure:0<|tool_call_argument_begin|>{"label":"a","level":"42","enabled":"true","label":"b"}<|tool_call_end|><|tool_calls_section_end|>'),
-        ("qwen3_coder", "<tool_call>\n<function=configure>\n<parameter=label>\na\n</parameter>\n<parameter=level>\n42\n</parameter>\n<parameter=enabled>\ntrue\n</parameter>\n<parameter=label>\nb\n</parameter>\n</function>\n</tool_call>"),
+        (
+            "hermes",
+            '<tool_call>\n{"name": "configure", "arguments": {"label": "a", "level": "42", "ratio": "0.5", "enabled": "true", "label": "b"}}\n</tool_call>',
+        ),
+        (
+            "kimi_k2",
+            '<|tool_calls_section_begin|><|tool_call_begin|>functions.configure:0<|tool_call_argument_begin|>{"label":"a","level":"42","enabled":"true","label":"b"}<|tool_call_end|><|tool_calls_section_end|>',
+        ),
+        (
+            "qwen3_coder",
+            "<tool_call>\n<function=configure>\n<parameter=label>\na\n</parameter>\n<parameter=level>\n42\n</parameter>\n<parameter=enabled>\ntrue\n</parameter>\n<parameter=label>\nb\n</parameter>\n</function>\n</tool_call>",
+        ),
     ],
 )
 def test_seed001_coerced_middle_field_never_streamed_early(family: str, text: str) -> None:
@@ -63,7 +72,10 @@ def test_seed001_coerced_middle_field_never_streamed_early(family: str, text: st
     [
         ("qwen3_coder", "Checking the weather. <tool_call>\n<function"),
         ("hermes", 'Checking the weather. <tool_call>\n{"na'),
-        ("kimi_k2", "Checking the weather. <|tool_calls_section_begin|><|tool_call_begin|>functions.get_we"),
+        (
+            "kimi_k2",
+            "Checking the weather. <|tool_calls_section_begin|><|tool_call_begin|>functions.get_we",
+        ),
         ("qwen3_coder", "Checking the weather. <tool_ca"),
     ],
 )

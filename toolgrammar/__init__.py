@@ -1,19 +1,28 @@
 """toolgrammar: one grammar per model family, one streaming runtime for every family.
 
-    >>> import toolgrammar
-    >>> msg = toolgrammar.parse("hermes", text, tools=tools)
-    >>> parser = toolgrammar.StreamParser("qwen3_coder", tools=tools)
-    >>> for delta in parser.feed(chunk): ...
-    >>> parser.finish("stop")
+>>> import toolgrammar
+>>> msg = toolgrammar.parse("hermes", text, tools=tools)
+>>> parser = toolgrammar.StreamParser("qwen3_coder", tools=tools)
+>>> for delta in parser.feed(chunk): ...
+>>> parser.finish("stop")
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, Mapping
 
 from .runtime.coerce import ToolSchemas
-from .runtime.deltas import Delta, Function, FunctionDelta, Message, ToolCall, ToolCallDelta, assemble
+from .runtime.deltas import (
+    Delta,
+    Function,
+    FunctionDelta,
+    Message,
+    ToolCall,
+    ToolCallDelta,
+    assemble,
+)
 from .runtime.engine import Engine, random_call_id, sequential_call_id
+from .runtime.params import UnknownParam, with_params
 from .runtime.registry import UnknownFamily, families, get_spec
 
 __all__ = [
@@ -25,6 +34,7 @@ __all__ = [
     "ToolCall",
     "ToolCallDelta",
     "UnknownFamily",
+    "UnknownParam",
     "assemble",
     "families",
     "parse",
@@ -37,7 +47,8 @@ class StreamParser:
     """Feed text deltas of one model output; get OpenAI chunk deltas back.
 
     `reasoning_open=True` says the prompt already opened the reasoning block, so the
-    output starts inside it. `unknown_tools="drop"` drops calls to tools not in
+    output starts inside it; the default (None) is the grammar's (`prompt_opened`).
+    `params` fills the grammar's `param`s (e.g. `{"suffix": ":6124c78e"}`). `unknown_tools="drop"` drops calls to tools not in
     `tools` (the default keeps and reports them). `ids="sequential"` makes tool-call
     ids `call_0`, `call_1`, ... (for tests); the default is random
     `chatcmpl-tool-<32 hex>`, and a family whose markup carries an id uses that.
@@ -48,15 +59,16 @@ class StreamParser:
         family: str,
         tools: list[dict[str, Any]] | None = None,
         *,
-        reasoning_open: bool = False,
+        reasoning_open: bool | None = None,
         unknown_tools: Literal["keep", "drop"] = "keep",
         ids: Literal["random", "sequential"] = "random",
+        params: Mapping[str, str] | None = None,
     ) -> None:
         if ids not in ("random", "sequential"):
             raise ValueError(f"ids must be 'random' or 'sequential', not {ids!r}")
         self.family = family
         self._engine = Engine(
-            get_spec(family),
+            with_params(get_spec(family), params),
             ToolSchemas(tools),
             reasoning_open=reasoning_open,
             unknown_tools=unknown_tools,

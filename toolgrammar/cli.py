@@ -64,6 +64,16 @@ def _dump(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False)
 
 
+def _read_params(given: list[str]) -> dict[str, str]:
+    params = {}
+    for item in given:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise CliError(f"--param takes NAME=VALUE, got {item!r}")
+        params[name] = value
+    return params
+
+
 def cmd_families(args: argparse.Namespace) -> int:
     from .runtime.registry import get_spec, families
 
@@ -83,6 +93,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
         "reasoning_open": args.reasoning_open,
         "unknown_tools": args.unknown_tools,
         "ids": args.ids,
+        "params": _read_params(args.param),
     }
     try:
         parser = toolgrammar.StreamParser(args.family, tools, **options)
@@ -160,7 +171,17 @@ def make_parser() -> argparse.ArgumentParser:
     parse.add_argument("--chunk", default="16", help="delta size when streaming: N or 'char'")
     parse.add_argument("--finish", default="stop", choices=["stop", "length"])
     parse.add_argument(
-        "--reasoning-open", action="store_true", help="the prompt opened the reasoning block"
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a value for one of the grammar's params (repeatable)",
+    )
+    parse.add_argument(
+        "--reasoning-open",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the prompt opened the reasoning block (default: the grammar says)",
     )
     parse.add_argument("--unknown-tools", default="keep", choices=["keep", "drop"])
     parse.add_argument("--ids", default="random", choices=["random", "sequential"])

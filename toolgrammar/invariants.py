@@ -23,9 +23,7 @@ class Violation:
     detail: str = ""
 
     def __str__(self) -> str:
-        return (
-            f"[{self.invariant}] {self.detail}\n  text={self.text!r}\n  split at={self.split}"
-        )
+        return f"[{self.invariant}] {self.detail}\n  text={self.text!r}\n  split at={self.split}"
 
 
 def run(
@@ -92,7 +90,9 @@ def check_text(
             try:
                 value = json.loads(call.function.arguments)
             except (ValueError, RecursionError) as error:
-                found.append(Violation("termination", prefix, [], f"{call.function.arguments!r}: {error}"))
+                found.append(
+                    Violation("termination", prefix, [], f"{call.function.arguments!r}: {error}")
+                )
                 continue
             if not isinstance(value, dict):
                 found.append(Violation("termination", prefix, [], f"not an object: {value!r}"))

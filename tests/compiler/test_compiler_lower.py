@@ -60,7 +60,9 @@ def test_qwen3_coder() -> None:
     assert spec.openers == (("<tool_call>", 1), ("<function=", 3))
     assert spec.follows == ((), (), (), (">",), (), ("</function>",), (), (), (), ())
     assert spec.aliases == ("qwen3_xml",)
-    assert spec.reasoning == (rt.Reasoning(("<think>",), ("</think>",), line=line_of("qwen3_coder", "reasoning")),)
+    assert spec.reasoning == (
+        rt.Reasoning(("<think>",), ("</think>",), line=line_of("qwen3_coder", "reasoning")),
+    )
     assert spec.section is None
 
 
