@@ -367,9 +367,15 @@ def _strings(node: ir.Node) -> Iterator[ir.Node]:
 
 
 def _check_empty_strings(grammar: ir.Grammar, report: Report) -> None:
-    defaults = {id(p.default) for p in grammar.of(ir.ParamStmt)}  # "" is a fine default
+    # "" is a fine param default, and a fine `text_when` value (an absent flag reads as "")
+    allowed = {id(p.default) for p in grammar.of(ir.ParamStmt)}
+    for call in grammar.of(ir.CallStmt):
+        for item in call.items:
+            value = item.arg("text_when") if isinstance(item, ir.Element) else None
+            if value is not None:
+                allowed |= {id(node) for node in _strings(value)}
     for node in _strings(grammar):
-        if id(node) in defaults:
+        if id(node) in allowed:
             continue
         if isinstance(node, ir.Literal) and not node.text:
             report.error(node, "empty string literal")

@@ -159,8 +159,8 @@ class XmlParamsBuilder:
             found = self._key_pattern.fullmatch(key)
             if found is not None:  # an unreadable key is kept whole: nothing is lost
                 key = found.group("key")
-                if "text" in found.re.groupindex:
-                    self._json_flagged = found.group("text") not in self.spec.text_when
+                if "text" in found.re.groupindex:  # an absent flag reads as ""
+                    self._json_flagged = (found.group("text") or "") not in self.spec.text_when
         self._key = key
 
     def _find_value_open(self, text: str, pos: int, eof: bool) -> int:

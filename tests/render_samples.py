@@ -46,6 +46,7 @@ TEXT_ALPHABET = st.sampled_from(
 def markers_of(spec: FamilySpec) -> set[str]:
     """Every literal the family's grammar names anywhere."""
     found = {lit for r in spec.reasoning for lit in (*r.opens, *r.closes)}
+    found |= set(spec.ignore)
     if spec.section:
         found |= {*spec.section.opens, *spec.section.closes}
     for item in spec.call:
@@ -55,6 +56,8 @@ def markers_of(spec: FamilySpec) -> set[str]:
             found |= set(item.until)
         elif isinstance(item, XmlParams):
             found |= {item.param_open, item.key_end, item.value_end, *item.implicit_ends}
+            if item.value_open:
+                found.add(item.value_open)
     return found
 
 
@@ -74,6 +77,10 @@ def plain_text(spec: FamilySpec, min_size: int = 0, max_size: int = 30) -> st.Se
     )
 
 
+def _strips(spec: FamilySpec) -> bool:
+    return any(isinstance(i, XmlParams) and i.strip for i in spec.call)
+
+
 def value_for(schema: dict[str, Any], spec: FamilySpec) -> st.SearchStrategy[Any]:
     kind = schema.get("type")
     if "enum" in schema:
@@ -91,6 +98,8 @@ def value_for(schema: dict[str, Any], spec: FamilySpec) -> st.SearchStrategy[Any
     if kind == "object":
         props = schema.get("properties", {})
         return st.fixed_dictionaries({}, optional={k: value_for(v, spec) for k, v in props.items()})
+    if _strips(spec):  # the markup's own whitespace around a value is not the value's
+        return plain_text(spec).map(str.strip)
     return plain_text(spec)
 
 
@@ -111,7 +120,9 @@ def render_header(item: Name, name: str, index: int) -> str:
     """A header that the grammar's name pattern reads back as `name`."""
     if item.pattern is None:
         return name
-    for shape in ("{name}", "functions.{name}:{index}", "{name}:{index}", "functions.{name}"):
+    shapes = ("{name}", "functions.{name}:{index}", "{name}:{index}", "functions.{name}")
+    shapes += (' tool="{name}" index="{index}"',)
+    for shape in shapes:
         text = shape.format(name=name, index=index)
         found = re.fullmatch(item.pattern, text)
         if found and found.group("name") == name:
@@ -119,8 +130,33 @@ def render_header(item: Name, name: str, index: int) -> str:
     raise ValueError(f"no header shape fits pattern {item.pattern!r}")
 
 
-def render_value_text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+def render_value_text(value: Any, item: XmlParams | None = None) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if item is not None and item.xml_unescape:
+        text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text
+
+
+KEY_SHAPES = ('name="{key}" string="{flag}"', 'key="{key}" type="{flag}"', 'name="{key}"', "{key}")
+FLAGS = ("true", "string", "", "false", "number", "object")
+
+
+def render_key(item: XmlParams, key: str, is_text: bool) -> str:
+    """A key that the grammar's key pattern reads back as `key`, flagged raw text for a
+    string value and JSON otherwise (when the pattern has such a flag)."""
+    if item.key_pattern is None:
+        return key
+    for shape in KEY_SHAPES:
+        for flag in FLAGS:
+            text = shape.format(key=key, flag=flag)
+            found = re.fullmatch(item.key_pattern, text)
+            if not found or found.group("key") != key:
+                continue
+            if "text" in found.re.groupindex:
+                if ((found.group("text") or "") in item.text_when) != is_text:
+                    continue
+            return (" " if item.param_open[-1:].isalpha() else "") + text
+    raise ValueError(f"no key shape fits pattern {item.key_pattern!r}")
 
 
 def render_call(
@@ -138,9 +174,11 @@ def render_call(
         elif isinstance(item, XmlParams):
             newline = "\n" if item.trim_newline else ""
             for key, value in args.items():
+                key_text = render_key(item, key, isinstance(value, str))
+                gap = layout.draw(st.sampled_from(["", "\n"]), label="gap") if item.value_open else ""
                 out.append(
-                    f"{item.param_open}{key}{item.key_end}{newline}"
-                    f"{render_value_text(value)}{newline}{item.value_end}\n"
+                    f"{item.param_open}{key_text}{item.key_end}{gap}{item.value_open}{newline}"
+                    f"{render_value_text(value, item)}{newline}{item.value_end}\n"
                 )
         elif isinstance(item, JsonArgs):
             out.append(json.dumps(args, ensure_ascii=False))

@@ -9,4 +9,4 @@ from toolgrammar.compiler import default_paths
 
 HERE = Path(__file__).parent
 GRAMMARS, GENERATED = default_paths()
-FAMILIES = ("hermes", "kimi_k2", "qwen3_coder")
+FAMILIES = tuple(sorted(path.stem for path in GRAMMARS.glob("*.tg")))  # one file per family

@@ -11,13 +11,18 @@ from toolgrammar.compiler.lower import LOWER_ELEMENT, docstring, lower, py_expr
 from toolgrammar.runtime import spec as rt
 
 from compiler_paths import FAMILIES, GRAMMARS
+from toolgrammar.compiler.build import expected_outputs
 
 
 def lower_file(family: str) -> rt.FamilySpec:
+    """One grammar lowered on its own (a family that `extends` another needs the build)."""
     path = GRAMMARS / f"{family}.tg"
     text = path.read_text(encoding="utf-8")
     grammar = parse_grammar(text, f"grammars/{family}.tg")
     assert check_grammar(grammar, text, f"grammars/{family}.tg") == []
+    if grammar.of(ir.ExtendsStmt):
+        _, specs = expected_outputs(GRAMMARS, GRAMMARS)
+        return next(s for s in specs if s.name == family)
     return lower(grammar, f"grammars/{family}.tg", "0" * 64)
 
 
@@ -59,7 +64,7 @@ def test_qwen3_coder() -> None:
     )
     assert spec.openers == (("<tool_call>", 1), ("<function=", 3))
     assert spec.follows == ((), (), (), (">",), (), ("</function>",), (), (), (), ())
-    assert spec.aliases == ("qwen3_xml",)
+    assert spec.aliases == ("qwen3_xml", "step5")
     assert spec.reasoning == (
         rt.Reasoning(("<think>",), ("</think>",), line=line_of("qwen3_coder", "reasoning")),
     )
