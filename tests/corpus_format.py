@@ -1,12 +1,13 @@
 """The golden corpus: one plain-text file per family, read as documentation.
 
     === a case's name
-    --- options: reasoning_open unknown_tools=drop finish=length tools=none
+    --- options: reasoning_open unknown_tools=drop finish=length tools=none param.suffix=:x
     <the model output, verbatim>
     --- expect
     {"content": ..., "reasoning": ..., "tool_calls": [["name", "arguments text"]], "finish_reason": ...}
 
-The options line is optional. The output runs up to the `--- expect` line; the one
+The options line is optional; `reasoning_open=false` overrides a grammar's `prompt_opened`,
+`param.NAME=VALUE` fills a grammar param. The output runs up to the `--- expect` line; the one
 newline before that line is not part of it (leave an empty line to end an output with a
 newline). `\\` + `n` is not special: the output is byte for byte what is written.
 Setting TOOLGRAMMAR_UPDATE_CORPUS=1 rewrites the expectations from the parser's output
@@ -47,7 +48,9 @@ def _options(line: str) -> tuple[dict[str, Any], str, list[dict[str, Any]] | Non
     for word in line.split():
         key, _, value = word.partition("=")
         if key == "reasoning_open":
-            options["reasoning_open"] = True
+            options["reasoning_open"] = value != "false"
+        elif key.startswith("param."):
+            options.setdefault("params", {})[key[len("param.") :]] = value
         elif key == "unknown_tools":
             options["unknown_tools"] = value
         elif key == "finish":

@@ -65,9 +65,12 @@ def test_json_cut_ten_thousand_deep_closes(family: str) -> None:
 @pytest.mark.parametrize("family", toolgrammar.families())
 def test_binary_garbage_and_whitespace_floods(family: str) -> None:
     garbage = "".join(chr(c) for c in range(0, 0x3000, 7)) * 20
-    _, message = _feed_all(family, [garbage[i : i + 13] for i in range(0, len(garbage), 13)])
-    assert message.content is not None
-    _, message = _feed_all(family, [" \n\t" * 50000])
+    pieces = [garbage[i : i + 13] for i in range(0, len(garbage), 13)]
+    _, message = _feed_all(family, pieces, reasoning_open=False)
+    assert message.content == garbage.strip() and message.tool_calls == []
+    _, message = _feed_all(family, pieces, reasoning_open=True)
+    assert (message.reasoning or message.content) and message.tool_calls == []
+    _, message = _feed_all(family, [" \n\t" * 50000], reasoning_open=False)
     assert message.content is None and message.tool_calls == []
 
 

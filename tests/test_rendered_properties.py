@@ -20,6 +20,7 @@ import toolgrammar
 from corpus_format import TOOLS
 from render_samples import call_for, plain_text, render_output
 from toolgrammar.invariants import check_text
+from toolgrammar.runtime.params import with_params
 from toolgrammar.runtime.registry import get_spec
 
 FAMILIES = sorted({get_spec(name).name for name in toolgrammar.families()})
@@ -32,7 +33,7 @@ SETTINGS = settings(
 
 
 def _sample(family: str, data: st.DataObject):
-    spec = get_spec(family)
+    spec = with_params(get_spec(family))  # the grammar's params at their defaults
     tools = st.sampled_from(TOOLS).flatmap(lambda tool: call_for(tool, spec))
     calls = data.draw(st.lists(tools, max_size=3), label="calls")
     before = data.draw(plain_text(spec), label="before").strip()
