@@ -397,6 +397,13 @@ ELEMENTS: dict[str, ElementSig] = {
         },
         is_dialect=True,
     ),
+    "xml_elements": ElementSig(
+        params={
+            "prefix": Param(ArgType.STRING, default=""),
+            "max_depth": Param(ArgType.INT, default=128),
+        },
+        is_dialect=True,
+    ),
     "json_args": ElementSig(is_dialect=True),
     "json_call": ElementSig(
         params={

@@ -82,10 +82,22 @@ def _json_call(e: ir.Element) -> rt.JsonCall:
     )
 
 
+def _xml_elements(e: ir.Element) -> rt.XmlElements:
+    prefix, depth = e.arg("prefix"), e.arg("max_depth")
+    return rt.XmlElements(
+        prefix=prefix.value if isinstance(prefix, ir.Str) else _default("xml_elements", "prefix"),
+        max_depth=(
+            depth.value if isinstance(depth, ir.Int) else _default("xml_elements", "max_depth")
+        ),
+        line=e.line,
+    )
+
+
 LOWER_ELEMENT: dict[str, Callable[[ir.Element], rt.Item]] = {
     "ws": lambda e: rt.Ws(line=e.line),
     "name": _name,
     "xml_params": _xml_params,
+    "xml_elements": _xml_elements,
     "json_args": lambda e: rt.JsonArgs(line=e.line),
     "json_call": _json_call,
 }
@@ -117,7 +129,7 @@ def follows(call: tuple[rt.Item, ...]) -> tuple[tuple[str, ...], ...]:
     result = []
     for index, item in enumerate(call):
         found: list[str] = []
-        if isinstance(item, (rt.Name, rt.XmlParams, rt.JsonArgs, rt.JsonCall)):
+        if isinstance(item, (rt.Name, rt.XmlParams, rt.XmlElements, rt.JsonArgs, rt.JsonCall)):
             for after in call[index + 1 :]:
                 if isinstance(after, rt.Ws):
                     continue

@@ -652,6 +652,43 @@ def coerce_text(text: str, schema: dict | None) -> object:
         return text
 
 
+def schema_types(schema: dict | None) -> tuple[str, ...]:
+    """The JSON types `schema` declares, in trial order; () when it declares none."""
+    node = _root(schema)
+    if node is None:
+        return ()
+    try:
+        return _types(node)
+    except Exception:  # RecursionError on an absurd schema: no schema
+        return ()
+
+
+def property_schema(schema: dict | None, key: str) -> dict | None:
+    """The schema of property `key` of an object `schema` (or its extra-key schema)."""
+    node = _root(schema)
+    if node is None:
+        return None
+    try:
+        props, extra = _object_view(node)
+    except Exception:
+        return None
+    found = props.get(key, extra)
+    return found if isinstance(found, _Schema) else None
+
+
+def item_schema(schema: dict | None, index: int) -> dict | None:
+    """The schema of item `index` of an array `schema`."""
+    node = _root(schema)
+    if node is None:
+        return None
+    try:
+        prefix, rest = _array_view(node)
+    except Exception:
+        return None
+    found = prefix[index] if index < len(prefix) else rest
+    return found if isinstance(found, _Schema) else None
+
+
 def decode_json_or_text(text: str) -> object:
     """A markup value flagged as JSON: its JSON value when it parses, else the text."""
     value = _loads(text.strip())

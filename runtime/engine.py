@@ -22,8 +22,11 @@ from .coerce import ToolSchemas
 from .deltas import Delta, FunctionDelta, ToolCallDelta
 from .json_args import JsonArgsBuilder, JsonCallBuilder
 from .markers import Markers, markers
-from .spec import FamilySpec, JsonArgs, JsonCall, Lit, Name, Ws, XmlParams
+from .spec import FamilySpec, JsonArgs, JsonCall, Lit, Name, Ws, XmlElements, XmlParams
+from .xml_elements import XmlElementsBuilder
 from .xml_params import XmlParamsBuilder
+
+Builder = XmlParamsBuilder | XmlElementsBuilder | JsonArgsBuilder | JsonCallBuilder
 
 CONTENT, REASONING, SECTION, CALL = range(4)
 
@@ -49,6 +52,7 @@ class CompiledFamily:
         "reasoning_markers",
         "section_markers",
         "call_drop_prefixes",
+        "section_drop_prefixes",
         "name_markers",
         "stops",
     )
@@ -72,12 +76,14 @@ class CompiledFamily:
         self.section_markers = markers((*self.openers, *self.section_closes, *self.ignore))
         # an unfinished marker of these at the end of output is an unfinished call opener
         self.call_drop_prefixes = markers((*entry, *self.openers))
+        # inside a section, a section closer cut short at the end is markup too
+        self.section_drop_prefixes = markers((*entry, *self.openers, *self.section_closes))
         self.name_markers: dict[int, Markers] = {}
         self.stops: dict[int, tuple[str, ...]] = {}
         for index, item in enumerate(spec.call):
             if isinstance(item, Name):
                 self.name_markers[index] = markers(item.until)
-            if isinstance(item, (XmlParams, JsonArgs, JsonCall)):
+            if isinstance(item, (XmlParams, XmlElements, JsonArgs, JsonCall)):
                 stops = {*spec.follows[index], self.first_opener, *self.section_closes}
                 self.stops[index] = tuple(sorted(stops))
 
@@ -166,7 +172,7 @@ class _Call:
         self.committed = False
         self.dropped = False
         self.index = -1
-        self.dialect: XmlParamsBuilder | JsonArgsBuilder | JsonCallBuilder | None = None
+        self.dialect: Builder | None = None
         self.held: list[str] = [opener]  # text read before the name was known
         self.args_done = False
         # whitespace read since the last marker: markup if another marker of the call
@@ -274,11 +280,15 @@ class Engine:
             self._text(buf[pos:stop])
             if not eof or not held:
                 return stop
-            if family.call_drop_prefixes.could_start(buf, stop):
+            drop = family.section_drop_prefixes if mode == SECTION else family.call_drop_prefixes
+            if drop.could_start(buf, stop):
                 self._ws_held.clear()  # an unfinished call opener: dropped
             else:
                 self._text(buf[stop:])
             return len(buf)
+        if not eof and markers.may_grow(buf, at, lit):
+            self._text(buf[pos:at])  # the marker may still be the start of a longer one
+            return at
         self._text(buf[pos:at])
         return self._marker(lit, at + len(lit))
 
@@ -435,12 +445,12 @@ class Engine:
         self._commit(call, name, header_id)
         return at
 
-    def _dialect(
-        self, call: _Call, item: XmlParams | JsonArgs | JsonCall
-    ) -> XmlParamsBuilder | JsonArgsBuilder | JsonCallBuilder:
+    def _dialect(self, call: _Call, item: XmlParams | XmlElements | JsonArgs | JsonCall) -> Builder:
         stops = self.family.stops[call.item]
         if isinstance(item, XmlParams):
             return XmlParamsBuilder(item, stops, self._args, self._schema_of)
+        if isinstance(item, XmlElements):
+            return XmlElementsBuilder(item, stops, self._args, self._schema_of)
         if isinstance(item, JsonArgs):
             return JsonArgsBuilder(stops, self._args, self._schema_of)
         return JsonCallBuilder(

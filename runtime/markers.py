@@ -15,7 +15,7 @@ from typing import Iterable
 class Markers:
     """A fixed set of literal markers, searched left-most first, longest first at a tie."""
 
-    __slots__ = ("literals", "_regex", "_prefixes", "_max_prefix", "_firsts")
+    __slots__ = ("literals", "_regex", "_prefixes", "_max_prefix", "_firsts", "_longer")
 
     def __init__(self, literals: Iterable[str]) -> None:
         unique = sorted({lit for lit in literals if lit}, key=lambda lit: (-len(lit), lit))
@@ -24,6 +24,11 @@ class Markers:
         self._prefixes = frozenset(lit[:k] for lit in unique for k in range(1, len(lit)))
         self._max_prefix = max((len(lit) - 1 for lit in unique), default=0)
         self._firsts = tuple(sorted({lit[0] for lit in unique}))
+        # markers that another marker begins with: a match of one may still grow into the other
+        self._longer = {
+            lit: tuple(other for other in unique if len(other) > len(lit) and other.startswith(lit))
+            for lit in unique
+        }
 
     def __bool__(self) -> bool:
         return bool(self.literals)
@@ -38,6 +43,12 @@ class Markers:
         if found is None:
             return -1, ""
         return found.start(), found.group()
+
+    def may_grow(self, text: str, at: int, lit: str) -> bool:
+        """Whether the marker `lit` found at `at` may still be the start of a longer marker
+        once more text arrives (`PREFIX<` of `PREFIX</invoke>`): then it is not decided yet."""
+        rest = text[at:]
+        return any(other.startswith(rest) for other in self._longer.get(lit, ()))
 
     def held(self, text: str, start: int, end: int | None = None) -> int:
         """How many trailing characters of text[start:end] may still begin a marker."""

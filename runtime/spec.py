@@ -73,6 +73,15 @@ class XmlParams:
 
 
 @dataclass(frozen=True, slots=True)
+class XmlElements:
+    """One element per argument, named by its key, nestable: PREFIX<key>…PREFIX</key>."""
+
+    prefix: str = ""
+    max_depth: int = 128
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class JsonArgs:
     """The arguments are one JSON object, streamed as the model's own bytes."""
 
@@ -88,8 +97,8 @@ class JsonCall:
     line: int = 0
 
 
-Dialect = Union[XmlParams, JsonArgs, JsonCall]
-Item = Union[Lit, Ws, Name, XmlParams, JsonArgs, JsonCall]
+Dialect = Union[XmlParams, XmlElements, JsonArgs, JsonCall]
+Item = Union[Lit, Ws, Name, XmlParams, XmlElements, JsonArgs, JsonCall]
 
 
 @dataclass(frozen=True, slots=True)

@@ -110,6 +110,8 @@ class XmlParamsBuilder:
                 if at < 0:
                     # text between parameters is markup; keep only a possible marker start
                     return end - (0 if eof else self._between.held(text, pos))
+                if not eof and self._between.may_grow(text, at, lit):
+                    return at
                 if lit != spec.param_open:
                     self._finish()
                     return at
@@ -192,6 +194,8 @@ class XmlParamsBuilder:
 
     def _value(self, text: str, pos: int, eof: bool) -> int:
         at, lit = self._value_ends.search(text, pos)
+        if at >= 0 and not eof and self._value_ends.may_grow(text, at, lit):
+            at, lit = -1, ""  # may still grow into a longer marker: hold it back
         # a possible closing marker waits; at the end of output it is markup, not value
         stop = at if at >= 0 else len(text) - self._value_ends.held(text, pos)
         self._value_text(text[pos:stop], closing=at >= 0 or eof)

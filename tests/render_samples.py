@@ -175,7 +175,9 @@ def render_call(
             newline = "\n" if item.trim_newline else ""
             for key, value in args.items():
                 key_text = render_key(item, key, isinstance(value, str))
-                gap = layout.draw(st.sampled_from(["", "\n"]), label="gap") if item.value_open else ""
+                gap = (
+                    layout.draw(st.sampled_from(["", "\n"]), label="gap") if item.value_open else ""
+                )
                 out.append(
                     f"{item.param_open}{key_text}{item.key_end}{gap}{item.value_open}{newline}"
                     f"{render_value_text(value, item)}{newline}{item.value_end}\n"

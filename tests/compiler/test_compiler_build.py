@@ -54,7 +54,12 @@ def test_build_then_check_is_clean(grammar_copy: Path, tmp_path: Path) -> None:
     assert names(result.written) == ["__init__.py", *(f"{f}.py" for f in FAMILIES)]
     assert [s.name for s in result.specs] == list(FAMILIES)
     again = build(grammar_copy, out, check=True)
-    assert again.clean and again.stale == [] and again.diff == "" and len(again.unchanged) == len(FAMILIES) + 1
+    assert (
+        again.clean
+        and again.stale == []
+        and again.diff == ""
+        and len(again.unchanged) == len(FAMILIES) + 1
+    )
     rebuilt = build(grammar_copy, out)
     assert rebuilt.written == [] and rebuilt.deleted == []
     for name in ("__init__.py", *(f"{f}.py" for f in FAMILIES)):  # same as the repo's

@@ -1,0 +1,375 @@
+"""The element-per-argument dialect: `PREFIX<key>value PREFIX</key>`, elements nestable.
+
+MiniMax-M3 writes each argument as an element named by its key, every tag behind a fixed
+prefix (`]<]minimax[>[`). A value is either text or child elements:
+- children make an object, or an array when the schema says array (children's names are
+  then ignored: the template writes `<item>`); repeated child names collect into a list;
+- text mixed with children goes under `$text` (`$$text` when a child already has that name);
+- an empty element is `[]` or `{}` for an array or object schema that does not allow a
+  string; leaf text is typed by its schema (no schema: text).
+
+A top-level value that starts with text and whose schema allows only strings (or that has
+no schema) streams as a JSON string as it arrives; a child element inside such a value is
+its text. Any other value is buffered whole and converted once its closing tag arrives, so
+typed values are never streamed early. Whitespace between arguments, and any stray text
+there, is markup. A tag whose name is blank or starts with `/`, or nesting deeper than
+`max_depth`, is text of the element around it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .coerce import coerce_text, item_schema, property_schema, schema_types, streams_as_text
+from .markers import markers
+from .spec import XmlElements
+
+BETWEEN, TAG, START, TEXT, TYPED, TREE, DONE = range(7)
+_MAX_NAME = 256
+
+
+def _json_string_body(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+@dataclass
+class _Node:
+    name: str
+    texts: list[str] = field(default_factory=list)
+    children: list[_Node] = field(default_factory=list)
+
+
+class XmlElementsBuilder:
+    """Reads argument elements until a marker that follows them; writes the arguments JSON."""
+
+    __slots__ = (
+        "spec",
+        "emit",
+        "schema_of",
+        "state",
+        "done",
+        "_open",
+        "_stops",
+        "_between",
+        "_count",
+        "_key",
+        "_schema",
+        "_closer",
+        "_body_ends",
+        "_held",
+        "_buffer",
+        "_scan",
+        "_stack",
+    )
+
+    def __init__(
+        self,
+        spec: XmlElements,
+        stops: tuple[str, ...],
+        emit: Callable[[str], None],
+        schema_of: Callable[[str], dict | None],
+    ) -> None:
+        self.spec = spec
+        self.emit = emit
+        self.schema_of = schema_of
+        self.state = BETWEEN
+        self.done = False
+        self._open = spec.prefix + "<"
+        self._stops = stops
+        self._between = markers((self._open, *stops))
+        self._count = 0
+        self._key = ""
+        self._schema: dict | None = None
+        self._closer = ""
+        self._body_ends = self._between
+        self._held: list[str] = []  # whitespace at the start of a value, or buffered text
+        self._buffer: list[str] = []  # a typed or nested value's raw body
+        self._scan = 0  # how far TREE has matched tags in the buffer
+        self._stack: list[str] = []
+        emit("{")
+
+    # -- the push interface ----------------------------------------------------------
+
+    def feed(self, text: str, pos: int, eof: bool) -> int:
+        """Consume what can be decided of text[pos:]; return the new position."""
+        end = len(text)
+        while pos < end and not self.done:
+            state = self.state
+            if state == BETWEEN:
+                at, lit = self._between.search(text, pos)
+                if at < 0:
+                    return end - (0 if eof else self._between.held(text, pos))
+                if not eof and self._between.may_grow(text, at, lit):
+                    return at  # `PREFIX<` may still become `PREFIX</invoke>`: wait
+                if lit != self._open:
+                    self._finish()
+                    return at
+                pos = at + len(lit)
+                self.state = TAG
+            elif state == TAG:
+                close = text.find(">", pos)
+                if close < 0:
+                    if end - pos > _MAX_NAME:
+                        self.state = BETWEEN
+                        continue
+                    return end if eof else pos
+                name = text[pos:close]
+                pos = close + 1
+                if not name.strip() or name.startswith("/") or len(name) > _MAX_NAME:
+                    self.state = BETWEEN  # a stray closing tag or junk between arguments
+                    continue
+                self._start(name)
+            elif state == START:
+                pos = self._decide(text, pos, eof)
+                if self.state == START:
+                    return pos
+            elif state == TEXT or state == TYPED:
+                pos = self._leaf(text, pos, eof)
+                if self.state in (TEXT, TYPED):
+                    return pos
+            else:  # TREE
+                pos = self._tree(text, pos, eof)
+                if self.state == TREE:
+                    return pos
+        if eof and not self.done:
+            self._finish()
+        return pos
+
+    def close(self) -> None:
+        """End of input or of the call: keep an open argument, close the object."""
+        if not self.done:
+            self._finish()
+
+    # -- one top-level argument ------------------------------------------------------
+
+    def _start(self, name: str) -> None:
+        self._key = name
+        self._schema = self.schema_of(name.strip())
+        self._closer = f"{self.spec.prefix}</{name}>"
+        self._body_ends = markers((self._closer, *self._stops))
+        self._held = []
+        self.state = START
+
+    def _decide(self, text: str, pos: int, eof: bool) -> int:
+        """Leading whitespace waits: the first other character says text or elements."""
+        end = len(text)
+        start = pos
+        while pos < end and text[pos].isspace():
+            pos += 1
+        if pos > start:
+            self._held.append(text[start:pos])
+        if pos == end:
+            return pos
+        opener = self._open
+        if end - pos <= len(opener) and opener.startswith(text[pos:]) and not eof:
+            return pos  # a tag may be starting: wait for the character after `<`
+        if text.startswith(opener, pos):
+            # a closing tag (this element's, or a marker that ends the arguments): the
+            # value is the whitespace read so far; an opening tag: child elements
+            self.state = TREE
+            self._buffer, self._held = self._held, []
+            self._scan, self._stack = 0, []
+            return pos
+        if streams_as_text(self._schema):
+            self.state = TEXT
+            self.emit(self._prefix() + '"' + _json_string_body("".join(self._held)))
+            self._held = []
+        else:  # typed: buffered whole, children or not
+            self.state = TREE
+            self._buffer, self._held = self._held, []
+            self._stack = []
+        return pos
+
+    def _is_stop(self, text: str, pos: int) -> bool:
+        return any(text.startswith(stop, pos) for stop in self._stops)
+
+    def _leaf(self, text: str, pos: int, eof: bool) -> int:
+        at, lit = self._body_ends.search(text, pos)
+        stop = at if at >= 0 else len(text) - (0 if eof else self._body_ends.held(text, pos))
+        chunk = text[pos:stop]
+        if self.state == TEXT:
+            if chunk:
+                self.emit(_json_string_body(chunk))
+        else:
+            self._buffer.append(chunk)
+        if at < 0 and not eof:
+            return stop
+        self._close_leaf()
+        if at < 0:
+            return len(text)
+        if lit == self._closer:
+            self.state = BETWEEN
+            return at + len(lit)
+        self._finish()  # a marker of the call or the stream: the arguments end here
+        return at
+
+    def _close_leaf(self) -> None:
+        if self.state == TEXT:
+            self.emit('"')
+        else:
+            body = "".join(self._buffer)
+            self._buffer = []
+            self.emit(self._prefix() + _dumps(_leaf_value(body, self._schema)))
+        self.state = BETWEEN
+
+    def _prefix(self) -> str:
+        sep = ", " if self._count else ""
+        self._count += 1
+        return f"{sep}{json.dumps(self._key.strip(), ensure_ascii=False)}: "
+
+    # -- a nested value: buffered until its closing tag ------------------------------
+
+    def _tree(self, text: str, pos: int, eof: bool) -> int:
+        """Match tags until the top element closes; a stop marker ends the arguments."""
+        prefix, end = self.spec.prefix, len(text)
+        while True:
+            at = text.find(self._open, pos) if prefix else text.find("<", pos)
+            if at < 0:
+                keep = self._partial_open(text, pos, end, eof)
+                self._buffer.append(text[pos:keep])
+                if eof:
+                    self._close_tree()
+                return keep
+            close = text.find(">", at + len(self._open))
+            if close < 0:
+                if eof or end - at > _MAX_NAME + len(self._open):
+                    self._buffer.append(text[pos:end])
+                    if eof:
+                        self._close_tree()
+                    return end
+                self._buffer.append(text[pos:at])
+                return at
+            tag = text[at + len(self._open) : close]
+            if tag.startswith("/"):
+                name = tag[1:]
+                if self._stack and name == self._stack[-1]:
+                    self._stack.pop()
+                elif not self._stack and name == self._key:
+                    self._buffer.append(text[pos:at])
+                    self._close_tree()
+                    return close + 1
+                elif self._is_stop(text, at):
+                    self._buffer.append(text[pos:at])
+                    self._close_tree()
+                    self._finish()
+                    return at
+            elif self._is_stop(text, at):
+                self._buffer.append(text[pos:at])
+                self._close_tree()
+                self._finish()
+                return at
+            elif tag.strip() and len(self._stack) + 1 < self.spec.max_depth:
+                self._stack.append(tag)
+            self._buffer.append(text[pos : close + 1])
+            pos = close + 1
+
+    def _partial_open(self, text: str, pos: int, end: int, eof: bool) -> int:
+        """Where buffered text stops: before a tail that may begin a tag, unless at the end."""
+        if eof:
+            return end
+        for k in range(min(len(self._open) - 1, end - pos), 0, -1):
+            if self._open.startswith(text[end - k : end]):
+                return end - k
+        return end
+
+    def _close_tree(self) -> None:
+        body = "".join(self._buffer)
+        self._buffer = []
+        node = _parse(body, self._key, self.spec.prefix, self.spec.max_depth)
+        self.emit(self._prefix() + _dumps(_convert(node, self._schema)))
+        self.state = BETWEEN
+
+    def _finish(self) -> None:
+        if self.state in (START, TYPED):
+            if self.state == START:
+                self._buffer = self._held
+                self._held = []
+            self.state = TYPED
+            self._close_leaf()
+        elif self.state == TEXT:
+            self._close_leaf()
+        elif self.state == TREE:
+            self._close_tree()
+        self.state = DONE
+        self.done = True
+        self.emit("}")
+
+
+# -- converting a buffered element ---------------------------------------------------
+
+
+def _dumps(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _parse(body: str, name: str, prefix: str, max_depth: int) -> _Node:
+    """The element tree of a complete body (unclosed elements close at its end)."""
+    opener = prefix + "<"
+    root = _Node(name)
+    stack = [root]
+    pos = 0
+    while pos < len(body):
+        at = body.find(opener, pos)
+        if at < 0:
+            stack[-1].texts.append(body[pos:])
+            break
+        close = body.find(">", at + len(opener))
+        if close < 0:
+            stack[-1].texts.append(body[pos:])
+            break
+        if at > pos:
+            stack[-1].texts.append(body[pos:at])
+        tag = body[at + len(opener) : close]
+        if tag.startswith("/") and len(stack) > 1 and tag[1:] == stack[-1].name:
+            stack.pop()
+        elif tag.strip() and not tag.startswith("/") and len(stack) < max_depth:
+            child = _Node(tag)
+            stack[-1].children.append(child)
+            stack.append(child)
+        else:
+            stack[-1].texts.append(body[at : close + 1])
+        pos = close + 1
+    return root
+
+
+def _leaf_value(text: str, schema: dict | None) -> object:
+    types = schema_types(schema)
+    if not text.strip() and types and "string" not in types:
+        if "array" in types or "object" in types:
+            return [] if _array_first(types) else {}
+    return coerce_text(text, schema)
+
+
+def _array_first(types: tuple[str, ...]) -> bool:
+    for kind in types:
+        if kind in ("array", "object"):
+            return kind == "array"
+    return False
+
+
+def _convert(node: _Node, schema: dict | None) -> object:
+    if not node.children:
+        return _leaf_value("".join(node.texts), schema)
+    if _array_first(schema_types(schema)):
+        return [_convert(c, item_schema(schema, i)) for i, c in enumerate(node.children)]
+    out: dict[str, object] = {}
+    repeated: set[str] = set()
+    for child in node.children:
+        key = child.name.strip()
+        value = _convert(child, property_schema(schema, key))
+        if key not in out:
+            out[key] = value
+        elif key in repeated:
+            out[key].append(value)  # type: ignore[union-attr]
+        else:
+            out[key] = [out[key], value]
+            repeated.add(key)
+    mixed = "".join(node.texts)
+    if mixed.strip():
+        key = "$text"
+        while key in out:
+            key = "$" + key
+        out[key] = mixed
+    return out
