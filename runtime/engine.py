@@ -73,7 +73,10 @@ class CompiledFamily:
         reasoning = (*self.reasoning_opens, *self.reasoning_closes)
         self.content_markers = markers((*reasoning, *entry, *self.ignore))
         self.reasoning_markers = markers((*reasoning, *entry, *self.ignore))
-        self.section_markers = markers((*self.openers, *self.section_closes, *self.ignore))
+        # a section opener repeated inside the section is markup, not text
+        self.section_markers = markers(
+            (*self.openers, *self.section_opens, *self.section_closes, *self.ignore)
+        )
         # an unfinished marker of these at the end of output is an unfinished call opener
         self.call_drop_prefixes = markers((*entry, *self.openers))
         # inside a section, a section closer cut short at the end is markup too
