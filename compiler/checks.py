@@ -46,6 +46,7 @@ def check_grammar(
     for stmt in grammar.of(ir.ReasoningStmt) + grammar.of(ir.SectionStmt):
         _check_markers(stmt, report)
     _check_prompt_opened(grammar, report)
+    _check_messages(grammar, report)
     for call in grammar.of(ir.CallStmt):
         _check_call(call, report)
     _check_empty_strings(grammar, report)
@@ -137,6 +138,41 @@ def _check_markers(stmt: ir.ReasoningStmt | ir.SectionStmt, report: Report) -> N
     for close in closes:
         if close.value and close.value in opens:
             report.error(close, f"{word} closer {close} is also an opener")
+
+
+def _check_messages(grammar: ir.Grammar, report: Report) -> None:
+    messages = grammar.of(ir.MessagesStmt)
+    for extra in messages[1:]:
+        report.error(extra, f"duplicate `messages` statement (first at line {messages[0].line})")
+    for stmt in messages:
+        try:
+            re.compile(stmt.recipient.pattern)
+        except re.error as exc:
+            report.error(stmt.recipient, f"invalid regex {stmt.recipient}: {exc}")
+    routes = grammar.of(ir.RouteStmt)
+    if routes and not messages and not grammar.of(ir.ExtendsStmt):
+        report.error(routes[0], "`route` needs a `messages` statement that says what a header is")
+    seen: dict[str, ir.RouteStmt] = {}
+    default: ir.RouteStmt | None = None
+    for route in routes:
+        if route.to.name not in ir.ROUTE_KINDS:
+            choices = ", ".join(ir.ROUTE_KINDS)
+            report.error(
+                route.to,
+                f"unknown route `{route.to}`{_suggest(route.to.name, list(ir.ROUTE_KINDS))} "
+                f"(routes: {choices})",
+            )
+        if route.recipients is None:
+            if default is not None:
+                report.error(route, f"duplicate `route default` (first at line {default.line})")
+            default = route
+            continue
+        for who in ir.strings(route.recipients):
+            if who in seen:
+                report.error(
+                    route, f"recipient {ir.quote(who)} is routed twice (line {seen[who].line})"
+                )
+            seen.setdefault(who, route)
 
 
 def _check_prompt_opened(grammar: ir.Grammar, report: Report) -> None:
@@ -367,8 +403,12 @@ def _strings(node: ir.Node) -> Iterator[ir.Node]:
 
 
 def _check_empty_strings(grammar: ir.Grammar, report: Report) -> None:
-    # "" is a fine param default, and a fine `text_when` value (an absent flag reads as "")
+    # "" is a fine param default, a fine `text_when` value (an absent flag reads as ""), and
+    # a fine route recipient (a header without one)
     allowed = {id(p.default) for p in grammar.of(ir.ParamStmt)}
+    for route in grammar.of(ir.RouteStmt):
+        if route.recipients is not None:
+            allowed |= {id(node) for node in _strings(route.recipients)}
     for call in grammar.of(ir.CallStmt):
         for item in call.items:
             value = item.arg("text_when") if isinstance(item, ir.Element) else None

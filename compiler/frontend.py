@@ -22,8 +22,19 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 from . import ir
 from .errors import CompileError, CompileErrors, error_at
 
-STATEMENTS = ("family", "aliases", "extends", "param", "reasoning", "section", "ignore", "call")
-KEYWORDS = STATEMENTS + ("true", "false", "prompt_opened", "optional")
+STATEMENTS = (
+    "family",
+    "aliases",
+    "extends",
+    "param",
+    "reasoning",
+    "section",
+    "ignore",
+    "messages",
+    "route",
+    "call",
+)
+KEYWORDS = STATEMENTS + ("true", "false", "prompt_opened", "optional", "default")
 
 
 @dataclass(frozen=True)
@@ -68,7 +79,7 @@ MISTAKES: tuple[Mistake, ...] = (
     ),
     Mistake(
         "unknown statement `{token}`: statements are family, aliases, extends, param, "
-        "reasoning, section, ignore and call",
+        "reasoning, section, ignore, messages, route and call",
         ("alias x", "family x alias y", 'family x reasoning "a" "b" sections'),
         suggest=STATEMENTS,
     ),
@@ -335,6 +346,25 @@ class _ToIR(Transformer):
     def section(self, meta: Any, children: list[Any]) -> ir.SectionStmt:
         _, opens, closes, flag = children
         return ir.SectionStmt(opens=opens, closes=closes, optional=flag is not None, **_pos(meta))
+
+    @v_args(meta=True)
+    def messages(self, meta: Any, children: list[Any]) -> ir.MessagesStmt:
+        _, header, recipient, header_end, ends = children
+        return ir.MessagesStmt(
+            header=self._str(header),
+            recipient=self.regex(recipient),
+            header_end=self._str(header_end),
+            ends=ends,
+            **_pos(meta),
+        )
+
+    @v_args(meta=True)
+    def route(self, meta: Any, children: list[Any]) -> ir.RouteStmt:
+        _, who, to = children
+        recipients = None if isinstance(who, Token) and who.type == "DEFAULT" else who
+        return ir.RouteStmt(
+            recipients=recipients, to=ir.Ident(name=to.value, **_pos(to)), **_pos(meta)
+        )
 
     @v_args(meta=True)
     def ignore(self, meta: Any, children: list[Any]) -> ir.IgnoreStmt:

@@ -2,7 +2,8 @@
 
 Families that share a markup differ in a marker or two (seed_oss wraps Qwen3's calls in
 `<seed:tool_call>`, step3p5's prompt opens the reasoning). A child grammar states only
-what differs: each `reasoning`, `section`, `ignore` or `call` statement it gives replaces
+what differs: each `reasoning`, `section`, `ignore`, `messages`, `route` or `call` statement
+it gives replaces
 every inherited statement of that kind, a `param` overrides the parent's param of the
 same name, and `family`/`aliases` are never inherited. The result is an ordinary grammar
 that lowers like any other; `origins` remembers which file each inherited statement
@@ -17,7 +18,14 @@ from dataclasses import dataclass, field
 from . import ir
 from .checks import Report
 
-REPLACED = (ir.ReasoningStmt, ir.SectionStmt, ir.IgnoreStmt, ir.CallStmt)
+REPLACED = (
+    ir.ReasoningStmt,
+    ir.SectionStmt,
+    ir.IgnoreStmt,
+    ir.MessagesStmt,
+    ir.RouteStmt,
+    ir.CallStmt,
+)
 
 
 @dataclass(frozen=True)

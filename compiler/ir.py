@@ -272,6 +272,36 @@ class SectionStmt(Node):
         return f"section {self.opens} {self.closes}{flag}"
 
 
+class MessagesStmt(Node):
+    """`messages HEADER /RECIPIENT/ HEADER_END ENDS`: output made of messages whose header
+    names a recipient (`to=self<|message|>`); `route` statements say where each goes."""
+
+    kind: L["messages"] = "messages"
+    header: Str
+    recipient: Regex
+    header_end: Str
+    ends: Markers
+
+    def __str__(self) -> str:
+        return f"messages {self.header} {self.recipient} {self.header_end} {self.ends}"
+
+
+ROUTE_KINDS = ("reasoning", "content", "calls")
+
+
+class RouteStmt(Node):
+    """`route RECIPIENTS KIND` or `route default KIND`: a message to those recipients is
+    reasoning, content (calls are text there) or calls (content where calls open)."""
+
+    kind: L["route"] = "route"
+    recipients: Markers | None = None  # None: the default route
+    to: Ident
+
+    def __str__(self) -> str:
+        who = "default" if self.recipients is None else str(self.recipients)
+        return f"route {who} {self.to}"
+
+
 class IgnoreStmt(Node):
     """`ignore MARKERS`: markers dropped wherever they appear outside a call."""
 
@@ -310,6 +340,8 @@ Statement = Annotated[
         ReasoningStmt,
         SectionStmt,
         IgnoreStmt,
+        MessagesStmt,
+        RouteStmt,
         CallStmt,
     ],
     Field(discriminator="kind"),

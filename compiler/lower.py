@@ -151,6 +151,28 @@ def _reasoning(stmt: ir.ReasoningStmt) -> rt.Reasoning:
     )
 
 
+def _messages(grammar: ir.Grammar) -> rt.Messages | None:
+    found = grammar.of(ir.MessagesStmt)
+    if not found:
+        return None
+    stmt = found[0]
+    routes, default = [], "calls"
+    for route in grammar.of(ir.RouteStmt):
+        if route.recipients is None:
+            default = route.to.name
+        else:
+            routes += [(who, route.to.name) for who in ir.strings(route.recipients)]
+    return rt.Messages(
+        header=stmt.header.value,
+        recipient=stmt.recipient.pattern,
+        header_end=stmt.header_end.value,
+        ends=ir.strings(stmt.ends),
+        routes=tuple(routes),
+        default=default,
+        line=stmt.line,
+    )
+
+
 def _section(stmt: ir.SectionStmt) -> rt.Section:
     return rt.Section(
         opens=ir.strings(stmt.opens),
@@ -178,6 +200,7 @@ def lower(grammar: ir.Grammar, source: str, source_sha256: str) -> rt.FamilySpec
         section=_section(sections[0]) if sections else None,
         ignore=tuple(m for stmt in grammar.of(ir.IgnoreStmt) for m in ir.strings(stmt.markers)),
         params=tuple((p.name.name, p.default.value) for p in grammar.of(ir.ParamStmt)),
+        messages=_messages(grammar),
     )
 
 
@@ -267,6 +290,7 @@ class FamilyView:
     section: Entry
     ignore: Entry
     params: Entry
+    messages: Entry
 
 
 def header(source: str, sha256: str) -> tuple[str, ...]:
@@ -326,6 +350,12 @@ def family_view(
             py_expr(spec.ignore),
             _comment("; ".join(f"{where(s)}: {s}" for s in grammar.of(ir.IgnoreStmt))),
         )
+    messages = Entry("None")
+    if spec.messages is not None:
+        stmts = grammar.of(ir.MessagesStmt) + grammar.of(ir.RouteStmt)
+        messages = Entry(
+            py_expr(spec.messages), _comment("; ".join(f"{where(s)}: {s}" for s in stmts))
+        )
     params = Entry(py_expr(spec.params))
     if spec.params:
         params = Entry(
@@ -335,6 +365,7 @@ def family_view(
     used = {"FamilySpec"} | {type(i).__name__ for i in spec.call}
     used |= {"Reasoning"} if spec.reasoning else set()
     used |= {"Section"} if spec.section else set()
+    used |= {"Messages"} if spec.messages else set()
     doc = grammar.doc if "".join(grammar.doc).strip() else (f"The {spec.name} family.",)
     return FamilyView(
         header=header(spec.source, spec.source_sha256),
@@ -351,6 +382,7 @@ def family_view(
         section=section,
         ignore=ignore,
         params=params,
+        messages=messages,
     )
 
 

@@ -28,7 +28,8 @@ from .xml_params import XmlParamsBuilder
 
 Builder = XmlParamsBuilder | XmlElementsBuilder | JsonArgsBuilder | JsonCallBuilder
 
-CONTENT, REASONING, SECTION, CALL = range(4)
+CONTENT, REASONING, SECTION, CALL, HEADER = range(5)
+_MAX_RECIPIENT = 256
 
 _WS = re.compile(r"\s*")
 _BAD_NAME = re.compile(r"[\s<>]")
@@ -48,6 +49,11 @@ class CompiledFamily:
         "calls_anywhere",
         "ignore",
         "prompt_opened",
+        "messages",
+        "recipient",
+        "routes",
+        "message_ends",
+        "routed_markers",
         "content_markers",
         "reasoning_markers",
         "section_markers",
@@ -71,8 +77,21 @@ class CompiledFamily:
         self.prompt_opened = any(r.prompt_opened for r in spec.reasoning)
         entry = self.section_opens | (set(self.openers) if self.calls_anywhere else set())
         reasoning = (*self.reasoning_opens, *self.reasoning_closes)
-        self.content_markers = markers((*reasoning, *entry, *self.ignore))
-        self.reasoning_markers = markers((*reasoning, *entry, *self.ignore))
+        self.messages = spec.messages
+        message_markers: tuple[str, ...] = ()
+        self.routes: dict[str, str] = {}
+        self.message_ends: set[str] = set()
+        self.recipient = None
+        if spec.messages is not None:
+            m = spec.messages
+            message_markers = (m.header, m.header_end, *m.ends)
+            self.routes = dict(m.routes)
+            self.message_ends = set(m.ends)
+            self.recipient = re.compile(m.recipient)
+        self.content_markers = markers((*reasoning, *entry, *self.ignore, *message_markers))
+        self.reasoning_markers = markers((*reasoning, *entry, *self.ignore, *message_markers))
+        # a message routed to reasoning or content: calls are text there
+        self.routed_markers = markers((*self.ignore, *message_markers))
         # a section opener repeated inside the section is markup, not text
         self.section_markers = markers(
             (*self.openers, *self.section_opens, *self.section_closes, *self.ignore)
@@ -222,6 +241,8 @@ class Engine:
         )  # content's trailing whitespace: markup if a marker or the end follows
         self._content_started = False  # leading whitespace of the content is dropped
         self._in_section = False
+        self._routed = False  # the current reasoning or content came from a message route
+        self._header_back = CONTENT  # the mode a message header was found in
         self._current_name = ""
         self._waiting = False
 
@@ -258,6 +279,11 @@ class Engine:
                 pos = new
                 if self._waiting or stuck:
                     break
+            elif mode == HEADER:
+                new = self._header(buf, pos, eof)
+                if new == pos and self.mode == HEADER:
+                    break
+                pos = new
             else:
                 if pos >= len(buf):
                     break
@@ -270,7 +296,9 @@ class Engine:
     def _scan(self, buf: str, pos: int, eof: bool) -> int:
         family = self.family
         mode = self.mode
-        if mode == CONTENT:
+        if self._routed and mode != SECTION:
+            markers = family.routed_markers
+        elif mode == CONTENT:
             markers = family.content_markers
         elif mode == REASONING:
             markers = family.reasoning_markers
@@ -325,6 +353,19 @@ class Engine:
         family = self.family
         if lit in family.ignore:
             return pos
+        messages = family.messages
+        if messages is not None and self.mode != SECTION:
+            if lit == messages.header:
+                self._header_back = self.mode
+                self.mode = HEADER
+                return pos
+            if lit == messages.header_end:  # a header without a recipient
+                self._route("")
+                return pos
+            if lit in family.message_ends:
+                self._boundary()
+                self.mode, self._routed = CONTENT, False
+                return pos
         if lit in family.openers and (self.mode == SECTION or family.calls_anywhere):
             self._call = _Call(family.openers[lit], self.mode, lit)
             self.mode = CALL
@@ -342,6 +383,33 @@ class Engine:
         elif lit in family.reasoning_closes:
             self.mode = CONTENT
         return pos
+
+    # -- messages -------------------------------------------------------------------
+
+    def _header(self, buf: str, pos: int, eof: bool) -> int:
+        """After the header opener: a recipient, then the header's end; else it was text."""
+        family = self.family
+        messages = family.messages
+        assert messages is not None and family.recipient is not None
+        found = family.recipient.match(buf, pos)
+        end = found.end() if found else pos
+        if end > pos and end - pos <= _MAX_RECIPIENT and buf.startswith(messages.header_end, end):
+            self._route(buf[pos:end])
+            return end + len(messages.header_end)
+        rest = buf[end:]
+        if not eof and end - pos <= _MAX_RECIPIENT and messages.header_end.startswith(rest):
+            return pos  # the recipient or the header's end is still arriving
+        self.mode = self._header_back  # prose such as "x to=5": the opener was text
+        self._text(messages.header)
+        return pos
+
+    def _route(self, recipient: str) -> None:
+        family = self.family
+        assert family.messages is not None
+        kind = family.routes.get(recipient, family.messages.default)
+        self._boundary()
+        self._routed = kind != "calls"
+        self.mode = REASONING if kind == "reasoning" else CONTENT
 
     # -- a call ---------------------------------------------------------------------
 

@@ -126,6 +126,23 @@ class Section:
 
 
 @dataclass(frozen=True, slots=True)
+class Messages:
+    """An output made of messages: HEADER RECIPIENT HEADER_END body, ended by one of `ends`
+    or by the next header. `routes` maps a recipient ("" for a header without one) to
+    "reasoning", "content" (calls are text there) or "calls" (content where calls open);
+    any other recipient takes `default`.
+    """
+
+    header: str
+    recipient: str
+    header_end: str
+    ends: tuple[str, ...]
+    routes: tuple[tuple[str, str], ...] = ()
+    default: str = "calls"
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class FamilySpec:
     """One family, as the compiler lowered it from its grammar file.
 
@@ -146,3 +163,4 @@ class FamilySpec:
     section: Section | None = None
     ignore: tuple[str, ...] = ()  # markers dropped wherever they appear outside a call
     params: tuple[tuple[str, str], ...] = ()  # (name, default); strings say `${name}`
+    messages: Messages | None = None
