@@ -83,6 +83,8 @@ def _parse_and_check(unit: _Unit, errors: list[CompileError]) -> Source | None:
         return None
     report = checks.Report(unit.shown, unit.text)
     checks.check_grammar(grammar, unit.text, unit.shown, report)
+    if not grammar.of(ir.ExtendsStmt):  # a child's params are checked once merged
+        checks.check_params(grammar, report)
     errors.extend(report.errors)
     return None if report.errors else Source(unit.source, grammar, report)
 
@@ -108,7 +110,7 @@ def _compile(units: list[_Unit], library: Sequence[_Unit] = ()) -> list[tuple[Fa
     for unit, source in parsed:
         before = len(source.report.errors)
         result = resolve(source, table)
-        if result is not None:
+        if result is not None and source.grammar.of(ir.ExtendsStmt):
             checks.check_params(result.grammar, source.report)
         errors.extend(source.report.errors[before:])
         if result is not None and len(source.report.errors) == before:

@@ -30,6 +30,7 @@ Builder = XmlParamsBuilder | XmlElementsBuilder | JsonArgsBuilder | JsonCallBuil
 
 CONTENT, REASONING, SECTION, CALL, HEADER = range(5)
 _MAX_RECIPIENT = 256
+_MAX_JUNK = 256  # stray text inside a call, after its name, read as the call's markup
 
 _WS = re.compile(r"\s*")
 _BAD_NAME = re.compile(r"[\s<>]")
@@ -553,19 +554,34 @@ class Engine:
         return self.tools.param_schema(self._current_name, key)
 
     def _mismatch(self, call: _Call, buf: str, pos: int, eof: bool) -> int:
-        """A required literal is not there."""
+        """A required literal is not there.
+
+        Before the name, the call was not one. After it, the text up to the call's next
+        literal (within `_MAX_JUNK` characters) is markup of the call, e.g. a doubled
+        `</steptml:invoke>`; a marker that ends calls (the next opener, the section's
+        closer) or a longer stretch of text ends the call there instead.
+        """
         if not call.committed:
             return self._abandon(call, pos)
-        # skip ahead to a later literal of the call if the text is there
-        items = self.family.spec.call
-        for later in range(call.item + 1, len(items)):
+        family = self.family
+        items = family.spec.call
+        window = buf[pos : pos + _MAX_JUNK]
+        best, best_at = -1, len(window)
+        for later in range(call.item, len(items)):  # this literal, further on, or a later one
             item = items[later]
             if isinstance(item, Lit):
-                if buf.startswith(item.text, pos):
-                    call.item = later
-                    return pos
-                if not eof and len(buf) - pos < len(item.text) and item.text.startswith(buf[pos:]):
-                    return self._wait(pos)
+                at = window.find(item.text)
+                if 0 <= at < best_at:
+                    best, best_at = later, at
+        ends = (family.first_opener, *family.section_closes)
+        if any(0 <= window.find(end) <= best_at for end in ends):
+            best = -1  # a marker that ends calls comes first
+        if best >= 0:
+            call.item = best
+            call.ws_tail.clear()
+            return pos + best_at
+        if not eof and len(buf) - pos < _MAX_JUNK and not any(0 <= window.find(e) for e in ends):
+            return self._wait(pos)  # the next literal may still arrive
         self._end_call()
         return pos
 

@@ -1,8 +1,8 @@
 """Grammar params: `${NAME}` inside a grammar's strings, filled in when a parser is made.
 
-Some markups vary per checkpoint (Hunyuan writes `<tool_call:6124c78e>`, the suffix read
+Some markups vary per checkpoint (Hunyuan writes `<tool_call:opensource>`, the suffix read
 from the tokenizer). The grammar declares `param suffix = ""` and writes
-`"<tool_call${suffix}>"`; a parser built with `params={"suffix": ":6124c78e"}` gets a
+`"<tool_call${suffix}>"`; a parser built with `params={"suffix": ":opensource"}` gets a
 spec whose strings say exactly that. Specs are filled once per set of values and cached.
 """
 

@@ -14,7 +14,16 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from toolgrammar.runtime.spec import FamilySpec, JsonArgs, JsonCall, Lit, Name, Ws, XmlParams
+from toolgrammar.runtime.spec import (
+    FamilySpec,
+    JsonArgs,
+    JsonCall,
+    Lit,
+    Name,
+    Ws,
+    XmlElements,
+    XmlParams,
+)
 
 # characters that make values interesting: quotes, escapes, markup-ish, non-ASCII, astral
 TEXT_ALPHABET = st.sampled_from(
@@ -58,6 +67,8 @@ def markers_of(spec: FamilySpec) -> set[str]:
             found |= {item.param_open, item.key_end, item.value_end, *item.implicit_ends}
             if item.value_open:
                 found.add(item.value_open)
+        elif isinstance(item, XmlElements) and item.prefix:
+            found.add(item.prefix)
     return found
 
 
@@ -159,6 +170,17 @@ def render_key(item: XmlParams, key: str, is_text: bool) -> str:
     raise ValueError(f"no key shape fits pattern {item.key_pattern!r}")
 
 
+def render_element(prefix: str, key: str, value: Any) -> str:
+    """An argument as nested elements: objects as children, arrays as `<item>` children."""
+    if isinstance(value, dict):
+        body = "".join(render_element(prefix, k, v) for k, v in value.items())
+    elif isinstance(value, list):
+        body = "".join(render_element(prefix, "item", v) for v in value)
+    else:
+        body = render_value_text(value)
+    return f"{prefix}<{key}>{body}{prefix}</{key}>"
+
+
 def render_call(
     spec: FamilySpec, name: str, args: dict[str, Any], index: int, layout: st.DataObject
 ) -> str:
@@ -182,6 +204,10 @@ def render_call(
                     f"{item.param_open}{key_text}{item.key_end}{gap}{item.value_open}{newline}"
                     f"{render_value_text(value, item)}{newline}{item.value_end}\n"
                 )
+        elif isinstance(item, XmlElements):
+            for key, value in args.items():
+                gap = layout.draw(st.sampled_from(["", "\n"]), label="gap")
+                out.append(render_element(item.prefix, key, value) + gap)
         elif isinstance(item, JsonArgs):
             out.append(json.dumps(args, ensure_ascii=False))
         elif isinstance(item, JsonCall):
