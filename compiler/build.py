@@ -107,14 +107,16 @@ def _compile(units: list[_Unit], library: Sequence[_Unit] = ()) -> list[tuple[Fa
             table[source.grammar.of(ir.FamilyStmt)[0].name.name] = source
             registered += checks.registered_names(source.grammar, source.report)
     built = []
+    before = {id(source): len(source.report.errors) for _, source in parsed}
     for unit, source in parsed:
-        before = len(source.report.errors)
-        result = resolve(source, table)
+        result = resolve(source, table)  # errors land in the report of the file they are in
         if result is not None and source.grammar.of(ir.ExtendsStmt):
             checks.check_params(result.grammar, source.report)
-        errors.extend(source.report.errors[before:])
-        if result is not None and len(source.report.errors) == before:
-            built.append((unit, result))
+        if result is not None:
+            built.append((unit, source, result))
+    for _, source in parsed:
+        errors.extend(source.report.errors[before[id(source)] :])
+    built = [(u, r) for u, source, r in built if len(source.report.errors) == before[id(source)]]
     errors.extend(checks.check_registry(registered))
     if errors:
         raise CompileErrors(errors)

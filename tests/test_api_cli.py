@@ -141,3 +141,60 @@ def test_cli_runs_as_module() -> None:
 
 def test_build_check_is_clean() -> None:
     assert main(["build", "--check"]) == 0
+
+
+def test_every_alias_resolves_to_its_family_parser() -> None:
+    import toolgrammar.generated as generated
+
+    get = toolgrammar.runtime.registry.get_spec
+    assert generated.ALIASES, "the grammars register aliases"
+    for alias, family in generated.ALIASES.items():
+        assert alias in toolgrammar.families() and get(alias) is get(family)
+
+
+def test_prompt_opened_grammar_starts_in_reasoning_unless_told() -> None:
+    text = "plan</think>Answer."
+    assert toolgrammar.parse("step3p5", text).reasoning == "plan"  # the grammar's default
+    message = toolgrammar.parse("step3p5", text, reasoning_open=False)
+    assert (message.reasoning, message.content) == (None, "planAnswer.")
+    # a stray reasoning closer in content is markup
+    assert toolgrammar.parse("qwen3_coder", text).content == "planAnswer."
+
+
+HY = "<tool_calls{s}><tool_call{s}>get_weather<arg_key{s}>city</arg_key{s}><arg_value{s}>Oslo</arg_value{s}></tool_call{s}></tool_calls{s}>"
+
+
+def test_params_fill_the_grammar_markers() -> None:
+    suffixed = HY.format(s=":opensource")
+    message = toolgrammar.parse("hy_v4", suffixed, TOOLS, params={"suffix": ":opensource"})
+    assert [(c.function.name, c.function.arguments) for c in message.tool_calls] == [
+        ("get_weather", '{"city": "Oslo"}')
+    ]
+    # the default suffix is empty: the suffixed spelling is then text, nothing is lost
+    message = toolgrammar.parse("hy_v4", suffixed, TOOLS, reasoning_open=False)
+    assert message.tool_calls == [] and message.content == suffixed
+    assert toolgrammar.parse("hy_v4", HY.format(s=""), TOOLS).tool_calls
+
+
+def test_unknown_param_is_a_clear_error() -> None:
+    with pytest.raises(toolgrammar.UnknownParam, match="'hy_v4' has no param 'sufix'.*suffix"):
+        toolgrammar.StreamParser("hy_v4", params={"sufix": ":x"})
+    with pytest.raises(toolgrammar.UnknownParam, match="its params: none"):
+        toolgrammar.StreamParser("hermes", params={"suffix": ":x"})
+
+
+def test_cli_param_and_reasoning_switch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out.txt"
+    out.write_text(HY.format(s=":opensource"), encoding="utf-8")
+    assert main(["parse", "hy_v4", str(out), "--param", "suffix=:opensource"]) == 0
+    message = json.loads(capsys.readouterr().out.splitlines()[-1])["message"]
+    assert message["tool_calls"][0]["function"]["name"] == "get_weather"
+    assert main(["parse", "hy_v4", str(out), "--param", "suffix"]) == 2
+    assert "--param takes NAME=VALUE" in capsys.readouterr().err
+    assert main(["parse", "hy_v4", str(out), "--param", "nope=1"]) == 2
+    assert "has no param 'nope'" in capsys.readouterr().err
+    plain = tmp_path / "plain.txt"
+    plain.write_text("plan</think>Answer.", encoding="utf-8")
+    assert main(["parse", "step3p5", str(plain), "--no-reasoning-open"]) == 0
+    message = json.loads(capsys.readouterr().out.splitlines()[-1])["message"]
+    assert message["content"] == "planAnswer." and message.get("reasoning") is None

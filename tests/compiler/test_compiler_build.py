@@ -229,3 +229,34 @@ def test_cli_build_check_is_clean() -> None:
         [sys.executable, "-m", "toolgrammar", "build", "--check"], capture_output=True, text=True
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_extends_inherits_and_replaces_by_statement_kind(tmp_path: Path) -> None:
+    grammars = tmp_path / "grammars"
+    grammars.mkdir()
+    (grammars / "base.tg").write_text(
+        'family base\nparam tag = "a"\nreasoning "<r>" "</r>"\nignore "<x>"\n'
+        'call "<${tag}>" name(until=">") ">" json_args "</${tag}>"\n',
+        encoding="utf-8",
+    )
+    (grammars / "child.tg").write_text(
+        'family child\nextends base\nparam tag = "b"\nreasoning "<t>" "</t>" prompt_opened\n',
+        encoding="utf-8",
+    )
+    result = build(grammars, tmp_path / "out")
+    child = next(s for s in result.specs if s.name == "child")
+    assert child.params == (("tag", "b"),)  # overridden default
+    assert [r.opens for r in child.reasoning] == [("<t>",)] and child.reasoning[0].prompt_opened
+    assert child.ignore == ("<x>",) and child.call[0].text == "<${tag}>"  # inherited
+    code = (tmp_path / "out" / "child.py").read_text(encoding="utf-8")
+    assert '# grammars/base.tg:5: "<${tag}>"' in code  # inherited items cite their own file
+
+
+def test_extends_loop_is_reported(tmp_path: Path) -> None:
+    grammars = tmp_path / "grammars"
+    grammars.mkdir()
+    (grammars / "a.tg").write_text("family a\nextends b\n", encoding="utf-8")
+    (grammars / "b.tg").write_text("family b\nextends a\n", encoding="utf-8")
+    with pytest.raises(CompileErrors) as info:
+        build(grammars, tmp_path / "out")
+    assert "`extends` loops: a -> b -> a" in str(info.value)
