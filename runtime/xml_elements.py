@@ -26,7 +26,7 @@ from .coerce import coerce_text, item_schema, property_schema, schema_types, str
 from .markers import markers
 from .spec import XmlElements
 
-BETWEEN, TAG, START, TEXT, TYPED, TREE, DONE = range(7)
+BETWEEN, TAG, START, TEXT, TREE, DONE = range(6)
 _MAX_NAME = 256
 
 
@@ -60,7 +60,6 @@ class XmlElementsBuilder:
         "_body_ends",
         "_held",
         "_buffer",
-        "_scan",
         "_stack",
     )
 
@@ -86,7 +85,6 @@ class XmlElementsBuilder:
         self._body_ends = self._between
         self._held: list[str] = []  # whitespace at the start of a value, or buffered text
         self._buffer: list[str] = []  # a typed or nested value's raw body
-        self._scan = 0  # how far TREE has matched tags in the buffer
         self._stack: list[str] = []
         emit("{")
 
@@ -125,9 +123,9 @@ class XmlElementsBuilder:
                 pos = self._decide(text, pos, eof)
                 if self.state == START:
                     return pos
-            elif state == TEXT or state == TYPED:
+            elif state == TEXT:
                 pos = self._leaf(text, pos, eof)
-                if self.state in (TEXT, TYPED):
+                if self.state == TEXT:
                     return pos
             else:  # TREE
                 pos = self._tree(text, pos, eof)
@@ -170,7 +168,7 @@ class XmlElementsBuilder:
             # value is the whitespace read so far; an opening tag: child elements
             self.state = TREE
             self._buffer, self._held = self._held, []
-            self._scan, self._stack = 0, []
+            self._stack = []
             return pos
         if streams_as_text(self._schema):
             self.state = TEXT
@@ -186,14 +184,11 @@ class XmlElementsBuilder:
         return any(text.startswith(stop, pos) for stop in self._stops)
 
     def _leaf(self, text: str, pos: int, eof: bool) -> int:
+        """A streamed string value: its text up to its closing tag or a stop marker."""
         at, lit = self._body_ends.search(text, pos)
         stop = at if at >= 0 else len(text) - (0 if eof else self._body_ends.held(text, pos))
-        chunk = text[pos:stop]
-        if self.state == TEXT:
-            if chunk:
-                self.emit(_json_string_body(chunk))
-        else:
-            self._buffer.append(chunk)
+        if stop > pos:
+            self.emit(_json_string_body(text[pos:stop]))
         if at < 0 and not eof:
             return stop
         self._close_leaf()
@@ -206,12 +201,7 @@ class XmlElementsBuilder:
         return at
 
     def _close_leaf(self) -> None:
-        if self.state == TEXT:
-            self.emit('"')
-        else:
-            body = "".join(self._buffer)
-            self._buffer = []
-            self.emit(self._prefix() + _dumps(_leaf_value(body, self._schema)))
+        self.emit('"')
         self.state = BETWEEN
 
     def _prefix(self) -> str:
@@ -282,12 +272,10 @@ class XmlElementsBuilder:
         self.state = BETWEEN
 
     def _finish(self) -> None:
-        if self.state in (START, TYPED):
-            if self.state == START:
-                self._buffer = self._held
-                self._held = []
-            self.state = TYPED
-            self._close_leaf()
+        if self.state == START:  # only whitespace came: an empty (or blank) value
+            body = "".join(self._held)
+            self._held = []
+            self.emit(self._prefix() + _dumps(_leaf_value(body, self._schema)))
         elif self.state == TEXT:
             self._close_leaf()
         elif self.state == TREE:
@@ -354,18 +342,11 @@ def _convert(node: _Node, schema: dict | None) -> object:
         return _leaf_value("".join(node.texts), schema)
     if _array_first(schema_types(schema)):
         return [_convert(c, item_schema(schema, i)) for i, c in enumerate(node.children)]
-    out: dict[str, object] = {}
-    repeated: set[str] = set()
+    groups: dict[str, list[object]] = {}  # repeated names collect into a list, in order
     for child in node.children:
         key = child.name.strip()
-        value = _convert(child, property_schema(schema, key))
-        if key not in out:
-            out[key] = value
-        elif key in repeated:
-            out[key].append(value)  # type: ignore[union-attr]
-        else:
-            out[key] = [out[key], value]
-            repeated.add(key)
+        groups.setdefault(key, []).append(_convert(child, property_schema(schema, key)))
+    out: dict[str, object] = {k: v[0] if len(v) == 1 else v for k, v in groups.items()}
     mixed = "".join(node.texts)
     if mixed.strip():
         key = "$text"
