@@ -65,7 +65,9 @@ WINDOW = 1024  # chars before a size mark whose deltas make that bucket
 P99_WINDOW = 16 * 1024  # chars before the largest mark whose deltas make the p99
 FLAG_RATIO = 1.5
 FLAG_MEDIAN_US = 20.0
-FAMILIES = ("qwen3_coder", "hermes", "kimi_k2")
+# one family per argument dialect and region kind: XML params (newline-trimmed, pairs with a
+# value opener, flagged keys), JSON, JSON carrying the name, nested elements, channel messages
+FAMILIES = ("qwen3_coder", "hermes", "kimi_k2", "glm45", "deepseek_v4", "minimax_m3", "muse")
 SHAPES = ("loop", "long_string", "many_params", "many_calls")
 
 # Tools the shapes call beyond the corpus ones (Claude Code's Edit, an open-ended one).
@@ -163,10 +165,81 @@ class KimiK2Markup(Markup):
         return "}<|tool_call_end|>"
 
 
+class Glm45Markup(Markup):
+    json_args = False
+
+    def call_open(self, name: str, index: int) -> str:
+        return f"<tool_call>{name}"
+
+    def param(self, key: str, value: Value, first: bool) -> str:
+        return f"<arg_key>{key}</arg_key><arg_value>{value}</arg_value>"
+
+    def call_close(self) -> str:
+        return "</tool_call>"
+
+
+class DeepSeekV4Markup(Markup):
+    json_args = False
+    bar = "\uff5cDSML\uff5c"
+
+    def section_open(self) -> str:
+        return f"<{self.bar}tool_calls>\n"
+
+    def section_close(self) -> str:
+        return f"</{self.bar}tool_calls>"
+
+    def call_open(self, name: str, index: int) -> str:
+        return f'<{self.bar}invoke name="{name}">\n'
+
+    def param(self, key: str, value: Value, first: bool) -> str:
+        flag = "true" if isinstance(value, str) else "false"
+        return f'<{self.bar}parameter name="{key}" string="{flag}">{value}</{self.bar}parameter>\n'
+
+    def call_close(self) -> str:
+        return f"</{self.bar}invoke>\n"
+
+
+class MiniMaxM3Markup(Markup):
+    json_args = False
+    p = "]<]minimax[>["
+
+    def section_open(self) -> str:
+        return f"{self.p}<tool_call>\n"
+
+    def section_close(self) -> str:
+        return f"{self.p}</tool_call>"
+
+    def call_open(self, name: str, index: int) -> str:
+        return f'{self.p}<invoke name="{name}">\n'
+
+    def param(self, key: str, value: Value, first: bool) -> str:
+        return f"{self.p}<{key}>{value}{self.p}</{key}>\n"
+
+    def call_close(self) -> str:
+        return f"{self.p}</invoke>\n"
+
+
+class MuseMarkup(Markup):
+    json_args = False
+
+    def call_open(self, name: str, index: int) -> str:
+        return f' to={name}<|message|><atem:function_calls>\n<atem:invoke name="{name}">\n'
+
+    def param(self, key: str, value: Value, first: bool) -> str:
+        return f'<atem:parameter name="{key}">{value}</atem:parameter>\n'
+
+    def call_close(self) -> str:
+        return "</atem:invoke>\n</atem:function_calls><|eom|><|start|>assistant"
+
+
 MARKUP: dict[str, Markup] = {
     "qwen3_coder": Qwen3CoderMarkup(),
     "hermes": HermesMarkup(),
     "kimi_k2": KimiK2Markup(),
+    "glm45": Glm45Markup(),
+    "deepseek_v4": DeepSeekV4Markup(),
+    "minimax_m3": MiniMaxM3Markup(),
+    "muse": MuseMarkup(),
 }
 
 

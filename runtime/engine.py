@@ -33,7 +33,7 @@ _MAX_RECIPIENT = 256
 _MAX_JUNK = 256  # stray text inside a call, after its name, read as the call's markup
 
 _WS = re.compile(r"\s*")
-_BAD_NAME = re.compile(r"[\s<>]")
+_BAD_NAME = re.compile(r'[\s<>{}"]')  # no function name holds these; JSON or markup does
 
 
 class CompiledFamily:
@@ -96,11 +96,15 @@ class CompiledFamily:
         # a section opener repeated inside the section is markup, not text
         self.section_markers = markers(
             (*self.openers, *self.section_opens, *self.section_closes, *self.ignore)
+            + message_markers
         )
         # an unfinished marker of these at the end of output is an unfinished call opener
-        self.call_drop_prefixes = markers((*entry, *self.openers))
+        # (a message's end or header end cut short too; not its header opener, which is
+        # also everyday prose: "to")
+        ends = (spec.messages.header_end, *spec.messages.ends) if spec.messages else ()
+        self.call_drop_prefixes = markers((*entry, *self.openers, *ends))
         # inside a section, a section closer cut short at the end is markup too
-        self.section_drop_prefixes = markers((*entry, *self.openers, *self.section_closes))
+        self.section_drop_prefixes = markers((*entry, *self.openers, *self.section_closes, *ends))
         self.name_markers: dict[int, Markers] = {}
         self.stops: dict[int, tuple[str, ...]] = {}
         for index, item in enumerate(spec.call):
@@ -108,6 +112,7 @@ class CompiledFamily:
                 self.name_markers[index] = markers(item.until)
             if isinstance(item, (XmlParams, XmlElements, JsonArgs, JsonCall)):
                 stops = {*spec.follows[index], self.first_opener, *self.section_closes}
+                stops |= self.message_ends  # the end of a tool message ends its calls
                 self.stops[index] = tuple(sorted(stops))
 
 
@@ -355,7 +360,7 @@ class Engine:
         if lit in family.ignore:
             return pos
         messages = family.messages
-        if messages is not None and self.mode != SECTION:
+        if messages is not None:  # a header or a message's end also closes a section
             if lit == messages.header:
                 self._header_back = self.mode
                 self.mode = HEADER
@@ -365,7 +370,7 @@ class Engine:
                 return pos
             if lit in family.message_ends:
                 self._boundary()
-                self.mode, self._routed = CONTENT, False
+                self.mode, self._routed, self._in_section = CONTENT, False, False
                 return pos
         if lit in family.openers and (self.mode == SECTION or family.calls_anywhere):
             self._call = _Call(family.openers[lit], self.mode, lit)
@@ -398,8 +403,13 @@ class Engine:
             self._route(buf[pos:end])
             return end + len(messages.header_end)
         rest = buf[end:]
-        if not eof and end - pos <= _MAX_RECIPIENT and messages.header_end.startswith(rest):
-            return pos  # the recipient or the header's end is still arriving
+        if end - pos <= _MAX_RECIPIENT and messages.header_end.startswith(rest):
+            if not eof:
+                return pos  # the recipient or the header's end is still arriving
+            if end > pos:  # the output ends inside a header: an unfinished opener, dropped
+                self.mode = self._header_back
+                self._ws_held.clear()
+                return len(buf)
         self.mode = self._header_back  # prose such as "x to=5": the opener was text
         self._text(messages.header)
         return pos
@@ -409,6 +419,7 @@ class Engine:
         assert family.messages is not None
         kind = family.routes.get(recipient, family.messages.default)
         self._boundary()
+        self._in_section = False
         self._routed = kind != "calls"
         self.mode = REASONING if kind == "reasoning" else CONTENT
 

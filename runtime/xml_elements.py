@@ -57,7 +57,7 @@ class XmlElementsBuilder:
         "_key",
         "_schema",
         "_closer",
-        "_body_ends",
+        "_stop_markers",
         "_held",
         "_buffer",
         "_stack",
@@ -82,7 +82,7 @@ class XmlElementsBuilder:
         self._key = ""
         self._schema: dict | None = None
         self._closer = ""
-        self._body_ends = self._between
+        self._stop_markers = markers(stops)
         self._held: list[str] = []  # whitespace at the start of a value, or buffered text
         self._buffer: list[str] = []  # a typed or nested value's raw body
         self._stack: list[str] = []
@@ -146,7 +146,6 @@ class XmlElementsBuilder:
         self._key = name
         self._schema = self.schema_of(name.strip())
         self._closer = f"{self.spec.prefix}</{name}>"
-        self._body_ends = markers((self._closer, *self._stops))
         self._held = []
         self.state = START
 
@@ -185,8 +184,9 @@ class XmlElementsBuilder:
 
     def _leaf(self, text: str, pos: int, eof: bool) -> int:
         """A streamed string value: its text up to its closing tag or a stop marker."""
-        at, lit = self._body_ends.search(text, pos)
-        stop = at if at >= 0 else len(text) - (0 if eof else self._body_ends.held(text, pos))
+        at, lit = self._body_end(text, pos)
+        # a tail that may begin a closing tag waits; at the end of output it is markup
+        stop = at if at >= 0 else len(text) - self._body_held(text, pos)
         if stop > pos:
             self.emit(_json_string_body(text[pos:stop]))
         if at < 0 and not eof:
@@ -199,6 +199,28 @@ class XmlElementsBuilder:
             return at + len(lit)
         self._finish()  # a marker of the call or the stream: the arguments end here
         return at
+
+    def _body_end(self, text: str, pos: int) -> tuple[int, str]:
+        """The first of this element's closing tag and the stop markers (the closer is
+        searched on its own: a Markers per element name would compile a regex per key)."""
+        at = text.find(self._closer, pos)
+        stop_at, stop = self._stop_markers.search(
+            text, pos, at + len(self._closer) if at >= 0 else None
+        )
+        if stop_at >= 0 and (
+            at < 0 or stop_at < at or (stop_at == at and len(stop) > len(self._closer))
+        ):
+            return stop_at, stop
+        return (at, self._closer) if at >= 0 else (-1, "")
+
+    def _body_held(self, text: str, pos: int) -> int:
+        """How many trailing characters may still begin the closer or a stop marker."""
+        held = self._stop_markers.held(text, pos)
+        closer = self._closer
+        for k in range(min(len(closer) - 1, len(text) - pos), held, -1):
+            if closer.startswith(text[len(text) - k :]):
+                return k
+        return held
 
     def _close_leaf(self) -> None:
         self.emit('"')
@@ -217,20 +239,20 @@ class XmlElementsBuilder:
         while True:
             at = text.find(self._open, pos) if prefix else text.find("<", pos)
             if at < 0:
-                keep = self._partial_open(text, pos, end, eof)
+                keep = self._partial_open(text, pos, end)
                 self._buffer.append(text[pos:keep])
-                if eof:
+                if eof:  # a tag cut short at the end of output is markup
                     self._close_tree()
+                    return end
                 return keep
             close = text.find(">", at + len(self._open))
             if close < 0:
-                if eof or end - at > _MAX_NAME + len(self._open):
-                    self._buffer.append(text[pos:end])
-                    if eof:
-                        self._close_tree()
+                too_long = end - at > _MAX_NAME + len(self._open)  # not a tag: text
+                self._buffer.append(text[pos : end if too_long else at])
+                if eof:  # the output ends inside a tag: it is markup
+                    self._close_tree()
                     return end
-                self._buffer.append(text[pos:at])
-                return at
+                return end if too_long else at
             tag = text[at + len(self._open) : close]
             if tag.startswith("/"):
                 name = tag[1:]
@@ -255,10 +277,8 @@ class XmlElementsBuilder:
             self._buffer.append(text[pos : close + 1])
             pos = close + 1
 
-    def _partial_open(self, text: str, pos: int, end: int, eof: bool) -> int:
-        """Where buffered text stops: before a tail that may begin a tag, unless at the end."""
-        if eof:
-            return end
+    def _partial_open(self, text: str, pos: int, end: int) -> int:
+        """Where buffered text stops: before a tail that may begin a tag."""
         for k in range(min(len(self._open) - 1, end - pos), 0, -1):
             if self._open.startswith(text[end - k : end]):
                 return end - k
