@@ -271,7 +271,9 @@ def _check_repeats(call: ir.CallStmt, report: Report) -> None:
             and isinstance(item, ir.Literal)
             and not before.optional
             and not item.optional
-            and before.text == item.text
+            and before.texts == item.texts
+            and not before.peek
+            and not item.peek
             and item.text
         ):
             report.error(item, f"{item} repeats the literal right before it (a typo?)")
@@ -417,7 +419,7 @@ def _check_empty_strings(grammar: ir.Grammar, report: Report) -> None:
     for node in _strings(grammar):
         if id(node) in allowed:
             continue
-        if isinstance(node, ir.Literal) and not node.text:
+        if isinstance(node, ir.Literal) and not all(node.texts):
             report.error(node, "empty string literal")
         elif isinstance(node, ir.Str) and not node.value:
             report.error(node, "empty string")

@@ -302,6 +302,24 @@ class _ToIR(Transformer):
         text = self._str(token).value
         return ir.Literal(text=text, optional=bool(qmark), **_pos(token))
 
+    def literal_choice(self, choices: ir.StrList, *qmark: Token | None) -> ir.Literal:
+        texts = [s.value for s in choices.items] or [""]
+        return ir.Literal(
+            text=texts[0],
+            alternatives=tuple(texts[1:]),
+            optional=any(q is not None for q in qmark),
+            line=choices.line,
+            column=choices.column,
+        )
+
+    def peek(self, token: Token) -> ir.Literal:
+        literal = self.literal(token)
+        return literal.model_copy(update={"peek": True, "column": literal.column - 1})
+
+    def peek_choice(self, choices: ir.StrList) -> ir.Literal:
+        literal = self.literal_choice(choices)
+        return literal.model_copy(update={"peek": True, "column": literal.column - 1})
+
     def bare_element(self, name: Token) -> ir.Element:
         return ir.Element(name=name.value, **_pos(name))
 

@@ -169,14 +169,28 @@ class Arg(Node):
 
 
 class Literal(Node):
-    """A marker the model writes verbatim; `optional` when written `"..."?`."""
+    """A marker the model writes verbatim; `optional` when written `"..."?`.
+
+    `["a", "b"]` is a choice: any one of the texts (the first is the canonical one).
+    `&"{"` is a lookahead: the text must come next but stays for the next item to read.
+    """
 
     kind: L["literal"] = "literal"
     text: str
     optional: bool = False
+    alternatives: tuple[str, ...] = ()
+    peek: bool = False
 
     def __str__(self) -> str:
-        return quote(self.text) + ("?" if self.optional else "")
+        if self.alternatives:
+            body = "[" + ", ".join(quote(t) for t in (self.text, *self.alternatives)) + "]"
+        else:
+            body = quote(self.text)
+        return ("&" if self.peek else "") + body + ("?" if self.optional else "")
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        return (self.text, *self.alternatives)
 
 
 class Element(Node):
@@ -441,6 +455,15 @@ ELEMENTS: dict[str, ElementSig] = {
         params={
             "name": Param(ArgType.STRINGS, default=("name",)),
             "arguments": Param(ArgType.STRINGS, default=("arguments", "parameters")),
+        },
+        is_dialect=True,
+        gives_name=True,
+    ),
+    "json_call_array": ElementSig(
+        params={
+            "name": Param(ArgType.STRINGS, default=("name",)),
+            "arguments": Param(ArgType.STRINGS, default=("arguments", "parameters")),
+            "name_is_key": Param(ArgType.BOOL, default=False),
         },
         is_dialect=True,
         gives_name=True,

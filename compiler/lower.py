@@ -93,6 +93,16 @@ def _xml_elements(e: ir.Element) -> rt.XmlElements:
     )
 
 
+def _json_call_array(e: ir.Element) -> rt.JsonCallArray:
+    flag = e.arg("name_is_key")
+    return rt.JsonCallArray(
+        name_keys=_strings_arg(e, "name"),
+        args_keys=_strings_arg(e, "arguments"),
+        name_is_key=flag.value if isinstance(flag, ir.Bool) else False,
+        line=e.line,
+    )
+
+
 LOWER_ELEMENT: dict[str, Callable[[ir.Element], rt.Item]] = {
     "ws": lambda e: rt.Ws(line=e.line),
     "name": _name,
@@ -100,13 +110,20 @@ LOWER_ELEMENT: dict[str, Callable[[ir.Element], rt.Item]] = {
     "xml_elements": _xml_elements,
     "json_args": lambda e: rt.JsonArgs(line=e.line),
     "json_call": _json_call,
+    "json_call_array": _json_call_array,
 }
 """One lowering per word of `ir.ELEMENTS` (a test keeps the two tables in step)."""
 
 
 def lower_item(item: ir.Item) -> rt.Item:
     if isinstance(item, ir.Literal):
-        return rt.Lit(text=item.text, optional=item.optional, line=item.line)
+        return rt.Lit(
+            text=item.text,
+            optional=item.optional,
+            alternatives=item.alternatives,
+            peek=item.peek,
+            line=item.line,
+        )
     return LOWER_ELEMENT[item.name](item)
 
 
@@ -118,7 +135,7 @@ def openers(call: tuple[rt.Item, ...]) -> tuple[tuple[str, int], ...]:
             continue
         if not isinstance(item, rt.Lit):
             break
-        found.append((item.text, index + 1))
+        found.extend((text, index + 1) for text in item.texts)
         if not item.optional:
             break
     return tuple(found)
@@ -129,13 +146,16 @@ def follows(call: tuple[rt.Item, ...]) -> tuple[tuple[str, ...], ...]:
     result = []
     for index, item in enumerate(call):
         found: list[str] = []
-        if isinstance(item, (rt.Name, rt.XmlParams, rt.XmlElements, rt.JsonArgs, rt.JsonCall)):
+        if isinstance(
+            item,
+            (rt.Name, rt.XmlParams, rt.XmlElements, rt.JsonArgs, rt.JsonCall, rt.JsonCallArray),
+        ):
             for after in call[index + 1 :]:
                 if isinstance(after, rt.Ws):
                     continue
                 if not isinstance(after, rt.Lit):
                     break
-                found.append(after.text)
+                found.extend(after.texts)
                 if not after.optional:
                     break
         result.append(tuple(found))

@@ -20,20 +20,33 @@ from typing import Callable
 
 from .coerce import ToolSchemas
 from .deltas import Delta, FunctionDelta, ToolCallDelta
-from .json_args import JsonArgsBuilder, JsonCallBuilder
+from .json_args import JsonArgsBuilder, JsonCallArrayBuilder, JsonCallBuilder
 from .markers import Markers, markers
-from .spec import FamilySpec, JsonArgs, JsonCall, Lit, Name, Ws, XmlElements, XmlParams
+from .spec import (
+    FamilySpec,
+    JsonArgs,
+    JsonCall,
+    JsonCallArray,
+    Lit,
+    Name,
+    Ws,
+    XmlElements,
+    XmlParams,
+)
 from .xml_elements import XmlElementsBuilder
 from .xml_params import XmlParamsBuilder
 
-Builder = XmlParamsBuilder | XmlElementsBuilder | JsonArgsBuilder | JsonCallBuilder
+Builder = (
+    XmlParamsBuilder | XmlElementsBuilder | JsonArgsBuilder | JsonCallBuilder | JsonCallArrayBuilder
+)
+Dialect = XmlParams | XmlElements | JsonArgs | JsonCall | JsonCallArray
 
 CONTENT, REASONING, SECTION, CALL, HEADER = range(5)
 _MAX_RECIPIENT = 256
 _MAX_JUNK = 256  # stray text inside a call, after its name, read as the call's markup
 
 _WS = re.compile(r"\s*")
-_BAD_NAME = re.compile(r'[\s<>{}"]')  # no function name holds these; JSON or markup does
+_BAD_NAME = re.compile(r'[\s<>{}\[\]"]')  # no function name holds these; JSON or markup does
 
 
 class CompiledFamily:
@@ -42,6 +55,7 @@ class CompiledFamily:
     __slots__ = (
         "spec",
         "openers",
+        "peek_openers",
         "first_opener",
         "reasoning_opens",
         "reasoning_closes",
@@ -67,6 +81,14 @@ class CompiledFamily:
     def __init__(self, spec: FamilySpec) -> None:
         self.spec = spec
         self.openers = dict(spec.openers)
+        # openers that are lookaheads: found, but left for the call's next item to read
+        self.peek_openers = {
+            text
+            for item in spec.call
+            if isinstance(item, Lit) and item.peek
+            for text in item.texts
+            if text in self.openers
+        }
         self.first_opener = spec.openers[0][0]
         self.reasoning_opens = {o for r in spec.reasoning for o in r.opens}
         self.reasoning_closes = {c for r in spec.reasoning for c in r.closes}
@@ -110,7 +132,7 @@ class CompiledFamily:
         for index, item in enumerate(spec.call):
             if isinstance(item, Name):
                 self.name_markers[index] = markers(item.until)
-            if isinstance(item, (XmlParams, XmlElements, JsonArgs, JsonCall)):
+            if isinstance(item, (XmlParams, XmlElements, JsonArgs, JsonCall, JsonCallArray)):
                 stops = {*spec.follows[index], self.first_opener, *self.section_closes}
                 stops |= self.message_ends  # the end of a tool message ends its calls
                 self.stops[index] = tuple(sorted(stops))
@@ -192,6 +214,7 @@ class _Call:
         "held",
         "args_done",
         "ws_tail",
+        "peeked",
     )
 
     def __init__(self, item: int, back: int, opener: str) -> None:
@@ -201,11 +224,20 @@ class _Call:
         self.dropped = False
         self.index = -1
         self.dialect: Builder | None = None
-        self.held: list[str] = [opener]  # text read before the name was known
+        self.held: list[str] = [opener] if opener else []  # text read before the name
+        self.peeked = ""  # the lookahead opener that started the call, if any
         self.args_done = False
         # whitespace read since the last marker: markup if another marker of the call
         # follows, given back as text if the call ends there
         self.ws_tail: list[str] = []
+
+
+def _lit_at(item: Lit, buf: str, pos: int) -> str:
+    """The spelling of `item` that `buf` has at `pos` (the longest), or ""."""
+    if not item.alternatives:
+        return item.text if buf.startswith(item.text, pos) else ""
+    found = [t for t in item.texts if buf.startswith(t, pos)]
+    return max(found, key=len) if found else ""
 
 
 def random_call_id(_: int) -> str:
@@ -357,8 +389,8 @@ class Engine:
 
     def _marker(self, lit: str, pos: int) -> int:
         family = self.family
-        if lit in family.ignore:
-            return pos
+        if lit in family.ignore and not (self.mode == REASONING and lit in family.reasoning_closes):
+            return pos  # (a marker both ignored and closing reasoning closes it there)
         messages = family.messages
         if messages is not None:  # a header or a message's end also closes a section
             if lit == messages.header:
@@ -373,6 +405,11 @@ class Engine:
                 self.mode, self._routed, self._in_section = CONTENT, False, False
                 return pos
         if lit in family.openers and (self.mode == SECTION or family.calls_anywhere):
+            if lit in family.peek_openers:
+                self._call = _Call(family.openers[lit], self.mode, "")
+                self._call.peeked = lit
+                self.mode = CALL
+                return pos - len(lit)  # the call's next item reads it
             self._call = _Call(family.openers[lit], self.mode, lit)
             self.mode = CALL
             return pos
@@ -433,14 +470,17 @@ class Engine:
         while call.item < len(items):
             item = items[call.item]
             if isinstance(item, Lit):
-                text = item.text
-                if buf.startswith(text, pos):
-                    self._read(call, text)
+                text = _lit_at(item, buf, pos)
+                if text:
+                    if not item.peek:  # a lookahead stays for the next item to read
+                        self._read(call, text)
+                        pos += len(text)
                     call.ws_tail.clear()
-                    pos += len(text)
                     call.item += 1
                     continue
-                if end - pos < len(text) and text.startswith(buf[pos:]):
+                if end - pos < len(max(item.texts, key=len)) and any(
+                    t.startswith(buf[pos:]) for t in item.texts
+                ):
                     if not eof:
                         return self._wait(pos)
                     if not call.committed:
@@ -486,7 +526,9 @@ class Engine:
                 if not eof:
                     return self._wait(pos)
                 call.dialect.close()
-            if isinstance(call.dialect, JsonCallBuilder) and call.dialect.failed:
+            if isinstance(call.dialect, (JsonCallBuilder, JsonCallArrayBuilder)) and (
+                call.dialect.failed
+            ):
                 if not call.committed:
                     if pos >= end and eof:
                         return self._unfinished(end)
@@ -528,7 +570,7 @@ class Engine:
         self._commit(call, name, header_id)
         return at
 
-    def _dialect(self, call: _Call, item: XmlParams | XmlElements | JsonArgs | JsonCall) -> Builder:
+    def _dialect(self, call: _Call, item: Dialect) -> Builder:
         stops = self.family.stops[call.item]
         if isinstance(item, XmlParams):
             return XmlParamsBuilder(item, stops, self._args, self._schema_of)
@@ -536,17 +578,18 @@ class Engine:
             return XmlElementsBuilder(item, stops, self._args, self._schema_of)
         if isinstance(item, JsonArgs):
             return JsonArgsBuilder(stops, self._args, self._schema_of)
-        return JsonCallBuilder(
-            item,
-            stops,
-            lambda name: self._commit(call, name, None),
-            lambda: JsonArgsBuilder(stops, self._args, self._schema_of),
-        )
+        make_args = lambda: JsonArgsBuilder(stops, self._args, self._schema_of)  # noqa: E731
+        if isinstance(item, JsonCallArray):  # each element commits a call of its own
+            return JsonCallArrayBuilder(
+                item, stops, lambda name: self._commit(call, name, None), make_args
+            )
+        return JsonCallBuilder(item, stops, lambda name: self._commit(call, name, None), make_args)
 
     def _commit(self, call: _Call, name: str, header_id: str | None) -> None:
         """The name is known: the call is real from here on."""
         call.committed = True
         call.held = []
+        call.dropped = False  # an array's next element is a call of its own
         self._boundary()
         if self.unknown_tools == "drop" and not self.tools.known(name):
             call.dropped = True
@@ -581,9 +624,10 @@ class Engine:
         for later in range(call.item, len(items)):  # this literal, further on, or a later one
             item = items[later]
             if isinstance(item, Lit):
-                at = window.find(item.text)
-                if 0 <= at < best_at:
-                    best, best_at = later, at
+                for text in item.texts:
+                    at = window.find(text)
+                    if 0 <= at < best_at:
+                        best, best_at = later, at
         ends = (family.first_opener, *family.section_closes)
         if any(0 <= window.find(end) <= best_at for end in ends):
             best = -1  # a marker that ends calls comes first
@@ -600,7 +644,11 @@ class Engine:
         """Not a call after all: its text goes back to where it came from."""
         self._call = None
         self.mode = call.back
-        self._text("".join(call.held))
+        held = "".join(call.held)
+        if not held and call.peeked:  # nothing read past a lookahead opener: it is text
+            self._text(call.peeked)
+            return pos + len(call.peeked)
+        self._text(held)
         return pos
 
     def _unfinished(self, end: int) -> int:

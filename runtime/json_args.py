@@ -15,7 +15,7 @@ from typing import Callable
 from .coerce import coerce_json, streams_as_text
 from .json_stream import DELEGATE, PAUSED, STREAM, WITHHOLD, JsonScanner, loads_or_none
 from .markers import Markers, markers
-from .spec import JsonCall
+from .spec import JsonCall, JsonCallArray
 
 
 class JsonArgsBuilder:
@@ -204,6 +204,12 @@ class JsonCallBuilder:
         self._skipping = False
 
     def _member(self, key: str) -> int:
+        if self.spec.name_is_key:  # `{NAME: {...}}`: the first key names the call
+            if self.name is None and key.strip():
+                self.name = key.strip()
+                self._commit(self.name)
+                return DELEGATE
+            return WITHHOLD
         return DELEGATE if key in self.spec.args_keys else WITHHOLD
 
     def _value(self, key: str, raw: str) -> None:
@@ -326,3 +332,118 @@ class JsonCallBuilder:
 
 def _discard(_: str) -> None:
     """The outer object of a name-carrying call is markup: its text goes nowhere."""
+
+
+BEFORE, ELEMENTS, ELEMENT, AFTER_ELEMENT = range(4)
+
+
+class JsonCallArrayBuilder:
+    """`[{call}, {call}, …]`: every element is a call, emitted as soon as its name is known.
+
+    The engine's `commit` starts a new call for each element (a new index), so the calls
+    of one array stream one after the other. An element that is not a call object ends
+    the array: before any call it means the text was not a call array at all (`failed`,
+    and the engine gives the text back); after one it is markup up to the next marker.
+    """
+
+    __slots__ = (
+        "spec",
+        "done",
+        "failed",
+        "calls",
+        "_commit",
+        "_make_args",
+        "_stops",
+        "_stop_list",
+        "_state",
+        "_element",
+        "_skipping",
+    )
+
+    def __init__(
+        self,
+        spec: JsonCallArray,
+        stops: tuple[str, ...],
+        commit: Callable[[str], None],
+        make_args: Callable[[], JsonArgsBuilder],
+    ) -> None:
+        self.spec = spec
+        self.done = False
+        self.failed = False
+        self.calls = 0
+        self._commit = commit
+        self._make_args = make_args
+        self._stop_list = stops
+        self._stops = markers(stops)
+        self._state = BEFORE
+        self._element: JsonCallBuilder | None = None
+        self._skipping = False
+
+    def _commit_element(self, name: str) -> None:
+        self.calls += 1
+        self._commit(name)
+
+    def feed(self, text: str, pos: int, eof: bool) -> int:
+        """Consume text[pos:] up to a following marker; return the new position."""
+        if self._skipping:
+            pos, reached = skip_to_stop(self._stops, text, pos, eof)
+            if reached:
+                self.done = True
+            return pos
+        end = len(text)
+        while pos < end and not self.done:
+            state = self._state
+            if state == ELEMENT:
+                element = self._element
+                assert element is not None
+                pos = element.feed(text, pos, eof)
+                if not element.done:
+                    return pos
+                self._element = None
+                if element.failed:
+                    return self._end_badly(text, pos, eof)
+                self._state = AFTER_ELEMENT
+                continue
+            pos = skip_whitespace(text, pos, end)
+            if pos >= end:
+                break
+            ch = text[pos]
+            if state == BEFORE:
+                if ch != "[":
+                    return self._end_badly(text, pos, eof)
+                self._state = ELEMENTS
+                pos += 1
+            elif ch == "]" and state in (ELEMENTS, AFTER_ELEMENT):
+                self.done = True
+                return pos + 1
+            elif ch == "," and state == AFTER_ELEMENT:
+                self._state = ELEMENTS
+                pos += 1
+            elif ch == "{" and state == ELEMENTS:
+                spec = JsonCall(self.spec.name_keys, self.spec.args_keys, self.spec.name_is_key)
+                self._element = JsonCallBuilder(
+                    spec, self._stop_list, self._commit_element, self._make_args
+                )
+                self._state = ELEMENT
+            else:
+                return self._end_badly(text, pos, eof)
+        if eof and not self.done:
+            self.close()
+        return pos
+
+    def _end_badly(self, text: str, pos: int, eof: bool) -> int:
+        """Not (or no longer) an array of calls."""
+        if not self.calls:
+            self.failed = True
+            self.done = True
+            return pos
+        self._skipping = True  # the rest up to a marker is markup of the broken array
+        return self.feed(text, pos, eof)
+
+    def close(self) -> None:
+        if self._element is not None:
+            self._element.close()
+            self._element = None
+        if not self.calls:
+            self.failed = True
+        self.done = True

@@ -14,11 +14,21 @@ from typing import Union
 
 @dataclass(frozen=True, slots=True)
 class Lit:
-    """A literal marker in a call's sequence; `optional` ones are skipped when absent."""
+    """A literal marker in a call's sequence; `optional` ones are skipped when absent.
+
+    `alternatives` are other spellings of the same marker; a `peek` literal must come
+    next but is left for the following item to read (Llama's bare `{"name": …}`).
+    """
 
     text: str
     optional: bool = False
+    alternatives: tuple[str, ...] = ()
+    peek: bool = False
     line: int = 0
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        return (self.text, *self.alternatives)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,11 +104,25 @@ class JsonCall:
 
     name_keys: tuple[str, ...] = ("name",)
     args_keys: tuple[str, ...] = ("arguments", "parameters")
+    name_is_key: bool = False  # `{NAME: {...}}`: the object's one key is the name
     line: int = 0
 
 
-Dialect = Union[XmlParams, XmlElements, JsonArgs, JsonCall]
-Item = Union[Lit, Ws, Name, XmlParams, XmlElements, JsonArgs, JsonCall]
+@dataclass(frozen=True, slots=True)
+class JsonCallArray:
+    """A JSON array of call objects (`[{"name": …, "arguments": {…}}, …]`), each a call.
+
+    With `name_is_key`, an element is `{NAME: {...}}` (Apertus).
+    """
+
+    name_keys: tuple[str, ...] = ("name",)
+    args_keys: tuple[str, ...] = ("arguments", "parameters")
+    name_is_key: bool = False
+    line: int = 0
+
+
+Dialect = Union[XmlParams, XmlElements, JsonArgs, JsonCall, JsonCallArray]
+Item = Union[Lit, Ws, Name, XmlParams, XmlElements, JsonArgs, JsonCall, JsonCallArray]
 
 
 @dataclass(frozen=True, slots=True)
