@@ -419,6 +419,12 @@ class ElementSig:
 
 ELEMENTS: dict[str, ElementSig] = {
     "ws": ElementSig(),
+    "skip": ElementSig(
+        params={
+            "until": Param(ArgType.STRINGS, required=True),
+            "max_len": Param(ArgType.INT, default=256),
+        },
+    ),
     "name": ElementSig(
         params={
             "until": Param(ArgType.STRINGS, required=True),
@@ -455,6 +461,7 @@ ELEMENTS: dict[str, ElementSig] = {
         params={
             "name": Param(ArgType.STRINGS, default=("name",)),
             "arguments": Param(ArgType.STRINGS, default=("arguments", "parameters")),
+            "id": Param(ArgType.STRINGS, default=()),
         },
         is_dialect=True,
         gives_name=True,
@@ -464,6 +471,7 @@ ELEMENTS: dict[str, ElementSig] = {
             "name": Param(ArgType.STRINGS, default=("name",)),
             "arguments": Param(ArgType.STRINGS, default=("arguments", "parameters")),
             "name_is_key": Param(ArgType.BOOL, default=False),
+            "id": Param(ArgType.STRINGS, default=()),
         },
         is_dialect=True,
         gives_name=True,

@@ -78,7 +78,19 @@ def _xml_params(e: ir.Element) -> rt.XmlParams:
 
 def _json_call(e: ir.Element) -> rt.JsonCall:
     return rt.JsonCall(
-        name_keys=_strings_arg(e, "name"), args_keys=_strings_arg(e, "arguments"), line=e.line
+        name_keys=_strings_arg(e, "name"),
+        args_keys=_strings_arg(e, "arguments"),
+        id_keys=_strings_arg(e, "id"),
+        line=e.line,
+    )
+
+
+def _skip(e: ir.Element) -> rt.Skip:
+    max_len = e.arg("max_len")
+    return rt.Skip(
+        until=_strings_arg(e, "until"),
+        max_len=max_len.value if isinstance(max_len, ir.Int) else _default("skip", "max_len"),
+        line=e.line,
     )
 
 
@@ -99,12 +111,14 @@ def _json_call_array(e: ir.Element) -> rt.JsonCallArray:
         name_keys=_strings_arg(e, "name"),
         args_keys=_strings_arg(e, "arguments"),
         name_is_key=flag.value if isinstance(flag, ir.Bool) else False,
+        id_keys=_strings_arg(e, "id"),
         line=e.line,
     )
 
 
 LOWER_ELEMENT: dict[str, Callable[[ir.Element], rt.Item]] = {
     "ws": lambda e: rt.Ws(line=e.line),
+    "skip": _skip,
     "name": _name,
     "xml_params": _xml_params,
     "xml_elements": _xml_elements,

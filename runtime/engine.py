@@ -29,6 +29,7 @@ from .spec import (
     JsonCallArray,
     Lit,
     Name,
+    Skip,
     Ws,
     XmlElements,
     XmlParams,
@@ -75,6 +76,7 @@ class CompiledFamily:
         "call_drop_prefixes",
         "section_drop_prefixes",
         "name_markers",
+        "skip_markers",
         "stops",
     )
 
@@ -128,6 +130,11 @@ class CompiledFamily:
         # inside a section, a section closer cut short at the end is markup too
         self.section_drop_prefixes = markers((*entry, *self.openers, *self.section_closes, *ends))
         self.name_markers: dict[int, Markers] = {}
+        self.skip_markers: dict[int, Markers] = {
+            index: markers(item.until)
+            for index, item in enumerate(spec.call)
+            if isinstance(item, Skip)
+        }
         self.stops: dict[int, tuple[str, ...]] = {}
         for index, item in enumerate(spec.call):
             if isinstance(item, Name):
@@ -505,6 +512,20 @@ class Engine:
                     return self._wait(pos)
                 call.item += 1
                 continue
+            if isinstance(item, Skip):
+                at, _ = self.family.skip_markers[call.item].search(buf, pos)
+                if at >= 0 and at - pos <= item.max_len:
+                    self._read(call, buf[pos:at])
+                    pos = at
+                    call.item += 1
+                    continue
+                if at >= 0 or len(buf) - pos > item.max_len + max(map(len, item.until)):
+                    return self._mismatch(call, buf, pos, eof)
+                if eof:
+                    if not call.committed:
+                        return self._unfinished(end)
+                    return self._mismatch(call, buf, pos, eof)
+                return self._wait(pos)
             if isinstance(item, Name):
                 result = self._name(call, item, buf, pos, eof)
                 if result < 0:
@@ -563,6 +584,8 @@ class Engine:
             name = found.group("name") if found else ""
             if item.id_from_header:
                 header_id = raw
+            elif found and "id" in found.re.groupindex and found.group("id"):
+                header_id = found.group("id")
         if not name or len(raw) > item.max_len or _BAD_NAME.search(name):
             return self._abandon(call, pos)
         self._read(call, buf[pos:at])
@@ -579,11 +602,13 @@ class Engine:
         if isinstance(item, JsonArgs):
             return JsonArgsBuilder(stops, self._args, self._schema_of)
         make_args = lambda: JsonArgsBuilder(stops, self._args, self._schema_of)  # noqa: E731
+
+        def commit(name: str, call_id: str | None) -> None:
+            self._commit(call, name, call_id)
+
         if isinstance(item, JsonCallArray):  # each element commits a call of its own
-            return JsonCallArrayBuilder(
-                item, stops, lambda name: self._commit(call, name, None), make_args
-            )
-        return JsonCallBuilder(item, stops, lambda name: self._commit(call, name, None), make_args)
+            return JsonCallArrayBuilder(item, stops, commit, make_args)
+        return JsonCallBuilder(item, stops, commit, make_args)
 
     def _commit(self, call: _Call, name: str, header_id: str | None) -> None:
         """The name is known: the call is real from here on."""

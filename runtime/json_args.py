@@ -165,6 +165,7 @@ class JsonCallBuilder:
     __slots__ = (
         "spec",
         "name",
+        "call_id",
         "done",
         "failed",
         "_commit",
@@ -184,11 +185,12 @@ class JsonCallBuilder:
         self,
         spec: JsonCall,
         stops: tuple[str, ...],
-        commit: Callable[[str], None],
+        commit: Callable[[str, str | None], None],
         make_args: Callable[[], JsonArgsBuilder],
     ) -> None:
         self.spec = spec
         self.name: str | None = None
+        self.call_id: str | None = None
         self.done = False
         self.failed = False
         self._commit = commit
@@ -207,17 +209,21 @@ class JsonCallBuilder:
         if self.spec.name_is_key:  # `{NAME: {...}}`: the first key names the call
             if self.name is None and key.strip():
                 self.name = key.strip()
-                self._commit(self.name)
+                self._commit(self.name, None)
                 return DELEGATE
             return WITHHOLD
         return DELEGATE if key in self.spec.args_keys else WITHHOLD
 
     def _value(self, key: str, raw: str) -> None:
+        if key in self.spec.id_keys and self.name is None and self.call_id is None:
+            ok, call_id = loads_or_none(raw)
+            if ok and isinstance(call_id, (str, int)) and not isinstance(call_id, bool):
+                self.call_id = str(call_id)
         if key in self.spec.name_keys and self.name is None:
             ok, name = loads_or_none(raw)
             if ok and isinstance(name, str) and name.strip():
                 self.name = name.strip()
-                self._commit(self.name)
+                self._commit(self.name, self.call_id)
                 if self._captured and self._capture is None:
                     self._replay()
         return None
@@ -364,7 +370,7 @@ class JsonCallArrayBuilder:
         self,
         spec: JsonCallArray,
         stops: tuple[str, ...],
-        commit: Callable[[str], None],
+        commit: Callable[[str, str | None], None],
         make_args: Callable[[], JsonArgsBuilder],
     ) -> None:
         self.spec = spec
@@ -379,9 +385,9 @@ class JsonCallArrayBuilder:
         self._element: JsonCallBuilder | None = None
         self._skipping = False
 
-    def _commit_element(self, name: str) -> None:
+    def _commit_element(self, name: str, call_id: str | None) -> None:
         self.calls += 1
-        self._commit(name)
+        self._commit(name, call_id)
 
     def feed(self, text: str, pos: int, eof: bool) -> int:
         """Consume text[pos:] up to a following marker; return the new position."""
@@ -420,7 +426,12 @@ class JsonCallArrayBuilder:
                 self._state = ELEMENTS
                 pos += 1
             elif ch == "{" and state == ELEMENTS:
-                spec = JsonCall(self.spec.name_keys, self.spec.args_keys, self.spec.name_is_key)
+                spec = JsonCall(
+                    self.spec.name_keys,
+                    self.spec.args_keys,
+                    self.spec.name_is_key,
+                    self.spec.id_keys,
+                )
                 self._element = JsonCallBuilder(
                     spec, self._stop_list, self._commit_element, self._make_args
                 )

@@ -43,13 +43,24 @@ class Name:
     """The function name: the text up to (not including) the first of `until`.
 
     With `pattern`, the captured text is matched by that regex (fullmatch, after
-    stripping) and its group `name` is the function name; with `id_from_header`,
-    the whole stripped capture becomes the tool-call id (Kimi's `functions.f:0`).
+    stripping) and its group `name` is the function name, its group `id` (if any) the
+    tool-call id (Mistral's `NAME[CALL_ID]ID`); with `id_from_header`, the whole
+    stripped capture becomes the tool-call id (Kimi's `functions.f:0`).
     """
 
     until: tuple[str, ...]
     pattern: str | None = None
     id_from_header: bool = False
+    max_len: int = 256
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    """Markup of no fixed spelling up to (not including) the first of `until`, at most
+    `max_len` characters: a header such as Inkling's `<|message_model|>NAME<|content_…|>`."""
+
+    until: tuple[str, ...]
     max_len: int = 256
     line: int = 0
 
@@ -105,6 +116,7 @@ class JsonCall:
     name_keys: tuple[str, ...] = ("name",)
     args_keys: tuple[str, ...] = ("arguments", "parameters")
     name_is_key: bool = False  # `{NAME: {...}}`: the object's one key is the name
+    id_keys: tuple[str, ...] = ()  # a string under one of these, before the name, is the id
     line: int = 0
 
 
@@ -118,11 +130,12 @@ class JsonCallArray:
     name_keys: tuple[str, ...] = ("name",)
     args_keys: tuple[str, ...] = ("arguments", "parameters")
     name_is_key: bool = False
+    id_keys: tuple[str, ...] = ()
     line: int = 0
 
 
 Dialect = Union[XmlParams, XmlElements, JsonArgs, JsonCall, JsonCallArray]
-Item = Union[Lit, Ws, Name, XmlParams, XmlElements, JsonArgs, JsonCall, JsonCallArray]
+Item = Union[Lit, Ws, Skip, Name, XmlParams, XmlElements, JsonArgs, JsonCall, JsonCallArray]
 
 
 @dataclass(frozen=True, slots=True)
