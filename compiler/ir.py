@@ -456,6 +456,10 @@ ELEMENTS: dict[str, ElementSig] = {
         },
         is_dialect=True,
     ),
+    "keyvalue_args": ElementSig(
+        params={"string": Param(ArgType.STRING, required=True)},
+        is_dialect=True,
+    ),
     "json_args": ElementSig(is_dialect=True),
     "json_call": ElementSig(
         params={

@@ -122,6 +122,9 @@ LOWER_ELEMENT: dict[str, Callable[[ir.Element], rt.Item]] = {
     "name": _name,
     "xml_params": _xml_params,
     "xml_elements": _xml_elements,
+    "keyvalue_args": lambda e: rt.KeyValueArgs(
+        string=e.arg("string").value, line=e.line  # type: ignore[union-attr]
+    ),
     "json_args": lambda e: rt.JsonArgs(line=e.line),
     "json_call": _json_call,
     "json_call_array": _json_call_array,
@@ -162,7 +165,15 @@ def follows(call: tuple[rt.Item, ...]) -> tuple[tuple[str, ...], ...]:
         found: list[str] = []
         if isinstance(
             item,
-            (rt.Name, rt.XmlParams, rt.XmlElements, rt.JsonArgs, rt.JsonCall, rt.JsonCallArray),
+            (
+                rt.Name,
+                rt.XmlParams,
+                rt.XmlElements,
+                rt.KeyValueArgs,
+                rt.JsonArgs,
+                rt.JsonCall,
+                rt.JsonCallArray,
+            ),
         ):
             for after in call[index + 1 :]:
                 if isinstance(after, rt.Ws):

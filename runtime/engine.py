@@ -21,12 +21,14 @@ from typing import Callable
 from .coerce import ToolSchemas
 from .deltas import Delta, FunctionDelta, ToolCallDelta
 from .json_args import JsonArgsBuilder, JsonCallArrayBuilder, JsonCallBuilder
+from .keyvalue_args import KeyValueArgsBuilder
 from .markers import Markers, markers
 from .spec import (
     FamilySpec,
     JsonArgs,
     JsonCall,
     JsonCallArray,
+    KeyValueArgs,
     Lit,
     Name,
     Skip,
@@ -38,9 +40,15 @@ from .xml_elements import XmlElementsBuilder
 from .xml_params import XmlParamsBuilder
 
 Builder = (
-    XmlParamsBuilder | XmlElementsBuilder | JsonArgsBuilder | JsonCallBuilder | JsonCallArrayBuilder
+    XmlParamsBuilder
+    | XmlElementsBuilder
+    | KeyValueArgsBuilder
+    | JsonArgsBuilder
+    | JsonCallBuilder
+    | JsonCallArrayBuilder
 )
-Dialect = XmlParams | XmlElements | JsonArgs | JsonCall | JsonCallArray
+Dialect = XmlParams | XmlElements | KeyValueArgs | JsonArgs | JsonCall | JsonCallArray
+DIALECTS = (XmlParams, XmlElements, KeyValueArgs, JsonArgs, JsonCall, JsonCallArray)
 
 CONTENT, REASONING, SECTION, CALL, HEADER = range(5)
 _MAX_RECIPIENT = 256
@@ -139,7 +147,7 @@ class CompiledFamily:
         for index, item in enumerate(spec.call):
             if isinstance(item, Name):
                 self.name_markers[index] = markers(item.until)
-            if isinstance(item, (XmlParams, XmlElements, JsonArgs, JsonCall, JsonCallArray)):
+            if isinstance(item, DIALECTS):
                 stops = {*spec.follows[index], self.first_opener, *self.section_closes}
                 stops |= self.message_ends  # the end of a tool message ends its calls
                 self.stops[index] = tuple(sorted(stops))
@@ -599,6 +607,8 @@ class Engine:
             return XmlParamsBuilder(item, stops, self._args, self._schema_of)
         if isinstance(item, XmlElements):
             return XmlElementsBuilder(item, stops, self._args, self._schema_of)
+        if isinstance(item, KeyValueArgs):
+            return KeyValueArgsBuilder(item, stops, self._args, self._schema_of)
         if isinstance(item, JsonArgs):
             return JsonArgsBuilder(stops, self._args, self._schema_of)
         make_args = lambda: JsonArgsBuilder(stops, self._args, self._schema_of)  # noqa: E731

@@ -103,6 +103,14 @@ class XmlElements:
 
 
 @dataclass(frozen=True, slots=True)
+class KeyValueArgs:
+    """`{key:value,…}` with bare keys and `string` as the string delimiter (Gemma's `<|"|>`)."""
+
+    string: str = '"'
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class JsonArgs:
     """The arguments are one JSON object, streamed as the model's own bytes."""
 
@@ -134,8 +142,10 @@ class JsonCallArray:
     line: int = 0
 
 
-Dialect = Union[XmlParams, XmlElements, JsonArgs, JsonCall, JsonCallArray]
-Item = Union[Lit, Ws, Skip, Name, XmlParams, XmlElements, JsonArgs, JsonCall, JsonCallArray]
+Dialect = Union[XmlParams, XmlElements, KeyValueArgs, JsonArgs, JsonCall, JsonCallArray]
+Item = Union[
+    Lit, Ws, Skip, Name, XmlParams, XmlElements, KeyValueArgs, JsonArgs, JsonCall, JsonCallArray
+]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,366 @@
+"""The key:value dialect: `{key:VALUE,key:VALUE}` with bare keys and custom string delimiters.
+
+Gemma 4 writes `{city:<|"|>Paris<|"|>,days:3}`: keys are bare (or wrapped in the string
+delimiter), strings sit between two delimiters with no escaping, `{…}` and `[…]` nest, and
+a bare value runs to the next `,`, `}` or `]`. FunctionGemma writes the same with `<escape>`.
+
+Every leaf is text; the tool's schema types it (an integer property written `3` or `<|"|>3<|"|>`
+is 3; with no schema a leaf stays text), recursing through `properties` and `items`. A
+top-level string value whose schema allows only strings (or that has none) streams as a JSON
+string as it arrives, holding back only what could still be the closing delimiter or a
+marker; every other value is buffered until complete, then typed and sent whole.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Callable
+
+from .coerce import coerce_text, item_schema, property_schema, streams_as_text
+from .markers import markers
+from .spec import KeyValueArgs
+
+OPEN, KEY, VALUE_START, STRING, RAW, AFTER_VALUE, DONE = range(7)
+_MAX_KEY = 256
+_CLOSERS = {"{": "}", "(": ")"}
+
+
+def _json_string_body(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+class KeyValueArgsBuilder:
+    """Reads `{key:value,…}` up to its closing brace or a following marker."""
+
+    __slots__ = (
+        "spec",
+        "emit",
+        "schema_of",
+        "state",
+        "done",
+        "_stops",
+        "_stop_list",
+        "_string_ends",
+        "_raw_tokens",
+        "_closer",
+        "_count",
+        "_key",
+        "_schema",
+        "_buffer",
+        "_depth",
+        "_in_string",
+    )
+
+    def __init__(
+        self,
+        spec: KeyValueArgs,
+        stops: tuple[str, ...],
+        emit: Callable[[str], None],
+        schema_of: Callable[[str], dict | None],
+    ) -> None:
+        self.spec = spec
+        self.emit = emit
+        self.schema_of = schema_of
+        self.state = OPEN
+        self.done = False
+        self._stops = markers(stops)
+        self._stop_list = stops
+        self._string_ends = markers((spec.string, *stops))
+        delim = re.escape(spec.string)
+        stop_alts = "".join("|" + re.escape(s) for s in stops)
+        self._raw_tokens = re.compile(delim + r"|[{}\[\](),]" + stop_alts)
+        self._closer = "}"
+        self._count = 0
+        self._key = ""
+        self._schema: dict | None = None
+        self._buffer: list[str] = []
+        self._depth = 0
+        self._in_string = False
+        emit("{")
+
+    def feed(self, text: str, pos: int, eof: bool) -> int:
+        """Consume what can be decided of text[pos:]; return the new position."""
+        end = len(text)
+        while pos < end and not self.done:
+            state = self.state
+            if state in (OPEN, KEY, VALUE_START, AFTER_VALUE):
+                while pos < end and text[pos].isspace():
+                    pos += 1
+                if pos >= end:
+                    break
+                if self._is_stop(text, pos):  # a marker of the call: the arguments end here
+                    self._finish()
+                    return pos
+                if not eof and self._stops.held(text, pos) == end - pos:
+                    return pos  # a marker may be starting: wait
+            if state == OPEN:
+                if text[pos] not in _CLOSERS:
+                    self._finish()  # no argument list: `{}`
+                    return pos
+                self._closer = _CLOSERS[text[pos]]
+                self.state = KEY
+                pos += 1
+            elif state == KEY:
+                pos = self._read_key(text, pos, eof)
+                if self.state == KEY:
+                    return pos
+            elif state == VALUE_START:
+                pos = self._start_value(text, pos, eof)
+                if self.state == VALUE_START:
+                    return pos
+            elif state == STRING:
+                pos = self._string(text, pos, eof)
+                if self.state == STRING:
+                    return pos
+            elif state == RAW:
+                pos = self._raw(text, pos, eof)
+                if self.state == RAW:
+                    return pos
+            else:  # AFTER_VALUE: `,` or the closer; anything else before them is markup
+                ch = text[pos]
+                if ch == ",":
+                    self.state = KEY
+                    pos += 1
+                elif ch == self._closer:
+                    self._finish()
+                    return pos + 1
+                else:
+                    pos += 1
+        if eof and not self.done:
+            self._finish()
+        return pos
+
+    # -- keys ------------------------------------------------------------------------
+
+    def _read_key(self, text: str, pos: int, eof: bool) -> int:
+        if text[pos] == self._closer:
+            self._finish()
+            return pos + 1
+        if text[pos] == ",":
+            return pos + 1
+        delim = self.spec.string
+        if text.startswith(delim, pos):
+            close = text.find(delim, pos + len(delim))
+            colon = text.find(":", close + len(delim)) if close >= 0 else -1
+        else:
+            close, colon = pos, text.find(":", pos)
+            bad = self._raw_tokens.search(text, pos, colon if colon >= 0 else len(text))
+            if bad is not None:  # `}` or a marker before any `:`: not a key
+                if bad.group() == self._closer or self._is_stop(text, bad.start()):
+                    self._finish()
+                    return bad.start() + (1 if bad.group() == self._closer else 0)
+        if colon < 0:
+            if len(text) - pos > _MAX_KEY or eof:
+                self._finish()
+                return len(text)
+            return pos
+        raw = text[pos:colon].strip()
+        if raw.startswith(delim) and raw.endswith(delim) and len(raw) >= 2 * len(delim):
+            raw = raw[len(delim) : -len(delim)]
+        self._key = raw.strip()
+        self._schema = self.schema_of(self._key)
+        self.state = VALUE_START
+        return colon + 1
+
+    def _is_stop(self, text: str, pos: int) -> bool:
+        return any(text.startswith(stop, pos) for stop in self._stop_list)
+
+    # -- values ----------------------------------------------------------------------
+
+    def _start_value(self, text: str, pos: int, eof: bool) -> int:
+        delim = self.spec.string
+        if text.startswith(delim, pos) and streams_as_text(self._schema):
+            self.emit(self._prefix() + '"')
+            self.state = STRING
+            return pos + len(delim)
+        if not eof and delim.startswith(text[pos:]) and len(text) - pos < len(delim):
+            return pos  # a delimiter may be starting
+        self._buffer = []
+        self._depth = 0
+        self._in_string = False
+        self.state = RAW
+        return pos
+
+    def _string(self, text: str, pos: int, eof: bool) -> int:
+        at, lit = self._string_ends.search(text, pos)
+        stop = at if at >= 0 else len(text) - self._string_ends.held(text, pos)
+        if stop > pos:
+            self.emit(_json_string_body(text[pos:stop]))
+        if at < 0:
+            if eof:
+                self.emit('"')
+                self._finish()
+                return len(text)
+            return stop
+        self.emit('"')
+        if lit == self.spec.string:
+            self.state = AFTER_VALUE
+            return at + len(lit)
+        self.state = AFTER_VALUE
+        self._finish()  # a marker inside an open string: markers win
+        return at
+
+    def _raw(self, text: str, pos: int, eof: bool) -> int:
+        """Buffer a value up to its end: `,` or the closer at depth 0 (strings skipped)."""
+        delim = self.spec.string
+        while True:
+            if self._in_string:
+                close = text.find(delim, pos)
+                if close < 0:
+                    keep = len(text) if eof else max(pos, len(text) - len(delim) + 1)
+                    self._buffer.append(text[pos:keep])
+                    if eof:
+                        self._close_raw()
+                        self._finish()
+                    return keep
+                self._buffer.append(text[pos : close + len(delim)])
+                pos = close + len(delim)
+                self._in_string = False
+                continue
+            found = self._raw_tokens.search(text, pos)
+            if found is None:
+                keep = len(text) if eof else len(text) - self._held_tail(text, pos)
+                self._buffer.append(text[pos:keep])
+                if eof:
+                    self._close_raw()
+                    self._finish()
+                return keep
+            token, at = found.group(), found.start()
+            if token == delim:
+                self._buffer.append(text[pos : at + len(delim)])
+                self._in_string = True
+                pos = at + len(delim)
+            elif token in "{[(":
+                self._depth += 1
+                self._buffer.append(text[pos : at + 1])
+                pos = at + 1
+            elif token in "}])," and self._depth > 0:  # inside a nested value
+                if token != ",":
+                    self._depth -= 1
+                self._buffer.append(text[pos : at + 1])
+                pos = at + 1
+            elif token in ",}])":  # the end of this top-level value
+                self._buffer.append(text[pos:at])
+                self._close_raw()
+                return at
+            else:  # a marker of the call: markers win
+                self._buffer.append(text[pos:at])
+                self._close_raw()
+                self._finish()
+                return at
+
+    def _held_tail(self, text: str, pos: int) -> int:
+        """Trailing characters that may still begin a marker or the string delimiter."""
+        held = self._stops.held(text, pos)
+        delim = self.spec.string
+        for k in range(min(len(delim) - 1, len(text) - pos), held, -1):
+            if delim.startswith(text[len(text) - k :]):
+                return k
+        return held
+
+    def _close_raw(self) -> None:
+        raw = "".join(self._buffer)
+        self._buffer = []
+        value = _typed(_Reader(raw, self.spec.string).value(), self._schema)
+        self.emit(self._prefix() + json.dumps(value, ensure_ascii=False))
+        self.state = AFTER_VALUE
+
+    def _prefix(self) -> str:
+        sep = ", " if self._count else ""
+        self._count += 1
+        return f"{sep}{json.dumps(self._key, ensure_ascii=False)}: "
+
+    def _finish(self) -> None:
+        if self.done:
+            return
+        if self.state == STRING:
+            self.emit('"')
+        elif self.state == RAW:
+            self._close_raw()
+        elif self.state == VALUE_START:
+            self.emit(self._prefix() + json.dumps(_typed("", self._schema), ensure_ascii=False))
+        self.state = DONE
+        self.done = True
+        self.emit("}")
+
+    def close(self) -> None:
+        """End of input or of the call: keep an open value, close the object."""
+        self._finish()
+
+
+# -- reading a complete value ------------------------------------------------------
+
+
+class _Text(str):
+    """A leaf of the value: text the schema types."""
+
+
+class _Reader:
+    """A complete key:value value as nested dicts, lists and text leaves (never raises)."""
+
+    def __init__(self, text: str, delim: str) -> None:
+        self.text, self.delim, self.pos = text, delim, 0
+
+    def _ws(self) -> None:
+        while self.pos < len(self.text) and self.text[self.pos].isspace():
+            self.pos += 1
+
+    def value(self, depth: int = 0) -> object:
+        self._ws()
+        text, delim = self.text, self.delim
+        if text.startswith(delim, self.pos):
+            close = text.find(delim, self.pos + len(delim))
+            end = close if close >= 0 else len(text)
+            leaf = text[self.pos + len(delim) : end]
+            self.pos = end + len(delim) if close >= 0 else len(text)
+            return _Text(leaf)
+        if self.pos < len(text) and text[self.pos] in "{[" and depth < 128:
+            return self._container(depth)
+        start = self.pos
+        while self.pos < len(text) and text[self.pos] not in ",}]":
+            self.pos += 1
+        return _Text(text[start : self.pos].strip())
+
+    def _container(self, depth: int) -> object:
+        text = self.text
+        is_object = text[self.pos] == "{"
+        closer = "}" if is_object else "]"
+        self.pos += 1
+        members: dict[str, object] = {}
+        items: list[object] = []
+        while True:
+            self._ws()
+            if self.pos >= len(text):
+                break
+            if text[self.pos] == closer:
+                self.pos += 1
+                break
+            if text[self.pos] == ",":
+                self.pos += 1
+                continue
+            if is_object:
+                colon = text.find(":", self.pos)
+                if colon < 0:
+                    break
+                key = text[self.pos : colon].strip()
+                if (
+                    key.startswith(self.delim)
+                    and key.endswith(self.delim)
+                    and len(key) >= 2 * len(self.delim)
+                ):
+                    key = key[len(self.delim) : -len(self.delim)]
+                self.pos = colon + 1
+                members[key] = self.value(depth + 1)
+            else:
+                items.append(self.value(depth + 1))
+        return members if is_object else items
+
+
+def _typed(value: object, schema: dict | None) -> object:
+    """Leaves typed by the schema, through `properties` and `items`."""
+    if isinstance(value, dict):
+        return {k: _typed(v, property_schema(schema, k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_typed(v, item_schema(schema, i)) for i, v in enumerate(value)]
+    return coerce_text(str(value), schema)
