@@ -460,6 +460,11 @@ ELEMENTS: dict[str, ElementSig] = {
         params={"string": Param(ArgType.STRING, required=True)},
         is_dialect=True,
     ),
+    "python_calls": ElementSig(
+        params={"list": Param(ArgType.BOOL, default=True)},
+        is_dialect=True,
+        gives_name=True,
+    ),
     "json_args": ElementSig(is_dialect=True),
     "json_call": ElementSig(
         params={

@@ -122,6 +122,10 @@ LOWER_ELEMENT: dict[str, Callable[[ir.Element], rt.Item]] = {
     "name": _name,
     "xml_params": _xml_params,
     "xml_elements": _xml_elements,
+    "python_calls": lambda e: rt.PythonCalls(
+        list=e.arg("list").value if isinstance(e.arg("list"), ir.Bool) else True,  # type: ignore[union-attr]
+        line=e.line,
+    ),
     "keyvalue_args": lambda e: rt.KeyValueArgs(
         string=e.arg("string").value, line=e.line  # type: ignore[union-attr]
     ),
@@ -170,6 +174,7 @@ def follows(call: tuple[rt.Item, ...]) -> tuple[tuple[str, ...], ...]:
                 rt.XmlParams,
                 rt.XmlElements,
                 rt.KeyValueArgs,
+                rt.PythonCalls,
                 rt.JsonArgs,
                 rt.JsonCall,
                 rt.JsonCallArray,

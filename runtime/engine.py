@@ -22,6 +22,7 @@ from .coerce import ToolSchemas
 from .deltas import Delta, FunctionDelta, ToolCallDelta
 from .json_args import JsonArgsBuilder, JsonCallArrayBuilder, JsonCallBuilder
 from .keyvalue_args import KeyValueArgsBuilder
+from .python_calls import PythonCallsBuilder
 from .markers import Markers, markers
 from .spec import (
     FamilySpec,
@@ -30,6 +31,7 @@ from .spec import (
     JsonCallArray,
     KeyValueArgs,
     Lit,
+    PythonCalls,
     Name,
     Skip,
     Ws,
@@ -43,12 +45,15 @@ Builder = (
     XmlParamsBuilder
     | XmlElementsBuilder
     | KeyValueArgsBuilder
+    | PythonCallsBuilder
     | JsonArgsBuilder
     | JsonCallBuilder
     | JsonCallArrayBuilder
 )
-Dialect = XmlParams | XmlElements | KeyValueArgs | JsonArgs | JsonCall | JsonCallArray
-DIALECTS = (XmlParams, XmlElements, KeyValueArgs, JsonArgs, JsonCall, JsonCallArray)
+Dialect = XmlParams | XmlElements | KeyValueArgs | PythonCalls | JsonArgs | JsonCall | JsonCallArray
+DIALECTS = (XmlParams, XmlElements, KeyValueArgs, PythonCalls, JsonArgs, JsonCall, JsonCallArray)
+# dialects that find the name themselves: a failure before it means "not a call"
+NAMING = (JsonCallBuilder, JsonCallArrayBuilder, PythonCallsBuilder)
 
 CONTENT, REASONING, SECTION, CALL, HEADER = range(5)
 _MAX_RECIPIENT = 256
@@ -148,7 +153,9 @@ class CompiledFamily:
             if isinstance(item, Name):
                 self.name_markers[index] = markers(item.until)
             if isinstance(item, DIALECTS):
-                stops = {*spec.follows[index], self.first_opener, *self.section_closes}
+                stops = {*spec.follows[index], *self.section_closes}
+                if self.first_opener not in self.peek_openers:  # `[` or `{` inside arguments
+                    stops.add(self.first_opener)  # is not a new call; other openers are
                 stops |= self.message_ends  # the end of a tool message ends its calls
                 self.stops[index] = tuple(sorted(stops))
 
@@ -555,9 +562,7 @@ class Engine:
                 if not eof:
                     return self._wait(pos)
                 call.dialect.close()
-            if isinstance(call.dialect, (JsonCallBuilder, JsonCallArrayBuilder)) and (
-                call.dialect.failed
-            ):
+            if isinstance(call.dialect, NAMING) and call.dialect.failed:
                 if not call.committed:
                     if pos >= end and eof:
                         return self._unfinished(end)
@@ -609,6 +614,14 @@ class Engine:
             return XmlElementsBuilder(item, stops, self._args, self._schema_of)
         if isinstance(item, KeyValueArgs):
             return KeyValueArgsBuilder(item, stops, self._args, self._schema_of)
+        if isinstance(item, PythonCalls):  # each call of the list commits a call of its own
+            return PythonCallsBuilder(
+                item,
+                stops,
+                lambda name: self._commit(call, name, None),
+                self._args,
+                self._schema_of,
+            )
         if isinstance(item, JsonArgs):
             return JsonArgsBuilder(stops, self._args, self._schema_of)
         make_args = lambda: JsonArgsBuilder(stops, self._args, self._schema_of)  # noqa: E731

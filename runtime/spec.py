@@ -111,6 +111,15 @@ class KeyValueArgs:
 
 
 @dataclass(frozen=True, slots=True)
+class PythonCalls:
+    """Python calls `NAME(key=value, …)`: in `[…]` separated by commas (`list`), or one after
+    another (OLMo 3's one per line). Each is a call of its own."""
+
+    list: bool = True
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class JsonArgs:
     """The arguments are one JSON object, streamed as the model's own bytes."""
 
@@ -142,9 +151,21 @@ class JsonCallArray:
     line: int = 0
 
 
-Dialect = Union[XmlParams, XmlElements, KeyValueArgs, JsonArgs, JsonCall, JsonCallArray]
+Dialect = Union[
+    XmlParams, XmlElements, KeyValueArgs, PythonCalls, JsonArgs, JsonCall, JsonCallArray
+]
 Item = Union[
-    Lit, Ws, Skip, Name, XmlParams, XmlElements, KeyValueArgs, JsonArgs, JsonCall, JsonCallArray
+    Lit,
+    Ws,
+    Skip,
+    Name,
+    XmlParams,
+    XmlElements,
+    KeyValueArgs,
+    PythonCalls,
+    JsonArgs,
+    JsonCall,
+    JsonCallArray,
 ]
 
 

@@ -1,0 +1,424 @@
+"""The Python-call dialect: `[get_weather(city='Paris', days=3), write_file(path='a')]`.
+
+Each `NAME(key=value, …)` is a call, emitted as soon as its name and `(` are read. Values
+are Python literals (strings with Python escapes, numbers, True/False/None and the JSON
+spellings true/false/null, lists, tuples and sets as lists, dicts, unary minus). A top-level
+string value whose schema allows only strings (or that has none) streams as a JSON string as
+its characters arrive, an escape held back until complete; any other value is buffered until
+it ends, read as a literal, typed by the schema and sent whole. A value that is not a literal
+is kept as its text. Positional arguments have no name: they are read past.
+
+With `list=true` the calls sit in `[…]` separated by commas (pythonic, Llama 4, LFM2); with
+`list=false` they follow one another, one per line (OLMo 3), until a marker of the call.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import re
+from typing import Callable
+
+from .coerce import coerce_json, streams_as_text
+from .markers import markers
+from .spec import PythonCalls
+
+START, CALLS, NAME, ARGS, KEY_AFTER, VALUE, STRING, RAW, DONE = range(9)
+_NAME = re.compile(r"[A-Za-z_][\w.\-]*")
+_KEY = re.compile(r"[A-Za-z_]\w*")
+_MAX_NAME = 256
+_SIMPLE_ESCAPES = {
+    "n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "0": "\0",
+    "a": "\a", "b": "\b", "f": "\f", "v": "\v", "\n": "",
+}  # fmt: skip
+_HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
+
+
+class PythonCallsBuilder:
+    """Reads Python calls up to the list's end or a following marker."""
+
+    __slots__ = (
+        "spec",
+        "emit",
+        "schema_of",
+        "done",
+        "failed",
+        "calls",
+        "_commit",
+        "_stops",
+        "_stop_list",
+        "_state",
+        "_in_call",
+        "_count",
+        "_key",
+        "_schema",
+        "_quote",
+        "_buffer",
+        "_depth",
+        "_raw_quote",
+        "_positional",
+    )
+
+    def __init__(
+        self,
+        spec: PythonCalls,
+        stops: tuple[str, ...],
+        commit: Callable[[str], None],
+        emit: Callable[[str], None],
+        schema_of: Callable[[str], dict | None],
+    ) -> None:
+        self.spec = spec
+        self.emit = emit
+        self.schema_of = schema_of
+        self.done = False
+        self.failed = False
+        self.calls = 0
+        self._commit = commit
+        self._stops = markers(stops)
+        self._stop_list = stops
+        self._state = START if spec.list else CALLS
+        self._in_call = False
+        self._count = 0
+        self._key = ""
+        self._schema: dict | None = None
+        self._quote = ""
+        self._buffer: list[str] = []
+        self._depth = 0
+        self._raw_quote = ""
+        self._positional = False
+
+    # -- the push interface ----------------------------------------------------------
+
+    def feed(self, text: str, pos: int, eof: bool) -> int:
+        """Consume what can be decided of text[pos:]; return the new position."""
+        end = len(text)
+        while pos < end and not self.done:
+            state = self._state
+            if state in (STRING, RAW):
+                pos = self._string(text, pos, eof) if state == STRING else self._raw(text, pos, eof)
+                if self._state == state:
+                    return pos
+                continue
+            while pos < end and text[pos].isspace():
+                pos += 1
+            if pos >= end:
+                break
+            if any(text.startswith(stop, pos) for stop in self._stop_list):
+                self._end()  # a marker of the call: the calls end here
+                return pos
+            if not eof and self._stops.held(text, pos) == end - pos:
+                return pos  # a marker may be starting
+            ch = text[pos]
+            if state == START:
+                if ch != "[":
+                    return self._not_calls(pos)
+                self._state = CALLS
+                pos += 1
+            elif state == CALLS:
+                if ch == "]" and self.spec.list:
+                    self._end()
+                    return pos + 1
+                if ch == ",":
+                    pos += 1
+                    continue
+                self._state = NAME
+            elif state == NAME:
+                found = _NAME.match(text, pos)
+                name_end = found.end() if found else pos
+                after = name_end
+                while after < end and text[after] in " \t":
+                    after += 1
+                if found and after < end and text[after] == "(" and name_end - pos <= _MAX_NAME:
+                    self._start_call(text[pos:name_end])
+                    pos = after + 1
+                elif (
+                    (found or pos == name_end)
+                    and after >= end
+                    and not eof
+                    and end - pos < _MAX_NAME
+                ):
+                    return pos  # the name or its `(` is still arriving
+                else:
+                    return self._not_calls(pos)
+            elif state == ARGS:
+                if ch == ")":
+                    self._end_call()
+                    pos += 1
+                elif ch == ",":
+                    pos += 1
+                else:
+                    found = _KEY.match(text, pos)
+                    after = found.end() if found else pos
+                    while after < end and text[after] in " \t\n":
+                        after += 1
+                    if (
+                        found
+                        and after < end
+                        and text[after] == "="
+                        and text[after : after + 2] != "=="
+                    ):
+                        self._key = found.group()
+                        self._schema = self.schema_of(self._key)
+                        self._positional = False
+                        self._state = VALUE
+                        pos = after + 1
+                    elif found and after >= end and not eof:
+                        return pos  # `key =` may still be arriving
+                    else:  # a positional argument: read past it
+                        self._positional = True
+                        self._state = VALUE
+            elif state == VALUE:
+                pos = self._start_value(text, pos, eof)
+                if self._state == VALUE:
+                    return pos
+        if eof and not self.done:
+            self._end()
+        return pos
+
+    def close(self) -> None:
+        """End of input or of the call: close what is open."""
+        self._end()
+
+    # -- calls -----------------------------------------------------------------------
+
+    def _start_call(self, name: str) -> None:
+        self.calls += 1
+        self._commit(name)
+        self.emit("{")
+        self._in_call = True
+        self._count = 0
+        self._state = ARGS
+
+    def _end_call(self) -> None:
+        if self._in_call:
+            self.emit("}")
+            self._in_call = False
+        self._state = CALLS
+
+    def _not_calls(self, pos: int) -> int:
+        """Text that is not a call: before the first call it means no calls at all."""
+        if not self.calls:
+            self.failed = True
+        self._end()
+        return pos
+
+    def _end(self) -> None:
+        if self.done:
+            return
+        if self._state == STRING:
+            self.emit('"')
+        elif self._state == RAW:
+            self._close_raw()
+        if self._in_call:
+            self.emit("}")
+            self._in_call = False
+        if not self.calls:
+            self.failed = True
+        self._state = DONE
+        self.done = True
+
+    # -- values ----------------------------------------------------------------------
+
+    def _prefix(self) -> str:
+        sep = ", " if self._count else ""
+        self._count += 1
+        return f"{sep}{json.dumps(self._key, ensure_ascii=False)}: "
+
+    def _start_value(self, text: str, pos: int, eof: bool) -> int:
+        quote = _string_start(text, pos)
+        if quote is None and not eof and text[pos] in "'\"" and len(text) - pos < 3:
+            return pos  # `'` or `''`: a triple quote may be starting
+        if quote and not self._positional and streams_as_text(self._schema):
+            self.emit(self._prefix() + '"')
+            self._quote = quote
+            self._state = STRING
+            return pos + len(quote)
+        self._buffer = []
+        self._depth = 0
+        self._raw_quote = ""
+        self._state = RAW
+        return pos
+
+    def _string(self, text: str, pos: int, eof: bool) -> int:
+        """Stream a string's characters, decoding escapes, up to its closing quote."""
+        quote, out = self._quote, []
+        end = len(text)
+        while pos < end:
+            at = _next_special(text, pos, quote[0])
+            if at > pos:
+                out.append(text[pos:at])
+                pos = at
+            if pos >= end:
+                break
+            if text[pos] == "\\":
+                decoded, used = _escape(text, pos)
+                if used == 0:  # half an escape: wait (at the end it is dropped)
+                    if eof:
+                        pos = end
+                    break
+                out.append(decoded)
+                pos += used
+                continue
+            if text.startswith(quote, pos):
+                if out:
+                    self.emit(_json_string_body("".join(out)))
+                self.emit('"')
+                self._state = ARGS
+                return pos + len(quote)
+            if not eof and len(quote) > 1 and quote.startswith(text[pos:]):
+                break  # a triple quote may be closing
+            out.append(text[pos])
+            pos += 1
+        if out:
+            self.emit(_json_string_body("".join(out)))
+        if eof and self._state == STRING:
+            self.emit('"')
+            self._state = ARGS
+            self._end()
+        return pos
+
+    def _raw(self, text: str, pos: int, eof: bool) -> int:
+        """Buffer a value up to its end: `,` or `)` at depth 0, strings skipped."""
+        end = len(text)
+        start = pos
+        while pos < end:
+            ch = text[pos]
+            if not eof and pos + 2 >= end and (ch == "\\" or (ch in "'\"" and not self._raw_quote)):
+                break  # an escape, or a quote that may be triple, is still arriving
+            if self._raw_quote:
+                if ch == "\\":
+                    pos += 2
+                    continue
+                if text.startswith(self._raw_quote, pos):
+                    pos += len(self._raw_quote)
+                    self._raw_quote = ""
+                    continue
+                pos += 1
+                continue
+            quote = _string_start(text, pos)
+            if quote:
+                self._raw_quote = quote
+                pos += len(quote)
+            elif ch in "([{":
+                self._depth += 1
+                pos += 1
+            elif ch in ")]}," and self._depth > 0:  # inside a nested value
+                if ch != ",":
+                    self._depth -= 1
+                pos += 1
+            elif ch in ",)]}" or any(text.startswith(s, pos) for s in self._stop_list):
+                self._buffer.append(text[start:pos])
+                self._close_raw()
+                return pos
+            else:
+                pos += 1
+        keep = min(pos, end)
+        if not eof and not self._raw_quote and keep == end:
+            keep = max(start, end - self._stops.held(text, start))
+        self._buffer.append(text[start:keep])
+        if eof:
+            self._close_raw()
+            self._end()
+            return end
+        return keep
+
+    def _close_raw(self) -> None:
+        raw = "".join(self._buffer).strip()
+        self._buffer = []
+        self._state = ARGS
+        if self._positional or not raw:
+            return
+        value = coerce_json(_literal(raw), self._schema)
+        self.emit(self._prefix() + json.dumps(value, ensure_ascii=False))
+
+
+# -- Python literals ---------------------------------------------------------------
+
+
+def _json_string_body(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+def _string_start(text: str, pos: int) -> str | None:
+    """The opening quote of a string literal at `pos` (`'`, `"`, `'''`, `\"\"\"`), if any."""
+    ch = text[pos] if pos < len(text) else ""
+    if ch not in "'\"":
+        return None
+    return ch * 3 if text.startswith(ch * 3, pos) else ch
+
+
+def _next_special(text: str, pos: int, quote: str) -> int:
+    """The next backslash or quote character at or after `pos` (or the end)."""
+    found = [i for i in (text.find("\\", pos), text.find(quote, pos)) if i >= 0]
+    return min(found) if found else len(text)
+
+
+def _escape(text: str, pos: int) -> tuple[str, int]:
+    """The character an escape at `pos` stands for and its length; (.., 0) if incomplete."""
+    if pos + 1 >= len(text):
+        return "", 0
+    ch = text[pos + 1]
+    if ch in _SIMPLE_ESCAPES:
+        return _SIMPLE_ESCAPES[ch], 2
+    width = _HEX_ESCAPES.get(ch)
+    if width is not None:
+        digits = text[pos + 2 : pos + 2 + width]
+        if len(digits) < width:
+            return (
+                ("", 0)
+                if all(c in "0123456789abcdefABCDEF" for c in digits)
+                else (text[pos : pos + 2], 2)
+            )
+        try:
+            code = int(digits, 16)
+            return (chr(code), 2 + width) if code <= 0x10FFFF else (text[pos : pos + 2], 2)
+        except ValueError:
+            return text[pos : pos + 2], 2
+    return text[pos : pos + 2], 2  # an unknown escape keeps its backslash, as Python does
+
+
+_JSON_NAMES = {
+    "true": True,
+    "false": False,
+    "null": None,
+    "True": True,
+    "False": False,
+    "None": None,
+}
+
+
+def _literal(raw: str) -> object:
+    """A Python (or JSON-spelled) literal as a JSON value; the text itself if it is not one."""
+    try:
+        tree = ast.parse(raw, mode="eval")
+        return _convert(tree.body)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return raw
+
+
+def _convert(node: ast.AST) -> object:
+    if isinstance(node, ast.Constant) and isinstance(
+        node.value, (str, int, float, bool, type(None))
+    ):
+        if isinstance(node.value, float) and not math.isfinite(node.value):
+            raise ValueError("not a JSON number")
+        return node.value
+    if isinstance(node, ast.Name) and node.id in _JSON_NAMES:
+        return _JSON_NAMES[node.id]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _convert(node.operand)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError("sign on a non-number")
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return [_convert(item) for item in node.elts]
+    if isinstance(node, ast.Dict):
+        out = {}
+        for key, value in zip(node.keys, node.values):
+            if key is None:
+                raise ValueError("** in a literal")
+            name = _convert(key)
+            out[name if isinstance(name, str) else json.dumps(name)] = _convert(value)
+        return out
+    raise ValueError(f"not a literal: {type(node).__name__}")
