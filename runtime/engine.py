@@ -493,6 +493,12 @@ class Engine:
             item = items[call.item]
             if isinstance(item, Lit):
                 text = _lit_at(item, buf, pos)
+                if text and item.optional:
+                    longer = self._opener_longer(buf, pos, text, eof)
+                    if longer is None:
+                        return self._wait(pos)  # "```" may still become "```json"
+                    if longer:
+                        text = ""  # "```" begins the next call's "```json": not a closer
                 if text:
                     if not item.peek:  # a lookahead stays for the next item to read
                         self._read(call, text)
@@ -564,13 +570,24 @@ class Engine:
                 call.dialect.close()
             if isinstance(call.dialect, NAMING) and call.dialect.failed:
                 if not call.committed:
-                    if pos >= end and eof:
-                        return self._unfinished(end)
-                    return self._abandon(call, pos)
+                    if pos >= end and eof and not call.dialect.malformed:
+                        return self._unfinished(end)  # the output ended inside the opener
+                    return self._abandon(call, pos)  # not a call: its text goes back
             call.args_done = True
             call.item += 1
         self._end_call()
         return pos
+
+    def _opener_longer(self, buf: str, pos: int, text: str, eof: bool) -> bool | None:
+        """Whether a call opener longer than `text` starts at `pos` (None: not known yet)."""
+        rest = buf[pos:]
+        for opener in self.family.openers:
+            if len(opener) > len(text) and opener.startswith(text):
+                if rest.startswith(opener):
+                    return True
+                if not eof and opener.startswith(rest):
+                    return None
+        return False
 
     def _wait(self, pos: int) -> int:
         self._waiting = True

@@ -168,6 +168,7 @@ class JsonCallBuilder:
         "call_id",
         "done",
         "failed",
+        "malformed",
         "_commit",
         "_make_args",
         "_outer",
@@ -193,6 +194,7 @@ class JsonCallBuilder:
         self.call_id: str | None = None
         self.done = False
         self.failed = False
+        self.malformed = False  # failed on text that is not a call, not for want of text
         self._commit = commit
         self._make_args = make_args
         self._stops = markers(stops)
@@ -255,6 +257,7 @@ class JsonCallBuilder:
                     self._end()
                 return pos
             if text[pos] != "{":
+                self.malformed = True
                 self._end()
                 return pos
             self._started = True
@@ -269,6 +272,10 @@ class JsonCallBuilder:
                     self._end()
                     return new
                 if self._outer.failed:
+                    if self.name is None:  # not a call object: it ends right here
+                        self.malformed = True
+                        self._end()
+                        return new
                     self._skipping = True  # malformed: the rest up to a marker is markup
                     return self.feed(text, new, eof)
             if new == pos and self._outer.state != PAUSED:
@@ -356,6 +363,7 @@ class JsonCallArrayBuilder:
         "spec",
         "done",
         "failed",
+        "malformed",
         "calls",
         "_commit",
         "_make_args",
@@ -376,6 +384,7 @@ class JsonCallArrayBuilder:
         self.spec = spec
         self.done = False
         self.failed = False
+        self.malformed = False
         self.calls = 0
         self._commit = commit
         self._make_args = make_args
@@ -407,6 +416,9 @@ class JsonCallArrayBuilder:
                     return pos
                 self._element = None
                 if element.failed:
+                    if not element.malformed and eof and not self.calls:
+                        self.failed = self.done = True  # the output ended inside it
+                        return pos
                     return self._end_badly(text, pos, eof)
                 self._state = AFTER_ELEMENT
                 continue
@@ -445,7 +457,7 @@ class JsonCallArrayBuilder:
     def _end_badly(self, text: str, pos: int, eof: bool) -> int:
         """Not (or no longer) an array of calls."""
         if not self.calls:
-            self.failed = True
+            self.failed = self.malformed = True
             self.done = True
             return pos
         self._skipping = True  # the rest up to a marker is markup of the broken array

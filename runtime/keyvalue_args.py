@@ -188,8 +188,7 @@ class KeyValueArgsBuilder:
         if stop > pos:
             self.emit(_json_string_body(text[pos:stop]))
         if at < 0:
-            if eof:
-                self.emit('"')
+            if eof:  # the output ends inside the string: it is kept, and closed
                 self._finish()
                 return len(text)
             return stop

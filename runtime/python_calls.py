@@ -44,6 +44,7 @@ class PythonCallsBuilder:
         "schema_of",
         "done",
         "failed",
+        "malformed",
         "calls",
         "_commit",
         "_stops",
@@ -73,6 +74,7 @@ class PythonCallsBuilder:
         self.schema_of = schema_of
         self.done = False
         self.failed = False
+        self.malformed = False  # failed on text that is not a call, not for want of text
         self.calls = 0
         self._commit = commit
         self._stops = markers(stops)
@@ -199,7 +201,7 @@ class PythonCallsBuilder:
     def _not_calls(self, pos: int) -> int:
         """Text that is not a call: before the first call it means no calls at all."""
         if not self.calls:
-            self.failed = True
+            self.failed = self.malformed = True
         self._end()
         return pos
 

@@ -18,8 +18,12 @@ from toolgrammar.runtime.spec import (
     FamilySpec,
     JsonArgs,
     JsonCall,
+    JsonCallArray,
+    KeyValueArgs,
     Lit,
     Name,
+    PythonCalls,
+    Skip,
     Ws,
     XmlElements,
     XmlParams,
@@ -58,9 +62,11 @@ def markers_of(spec: FamilySpec) -> set[str]:
     found |= set(spec.ignore)
     if spec.section:
         found |= {*spec.section.opens, *spec.section.closes}
+    if spec.messages:
+        found |= {spec.messages.header_end, *spec.messages.ends}
     for item in spec.call:
         if isinstance(item, Lit):
-            found.add(item.text)
+            found |= set(item.texts)
         elif isinstance(item, Name):
             found |= set(item.until)
         elif isinstance(item, XmlParams):
@@ -69,16 +75,25 @@ def markers_of(spec: FamilySpec) -> set[str]:
                 found.add(item.value_open)
         elif isinstance(item, XmlElements) and item.prefix:
             found.add(item.prefix)
+        elif isinstance(item, KeyValueArgs):
+            found.add(item.string)
     return found
 
 
 def carries(spec: FamilySpec, text: str) -> bool:
-    """Whether `text` can stand as a value or as prose in this family's output."""
-    return not any(m in text for m in markers_of(spec) if len(m) > 1)
+    """Whether `text` can stand as a value or as prose in this family's output.
+
+    A lookahead opener (`{`, `[`) is left out too: prose ending in `{"` is, by policy, a call
+    cut short by the end of output, so the text could not come back as written."""
+    peeks = {t for item in spec.call if isinstance(item, Lit) and item.peek for t in item.texts}
+    return not any(m in text for m in markers_of(spec) if len(m) > 1 or m in peeks)
 
 
 def ends_in_partial_marker(spec: FamilySpec, text: str) -> bool:
-    """An output ending so may be a marker cut short (dropped at the end, by policy)."""
+    """An output ending so may be a marker cut short, or a call opener with nothing after
+    it (a lookahead `{` or `[`): both are dropped at the end, by policy."""
+    if any(text.endswith(opener) for opener, _ in spec.openers):
+        return True
     return any(m[:k] and text.endswith(m[:k]) for m in markers_of(spec) for k in range(1, len(m)))
 
 
@@ -181,14 +196,38 @@ def render_element(prefix: str, key: str, value: Any) -> str:
     return f"{prefix}<{key}>{body}{prefix}</{key}>"
 
 
+def render_keyvalue(value: Any, delim: str) -> str:
+    """A value in the key:value dialect: strings delimited, containers nested, the rest bare."""
+    if isinstance(value, str):
+        return f"{delim}{value}{delim}"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{render_keyvalue(v, delim)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(render_keyvalue(v, delim) for v in value) + "]"
+    return json.dumps(value)
+
+
+def render_python(value: Any) -> str:
+    """A value as a Python literal (repr's escapes, True/False/None)."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {render_python(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(render_python(v) for v in value) + "]"
+    return repr(value)
+
+
 def render_call(
     spec: FamilySpec, name: str, args: dict[str, Any], index: int, layout: st.DataObject
 ) -> str:
     out: list[str] = []
     for item in spec.call:
         if isinstance(item, Lit):
+            if item.peek:
+                continue  # a lookahead: the next item writes it
             if not item.optional or layout.draw(st.booleans(), label="optional literal"):
-                out.append(item.text)
+                out.append(layout.draw(st.sampled_from(item.texts), label="spelling"))
+        elif isinstance(item, Skip):
+            out.append(layout.draw(st.sampled_from(["", name]), label="header"))
         elif isinstance(item, Ws):
             out.append(layout.draw(st.sampled_from(["", "\n", " "]), label="whitespace"))
         elif isinstance(item, Name):
@@ -213,6 +252,16 @@ def render_call(
         elif isinstance(item, JsonCall):
             body = {item.name_keys[0]: name, item.args_keys[0]: args}
             out.append(json.dumps(body, ensure_ascii=False))
+        elif isinstance(item, JsonCallArray):
+            element = {name: args} if item.name_is_key else {item.name_keys[0]: name}
+            if not item.name_is_key:
+                element[item.args_keys[0]] = args
+            out.append(json.dumps([element], ensure_ascii=False))
+        elif isinstance(item, KeyValueArgs):
+            out.append(render_keyvalue(args, item.string))
+        elif isinstance(item, PythonCalls):
+            body = ", ".join(f"{k}={render_python(v)}" for k, v in args.items())
+            out.append(f"[{name}({body})]" if item.list else f"{name}({body})")
     return "".join(out)
 
 
