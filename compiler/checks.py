@@ -72,7 +72,6 @@ def _check_statements(grammar: ir.Grammar, report: Report) -> None:
         (ir.AliasesStmt, "aliases"),
         (ir.ExtendsStmt, "extends"),
         (ir.SectionStmt, "section"),
-        (ir.CallStmt, "call"),
     ):
         first, *more = grammar.of(kind) or [None]
         for stmt in more:

@@ -235,8 +235,14 @@ def _section(stmt: ir.SectionStmt) -> rt.Section:
 def lower(grammar: ir.Grammar, source: str, source_sha256: str) -> rt.FamilySpec:
     """The runtime spec of a checked grammar."""
     (family,) = grammar.of(ir.FamilyStmt)
-    (call_stmt,) = grammar.of(ir.CallStmt)
+    call_stmt, *more = grammar.of(ir.CallStmt)
     call = tuple(lower_item(item) for item in call_stmt.items)
+    alternatives = []
+    for stmt in more:  # later `call` statements: other shapes, tried in order
+        shape = tuple(lower_item(item) for item in stmt.items)
+        alternatives.append(
+            rt.CallShape(call=shape, openers=openers(shape), follows=follows(shape), line=stmt.line)
+        )
     sections = grammar.of(ir.SectionStmt)
     return rt.FamilySpec(
         name=family.name.name,
@@ -251,6 +257,7 @@ def lower(grammar: ir.Grammar, source: str, source_sha256: str) -> rt.FamilySpec
         ignore=tuple(m for stmt in grammar.of(ir.IgnoreStmt) for m in ir.strings(stmt.markers)),
         params=tuple((p.name.name, p.default.value) for p in grammar.of(ir.ParamStmt)),
         messages=_messages(grammar),
+        alternatives=tuple(alternatives),
     )
 
 
@@ -341,6 +348,7 @@ class FamilyView:
     ignore: Entry
     params: Entry
     messages: Entry
+    alternatives: tuple[Entry, ...]
 
 
 def header(source: str, sha256: str) -> tuple[str, ...]:
@@ -370,7 +378,7 @@ def family_view(
     def where(stmt: ir.Node) -> str:
         return f"{origins.get(id(stmt), spec.source)}:{stmt.line}"
 
-    (call_stmt,) = grammar.of(ir.CallStmt)
+    call_stmt, *more_calls = grammar.of(ir.CallStmt)
     items = call_stmt.items
     lines = dict(ir.item_lines(items))
     call = []
@@ -400,6 +408,10 @@ def family_view(
             py_expr(spec.ignore),
             _comment("; ".join(f"{where(s)}: {s}" for s in grammar.of(ir.IgnoreStmt))),
         )
+    alternatives = tuple(
+        Entry(py_expr(shape), _comment(f"{where(stmt)}: another call shape"))
+        for shape, stmt in zip(spec.alternatives, more_calls)
+    )
     messages = Entry("None")
     if spec.messages is not None:
         stmts = grammar.of(ir.MessagesStmt) + grammar.of(ir.RouteStmt)
@@ -412,7 +424,8 @@ def family_view(
             py_expr(spec.params),
             _comment("; ".join(f"{where(s)}: {s}" for s in grammar.of(ir.ParamStmt))),
         )
-    used = {"FamilySpec"} | {type(i).__name__ for i in spec.call}
+    used = {"FamilySpec"} | {type(i).__name__ for s in spec.shapes for i in s.call}
+    used |= {"CallShape"} if spec.alternatives else set()
     used |= {"Reasoning"} if spec.reasoning else set()
     used |= {"Section"} if spec.section else set()
     used |= {"Messages"} if spec.messages else set()
@@ -433,6 +446,7 @@ def family_view(
         ignore=ignore,
         params=params,
         messages=messages,
+        alternatives=alternatives,
     )
 
 

@@ -91,20 +91,28 @@ class CompiledFamily:
         "name_markers",
         "skip_markers",
         "stops",
+        "shapes",
     )
 
     def __init__(self, spec: FamilySpec) -> None:
         self.spec = spec
-        self.openers = dict(spec.openers)
+        self.shapes = spec.shapes
+        # opener text -> the (shape, next item) pairs it starts, in the order they are tried
+        self.openers: dict[str, list[tuple[int, int]]] = {}
+        for number, shape in enumerate(self.shapes):
+            for text, index in shape.openers:
+                self.openers.setdefault(text, []).append((number, index))
         # openers that are lookaheads: found, but left for the call's next item to read
         self.peek_openers = {
             text
-            for item in spec.call
+            for shape in self.shapes
+            for item in shape.call
             if isinstance(item, Lit) and item.peek
             for text in item.texts
             if text in self.openers
         }
         self.first_opener = spec.openers[0][0]
+        firsts = {shape.openers[0][0] for shape in self.shapes} - self.peek_openers
         self.reasoning_opens = {o for r in spec.reasoning for o in r.opens}
         self.reasoning_closes = {c for r in spec.reasoning for c in r.closes}
         self.section_opens = set(spec.section.opens) if spec.section else set()
@@ -142,22 +150,21 @@ class CompiledFamily:
         self.call_drop_prefixes = markers((*entry, *self.openers, *ends))
         # inside a section, a section closer cut short at the end is markup too
         self.section_drop_prefixes = markers((*entry, *self.openers, *self.section_closes, *ends))
-        self.name_markers: dict[int, Markers] = {}
-        self.skip_markers: dict[int, Markers] = {
-            index: markers(item.until)
-            for index, item in enumerate(spec.call)
-            if isinstance(item, Skip)
-        }
-        self.stops: dict[int, tuple[str, ...]] = {}
-        for index, item in enumerate(spec.call):
-            if isinstance(item, Name):
-                self.name_markers[index] = markers(item.until)
-            if isinstance(item, DIALECTS):
-                stops = {*spec.follows[index], *self.section_closes}
-                if self.first_opener not in self.peek_openers:  # `[` or `{` inside arguments
-                    stops.add(self.first_opener)  # is not a new call; other openers are
-                stops |= self.message_ends  # the end of a tool message ends its calls
-                self.stops[index] = tuple(sorted(stops))
+        # per (shape, item): the markers that end a name or a skip, the stops of a dialect
+        self.name_markers: dict[tuple[int, int], Markers] = {}
+        self.skip_markers: dict[tuple[int, int], Markers] = {}
+        self.stops: dict[tuple[int, int], tuple[str, ...]] = {}
+        for number, shape in enumerate(self.shapes):
+            for index, item in enumerate(shape.call):
+                if isinstance(item, Name):
+                    self.name_markers[number, index] = markers(item.until)
+                elif isinstance(item, Skip):
+                    self.skip_markers[number, index] = markers(item.until)
+                elif isinstance(item, DIALECTS):
+                    # `[` or `{` inside arguments is not a new call; other first openers are
+                    stops = {*shape.follows[index], *self.section_closes, *firsts}
+                    stops |= self.message_ends  # the end of a tool message ends its calls
+                    self.stops[number, index] = tuple(sorted(stops))
 
 
 _COMPILED: dict[int, CompiledFamily] = {}
@@ -228,6 +235,10 @@ class _Call:
 
     __slots__ = (
         "item",
+        "shape",
+        "items",
+        "opener",
+        "tried",
         "back",
         "committed",
         "dropped",
@@ -239,8 +250,14 @@ class _Call:
         "peeked",
     )
 
-    def __init__(self, item: int, back: int, opener: str) -> None:
+    def __init__(
+        self, item: int, back: int, opener: str, shape: int = 0, items: tuple = ()
+    ) -> None:
         self.item = item
+        self.shape = shape  # which `call` statement is being tried
+        self.items = items
+        self.opener = opener  # the opener text (a lookahead's too), to try another shape
+        self.tried = 0  # how many of the opener's shapes have been tried
         self.back = back  # the mode the opener was found in
         self.committed = False
         self.dropped = False
@@ -305,6 +322,7 @@ class Engine:
         self._header_back = CONTENT  # the mode a message header was found in
         self._current_name = ""
         self._waiting = False
+        self._rewind: str | None = None  # text a call's next shape must read again
 
     # -- the push interface -----------------------------------------------------
 
@@ -334,6 +352,9 @@ class Engine:
                 item = call.item
                 self._waiting = False
                 new = self._run_call(buf, pos, eof)
+                if self._rewind is not None:  # another shape reads the same text again
+                    buf, pos, self._rewind = self._rewind + buf[new:], 0, None
+                    continue
                 # a safety net: a call that neither read nor moved on waits for more text
                 stuck = new == pos and self._call is call and call.item == item
                 pos = new
@@ -405,6 +426,15 @@ class Engine:
         if len(body) < len(text):
             self._ws_held.append(text[len(body) :])
 
+    def _new_call(self, opener: str, back: int, tried: int) -> _Call:
+        """A call started by `opener`, in the `tried`-th shape that opener starts."""
+        family = self.family
+        shape, item = family.openers[opener][tried]
+        peeked = opener in family.peek_openers
+        call = _Call(item, back, "" if peeked else opener, shape, family.shapes[shape].call)
+        call.opener, call.tried, call.peeked = opener, tried, opener if peeked else ""
+        return call
+
     def _boundary(self) -> None:
         """Markup begins: the whitespace right before it is markup too."""
         self._ws_held.clear()
@@ -427,13 +457,10 @@ class Engine:
                 self.mode, self._routed, self._in_section = CONTENT, False, False
                 return pos
         if lit in family.openers and (self.mode == SECTION or family.calls_anywhere):
-            if lit in family.peek_openers:
-                self._call = _Call(family.openers[lit], self.mode, "")
-                self._call.peeked = lit
-                self.mode = CALL
-                return pos - len(lit)  # the call's next item reads it
-            self._call = _Call(family.openers[lit], self.mode, lit)
+            self._call = self._new_call(lit, self.mode, 0)
             self.mode = CALL
+            if lit in family.peek_openers:
+                return pos - len(lit)  # the call's next item reads it
             return pos
         self._boundary()
         if lit in family.section_opens:
@@ -487,7 +514,7 @@ class Engine:
     def _run_call(self, buf: str, pos: int, eof: bool) -> int:
         call = self._call
         assert call is not None
-        items = self.family.spec.call
+        items = call.items
         end = len(buf)
         while call.item < len(items):
             item = items[call.item]
@@ -534,7 +561,7 @@ class Engine:
                 call.item += 1
                 continue
             if isinstance(item, Skip):
-                at, _ = self.family.skip_markers[call.item].search(buf, pos)
+                at, _ = self.family.skip_markers[call.shape, call.item].search(buf, pos)
                 if at >= 0 and at - pos <= item.max_len:
                     self._read(call, buf[pos:at])
                     pos = at
@@ -598,7 +625,7 @@ class Engine:
             call.held.append(text)
 
     def _name(self, call: _Call, item: Name, buf: str, pos: int, eof: bool) -> int:
-        markers = self.family.name_markers[call.item]
+        markers = self.family.name_markers[call.shape, call.item]
         at, _ = markers.search(buf, pos)
         if at < 0:
             if len(buf) - pos > item.max_len + max(map(len, item.until)):
@@ -624,7 +651,7 @@ class Engine:
         return at
 
     def _dialect(self, call: _Call, item: Dialect) -> Builder:
-        stops = self.family.stops[call.item]
+        stops = self.family.stops[call.shape, call.item]
         if isinstance(item, XmlParams):
             return XmlParamsBuilder(item, stops, self._args, self._schema_of)
         if isinstance(item, XmlElements):
@@ -683,7 +710,7 @@ class Engine:
         if not call.committed:
             return self._abandon(call, pos)
         family = self.family
-        items = family.spec.call
+        items = call.items
         window = buf[pos : pos + _MAX_JUNK]
         best, best_at = -1, len(window)
         for later in range(call.item, len(items)):  # this literal, further on, or a later one
@@ -706,7 +733,13 @@ class Engine:
         return pos
 
     def _abandon(self, call: _Call, pos: int) -> int:
-        """Not a call after all: its text goes back to where it came from."""
+        """Not a call after all: the opener's next shape is tried on the same text, or the
+        text goes back to where it came from."""
+        if call.tried + 1 < len(self.family.openers[call.opener]):
+            past = call.held[1:] if not call.peeked else call.held  # the text after the opener
+            self._call = self._new_call(call.opener, call.back, call.tried + 1)
+            self._rewind = "".join(past)
+            return pos
         self._call = None
         self.mode = call.back
         held = "".join(call.held)

@@ -211,6 +211,17 @@ class Messages:
 
 
 @dataclass(frozen=True, slots=True)
+class CallShape:
+    """Another way the family writes a call (a second `call` statement), tried when the
+    first shape fails before its name is known (Mistral's pre-v11 `[TOOL_CALLS][{…}]`)."""
+
+    call: tuple[Item, ...]
+    openers: tuple[tuple[str, int], ...]
+    follows: tuple[tuple[str, ...], ...]
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class FamilySpec:
     """One family, as the compiler lowered it from its grammar file.
 
@@ -232,3 +243,10 @@ class FamilySpec:
     ignore: tuple[str, ...] = ()  # markers dropped wherever they appear outside a call
     params: tuple[tuple[str, str], ...] = ()  # (name, default); strings say `${name}`
     messages: Messages | None = None
+    alternatives: tuple[CallShape, ...] = ()
+
+    @property
+    def shapes(self) -> tuple[CallShape, ...]:
+        """Every call shape, the first `call` statement first."""
+        first = CallShape(self.call, self.openers, self.follows)
+        return (first, *self.alternatives)
