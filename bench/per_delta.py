@@ -66,8 +66,12 @@ P99_WINDOW = 16 * 1024  # chars before the largest mark whose deltas make the p9
 FLAG_RATIO = 1.5
 FLAG_MEDIAN_US = 20.0
 # one family per argument dialect and region kind: XML params (newline-trimmed, pairs with a
-# value opener, flagged keys), JSON, JSON carrying the name, nested elements, channel messages
-FAMILIES = ("qwen3_coder", "hermes", "kimi_k2", "glm45", "deepseek_v4", "minimax_m3", "muse")
+# value opener, flagged keys), JSON, JSON carrying the name, nested elements, channel messages,
+# key:value, Python calls, JSON arrays of calls
+FAMILIES = (
+    "qwen3_coder", "hermes", "kimi_k2", "glm45", "deepseek_v4", "minimax_m3", "muse",
+    "gemma4", "pythonic", "jamba",
+)  # fmt: skip
 SHAPES = ("loop", "long_string", "many_params", "many_calls")
 
 # Tools the shapes call beyond the corpus ones (Claude Code's Edit, an open-ended one).
@@ -232,6 +236,54 @@ class MuseMarkup(Markup):
         return "</atem:invoke>\n</atem:function_calls><|eom|><|start|>assistant"
 
 
+class Gemma4Markup(Markup):
+    json_args = False
+
+    def call_open(self, name: str, index: int) -> str:
+        return f"<|tool_call>call:{name}{{"
+
+    def param(self, key: str, value: Value, first: bool) -> str:
+        sep = "" if first else ","
+        text = f'<|"|>{value}<|"|>' if isinstance(value, str) else json.dumps(value)
+        return f"{sep}{key}:{text}"
+
+    def call_close(self) -> str:
+        return "}<tool_call|>"
+
+
+class PythonicMarkup(Markup):
+    json_args = False
+
+    def section_open(self) -> str:
+        return "["
+
+    def section_close(self) -> str:
+        return "]"
+
+    def call_open(self, name: str, index: int) -> str:
+        return f"{', ' if index else ''}{name}("
+
+    def param(self, key: str, value: Value, first: bool) -> str:
+        return f"{'' if first else ', '}{key}={value!r}"
+
+    def call_close(self) -> str:
+        return ")"
+
+
+class JambaMarkup(Markup):
+    def section_open(self) -> str:
+        return "<tool_calls>["
+
+    def section_close(self) -> str:
+        return "]</tool_calls>"
+
+    def call_open(self, name: str, index: int) -> str:
+        return f'{", " if index else ""}{{"name": {json.dumps(name)}, "arguments": {{'
+
+    def call_close(self) -> str:
+        return "}}"
+
+
 MARKUP: dict[str, Markup] = {
     "qwen3_coder": Qwen3CoderMarkup(),
     "hermes": HermesMarkup(),
@@ -240,6 +292,9 @@ MARKUP: dict[str, Markup] = {
     "deepseek_v4": DeepSeekV4Markup(),
     "minimax_m3": MiniMaxM3Markup(),
     "muse": MuseMarkup(),
+    "gemma4": Gemma4Markup(),
+    "pythonic": PythonicMarkup(),
+    "jamba": JambaMarkup(),
 }
 
 
