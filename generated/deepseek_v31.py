@@ -42,9 +42,9 @@ SPEC = FamilySpec(
         (),  # 7: "<｜tool▁call▁end｜>"
     ),
     reasoning=(
-        # grammars/deepseek_v3.tg:16: reasoning "<think>" "</think>"
-        Reasoning(opens=("<think>",), closes=("</think>",), line=16),
+        # grammars/deepseek_v3.tg:19: reasoning "<think>" "</think>"
+        Reasoning(opens=("<think>",), closes=("</think>",), line=19),
     ),
-    # grammars/deepseek_v3.tg:18: section "<｜tool▁calls▁begin｜>" "<｜tool▁calls▁end｜>"
-    section=Section(opens=("<｜tool▁calls▁begin｜>",), closes=("<｜tool▁calls▁end｜>",), line=18),
+    # grammars/deepseek_v3.tg:21: section "<｜tool▁calls▁begin｜>" "<｜tool▁calls▁end｜>"
+    section=Section(opens=("<｜tool▁calls▁begin｜>",), closes=("<｜tool▁calls▁end｜>",), line=21),
 )

@@ -71,6 +71,7 @@ class CompiledFamily:
         "openers",
         "peek_openers",
         "first_opener",
+        "first_openers",
         "reasoning_opens",
         "reasoning_closes",
         "section_opens",
@@ -112,7 +113,14 @@ class CompiledFamily:
             if text in self.openers
         }
         self.first_opener = spec.openers[0][0]
-        firsts = {shape.openers[0][0] for shape in self.shapes} - self.peek_openers
+        # every spelling of each shape's first opener (a lookahead `[` or `{` is not one)
+        firsts = {
+            text
+            for shape in self.shapes
+            for text, index in shape.openers
+            if index == shape.openers[0][1]
+        } - self.peek_openers
+        self.first_openers = tuple(sorted(firsts))
         self.reasoning_opens = {o for r in spec.reasoning for o in r.opens}
         self.reasoning_closes = {c for r in spec.reasoning for c in r.closes}
         self.section_opens = set(spec.section.opens) if spec.section else set()
@@ -600,6 +608,8 @@ class Engine:
                     if pos >= end and eof and not call.dialect.malformed:
                         return self._unfinished(end)  # the output ended inside the opener
                     return self._abandon(call, pos)  # not a call: its text goes back
+            elif isinstance(call.dialect, NAMING) and not call.committed and call.peeked:
+                return self._abandon(call, pos)  # a lookahead `[]` that held no call: text
             call.args_done = True
             call.item += 1
         self._end_call()
@@ -631,6 +641,15 @@ class Engine:
             if len(buf) - pos > item.max_len + max(map(len, item.until)):
                 return self._abandon(call, pos)
             if eof:
+                # a bare name cut short is an unfinished opener (dropped); text that cannot
+                # be the start of a name ("[TOOL_CALLS] not json at all") was not a call
+                raw = buf[pos:].strip()
+                if item.pattern is None:
+                    not_a_name = bool(_BAD_NAME.search(raw))
+                else:  # a header may hold spaces; words that do not fit it are prose
+                    not_a_name = bool(re.search(r"\s", raw)) and not re.fullmatch(item.pattern, raw)
+                if not_a_name:
+                    return self._abandon(call, pos)
                 return self._unfinished(len(buf))
             return -1
         raw = buf[pos:at].strip()
@@ -720,7 +739,7 @@ class Engine:
                     at = window.find(text)
                     if 0 <= at < best_at:
                         best, best_at = later, at
-        ends = (family.first_opener, *family.section_closes)
+        ends = (*family.first_openers, *family.section_closes)
         if any(0 <= window.find(end) <= best_at for end in ends):
             best = -1  # a marker that ends calls comes first
         if best >= 0:
@@ -765,6 +784,8 @@ class Engine:
             self._close_args(call)
         self._call = None
         self.mode = SECTION if self._in_section else CONTENT
+        if not call.committed:  # a complete call structure with no call in it (`[]`) is markup
+            self._boundary()
         if call.ws_tail:
             self._text("".join(call.ws_tail))
 

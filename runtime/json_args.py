@@ -180,6 +180,8 @@ class JsonCallBuilder:
         "_string_args",
         "_started",
         "_skipping",
+        "_args_seen",
+        "_committed",
     )
 
     def __init__(
@@ -206,15 +208,31 @@ class JsonCallBuilder:
         self._string_args = False
         self._started = False
         self._skipping = False
+        self._args_seen = False
+        self._committed = False
+
+    def _commit_name(self) -> None:
+        """The call is real: its name is known (and, with require_args, its arguments began)."""
+        if self._committed or self.name is None:
+            return
+        if self.spec.require_args and not self._args_seen:
+            return
+        self._committed = True
+        self._commit(self.name, self.call_id)
 
     def _member(self, key: str) -> int:
         if self.spec.name_is_key:  # `{NAME: {...}}`: the first key names the call
             if self.name is None and key.strip():
                 self.name = key.strip()
-                self._commit(self.name, None)
+                self._args_seen = True
+                self._commit_name()
                 return DELEGATE
             return WITHHOLD
-        return DELEGATE if key in self.spec.args_keys else WITHHOLD
+        if key in self.spec.args_keys:
+            self._args_seen = True
+            self._commit_name()
+            return DELEGATE
+        return WITHHOLD
 
     def _value(self, key: str, raw: str) -> None:
         if key in self.spec.id_keys and self.name is None and self.call_id is None:
@@ -225,8 +243,8 @@ class JsonCallBuilder:
             ok, name = loads_or_none(raw)
             if ok and isinstance(name, str) and name.strip():
                 self.name = name.strip()
-                self._commit(self.name, self.call_id)
-                if self._captured and self._capture is None:
+                self._commit_name()
+                if self._captured and self._capture is None and self._committed:
                     self._replay()
         return None
 
@@ -272,7 +290,7 @@ class JsonCallBuilder:
                     self._end()
                     return new
                 if self._outer.failed:
-                    if self.name is None:  # not a call object: it ends right here
+                    if not self._committed:  # not a call object: it ends right here
                         self.malformed = True
                         self._end()
                         return new
@@ -291,7 +309,7 @@ class JsonCallBuilder:
             pos = skip_whitespace(text, pos, stop)
             if pos >= stop:
                 return pos
-            if text[pos] == "{" and self.name is not None and self._args is None:
+            if text[pos] == "{" and self._committed and self._args is None:
                 self._mode = "stream"
                 self._args = self._make_args()
             else:
@@ -317,7 +335,7 @@ class JsonCallBuilder:
         if self._capture.done:
             self._capture = None
             self._mode = ""
-            if self.name is not None:
+            if self._committed:
                 self._replay()
             self._outer.resume()
         return new
@@ -330,8 +348,10 @@ class JsonCallBuilder:
         if self._capture is not None:
             self._captured.append(self._capture.close())
             self._capture = None
-        if self.name is None:
+        if not self._committed:
             self.failed = True
+            # a whole object with a name but no arguments (require_args): not a call
+            self.malformed = self.name is not None and self._outer.done
             return
         if self._captured:
             self._replay()

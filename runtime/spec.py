@@ -134,6 +134,7 @@ class JsonCall:
     args_keys: tuple[str, ...] = ("arguments", "parameters")
     name_is_key: bool = False  # `{NAME: {...}}`: the object's one key is the name
     id_keys: tuple[str, ...] = ()  # a string under one of these, before the name, is the id
+    require_args: bool = False  # a call only once an arguments key is seen (bare JSON in prose)
     line: int = 0
 
 
