@@ -643,7 +643,8 @@ class Engine:
             if eof:
                 # a bare name cut short is an unfinished opener (dropped); text that cannot
                 # be the start of a name ("[TOOL_CALLS] not json at all") was not a call
-                raw = buf[pos:].strip()
+                # the name so far, without a marker cut short after it (`ping\n</tool_ca`)
+                raw = buf[pos : len(buf) - markers.held(buf, pos)].strip()
                 if item.pattern is None:
                     not_a_name = bool(_BAD_NAME.search(raw))
                 else:  # a header may hold spaces; words that do not fit it are prose

@@ -134,13 +134,11 @@ class PythonCallsBuilder:
                 if found and after < end and text[after] == "(" and name_end - pos <= _MAX_NAME:
                     self._start_call(text[pos:name_end])
                     pos = after + 1
-                elif (
-                    (found or pos == name_end)
-                    and after >= end
-                    and not eof
-                    and end - pos < _MAX_NAME
-                ):
-                    return pos  # the name or its `(` is still arriving
+                elif found and after >= end and end - pos < _MAX_NAME:
+                    if not eof:
+                        return pos  # the name or its `(` is still arriving
+                    self._end()  # a name cut short by the end of output: markup
+                    return end
                 else:
                     return self._not_calls(pos)
             elif state == ARGS:
@@ -229,8 +227,8 @@ class PythonCallsBuilder:
 
     def _start_value(self, text: str, pos: int, eof: bool) -> int:
         quote = _string_start(text, pos)
-        if quote is None and not eof and text[pos] in "'\"" and len(text) - pos < 3:
-            return pos  # `'` or `''`: a triple quote may be starting
+        if quote is not None and not eof and len(text) - pos < 3:
+            return pos  # `'` or `''` at the end: a triple quote may be starting
         if quote and not self._positional and streams_as_text(self._schema):
             self.emit(self._prefix() + '"')
             self._quote = quote
@@ -243,20 +241,23 @@ class PythonCallsBuilder:
         return pos
 
     def _string(self, text: str, pos: int, eof: bool) -> int:
-        """Stream a string's characters, decoding escapes, up to its closing quote."""
+        """Stream a string's characters, decoding escapes, up to its closing quote or a
+        marker of the call (markers win: the string and the calls end there)."""
         quote, out = self._quote, []
-        end = len(text)
+        stop_at, _ = self._stops.search(text, pos)
+        # text that may still begin a marker waits, unless the output ends here
+        end = stop_at if stop_at >= 0 else len(text) - (0 if eof else self._stops.held(text, pos))
         while pos < end:
-            at = _next_special(text, pos, quote[0])
+            at = min(_next_special(text, pos, quote[0]), end)
             if at > pos:
                 out.append(text[pos:at])
                 pos = at
             if pos >= end:
                 break
             if text[pos] == "\\":
-                decoded, used = _escape(text, pos)
-                if used == 0:  # half an escape: wait (at the end it is dropped)
-                    if eof:
+                decoded, used = _escape(text, pos, end)
+                if used == 0:  # half an escape: wait (at the end of output it is dropped)
+                    if eof or stop_at >= 0:
                         pos = end
                     break
                 out.append(decoded)
@@ -268,16 +269,22 @@ class PythonCallsBuilder:
                 self.emit('"')
                 self._state = ARGS
                 return pos + len(quote)
-            if not eof and len(quote) > 1 and quote.startswith(text[pos:]):
+            if not eof and stop_at < 0 and len(quote) > 1 and quote.startswith(text[pos:end]):
                 break  # a triple quote may be closing
             out.append(text[pos])
             pos += 1
         if out:
             self.emit(_json_string_body("".join(out)))
+        if stop_at >= 0 and pos >= stop_at:  # a marker inside the open string: it wins
+            self.emit('"')
+            self._state = ARGS
+            self._end()
+            return stop_at
         if eof and self._state == STRING:
             self.emit('"')
             self._state = ARGS
             self._end()
+            return len(text)
         return pos
 
     def _raw(self, text: str, pos: int, eof: bool) -> int:
@@ -289,6 +296,16 @@ class PythonCallsBuilder:
             if not eof and pos + 2 >= end and (ch == "\\" or (ch in "'\"" and not self._raw_quote)):
                 break  # an escape, or a quote that may be triple, is still arriving
             if self._raw_quote:
+                if not eof and end - pos < len(self._raw_quote) + 64:
+                    if ch == self._raw_quote[0] and end - pos < len(self._raw_quote):
+                        break  # a triple quote may be closing
+                    if self._stops.held(text, pos) == end - pos:
+                        break  # a marker may be starting
+                if any(text.startswith(stop, pos) for stop in self._stop_list):
+                    self._buffer.append(text[start:pos])  # a marker inside a string: it wins
+                    self._close_raw()
+                    self._end()
+                    return pos
                 if ch == "\\":
                     pos += 2
                     continue
@@ -356,28 +373,56 @@ def _next_special(text: str, pos: int, quote: str) -> int:
     return min(found) if found else len(text)
 
 
-def _escape(text: str, pos: int) -> tuple[str, int]:
-    """The character an escape at `pos` stands for and its length; (.., 0) if incomplete."""
-    if pos + 1 >= len(text):
+def _escape(text: str, pos: int, end: int | None = None) -> tuple[str, int]:
+    """The character an escape at `pos` stands for and its length; (.., 0) if incomplete.
+
+    A surrogate pair (`\\ud83d\\ude00`) is one character; a lone surrogate cannot be sent as
+    UTF-8, so it keeps its escape text."""
+    end = len(text) if end is None else end
+    if pos + 1 >= end:
         return "", 0
     ch = text[pos + 1]
     if ch in _SIMPLE_ESCAPES:
         return _SIMPLE_ESCAPES[ch], 2
     width = _HEX_ESCAPES.get(ch)
-    if width is not None:
-        digits = text[pos + 2 : pos + 2 + width]
-        if len(digits) < width:
-            return (
-                ("", 0)
-                if all(c in "0123456789abcdefABCDEF" for c in digits)
-                else (text[pos : pos + 2], 2)
-            )
-        try:
-            code = int(digits, 16)
-            return (chr(code), 2 + width) if code <= 0x10FFFF else (text[pos : pos + 2], 2)
-        except ValueError:
-            return text[pos : pos + 2], 2
-    return text[pos : pos + 2], 2  # an unknown escape keeps its backslash, as Python does
+    if width is None:
+        return text[pos : pos + 2], 2  # an unknown escape keeps its backslash, as Python does
+    digits = text[pos + 2 : min(pos + 2 + width, end)]
+    if len(digits) < width:
+        hexdigits = all(c in "0123456789abcdefABCDEF" for c in digits)
+        return ("", 0) if hexdigits else (text[pos : pos + 2], 2)
+    try:
+        code = int(digits, 16)
+    except ValueError:
+        return text[pos : pos + 2], 2
+    if code > 0x10FFFF:
+        return text[pos : pos + 2], 2
+    own = text[pos : pos + 2 + width]
+    if 0xD800 <= code <= 0xDBFF:  # a high surrogate: its low half must follow
+        after = pos + 2 + width
+        low = text[after : min(after + 2 + width, end)]
+        wanted = "\\" + ch
+        if len(low) < 2 + width and (wanted + "d")[: len(low)] == low[:3].lower()[: len(low)]:
+            return "", 0  # the low half may still be arriving
+        if low.startswith(wanted):
+            try:
+                second = int(low[2:], 16)
+            except ValueError:
+                second = -1
+            if 0xDC00 <= second <= 0xDFFF:
+                return chr(0x10000 + ((code - 0xD800) << 10) + (second - 0xDC00)), 4 + 2 * width
+        return own, 2 + width
+    if 0xDC00 <= code <= 0xDFFF:
+        return own, 2 + width
+    return chr(code), 2 + width
+
+
+def _no_surrogates(value: str) -> str:
+    """Pairs joined, lone surrogates written as their escape text (JSON must be UTF-8)."""
+    if not any("\ud800" <= c <= "\udfff" for c in value):
+        return value
+    joined = value.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")
+    return "".join(f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" else c for c in joined)
 
 
 _JSON_NAMES = {
@@ -405,7 +450,7 @@ def _convert(node: ast.AST) -> object:
     ):
         if isinstance(node.value, float) and not math.isfinite(node.value):
             raise ValueError("not a JSON number")
-        return node.value
+        return _no_surrogates(node.value) if isinstance(node.value, str) else node.value
     if isinstance(node, ast.Name) and node.id in _JSON_NAMES:
         return _JSON_NAMES[node.id]
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
