@@ -471,6 +471,7 @@ ELEMENTS: dict[str, ElementSig] = {
             "name": Param(ArgType.STRINGS, default=("name",)),
             "arguments": Param(ArgType.STRINGS, default=("arguments", "parameters")),
             "id": Param(ArgType.STRINGS, default=()),
+            "require_args": Param(ArgType.BOOL, default=False),
         },
         is_dialect=True,
         gives_name=True,

@@ -77,10 +77,12 @@ def _xml_params(e: ir.Element) -> rt.XmlParams:
 
 
 def _json_call(e: ir.Element) -> rt.JsonCall:
+    require = e.arg("require_args")
     return rt.JsonCall(
         name_keys=_strings_arg(e, "name"),
         args_keys=_strings_arg(e, "arguments"),
         id_keys=_strings_arg(e, "id"),
+        require_args=require.value if isinstance(require, ir.Bool) else False,
         line=e.line,
     )
 

@@ -570,6 +570,10 @@ class Engine:
                 continue
             if isinstance(item, Skip):
                 at, _ = self.family.skip_markers[call.shape, call.item].search(buf, pos)
+                # another marker of the family before it: the skipped text was not a header
+                other, _ = self.family.content_markers.search(buf, pos, at if at >= 0 else None)
+                if other >= 0:
+                    return self._mismatch(call, buf, pos, eof)
                 if at >= 0 and at - pos <= item.max_len:
                     self._read(call, buf[pos:at])
                     pos = at

@@ -178,6 +178,9 @@ class JsonScanner:
                     self._token.append(char)
                     pos += 1
                     continue
+                if char not in " \t\n\r,}]":  # `0x1`, `12abc`: not a number that ended
+                    self.state = ERROR
+                    return pos
                 if not self._end_token():
                     return pos
                 continue
