@@ -198,3 +198,24 @@ def test_cli_param_and_reasoning_switch(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["parse", "step3p5", str(plain), "--no-reasoning-open"]) == 0
     message = json.loads(capsys.readouterr().out.splitlines()[-1])["message"]
     assert message["content"] == "planAnswer." and message.get("reasoning") is None
+
+
+def test_call_ids_from_the_markup() -> None:
+    cohere = (
+        '<|START_ACTION|>[{"tool_call_id": "7", "tool_name": "get_weather", "parameters": {}}, '
+        '{"tool_name": "write_file", "parameters": {}}]<|END_ACTION|>'
+    )
+    message = toolgrammar.parse("cohere_command3", cohere, TOOLS, ids="sequential")
+    assert [c.id for c in message.tool_calls] == ["7", "call_1"]
+    mistral = '[TOOL_CALLS]get_weather[CALL_ID]abcDEF123[ARGS]{"city": "Oslo"}'
+    message = toolgrammar.parse("mistral", mistral, TOOLS)
+    assert [(c.id, c.function.name) for c in message.tool_calls] == [("abcDEF123", "get_weather")]
+
+
+def test_second_call_shape_reads_the_same_text() -> None:
+    old = '[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Oslo"}}]'
+    message = toolgrammar.parse("mistral", old, TOOLS)
+    assert [(c.function.name, c.function.arguments) for c in message.tool_calls] == [
+        ("get_weather", '{"city": "Oslo"}')
+    ]
+    assert message.content is None
