@@ -23,6 +23,7 @@ from .runtime.deltas import (
 )
 from .runtime.engine import Engine, random_call_id, sequential_call_id
 from .runtime.params import UnknownParam, with_params
+from .runtime.render import RenderError, render_output
 from .runtime.registry import UnknownFamily, families, get_spec
 
 __all__ = [
@@ -38,6 +39,8 @@ __all__ = [
     "assemble",
     "families",
     "parse",
+    "render",
+    "RenderError",
 ]
 
 FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter")
@@ -110,3 +113,58 @@ def parse(
     deltas = parser.feed(text)
     deltas += parser.finish(finish_reason)
     return assemble(deltas, parser.finish_reason)
+
+
+def render(
+    family: str,
+    calls: list[Any],
+    tools: list[dict[str, Any]] | None = None,
+    *,
+    content: str | None = None,
+    reasoning: str | None = None,
+    after: str | None = None,
+    params: Mapping[str, str] | None = None,
+) -> str:
+    """The text a model of `family` writes for `calls` (each `{"name": …, "arguments": {…}}`
+    or a `(name, arguments)` pair), with optional reasoning before and content around them.
+
+    The text is parsed back with `tools`; if the family's markup cannot carry a value so that
+    it reads back the same (a string holding the family's own closing marker, `"3"` for an
+    integer parameter), `RenderError` says which.
+    """
+    spec = with_params(get_spec(family), params)
+    pairs = [_call_pair(call) for call in calls]
+    text = render_output(spec, pairs, content=content, reasoning=reasoning, after=after)
+    message = parse(
+        family, text, tools, params=params, reasoning_open=False if reasoning is None else None
+    )
+    got = [(c.function.name, _loads(c.function.arguments)) for c in message.tool_calls]
+    if got != pairs:
+        for index, (want, have) in enumerate(zip(pairs, got + [None] * len(pairs))):
+            if want != have:
+                raise RenderError(
+                    f"{family} cannot write call {index} so that it reads back the same: "
+                    f"wrote {want!r}, it reads as {have!r}"
+                )
+    return text
+
+
+def _call_pair(call: Any) -> tuple[str, dict[str, Any]]:
+    if isinstance(call, dict):
+        name, args = call.get("name"), call.get("arguments", {})
+    else:
+        name, args = call
+    if isinstance(args, str):
+        args = _loads(args)
+    if not isinstance(name, str) or not isinstance(args, dict):
+        raise RenderError(f"a call is a name and an arguments object, got {call!r}")
+    return name, args
+
+
+def _loads(text: str) -> Any:
+    import json
+
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text

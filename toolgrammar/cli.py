@@ -115,6 +115,32 @@ def cmd_parse(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_render(args: argparse.Namespace) -> int:
+    import toolgrammar
+
+    tools = _read_tools(args.tools)
+    try:
+        calls = json.loads(_read_text(args.calls))
+    except ValueError as error:
+        raise CliError(f"{args.calls}: not JSON: {error}") from None
+    if not isinstance(calls, list):
+        raise CliError(f"{args.calls}: expected a JSON list of calls")
+    try:
+        text = toolgrammar.render(
+            args.family,
+            calls,
+            tools,
+            content=args.content,
+            reasoning=args.reasoning,
+            after=args.after,
+            params=_read_params(args.param),
+        )
+    except (toolgrammar.UnknownFamily, ValueError) as error:
+        raise CliError(str(error)) from None
+    sys.stdout.write(text + ("\n" if not text.endswith("\n") else ""))
+    return 0
+
+
 def cmd_build(args: argparse.Namespace) -> int:
     try:
         from .compiler.build import build, default_paths
@@ -186,6 +212,20 @@ def make_parser() -> argparse.ArgumentParser:
     parse.add_argument("--unknown-tools", default="keep", choices=["keep", "drop"])
     parse.add_argument("--ids", default="random", choices=["random", "sequential"])
     parse.set_defaults(func=cmd_parse)
+
+    render = sub.add_parser("render", help="write calls in a family's markup")
+    render.add_argument("family")
+    render.add_argument(
+        "calls", help='JSON list of {"name": ..., "arguments": {...}} (- for stdin)'
+    )
+    render.add_argument("--tools", help="JSON file with the request's tools list")
+    render.add_argument("--content", help="content before the calls")
+    render.add_argument("--after", help="content after the calls")
+    render.add_argument("--reasoning", help="a reasoning block before everything")
+    render.add_argument(
+        "--param", action="append", default=[], metavar="NAME=VALUE", help="a grammar param"
+    )
+    render.set_defaults(func=cmd_render)
     return parser
 
 

@@ -1,0 +1,80 @@
+"""`toolgrammar.render`: calls written in a family's markup parse back to the same calls."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import toolgrammar
+from corpus_format import TOOLS
+from render_samples import call_for, carries
+from toolgrammar.cli import main
+from toolgrammar.runtime.params import with_params
+from toolgrammar.runtime.registry import get_spec
+
+FAMILIES = sorted({get_spec(name).name for name in toolgrammar.families()})
+CALLS = [
+    {"name": "get_weather", "arguments": {"city": "Paris", "days": 3}},
+    {"name": "write_file", "arguments": {"path": "notes.txt", "content": "hello\nworld"}},
+]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_canonical_calls_round_trip(family: str) -> None:
+    text = toolgrammar.render(family, CALLS, TOOLS, content="Sure.")
+    message = toolgrammar.parse(family, text, TOOLS, reasoning_open=False)
+    assert message.content == "Sure."
+    got = [
+        {"name": c.function.name, "arguments": json.loads(c.function.arguments)}
+        for c in message.tool_calls
+    ]
+    assert got == CALLS
+
+
+def _spec_values(value: object) -> list[str]:
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _spec_values(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _spec_values(v)]
+    return [value] if isinstance(value, str) else []
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_random_calls_round_trip(family: str, data: st.DataObject) -> None:
+    spec = with_params(get_spec(family))
+    tools = st.sampled_from(TOOLS).flatmap(lambda tool: call_for(tool, spec))
+    calls = data.draw(st.lists(tools, min_size=1, max_size=3))
+    text = toolgrammar.render(family, calls, TOOLS)  # raises RenderError if it would not
+    message = toolgrammar.parse(family, text, TOOLS, reasoning_open=False)
+    got = [(c.function.name, json.loads(c.function.arguments)) for c in message.tool_calls]
+    assert got == [tuple(call) for call in calls]
+    assert all(carries(spec, s) for _, args in calls for s in _spec_values(args))
+
+
+def test_a_value_the_markup_cannot_carry_is_a_clear_error() -> None:
+    calls = [{"name": "write_file", "arguments": {"content": "a</parameter>b"}}]
+    with pytest.raises(toolgrammar.RenderError, match="cannot write call 0"):
+        toolgrammar.render("qwen3_coder", calls, TOOLS)
+    with pytest.raises(toolgrammar.RenderError, match="a call is a name and an arguments"):
+        toolgrammar.render("hermes", [{"name": 3}], TOOLS)
+
+
+def test_cli_render(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    calls = tmp_path / "calls.json"
+    calls.write_text(json.dumps(CALLS), encoding="utf-8")
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(TOOLS), encoding="utf-8")
+    assert main(["render", "kimi_k2", str(calls), "--tools", str(tools), "--content", "Hi"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(
+        "Hi\n<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
+    )
+    calls.write_text("not json", encoding="utf-8")
+    assert main(["render", "kimi_k2", str(calls)]) == 2
+    assert "not JSON" in capsys.readouterr().err
