@@ -338,6 +338,9 @@ class _Reader:
             if text[self.pos] == ",":
                 self.pos += 1
                 continue
+            if text[self.pos] in "}])":  # the other container's closer: stray, read past
+                self.pos += 1
+                continue
             if is_object:
                 colon = text.find(":", self.pos)
                 if colon < 0:

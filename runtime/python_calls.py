@@ -95,8 +95,14 @@ class PythonCallsBuilder:
     def feed(self, text: str, pos: int, eof: bool) -> int:
         """Consume what can be decided of text[pos:]; return the new position."""
         end = len(text)
+        last, stalled = -1, 0
         while pos < end and not self.done:
             state = self._state
+            stalled = stalled + 1 if pos == last else 0
+            if stalled > 8:  # a safety net: states that read nothing end the calls
+                self._end()
+                return pos
+            last = pos
             if state in (STRING, RAW):
                 pos = self._string(text, pos, eof) if state == STRING else self._raw(text, pos, eof)
                 if self._state == state:
@@ -145,6 +151,8 @@ class PythonCallsBuilder:
                 if ch == ")":
                     self._end_call()
                     pos += 1
+                elif ch in "]}":  # the call ends without its `)`: the list decides the rest
+                    self._end_call()
                 elif ch == ",":
                     pos += 1
                 else:

@@ -38,3 +38,11 @@ def get_spec(name: str) -> FamilySpec:
         return _table()[name]
     except KeyError:
         raise UnknownFamily(name) from None
+
+
+def register(spec: FamilySpec) -> None:
+    """Make `spec` (and its aliases) available by name in this process, replacing any spec
+    of the same names: how `toolgrammar check` runs a grammar file that is not built."""
+    table = _table()
+    for name in (spec.name, *spec.aliases):
+        table[name] = spec

@@ -144,6 +144,8 @@ def render_call(spec: FamilySpec, name: str, args: dict[str, Any], index: int) -
         elif isinstance(item, XmlParams):
             newline = "\n" if item.trim_newline else ""
             for key, value in args.items():
+                if item.strip and isinstance(value, str) and value != value.strip():
+                    raise RenderError(f"{spec.name} strips values: {value!r} cannot be written")
                 out.append(
                     f"{item.param_open}{render_key(item, key, value)}{item.key_end}"
                     f"{item.value_open}{newline}{_value_text(value, item)}{newline}"

@@ -141,6 +141,44 @@ def cmd_render(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    from .check import check
+    from .runtime.registry import UnknownFamily, get_spec, register
+
+    family = args.family
+    if family.endswith(".tg"):  # a grammar file: compiled in memory, checked under its name
+        try:
+            from .compiler.build import compile_grammar_text
+            from .compiler.errors import CompileErrors
+        except ImportError as error:
+            raise CliError(f"checking a grammar file needs the compiler extra ({error})") from None
+        path = Path(family)
+        try:
+            code = compile_grammar_text(path.read_text(encoding="utf-8"), family)
+        except OSError as error:
+            raise CliError(f"{family}: {error.strerror}") from None
+        except CompileErrors as errors:
+            print(str(errors), file=sys.stderr)
+            return 1
+        namespace: dict[str, Any] = {}
+        exec(compile(code, family, "exec"), namespace)
+        register(namespace["SPEC"])
+        family = namespace["SPEC"].name
+    try:
+        get_spec(family)
+    except UnknownFamily as error:
+        raise CliError(str(error)) from None
+
+    def dot(samples: int) -> None:
+        if samples % 10 == 0:
+            print(".", end="", file=sys.stderr, flush=True)
+
+    report = check(family, budget=args.budget, seed=args.seed, progress=dot)
+    print(file=sys.stderr)
+    print(report.summary())
+    return 0 if report.ok else 1
+
+
 def cmd_build(args: argparse.Namespace) -> int:
     try:
         from .compiler.build import build, default_paths
@@ -212,6 +250,12 @@ def make_parser() -> argparse.ArgumentParser:
     parse.add_argument("--unknown-tools", default="keep", choices=["keep", "drop"])
     parse.add_argument("--ids", default="random", choices=["random", "sequential"])
     parse.set_defaults(func=cmd_parse)
+
+    check = sub.add_parser("check", help="check a grammar's invariants on random outputs")
+    check.add_argument("family", help="a registered family, or a grammar file (.tg)")
+    check.add_argument("--budget", type=float, default=60.0, help="seconds (default 60)")
+    check.add_argument("--seed", type=int, default=0, help="replay a run (default 0)")
+    check.set_defaults(func=cmd_check)
 
     render = sub.add_parser("render", help="write calls in a family's markup")
     render.add_argument("family")

@@ -1,0 +1,376 @@
+"""`toolgrammar check`: a grammar proves the invariants of DESIGN.md on itself.
+
+The checker writes random outputs for random tools in the family's own markup (the
+renderer, `runtime/render.py`), then checks, for each:
+- round trip: the written calls parse back to the same names and arguments, and the
+  content written around them comes back;
+- prefix, termination and parity at cut points of the output, each under 1-char,
+  random and whole splittings (`toolgrammar.invariants.check_text`);
+- bad input: mutated outputs (spans deleted, doubled, swapped) never raise, stay at
+  parity and terminate; a 10 MB value streams with bounded holding.
+
+A violation is reported with the exact text, the split, the invariant and a replay
+seed, after shrinking the text while the violation persists.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .invariants import Violation, check_text, comparable, random_points, run, split_at
+from .runtime.params import with_params
+from .runtime.registry import get_spec
+from .runtime.render import RenderError, render_output
+from .runtime.spec import FamilySpec
+
+ALPHABET = list("abcxyz XYZ019.,:;-_/") + [
+    '"', "\\", "'", "<", ">", "{", "}", "[", "]", "\n", "\t", "é", "中", "😀", "\u2028", "&", "=",
+]  # fmt: skip
+INVARIANTS = ("round trip", "prefix", "termination", "parity", "bad input")
+
+
+@dataclass
+class Finding:
+    """One violation, shrunk, with what replays it."""
+
+    invariant: str
+    text: str
+    split: list[int]
+    detail: str
+    seed: int  # the run's seed: the same seed writes the same samples in the same order
+    sample: int = 0  # which sample of that run
+
+    def __str__(self) -> str:
+        return (
+            f"[{self.invariant}] {self.detail}\n  text  = {self.text!r}\n"
+            f"  split = {self.split}\n  replay: --seed {self.seed} (sample {self.sample})"
+        )
+
+
+@dataclass
+class CheckReport:
+    family: str
+    seed: int
+    samples: int = 0
+    cuts: int = 0
+    seconds: float = 0.0
+    checked: dict[str, int] = field(default_factory=lambda: dict.fromkeys(INVARIANTS, 0))
+    failed: dict[str, int] = field(default_factory=lambda: dict.fromkeys(INVARIANTS, 0))
+    findings: dict[str, Finding] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not any(self.failed.values())
+
+    def summary(self) -> str:
+        lines = [
+            f"{self.family}: {self.samples} samples, {self.cuts} cut points, "
+            f"{self.seconds:.1f} s, seed {self.seed}"
+        ]
+        for name in INVARIANTS:
+            state = "ok" if not self.failed[name] else f"{self.failed[name]} FAILED"
+            lines.append(f"  {name:<12} {self.checked[name]:>7} checked  {state}")
+        for finding in self.findings.values():
+            lines.append(str(finding))
+        return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- samples
+
+
+def random_tools(rng: random.Random) -> list[dict[str, Any]]:
+    """Three tools with properties of every schema kind (unions and `$ref` included)."""
+    kinds: list[dict[str, Any]] = [
+        {"type": "string"},
+        {"type": "integer"},
+        {"type": "number"},
+        {"type": "boolean"},
+        {"type": "null"},
+        {"type": "string", "enum": ["red", "green", "blue"]},
+        {"type": "array", "items": {"type": "string"}},
+        {"type": "array", "items": {"type": "integer"}},
+        {"type": "object", "properties": {"n": {"type": "integer"}, "s": {"type": "string"}}},
+        {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+        {"$ref": "#/$defs/level"},
+    ]
+    tools = []
+    for number in range(3):
+        props = {f"p{i}": rng.choice(kinds) for i in range(rng.randint(1, 5))}
+        parameters = {
+            "type": "object",
+            "properties": props,
+            "$defs": {"level": {"type": "integer", "minimum": 0}},
+        }
+        name = rng.choice(["get_weather", "write_file", "run.cmd", "t"]) + f"_{number}"
+        tools.append({"type": "function", "function": {"name": name, "parameters": parameters}})
+    return tools
+
+
+def _text(rng: random.Random, markers: set[str], size: int = 30) -> str:
+    """Text with quotes, escapes, non-ASCII and markup-like characters, but no marker."""
+    while True:
+        length = rng.choice([0, 1, 5, size, size]) if size else 0
+        if rng.random() < 0.05:
+            length = rng.randint(200, 2000)
+        text = "".join(rng.choice(ALPHABET) for _ in range(length))
+        if not any(m in text for m in markers if len(m) > 1):
+            return text
+
+
+def _value(schema: dict[str, Any], rng: random.Random, markers: set[str]) -> Any:
+    if "$ref" in schema:
+        return rng.randint(0, 10**6)
+    if "anyOf" in schema:  # a string that cannot be read as an integer
+        return rng.randint(-99, 99) if rng.random() < 0.5 else "v" + _text(rng, markers, 8)
+    if "enum" in schema:
+        return rng.choice(schema["enum"])
+    kind = schema.get("type")
+    if kind == "integer":
+        return rng.randint(-(10**12), 10**12)
+    if kind == "number":
+        return rng.choice([0.5, -1.25, 3.0, 1e-07, 12345.678])
+    if kind == "boolean":
+        return rng.random() < 0.5
+    if kind == "null":
+        return None
+    if kind == "array":
+        return [_value(schema["items"], rng, markers) for _ in range(rng.randint(0, 3))]
+    if kind == "object":
+        props = schema["properties"]
+        return {k: _value(v, rng, markers) for k, v in props.items() if rng.random() < 0.7}
+    return _text(rng, markers)
+
+
+def markers_of(spec: FamilySpec) -> set[str]:
+    """Every literal the family's grammar names (prose and values must not hold them)."""
+    from .runtime.spec import KeyValueArgs, Lit, Name, XmlElements, XmlParams
+
+    found = {lit for r in spec.reasoning for lit in (*r.opens, *r.closes)} | set(spec.ignore)
+    if spec.section:
+        found |= {*spec.section.opens, *spec.section.closes}
+    if spec.messages:
+        found |= {spec.messages.header, spec.messages.header_end, *spec.messages.ends}
+    for shape in spec.shapes:
+        for item in shape.call:
+            if isinstance(item, Lit):
+                found |= set(item.texts)
+            elif isinstance(item, Name):
+                found |= set(item.until)
+            elif isinstance(item, XmlParams):
+                found |= {item.param_open, item.key_end, item.value_end, *item.implicit_ends}
+                found |= {item.value_open} - {""}
+            elif isinstance(item, XmlElements):
+                found.add(item.prefix)
+            elif isinstance(item, KeyValueArgs):
+                found.add(item.string)
+    return {m for m in found if m}
+
+
+@dataclass
+class Sample:
+    text: str
+    calls: list[tuple[str, dict[str, Any]]]
+    content: str
+    reasoning: str | None
+    options: dict[str, Any]
+    seed: int
+
+
+def make_sample(spec: FamilySpec, tools: list[dict[str, Any]], seed: int) -> Sample | None:
+    """One random output in the family's markup, or None when the markup cannot write it."""
+    rng = random.Random(seed)
+    markers = markers_of(spec)
+    calls = []
+    for _ in range(rng.randint(1, 3)):
+        tool = rng.choice(tools)["function"]
+        props = tool["parameters"]["properties"]
+        args = {k: _value(v, rng, markers) for k, v in props.items() if rng.random() < 0.8}
+        calls.append((tool["name"], args))
+    # prose is a sentence: whitespace next to markup is markup, a trailing `{` may open a call
+    content = rng.choice(["", "Sure, checking.", "Let me see: a < b & c > d."])
+    reasoning = rng.choice([None, None, "I should call the tool.", ""]) if spec.reasoning else None
+    try:
+        text = render_output(spec, calls, content=content or None, reasoning=reasoning)
+    except RenderError:
+        return None
+    options = {"reasoning_open": False} if reasoning is None else {}
+    return Sample(text, calls, content, reasoning, options, seed)
+
+
+# --------------------------------------------------------------------------- checking
+
+
+def _round_trip(family: str, sample: Sample, tools: list[dict[str, Any]]) -> str | None:
+    _, message = run(family, [sample.text], tools, sample.options)
+    got = [(c.function.name, _loads(c.function.arguments)) for c in message.tool_calls]
+    if got != sample.calls:
+        return f"wrote calls {sample.calls!r}, they read as {got!r}"
+    if sample.content and (message.content or "") != sample.content:
+        return f"wrote content {sample.content!r}, it reads as {message.content!r}"
+    if sample.reasoning and (message.reasoning or "") != sample.reasoning:
+        return f"wrote reasoning {sample.reasoning!r}, it reads as {message.reasoning!r}"
+    return None
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _mutate(text: str, rng: random.Random) -> str:
+    """Spans deleted, doubled or swapped: markers end up cut, repeated, nested, reordered."""
+    for _ in range(rng.randint(1, 4)):
+        if not text:
+            break
+        a, b = sorted((rng.randint(0, len(text)), rng.randint(0, len(text))))
+        kind = rng.randrange(3)
+        if kind == 0:
+            text = text[:a] + text[b:]
+        elif kind == 1:
+            text = text[:b] + text[a:b] + text[b:]
+        else:
+            text = text[a:b] + text[:a] + text[b:]
+    return text
+
+
+def _bad_input(family: str, text: str, tools: list, rng: random.Random) -> str | None:
+    """No exception, parity and termination on a mutated output."""
+    try:
+        _, whole = run(family, [text], tools, {})
+        _, split = run(family, split_at(text, random_points(text, rng)), tools, {})
+    except Exception as error:  # the finding itself: nothing may raise out of the parser
+        return f"raised {type(error).__name__}: {error}"
+    if comparable(whole) != comparable(split):
+        return f"whole {comparable(whole)} != split {comparable(split)}"
+    for call in whole.tool_calls:
+        if not isinstance(_loads(call.function.arguments), dict):
+            return f"arguments {call.function.arguments!r} are not a JSON object"
+    return None
+
+
+def _shrink(fails: Callable[[str], bool], text: str, deadline: float) -> str:
+    """The text with chunks removed while `fails` still holds (ddmin, bounded in time)."""
+    chunk = max(1, len(text) // 2)
+    while chunk >= 1 and time.monotonic() < deadline:
+        at, smaller = 0, False
+        while at < len(text) and time.monotonic() < deadline:
+            candidate = text[:at] + text[at + chunk :]
+            if candidate != text and fails(candidate):
+                text, smaller = candidate, True
+            else:
+                at += chunk
+        if not smaller:
+            chunk //= 2
+    return text
+
+
+def check(
+    family: str,
+    *,
+    budget: float = 60.0,
+    seed: int = 0,
+    progress: Callable[[int], None] | None = None,
+) -> CheckReport:
+    """Check `family` (a registered name) for `budget` seconds from `seed`."""
+    spec = with_params(get_spec(family))
+    rng = random.Random(seed)
+    tools = random_tools(rng)
+    report = CheckReport(family, seed)
+    start = time.monotonic()
+    deadline = start + budget
+    while time.monotonic() < deadline or report.samples == 0:
+        sample_seed = rng.randrange(2**32)
+        sample = make_sample(spec, tools, sample_seed)
+        if sample is None:
+            continue
+        report.samples += 1
+        srng = random.Random(sample_seed)
+        problem = _round_trip(family, sample, tools)
+        report.checked["round trip"] += 1
+        if problem:
+            _record(report, Finding("round trip", sample.text, [], problem, seed, report.samples))
+        text = sample.text
+        cuts = list(range(len(text) + 1))
+        if len(cuts) > 60:
+            cuts = sorted(set(srng.sample(cuts, 60)) | {len(text)})
+        violations = check_text(family, text, tools, sample.options, seed=sample_seed, cuts=cuts)
+        report.cuts += len(cuts)
+        for name in ("prefix", "termination", "parity"):
+            report.checked[name] += len(cuts)
+        for violation in violations[:1]:
+            finding = _finding(family, violation, tools, sample, deadline)
+            finding.seed, finding.sample = seed, report.samples
+            _record(report, finding)
+        mutated = _mutate(text, srng)
+        report.checked["bad input"] += 1
+        problem = _bad_input(family, mutated, tools, srng)
+        if problem:
+            _record(report, Finding("bad input", mutated, [], problem, seed, report.samples))
+        if progress is not None:
+            progress(report.samples)
+    report.checked["bad input"] += 1
+    problem = _big_value(family, tools)
+    if problem:
+        _record(report, Finding("bad input", "<10 MB value>", [], problem, seed))
+    report.seconds = time.monotonic() - start
+    return report
+
+
+def _big_value(family: str, tools: list) -> str | None:
+    """A 10 MB string value streams without error and with bounded holding."""
+    from . import StreamParser
+
+    spec = with_params(get_spec(family))
+    value = "x" * (10 * 1024 * 1024)
+    string_params = [
+        (tool["function"]["name"], key)
+        for tool in tools
+        for key, schema in tool["function"]["parameters"]["properties"].items()
+        if schema.get("type") == "string" and "enum" not in schema
+    ]
+    if not string_params:
+        return None
+    name, key = string_params[0]
+    try:
+        head = render_output(spec, [(name, {key: "\0"})])
+    except RenderError:
+        return None
+    cut = head.find("\0")
+    if cut < 0:
+        return None
+    parser = StreamParser(family, tools, reasoning_open=False)
+    try:
+        parser.feed(head[:cut])
+        for at in range(0, len(value), 1 << 16):
+            parser.feed(value[at : at + (1 << 16)])
+            if len(parser._engine._pending) > 4096:
+                return f"holds {len(parser._engine._pending)} characters back inside a value"
+        parser.feed(head[cut + 1 :])
+        parser.finish()
+    except Exception as error:
+        return f"raised {type(error).__name__}: {error}"
+    return None
+
+
+def _finding(
+    family: str, violation: Violation, tools: list, sample: Sample, deadline: float
+) -> Finding:
+    def fails(text: str) -> bool:
+        found = check_text(family, text, tools, sample.options, seed=sample.seed, cuts=[len(text)])
+        return any(v.invariant == violation.invariant for v in found)
+
+    text = _shrink(fails, violation.text, min(deadline, time.monotonic() + 5.0))
+    found = check_text(family, text, tools, sample.options, seed=sample.seed, cuts=[len(text)])
+    best = next((v for v in found if v.invariant == violation.invariant), violation)
+    return Finding(violation.invariant, best.text, best.split, best.detail, sample.seed)
+
+
+def _record(report: CheckReport, finding: Finding) -> None:
+    report.failed[finding.invariant] += 1
+    report.findings.setdefault(finding.invariant, finding)
