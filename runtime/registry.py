@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib
+from contextlib import contextmanager
 from functools import lru_cache
+from typing import Iterator
 
 from .spec import FamilySpec
 
@@ -40,9 +42,21 @@ def get_spec(name: str) -> FamilySpec:
         raise UnknownFamily(name) from None
 
 
-def register(spec: FamilySpec) -> None:
-    """Make `spec` (and its aliases) available by name in this process, replacing any spec
-    of the same names: how `toolgrammar check` runs a grammar file that is not built."""
+@contextmanager
+def registered(spec: FamilySpec) -> Iterator[None]:
+    """`spec` (and its aliases) available by name inside the block, replacing any spec of
+    the same names, and the table as it was afterwards: how `toolgrammar check` runs a
+    grammar file that is not built."""
     table = _table()
-    for name in (spec.name, *spec.aliases):
+    names = (spec.name, *spec.aliases)
+    before = {name: table.get(name) for name in names}
+    for name in names:
         table[name] = spec
+    try:
+        yield
+    finally:
+        for name, old in before.items():
+            if old is None:
+                table.pop(name, None)
+            else:
+                table[name] = old

@@ -142,10 +142,13 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from contextlib import nullcontext
+
     from .check import check
-    from .runtime.registry import UnknownFamily, get_spec, register
+    from .runtime.registry import UnknownFamily, get_spec, registered
 
     family = args.family
+    scope: Any = nullcontext()
     if family.endswith(".tg"):  # a grammar file: compiled in memory, checked under its name
         try:
             from .compiler.build import compile_grammar_text
@@ -162,18 +165,19 @@ def cmd_check(args: argparse.Namespace) -> int:
             return 1
         namespace: dict[str, Any] = {}
         exec(compile(code, family, "exec"), namespace)
-        register(namespace["SPEC"])
+        scope = registered(namespace["SPEC"])
         family = namespace["SPEC"].name
-    try:
-        get_spec(family)
-    except UnknownFamily as error:
-        raise CliError(str(error)) from None
 
     def dot(samples: int) -> None:
         if samples % 10 == 0:
             print(".", end="", file=sys.stderr, flush=True)
 
-    report = check(family, budget=args.budget, seed=args.seed, progress=dot)
+    with scope:
+        try:
+            get_spec(family)
+        except UnknownFamily as error:
+            raise CliError(str(error)) from None
+        report = check(family, budget=args.budget, seed=args.seed, progress=dot)
     print(file=sys.stderr)
     print(report.summary())
     return 0 if report.ok else 1
