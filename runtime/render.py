@@ -95,38 +95,38 @@ def render_key(item: XmlParams, key: str, value: Any) -> str:
     raise RenderError(f"cannot write the key {key!r} in the shape /{item.key_pattern}/ reads")
 
 
-def _value_text(value: Any, item: XmlParams | None = None) -> str:
+def render_value_text(value: Any, item: XmlParams | None = None) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     if item is not None and item.xml_unescape:
         text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return text
 
 
-def _element(prefix: str, key: str, value: Any) -> str:
+def render_element(prefix: str, key: str, value: Any) -> str:
     if isinstance(value, dict):
-        body = "".join(_element(prefix, k, v) for k, v in value.items())
+        body = "".join(render_element(prefix, k, v) for k, v in value.items())
     elif isinstance(value, list):
-        body = "".join(_element(prefix, "item", v) for v in value)
+        body = "".join(render_element(prefix, "item", v) for v in value)
     else:
-        body = _value_text(value)
+        body = render_value_text(value)
     return f"{prefix}<{key}>{body}{prefix}</{key}>"
 
 
-def _keyvalue(value: Any, delim: str) -> str:
+def render_keyvalue(value: Any, delim: str) -> str:
     if isinstance(value, str):
         return f"{delim}{value}{delim}"
     if isinstance(value, dict):
-        return "{" + ",".join(f"{k}:{_keyvalue(v, delim)}" for k, v in value.items()) + "}"
+        return "{" + ",".join(f"{k}:{render_keyvalue(v, delim)}" for k, v in value.items()) + "}"
     if isinstance(value, list):
-        return "[" + ",".join(_keyvalue(v, delim) for v in value) + "]"
+        return "[" + ",".join(render_keyvalue(v, delim) for v in value) + "]"
     return json.dumps(value)
 
 
-def _python(value: Any) -> str:
+def render_python(value: Any) -> str:
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{k!r}: {_python(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{k!r}: {render_python(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list):
-        return "[" + ", ".join(_python(v) for v in value) + "]"
+        return "[" + ", ".join(render_python(v) for v in value) + "]"
     return repr(value)
 
 
@@ -148,15 +148,15 @@ def render_call(spec: FamilySpec, name: str, args: dict[str, Any], index: int) -
                     raise RenderError(f"{spec.name} strips values: {value!r} cannot be written")
                 out.append(
                     f"{item.param_open}{render_key(item, key, value)}{item.key_end}"
-                    f"{item.value_open}{newline}{_value_text(value, item)}{newline}"
+                    f"{item.value_open}{newline}{render_value_text(value, item)}{newline}"
                     f"{item.value_end}"
                 )
         elif isinstance(item, XmlElements):
-            out.extend(_element(item.prefix, key, value) for key, value in args.items())
+            out.extend(render_element(item.prefix, key, value) for key, value in args.items())
         elif isinstance(item, KeyValueArgs):
-            out.append(_keyvalue(args, item.string))
+            out.append(render_keyvalue(args, item.string))
         elif isinstance(item, PythonCalls):
-            body = ", ".join(f"{k}={_python(v)}" for k, v in args.items())
+            body = ", ".join(f"{k}={render_python(v)}" for k, v in args.items())
             out.append(f"[{name}({body})]" if item.list else f"{name}({body})")
         elif isinstance(item, JsonArgs):
             out.append(json.dumps(args, ensure_ascii=False))

@@ -9,11 +9,18 @@ string holding the family's own closing marker) are not generated for that famil
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from hypothesis import strategies as st
 
+from toolgrammar.runtime.render import (
+    render_element,
+    render_header,
+    render_key,
+    render_keyvalue,
+    render_python,
+    render_value_text,
+)
 from toolgrammar.runtime.spec import (
     FamilySpec,
     JsonArgs,
@@ -142,80 +149,6 @@ def call_for(tool: dict[str, Any], spec: FamilySpec) -> st.SearchStrategy[tuple[
     return st.tuples(st.just(function["name"]), st.fixed_dictionaries({}, optional=strategies))
 
 
-def render_header(item: Name, name: str, index: int) -> str:
-    """A header that the grammar's name pattern reads back as `name`."""
-    if item.pattern is None:
-        return name
-    shapes = ("{name}", "functions.{name}:{index}", "{name}:{index}", "functions.{name}")
-    shapes += (' tool="{name}" index="{index}"',)
-    for shape in shapes:
-        text = shape.format(name=name, index=index)
-        found = re.fullmatch(item.pattern, text)
-        if found and found.group("name") == name:
-            return text
-    raise ValueError(f"no header shape fits pattern {item.pattern!r}")
-
-
-def render_value_text(value: Any, item: XmlParams | None = None) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    if item is not None and item.xml_unescape:
-        text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return text
-
-
-KEY_SHAPES = ('name="{key}" string="{flag}"', 'key="{key}" type="{flag}"', 'name="{key}"', "{key}")
-FLAGS = ("true", "string", "", "false", "number", "object")
-
-
-def render_key(item: XmlParams, key: str, is_text: bool) -> str:
-    """A key that the grammar's key pattern reads back as `key`, flagged raw text for a
-    string value and JSON otherwise (when the pattern has such a flag)."""
-    if item.key_pattern is None:
-        return key
-    for shape in KEY_SHAPES:
-        for flag in FLAGS:
-            text = shape.format(key=key, flag=flag)
-            found = re.fullmatch(item.key_pattern, text)
-            if not found or found.group("key") != key:
-                continue
-            if "text" in found.re.groupindex:
-                if ((found.group("text") or "") in item.text_when) != is_text:
-                    continue
-            return (" " if item.param_open[-1:].isalpha() else "") + text
-    raise ValueError(f"no key shape fits pattern {item.key_pattern!r}")
-
-
-def render_element(prefix: str, key: str, value: Any) -> str:
-    """An argument as nested elements: objects as children, arrays as `<item>` children."""
-    if isinstance(value, dict):
-        body = "".join(render_element(prefix, k, v) for k, v in value.items())
-    elif isinstance(value, list):
-        body = "".join(render_element(prefix, "item", v) for v in value)
-    else:
-        body = render_value_text(value)
-    return f"{prefix}<{key}>{body}{prefix}</{key}>"
-
-
-def render_keyvalue(value: Any, delim: str) -> str:
-    """A value in the key:value dialect: strings delimited, containers nested, the rest bare."""
-    if isinstance(value, str):
-        return f"{delim}{value}{delim}"
-    if isinstance(value, dict):
-        return "{" + ",".join(f"{k}:{render_keyvalue(v, delim)}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ",".join(render_keyvalue(v, delim) for v in value) + "]"
-    return json.dumps(value)
-
-
-def render_python(value: Any) -> str:
-    """A value as a Python literal (repr's escapes, True/False/None)."""
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k!r}: {render_python(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ", ".join(render_python(v) for v in value) + "]"
-    return repr(value)
-
-
 def render_call(
     spec: FamilySpec, name: str, args: dict[str, Any], index: int, layout: st.DataObject
 ) -> str:
@@ -235,7 +168,7 @@ def render_call(
         elif isinstance(item, XmlParams):
             newline = "\n" if item.trim_newline else ""
             for key, value in args.items():
-                key_text = render_key(item, key, isinstance(value, str))
+                key_text = render_key(item, key, value)
                 gap = (
                     layout.draw(st.sampled_from(["", "\n"]), label="gap") if item.value_open else ""
                 )
