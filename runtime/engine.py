@@ -279,6 +279,9 @@ class _Call:
         self.ws_tail: list[str] = []
 
 
+_WORDS = re.compile(r"[^\W_]+(?:\s+[^\W_]+)*")  # letters and digits, spaces between
+
+
 def _lit_at(item: Lit, buf: str, pos: int) -> str:
     """The spelling of `item` that `buf` has at `pos` (the longest), or ""."""
     if not item.alternatives:
@@ -398,17 +401,19 @@ class Engine:
             held = markers.held(buf, pos)
             stop = len(buf) - held
             self._text(buf[pos:stop])
-            if not eof or not held:
-                return stop
-            drop = family.section_drop_prefixes if mode == SECTION else family.call_drop_prefixes
-            if drop.could_start(buf, stop):
-                self._ws_held.clear()  # an unfinished call opener: dropped
-            else:
-                self._text(buf[stop:])
-            return len(buf)
-        if not eof and markers.may_grow(buf, at, lit):
+            if eof and held:
+                if _WORDS.fullmatch(buf, stop):  # `func` of `functools[`: prose ends in words
+                    self._text(buf[stop:])
+                else:  # `<tool_ca`, `plan</thi`: markup cut off, dropped with the
+                    self._ws_held.clear()  # whitespace right before it
+                return len(buf)
+            return stop
+        if markers.may_grow(buf, at, lit):
             self._text(buf[pos:at])  # the marker may still be the start of a longer one
-            return at
+            if not eof:
+                return at
+            self._ws_held.clear()  # the output ends inside the longer marker: markup
+            return len(buf)
         self._text(buf[pos:at])
         return self._marker(lit, at + len(lit))
 

@@ -38,6 +38,9 @@ _WHOLE_STRING = re.compile(r'"[^"\\\x00-\x1f]*"')
 _COMMA = re.compile(r",[ \t\n\r]*")
 _SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
 _CLOSER = {"{": "}", "[": "]"}
+# deepest nesting read: deeper JSON is malformed input, since clients' own parsers
+# refuse it (Python's json gives up near 1000 levels, serde_json's default is 128)
+MAX_DEPTH = 128
 
 
 def loads_or_none(text: str) -> tuple[bool, object]:
@@ -279,6 +282,9 @@ class JsonScanner:
 
     def _value_start(self, char: str) -> None:
         if char == "{" or char == "[":
+            if len(self.stack) >= MAX_DEPTH:
+                self.state = ERROR
+                return
             self.stack.append(char)
             self._flush(char)
             self.state = KEY if char == "{" else VALUE

@@ -3,11 +3,14 @@
 The checker writes random outputs for random tools in the family's own markup (the
 renderer, `runtime/render.py`), then checks, for each:
 - round trip: the written calls parse back to the same names and arguments, and the
-  content written around them comes back;
-- prefix, termination and parity at cut points of the output, each under 1-char,
-  random and whole splittings (`toolgrammar.invariants.check_text`);
-- bad input: mutated outputs (spans deleted, doubled, swapped) never raise, stay at
-  parity and terminate; a 10 MB value streams with bounded holding.
+  content written around them comes back; coercion: every value comes back with the
+  JSON type written (a string parameter holding "42" stays a string);
+- prefix, termination, parity and nothing lost at cut points of the output, each under
+  1-char, random and whole splittings (`toolgrammar.invariants.check_text`);
+- kept and promptness: one watched value per family (`probes.py`);
+- bad input: mutated outputs (spans deleted, doubled, swapped), markup soup, a 10 MB
+  value (bounded state) and JSON nested 10,000 deep never raise, stay at parity and
+  terminate.
 
 A violation is reported with the exact text, the split, the invariant and a replay
 seed, after shrinking the text while the violation persists.
@@ -21,7 +24,17 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .invariants import Violation, check_text, comparable, random_points, run, split_at
+from .invariants import Violation, check_text, run
+from .probes import (
+    deep_json_outputs,
+    hold_allowance,
+    probe_big_value,
+    probe_kept,
+    probe_promptness,
+    random_soup,
+    survives,
+    value_site,
+)
 from .runtime.params import with_params
 from .runtime.registry import get_spec
 from .runtime.render import RenderError, render_output
@@ -30,7 +43,21 @@ from .runtime.spec import FamilySpec
 ALPHABET = list("abcxyz XYZ019.,:;-_/") + [
     '"', "\\", "'", "<", ">", "{", "}", "[", "]", "\n", "\t", "é", "中", "😀", "\u2028", "&", "=",
 ]  # fmt: skip
-INVARIANTS = ("round trip", "prefix", "termination", "parity", "bad input")
+INVARIANTS = (
+    "round trip",
+    "coercion",
+    "prefix",
+    "termination",
+    "parity",
+    "nothing lost",
+    "kept",
+    "promptness",
+    "bad input",
+)
+# strings a careless coercion would type: a string parameter must keep them as strings
+COERCION_BAIT = ["42", "-1.5", "true", "false", "null", "[1, 2]", '{"a": 1}', " 7 ", "0x1F", ""]
+DEEP = 10_000  # nesting of the deep-JSON inputs
+BIG = 10 * 1024 * 1024  # characters of the big value
 
 
 @dataclass
@@ -46,9 +73,18 @@ class Finding:
 
     def __str__(self) -> str:
         return (
-            f"[{self.invariant}] {self.detail}\n  text  = {self.text!r}\n"
-            f"  split = {self.split}\n  replay: --seed {self.seed} (sample {self.sample})"
+            f"[{self.invariant}] {_clip(self.detail)}\n  text  = {_clip(repr(self.text))}\n"
+            f"  split = {_clip(str(self.split))}\n"
+            f"  replay: --seed {self.seed} (sample {self.sample})"
         )
+
+
+def _clip(text: str, limit: int = 600) -> str:
+    """A report stays one screen: huge inputs (10 MB, 10,000 deep) are shown by their ends."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]} … ({len(text) - limit} characters) … {text[-half:]}"
 
 
 @dataclass
@@ -57,6 +93,7 @@ class CheckReport:
     seed: int
     samples: int = 0
     cuts: int = 0
+    inputs: int = 0  # bad inputs tried (mutants, soup, the big value, deep JSON)
     seconds: float = 0.0
     checked: dict[str, int] = field(default_factory=lambda: dict.fromkeys(INVARIANTS, 0))
     failed: dict[str, int] = field(default_factory=lambda: dict.fromkeys(INVARIANTS, 0))
@@ -68,8 +105,8 @@ class CheckReport:
 
     def summary(self) -> str:
         lines = [
-            f"{self.family}: {self.samples} samples, {self.cuts} cut points, "
-            f"{self.seconds:.1f} s, seed {self.seed}"
+            f"{self.family}: {self.samples} samples, {self.cuts} cut points "
+            f"(x 3 splittings), {self.inputs} bad inputs, {self.seconds:.1f} s, seed {self.seed}"
         ]
         for name in INVARIANTS:
             state = "ok" if not self.failed[name] else f"{self.failed[name]} FAILED"
@@ -142,6 +179,8 @@ def _value(schema: dict[str, Any], rng: random.Random, markers: set[str]) -> Any
     if kind == "object":
         props = schema["properties"]
         return {k: _value(v, rng, markers) for k, v in props.items() if rng.random() < 0.7}
+    if rng.random() < 0.15:
+        return rng.choice(COERCION_BAIT)
     return _text(rng, markers)
 
 
@@ -204,16 +243,41 @@ def make_sample(spec: FamilySpec, tools: list[dict[str, Any]], seed: int) -> Sam
 # --------------------------------------------------------------------------- checking
 
 
-def _round_trip(family: str, sample: Sample, tools: list[dict[str, Any]]) -> str | None:
+def _round_trip(family: str, sample: Sample, tools: list[dict[str, Any]]) -> tuple[str, str] | None:
+    """The written calls read back the same: (invariant, detail) of the first difference.
+
+    A value that reads back with the wrong JSON type ("42" as 42) is a coercion finding.
+    """
     _, message = run(family, [sample.text], tools, sample.options)
     got = [(c.function.name, _loads(c.function.arguments)) for c in message.tool_calls]
     if got != sample.calls:
-        return f"wrote calls {sample.calls!r}, they read as {got!r}"
+        return _which(sample.calls, got), f"wrote calls {sample.calls!r}, they read as {got!r}"
     if sample.content and (message.content or "") != sample.content:
-        return f"wrote content {sample.content!r}, it reads as {message.content!r}"
+        detail = f"wrote content {sample.content!r}, it reads as {message.content!r}"
+        return "round trip", detail
     if sample.reasoning and (message.reasoning or "") != sample.reasoning:
-        return f"wrote reasoning {sample.reasoning!r}, it reads as {message.reasoning!r}"
+        detail = f"wrote reasoning {sample.reasoning!r}, it reads as {message.reasoning!r}"
+        return "round trip", detail
     return None
+
+
+def _which(wrote: list[tuple[str, Any]], got: list[tuple[str, Any]]) -> str:
+    """ "coercion" when the calls differ only in the JSON types of some values."""
+    if [n for n, _ in wrote] != [n for n, _ in got]:
+        return "round trip"
+    for (_, a), (_, b) in zip(wrote, got):
+        if not isinstance(b, dict) or a.keys() != b.keys():
+            return "round trip"
+        for key, value in a.items():
+            if value != b[key] or type(value) is not type(b[key]):
+                if json.dumps(value) == json.dumps(b[key]) or _as_text(value) == _as_text(b[key]):
+                    continue
+                return "round trip"
+    return "coercion"
+
+
+def _as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def _loads(text: str) -> Any:
@@ -239,21 +303,6 @@ def _mutate(text: str, rng: random.Random) -> str:
     return text
 
 
-def _bad_input(family: str, text: str, tools: list, rng: random.Random) -> str | None:
-    """No exception, parity and termination on a mutated output."""
-    try:
-        _, whole = run(family, [text], tools, {})
-        _, split = run(family, split_at(text, random_points(text, rng)), tools, {})
-    except Exception as error:  # the finding itself: nothing may raise out of the parser
-        return f"raised {type(error).__name__}: {error}"
-    if comparable(whole) != comparable(split):
-        return f"whole {comparable(whole)} != split {comparable(split)}"
-    for call in whole.tool_calls:
-        if not isinstance(_loads(call.function.arguments), dict):
-            return f"arguments {call.function.arguments!r} are not a JSON object"
-    return None
-
-
 def _shrink(fails: Callable[[str], bool], text: str, deadline: float) -> str:
     """The text with chunks removed while `fails` still holds (ddmin, bounded in time)."""
     chunk = max(1, len(text) // 2)
@@ -277,85 +326,116 @@ def check(
     seed: int = 0,
     progress: Callable[[int], None] | None = None,
 ) -> CheckReport:
-    """Check `family` (a registered name) for `budget` seconds from `seed`."""
+    """Check `family` (a registered name) for `budget` seconds from `seed`.
+
+    The probes of one watched value (kept, promptness, the 10 MB value, deep JSON) run
+    once; random samples, their cut points and their mutants fill the rest of the budget.
+    """
     spec = with_params(get_spec(family))
     rng = random.Random(seed)
     tools = random_tools(rng)
+    markers = markers_of(spec)
     report = CheckReport(family, seed)
     start = time.monotonic()
     deadline = start + budget
+    _probes(family, spec, tools, markers, report, random.Random(seed))
     while time.monotonic() < deadline or report.samples == 0:
         sample_seed = rng.randrange(2**32)
         sample = make_sample(spec, tools, sample_seed)
         if sample is None:
             continue
         report.samples += 1
-        srng = random.Random(sample_seed)
-        problem = _round_trip(family, sample, tools)
-        report.checked["round trip"] += 1
-        if problem:
-            _record(report, Finding("round trip", sample.text, [], problem, seed, report.samples))
-        text = sample.text
-        cuts = list(range(len(text) + 1))
-        if len(cuts) > 60:
-            cuts = sorted(set(srng.sample(cuts, 60)) | {len(text)})
-        violations = check_text(family, text, tools, sample.options, seed=sample_seed, cuts=cuts)
-        report.cuts += len(cuts)
-        for name in ("prefix", "termination", "parity"):
-            report.checked[name] += len(cuts)
-        for violation in violations[:1]:
-            finding = _finding(family, violation, tools, sample, deadline)
-            finding.seed, finding.sample = seed, report.samples
-            _record(report, finding)
-        mutated = _mutate(text, srng)
-        report.checked["bad input"] += 1
-        problem = _bad_input(family, mutated, tools, srng)
-        if problem:
-            _record(report, Finding("bad input", mutated, [], problem, seed, report.samples))
+        _check_sample(family, sample, tools, markers, report, deadline)
         if progress is not None:
             progress(report.samples)
-    report.checked["bad input"] += 1
-    problem = _big_value(family, tools)
-    if problem:
-        _record(report, Finding("bad input", "<10 MB value>", [], problem, seed))
     report.seconds = time.monotonic() - start
     return report
 
 
-def _big_value(family: str, tools: list) -> str | None:
-    """A 10 MB string value streams without error and with bounded holding."""
-    from . import StreamParser
+def _check_sample(
+    family: str,
+    sample: Sample,
+    tools: list,
+    markers: set[str],
+    report: CheckReport,
+    deadline: float,
+) -> None:
+    srng = random.Random(sample.seed)
+    seed, number = report.seed, report.samples
+    problem = _round_trip(family, sample, tools)
+    report.checked["round trip"] += 1
+    report.checked["coercion"] += 1
+    if problem:
+        _record(report, Finding(problem[0], sample.text, [], problem[1], seed, number))
+    text = sample.text
+    cuts = list(range(len(text) + 1))
+    if len(cuts) > 60:
+        cuts = sorted(set(srng.sample(cuts, 60)) | {len(text)})
+    violations = check_text(
+        family, text, tools, sample.options, seed=sample.seed, cuts=cuts, lost=True
+    )
+    report.cuts += len(cuts)
+    for name in ("prefix", "termination", "parity", "nothing lost"):
+        report.checked[name] += len(cuts)
+    seen: set[str] = set()
+    for violation in violations:  # each invariant broken by this sample counts once
+        if violation.invariant in seen:
+            continue
+        seen.add(violation.invariant)
+        if violation.invariant in report.findings:  # shrink only the first of its kind
+            report.failed[violation.invariant] += 1
+            continue
+        finding = _finding(family, violation, tools, sample, deadline)
+        finding.seed, finding.sample = seed, number
+        _record(report, finding)
+    # bad input: a mutant of this sample, and markup soup
+    for bad in (_mutate(text, srng), random_soup(markers, srng, ALPHABET)):
+        report.checked["bad input"] += 1
+        report.inputs += 1
+        problem_text = survives(family, bad, tools, srng)
+        if problem_text:
+            _record(report, Finding("bad input", bad, [], problem_text, seed, number))
 
-    spec = with_params(get_spec(family))
-    value = "x" * (10 * 1024 * 1024)
-    string_params = [
-        (tool["function"]["name"], key)
-        for tool in tools
-        for key, schema in tool["function"]["parameters"]["properties"].items()
-        if schema.get("type") == "string" and "enum" not in schema
-    ]
-    if not string_params:
-        return None
-    name, key = string_params[0]
-    try:
-        head = render_output(spec, [(name, {key: "\0"})])
-    except RenderError:
-        return None
-    cut = head.find("\0")
-    if cut < 0:
-        return None
-    parser = StreamParser(family, tools, reasoning_open=False)
-    try:
-        parser.feed(head[:cut])
-        for at in range(0, len(value), 1 << 16):
-            parser.feed(value[at : at + (1 << 16)])
-            if len(parser._engine._pending) > 4096:
-                return f"holds {len(parser._engine._pending)} characters back inside a value"
-        parser.feed(head[cut + 1 :])
-        parser.finish()
-    except Exception as error:
-        return f"raised {type(error).__name__}: {error}"
-    return None
+
+def _probes(
+    family: str,
+    spec: FamilySpec,
+    tools: list,
+    markers: set[str],
+    report: CheckReport,
+    rng: random.Random,
+) -> None:
+    """One watched value per family: kept at every cut, prompt, 10 MB, nested deep."""
+    hold = hold_allowance(markers)
+    words = "".join(rng.choice("abcdefghij  ") for _ in range(40)).strip() or "value"
+    for kind, value in (("string", "a" + words + "z"), ("integer", "1234567")):
+        site = value_site(spec, tools, kind)
+        if site is None:
+            continue
+        cuts, problem = probe_kept(family, site, tools, value, hold)
+        report.checked["kept"] += cuts
+        report.cuts += cuts
+        if problem:
+            _record(report, Finding("kept", problem[0], [], problem[1], report.seed))
+        if kind == "string":
+            steps, problem = probe_promptness(family, site, tools, value, hold)
+            report.checked["promptness"] += steps
+            if problem:
+                split = list(range(len(site.head), len(problem[0])))
+                finding = Finding("promptness", problem[0], split, problem[1], report.seed)
+                _record(report, finding)
+            report.checked["bad input"] += 1
+            report.inputs += 1
+            problem = probe_big_value(family, site, tools, BIG)
+            if problem:
+                _record(report, Finding("bad input", "<10 MB value>", [], problem, report.seed))
+    for deep in deep_json_outputs(spec, tools, DEEP):
+        report.checked["bad input"] += 1
+        report.inputs += 1
+        problem = survives(family, deep, tools, rng)
+        if problem:
+            shown = deep[:120] + f"… ({len(deep)} characters)"
+            _record(report, Finding("bad input", shown, [], problem, report.seed))
 
 
 def _finding(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -168,8 +169,16 @@ def cmd_check(args: argparse.Namespace) -> int:
         scope = registered(namespace["SPEC"])
         family = namespace["SPEC"].name
 
+    started = time.monotonic()
+    live = sys.stderr.isatty()
+
     def dot(samples: int) -> None:
-        if samples % 10 == 0:
+        """Progress: a live counter on a terminal, a dot per 10 samples in a log."""
+        if live:
+            elapsed = time.monotonic() - started
+            line = f"\r{family}: {samples} samples, {elapsed:.0f}/{args.budget:.0f} s"
+            print(line, end="", file=sys.stderr, flush=True)
+        elif samples % 10 == 0:
             print(".", end="", file=sys.stderr, flush=True)
 
     with scope:

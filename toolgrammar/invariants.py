@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,15 +78,25 @@ def check_text(
     seed: int = 0,
     cuts: list[int] | None = None,
     finish: str = "stop",
+    lost: bool = False,
 ) -> list[Violation]:
-    """Prefix, termination and parity at every cut (or the given ones), 1-char/random/whole."""
+    """Prefix, termination and parity at every cut (or the given ones), 1-char/random/whole.
+
+    With `lost`, also "nothing lost": the output cut short reads as the start of the
+    whole output's reading (content, reasoning, the calls' names).
+    """
     options = options or {}
     rng = random.Random(seed)
     found: list[Violation] = []
+    final = run(family, [text], tools, options, finish)[1] if lost else None
     for cut in range(len(text) + 1) if cuts is None else cuts:
         prefix = text[:cut]
         _, whole = run(family, [prefix], tools, options, finish)
         expect = comparable(whole)
+        if final is not None:
+            problem = _lost(whole, final)
+            if problem:
+                found.append(Violation("nothing lost", prefix, [], problem))
         for call in whole.tool_calls:
             try:
                 value = json.loads(call.function.arguments)
@@ -103,6 +114,28 @@ def check_text(
                 found.append(Violation("parity", prefix, points, f"expected {expect}, got {got}"))
             found.extend(_prefix_violations(prefix, points, per_feed, message))
     return found
+
+
+_LAST_WORD = re.compile(r"[^\W_]+\Z")
+
+
+def _lost(cut: Message, final: Message) -> str | None:
+    """What the output cut short reads as must start what the whole output reads as.
+
+    Whitespace at the very end may differ (next to markup it is markup), so may a last
+    word (`f` may start phi4's `functools[`, and a cut-off marker that reads as a word
+    stays text), and the last call of the cut may still change (a name or an open value
+    is its own invariant).
+    """
+    for kind in ("content", "reasoning"):
+        short, full = getattr(cut, kind) or "", getattr(final, kind) or ""
+        if not full.startswith(_LAST_WORD.sub("", short.rstrip()).rstrip()):
+            return f"{kind} {short!r} when cut, but {full!r} for the whole output"
+    names = [c.function.name for c in cut.tool_calls]
+    full_names = [c.function.name for c in final.tool_calls]
+    if len(names) > len(full_names) or names[:-1] != full_names[: max(0, len(names) - 1)]:
+        return f"calls {names} when cut, but {full_names} for the whole output"
+    return None
 
 
 def _prefix_violations(

@@ -1,0 +1,75 @@
+"""Runtime bugs injected on purpose, one per class of bug the field ships.
+
+The grammar language cannot say these bugs: holding back a partial closer, typing a value
+only once it is complete and keeping an open parameter are the runtime's job, done once
+for every family. So the fixtures that prove `toolgrammar check` catches them break the
+runtime itself, for the duration of a `with` block, and the checker runs an unchanged
+grammar on top. Each mutant copies the shape of a real parser bug from ../shared/seeds/
+and FAMILIES.md.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Callable, Iterator
+
+import pytest
+
+from toolgrammar.runtime import markers as markers_module
+from toolgrammar.runtime import xml_params
+from toolgrammar.runtime.xml_params import XmlParamsBuilder
+
+
+@contextmanager
+def closer_not_recognised_across_a_split(mp: pytest.MonkeyPatch) -> Iterator[None]:
+    """A scanner that never holds back a partial marker: `</para` + `meter>` is value text."""
+    mp.setattr(markers_module.Markers, "held", lambda self, text, start, end=None: 0)
+    yield
+
+
+@contextmanager
+def value_leaks_a_partial_closing_tag(mp: pytest.MonkeyPatch) -> Iterator[None]:
+    """At the end of output, the held-back tail (`</param`) is written into the value."""
+    original: Callable = XmlParamsBuilder._value
+
+    def leaky(self: XmlParamsBuilder, text: str, pos: int, eof: bool) -> int:
+        if eof and self._value_ends.search(text, pos)[0] < 0:
+            self._value_text(text[pos:], closing=True)
+            self._close_param()
+            return len(text)
+        return original(self, text, pos, eof)
+
+    mp.setattr(XmlParamsBuilder, "_value", leaky)
+    yield
+
+
+@contextmanager
+def coerced_value_streamed_early(mp: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every value streamed as a string before its schema type is applied: `"12"`, not 12."""
+    mp.setattr(xml_params, "streams_as_text", lambda schema: True)
+    yield
+
+
+@contextmanager
+def dropped_trailing_parameter(mp: pytest.MonkeyPatch) -> Iterator[None]:
+    """A typed parameter still open at the end of output is dropped (a closer-requiring regex)."""
+    original: Callable = XmlParamsBuilder._value
+
+    def dropping(self: XmlParamsBuilder, text: str, pos: int, eof: bool) -> int:
+        if eof and not self._as_text and self._value_ends.search(text, pos)[0] < 0:
+            self._typed, self._pend = [], ""  # never closed: never written
+            self.state = xml_params.BETWEEN
+            return len(text)
+        return original(self, text, pos, eof)
+
+    mp.setattr(XmlParamsBuilder, "_value", dropping)
+    yield
+
+
+# each mutant, and the invariant the checker must report for it
+MUTANTS = {
+    "closer_not_recognised_across_a_split": (closer_not_recognised_across_a_split, "parity"),
+    "value_leaks_a_partial_closing_tag": (value_leaks_a_partial_closing_tag, "kept"),
+    "coerced_value_streamed_early": (coerced_value_streamed_early, "coercion"),
+    "dropped_trailing_parameter": (dropped_trailing_parameter, "kept"),
+}
