@@ -18,6 +18,7 @@ import ast
 import json
 import math
 import re
+import warnings
 from typing import Callable
 
 from .coerce import coerce_json, streams_as_text
@@ -446,7 +447,9 @@ _JSON_NAMES = {
 def _literal(raw: str) -> object:
     """A Python (or JSON-spelled) literal as a JSON value; the text itself if it is not one."""
     try:
-        tree = ast.parse(raw, mode="eval")
+        with warnings.catch_warnings():  # `1abc` warns on stderr before it fails to parse
+            warnings.simplefilter("ignore", SyntaxWarning)
+            tree = ast.parse(raw, mode="eval")
         return _convert(tree.body)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return raw

@@ -103,3 +103,15 @@ def test_earlier_output_survives_garbage_after_it() -> None:
         later = parser.feed(junk) + parser.finish()
         message = toolgrammar.assemble(first + later)
         assert message.tool_calls[0].function.arguments == '{"city": "Paris"}'
+
+
+@pytest.mark.parametrize("family", ["pythonic", "llama4_pythonic", "olmo3", "lfm2"])
+def test_python_call_values_raise_no_warnings(family: str) -> None:
+    import warnings
+
+    text = "[get_weather(city=1if 2 else 3, days=1and 2)]"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # `1if` made ast warn on stderr, then parse
+        message = toolgrammar.parse(family, text, reasoning_open=False)
+    assert [str(w.message) for w in caught] == []
+    assert message.content or message.tool_calls
