@@ -1,0 +1,264 @@
+"""The vLLM plugin against vLLM 0.33.0's own classes, for every family, on its corpus.
+
+Run inside the environment `scripts/vllm_env.sh` builds (`scripts/test.sh` does).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import harness as h  # noqa: E402
+from corpus_format import CORPUS, Case, load  # noqa: E402
+from vllm.reasoning import ReasoningParser, ReasoningParserManager  # noqa: E402
+from vllm.tool_parsers import ToolParser, ToolParserManager  # noqa: E402
+
+import toolgrammar  # noqa: E402
+import toolgrammar.adapters.vllm as plugin  # noqa: E402
+from toolgrammar.runtime.registry import get_spec  # noqa: E402
+
+FAMILIES = sorted(path.stem for path in CORPUS.glob("*.txt"))
+CASES = {family: load(CORPUS / f"{family}.txt") for family in FAMILIES}
+
+
+def expected(case: Case, text: str | None = None, finish: str | None = None) -> h.Result:
+    """What the plugin must give in vLLM: the library's parse with the plugin's options (the
+    grammar's defaults). A request without tools never carries calls in vLLM."""
+    text = case.text if text is None else text
+    finish = case.finish if finish is None else finish
+    message = toolgrammar.parse(case.family, text, case.tools, finish)
+    calls = [(c.function.name, c.function.arguments) for c in message.tool_calls]
+    if case.tools is None:
+        calls = []
+    reason = "tool_calls" if finish == "stop" and calls else finish
+    return h.Result(message.content, message.reasoning, calls, reason)
+
+
+def same(got: h.Result, want: h.Result) -> bool:
+    return (got.content, got.reasoning, got.calls, got.finish_reason) == (
+        want.content,
+        want.reasoning,
+        want.calls,
+        want.finish_reason,
+    )
+
+
+def chunkings(family: str, text: str) -> dict[str, list[str]]:
+    return {
+        "1-char": list(text),
+        "token": h.token_deltas(h.tokenizer(family), text),
+        "16-char": [text[i : i + 16] for i in range(0, len(text), 16)],
+        "whole": [text],
+    }
+
+
+# ---------------------------------------------------------------- registration
+
+
+def test_every_family_is_registered_in_vllms_managers() -> None:
+    ToolParserManager.import_tool_parser("toolgrammar.adapters.vllm")  # as --tool-parser-plugin
+    names = toolgrammar.families()
+    assert len(names) == 62
+    registered = set(ToolParserManager.list_registered())
+    reasoning = set(ReasoningParserManager.list_registered())
+    for name in names:
+        cls = ToolParserManager.get_tool_parser(plugin.PREFIX + name)
+        assert issubclass(cls, ToolParser) and cls.family == name
+        assert plugin.PREFIX + name in registered
+        rcls = ReasoningParserManager.get_reasoning_parser(plugin.PREFIX + name)
+        assert issubclass(rcls, ReasoningParser) and rcls.family == name
+        assert plugin.PREFIX + name in reasoning
+
+
+@pytest.mark.parametrize("name", toolgrammar.families())
+def test_every_registered_name_parses_through_vllm(name: str) -> None:
+    """Aliases included: vLLM composes its parser (and validates it against the tokenizer)
+    for the name, and a corpus case of its grammar streams to the library's result."""
+    family = get_spec(name).name
+    case = next(
+        c for c in CASES[family] if c.tools is not None and not c.options and c.expect["tool_calls"]
+    )
+    want = expected(case)
+    got = h.stream(name, h.token_deltas(h.tokenizer(name), case.text), case.tools, case.finish)
+    assert same(got, want) and got.calls
+
+
+def test_override_takes_vllms_own_names_and_leaves_wrapped_ones() -> None:
+    saved = dict(ToolParserManager.tool_parsers)
+    try:
+        names = plugin.register(override=True)
+        assert "qwen3_coder" in names and "hermes" in names
+        assert ToolParserManager.get_tool_parser("qwen3_coder") is plugin.tool_parser_class(
+            "qwen3_coder"
+        )
+        for wrapped in ("kimi_k3", "cohere_command3", "cohere_command4"):
+            assert wrapped not in names
+        # a name vLLM does not have is not invented
+        assert all(n.startswith(plugin.PREFIX) or n in saved or n in ToolParserManager.lazy_parsers for n in names)
+    finally:
+        ToolParserManager.tool_parsers.clear()
+        ToolParserManager.tool_parsers.update(saved)
+
+
+def test_unknown_family_is_a_clear_error() -> None:
+    with pytest.raises(toolgrammar.UnknownFamily, match="unknown family 'nope'"):
+        plugin.tool_parser_class("nope")
+
+
+# ---------------------------------------------------------------- request adjustment
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_adjust_request_keeps_special_token_markers(family: str) -> None:
+    tools = CASES[family][0].tools or []
+    for with_specials in (True, False):
+        tok = h.tokenizer(family, with_specials)
+        cls = h.parser_class(family, True, tok)
+        req = h.request(tools, stream=True)
+        parser = cls(tok, req.tools, chat_template_kwargs={}, model_config=None)
+        req = parser.adjust_request(req)
+        if with_specials:
+            assert req.skip_special_tokens is False
+            assert req.spaces_between_special_tokens is False
+            assert req.to_sampling_params(100, {}).skip_special_tokens is False
+        else:  # no marker is a special token: the request is left as the client sent it
+            assert req.skip_special_tokens is None
+            assert req.spaces_between_special_tokens is True
+
+
+# ---------------------------------------------------------------- the corpus, both paths
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_corpus_streams_through_vllms_chat_stream_processor(family: str) -> None:
+    """Every case, 1-char, token, 16-char and whole deltas, reasoning parser paired."""
+    failures = []
+    for case in CASES[family]:
+        want = expected(case)
+        if not case.options:
+            assert [want.content, want.reasoning, [list(c) for c in want.calls]] == [
+                case.expect["content"],
+                case.expect["reasoning"],
+                case.expect["tool_calls"] if case.tools is not None else [],
+            ], case.name
+        for split, deltas in chunkings(family, case.text).items():
+            got = h.stream(family, deltas, case.tools, case.finish)
+            if not same(got, want) or len(set(got.ids)) != len(got.calls) or not all(got.ids):
+                failures.append((case.name, split, got, want))
+    assert failures == []
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_corpus_non_streaming_through_vllms_parser(family: str) -> None:
+    failures = []
+    for case in CASES[family]:
+        want = expected(case)
+        got = h.whole(family, case.text, case.tools, case.finish)
+        if not same(got, want) or not all(got.ids):
+            failures.append((case.name, got, want))
+    assert failures == []
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_tool_parser_alone_keeps_reasoning_as_content_in_both_paths(family: str) -> None:
+    """Without a reasoning parser vLLM has nowhere to put non-streamed reasoning: it is
+    content, in output order, the same streamed or not; the calls are the library's."""
+    failures = []
+    for case in CASES[family]:
+        want = expected(case)
+        whole = h.whole(family, case.text, case.tools, case.finish, paired=False)
+        if whole.reasoning is not None or (whole.calls, whole.finish_reason) != (
+            want.calls,
+            want.finish_reason,
+        ):
+            failures.append((case.name, "whole", whole, want))
+        if want.reasoning is None and whole.content != want.content:
+            failures.append((case.name, "content", whole, want))
+        if want.reasoning is not None and want.reasoning not in (whole.content or ""):
+            failures.append((case.name, "reasoning lost", whole, want))
+        for split in ("1-char", "16-char"):
+            deltas = chunkings(family, case.text)[split]
+            got = h.stream(family, deltas, case.tools, case.finish, paired=False)
+            if not same(got, whole):
+                failures.append((case.name, split, got, whole))
+    assert failures == []
+
+
+# ---------------------------------------------------------------- cuts
+
+
+def _open_string_cut(family: str) -> tuple[Case, int, str, str]:
+    """A corpus call with a string value written verbatim in the text; a cut in its middle."""
+    for case in CASES[family]:
+        if case.tools is None or case.options:
+            continue
+        for name, arguments in case.expect["tool_calls"]:
+            args = json.loads(arguments)
+            for key, value in args.items() if isinstance(args, dict) else ():
+                if isinstance(value, str) and len(value) >= 4 and value in case.text:
+                    return case, case.text.index(value) + len(value) // 2, key, value
+    raise AssertionError(f"{family}: no corpus call with a verbatim string value")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_length_cut_inside_an_open_string_value(family: str) -> None:
+    case, cut, key, value = _open_string_cut(family)
+    text = case.text[:cut]
+    want = expected(case, text, "length")
+    for split, deltas in chunkings(family, text).items():
+        got = h.stream(family, deltas, case.tools, "length")
+        assert same(got, want), split
+        assert got.finish_reason == "length"
+        args = [json.loads(a) for _, a in got.calls]
+        assert all(isinstance(a, dict) for a in args)
+        kept = [a[key] for a in args if key in a]
+        assert kept and any(
+            isinstance(v, str) and v and value.startswith(v) and v != value for v in kept
+        ), (split, got.calls)
+    got = h.whole(family, text, case.tools, "length")
+    assert same(got, want) and got.finish_reason == "length"
+
+
+def _sweep_case(family: str) -> Case:
+    """The family's first corpus case with a call, short enough to cut everywhere."""
+    with_calls = [
+        c
+        for c in CASES[family]
+        if c.tools is not None and not c.options and c.expect["tool_calls"] and len(c.text) <= 600
+    ]
+    return min(with_calls[:5], key=lambda c: -len(c.text))
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_end_of_stream_at_every_character_of_a_call(family: str) -> None:
+    """The stream ends (length, stop) after every character of a call; the final step is
+    vLLM's only flush. Count cuts whose accumulated arguments do not json.loads to an
+    object, and cuts that differ from the library's parse of the same prefix: both 0."""
+    case = _sweep_case(family)
+    bad_json: list[tuple[int, str, Any]] = []
+    mismatched: list[tuple[int, str]] = []
+    cuts = 0
+    for end in range(1, len(case.text) + 1):
+        text = case.text[:end]
+        for finish in ("length", "stop"):
+            deltas = [text[i : i + 5] for i in range(0, len(text), 5)]
+            got = h.stream(family, deltas, case.tools, finish)
+            cuts += 1
+            for _, arguments in got.calls:
+                try:
+                    ok = isinstance(json.loads(arguments), dict)
+                except ValueError:
+                    ok = False
+                if not ok:
+                    bad_json.append((end, finish, arguments))
+            if not same(got, expected(case, text, finish)):
+                mismatched.append((end, finish))
+    assert cuts == 2 * len(case.text) and cuts > 0
+    assert bad_json == []
+    assert mismatched == []
