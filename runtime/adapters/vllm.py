@@ -320,9 +320,7 @@ def reasoning_parser_class(family: str) -> type[ToolgrammarReasoningParser]:
     get_spec(family)
     if family not in _reasoning_classes:
         name = _class_name(family, "ReasoningParser")
-        cls = type(
-            name, (ToolgrammarReasoningParser,), {"family": family, "__module__": __name__}
-        )
+        cls = type(name, (ToolgrammarReasoningParser,), {"family": family, "__module__": __name__})
         globals()[name] = cls
         _reasoning_classes[family] = cls
     return _reasoning_classes[family]

@@ -100,7 +100,10 @@ def test_override_takes_vllms_own_names_and_leaves_wrapped_ones() -> None:
         for wrapped in ("kimi_k3", "cohere_command3", "cohere_command4"):
             assert wrapped not in names
         # a name vLLM does not have is not invented
-        assert all(n.startswith(plugin.PREFIX) or n in saved or n in ToolParserManager.lazy_parsers for n in names)
+        assert all(
+            n.startswith(plugin.PREFIX) or n in saved or n in ToolParserManager.lazy_parsers
+            for n in names
+        )
     finally:
         ToolParserManager.tool_parsers.clear()
         ToolParserManager.tool_parsers.update(saved)
@@ -165,6 +168,15 @@ def test_corpus_non_streaming_through_vllms_parser(family: str) -> None:
     assert failures == []
 
 
+def alone_content(case: Case, calls: list[tuple[str, str]]) -> str | None:
+    """The library's reasoning and content pieces, joined in output order; whitespace-only
+    next to calls is none (vLLM's rule for non-streamed content)."""
+    parser = toolgrammar.StreamParser(case.family, case.tools)
+    deltas = parser.feed(case.text) + parser.finish(case.finish)
+    text = "".join(p for d in deltas for p in (d.reasoning, d.content) if p)
+    return None if not text or (calls and not text.strip()) else text
+
+
 @pytest.mark.parametrize("family", FAMILIES)
 def test_tool_parser_alone_keeps_reasoning_as_content_in_both_paths(family: str) -> None:
     """Without a reasoning parser vLLM has nowhere to put non-streamed reasoning: it is
@@ -178,13 +190,15 @@ def test_tool_parser_alone_keeps_reasoning_as_content_in_both_paths(family: str)
             want.finish_reason,
         ):
             failures.append((case.name, "whole", whole, want))
-        if want.reasoning is None and whole.content != want.content:
-            failures.append((case.name, "content", whole, want))
-        if want.reasoning is not None and want.reasoning not in (whole.content or ""):
-            failures.append((case.name, "reasoning lost", whole, want))
+        if whole.content != alone_content(case, whole.calls):
+            failures.append((case.name, "content", whole, alone_content(case, whole.calls)))
         for split in ("1-char", "16-char"):
             deltas = chunkings(family, case.text)[split]
             got = h.stream(family, deltas, case.tools, case.finish, paired=False)
+            if got.calls and (got.content or "").strip() == "":
+                # vLLM's own rule, non-streaming only: whitespace-only content next to
+                # calls is no content (here: the whitespace a prompt-opened block held)
+                got.content = None
             if not same(got, whole):
                 failures.append((case.name, split, got, whole))
     assert failures == []
@@ -194,15 +208,30 @@ def test_tool_parser_alone_keeps_reasoning_as_content_in_both_paths(family: str)
 
 
 def _open_string_cut(family: str) -> tuple[Case, int, str, str]:
-    """A corpus call with a string value written verbatim in the text; a cut in its middle."""
+    """A corpus call with a string value written verbatim in the text, and a cut in the
+    middle of that value (the library's parse of the prefix says the cut is inside it)."""
     for case in CASES[family]:
         if case.tools is None or case.options:
             continue
-        for name, arguments in case.expect["tool_calls"]:
+        for _, arguments in case.expect["tool_calls"]:
             args = json.loads(arguments)
             for key, value in args.items() if isinstance(args, dict) else ():
-                if isinstance(value, str) and len(value) >= 4 and value in case.text:
-                    return case, case.text.index(value) + len(value) // 2, key, value
+                if not (isinstance(value, str) and len(value) >= 4):
+                    continue
+                start = case.text.find(value)
+                while start >= 0:
+                    cut = start + len(value) // 2
+                    message = toolgrammar.parse(family, case.text[:cut], case.tools, "length")
+                    for call in message.tool_calls:
+                        kept = json.loads(call.function.arguments).get(key)
+                        if (
+                            isinstance(kept, str)
+                            and kept
+                            and kept != value
+                            and value.startswith(kept)
+                        ):
+                            return case, cut, key, value
+                    start = case.text.find(value, start + 1)
     raise AssertionError(f"{family}: no corpus call with a verbatim string value")
 
 
@@ -226,39 +255,53 @@ def test_length_cut_inside_an_open_string_value(family: str) -> None:
 
 
 def _sweep_case(family: str) -> Case:
-    """The family's first corpus case with a call, short enough to cut everywhere."""
-    with_calls = [
-        c
-        for c in CASES[family]
-        if c.tools is not None and not c.options and c.expect["tool_calls"] and len(c.text) <= 600
-    ]
-    return min(with_calls[:5], key=lambda c: -len(c.text))
+    """The family's shortest complete corpus call: a case ending normally whose call holds
+    a string value written verbatim in the text."""
+
+    def verbatim_string(case: Case) -> bool:
+        for _, arguments in case.expect["tool_calls"]:
+            args = json.loads(arguments)
+            for value in args.values() if isinstance(args, dict) else ():
+                if isinstance(value, str) and len(value) >= 3 and value in case.text:
+                    return True
+        return False
+
+    return min(
+        (
+            c
+            for c in CASES[family]
+            if c.tools is not None and not c.options and c.finish == "stop" and verbatim_string(c)
+        ),
+        key=lambda c: len(c.text),
+    )
 
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_end_of_stream_at_every_character_of_a_call(family: str) -> None:
-    """The stream ends (length, stop) after every character of a call; the final step is
-    vLLM's only flush. Count cuts whose accumulated arguments do not json.loads to an
-    object, and cuts that differ from the library's parse of the same prefix: both 0."""
+    """The stream ends (length) after every character of a call, in 5-character deltas;
+    the final step is vLLM's only flush. Count cuts whose accumulated arguments do not
+    json.loads to an object, and cuts that differ from the library's parse of the same
+    prefix: both 0."""
     case = _sweep_case(family)
-    bad_json: list[tuple[int, str, Any]] = []
-    mismatched: list[tuple[int, str]] = []
-    cuts = 0
+    bad_json: list[tuple[int, str]] = []
+    mismatched: list[int] = []
+    cuts = with_calls = 0
     for end in range(1, len(case.text) + 1):
         text = case.text[:end]
-        for finish in ("length", "stop"):
-            deltas = [text[i : i + 5] for i in range(0, len(text), 5)]
-            got = h.stream(family, deltas, case.tools, finish)
-            cuts += 1
-            for _, arguments in got.calls:
-                try:
-                    ok = isinstance(json.loads(arguments), dict)
-                except ValueError:
-                    ok = False
-                if not ok:
-                    bad_json.append((end, finish, arguments))
-            if not same(got, expected(case, text, finish)):
-                mismatched.append((end, finish))
-    assert cuts == 2 * len(case.text) and cuts > 0
+        got = h.stream(
+            family, [text[i : i + 5] for i in range(0, len(text), 5)], case.tools, "length"
+        )
+        cuts += 1
+        with_calls += bool(got.calls)
+        for _, arguments in got.calls:
+            try:
+                ok = isinstance(json.loads(arguments), dict)
+            except ValueError:
+                ok = False
+            if not ok:
+                bad_json.append((end, arguments))
+        if not same(got, expected(case, text, "length")):
+            mismatched.append(end)
+    assert cuts == len(case.text) and with_calls > 0
     assert bad_json == []
     assert mismatched == []
