@@ -28,6 +28,7 @@ from vllm.parser.parser_manager import ParserManager
 from vllm.tool_parsers import ToolParserManager
 
 from toolgrammar.adapters.markup import markers
+from toolgrammar.runtime.params import with_params
 from toolgrammar.runtime.registry import get_spec
 
 HERE = Path(__file__).parent
@@ -40,7 +41,10 @@ def char_tokenizer(family: str) -> PreTrainedTokenizerFast:
     tok.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")
     tok.decoder = decoders.Fuse()
     tok.add_special_tokens(
-        [AddedToken(m, special=True, normalized=False) for m in sorted(markers(get_spec(family)))]
+        [
+            AddedToken(m, special=True, normalized=False)
+            for m in sorted(markers(with_params(get_spec(family))))
+        ]
     )
     return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]")
 

@@ -41,9 +41,11 @@ non-streaming result has content and calls, nothing else. So:
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any, ClassVar
 
 from vllm.entrypoints.generate.base.protocol import (
@@ -60,18 +62,24 @@ from vllm.tool_parsers import ToolParser, ToolParserManager
 import toolgrammar
 from toolgrammar.adapters.markup import special_markers
 from toolgrammar.runtime.deltas import Delta
+from toolgrammar.runtime.params import with_params
 from toolgrammar.runtime.registry import get_spec
 
 __all__ = [
+    "PARAMS_ENV",
     "PREFIX",
     "ToolgrammarReasoningParser",
     "ToolgrammarToolParser",
+    "params",
     "reasoning_parser_class",
     "register",
     "tool_parser_class",
 ]
 
 PREFIX = "tg-"
+# Grammar params per registered name, e.g. '{"hy_v4": {"suffix": ":6124c78e"}}': a marker
+# spelling that varies per checkpoint cannot come from the command line of a tool parser.
+PARAMS_ENV = "TOOLGRAMMAR_VLLM_PARAMS"
 # vLLM wraps the parsers registered under these names in model-specific unified parsers
 # that expect vLLM's own classes, so toolgrammar never takes these names over.
 _WRAPPED_BY_VLLM = frozenset({"kimi_k3", "cohere_command3", "cohere_command4", "minicpmv"})
@@ -103,6 +111,26 @@ def _request_tools(request: Any) -> list[dict[str, Any]] | None:
         if isinstance(tool, dict):
             out.append(tool)
     return out
+
+
+@lru_cache(maxsize=8)
+def _all_params(raw: str) -> dict[str, dict[str, str]]:
+    try:
+        table = json.loads(raw) if raw.strip() else {}
+    except ValueError as exc:
+        raise ValueError(f"{PARAMS_ENV} is not JSON: {exc}") from None
+    if not isinstance(table, dict) or not all(
+        isinstance(v, dict) and all(isinstance(x, str) for x in v.values()) for v in table.values()
+    ):
+        raise ValueError(
+            f'{PARAMS_ENV} must map names to string params: {{"hy_v4": {{"suffix": ":x"}}}}'
+        )
+    return table
+
+
+def params(family: str) -> dict[str, str] | None:
+    """The grammar params the environment gives for `family` (None: the grammar's defaults)."""
+    return _all_params(os.environ.get(PARAMS_ENV, "")).get(family)
 
 
 class _Collected:
@@ -172,7 +200,8 @@ class ToolgrammarToolParser(ToolParser):
         if not self.family:
             raise TypeError("use tool_parser_class(family) for a parser of one family")
         super().__init__(tokenizer, tools)
-        self._spec = get_spec(self.family)
+        self._params = params(self.family)
+        self._spec = with_params(get_spec(self.family), self._params)
         self._stream: toolgrammar.StreamParser | None = None
         announced = getattr(_announced, "family", None)
         _announced.family = None
@@ -185,7 +214,7 @@ class ToolgrammarToolParser(ToolParser):
         return self.skip_reasoning_parsing or not self._reports_reasoning
 
     def _parser(self, request: Any) -> toolgrammar.StreamParser:
-        return toolgrammar.StreamParser(self.family, _request_tools(request))
+        return toolgrammar.StreamParser(self.family, _request_tools(request), params=self._params)
 
     def adjust_request(self, request: Any) -> Any:
         """vLLM's request adjustment, then keep the family's special-token markers in the
@@ -277,7 +306,9 @@ class ToolgrammarReasoningParser(ReasoningParser):
         return list(input_ids)
 
     def extract_reasoning(self, model_output: str, request: Any) -> tuple[str | None, str | None]:
-        message = toolgrammar.parse(self.family, model_output, _request_tools(request))
+        message = toolgrammar.parse(
+            self.family, model_output, _request_tools(request), params=params(self.family)
+        )
         return message.reasoning, model_output
 
     def extract_reasoning_streaming(

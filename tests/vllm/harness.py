@@ -27,6 +27,7 @@ from vllm.parser.parser_manager import ParserManager
 
 import toolgrammar.adapters.vllm as plugin
 from toolgrammar.adapters.markup import markers
+from toolgrammar.runtime.params import with_params
 from toolgrammar.runtime.registry import get_spec
 
 _ASCII = [chr(c) for c in range(32, 127)] + ["\n", "\t", "\r"]
@@ -45,7 +46,7 @@ def tokenizer(family: str, with_specials: bool = True) -> PreTrainedTokenizerFas
         tok.add_special_tokens(
             [
                 AddedToken(m, special=True, normalized=False)
-                for m in sorted(markers(get_spec(family)))
+                for m in sorted(markers(with_params(get_spec(family))))
             ]
         )
     return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]")

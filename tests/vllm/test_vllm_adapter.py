@@ -6,9 +6,11 @@ Run inside the environment `scripts/vllm_env.sh` builds (`scripts/test.sh` does)
 from __future__ import annotations
 
 import json
+import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 
@@ -32,12 +34,28 @@ def expected(case: Case, text: str | None = None, finish: str | None = None) -> 
     grammar's defaults). A request without tools never carries calls in vLLM."""
     text = case.text if text is None else text
     finish = case.finish if finish is None else finish
-    message = toolgrammar.parse(case.family, text, case.tools, finish)
+    message = toolgrammar.parse(
+        case.family, text, case.tools, finish, params=case.options.get("params")
+    )
     calls = [(c.function.name, c.function.arguments) for c in message.tool_calls]
     if case.tools is None:
         calls = []
     reason = "tool_calls" if finish == "stop" and calls else finish
     return h.Result(message.content, message.reasoning, calls, reason)
+
+
+@contextmanager
+def case_params(case: Case) -> Iterator[None]:
+    """A case's grammar params, given to the plugin the way a server is given them."""
+    given = case.options.get("params")
+    if given is None:
+        yield
+        return
+    os.environ[plugin.PARAMS_ENV] = json.dumps({case.family: given})
+    try:
+        yield
+    finally:
+        del os.environ[plugin.PARAMS_ENV]
 
 
 def same(got: h.Result, want: h.Result) -> bool:
@@ -109,6 +127,22 @@ def test_override_takes_vllms_own_names_and_leaves_wrapped_ones() -> None:
         ToolParserManager.tool_parsers.update(saved)
 
 
+def test_bad_params_are_clear_errors_at_parser_construction() -> None:
+    tok = h.tokenizer("hy_v4")
+    for raw, message in (
+        ("{not json", "TOOLGRAMMAR_VLLM_PARAMS is not JSON"),
+        ('{"hy_v4": {"suffix": 3}}', "must map names to string params"),
+        ('{"hy_v4": {"nope": "x"}}', "family 'hy_v4' has no param 'nope'"),
+    ):
+        os.environ[plugin.PARAMS_ENV] = raw
+        try:
+            with pytest.raises(Exception, match=message):
+                # vLLM builds the parser at server start to validate it: the error shows there
+                h.parser_class("hy_v4", True, tok)
+        finally:
+            del os.environ[plugin.PARAMS_ENV]
+
+
 def test_unknown_family_is_a_clear_error() -> None:
     with pytest.raises(toolgrammar.UnknownFamily, match="unknown family 'nope'"):
         plugin.tool_parser_class("nope")
@@ -151,7 +185,8 @@ def test_corpus_streams_through_vllms_chat_stream_processor(family: str) -> None
                 case.expect["tool_calls"] if case.tools is not None else [],
             ], case.name
         for split, deltas in chunkings(family, case.text).items():
-            got = h.stream(family, deltas, case.tools, case.finish)
+            with case_params(case):
+                got = h.stream(family, deltas, case.tools, case.finish)
             if not same(got, want) or len(set(got.ids)) != len(got.calls) or not all(got.ids):
                 failures.append((case.name, split, got, want))
     assert failures == []
@@ -162,7 +197,8 @@ def test_corpus_non_streaming_through_vllms_parser(family: str) -> None:
     failures = []
     for case in CASES[family]:
         want = expected(case)
-        got = h.whole(family, case.text, case.tools, case.finish)
+        with case_params(case):
+            got = h.whole(family, case.text, case.tools, case.finish)
         if not same(got, want) or not all(got.ids):
             failures.append((case.name, got, want))
     assert failures == []
@@ -183,6 +219,8 @@ def test_tool_parser_alone_keeps_reasoning_as_content_in_both_paths(family: str)
     content, in output order, the same streamed or not; the calls are the library's."""
     failures = []
     for case in CASES[family]:
+        if case.options.get("params"):
+            continue  # params are covered by the two tests above
         want = expected(case)
         whole = h.whole(family, case.text, case.tools, case.finish, paired=False)
         if whole.reasoning is not None or (whole.calls, whole.finish_reason) != (
