@@ -105,6 +105,8 @@ class Result:
     finish_reason: str
     ids: list[str] = field(default_factory=list)
     chunks: int = 0
+    # each call's accumulated arguments before the last step (the one with the finish reason)
+    before_finish: list[str] = field(default_factory=list)
 
 
 PROMPT = [1, 2, 3]
@@ -131,7 +133,10 @@ def stream(
     finish_reason = None
     chunks = 0
     steps = [(d, None) for d in deltas if d] + [("", finish)]
+    before_finish: list[str] = []
     for text, reason in steps:
+        if reason is not None:
+            before_finish = ["".join(c["args"]) for _, c in sorted(calls.items())]
         step = processor.step(text, token_ids(tok, text), reason, PROMPT)
         finish_reason = step.finish_reason
         delta = step.delta
@@ -161,6 +166,7 @@ def stream(
         finish_reason,
         [c["id"] for _, c in sorted(calls.items())],
         chunks,
+        before_finish,
     )
 
 
