@@ -69,7 +69,9 @@ def token_deltas(tok: PreTrainedTokenizerFast, text: str) -> list[str]:
     return out
 
 
-def request(tools: list[dict[str, Any]] | None, stream: bool) -> ChatCompletionRequest:
+def request(
+    tools: list[dict[str, Any]] | None, stream: bool, **extra: Any
+) -> ChatCompletionRequest:
     kwargs: dict[str, Any] = {
         "model": "toolgrammar-test",
         "messages": [{"role": "user", "content": "hi"}],
@@ -78,7 +80,7 @@ def request(tools: list[dict[str, Any]] | None, stream: bool) -> ChatCompletionR
     if tools is not None:
         kwargs["tools"] = tools
         kwargs["tool_choice"] = "auto"
-    return ChatCompletionRequest(**kwargs)
+    return ChatCompletionRequest(**{**kwargs, **extra})
 
 
 def parser_class(family: str, paired: bool, tok: Any) -> type:
@@ -119,11 +121,12 @@ def stream(
     finish: str,
     *,
     paired: bool = True,
+    **extra: Any,
 ) -> Result:
     """One streamed chat choice: a step per delta, then the last step with the finish reason
     (its text empty, as when the engine's last output brought no new text)."""
     tok = tokenizer(family)
-    req = request(tools, stream=True)
+    req = request(tools, stream=True, **extra)
     cls = parser_class(family, paired, tok)
     parser = cls(tok, req.tools, chat_template_kwargs={}, model_config=None)
     req = parser.adjust_request(req)
@@ -177,11 +180,12 @@ def whole(
     finish: str,
     *,
     paired: bool = True,
+    **extra: Any,
 ) -> Result:
     """One non-streaming chat choice: `Parser.parse`, then the message fields and finish
     reason as the serving layer assembles them."""
     tok = tokenizer(family)
-    req = request(tools, stream=False)
+    req = request(tools, stream=False, **extra)
     cls = parser_class(family, paired, tok)
     parser = cls(tok, req.tools, chat_template_kwargs={}, model_config=None)
     req = parser.adjust_request(req)

@@ -242,6 +242,31 @@ def test_tool_parser_alone_keeps_reasoning_as_content_in_both_paths(family: str)
     assert failures == []
 
 
+def test_request_options_are_vllms_to_apply() -> None:
+    """include_reasoning=false hides reasoning, tool_choice=none drops the calls (their markup
+    is still not content), parallel_tool_calls=false keeps the first call: in both paths."""
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    case = Case(
+        "qwen3_coder",
+        "README example",
+        (examples / "qwen3_coder.txt").read_text(encoding="utf-8"),
+        {},
+        tools=json.loads((examples / "tools.json").read_text(encoding="utf-8")),
+    )
+    want = expected(case)
+    assert want.reasoning and want.content and len(want.calls) == 2
+    deltas = chunkings("qwen3_coder", case.text)["16-char"]
+    for run in (h.stream, h.whole):
+        text, tools, finish = (deltas if run is h.stream else case.text), case.tools, case.finish
+        got = run("qwen3_coder", text, tools, finish, include_reasoning=False)
+        assert (got.reasoning, got.content, got.calls) == (None, want.content, want.calls)
+        got = run("qwen3_coder", text, tools, finish, tool_choice="none")
+        assert (got.reasoning, got.content, got.calls) == (want.reasoning, want.content, [])
+        assert got.finish_reason == "stop"
+        got = run("qwen3_coder", text, tools, finish, parallel_tool_calls=False)
+        assert got.calls == want.calls[:1] and got.finish_reason == "tool_calls"
+
+
 # ---------------------------------------------------------------- cuts
 
 
