@@ -230,19 +230,18 @@ class ToolgrammarToolParser(ToolParser):
     def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
         """The whole output: the same parser as streaming, fed once and finished."""
         parser = self._parser(request)
+        deltas = parser.feed(model_output) + parser.finish("stop")
         collected = _Collected()
-        collected.add(parser.feed(model_output), self._reasoning_as_content)
-        collected.add(parser.finish("stop"), self._reasoning_as_content)
+        collected.add(deltas, self._reasoning_as_content)
         calls = [
             ToolCall(
                 id=call.id,
                 type="function",
                 function=FunctionCall(
-                    id=call.id, name=call.function.name or "", arguments=call.function.arguments
+                    id=call.id, name=call.function.name, arguments=call.function.arguments
                 ),
             )
-            for call in collected.calls
-            if call.id is not None and call.function is not None
+            for call in toolgrammar.assemble(deltas).tool_calls
         ]
         return ExtractedToolCallInformation(
             tools_called=bool(calls),
