@@ -377,3 +377,26 @@ def test_end_of_stream_at_every_character_of_a_call(family: str) -> None:
     assert cuts == len(case.text) and with_calls > 0
     assert bad_json == []
     assert mismatched == []
+
+
+def test_readme_example_runs(capsys: pytest.CaptureFixture[str], monkeypatch: Any) -> None:
+    """examples/vllm_plugin.py, as README runs it: whole, then cut inside a string value."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "vllm_plugin.py"
+    spec = importlib.util.spec_from_file_location("vllm_plugin_example", path)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    monkeypatch.setattr(sys, "argv", ["vllm_plugin.py"])
+    example.main()
+    out = capsys.readouterr().out
+    assert "finish_reason: tool_calls" in out
+    assert "call 1 arguments, accumulated: {'path': 'notes.txt', 'content': 'Forecast:" in out
+    monkeypatch.setattr(sys, "argv", ["vllm_plugin.py", "--cut", "360"])
+    example.main()
+    out = capsys.readouterr().out
+    assert "finish_reason: length" in out
+    assert (
+        "call 1 arguments, accumulated: {'path': 'notes.txt', 'content': 'Forecast: \"su'}" in out
+    )
