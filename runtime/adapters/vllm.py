@@ -1,0 +1,377 @@
+"""vLLM tool-parser plugin: every toolgrammar family as a vLLM tool parser, vLLM unchanged.
+
+    vllm serve MODEL --enable-auto-tool-choice \\
+        --tool-parser-plugin toolgrammar.adapters.vllm --tool-call-parser tg-qwen3_coder
+
+Importing this module registers, for every name of `toolgrammar.families()`, a `ToolParser`
+subclass as `tg-NAME` in vLLM's tool-parser manager, and a companion reasoning parser under
+the same name in its reasoning-parser manager (`--reasoning-parser tg-NAME`, see below).
+With `TOOLGRAMMAR_VLLM_OVERRIDE=1` in the environment the tool parsers are also registered
+under vLLM's own names (`--tool-call-parser qwen3_coder`), replacing vLLM's parsers: the
+manager looks up eagerly registered classes before its lazily imported built-ins.
+
+How vLLM drives a tool parser (read from vLLM 0.33.0's serving layer, facts only):
+- one parser instance per request and choice; `adjust_request` runs before sampling
+  parameters are made, so it is where `skip_special_tokens` is turned off;
+- streaming: `extract_tool_calls_streaming` once per engine output with that output's
+  text (any number of tokens); the chat stream processor's last step carries the finish
+  reason, and only then does the unified parser flush: it calls `finish_streaming()` on
+  every parser that sets `engine_based_streaming`. That is where a cut call's arguments
+  are closed, so the client's accumulated arguments always `json.loads`;
+- non-streaming: `extract_tool_calls` on the whole text;
+- the serving layer itself maps the engine's finish reason: `stop` with tool calls
+  streamed becomes `tool_calls`, `length` stays `length` (the same rule as
+  `StreamParser.finish`);
+- the unified parser sets `skip_reasoning_parsing = True` on a tool parser that has the
+  attribute when no reasoning parser is configured.
+
+Reasoning. The tool-parser interface can return reasoning only while streaming; a
+non-streaming result has content and calls, nothing else. So:
+- `--tool-call-parser tg-F` alone: the family's reasoning text is returned as content, in
+  both paths (vLLM's own rule when no reasoning parser is configured), in output order;
+- `--tool-call-parser tg-F --reasoning-parser tg-F` (and `--reasoning-parser-plugin
+  toolgrammar.adapters.vllm`, which the engine process needs to find the name): reasoning
+  is returned as reasoning in both paths. The companion reasoning parser leaves the whole
+  output to the tool parser (one toolgrammar parser reads reasoning, content and calls
+  together, so a call opened inside reasoning is not lost), and in the non-streaming path
+  reports the reasoning that the same parse finds;
+- with one of vLLM's reasoning parsers: it takes the reasoning first; reasoning markup
+  the tool parser still finds after that is returned as content.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any, ClassVar
+
+from vllm.entrypoints.generate.base.protocol import (
+    DeltaFunctionCall,
+    DeltaMessage,
+    DeltaToolCall,
+    ExtractedToolCallInformation,
+    FunctionCall,
+    ToolCall,
+)
+from vllm.reasoning import ReasoningParser, ReasoningParserManager
+from vllm.tool_parsers import ToolParser, ToolParserManager
+
+import toolgrammar
+from toolgrammar.adapters.markup import special_markers
+from toolgrammar.runtime.deltas import Delta
+from toolgrammar.runtime.params import with_params
+from toolgrammar.runtime.registry import get_spec
+
+__all__ = [
+    "PARAMS_ENV",
+    "PREFIX",
+    "ToolgrammarReasoningParser",
+    "ToolgrammarToolParser",
+    "params",
+    "reasoning_parser_class",
+    "register",
+    "tool_parser_class",
+]
+
+PREFIX = "tg-"
+# Grammar params per registered name, e.g. '{"hy_v4": {"suffix": ":6124c78e"}}': a marker
+# spelling that varies per checkpoint cannot come from the command line of a tool parser.
+PARAMS_ENV = "TOOLGRAMMAR_VLLM_PARAMS"
+# vLLM wraps the parsers registered under these names in model-specific unified parsers
+# that expect vLLM's own classes, so toolgrammar never takes these names over.
+_WRAPPED_BY_VLLM = frozenset({"kimi_k3", "cohere_command3", "cohere_command4", "minicpmv"})
+
+# A unified vLLM parser builds its reasoning parser, then its tool parser, in one call on
+# one thread: a companion reasoning parser announces its family here and the tool parser
+# built next takes the announcement, so it knows reasoning is its to report.
+_announced = threading.local()
+
+
+def _special_tokens(tokenizer: Any) -> list[str]:
+    """The tokenizer's special tokens: the named ones and every added token marked special."""
+    tokens: set[str] = set(getattr(tokenizer, "all_special_tokens", None) or ())
+    decoder = getattr(tokenizer, "added_tokens_decoder", None)
+    if isinstance(decoder, dict):
+        tokens.update(str(t) for t in decoder.values() if getattr(t, "special", False))
+    return sorted(tokens)
+
+
+def _request_tools(request: Any) -> list[dict[str, Any]] | None:
+    """The request's tools as plain OpenAI dicts (chat's wrapped shape or Responses' flat one)."""
+    tools = getattr(request, "tools", None)
+    if tools is None:
+        return None
+    out: list[dict[str, Any]] = []
+    for tool in tools:
+        if hasattr(tool, "model_dump"):
+            tool = tool.model_dump(exclude_none=True)
+        if isinstance(tool, dict):
+            out.append(tool)
+    return out
+
+
+@lru_cache(maxsize=8)
+def _all_params(raw: str) -> dict[str, dict[str, str]]:
+    try:
+        table = json.loads(raw) if raw.strip() else {}
+    except ValueError as exc:
+        raise ValueError(f"{PARAMS_ENV} is not JSON: {exc}") from None
+    if not isinstance(table, dict) or not all(
+        isinstance(v, dict) and all(isinstance(x, str) for x in v.values()) for v in table.values()
+    ):
+        raise ValueError(
+            f'{PARAMS_ENV} must map names to string params: {{"hy_v4": {{"suffix": ":x"}}}}'
+        )
+    return table
+
+
+def params(family: str) -> dict[str, str] | None:
+    """The grammar params the environment gives for `family` (None: the grammar's defaults)."""
+    return _all_params(os.environ.get(PARAMS_ENV, "")).get(family)
+
+
+class _Collected:
+    """Deltas of toolgrammar folded into one vLLM message (one chunk or one whole output)."""
+
+    __slots__ = ("content", "reasoning", "calls")
+
+    def __init__(self) -> None:
+        self.content: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls: list[DeltaToolCall] = []
+
+    def add(self, deltas: list[Delta], reasoning_as_content: bool) -> None:
+        for delta in deltas:
+            if delta.reasoning:
+                (self.content if reasoning_as_content else self.reasoning).append(delta.reasoning)
+            if delta.content:
+                self.content.append(delta.content)
+            for part in delta.tool_calls:
+                last = self.calls[-1] if self.calls else None
+                if (
+                    last is not None
+                    and last.index == part.index
+                    and part.id is None
+                    and part.function.name is None
+                    and last.function is not None
+                ):
+                    last.function.arguments = (last.function.arguments or "") + (
+                        part.function.arguments
+                    )
+                    continue
+                self.calls.append(
+                    DeltaToolCall(
+                        index=part.index,
+                        id=part.id,
+                        type="function" if part.id is not None else None,
+                        function=DeltaFunctionCall(
+                            name=part.function.name, arguments=part.function.arguments
+                        ),
+                    )
+                )
+
+    def message(self) -> DeltaMessage | None:
+        if not (self.content or self.reasoning or self.calls):
+            return None
+        return DeltaMessage(
+            content="".join(self.content) or None,
+            reasoning="".join(self.reasoning) or None,
+            tool_calls=self.calls,
+        )
+
+
+class ToolgrammarToolParser(ToolParser):
+    """A vLLM tool parser run by toolgrammar's StreamParser for `family`; one per request.
+
+    Subclassed once per registered name by `tool_parser_class`.
+    """
+
+    family: ClassVar[str] = ""
+    # vLLM calls finish_streaming() at the end of the stream only on parsers that set this,
+    # and then feeds it the new text alone, not the text so far.
+    engine_based_streaming: bool = True
+    # vLLM sets it to True on the instance when no reasoning parser is configured.
+    skip_reasoning_parsing: bool = False
+
+    def __init__(self, tokenizer: Any, tools: list[Any] | None = None, **_: Any) -> None:
+        if not self.family:
+            raise TypeError("use tool_parser_class(family) for a parser of one family")
+        super().__init__(tokenizer, tools)
+        self._params = params(self.family)
+        self._spec = with_params(get_spec(self.family), self._params)
+        self._stream: toolgrammar.StreamParser | None = None
+        announced = getattr(_announced, "family", None)
+        _announced.family = None
+        # reasoning is reported as reasoning only next to the companion reasoning parser
+        self._reports_reasoning = announced == self.family
+        self._specials = special_markers(self._spec, _special_tokens(tokenizer))
+
+    @property
+    def _reasoning_as_content(self) -> bool:
+        return self.skip_reasoning_parsing or not self._reports_reasoning
+
+    def _parser(self, request: Any) -> toolgrammar.StreamParser:
+        return toolgrammar.StreamParser(self.family, _request_tools(request), params=self._params)
+
+    def adjust_request(self, request: Any) -> Any:
+        """vLLM's request adjustment, then keep the family's special-token markers in the
+        text: with `skip_special_tokens` they are deleted before any parser sees them."""
+        request = super().adjust_request(request)
+        if self._specials:
+            if hasattr(request, "skip_special_tokens"):
+                request.skip_special_tokens = False
+            if hasattr(request, "spaces_between_special_tokens"):
+                request.spaces_between_special_tokens = False
+        return request
+
+    def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
+        """The whole output: the same parser as streaming, fed once and finished."""
+        parser = self._parser(request)
+        deltas = parser.feed(model_output) + parser.finish("stop")
+        collected = _Collected()
+        collected.add(deltas, self._reasoning_as_content)
+        calls = [
+            ToolCall(
+                id=call.id,
+                type="function",
+                function=FunctionCall(
+                    id=call.id, name=call.function.name, arguments=call.function.arguments
+                ),
+            )
+            for call in toolgrammar.assemble(deltas).tool_calls
+        ]
+        return ExtractedToolCallInformation(
+            tools_called=bool(calls),
+            tool_calls=calls,
+            content="".join(collected.content) or None,
+        )
+
+    def extract_tool_calls_streaming(
+        self,
+        previous_text: str,
+        current_text: str,
+        delta_text: str,
+        previous_token_ids: Sequence[int],
+        current_token_ids: Sequence[int],
+        delta_token_ids: Sequence[int],
+        request: Any,
+    ) -> DeltaMessage | None:
+        """One engine output, whatever it holds (part of a token, several calls)."""
+        if self._stream is None:
+            self._stream = self._parser(request)
+        collected = _Collected()
+        collected.add(self._stream.feed(delta_text), self._reasoning_as_content)
+        return collected.message()
+
+    def finish_streaming(self) -> DeltaMessage | None:
+        """End of stream (any finish reason): close what was streamed, release held text."""
+        if self._stream is None:
+            return None
+        collected = _Collected()
+        collected.add(self._stream.finish("stop"), self._reasoning_as_content)
+        return collected.message()
+
+
+class ToolgrammarReasoningParser(ReasoningParser):
+    """Companion of `ToolgrammarToolParser` for `--reasoning-parser tg-NAME`.
+
+    It leaves every token to the tool parser (reasoning never "ends" before output starts,
+    from vLLM's point of view it has already ended), and for the non-streaming path reports
+    the reasoning toolgrammar reads in the whole output, which it passes on unchanged.
+    """
+
+    family: ClassVar[str] = ""
+    engine_based_streaming: bool = True
+
+    def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:
+        if not self.family:
+            raise TypeError("use reasoning_parser_class(family) for a parser of one family")
+        super().__init__(tokenizer, *args, **kwargs)
+        _announced.family = self.family
+
+    def is_reasoning_end(self, input_ids: Sequence[int]) -> bool:
+        return True
+
+    def is_reasoning_end_streaming(self, input_ids: Sequence[int], delta_ids: Any) -> bool:
+        return True
+
+    def has_engine_confirmed_reasoning_end(self) -> bool:
+        return True
+
+    def extract_content_ids(self, input_ids: list[int]) -> list[int]:
+        return list(input_ids)
+
+    def extract_reasoning(self, model_output: str, request: Any) -> tuple[str | None, str | None]:
+        message = toolgrammar.parse(
+            self.family, model_output, _request_tools(request), params=params(self.family)
+        )
+        return message.reasoning, model_output
+
+    def extract_reasoning_streaming(
+        self,
+        previous_text: str,
+        current_text: str,
+        delta_text: str,
+        previous_token_ids: Sequence[int],
+        current_token_ids: Sequence[int],
+        delta_token_ids: Sequence[int],
+    ) -> DeltaMessage | None:
+        # Only reached if vLLM asks before the prompt is known: hand the text on untouched.
+        return DeltaMessage(content=delta_text) if delta_text else None
+
+    def finish_streaming(self) -> DeltaMessage | None:
+        return None
+
+
+def _class_name(family: str, kind: str) -> str:
+    return "Tg_" + "".join(c if c.isalnum() else "_" for c in family) + kind
+
+
+_tool_classes: dict[str, type[ToolgrammarToolParser]] = {}
+_reasoning_classes: dict[str, type[ToolgrammarReasoningParser]] = {}
+
+
+def tool_parser_class(family: str) -> type[ToolgrammarToolParser]:
+    """The tool-parser class of one registered family name (UnknownFamily if none)."""
+    get_spec(family)
+    if family not in _tool_classes:
+        name = _class_name(family, "ToolParser")
+        cls = type(name, (ToolgrammarToolParser,), {"family": family, "__module__": __name__})
+        globals()[name] = cls  # importable by name, so vLLM can pickle it
+        _tool_classes[family] = cls
+    return _tool_classes[family]
+
+
+def reasoning_parser_class(family: str) -> type[ToolgrammarReasoningParser]:
+    """The companion reasoning-parser class of one registered family name."""
+    get_spec(family)
+    if family not in _reasoning_classes:
+        name = _class_name(family, "ReasoningParser")
+        cls = type(name, (ToolgrammarReasoningParser,), {"family": family, "__module__": __name__})
+        globals()[name] = cls
+        _reasoning_classes[family] = cls
+    return _reasoning_classes[family]
+
+
+def register(override: bool = False) -> list[str]:
+    """Register every family as `tg-NAME` (tool and reasoning parser); with `override`, the
+    tool parsers also under vLLM's own names for the same families. Returns the tool-parser
+    names registered."""
+    vllm_names = set(ToolParserManager.list_registered())
+    names: list[str] = []
+    for family in toolgrammar.families():
+        ToolParserManager.register_module(PREFIX + family, module=tool_parser_class(family))
+        ReasoningParserManager.register_module(
+            PREFIX + family, module=reasoning_parser_class(family)
+        )
+        names.append(PREFIX + family)
+        if override and family in vllm_names and family not in _WRAPPED_BY_VLLM:
+            ToolParserManager.register_module(family, module=tool_parser_class(family))
+            names.append(family)
+    return names
+
+
+REGISTERED = register(override=os.environ.get("TOOLGRAMMAR_VLLM_OVERRIDE", "") not in ("", "0"))

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Every test, as CI runs them (.ci/run is this script): the plain suite, then the vLLM
+# adapter's tests in vLLM's environment (built under .cache/vllm/ by scripts/vllm_env.sh,
+# reused while it is current). Any failure, a missing environment or a run of no test fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+pip install -e '.[test]'
+toolgrammar build --check
+python -m pytest -q
+VLLM_PYTHON="$(bash scripts/vllm_env.sh)"
+TOOLGRAMMAR_VLLM_TESTS=1 "$VLLM_PYTHON" -m pytest -q -p no:warnings tests/vllm

@@ -1,0 +1,37 @@
+"""The library never needs a serving stack: only an adapter module imports one."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+CHECK = """
+import sys
+import toolgrammar, toolgrammar.adapters, toolgrammar.adapters.markup
+toolgrammar.families()
+toolgrammar.parse("qwen3_coder", "<tool_call><function=f></function></tool_call>", [])
+stacks = sorted(m for m in sys.modules if m.split(".")[0] in ("vllm", "sglang", "torch"))
+assert not stacks, stacks
+"""
+
+
+def test_importing_toolgrammar_imports_no_serving_stack() -> None:
+    done = subprocess.run([sys.executable, "-c", CHECK], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_family_markers_are_read_from_the_grammar() -> None:
+    from toolgrammar.adapters.markup import markers, special_markers
+    from toolgrammar.runtime.registry import get_spec
+
+    qwen = markers(get_spec("qwen3_coder"))
+    assert {"<tool_call>", "</tool_call>", "<function=", "</function>", "<parameter="} <= qwen
+    assert {"<think>", "</think>", "</parameter>"} <= qwen
+    assert "qwen3_coder" not in qwen  # names are not markup
+    assert special_markers(get_spec("qwen3_coder"), ["<tool_call>", "<|im_end|>", ""]) == {
+        "<tool_call>"
+    }
+    # a special token inside a longer marker counts (Harmony's channel headers)
+    openai = markers(get_spec("openai"))
+    assert any("<|channel|>" in m for m in openai)
+    assert special_markers(get_spec("openai"), ["<|channel|>"]) == {"<|channel|>"}

@@ -1,0 +1,402 @@
+"""The vLLM plugin against vLLM 0.33.0's own classes, for every family, on its corpus.
+
+Run inside the environment `scripts/vllm_env.sh` builds (`scripts/test.sh` does).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import harness as h  # noqa: E402
+from corpus_format import CORPUS, Case, load  # noqa: E402
+from vllm.reasoning import ReasoningParser, ReasoningParserManager  # noqa: E402
+from vllm.tool_parsers import ToolParser, ToolParserManager  # noqa: E402
+
+import toolgrammar  # noqa: E402
+import toolgrammar.adapters.vllm as plugin  # noqa: E402
+from toolgrammar.runtime.registry import get_spec  # noqa: E402
+
+FAMILIES = sorted(path.stem for path in CORPUS.glob("*.txt"))
+CASES = {family: load(CORPUS / f"{family}.txt") for family in FAMILIES}
+
+
+def expected(case: Case, text: str | None = None, finish: str | None = None) -> h.Result:
+    """What the plugin must give in vLLM: the library's parse with the plugin's options (the
+    grammar's defaults). A request without tools never carries calls in vLLM."""
+    text = case.text if text is None else text
+    finish = case.finish if finish is None else finish
+    message = toolgrammar.parse(
+        case.family, text, case.tools, finish, params=case.options.get("params")
+    )
+    calls = [(c.function.name, c.function.arguments) for c in message.tool_calls]
+    if case.tools is None:
+        calls = []
+    reason = "tool_calls" if finish == "stop" and calls else finish
+    return h.Result(message.content, message.reasoning, calls, reason)
+
+
+@contextmanager
+def case_params(case: Case) -> Iterator[None]:
+    """A case's grammar params, given to the plugin the way a server is given them."""
+    given = case.options.get("params")
+    if given is None:
+        yield
+        return
+    os.environ[plugin.PARAMS_ENV] = json.dumps({case.family: given})
+    try:
+        yield
+    finally:
+        del os.environ[plugin.PARAMS_ENV]
+
+
+def same(got: h.Result, want: h.Result) -> bool:
+    return (got.content, got.reasoning, got.calls, got.finish_reason) == (
+        want.content,
+        want.reasoning,
+        want.calls,
+        want.finish_reason,
+    )
+
+
+def chunkings(family: str, text: str) -> dict[str, list[str]]:
+    return {
+        "1-char": list(text),
+        "token": h.token_deltas(h.tokenizer(family), text),
+        "16-char": [text[i : i + 16] for i in range(0, len(text), 16)],
+        "whole": [text],
+    }
+
+
+# ---------------------------------------------------------------- registration
+
+
+def test_every_family_is_registered_in_vllms_managers() -> None:
+    ToolParserManager.import_tool_parser("toolgrammar.adapters.vllm")  # as --tool-parser-plugin
+    names = toolgrammar.families()
+    assert len(names) == 62
+    registered = set(ToolParserManager.list_registered())
+    reasoning = set(ReasoningParserManager.list_registered())
+    for name in names:
+        cls = ToolParserManager.get_tool_parser(plugin.PREFIX + name)
+        assert issubclass(cls, ToolParser) and cls.family == name
+        assert plugin.PREFIX + name in registered
+        rcls = ReasoningParserManager.get_reasoning_parser(plugin.PREFIX + name)
+        assert issubclass(rcls, ReasoningParser) and rcls.family == name
+        assert plugin.PREFIX + name in reasoning
+
+
+@pytest.mark.parametrize("name", toolgrammar.families())
+def test_every_registered_name_parses_through_vllm(name: str) -> None:
+    """Aliases included: vLLM composes its parser (and validates it against the tokenizer)
+    for the name, and a corpus case of its grammar streams to the library's result."""
+    family = get_spec(name).name
+    case = next(
+        c for c in CASES[family] if c.tools is not None and not c.options and c.expect["tool_calls"]
+    )
+    want = expected(case)
+    got = h.stream(name, h.token_deltas(h.tokenizer(name), case.text), case.tools, case.finish)
+    assert same(got, want) and got.calls
+
+
+def test_override_takes_vllms_own_names_and_leaves_wrapped_ones() -> None:
+    saved = dict(ToolParserManager.tool_parsers)
+    try:
+        names = plugin.register(override=True)
+        assert "qwen3_coder" in names and "hermes" in names
+        assert ToolParserManager.get_tool_parser("qwen3_coder") is plugin.tool_parser_class(
+            "qwen3_coder"
+        )
+        for wrapped in ("kimi_k3", "cohere_command3", "cohere_command4"):
+            assert wrapped not in names
+        # a name vLLM does not have is not invented
+        assert all(
+            n.startswith(plugin.PREFIX) or n in saved or n in ToolParserManager.lazy_parsers
+            for n in names
+        )
+    finally:
+        ToolParserManager.tool_parsers.clear()
+        ToolParserManager.tool_parsers.update(saved)
+
+
+def test_bad_params_are_clear_errors_at_parser_construction() -> None:
+    tok = h.tokenizer("hy_v4")
+    for raw, message in (
+        ("{not json", "TOOLGRAMMAR_VLLM_PARAMS is not JSON"),
+        ('{"hy_v4": {"suffix": 3}}', "must map names to string params"),
+        ('{"hy_v4": {"nope": "x"}}', "family 'hy_v4' has no param 'nope'"),
+    ):
+        os.environ[plugin.PARAMS_ENV] = raw
+        try:
+            with pytest.raises(Exception, match=message):
+                # vLLM builds the parser at server start to validate it: the error shows there
+                h.parser_class("hy_v4", True, tok)
+        finally:
+            del os.environ[plugin.PARAMS_ENV]
+
+
+def test_unknown_family_is_a_clear_error() -> None:
+    with pytest.raises(toolgrammar.UnknownFamily, match="unknown family 'nope'"):
+        plugin.tool_parser_class("nope")
+
+
+# ---------------------------------------------------------------- request adjustment
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_adjust_request_keeps_special_token_markers(family: str) -> None:
+    tools = CASES[family][0].tools or []
+    for with_specials in (True, False):
+        tok = h.tokenizer(family, with_specials)
+        cls = h.parser_class(family, True, tok)
+        req = h.request(tools, stream=True)
+        parser = cls(tok, req.tools, chat_template_kwargs={}, model_config=None)
+        req = parser.adjust_request(req)
+        if with_specials:
+            assert req.skip_special_tokens is False
+            assert req.spaces_between_special_tokens is False
+            assert req.to_sampling_params(100, {}).skip_special_tokens is False
+        else:  # no marker is a special token: the request is left as the client sent it
+            assert req.skip_special_tokens is None
+            assert req.spaces_between_special_tokens is True
+
+
+# ---------------------------------------------------------------- the corpus, both paths
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_corpus_streams_through_vllms_chat_stream_processor(family: str) -> None:
+    """Every case, 1-char, token, 16-char and whole deltas, reasoning parser paired."""
+    failures = []
+    for case in CASES[family]:
+        want = expected(case)
+        if not case.options:
+            assert [want.content, want.reasoning, [list(c) for c in want.calls]] == [
+                case.expect["content"],
+                case.expect["reasoning"],
+                case.expect["tool_calls"] if case.tools is not None else [],
+            ], case.name
+        for split, deltas in chunkings(family, case.text).items():
+            with case_params(case):
+                got = h.stream(family, deltas, case.tools, case.finish)
+            if not same(got, want) or len(set(got.ids)) != len(got.calls) or not all(got.ids):
+                failures.append((case.name, split, got, want))
+    assert failures == []
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_corpus_non_streaming_through_vllms_parser(family: str) -> None:
+    failures = []
+    for case in CASES[family]:
+        want = expected(case)
+        with case_params(case):
+            got = h.whole(family, case.text, case.tools, case.finish)
+        if not same(got, want) or not all(got.ids):
+            failures.append((case.name, got, want))
+    assert failures == []
+
+
+def alone_content(case: Case, calls: list[tuple[str, str]]) -> str | None:
+    """The library's reasoning and content pieces, joined in output order; whitespace-only
+    next to calls is none (vLLM's rule for non-streamed content)."""
+    parser = toolgrammar.StreamParser(case.family, case.tools)
+    deltas = parser.feed(case.text) + parser.finish(case.finish)
+    text = "".join(p for d in deltas for p in (d.reasoning, d.content) if p)
+    return None if not text or (calls and not text.strip()) else text
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_tool_parser_alone_keeps_reasoning_as_content_in_both_paths(family: str) -> None:
+    """Without a reasoning parser vLLM has nowhere to put non-streamed reasoning: it is
+    content, in output order, the same streamed or not; the calls are the library's."""
+    failures = []
+    for case in CASES[family]:
+        if case.options.get("params"):
+            continue  # params are covered by the two tests above
+        want = expected(case)
+        whole = h.whole(family, case.text, case.tools, case.finish, paired=False)
+        if whole.reasoning is not None or (whole.calls, whole.finish_reason) != (
+            want.calls,
+            want.finish_reason,
+        ):
+            failures.append((case.name, "whole", whole, want))
+        if whole.content != alone_content(case, whole.calls):
+            failures.append((case.name, "content", whole, alone_content(case, whole.calls)))
+        for split in ("1-char", "16-char"):
+            deltas = chunkings(family, case.text)[split]
+            got = h.stream(family, deltas, case.tools, case.finish, paired=False)
+            if got.calls and (got.content or "").strip() == "":
+                # vLLM's own rule, non-streaming only: whitespace-only content next to
+                # calls is no content (here: the whitespace a prompt-opened block held)
+                got.content = None
+            if not same(got, whole):
+                failures.append((case.name, split, got, whole))
+    assert failures == []
+
+
+def test_request_options_are_vllms_to_apply() -> None:
+    """include_reasoning=false hides reasoning, tool_choice=none drops the calls (their markup
+    is still not content), parallel_tool_calls=false keeps the first call: in both paths."""
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    case = Case(
+        "qwen3_coder",
+        "README example",
+        (examples / "qwen3_coder.txt").read_text(encoding="utf-8"),
+        {},
+        tools=json.loads((examples / "tools.json").read_text(encoding="utf-8")),
+    )
+    want = expected(case)
+    assert want.reasoning and want.content and len(want.calls) == 2
+    deltas = chunkings("qwen3_coder", case.text)["16-char"]
+    for run in (h.stream, h.whole):
+        text, tools, finish = (deltas if run is h.stream else case.text), case.tools, case.finish
+        got = run("qwen3_coder", text, tools, finish, include_reasoning=False)
+        assert (got.reasoning, got.content, got.calls) == (None, want.content, want.calls)
+        got = run("qwen3_coder", text, tools, finish, tool_choice="none")
+        assert (got.reasoning, got.content, got.calls) == (want.reasoning, want.content, [])
+        assert got.finish_reason == "stop"
+        got = run("qwen3_coder", text, tools, finish, parallel_tool_calls=False)
+        assert got.calls == want.calls[:1] and got.finish_reason == "tool_calls"
+
+
+# ---------------------------------------------------------------- cuts
+
+
+def _open_string_cut(family: str) -> tuple[Case, int, str, str]:
+    """A corpus call with a string value written verbatim in the text, and a cut in the
+    middle of that value (the library's parse of the prefix says the cut is inside it)."""
+    for case in CASES[family]:
+        if case.tools is None or case.options:
+            continue
+        for _, arguments in case.expect["tool_calls"]:
+            args = json.loads(arguments)
+            for key, value in args.items() if isinstance(args, dict) else ():
+                if not (isinstance(value, str) and len(value) >= 4):
+                    continue
+                start = case.text.find(value)
+                while start >= 0:
+                    cut = start + len(value) // 2
+                    message = toolgrammar.parse(family, case.text[:cut], case.tools, "length")
+                    for call in message.tool_calls:
+                        kept = json.loads(call.function.arguments).get(key)
+                        if (
+                            isinstance(kept, str)
+                            and kept
+                            and kept != value
+                            and value.startswith(kept)
+                        ):
+                            return case, cut, key, value
+                    start = case.text.find(value, start + 1)
+    raise AssertionError(f"{family}: no corpus call with a verbatim string value")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_length_cut_inside_an_open_string_value(family: str) -> None:
+    case, cut, key, value = _open_string_cut(family)
+    text = case.text[:cut]
+    want = expected(case, text, "length")
+    for split, deltas in chunkings(family, text).items():
+        got = h.stream(family, deltas, case.tools, "length")
+        assert same(got, want), split
+        assert got.finish_reason == "length"
+        args = [json.loads(a) for _, a in got.calls]
+        assert all(isinstance(a, dict) for a in args)
+        kept = [a[key] for a in args if key in a]
+        assert kept and any(
+            isinstance(v, str) and v and value.startswith(v) and v != value for v in kept
+        ), (split, got.calls)
+        # the arguments were still open until vLLM's last step flushed the parser
+        assert not all(_loads_object(a) for a in got.before_finish), (split, got.before_finish)
+    got = h.whole(family, text, case.tools, "length")
+    assert same(got, want) and got.finish_reason == "length"
+
+
+def _loads_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
+
+
+def _sweep_case(family: str) -> Case:
+    """The family's shortest complete corpus call: a case ending normally whose call holds
+    a string value written verbatim in the text."""
+
+    def verbatim_string(case: Case) -> bool:
+        for _, arguments in case.expect["tool_calls"]:
+            args = json.loads(arguments)
+            for value in args.values() if isinstance(args, dict) else ():
+                if isinstance(value, str) and len(value) >= 3 and value in case.text:
+                    return True
+        return False
+
+    return min(
+        (
+            c
+            for c in CASES[family]
+            if c.tools is not None and not c.options and c.finish == "stop" and verbatim_string(c)
+        ),
+        key=lambda c: len(c.text),
+    )
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_end_of_stream_at_every_character_of_a_call(family: str) -> None:
+    """The stream ends (length) after every character of a call, in 5-character deltas;
+    the final step is vLLM's only flush. Count cuts whose accumulated arguments do not
+    json.loads to an object, and cuts that differ from the library's parse of the same
+    prefix: both 0."""
+    case = _sweep_case(family)
+    bad_json: list[tuple[int, str]] = []
+    mismatched: list[int] = []
+    cuts = with_calls = 0
+    for end in range(1, len(case.text) + 1):
+        text = case.text[:end]
+        got = h.stream(
+            family, [text[i : i + 5] for i in range(0, len(text), 5)], case.tools, "length"
+        )
+        cuts += 1
+        with_calls += bool(got.calls)
+        for _, arguments in got.calls:
+            try:
+                ok = isinstance(json.loads(arguments), dict)
+            except ValueError:
+                ok = False
+            if not ok:
+                bad_json.append((end, arguments))
+        if not same(got, expected(case, text, "length")):
+            mismatched.append(end)
+    assert cuts == len(case.text) and with_calls > 0
+    assert bad_json == []
+    assert mismatched == []
+
+
+def test_readme_example_runs(capsys: pytest.CaptureFixture[str], monkeypatch: Any) -> None:
+    """examples/vllm_plugin.py, as README runs it: whole, then cut inside a string value."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "vllm_plugin.py"
+    spec = importlib.util.spec_from_file_location("vllm_plugin_example", path)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    monkeypatch.setattr(sys, "argv", ["vllm_plugin.py"])
+    example.main()
+    out = capsys.readouterr().out
+    assert "finish_reason: tool_calls" in out
+    assert "call 1 arguments, accumulated: {'path': 'notes.txt', 'content': 'Forecast:" in out
+    monkeypatch.setattr(sys, "argv", ["vllm_plugin.py", "--cut", "360"])
+    example.main()
+    out = capsys.readouterr().out
+    assert "finish_reason: length" in out
+    assert (
+        "call 1 arguments, accumulated: {'path': 'notes.txt', 'content': 'Forecast: \"su'}" in out
+    )
