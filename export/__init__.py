@@ -12,8 +12,10 @@ from typing import Any, Literal, Mapping
 
 from ..runtime.params import UnknownParam, with_params
 from ..runtime.registry import UnknownFamily, get_spec
+from . import gbnf, lark
 from .build import Mode, build
 from .schema import ExportError, load_tools
+from .values import expand_json
 
 __all__ = ["ExportError", "export"]
 
@@ -40,6 +42,8 @@ def export(
     Raises `ExportError` on an unknown family, param, tool, mode or format, or a tools list
     it cannot read.
     """
+    if not isinstance(family, str):
+        raise ExportError(f"family must be a name, not {type(family).__name__}")
     if format not in FORMATS:
         raise ExportError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
     if json not in ("native", "rules"):
@@ -50,19 +54,15 @@ def export(
         raise ExportError(str(e)) from None
     except (UnknownParam, TypeError) as e:
         raise ExportError(str(e)) from None
-    grammar = build(spec, load_tools(tools), Mode.parse(mode), reasoning_open)
+    loaded = load_tools(tools)
+    grammar = build(spec, loaded, Mode.parse(mode), reasoning_open)
     grammar.header = [
         f"toolgrammar export: family {spec.name}, mode {mode}, "
-        f"tools {', '.join(t['function']['name'] if 'function' in t else t['name'] for t in tools)}",
-        f"generated from grammars/{spec.name}.tg (sha256 {spec.source_sha256[:12]}); do not edit",
+        f"tools {', '.join(t.name for t in loaded)}",
+        f"from grammars/{spec.name}.tg (sha256 {spec.source_sha256[:12]}); regenerate, do not edit",
     ]
     if format == "gbnf":
-        from .gbnf import write
-    else:
-        from .lark import write
-
-        if json == "rules":
-            from .values import expand_json
-
-            expand_json(grammar)
-    return write(grammar)
+        return gbnf.write(grammar)
+    if json == "rules":
+        expand_json(grammar)
+    return lark.write(grammar)

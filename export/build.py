@@ -87,7 +87,8 @@ class Builder:
     def build(self) -> Grammar:
         g = self.g
         if self.spec.messages is not None:
-            start = seq(self._messages(), WS)
+            # channel messages, or (as the renderer writes it) one body with no header
+            start = alt(self._messages(), self._body(self.mode.kind == "auto"))
         elif self.spec.reasoning and self.reasoning_open:
             # the prompt opened the reasoning: it ends at its closer, or (as the parser
             # reads it) at the first call opener, its text then being reasoning
@@ -194,19 +195,7 @@ class Builder:
     # -- one call shape -----------------------------------------------------------------
 
     def _items(self, shape: CallShape, number: int, start: int, tool: Tool | None) -> Node:
-        nodes: list[Node] = []
-        index = start
-        while index < len(shape.call):
-            item = shape.call[index]
-            after = shape.call[index + 1] if index + 1 < len(shape.call) else None
-            if isinstance(item, Skip) and isinstance(after, SpecLit) and not after.optional:
-                # free markup up to the literal that ends it, in one lexeme with it
-                avoid = tuple(sorted({*item.until, *self.text_avoid}))
-                nodes.append(alt(*(Text("raw", avoid, end=t) for t in after.texts)))
-                index += 2
-                continue
-            nodes.append(self._cached_item(shape, number, index, tool))
-            index += 1
+        nodes = [self._cached_item(shape, number, i, tool) for i in range(start, len(shape.call))]
         return seq(*nodes)
 
     def _cached_item(self, shape: CallShape, number: int, index: int, tool: Tool | None) -> Node:
@@ -230,7 +219,9 @@ class Builder:
         if isinstance(item, Ws):
             return WS
         if isinstance(item, Skip):
-            return EMPTY
+            # a free header (Inkling repeats the name there): a name-like word, well within
+            # the item's length limit and unable to hold a marker
+            return Opt(Pat("header"))
         if isinstance(item, Name):
             assert tool is not None
             return self._name(item, tool.name)
@@ -298,7 +289,7 @@ class Builder:
                         options.append(seq(head, Text("raw", avoid, end=item.value_end)))
                         continue
                     else:
-                        value = _scalar(b) or Json(schema_text(b), json_avoid)
+                        value = _scalar(b) or Json(schema_text(_strict_value(b)), json_avoid)
                     options.append(seq(head, pad, value, pad, Lit(item.value_end)))
             params.append((seq(WS, alt(*options)), key in tool.required))
         return ordered(self.g, f"{tool.name}_params", params, EMPTY)
@@ -391,19 +382,20 @@ class Builder:
         for kind in ("reasoning", "content"):
             names = [r for r, k in routes.items() if k == kind and r and recipient.fullmatch(r)]
             for r in names[:1]:
-                texts.append(seq(Lit(f"{m.header}{r}{m.header_end}"),
-                                 Text("raw", body_avoid, end=end)))
+                head = Text("space", (), end=f"{m.header}{r}{m.header_end}")
+                texts.append(seq(head, Text("raw", body_avoid, end=end)))
         sep = alt(*(Lit(i) for i in sorted(self.cf.ignore))) if self.cf.ignore else EMPTY
-        text_msgs = Rep(seq(Opt(sep), WS, alt(*texts))) if texts and self.mode.kind != "named" \
+        text_msgs = Rep(seq(Opt(sep), alt(*texts))) if texts and self.mode.kind != "named" \
             else EMPTY
         targets = [t.name for t in self.tools
                    if recipient.fullmatch(t.name) and routes.get(t.name, m.default) == "calls"]
         if not targets:
             raise ExportError(f"{self.spec.name}: no tool name can be a tool message's recipient")
-        header = alt(*(Lit(f"{m.header}{t}{m.header_end}") for t in targets))
+        # the whitespace before a header is in the header's lexeme (see `_opener`)
+        header = alt(*(Text("space", (), end=f"{m.header}{t}{m.header_end}") for t in targets))
         entries = self._calls_block()
         calls = alt(*(seq(Lit(f), r) if f else r for f, r in entries))
-        tool_msg = self.g.rule("tool_message", seq(Opt(sep), WS, header, calls, WS, Lit(end)))
+        tool_msg = self.g.rule("tool_message", seq(Opt(sep), header, calls, WS, Lit(end)))
         if self.mode.kind == "named":
             return seq(text_msgs, tool_msg)
         tool_msgs = seq(tool_msg, Rep(tool_msg))
@@ -445,9 +437,20 @@ def _scalar(b: dict[str, Any]) -> Node | None:
 
 
 def _strict(schema: dict[str, Any]) -> dict[str, Any]:
-    """Arguments with no keys beyond the declared ones (when any are declared)."""
-    out = dict(schema)
+    """Arguments as the export writes them: an object with no keys beyond the declared ones
+    (at every level that declares some)."""
+    out = _strict_value(schema)
     out.setdefault("type", "object")
+    return out
+
+
+def _strict_value(schema: Any) -> Any:
+    if isinstance(schema, list):
+        return [_strict_value(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: (v if k in ("enum", "const", "default", "examples") else _strict_value(v))
+           for k, v in schema.items()}
     if isinstance(out.get("properties"), dict) and "additionalProperties" not in out:
         out["additionalProperties"] = False
     return out

@@ -67,14 +67,15 @@ SYNTAXES: dict[str, Syntax] = {
         frozenset({0}),
     ),
     # the inside of a Python string in single / double quotes, with the common escapes
+    # (no control characters: Python's own literal reader refuses some of them)
     "py1": Syntax(
-        r"(?:[^'\\\n\r]|\\['\"\\nrt])",
-        (((_set("'\\\n\r", True), 0), (_set("\\"), 1)), ((_set("'\"\\nrt"), 0),)),
+        r"(?:[^'\\\x00-\x1f]|\\['\"\\nrt])",
+        (((_set("'\\", True, _CONTROL), 0), (_set("\\"), 1)), ((_set("'\"\\nrt"), 0),)),
         frozenset({0}),
     ),
     "py2": Syntax(
-        r'(?:[^"\\\n\r]|\\[\'"\\nrt])',
-        (((_set('"\\\n\r', True), 0), (_set("\\"), 1)), ((_set("'\"\\nrt"), 0),)),
+        r'(?:[^"\\\x00-\x1f]|\\[\'"\\nrt])',
+        (((_set('"\\', True, _CONTROL), 0), (_set("\\"), 1)), ((_set("'\"\\nrt"), 0),)),
         frozenset({0}),
     ),
 }

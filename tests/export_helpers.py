@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -136,3 +137,126 @@ def _is(value: Any, kind: str) -> bool:
 
 def loads(text: str) -> Any:
     return json.loads(text)
+
+
+_LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
+def _strings(line: str) -> list[str]:
+    """The quoted strings of one lark line, skipping /regexes/."""
+    out, i = [], 0
+    while i < len(line):
+        c = line[i]
+        if c in '"/':
+            j = i + 1
+            while j < len(line) and line[j] != c:
+                j += 2 if line[j] == "\\" else 1
+            if c == '"':
+                out.append(json.loads(line[i : j + 1]))
+            i = j + 1
+        else:
+            i += 1
+    return out
+
+
+def closing_markers(lark_grammar: str) -> list[str]:
+    """Every literal of an exported lark grammar, plus the characters that close JSON and
+    Python values: what a walk that has used up its budget writes to finish."""
+    found = set()
+    for line in lark_grammar.splitlines():
+        if line.startswith("//"):
+            continue
+        found |= set(_strings(line.split("%json")[0]))  # a JSON schema holds quotes too
+    found |= {'"', "'", "}", "]", ")"}
+    return sorted((m for m in found if m), key=len, reverse=True)
+
+
+def closing_walk(grammar: str, rng: random.Random, budget: int = 300,
+                 limit: int = 4000, fmt: str = "lark",
+                 markers: list[str] | None = None) -> tuple[bytes, bool]:
+    """A random walk through the grammar: every byte chosen at random among the ones the
+    matcher allows, for `budget` bytes. After that the walk steers towards an end: it ends
+    as soon as the grammar allows, otherwise writes a whole marker the grammar accepts next
+    (preferring one after which it may end, then a closing one), a random byte only when no
+    marker fits. Returns the bytes and whether the grammar accepted them."""
+    found = markers if markers is not None else closing_markers(grammar)
+    encoded = [mk.encode("utf-8") for mk in found]
+    m = matcher(grammar, fmt)
+    out = bytearray()
+    while len(out) < limit:
+        forced = m.compute_ff_bytes()
+        if forced:
+            assert m.consume_tokens(list(forced)), m.get_error()
+            out += forced
+            continue
+        allowed = allowed_bytes(m)
+        if not allowed:
+            break
+        late = len(out) >= budget
+        if EOS in allowed and (len(allowed) == 1 or late or rng.random() < 0.02):
+            return bytes(out), True
+        step = None
+        if len(out) >= 2 * budget:  # still open: close brackets and strings first
+            step = _closing_marker(m, [b'"', b"'", b"]", b"}", b")"], allowed, rng)
+        if step is None and late:
+            step = _closing_marker(m, encoded, allowed, rng)
+        if step is None:
+            choices = [b for b in allowed if b != EOS]
+            printable = [b for b in choices if 32 <= b < 127 or b == 10]
+            step = bytes([rng.choice(printable if printable and rng.random() < 0.9 else choices)])
+        assert m.consume_tokens(list(step)), m.get_error()
+        out += step
+    return bytes(out), m.is_accepting()
+
+
+def _closing_marker(m: LLMatcher, markers: list[bytes], allowed: list[int],
+                    rng: random.Random) -> bytes | None:
+    """A whole marker the grammar takes next: one after which the output may end, else the
+    one that leaves the fewest bytes allowed (an opener leaves free text for markup, a
+    closer leaves a value for what follows it), ties broken at random."""
+    best: list[bytes] = []
+    best_size = 10**9
+    firsts = set(allowed)
+    for marker in markers:
+        if marker[0] not in firsts:
+            continue
+        trial = m.deep_copy()
+        if trial.try_consume_tokens(list(marker)) != len(marker):
+            continue
+        after = allowed_bytes(trial)
+        size = 0 if EOS in after else len(after)
+        if size < best_size:
+            best, best_size = [marker], size
+        elif size == best_size:
+            best.append(marker)
+    return rng.choice(best) if best else None
+
+
+def random_value(schema: Any, rng: random.Random, depth: int = 0) -> Any:
+    """A value valid against a (`$ref`-free) schema of the kinds the corpus tools use."""
+    if "enum" in schema:
+        return rng.choice(schema["enum"])
+    if "anyOf" in schema:
+        return random_value(rng.choice(schema["anyOf"]), rng, depth)
+    kind = schema.get("type", "string")
+    if isinstance(kind, list):
+        kind = rng.choice(kind)
+    if kind == "string":
+        alphabet = "abcxyz XYZ019.,:;-_/'\"\\\n{}[]()<>=é中"
+        return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 10)))
+    if kind == "integer":
+        low = schema.get("minimum", -1000)
+        return rng.randint(int(low), 100000)
+    if kind == "number":
+        return rng.choice([0.5, -2.25, 3.0, 1e-3, 12345.678, 0])
+    if kind == "boolean":
+        return rng.random() < 0.5
+    if kind == "null":
+        return None
+    if kind == "array":
+        return [random_value(schema.get("items", {"type": "string"}), rng, depth + 1)
+                for _ in range(rng.randint(0, 3))]
+    props = schema.get("properties", {})
+    required = set(schema.get("required", []))
+    return {k: random_value(v, rng, depth + 1) for k, v in props.items()
+            if k in required or rng.random() < 0.6}
