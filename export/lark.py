@@ -15,7 +15,8 @@ from .tree import PATTERNS, Alt, Grammar, Json, Lit, Node, Opt, Pat, Ref, Rep, S
 
 def write(g: Grammar) -> str:
     terminals: dict[object, str] = {}
-    lines = [f"// {line}" for line in g.header]
+    # `%llguidance {}` marks the text as llguidance's Lark (SGLang wants it to tell it from EBNF)
+    lines = [f"// {line}" for line in g.header] + ["%llguidance {}", ""]
 
     def terminal(key: object, name: str, body: str) -> str:
         if key not in terminals:

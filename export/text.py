@@ -55,7 +55,7 @@ SYNTAXES: dict[str, Syntax] = {
     "raw": Syntax(r"(?s:.)", (((_set("", True), 0),),), frozenset({0})),
     # the inside of a JSON string: plain characters, the short escapes and \\uXXXX
     "json": Syntax(
-        r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})',
+        r'(?:[^"\\\x00-\x1f]|\\["\\\x{2f}bfnrt]|\\u[0-9a-fA-F]{4})',  # no raw / in lark
         (
             ((_set('"\\', True, _CONTROL), 0), (_set("\\"), 1)),
             ((_set('"\\/bfnrt'), 0), (_set("u"), 2)),

@@ -196,10 +196,9 @@ def closing_walk(grammar: str, rng: random.Random, budget: int = 300,
         if EOS in allowed and (len(allowed) == 1 or late or rng.random() < 0.02):
             return bytes(out), True
         step = None
-        if len(out) >= 2 * budget:  # still open: close brackets and strings first
-            step = _closing_marker(m, [b'"', b"'", b"]", b"}", b")"], allowed, rng)
-        if step is None and late:
-            step = _closing_marker(m, encoded, allowed, rng)
+        if late:  # long enough: towards the end, and past twice the budget, closers first
+            closers = [b'"', b"'", b"]", b"}", b")"] if len(out) >= 2 * budget else []
+            step = _closing_marker(m, closers + encoded, allowed, rng, prefer=closers)
         if step is None:
             choices = [b for b in allowed if b != EOS]
             printable = [b for b in choices if 32 <= b < 127 or b == 10]
@@ -210,7 +209,7 @@ def closing_walk(grammar: str, rng: random.Random, budget: int = 300,
 
 
 def _closing_marker(m: LLMatcher, markers: list[bytes], allowed: list[int],
-                    rng: random.Random) -> bytes | None:
+                    rng: random.Random, prefer: list[bytes] = ()) -> bytes | None:
     """A whole marker the grammar takes next: one after which the output may end, else the
     one that leaves the fewest bytes allowed (an opener leaves free text for markup, a
     closer leaves a value for what follows it), ties broken at random."""
@@ -224,7 +223,12 @@ def _closing_marker(m: LLMatcher, markers: list[bytes], allowed: list[int],
         if trial.try_consume_tokens(list(marker)) != len(marker):
             continue
         after = allowed_bytes(trial)
-        size = 0 if EOS in after else len(after)
+        if EOS in after:
+            size = -2
+        elif marker in prefer and len(after) < 64:  # a closer that leaves free text
+            size = -1
+        else:
+            size = len(after)
         if size < best_size:
             best, best_size = [marker], size
         elif size == best_size:
