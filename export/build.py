@@ -10,7 +10,6 @@ them early, and nothing follows the calls except whitespace.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -460,4 +459,4 @@ def build(spec: FamilySpec, tools: list[Tool], mode: Mode, reasoning_open: bool 
     return Builder(spec, tools, mode, reasoning_open).build()
 
 
-__all__ = ["Mode", "build", "json"]
+__all__ = ["Mode", "build"]

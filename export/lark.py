@@ -45,7 +45,7 @@ def write(g: Grammar) -> str:
         if isinstance(node, Pat):
             return terminal(("pat", node.name), node.name.upper(), f"/{PATTERNS[node.name][0]}/")
         if isinstance(node, Text):
-            body = lark_terminal(node.syntax, node.avoid, node.nonempty and not node.end, node.lead)
+            body = lark_terminal(node.syntax, node.avoid, node.nonempty and not node.end)
             if node.end:
                 body = f"({body}) {_string(node.end)}"
             return terminal(node, "TEXT", body)

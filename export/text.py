@@ -171,13 +171,11 @@ def _gbnf_class_char(c: str) -> str:
     return c
 
 
-def lark_terminal(syntax_name: str, avoid: tuple[str, ...], nonempty: bool, lead: str) -> str:
+def lark_terminal(syntax_name: str, avoid: tuple[str, ...], nonempty: bool) -> str:
     """The lark (llguidance) expression of a body of `syntax_name` avoiding `avoid`."""
     unit = SYNTAXES[syntax_name].unit
     parts = [f"/{unit}{'+' if nonempty else '*'}/"]
     if avoid:
         alternatives = "|".join(rx_literal(m) for m in sorted(set(avoid)))
         parts.append(f"~/(?s:.*)(?:{alternatives})(?s:.*)/")
-    if lead:
-        parts.append(f"/[{lead}](?s:.*)/")
     return " & ".join(parts)

@@ -65,20 +65,18 @@ class Pat:
 class Text:
     """Free text in one string syntax (`text.SYNTAXES`) that never contains any of `avoid`,
     followed by `end` (kept in the same lexeme: llguidance's lexemes are greedy, so the text
-    must be the one that decides where it stops). `nonempty` wants at least one unit;
-    `lead` (a char class body such as `^ \\t\\r\\n`) restricts the first character."""
+    must be the one that decides where it stops). `nonempty` wants at least one unit."""
 
     syntax: str
     avoid: tuple[str, ...]
     end: str = ""
     nonempty: bool = False
-    lead: str = ""
 
 
 @dataclass(frozen=True)
 class Json:
     """A JSON value following `schema` (a `$ref`-free schema). Lark can hand it to
-    llguidance as `%json`; otherwise `values.json_value` expands it into rules whose strings
+    llguidance as `%json`; otherwise `values.expand_json` turns it into rules whose strings
     avoid `avoid`."""
 
     schema_text: str  # canonical JSON text, so the node stays hashable
