@@ -5,12 +5,14 @@
 >>> parser = toolgrammar.StreamParser("qwen3_coder", tools=tools)
 >>> for delta in parser.feed(chunk): ...
 >>> parser.finish("stop")
+>>> toolgrammar.export("qwen3_coder", tools, format="lark")   # grammar for constrained decoding
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal, Mapping
 
+from .export import ExportError, export
 from .runtime.coerce import ToolSchemas
 from .runtime.deltas import (
     Delta,
@@ -28,6 +30,7 @@ from .runtime.registry import UnknownFamily, families, get_spec
 
 __all__ = [
     "Delta",
+    "ExportError",
     "Function",
     "FunctionDelta",
     "Message",
@@ -37,6 +40,7 @@ __all__ = [
     "UnknownFamily",
     "UnknownParam",
     "assemble",
+    "export",
     "families",
     "parse",
     "render",

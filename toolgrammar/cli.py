@@ -142,6 +142,28 @@ def cmd_render(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    from .export import ExportError, export
+
+    if args.tools is None:
+        raise CliError("export needs --tools FILE (the request's tools list)")
+    tools = _read_tools(args.tools)
+    try:
+        text = export(
+            args.family,
+            tools,
+            args.format,
+            args.mode,
+            params=_read_params(args.param),
+            reasoning_open=args.reasoning_open,
+            json=args.json,
+        )
+    except ExportError as error:
+        raise CliError(str(error)) from None
+    sys.stdout.write(text)
+    return 0
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from contextlib import nullcontext
 
@@ -283,6 +305,33 @@ def make_parser() -> argparse.ArgumentParser:
         "--param", action="append", default=[], metavar="NAME=VALUE", help="a grammar param"
     )
     render.set_defaults(func=cmd_render)
+
+    export = sub.add_parser(
+        "export", help="the grammar of a family's output for constrained decoding"
+    )
+    export.add_argument("family")
+    export.add_argument("--tools", help="JSON file with the request's tools list (required)")
+    export.add_argument("--format", default="lark", choices=["lark", "gbnf"])
+    export.add_argument(
+        "--mode", default="auto", help="auto, required (at least one call) or named:NAME"
+    )
+    export.add_argument(
+        "--json",
+        default="native",
+        choices=["native", "rules"],
+        help="lark: JSON arguments as llguidance %%json (native) or as rules whose strings "
+        "cannot hold the family's markers (rules; always so in gbnf)",
+    )
+    export.add_argument(
+        "--param", action="append", default=[], metavar="NAME=VALUE", help="a grammar param"
+    )
+    export.add_argument(
+        "--reasoning-open",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the prompt opened the reasoning block (default: the grammar says)",
+    )
+    export.set_defaults(func=cmd_export)
     return parser
 
 

@@ -1,0 +1,68 @@
+"""Constrained-decoding grammars exported from the same grammar files the parsers come from.
+
+`export(family, tools)` gives the grammar of a family's whole output for those tools
+(content, the optional reasoning block, calls to exactly these tools with arguments that
+follow their schemas) in llguidance's Lark syntax or in GBNF, so what a model may write
+under constraint is what the family's parser reads back.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Mapping
+
+from ..runtime.params import UnknownParam, with_params
+from ..runtime.registry import UnknownFamily, get_spec
+from . import gbnf, lark
+from .build import Mode, build
+from .schema import ExportError, load_tools
+from .values import expand_json
+
+__all__ = ["ExportError", "export"]
+
+FORMATS = ("lark", "gbnf")
+
+
+def export(
+    family: str,
+    tools: Any,
+    format: Literal["lark", "gbnf"] = "lark",
+    mode: str = "auto",
+    *,
+    params: Mapping[str, str] | None = None,
+    reasoning_open: bool | None = None,
+    json: Literal["native", "rules"] = "native",
+) -> str:
+    """The grammar text. `mode` is `auto` (free text, then calls if the model opens one),
+    `required` (at least one call) or `named:NAME` (exactly one call, to NAME).
+    `reasoning_open` says the prompt already opened the reasoning block (default: the
+    grammar's `prompt_opened`). `json="native"` hands JSON arguments to llguidance as
+    `%json` in lark; `"rules"` writes them as rules whose strings cannot hold the family's
+    markers (always so in GBNF).
+
+    Raises `ExportError` on an unknown family, param, tool, mode or format, or a tools list
+    it cannot read.
+    """
+    if not isinstance(family, str):
+        raise ExportError(f"family must be a name, not {type(family).__name__}")
+    if format not in FORMATS:
+        raise ExportError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
+    if json not in ("native", "rules"):
+        raise ExportError(f"json must be 'native' or 'rules', not {json!r}")
+    try:
+        spec = with_params(get_spec(family), params)
+    except UnknownFamily as e:
+        raise ExportError(str(e)) from None
+    except (UnknownParam, TypeError) as e:
+        raise ExportError(str(e)) from None
+    loaded = load_tools(tools)
+    grammar = build(spec, loaded, Mode.parse(mode), reasoning_open)
+    grammar.header = [
+        f"toolgrammar export: family {spec.name}, mode {mode}, "
+        f"tools {', '.join(t.name for t in loaded)}",
+        f"from grammars/{spec.name}.tg (sha256 {spec.source_sha256[:12]}); regenerate, do not edit",
+    ]
+    if format == "gbnf":
+        return gbnf.write(grammar)
+    if json == "rules":
+        expand_json(grammar)
+    return lark.write(grammar)

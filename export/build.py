@@ -1,0 +1,462 @@
+"""A family's whole output for a request's tools, as a rule tree built from its FamilySpec.
+
+Nothing here names a family: each construct of the grammar language (`runtime/spec.py`)
+has one translation, so a family's export is exactly what its grammar file says. What the
+export allows is a canonical subset of what the parser reads: the first spelling choices
+the grammar offers are all kept (optional literals, alternative spellings, whitespace),
+but parameters come in the schema's order, strings never contain a marker that would end
+them early, and nothing follows the calls except whitespace.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..runtime.engine import CompiledFamily
+from ..runtime.render import HEADER_SHAPES, RenderError, render_key, render_value_text
+from ..runtime.spec import (
+    CallShape,
+    FamilySpec,
+    Item,
+    JsonArgs,
+    JsonCall,
+    JsonCallArray,
+    KeyValueArgs,
+    Lit as SpecLit,
+    Name,
+    PythonCalls,
+    Skip,
+    Ws,
+    XmlElements,
+    XmlParams,
+)
+from .schema import ExportError, Tool, branches, schema_text
+from .tree import EMPTY, Grammar, Json, Lit, Node, Opt, Pat, Rep, Text, alt, seq
+from .values import WS, Values, ordered
+
+_SAMPLES = {"string": "", "integer": 0, "number": 0.5, "boolean": True, "null": None,
+            "object": {}, "array": []}
+
+
+@dataclass(frozen=True)
+class Mode:
+    """`auto`: content, then calls if any; `required`: at least one call; `named`: exactly
+    one call, to `name`."""
+
+    kind: str
+    name: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> "Mode":
+        if text in ("auto", "required"):
+            return cls(text)
+        if text.startswith("named:") and text[len("named:") :]:
+            return cls("named", text[len("named:") :])
+        raise ExportError(f"mode must be auto, required or named:NAME, not {text!r}")
+
+
+class Builder:
+    """Builds the tree for one (spec, tools, mode)."""
+
+    def __init__(self, spec: FamilySpec, tools: list[Tool], mode: Mode,
+                 reasoning_open: bool | None) -> None:
+        if mode.kind == "named" and mode.name not in {t.name for t in tools}:
+            known = ", ".join(t.name for t in tools)
+            raise ExportError(f"named:{mode.name}: no such tool (tools: {known})")
+        self.spec, self.mode = spec, mode
+        self.tools = [t for t in tools if mode.kind != "named" or t.name == mode.name]
+        self.cf = CompiledFamily(spec)
+        self.g = Grammar()
+        self.reasoning_open = self.cf.prompt_opened if reasoning_open is None else reasoning_open
+        cf = self.cf
+        message = (
+            (spec.messages.header, spec.messages.header_end, *spec.messages.ends)
+            if spec.messages else ()
+        )
+        markers = {*cf.reasoning_opens, *cf.reasoning_closes, *cf.section_opens,
+                   *cf.section_closes, *cf.openers, *cf.ignore, *message}
+        # content and reasoning avoid every marker the parser acts on there
+        self.text_avoid = tuple(sorted(m for m in markers if m))
+        self._entries: list[tuple[str, Node]] | None = None
+
+    # -- the whole output ---------------------------------------------------------------
+
+    def build(self) -> Grammar:
+        g = self.g
+        if self.spec.messages is not None:
+            # channel messages, or (as the renderer writes it) one body with no header
+            start = alt(self._messages(), self._body(self.mode.kind == "auto"))
+        elif self.spec.reasoning and self.reasoning_open:
+            # the prompt opened the reasoning: it ends at its closer, or (as the parser
+            # reads it) at the first call opener, its text then being reasoning
+            closes = sorted({c for r in self.spec.reasoning for c in r.closes})
+            opens = sorted({o for r in self.spec.reasoning for o in r.opens})
+            # the model may write the opener the prompt already holds once more
+            again = Opt(alt(*(Lit(o) for o in opens)))
+            closed = seq(again, alt(*(Text("raw", self.text_avoid, end=c) for c in closes)))
+            start = alt(seq(closed, self._body(self.mode.kind == "auto")), self._body(True))
+        else:
+            start = seq(self._reasoning(), self._body(self.mode.kind == "auto"))
+        g.rules = {"start": seq(start, WS), **g.rules}
+        return g
+
+    def _reasoning(self) -> Node:
+        """An optional reasoning block the model opens and closes itself."""
+        if not self.spec.reasoning:
+            return EMPTY
+        blocks = [
+            seq(self._opener(o), Text("raw", self.text_avoid, end=c))
+            for r in self.spec.reasoning for o in r.opens for c in r.closes
+        ]
+        return Opt(self.g.rule("reasoning", alt(*blocks)))
+
+    def _opener(self, text: str) -> Node:
+        """A marker at the start of the output, with the whitespace before it in its lexeme
+        (a separate whitespace lexeme would be swallowed by the content's). A marker that
+        begins with a call opener is cut after it, so that the content-then-opener lexeme
+        and this one can both match the opener: llguidance's lexer never gives back bytes
+        once a longer lexeme is still possible."""
+        for first in sorted(self._entry_literals(), key=len, reverse=True):
+            if text != first and text.startswith(first):
+                return seq(Text("space", (), end=first), Lit(text[len(first):]))
+        return Text("space", (), end=text)
+
+    def _entry_literals(self) -> set[str]:
+        return {first for first, _ in self._calls_block() if first}
+
+    def _body(self, text_first: bool) -> Node:
+        """The calls, after free text when `text_first` (content in auto mode, or the rest
+        of a reasoning block the prompt opened, which a call opener ends)."""
+        entries = self._calls_block()
+        if not text_first:
+            return alt(*(seq(self._opener(first) if first else WS, rest) for first, rest in entries))
+        with_text = []
+        peeks = self.cf.peek_openers
+        for first, rest in entries:
+            if first and not any(first.startswith(p) for p in peeks):
+                # the text's lexeme runs up to and through the opener
+                with_text.append(seq(Text("raw", self.text_avoid, end=first), rest))
+            else:
+                # a lookahead opener (`{`, `[`), or one that starts with it: the text cannot
+                # hold that character at all, so its lexeme ends there by itself
+                text = Opt(Text("raw", self.text_avoid, nonempty=True))
+                with_text.append(seq(text, Lit(first), rest) if first else seq(text, rest))
+        calls = self.g.rule("text_then_calls", alt(*with_text))
+        if self.mode.kind != "auto":
+            return calls
+        return alt(calls, Opt(Text("raw", self.text_avoid, nonempty=True)))
+
+    def _calls_block(self) -> list[tuple[str, Node]]:
+        """The ways the calls can start: (first literal, the rest), "" for a lookahead."""
+        if self._entries is None:
+            self._entries = self._make_calls_block()
+        return self._entries
+
+    def _make_calls_block(self) -> list[tuple[str, Node]]:
+        g, section = self.g, self.spec.section
+        entries = self._call_entries()
+        many = self.mode.kind != "named"
+        call = g.rule("call", alt(*(seq(Lit(f), r) if f else r for f, r in entries)))
+        more = Rep(seq(WS, call)) if many else EMPTY
+        bare = [(f, seq(r, more)) for f, r in entries]
+        if section is None:
+            return bare
+        close = alt(*(Lit(c) for c in section.closes))
+        inside = g.rule("section_body", seq(WS, call, more, WS, close))
+        opens = alt(*(Lit(o) for o in section.opens))
+        again = Rep(seq(WS, opens, inside)) if many else EMPTY  # more blocks, back to back
+        wrapped = [(o, seq(inside, again)) for o in section.opens]
+        return wrapped + (bare if section.optional else [])
+
+    def _call_entries(self) -> list[tuple[str, Node]]:
+        out: list[tuple[str, Node]] = []
+        for number, shape in enumerate(self.spec.shapes):
+            per_tool = self._uses_name(shape)
+            for first, start in _leading(shape.call):
+                if per_tool:
+                    rest = alt(*(
+                        self.g.rule(f"call_{t.name}_{number}",
+                                    self._items(shape, number, start, t), key=(number, start, t.name))
+                        for t in self.tools
+                    ))
+                else:
+                    rest = self.g.rule(f"calls_{number}", self._items(shape, number, start, None),
+                                       key=(number, start, None))
+                out.append((first, rest))
+        return out
+
+    @staticmethod
+    def _uses_name(shape: CallShape) -> bool:
+        return any(isinstance(item, Name) for item in shape.call)
+
+    # -- one call shape -----------------------------------------------------------------
+
+    def _items(self, shape: CallShape, number: int, start: int, tool: Tool | None) -> Node:
+        nodes = [self._cached_item(shape, number, i, tool) for i in range(start, len(shape.call))]
+        return seq(*nodes)
+
+    def _cached_item(self, shape: CallShape, number: int, index: int, tool: Tool | None) -> Node:
+        """A dialect's rules are made once per tool, however many ways the call begins."""
+        item = shape.call[index]
+        if isinstance(item, (SpecLit, Ws, Skip, Name)):
+            return self._item(shape, number, index, tool)
+        key = ("item", number, index, tool.name if tool else None)
+        if key not in self.g._names:
+            name = f"{tool.name if tool else 'calls'}_args"
+            return self.g.rule(name, self._item(shape, number, index, tool), key=key)
+        return self.g.rule("", EMPTY, key=key)
+
+    def _item(self, shape: CallShape, number: int, index: int, tool: Tool | None) -> Node:
+        item = shape.call[index]
+        if isinstance(item, SpecLit):
+            if item.peek:
+                return EMPTY
+            node = alt(*(Lit(t) for t in item.texts))
+            return Opt(node) if item.optional else node
+        if isinstance(item, Ws):
+            return WS
+        if isinstance(item, Skip):
+            # a free header (Inkling repeats the name there): a name-like word, well within
+            # the item's length limit and unable to hold a marker
+            return Opt(Pat("header"))
+        if isinstance(item, Name):
+            assert tool is not None
+            return self._name(item, tool.name)
+        stops = self.cf.stops[number, index]
+        if isinstance(item, XmlParams):
+            assert tool is not None
+            return self._xml_params(item, tool, stops)
+        if isinstance(item, XmlElements):
+            assert tool is not None
+            return self._xml_elements(item, tool, stops)
+        if isinstance(item, KeyValueArgs):
+            assert tool is not None
+            values = Values(self.g, "keyvalue", stops, delim=item.string)
+            return values.object(tool.parameters)
+        if isinstance(item, PythonCalls):
+            return self._python(item, stops)
+        if isinstance(item, JsonArgs):
+            assert tool is not None
+            return Json(schema_text(_strict(tool.parameters)), stops)
+        if isinstance(item, (JsonCall, JsonCallArray)):
+            return Json(schema_text(self._call_schema(item)), stops)
+        raise ExportError(f"cannot export grammar item {type(item).__name__}")
+
+    def _name(self, item: Name, name: str) -> Node:
+        """The name as the item's pattern reads it back (an index becomes digits)."""
+        return seq(WS, self._header(item, name), WS)  # the parser strips the name's text
+
+    def _header(self, item: Name, name: str) -> Node:
+        if item.pattern is None:
+            return Lit(name)
+        for shape in HEADER_SHAPES:
+            texts = [shape.format(name=name, index=i) for i in (0, 17)]
+            found = [re.fullmatch(item.pattern, t) for t in texts]
+            if all(f and f.group("name") == name for f in found):
+                lead = " " if shape.startswith("tool=") else ""
+                parts = shape.replace("{name}", name).split("{index}")
+                nodes: list[Node] = [Lit(lead + parts[0])]
+                for part in parts[1:]:
+                    nodes += [Pat("digits"), Lit(part)]
+                return seq(*(n for n in nodes if n != Lit("")))
+        raise ExportError(f"{self.spec.name}: cannot write the name {name!r} in the shape "
+                          f"/{item.pattern}/ reads")
+
+    # -- dialects -----------------------------------------------------------------------
+
+    def _xml_params(self, item: XmlParams, tool: Tool, stops: tuple[str, ...]) -> Node:
+        avoid = tuple(sorted({*stops, item.value_end, *item.implicit_ends}))
+        json_avoid = avoid
+        pad = WS  # around a typed value, whitespace is trimmed by the parser
+        params = []
+        for key, schema in tool.properties.items():
+            options = []
+            for b in branches(schema):
+                samples = b["enum"] if "enum" in b else [_SAMPLES[b["type"]]]
+                for sample in samples:
+                    try:
+                        key_text = render_key(item, key, sample)
+                    except RenderError as e:
+                        raise ExportError(f"{self.spec.name}: {e}") from None
+                    head = seq(Lit(item.param_open), WS, Lit(key_text), WS, Lit(item.key_end),
+                               seq(WS, Lit(item.value_open)) if item.value_open else EMPTY)
+                    if "enum" in b:
+                        value: Node = Lit(render_value_text(sample, item))
+                    elif b["type"] == "string":
+                        options.append(seq(head, Text("raw", avoid, end=item.value_end)))
+                        continue
+                    else:
+                        value = _scalar(b) or Json(schema_text(_strict_value(b)), json_avoid)
+                    options.append(seq(head, pad, value, pad, Lit(item.value_end)))
+            params.append((seq(WS, alt(*options)), key in tool.required))
+        return ordered(self.g, f"{tool.name}_params", params, EMPTY)
+
+    def _xml_elements(self, item: XmlElements, tool: Tool, stops: tuple[str, ...]) -> Node:
+        prefix = item.prefix
+        avoid = tuple(sorted({*stops, prefix + "<"} if prefix else {*stops, "<"}))
+
+        def element(key: str, schema: Any) -> Node:
+            open_, close = Lit(f"{prefix}<{key}>"), f"{prefix}</{key}>"
+            options = []
+            for b in branches(schema):
+                if "enum" in b:
+                    options += [seq(open_, Lit(render_value_text(v)), Lit(close)) for v in b["enum"]]
+                elif b["type"] == "string":
+                    options.append(seq(open_, Text("raw", avoid, end=close)))
+                elif b["type"] == "object":
+                    options.append(seq(open_, children(b), WS, Lit(close)))
+                elif b["type"] == "array":
+                    one = element("item", b.get("items", {}))
+                    options.append(seq(open_, Rep(seq(WS, one)), WS, Lit(close)))
+                else:
+                    options.append(seq(open_, _scalar(b) or EMPTY, Lit(close)))
+            return alt(*options)
+
+        def children(schema: dict[str, Any]) -> Node:
+            props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+            required = set(schema.get("required") or ())
+            entries = [(seq(WS, element(k, v)), k in required) for k, v in props.items()]
+            return ordered(self.g, f"{tool.name}_elements", entries, EMPTY)
+
+        return children(tool.parameters)
+
+    def _python(self, item: PythonCalls, stops: tuple[str, ...]) -> Node:
+        values = Values(self.g, "python", stops)
+        calls = []
+        for tool in self.tools:
+            kwargs = [
+                (seq(Lit(f"{key}="), values.value(schema)), key in tool.required)
+                for key, schema in tool.properties.items()
+            ]
+            args = ordered(self.g, f"{tool.name}_kwargs", kwargs, seq(Lit(","), WS))
+            calls.append(self.g.rule(f"py_{tool.name}", seq(Lit(f"{tool.name}("), args, Lit(")"))))
+        one = alt(*calls)
+        many = self.mode.kind != "named"
+        if item.list:
+            more = Rep(seq(Lit(","), WS, one)) if many else EMPTY
+            return seq(Lit("["), one, more, Lit("]"))
+        return seq(one, Rep(seq(WS, one)) if many else EMPTY)
+
+    def _call_schema(self, item: JsonCall | JsonCallArray) -> dict[str, Any]:
+        """The JSON schema of one call object, or of the array of them."""
+        objects = []
+        for tool in self.tools:
+            args = _strict(tool.parameters)
+            if item.name_is_key:
+                obj = {"type": "object", "properties": {tool.name: args},
+                       "required": [tool.name], "additionalProperties": False}
+                objects.append(obj)
+                continue
+            for name_key in item.name_keys:  # every spelling of the keys the parser reads
+                for args_key in item.args_keys:
+                    props: dict[str, Any] = {}
+                    if item.id_keys:
+                        props[item.id_keys[0]] = {"type": "string"}
+                    props[name_key] = {"const": tool.name}
+                    props[args_key] = args
+                    objects.append({"type": "object", "properties": props,
+                                    "required": [name_key, args_key],
+                                    "additionalProperties": False})
+        one = objects[0] if len(objects) == 1 else {"anyOf": objects}
+        if isinstance(item, JsonCall):
+            return one
+        array: dict[str, Any] = {"type": "array", "items": one, "minItems": 1}
+        if self.mode.kind == "named":
+            array["maxItems"] = 1
+        return array
+
+    # -- messages (Harmony-like channels) -----------------------------------------------
+
+    def _messages(self) -> Node:
+        """Messages routed to reasoning or content, then (in a tool message) the calls."""
+        m = self.spec.messages
+        assert m is not None
+        routes = dict(m.routes)
+        recipient = re.compile(m.recipient)
+        end = m.ends[0]
+        body_avoid = tuple(sorted({*self.cf.ignore, m.header, m.header_end, *m.ends}))
+        texts = []
+        for kind in ("reasoning", "content"):
+            names = [r for r, k in routes.items() if k == kind and r and recipient.fullmatch(r)]
+            for r in names[:1]:
+                head = Text("space", (), end=f"{m.header}{r}{m.header_end}")
+                texts.append(seq(head, Text("raw", body_avoid, end=end)))
+        sep = alt(*(Lit(i) for i in sorted(self.cf.ignore))) if self.cf.ignore else EMPTY
+        text_msgs = Rep(seq(Opt(sep), alt(*texts))) if texts and self.mode.kind != "named" \
+            else EMPTY
+        targets = [t.name for t in self.tools
+                   if recipient.fullmatch(t.name) and routes.get(t.name, m.default) == "calls"]
+        if not targets:
+            raise ExportError(f"{self.spec.name}: no tool name can be a tool message's recipient")
+        # the whitespace before a header is in the header's lexeme (see `_opener`)
+        header = alt(*(Text("space", (), end=f"{m.header}{t}{m.header_end}") for t in targets))
+        entries = self._calls_block()
+        calls = alt(*(seq(Lit(f), r) if f else r for f, r in entries))
+        tool_msg = self.g.rule("tool_message", seq(Opt(sep), header, calls, WS, Lit(end)))
+        if self.mode.kind == "named":
+            return seq(text_msgs, tool_msg)
+        tool_msgs = seq(tool_msg, Rep(tool_msg))
+        return seq(text_msgs, Opt(tool_msgs) if self.mode.kind == "auto" else tool_msgs)
+
+
+def _leading(call: tuple[Item, ...]) -> list[tuple[str, int]]:
+    """The ways a call can begin: (its first literal, index of the item after it); a call
+    opened by a lookahead begins with "" at the lookahead."""
+    out: list[tuple[str, int]] = []
+    for index, item in enumerate(call):
+        if isinstance(item, Ws):
+            continue
+        if isinstance(item, SpecLit):
+            if item.peek:
+                out.append(("", index))
+                return out
+            out += [(text, index + 1) for text in item.texts]
+            if not item.optional:
+                return out
+            continue
+        raise ExportError("a call must begin with a literal or a lookahead")
+    return out
+
+
+def _scalar(b: dict[str, Any]) -> Node | None:
+    """Integers, numbers, booleans and null in their literal syntax."""
+    kind = b.get("type")
+    if kind == "integer":
+        minimum = b.get("minimum")
+        return Pat("uint" if isinstance(minimum, (int, float)) and minimum >= 0 else "int")
+    if kind == "number":
+        return Pat("number")
+    if kind == "boolean":
+        return alt(Lit("true"), Lit("false"))
+    if kind == "null":
+        return Lit("null")
+    return None
+
+
+def _strict(schema: dict[str, Any]) -> dict[str, Any]:
+    """Arguments as the export writes them: an object with no keys beyond the declared ones
+    (at every level that declares some)."""
+    out = _strict_value(schema)
+    out.setdefault("type", "object")
+    return out
+
+
+def _strict_value(schema: Any) -> Any:
+    if isinstance(schema, list):
+        return [_strict_value(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: (v if k in ("enum", "const", "default", "examples") else _strict_value(v))
+           for k, v in schema.items()}
+    if isinstance(out.get("properties"), dict) and "additionalProperties" not in out:
+        out["additionalProperties"] = False
+    return out
+
+
+def build(spec: FamilySpec, tools: list[Tool], mode: Mode, reasoning_open: bool | None) -> Grammar:
+    return Builder(spec, tools, mode, reasoning_open).build()
+
+
+__all__ = ["Mode", "build"]

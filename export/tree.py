@@ -1,0 +1,166 @@
+"""The format-neutral rule tree an export is built as, before a writer spells it.
+
+`build.py` turns a family's `FamilySpec` and a request's tools into a `Grammar` of these
+nodes; `lark.py` and `gbnf.py` write it out. Keeping the tree free of any one syntax is
+what lets both formats say exactly the same language.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+
+@dataclass(frozen=True)
+class Lit:
+    """Exactly this text."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Seq:
+    """These nodes one after another; `Seq(())` is the empty string."""
+
+    items: tuple["Node", ...]
+
+
+@dataclass(frozen=True)
+class Alt:
+    """One of these nodes."""
+
+    options: tuple["Node", ...]
+
+
+@dataclass(frozen=True)
+class Opt:
+    """The node, or nothing."""
+
+    item: "Node"
+
+
+@dataclass(frozen=True)
+class Rep:
+    """The node repeated, at least `min` (0 or 1) times."""
+
+    item: "Node"
+    min: int = 0
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A named rule of the grammar (shared subtrees, recursion)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Pat:
+    """A lexical pattern from a fixed table (`PATTERNS`): whitespace, integers, numbers."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Text:
+    """Free text in one string syntax (`text.SYNTAXES`) that never contains any of `avoid`,
+    followed by `end` (kept in the same lexeme: llguidance's lexemes are greedy, so the text
+    must be the one that decides where it stops). `nonempty` wants at least one unit."""
+
+    syntax: str
+    avoid: tuple[str, ...]
+    end: str = ""
+    nonempty: bool = False
+
+
+@dataclass(frozen=True)
+class Json:
+    """A JSON value following `schema` (a `$ref`-free schema). Lark can hand it to
+    llguidance as `%json`; otherwise `values.expand_json` turns it into rules whose strings
+    avoid `avoid`."""
+
+    schema_text: str  # canonical JSON text, so the node stays hashable
+    avoid: tuple[str, ...] = ()
+
+
+Node = Union[Lit, Seq, Alt, Opt, Rep, Ref, Pat, Text, Json]
+
+# name -> (lark regex body, GBNF rules, the first named as the pattern): the only lexical
+# classes a grammar needs besides literals and text. The GBNF side repeats one character
+# per step (no `+`/`*` over a class): llguidance's GBNF front end would make a repeated
+# class one greedy lexeme that swallows characters the text around it needs. Exponents
+# have at most two digits: 1e999 would read as infinity.
+PATTERNS: dict[str, tuple[str, dict[str, str]]] = {
+    "ws": (r"[ \t\r\n]+", {"ws-tok": "[ \\t\\r\\n] ws-tok | [ \\t\\r\\n]"}),
+    "digits": (r"[0-9]+", {"digits-tok": "[0-9] digits-tok | [0-9]"}),
+    "header": (r"[A-Za-z0-9_.:\-]{1,64}", {"header-tok": "[A-Za-z0-9_.:\\x2D]{1,64}"}),
+    "int": (
+        r"-?(?:0|[1-9][0-9]*)",
+        {"int-tok": '("-")? uint-tok', "uint-tok": '"0" | [1-9] | [1-9] digits-tok',
+         "digits-tok": "[0-9] digits-tok | [0-9]"},
+    ),
+    "uint": (
+        r"(?:0|[1-9][0-9]*)",
+        {"uint-tok": '"0" | [1-9] | [1-9] digits-tok', "digits-tok": "[0-9] digits-tok | [0-9]"},
+    ),
+    "number": (
+        r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]{1,2})?",
+        {"number-tok": '("-")? uint-tok ("." digits-tok)? ([eE] ("+" | "-")? [0-9] ([0-9])?)?',
+         "uint-tok": '"0" | [1-9] | [1-9] digits-tok', "digits-tok": "[0-9] digits-tok | [0-9]"},
+    ),
+}
+
+
+@dataclass
+class Grammar:
+    """Named rules; `start` is the whole output. `header` lines become comments."""
+
+    rules: dict[str, Node] = field(default_factory=dict)
+    start: str = "start"
+    header: list[str] = field(default_factory=list)
+    _names: dict[Any, str] = field(default_factory=dict)
+
+    def rule(self, name: str, node: Node, key: Any = None) -> Ref:
+        """Add `node` as a rule named after `name` (made unique) and refer to it; the same
+        `key` gives back the rule made the first time."""
+        if key is not None and key in self._names:
+            return Ref(self._names[key])
+        base = "".join(c if c.isascii() and c.isalnum() else "_" for c in name.lower())
+        base = base.strip("_") or "r"
+        if not base[0].isalpha():
+            base = "r_" + base
+        unique, n = base, 1
+        while unique in self.rules:
+            n += 1
+            unique = f"{base}_{n}"
+        self.rules[unique] = node
+        if key is not None:
+            self._names[key] = unique
+        return Ref(unique)
+
+    def reserve(self, name: str, key: Any) -> Ref:
+        """A rule name for a node made later (recursion): fill it with `define`."""
+        ref = self.rule(name, Seq(()), key)
+        return ref
+
+    def define(self, ref: Ref, node: Node) -> None:
+        self.rules[ref.name] = node
+
+
+def seq(*items: Node) -> Node:
+    """A sequence with nested sequences and empty parts flattened."""
+    flat: list[Node] = []
+    for item in items:
+        if isinstance(item, Seq):
+            flat.extend(item.items)
+        else:
+            flat.append(item)
+    return flat[0] if len(flat) == 1 else Seq(tuple(flat))
+
+
+def alt(*options: Node) -> Node:
+    unique = tuple(dict.fromkeys(options))
+    return unique[0] if len(unique) == 1 else Alt(unique)
+
+
+EMPTY = Seq(())

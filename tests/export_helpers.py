@@ -1,0 +1,266 @@
+"""Checking exported grammars with llguidance on a byte-level vocabulary.
+
+No model tokenizer is needed: 256 one-byte tokens plus an end-of-sequence token make every
+string a token sequence, and the matcher's token mask is then exactly the set of bytes the
+grammar allows next.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from functools import lru_cache
+from typing import Any
+
+import llguidance
+from llguidance import LLMatcher, LLTokenizer, TokenizerWrapper
+
+EOS = 256
+
+
+class _ByteVocabulary:
+    eos_token_id = EOS
+    bos_token_id = None
+    tokens = [bytes([i]) for i in range(256)] + [b"<eos>"]
+    special_token_ids = [EOS]
+
+    def __call__(self, text: Any) -> list[int]:
+        return list(text if isinstance(text, bytes) else text.encode("utf-8"))
+
+
+TOKENIZER = LLTokenizer(TokenizerWrapper(_ByteVocabulary()))
+
+
+@lru_cache(maxsize=512)
+def compiled(text: str, fmt: str = "lark") -> str:
+    """The grammar in llguidance's form; raises ValueError with llguidance's message when
+    the grammar does not compile."""
+    grammar = llguidance.grammar_from(fmt, text)
+    error = LLMatcher.validate_grammar(grammar, TOKENIZER)
+    if error:
+        raise ValueError(error)
+    return grammar
+
+
+def matcher(text: str, fmt: str = "lark") -> LLMatcher:
+    return LLMatcher(TOKENIZER, compiled(text, fmt), log_level=0)
+
+
+def accepts(grammar: str, output: str, fmt: str = "lark") -> bool:
+    """Whether the whole output is a complete sentence of the grammar."""
+    m = matcher(grammar, fmt)
+    return m.consume_tokens(list(output.encode("utf-8"))) and m.is_accepting()
+
+
+def allowed_bytes(m: LLMatcher) -> list[int]:
+    mask = m.compute_bitmask()
+    return [i for i in range(257) if mask[i // 8] >> (i % 8) & 1]
+
+
+def random_walk(grammar: str, rng: random.Random, max_bytes: int = 400,
+                fmt: str = "lark") -> tuple[bytes, bool]:
+    """Bytes chosen at random among the allowed ones until the grammar lets the output end
+    (chosen with growing probability as the walk gets long) or `max_bytes`; returns the
+    bytes and whether the walk ended in an accepting state."""
+    m = matcher(grammar, fmt)
+    out = bytearray()
+    while len(out) < max_bytes:
+        forced = m.compute_ff_bytes()
+        if forced:
+            assert m.consume_tokens(list(forced)), m.get_error()
+            out += forced
+            continue
+        allowed = allowed_bytes(m)
+        if not allowed:
+            break
+        if EOS in allowed and (len(allowed) == 1 or rng.random() < len(out) / max_bytes):
+            return bytes(out), True
+        choices = [b for b in allowed if b != EOS]
+        # prefer printable ASCII so walks read like text, but keep every byte possible
+        printable = [b for b in choices if 32 <= b < 127 or b == 10]
+        pick = rng.choice(printable if printable and rng.random() < 0.9 else choices)
+        assert m.consume_tokens([pick]), m.get_error()
+        out.append(pick)
+    return bytes(out), m.is_accepting()
+
+
+def validates(value: Any, schema: Any) -> bool:
+    """A JSON-schema subset (the one the tests' tools use): type, enum/const, properties,
+    required, additionalProperties false, items, anyOf/oneOf, minimum/maximum, $ref to
+    local definitions (the schema passed must be inlined)."""
+    if not isinstance(schema, dict):
+        return True
+    if "const" in schema and value != schema["const"]:
+        return False
+    if "enum" in schema and value not in schema["enum"]:
+        return False
+    for key in ("anyOf", "oneOf"):
+        if key in schema and not any(validates(value, s) for s in schema[key]):
+            return False
+    kind = schema.get("type")
+    if kind is not None:
+        kinds = kind if isinstance(kind, list) else [kind]
+        if not any(_is(value, k) for k in kinds):
+            return False
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if "minimum" in schema and value < schema["minimum"]:
+            return False
+        if "maximum" in schema and value > schema["maximum"]:
+            return False
+    if isinstance(value, dict):
+        props = schema.get("properties", {})
+        if any(r not in value for r in schema.get("required", [])):
+            return False
+        for k, v in value.items():
+            if k in props:
+                if not validates(v, props[k]):
+                    return False
+            elif schema.get("additionalProperties") is False:
+                return False
+    if isinstance(value, list) and "items" in schema:
+        return all(validates(v, schema["items"]) for v in value)
+    return True
+
+
+def _is(value: Any, kind: str) -> bool:
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool) or (
+            isinstance(value, float) and value.is_integer()
+        )
+    if kind == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return {
+        "string": str, "boolean": bool, "null": type(None), "object": dict, "array": list
+    }.get(kind, object) in (type(value),) or (kind == "object" and isinstance(value, dict))
+
+
+def loads(text: str) -> Any:
+    return json.loads(text)
+
+
+_LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
+def _strings(line: str) -> list[str]:
+    """The quoted strings of one lark line, skipping /regexes/."""
+    out, i = [], 0
+    while i < len(line):
+        c = line[i]
+        if c in '"/':
+            j = i + 1
+            while j < len(line) and line[j] != c:
+                j += 2 if line[j] == "\\" else 1
+            if c == '"':
+                out.append(json.loads(line[i : j + 1]))
+            i = j + 1
+        else:
+            i += 1
+    return out
+
+
+def closing_markers(lark_grammar: str) -> list[str]:
+    """Every literal of an exported lark grammar, plus the characters that close JSON and
+    Python values: what a walk that has used up its budget writes to finish."""
+    found = set()
+    for line in lark_grammar.splitlines():
+        if line.startswith("//"):
+            continue
+        found |= set(_strings(line.split("%json")[0]))  # a JSON schema holds quotes too
+    found |= {'"', "'", "}", "]", ")"}
+    return sorted((m for m in found if m), key=len, reverse=True)
+
+
+def closing_walk(grammar: str, rng: random.Random, budget: int = 300,
+                 limit: int = 4000, fmt: str = "lark",
+                 markers: list[str] | None = None) -> tuple[bytes, bool]:
+    """A random walk through the grammar: every byte chosen at random among the ones the
+    matcher allows, for `budget` bytes. After that the walk steers towards an end: it ends
+    as soon as the grammar allows, otherwise writes a whole marker the grammar accepts next
+    (preferring one after which it may end, then a closing one), a random byte only when no
+    marker fits. Returns the bytes and whether the grammar accepted them."""
+    found = markers if markers is not None else closing_markers(grammar)
+    encoded = [mk.encode("utf-8") for mk in found]
+    m = matcher(grammar, fmt)
+    out = bytearray()
+    while len(out) < limit:
+        forced = m.compute_ff_bytes()
+        if forced:
+            assert m.consume_tokens(list(forced)), m.get_error()
+            out += forced
+            continue
+        allowed = allowed_bytes(m)
+        if not allowed:
+            break
+        late = len(out) >= budget
+        if EOS in allowed and (len(allowed) == 1 or late or rng.random() < 0.02):
+            return bytes(out), True
+        step = None
+        if late:  # long enough: towards the end, and past twice the budget, closers first
+            closers = [b'"', b"'", b"]", b"}", b")"] if len(out) >= 2 * budget else []
+            step = _closing_marker(m, closers + encoded, allowed, rng, prefer=closers)
+        if step is None:
+            choices = [b for b in allowed if b != EOS]
+            printable = [b for b in choices if 32 <= b < 127 or b == 10]
+            step = bytes([rng.choice(printable if printable and rng.random() < 0.9 else choices)])
+        assert m.consume_tokens(list(step)), m.get_error()
+        out += step
+    return bytes(out), m.is_accepting()
+
+
+def _closing_marker(m: LLMatcher, markers: list[bytes], allowed: list[int],
+                    rng: random.Random, prefer: list[bytes] = ()) -> bytes | None:
+    """A whole marker the grammar takes next: one after which the output may end, else the
+    one that leaves the fewest bytes allowed (an opener leaves free text for markup, a
+    closer leaves a value for what follows it), ties broken at random."""
+    best: list[bytes] = []
+    best_size = 10**9
+    firsts = set(allowed)
+    for marker in markers:
+        if marker[0] not in firsts:
+            continue
+        trial = m.deep_copy()
+        if trial.try_consume_tokens(list(marker)) != len(marker):
+            continue
+        after = allowed_bytes(trial)
+        if EOS in after:
+            size = -2
+        elif marker in prefer and len(after) < 64:  # a closer that leaves free text
+            size = -1
+        else:
+            size = len(after)
+        if size < best_size:
+            best, best_size = [marker], size
+        elif size == best_size:
+            best.append(marker)
+    return rng.choice(best) if best else None
+
+
+def random_value(schema: Any, rng: random.Random, depth: int = 0) -> Any:
+    """A value valid against a (`$ref`-free) schema of the kinds the corpus tools use."""
+    if "enum" in schema:
+        return rng.choice(schema["enum"])
+    if "anyOf" in schema:
+        return random_value(rng.choice(schema["anyOf"]), rng, depth)
+    kind = schema.get("type", "string")
+    if isinstance(kind, list):
+        kind = rng.choice(kind)
+    if kind == "string":
+        alphabet = "abcxyz XYZ019.,:;-_/'\"\\\n{}[]()<>=é中"
+        return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 10)))
+    if kind == "integer":
+        low = schema.get("minimum", -1000)
+        return rng.randint(int(low), 100000)
+    if kind == "number":
+        return rng.choice([0.5, -2.25, 3.0, 1e-3, 12345.678, 0])
+    if kind == "boolean":
+        return rng.random() < 0.5
+    if kind == "null":
+        return None
+    if kind == "array":
+        return [random_value(schema.get("items", {"type": "string"}), rng, depth + 1)
+                for _ in range(rng.randint(0, 3))]
+    props = schema.get("properties", {})
+    required = set(schema.get("required", []))
+    return {k: random_value(v, rng, depth + 1) for k, v in props.items()
+            if k in required or rng.random() < 0.6}

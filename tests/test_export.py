@@ -1,0 +1,304 @@
+"""Exported constrained-decoding grammars, checked with llguidance on a byte vocabulary.
+
+What the model may write under an exported grammar must be what the family's parser reads:
+corpus outputs in the grammar are accepted, renders of random schema-valid calls are
+accepted, mutants are rejected, and random walks through the grammar parse to valid calls
+that survive a round trip through the renderer. Every family, both formats.
+"""
+
+from __future__ import annotations
+
+import collections
+import io
+import json
+import random
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import toolgrammar
+from corpus_format import CORPUS, TOOLS, all_cases
+from export_corpus import in_grammar, strict_deep
+from export_helpers import (
+    accepts,
+    closing_markers,
+    closing_walk,
+    compiled,
+    random_value,
+    validates,
+)
+from toolgrammar.cli import main
+from toolgrammar.export import ExportError
+from toolgrammar.export.schema import load_tools
+from toolgrammar.runtime.registry import get_spec
+
+FAMILIES = sorted({get_spec(name).name for name in toolgrammar.families()})
+SCHEMAS = {t.name: strict_deep(t.parameters) for t in load_tools(TOOLS)}
+# one family per dialect and region kind, for the slower GBNF walks
+GBNF_WALKED = ["qwen3_coder", "glm45", "deepseek_v4", "minimax_m3", "kimi_k3", "gemma4",
+               "pythonic", "olmo3", "hermes", "kimi_k2", "mistral", "apertus", "muse",
+               "openai", "inkling", "llama3_json"]
+
+
+def _calls(family: str, text: str, **options: Any) -> list[tuple[str, Any]]:
+    message = toolgrammar.parse(family, text, TOOLS, **options)
+    return [(c.function.name, json.loads(c.function.arguments)) for c in message.tool_calls]
+
+
+# -- every family exports, in every mode, and compiles -------------------------------------
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_every_family_exports_and_compiles(family: str) -> None:
+    for mode in ("auto", "required", "named:configure"):
+        compiled(toolgrammar.export(family, TOOLS, "lark", mode))
+        compiled(toolgrammar.export(family, TOOLS, "lark", mode, json="rules"))
+    for mode in ("auto", "named:get_weather"):
+        compiled(toolgrammar.export(family, TOOLS, "gbnf", mode), "gbnf")
+
+
+def test_export_is_deterministic_and_names_its_source() -> None:
+    first = toolgrammar.export("qwen3_coder", TOOLS, "gbnf")
+    assert first == toolgrammar.export("qwen3_coder", TOOLS, "gbnf")
+    assert first.startswith("# toolgrammar export: family qwen3_coder, mode auto")
+    assert "grammars/qwen3_coder.tg" in first.splitlines()[1]
+
+
+# -- the golden corpus ---------------------------------------------------------------------
+
+
+def corpus_counts(fmt: str) -> tuple[dict[str, list[int]], list[str]]:
+    """Per family [in and accepted, in and rejected, out]; and the in-grammar cases the
+    grammar rejects (which must be none)."""
+    counts: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0, 0])
+    failures = []
+    for case in all_cases():
+        ok, _ = in_grammar(case)
+        if not ok:
+            counts[case.family][2] += 1
+            continue
+        grammar = toolgrammar.export(
+            case.family, case.tools, fmt, params=case.options.get("params"),
+            reasoning_open=case.options.get("reasoning_open"),
+        )
+        if accepts(grammar, case.text, fmt):
+            counts[case.family][0] += 1
+        else:
+            counts[case.family][1] += 1
+            failures.append(case.id)
+    return dict(counts), failures
+
+
+@pytest.mark.parametrize("fmt", ["lark", "gbnf"])
+def test_corpus_cases_in_the_grammar_are_accepted(fmt: str) -> None:
+    counts, failures = corpus_counts(fmt)
+    print(f"\n{fmt}: family: in-grammar accepted / rejected, out of grammar")
+    for family, (yes, no, out) in sorted(counts.items()):
+        print(f"  {family}: {yes} / {no}, {out}")
+    assert failures == []
+    total_in = sum(c[0] for c in counts.values())
+    assert total_in >= 250  # the rule keeps a real share of the corpus in
+    assert sum(1 for c in counts.values() if c[0]) >= 45  # and most families have cases
+
+
+def test_the_in_grammar_rule() -> None:
+    cases = {c.id: c for c in all_cases()}
+    assert in_grammar(cases["qwen3_coder:canonical upstream example: get_weather then write_file"])[0]
+    # malformed, truncated, off-schema and non-canonical cases are out, with a reason
+    assert in_grammar(cases["qwen3_coder:garbage after the opener gives the text back"]) == (
+        False, "markup given back as text")
+    assert in_grammar(cases["qwen3_coder:truncated right after the opener"])[1] in (
+        "markup given back as text", "ends with an opener")
+    assert in_grammar(cases["hermes:seed 001: a middle integer field given as a string"]) == (
+        False, "not canonical")
+
+
+# -- renders of random schema-valid calls --------------------------------------------------
+
+
+def _random_calls(rng: random.Random) -> list[dict[str, Any]]:
+    tools = load_tools(TOOLS)
+    return [
+        {"name": t.name, "arguments": random_value(t.parameters, rng)}
+        for t in rng.sample(tools, rng.randint(1, 3))
+    ]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_renders_of_random_valid_calls_are_accepted(family: str) -> None:
+    rng = random.Random(family)
+    spec = get_spec(family)
+    grammars = {
+        (fmt, json_mode, mode): toolgrammar.export(
+            family, TOOLS, fmt, mode, reasoning_open=False, json=json_mode)
+        for fmt, json_mode in (("lark", "native"), ("lark", "rules"), ("gbnf", "native"))
+        for mode in ("auto", "required")
+    }
+    written = 0
+    for attempt in range(40):
+        calls = _random_calls(rng)
+        content = rng.choice([None, "Sure, let me check that."])
+        reasoning = None
+        if spec.reasoning and spec.messages is None and rng.random() < 0.5:
+            reasoning = "The user asked; I will call the tools."
+        try:
+            text = toolgrammar.render(family, calls, TOOLS, content=content, reasoning=reasoning)
+        except toolgrammar.RenderError:
+            continue  # the markup cannot carry one of the random values
+        written += 1
+        for (fmt, json_mode, mode), grammar in grammars.items():
+            if (mode == "required" and content) or (fmt == "gbnf" and written > 3):
+                continue  # GBNF is matched character by character: slower, fewer checks
+            assert accepts(grammar, text, fmt), (fmt, json_mode, mode, text)
+        if len(calls) == 1 and not content:
+            named = toolgrammar.export(family, TOOLS, "lark", f"named:{calls[0]['name']}",
+                                       reasoning_open=False)
+            assert accepts(named, text)
+        if written == 6:
+            break
+    assert written >= 4
+
+
+# -- mutants -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_mutants_are_rejected(family: str) -> None:
+    good = {"city": "Paris", "days": 987654}
+    text = toolgrammar.render(family, [{"name": "get_weather", "arguments": good}], TOOLS)
+    missing = toolgrammar.render(
+        family, [{"name": "get_weather", "arguments": {"days": 987654}}], TOOLS)
+    last = text.rstrip()[-1]
+    mutants = {
+        "wrong tool name": text.replace("get_weather", "get_wether"),
+        "integer written as a word": text.replace("987654", "three"),
+        "missing required parameter": missing,
+        "broken closer": text.rstrip()[:-1] + ("X" if last != "X" else "Y"),
+        "cut closer": text.rstrip()[:-1],
+    }
+    for fmt, mode in (("lark", "required"), ("lark", "auto"), ("lark", "named:get_weather"),
+                      ("gbnf", "required")):
+        grammar = toolgrammar.export(family, TOOLS, fmt, mode, reasoning_open=False)
+        assert accepts(grammar, text, fmt), (fmt, mode)
+        for name, mutant in mutants.items():
+            assert not accepts(grammar, mutant, fmt), (fmt, mode, name, mutant)
+    other = toolgrammar.export(family, TOOLS, "lark", "named:write_file", reasoning_open=False)
+    assert not accepts(other, text)  # named: only that tool
+
+
+# -- random walks: what the grammar lets a model write, the parser reads back --------------
+
+
+def _check_walk(family: str, text: str, mode: str) -> None:
+    calls = _calls(family, text)
+    if mode != "auto":
+        assert calls, text
+    if mode.startswith("named:"):
+        assert [name for name, _ in calls] == [mode[len("named:"):]], text
+    for name, args in calls:
+        assert name in SCHEMAS, text
+        assert validates(args, SCHEMAS[name]), (name, args, text)
+    again = toolgrammar.render(family, [{"name": n, "arguments": a} for n, a in calls], TOOLS)
+    assert _calls(family, again, reasoning_open=False) == calls, (text, again)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_random_walks_parse_to_the_calls_they_wrote(family: str) -> None:
+    rng = random.Random(f"walk:{family}")
+    for mode, json_mode in (("required", "native"), ("required", "rules"), ("auto", "native"),
+                            ("named:configure", "native")):
+        grammar = toolgrammar.export(family, TOOLS, "lark", mode, json=json_mode)
+        for _ in range(2):
+            data, accepted = closing_walk(grammar, rng, budget=250)
+            assert accepted, data[-200:]
+            _check_walk(family, data.decode("utf-8"), mode)
+
+
+@pytest.mark.parametrize("family", GBNF_WALKED)
+def test_random_walks_through_gbnf(family: str) -> None:
+    rng = random.Random(f"gbnf:{family}")
+    markers = closing_markers(toolgrammar.export(family, TOOLS, "lark", "required", json="rules"))
+    grammar = toolgrammar.export(family, TOOLS, "gbnf", "required")
+    data, accepted = closing_walk(grammar, rng, budget=150, fmt="gbnf", markers=markers)
+    assert accepted, data[-200:]
+    _check_walk(family, data.decode("utf-8"), "required")
+
+
+def test_markers_cannot_appear_inside_values() -> None:
+    """A string value may not hold the marker that would end it early (markers win)."""
+    grammar = toolgrammar.export("qwen3_coder", TOOLS, "lark", "required")
+    good = toolgrammar.render("qwen3_coder", [("write_file", {"path": "a", "content": "x"})], TOOLS)
+    assert accepts(grammar, good)
+    assert not accepts(grammar, good.replace(">\nx\n<", ">\nx</function>y\n<"))
+    hermes = toolgrammar.export("hermes", TOOLS, "gbnf", "required")
+    call = '<tool_call>\n{"name": "write_file", "arguments": {"path": "%s"}}\n</tool_call>'
+    assert accepts(hermes, call % "a", "gbnf")
+    assert not accepts(hermes, call % "a</tool_call>b", "gbnf")
+    assert accepts(hermes, call % "a\\u003c/tool_call>b", "gbnf")  # escaped, it is fine
+
+
+# -- errors --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"family": "nope"}, "unknown family 'nope'"),
+        ({"mode": "named:nope"}, "named:nope: no such tool"),
+        ({"mode": "sometimes"}, "mode must be auto, required or named:NAME"),
+        ({"format": "ebnf"}, "format must be one of lark, gbnf"),
+        ({"tools": {"a": 1}}, "tools must be a non-empty JSON list"),
+        ({"tools": [{"type": "function", "function": {}}]}, "tool 0 has no function name"),
+        ({"tools": [{"name": "a b"}]}, "cannot be written as a function name"),
+        ({"tools": [{"name": "f", "parameters": {"$ref": "#/nowhere"}}]}, "points nowhere"),
+        ({"params": {"nope": "x"}}, "has no param 'nope'"),
+    ],
+)
+def test_bad_input_is_a_clear_error(kwargs: dict[str, Any], message: str) -> None:
+    args = {"family": "hy_v3", "tools": TOOLS, **kwargs}
+    with pytest.raises(ExportError, match=message.replace("(", r"\(").replace("$", r"\$")):
+        toolgrammar.export(args.pop("family"), args.pop("tools"), **args)
+
+
+def test_recursive_ref_is_refused() -> None:
+    tools = [{"name": "tree", "parameters": {"type": "object", "$defs": {
+        "node": {"type": "object", "properties": {"kids": {"type": "array",
+                                                            "items": {"$ref": "#/$defs/node"}}}}},
+        "properties": {"root": {"$ref": "#/$defs/node"}}}}]
+    with pytest.raises(ExportError, match="recursive"):
+        toolgrammar.export("hermes", tools)
+
+
+def _run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_cli_export(tmp_path: Path) -> None:
+    tools = str(CORPUS / "tools.json")
+    code, out, err = _run("export", "hy_v3", "--tools", tools, "--format", "gbnf",
+                          "--mode", "named:get_weather", "--param", "suffix=:x",
+                          "--no-reasoning-open")
+    assert code == 0 and err == ""
+    assert out == toolgrammar.export("hy_v3", TOOLS, "gbnf", "named:get_weather",
+                                     params={"suffix": ":x"}, reasoning_open=False)
+    assert '"<" "t" "o" "o" "l" "_" "c" "a" "l" "l" ":" "x" ">"' in out
+    compiled(out, "gbnf")
+    code, out, _ = _run("export", "hermes", "--tools", tools)
+    assert code == 0 and "%json" in out
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"a": 1}')
+    for argv, message in [
+        (("export", "hermes"), "export needs --tools FILE"),
+        (("export", "nope", "--tools", tools), "unknown family 'nope'"),
+        (("export", "hermes", "--tools", tools, "--mode", "named:zz"), "named:zz: no such tool"),
+        (("export", "hermes", "--tools", str(bad)), "expected a JSON list of tools"),
+        (("export", "hermes", "--tools", str(tmp_path / "missing.json")), "cannot read"),
+    ]:
+        code, out, err = _run(*argv)
+        assert code == 2 and out == "", argv
+        assert err.startswith("toolgrammar: error: ") and message in err, err
