@@ -252,8 +252,9 @@ class Outcome:
         return False
 
 
-class Budget(Exception):
-    """A run went past its time budget."""
+class Budget(BaseException):
+    """A run went past its time budget (a BaseException: parsers' `except Exception` must
+    not swallow it)."""
 
 
 class Side:
@@ -767,6 +768,14 @@ def results_from_json(path: Path) -> tuple[dict[str, str], list[FamilyResult]]:
             for key in ("ours_correct", "vllm_correct")
         }
         results.append(FamilyResult(r["family"], r["vllm"], streams, **correct))
+    # a parse that ran as long as its budget was cut by it (runs before Budget became a
+    # BaseException saw parsers swallow it and recorded the budget itself)
+    limit = payload["args"].get("parse_budget", float("inf")) * 1000 * 0.99
+    for r in results:
+        for s in r.streams:
+            for speed in (s.ours, s.theirs):
+                if speed.parse_ms is not None and speed.parse_ms >= limit:
+                    speed.parse_ms = None
     return payload["machine"], results
 
 
@@ -813,6 +822,32 @@ def speed_rows(result: FamilyResult, sizes: list[int]) -> tuple[list[str], list[
             fmt_num(s.ours.peak_mb, 2), fmt_num(s.theirs.peak_mb, 2),
         ]  # fmt: skip
         rows.append(row)
+    return header, rows
+
+
+def shape_rows(
+    results: list[FamilyResult], shape: str, sizes: list[int]
+) -> tuple[list[str], list[list[str]]]:
+    """One row per family for one shape: our µs per delta by size, vLLM's, and the ratio at
+    each size, whole-output parse and peak memory."""
+    labels = [label(size) for size in sizes]
+    header = ["family"] + [f"ours {lab}" for lab in labels] + [f"vLLM {lab}" for lab in labels]
+    header += [f"x {lab}" for lab in labels] + ["parse ms ours / vLLM", "peak MB ours / vLLM"]
+    rows = []
+    for r in results:
+        for s in r.streams:
+            if s.shape != shape:
+                continue
+            name = r.family if r.family == r.vllm else f"{r.family} ({r.vllm})"
+            if not s.theirs.ok:
+                name += " ≠"
+            row = [name]
+            row += [fmt_us(s.ours.median_us.get(lab), lab in s.ours.sampled) for lab in labels]
+            row += [fmt_us(s.theirs.median_us.get(lab), lab in s.theirs.sampled) for lab in labels]
+            row += [fmt_ratio(s.ours.median_us.get(lab), s.theirs.median_us.get(lab)) for lab in labels]
+            row.append(f"{fmt_num(s.ours.parse_ms)} / {fmt_num(s.theirs.parse_ms)}")
+            row.append(f"{fmt_num(s.ours.peak_mb, 2)} / {fmt_num(s.theirs.peak_mb, 2)}")
+            rows.append(row)
     return header, rows
 
 
@@ -872,40 +907,50 @@ def plot(results: list[FamilyResult], path: Path, shapes: list[str], m: dict[str
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FuncFormatter
+
     cols = 2 if len(shapes) > 1 else 1
     rows = (len(shapes) + 1) // 2
-    fig, axes = plt.subplots(rows, cols, figsize=(6.5 * cols, 4.5 * rows), squeeze=False)
-    colors = plt.get_cmap("tab20").colors
+    fig, axes = plt.subplots(rows, cols, figsize=(6.5 * cols, 4.6 * rows), squeeze=False)
+    tab20 = plt.get_cmap("tab20").colors
+    colors = [tab20[i] for i in (*range(0, 20, 2), *range(1, 20, 2))]  # the dark ones first
     for ax, shape in zip(axes.flat, shapes):
         for n, r in enumerate(results):
+            color = colors[n % len(colors)]
             for s in r.streams:
                 if s.shape != shape:
                     continue
-                for speed, style, who in ((s.ours, "-", "ours"), (s.theirs, "--", "vLLM")):
+                for speed, style in ((s.ours, "-"), (s.theirs, "--")):
                     points = [
                         (parse_size(lab), us) for lab, us in speed.median_us.items() if us
                     ]
                     if points:
                         xs, ys = zip(*sorted(points))
-                        ax.plot(
-                            xs, ys, style, color=colors[(2 * n) % len(colors)], marker=".",
-                            label=f"{r.family} ({who})" if shape == shapes[0] else None,
-                        )  # fmt: skip
+                        ax.plot(xs, ys, style, color=color, marker=".", linewidth=1.2)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
-        ax.set_title(shape)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: label(int(x))))
+        ax.set_title(f"{shape}", fontsize=10)
         ax.set_xlabel("output length so far (chars)")
         ax.set_ylabel("µs per 16-char delta")
         ax.grid(True, which="both", alpha=0.3)
-    for ax in list(axes.flat)[len(shapes):]:
+    for ax in list(axes.flat)[len(shapes) :]:
         ax.axis("off")
-    fig.legend(loc="lower center", ncol=5, fontsize=7, frameon=False)
+    handles = [Line2D([], [], color="black", linestyle="-", label="toolgrammar")]
+    handles.append(Line2D([], [], color="black", linestyle="--", label=f"vLLM {VLLM_VERSION}"))
+    handles += [
+        Line2D([], [], color=colors[n % len(colors)], label=r.family)
+        for n, r in enumerate(results)
+    ]
+    fig.legend(handles=handles, loc="lower center", ncol=7, fontsize=8, frameon=False)
     fig.suptitle(
-        f"toolgrammar (solid) vs vLLM {VLLM_VERSION} (dashed), per-delta cost as the output grows"
+        f"toolgrammar (solid) vs vLLM {VLLM_VERSION} (dashed): cost of one streamed delta as the "
+        "output grows"
         f"\n{m['cpu']}, {m['cores']} cores, Python {m['python']}, {m['date']}",
         fontsize=10,
     )
-    fig.tight_layout(rect=(0, 0.08, 1, 0.95))
+    fig.tight_layout(rect=(0, 0.09, 1, 0.95))
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
 
@@ -952,6 +997,53 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def summary(results: list[FamilyResult], sizes: list[int]) -> list[str]:
+    """The targets, checked: flat cost, the loop at 64K, never slower than vLLM, endings."""
+    lines = []
+    first, last = label(sizes[0]), label(sizes[-1])
+    worst = []
+    for r in results:
+        ratios = [
+            (s.ours.median_us[last] / s.ours.median_us[first], s.shape)
+            for s in r.streams
+            if s.ours.median_us.get(first) and s.ours.median_us.get(last)
+        ]
+        if ratios:
+            worst.append((*max(ratios), r.family))
+    flat = [w for w in worst if w[0] > 1.5]
+    lines.append(
+        f"flat cost (ours {last} / {first} <= 1.5 everywhere): "
+        + ("met" if not flat else "NOT met: " + ", ".join(f"{f}/{sh} {x:.2f}" for x, sh, f in flat))
+        + (f"; worst {max(worst)[0]:.2f} ({max(worst)[2]}/{max(worst)[1]})" if worst else "")
+    )
+    loop64 = []
+    for r in results:
+        for s in r.streams:
+            if s.shape == "loop" and "64K" in s.ours.median_us:
+                loop64.append((r.family, fmt_ratio(s.ours.median_us["64K"], s.theirs.median_us["64K"])))
+    if loop64:
+        lines.append("loop at 64K, x over vLLM: " + ", ".join(f"{f} {x}" for f, x in loop64))
+    slower = []
+    for r in results:
+        for s in r.streams:
+            for lab, ours in s.ours.median_us.items():
+                theirs = s.theirs.median_us.get(lab)
+                if ours and theirs and theirs < ours:
+                    slower.append(f"{r.family}/{s.shape}@{lab} per delta {ours:.1f} vs {theirs:.1f} µs")
+            a, b = s.ours.parse_ms, s.theirs.parse_ms
+            if a is not None and b is not None and b < a:
+                slower.append(f"{r.family}/{s.shape} whole parse {a:.1f} vs {b:.1f} ms")
+    lines.append(
+        "slower than vLLM: " + ("nowhere" if not slower else f"{len(slower)}: " + "; ".join(slower))
+    )
+    ours_bad = sum(r.ours_correct.unparsable for r in results if r.ours_correct)
+    theirs_bad = sum(r.vllm_correct.unparsable for r in results if r.vllm_correct)
+    cuts = sum(r.ours_correct.cuts for r in results if r.ours_correct)
+    if cuts:
+        lines.append(f"unparsable endings: ours {ours_bad}/{cuts}, vLLM {theirs_bad}/{cuts}")
+    return lines
+
+
 def report(
     results: list[FamilyResult], m: dict[str, str], args: argparse.Namespace, sizes: list[int]
 ) -> None:
@@ -975,17 +1067,22 @@ def report(
             for who, c in (("ours", r.ours_correct), ("vLLM", r.vllm_correct)):
                 if c and c.parity_diffs:
                     print(f"  {r.family} {who}: 1-token stream != whole: {', '.join(c.parity_diffs)}")
+    lines = summary(results, sizes)
+    print("\nsummary")
+    for line in lines:
+        print(f"  {line}")
     if args.markdown:
         parts = [
             f"Machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}, {m['date']}; "
             f"vLLM {VLLM_VERSION}. µs per {DELTA_CHARS}-char delta (median over the 1K chars "
             "before each size; `~` sampled past the budget); x = vLLM's time / ours.\n"
         ]
-        for r in results:
-            header, rows = speed_rows(r, sizes)
-            parts.append(f"**{r.family}** (vLLM `{r.vllm}`)\n\n{md_table(header, rows)}\n")
+        shapes = [s.shape for s in results[0].streams] if results else []
+        for shape in shapes:
+            parts.append(f"**{shape}**\n\n{md_table(*shape_rows(results, shape, sizes))}\n")
         if correct:
-            parts.append(md_table(*correctness_rows(results)) + "\n")
+            parts.append("**correctness**\n\n" + md_table(*correctness_rows(results)) + "\n")
+        parts.append("**summary**\n\n" + "\n".join(f"- {line}" for line in lines) + "\n")
         Path(args.markdown).parent.mkdir(parents=True, exist_ok=True)
         Path(args.markdown).write_text("\n".join(parts), encoding="utf-8")
     if args.plot:
