@@ -79,17 +79,27 @@ PAIRS: dict[str, Pair] = {
             "kimi_k2",
             "kimi_k2",
             (
-                "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>",
-                "<|tool_call_begin|>", "<|tool_call_end|>", "<|tool_call_argument_begin|>",
+                "<|tool_calls_section_begin|>",
+                "<|tool_calls_section_end|>",
+                "<|tool_call_begin|>",
+                "<|tool_call_end|>",
+                "<|tool_call_argument_begin|>",
                 *THINK,
             ),
-        ),  # fmt: skip
+        ),
         Pair(
             "glm45",
             "glm45",
-            ("<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>",
-             "</arg_value>", *THINK),
-        ),  # fmt: skip
+            (
+                "<tool_call>",
+                "</tool_call>",
+                "<arg_key>",
+                "</arg_key>",
+                "<arg_value>",
+                "</arg_value>",
+                *THINK,
+            ),
+        ),
         Pair("deepseek_v4", "deepseek_v4", ()),
         Pair("minimax_m3", "minimax_m3", ()),
         Pair("muse", "muse", ("<|message|>", "<|eom|>", "<|start|>")),
@@ -101,10 +111,16 @@ PAIRS: dict[str, Pair] = {
             "deepseek_v31",
             tuple(
                 f"<\uff5c{name.replace(' ', chr(0x2581))}\uff5c>"
-                for name in ("tool calls begin", "tool calls end", "tool call begin",
-                             "tool call end", "tool sep")
-            ) + THINK,
-        ),  # fmt: skip
+                for name in (
+                    "tool calls begin",
+                    "tool calls end",
+                    "tool call begin",
+                    "tool call end",
+                    "tool sep",
+                )
+            )
+            + THINK,
+        ),
         Pair("mistral", "mistral", ("[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "[THINK]", "[/THINK]")),
         Pair("llama3_json", "llama3_json", ("<|python_tag|>", "<|eom_id|>", "<|eot_id|>")),
         Pair("granite", "granite", ("<|tool_call|>",)),
@@ -152,7 +168,20 @@ def load_vllm() -> dict[str, Any]:
 
     if vllm.__version__ != VLLM_VERSION:
         raise EnvMissing(f"found vLLM {vllm.__version__} on sys.path, expected {VLLM_VERSION}")
-    return locals()
+    return {
+        "PreTrainedTokenizerFast": PreTrainedTokenizerFast,
+        "AddedToken": AddedToken,
+        "Regex": Regex,
+        "Tokenizer": Tokenizer,
+        "decoders": decoders,
+        "models": models,
+        "pre_tokenizers": pre_tokenizers,
+        "assemble_chat_message_fields": assemble_chat_message_fields,
+        "ChatCompletionRequest": ChatCompletionRequest,
+        "ChatStreamProcessor": ChatStreamProcessor,
+        "ParserManager": ParserManager,
+        "ToolParserManager": ToolParserManager,
+    }
 
 
 # --------------------------------------------------------------------------- tokens
@@ -274,9 +303,12 @@ class Ours(Side):
         self.tools = tools
 
     def run(
-        self, chunks: list[Chunk], finish: str | None = "stop", clock: list[int] | None = None,
+        self,
+        chunks: list[Chunk],
+        finish: str | None = "stop",
+        clock: list[int] | None = None,
         budget_s: float | None = None,
-    ) -> tuple[Outcome, int]:  # fmt: skip
+    ) -> tuple[Outcome, int]:
         """Stream the chunks (timing each feed into `clock`); the outcome and deltas fed."""
         parser = toolgrammar.StreamParser(
             self.family, self.tools, ids="sequential", reasoning_open=False
@@ -340,9 +372,12 @@ class Vllm(Side):
         )
 
     def run(
-        self, chunks: list[Chunk], finish: str | None = "stop", clock: list[int] | None = None,
+        self,
+        chunks: list[Chunk],
+        finish: str | None = "stop",
+        clock: list[int] | None = None,
         budget_s: float | None = None,
-    ) -> tuple[Outcome, int]:  # fmt: skip
+    ) -> tuple[Outcome, int]:
         processor = self.V["ChatStreamProcessor"](
             self.request, self._parser(), enable_auto_tools=True, parser_cls=self.parser_cls
         )
@@ -394,9 +429,13 @@ class Vllm(Side):
                 text, self.request, enable_auto_tools=True, model_output_token_ids=ids
             )
             fields = self.V["assemble_chat_message_fields"](
-                self.request, reasoning, content, tool_calls,
-                enable_auto_tools=True, parser_cls=self.parser_cls,
-            )  # fmt: skip
+                self.request,
+                reasoning,
+                content,
+                tool_calls,
+                enable_auto_tools=True,
+                parser_cls=self.parser_cls,
+            )
         except Exception as error:
             return Outcome("", [], f"{type(error).__name__}: {error}")
         calls = [(c.function.name, c.function.arguments) for c in fields.tool_calls]
@@ -644,7 +683,9 @@ def correctness(side: Ours | Vllm, tok: CharTokenizer, markup: per_delta.Markup)
                 except (ValueError, AttributeError):
                     value = f"unparsable {args[:30]!r}"
         if value != "42":
-            shown = "number 42" if value == 42 else (value if isinstance(value, str) else repr(value))
+            shown = (
+                "number 42" if value == 42 else (value if isinstance(value, str) else repr(value))
+            )
             verdicts.append(f"{how}: {shown[:24]}")
     return Correctness(
         cuts=len(tokens),
@@ -719,7 +760,7 @@ def run_family(
         mem_chunks = [c for c in chunks if c.end <= args.mem_size] or chunks[:1]
         warm = [c for c in chunks if c.end <= 16 * 1024]
         ours.run(warm)
-        theirs.run(warm[: 64], budget_s=args.budget)
+        theirs.run(warm[:64], budget_s=args.budget)
         speeds = []
         for side in (ours, theirs):
             started = time.perf_counter()
@@ -818,9 +859,11 @@ def speed_rows(result: FamilyResult, sizes: list[int]) -> tuple[list[str], list[
                 fmt_ratio(a, b),
             ]
         row += [
-            fmt_num(s.ours.parse_ms), fmt_num(s.theirs.parse_ms),
-            fmt_num(s.ours.peak_mb, 2), fmt_num(s.theirs.peak_mb, 2),
-        ]  # fmt: skip
+            fmt_num(s.ours.parse_ms),
+            fmt_num(s.theirs.parse_ms),
+            fmt_num(s.ours.peak_mb, 2),
+            fmt_num(s.theirs.peak_mb, 2),
+        ]
         rows.append(row)
     return header, rows
 
@@ -844,7 +887,9 @@ def shape_rows(
             row = [name]
             row += [fmt_us(s.ours.median_us.get(lab), lab in s.ours.sampled) for lab in labels]
             row += [fmt_us(s.theirs.median_us.get(lab), lab in s.theirs.sampled) for lab in labels]
-            row += [fmt_ratio(s.ours.median_us.get(lab), s.theirs.median_us.get(lab)) for lab in labels]
+            row += [
+                fmt_ratio(s.ours.median_us.get(lab), s.theirs.median_us.get(lab)) for lab in labels
+            ]
             row.append(f"{fmt_num(s.ours.parse_ms)} / {fmt_num(s.theirs.parse_ms)}")
             row.append(f"{fmt_num(s.ours.peak_mb, 2)} / {fmt_num(s.theirs.peak_mb, 2)}")
             rows.append(row)
@@ -870,9 +915,14 @@ def md_table(header: list[str], rows: list[list[str]]) -> str:
 
 def correctness_rows(results: list[FamilyResult]) -> tuple[list[str], list[list[str]]]:
     header = [
-        "family", "unparsable endings ours", "vLLM", "1-token = whole ours", "vLLM",
-        '"42" ours', "vLLM",
-    ]  # fmt: skip
+        "family",
+        "unparsable endings ours",
+        "vLLM",
+        "1-token = whole ours",
+        "vLLM",
+        '"42" ours',
+        "vLLM",
+    ]
     rows = []
     for r in results:
         if r.ours_correct is None or r.vllm_correct is None:
@@ -922,9 +972,7 @@ def plot(results: list[FamilyResult], path: Path, shapes: list[str], m: dict[str
                 if s.shape != shape:
                     continue
                 for speed, style in ((s.ours, "-"), (s.theirs, "--")):
-                    points = [
-                        (parse_size(lab), us) for lab, us in speed.median_us.items() if us
-                    ]
+                    points = [(parse_size(lab), us) for lab, us in speed.median_us.items() if us]
                     if points:
                         xs, ys = zip(*sorted(points))
                         ax.plot(xs, ys, style, color=color, marker=".", linewidth=1.2)
@@ -940,8 +988,7 @@ def plot(results: list[FamilyResult], path: Path, shapes: list[str], m: dict[str
     handles = [Line2D([], [], color="black", linestyle="-", label="toolgrammar")]
     handles.append(Line2D([], [], color="black", linestyle="--", label=f"vLLM {VLLM_VERSION}"))
     handles += [
-        Line2D([], [], color=colors[n % len(colors)], label=r.family)
-        for n, r in enumerate(results)
+        Line2D([], [], color=colors[n % len(colors)], label=r.family) for n, r in enumerate(results)
     ]
     fig.legend(handles=handles, loc="lower center", ncol=7, fontsize=8, frameon=False)
     fig.suptitle(
@@ -962,13 +1009,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--sizes", default="1K,16K,64K,256K", help="table columns")
     parser.add_argument("--repeat", type=int, default=1, help="timed runs per side; best kept")
     parser.add_argument(
-        "--budget", type=float, default=30.0,
+        "--budget",
+        type=float,
+        default=30.0,
         help="seconds one vLLM stream (or parse) may take before it is cut (default 30)",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--parse-budget", type=float, default=15.0,
+        "--parse-budget",
+        type=float,
+        default=15.0,
         help="seconds one whole-output parse may take (default 15)",
-    )  # fmt: skip
+    )
     parser.add_argument("--mem-size", default="16K", help="text streamed for peak memory (16K)")
     parser.add_argument("--no-correctness", action="store_true")
     parser.add_argument("--json", metavar="PATH")
@@ -976,9 +1027,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--plot", metavar="PNG", help="µs per delta against length, log-log")
     parser.add_argument("--check-env", action="store_true", help="import vLLM, list parsers")
     parser.add_argument(
-        "--from-json", metavar="PATH",
+        "--from-json",
+        metavar="PATH",
         help="run nothing: print, --markdown and --plot the results of an earlier --json",
-    )  # fmt: skip
+    )
     args = parser.parse_args(argv)
     args.families = [f for item in args.families for f in item.split(",") if f]
     args.shapes = [s for item in args.shapes for s in item.split(",") if s]
@@ -1020,7 +1072,9 @@ def summary(results: list[FamilyResult], sizes: list[int]) -> list[str]:
     for r in results:
         for s in r.streams:
             if s.shape == "loop" and "64K" in s.ours.median_us:
-                loop64.append((r.family, fmt_ratio(s.ours.median_us["64K"], s.theirs.median_us["64K"])))
+                loop64.append(
+                    (r.family, fmt_ratio(s.ours.median_us["64K"], s.theirs.median_us["64K"]))
+                )
     if loop64:
         lines.append("loop at 64K, x over vLLM: " + ", ".join(f"{f} {x}" for f, x in loop64))
     slower = []
@@ -1029,7 +1083,9 @@ def summary(results: list[FamilyResult], sizes: list[int]) -> list[str]:
             for lab, ours in s.ours.median_us.items():
                 theirs = s.theirs.median_us.get(lab)
                 if ours and theirs and theirs < ours:
-                    slower.append(f"{r.family}/{s.shape}@{lab} per delta {ours:.1f} vs {theirs:.1f} µs")
+                    slower.append(
+                        f"{r.family}/{s.shape}@{lab} per delta {ours:.1f} vs {theirs:.1f} µs"
+                    )
             a, b = s.ours.parse_ms, s.theirs.parse_ms
             if a is not None and b is not None and b < a:
                 slower.append(f"{r.family}/{s.shape} whole parse {a:.1f} vs {b:.1f} ms")
@@ -1066,7 +1122,9 @@ def report(
         for r in results:
             for who, c in (("ours", r.ours_correct), ("vLLM", r.vllm_correct)):
                 if c and c.parity_diffs:
-                    print(f"  {r.family} {who}: 1-token stream != whole: {', '.join(c.parity_diffs)}")
+                    print(
+                        f"  {r.family} {who}: 1-token stream != whole: {', '.join(c.parity_diffs)}"
+                    )
     lines = summary(results, sizes)
     print("\nsummary")
     for line in lines:
