@@ -360,6 +360,45 @@ class SeedOssMarkup(Qwen3CoderMarkup):
         return "</function>\n</seed:tool_call>\n"
 
 
+class LongcatMarkup(HermesMarkup):
+    def call_open(self, name: str, index: int) -> str:
+        return f'<longcat_tool_call>\n{{"name": {json.dumps(name)}, "arguments": {{'
+
+    def call_close(self) -> str:
+        return "}}\n</longcat_tool_call>\n"
+
+
+class InternLMMarkup(Markup):
+    def call_open(self, name: str, index: int) -> str:
+        return f'<|action_start|><|plugin|>\n{{"name": {json.dumps(name)}, "parameters": {{'
+
+    def call_close(self) -> str:
+        return "}}<|action_end|>"
+
+
+class Phi4MiniJsonMarkup(JambaMarkup):
+    def section_open(self) -> str:
+        return "functools["
+
+    def section_close(self) -> str:
+        return "]"
+
+
+class HunyuanA13bMarkup(JambaMarkup):
+    pass
+
+
+class ApertusMarkup(JambaMarkup):
+    def section_open(self) -> str:
+        return "<|tools_prefix|>["
+
+    def section_close(self) -> str:
+        return "]<|tools_suffix|>"
+
+    def call_open(self, name: str, index: int) -> str:
+        return f'{", " if index else ""}{{{json.dumps(name)}: {{'
+
+
 MARKUP: dict[str, Markup] = {
     "qwen3_coder": Qwen3CoderMarkup(),
     "hermes": HermesMarkup(),
@@ -378,6 +417,12 @@ MARKUP: dict[str, Markup] = {
     "xlam": XlamMarkup(),
     "minimax_m2": MiniMaxM2Markup(),
     "seed_oss": SeedOssMarkup(),
+    "granite4": HermesMarkup(),
+    "longcat": LongcatMarkup(),
+    "internlm": InternLMMarkup(),
+    "phi4_mini_json": Phi4MiniJsonMarkup(),
+    "hunyuan_a13b": HunyuanA13bMarkup(),
+    "apertus": ApertusMarkup(),
 }
 
 

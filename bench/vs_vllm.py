@@ -131,6 +131,12 @@ PAIRS: dict[str, Pair] = {
             "seed_oss",
             ("<seed:tool_call>", "</seed:tool_call>", "<seed:think>", "</seed:think>"),
         ),
+        Pair("granite4", "granite4", ("<tool_call>", "</tool_call>")),
+        Pair("longcat", "longcat", ("<longcat_tool_call>", "</longcat_tool_call>")),
+        Pair("internlm", "internlm", ("<|action_start|>", "<|plugin|>", "<|action_end|>")),
+        Pair("phi4_mini_json", "phi4_mini_json", ()),
+        Pair("hunyuan_a13b", "hunyuan_a13b", ("<tool_calls>", "</tool_calls>", *THINK)),
+        Pair("apertus", "apertus", ("<|tools_prefix|>", "<|tools_suffix|>")),
     )
 }
 
@@ -1029,7 +1035,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--from-json",
         metavar="PATH",
-        help="run nothing: print, --markdown and --plot the results of an earlier --json",
+        nargs="+",
+        help="run nothing: print, --markdown and --plot the results of earlier --json files",
     )
     args = parser.parse_args(argv)
     args.families = [f for item in args.families for f in item.split(",") if f]
@@ -1151,8 +1158,9 @@ def report(
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.from_json:
-        m, results = results_from_json(Path(args.from_json))
-        report(results, m, args, args.sizes)
+        loaded = [results_from_json(Path(path)) for path in args.from_json]
+        results = [r for _, part in loaded for r in part]
+        report(results, loaded[0][0], args, args.sizes)
         return 0
     V = load_vllm()
     if args.check_env:
