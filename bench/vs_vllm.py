@@ -974,6 +974,7 @@ def plot(results: list[FamilyResult], path: Path, shapes: list[str], m: dict[str
     for ax, shape in zip(axes.flat, shapes):
         for n, r in enumerate(results):
             color = colors[n % len(colors)]
+            mark = "." if n < len(colors) else "x"  # past 20 families the colours repeat
             for s in r.streams:
                 if s.shape != shape:
                     continue
@@ -981,7 +982,7 @@ def plot(results: list[FamilyResult], path: Path, shapes: list[str], m: dict[str
                     points = [(parse_size(lab), us) for lab, us in speed.median_us.items() if us]
                     if points:
                         xs, ys = zip(*sorted(points))
-                        ax.plot(xs, ys, style, color=color, marker=".", linewidth=1.2)
+                        ax.plot(xs, ys, style, color=color, marker=mark, linewidth=1.2)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: label(int(x))))
@@ -994,7 +995,14 @@ def plot(results: list[FamilyResult], path: Path, shapes: list[str], m: dict[str
     handles = [Line2D([], [], color="black", linestyle="-", label="toolgrammar")]
     handles.append(Line2D([], [], color="black", linestyle="--", label=f"vLLM {VLLM_VERSION}"))
     handles += [
-        Line2D([], [], color=colors[n % len(colors)], label=r.family) for n, r in enumerate(results)
+        Line2D(
+            [],
+            [],
+            color=colors[n % len(colors)],
+            marker="." if n < len(colors) else "x",
+            label=r.family,
+        )
+        for n, r in enumerate(results)
     ]
     fig.legend(handles=handles, loc="lower center", ncol=7, fontsize=8, frameon=False)
     fig.suptitle(
@@ -1005,7 +1013,7 @@ def plot(results: list[FamilyResult], path: Path, shapes: list[str], m: dict[str
     )
     fig.tight_layout(rect=(0, 0.09, 1, 0.95))
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=90)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
