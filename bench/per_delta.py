@@ -284,6 +284,121 @@ class JambaMarkup(Markup):
         return "}}"
 
 
+class DeepSeekV31Markup(Markup):
+    def section_open(self) -> str:
+        return "<\uff5ctool\u2581calls\u2581begin\uff5c>"
+
+    def section_close(self) -> str:
+        return "<\uff5ctool\u2581calls\u2581end\uff5c>"
+
+    def call_open(self, name: str, index: int) -> str:
+        return f"<\uff5ctool\u2581call\u2581begin\uff5c>{name}<\uff5ctool\u2581sep\uff5c>{{"
+
+    def call_close(self) -> str:
+        return "}<\uff5ctool\u2581call\u2581end\uff5c>"
+
+
+class MistralMarkup(Markup):
+    def call_open(self, name: str, index: int) -> str:
+        return f"[TOOL_CALLS]{name}[ARGS]{{"
+
+    def call_close(self) -> str:
+        return "}"
+
+
+class Llama3JsonMarkup(Markup):
+    def section_open(self) -> str:
+        return "<|python_tag|>"
+
+    def call_open(self, name: str, index: int) -> str:
+        return f'{"; " if index else ""}{{"name": {json.dumps(name)}, "parameters": {{'
+
+    def call_close(self) -> str:
+        return "}}"
+
+
+class GraniteMarkup(JambaMarkup):
+    def section_open(self) -> str:
+        return "<|tool_call|>["
+
+    def section_close(self) -> str:
+        return "]"
+
+
+class XlamMarkup(JambaMarkup):
+    def section_open(self) -> str:
+        return "["
+
+    def section_close(self) -> str:
+        return "]"
+
+
+class MiniMaxM2Markup(Markup):
+    json_args = False
+
+    def section_open(self) -> str:
+        return "<minimax:tool_call>\n"
+
+    def section_close(self) -> str:
+        return "</minimax:tool_call>"
+
+    def call_open(self, name: str, index: int) -> str:
+        return f'<invoke name="{name}">\n'
+
+    def param(self, key: str, value: Value, first: bool) -> str:
+        return f'<parameter name="{key}">{value}</parameter>\n'
+
+    def call_close(self) -> str:
+        return "</invoke>\n"
+
+
+class SeedOssMarkup(Qwen3CoderMarkup):
+    def call_open(self, name: str, index: int) -> str:
+        return f"<seed:tool_call>\n<function={name}>\n"
+
+    def call_close(self) -> str:
+        return "</function>\n</seed:tool_call>\n"
+
+
+class LongcatMarkup(HermesMarkup):
+    def call_open(self, name: str, index: int) -> str:
+        return f'<longcat_tool_call>\n{{"name": {json.dumps(name)}, "arguments": {{'
+
+    def call_close(self) -> str:
+        return "}}\n</longcat_tool_call>\n"
+
+
+class InternLMMarkup(Markup):
+    def call_open(self, name: str, index: int) -> str:
+        return f'<|action_start|><|plugin|>\n{{"name": {json.dumps(name)}, "parameters": {{'
+
+    def call_close(self) -> str:
+        return "}}<|action_end|>"
+
+
+class Phi4MiniJsonMarkup(JambaMarkup):
+    def section_open(self) -> str:
+        return "functools["
+
+    def section_close(self) -> str:
+        return "]"
+
+
+class HunyuanA13bMarkup(JambaMarkup):
+    pass
+
+
+class ApertusMarkup(JambaMarkup):
+    def section_open(self) -> str:
+        return "<|tools_prefix|>["
+
+    def section_close(self) -> str:
+        return "]<|tools_suffix|>"
+
+    def call_open(self, name: str, index: int) -> str:
+        return f'{", " if index else ""}{{{json.dumps(name)}: {{'
+
+
 MARKUP: dict[str, Markup] = {
     "qwen3_coder": Qwen3CoderMarkup(),
     "hermes": HermesMarkup(),
@@ -295,6 +410,19 @@ MARKUP: dict[str, Markup] = {
     "gemma4": Gemma4Markup(),
     "pythonic": PythonicMarkup(),
     "jamba": JambaMarkup(),
+    "deepseek_v31": DeepSeekV31Markup(),
+    "mistral": MistralMarkup(),
+    "llama3_json": Llama3JsonMarkup(),
+    "granite": GraniteMarkup(),
+    "xlam": XlamMarkup(),
+    "minimax_m2": MiniMaxM2Markup(),
+    "seed_oss": SeedOssMarkup(),
+    "granite4": HermesMarkup(),
+    "longcat": LongcatMarkup(),
+    "internlm": InternLMMarkup(),
+    "phi4_mini_json": Phi4MiniJsonMarkup(),
+    "hunyuan_a13b": HunyuanA13bMarkup(),
+    "apertus": ApertusMarkup(),
 }
 
 

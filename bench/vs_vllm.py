@@ -1,0 +1,1210 @@
+"""toolgrammar and vLLM 0.33.0's tool parsers on the same streams, in the same run.
+
+Opt-in: it needs the environment `bench/vllm_env.sh` builds (vLLM's pure-Python modules
+unzipped from its wheel, a CPU torch venv); run it with that venv's Python:
+
+    bash bench/vllm_env.sh
+    .cache/vllm-bench-venv/bin/python bench/vs_vllm.py [--families ...] [--sizes 1K,16K,64K,256K]
+        [--budget 30] [--repeat 1] [--json PATH] [--markdown PATH] [--plot docs/vs_vllm.png]
+
+What it measures, per family both projects support (our name <-> vLLM's tool-parser name):
+
+- speed: each stream shape of `per_delta.py` (imported, not copied) built to the largest size,
+  cut into deltas of about 16 characters at token boundaries, and fed to a fresh parser on
+  each side: `toolgrammar.StreamParser.feed` on ours; on vLLM's, its chat serving path, one
+  `ChatStreamProcessor.step` per delta (the parser the serving layer composes with
+  `ParserManager.get_parser`, the request adjusted by that parser as the renderer does), then
+  one final step with the finish reason. µs per delta at a size is the median over the deltas
+  that end in the 1K chars before it. A vLLM stream that runs past `--budget` seconds is cut
+  there and its later sizes print `> budget`. Whole-output parse: `toolgrammar.parse` against
+  vLLM's `Parser.parse` plus its chat message assembly. Peak memory: tracemalloc while
+  streaming the `--mem-size` text.
+- correctness, on both: the output ending at every token boundary of a call (cuts whose
+  streamed arguments do not `json.loads` to an object), 1-token streaming against the
+  whole-output parse (names, arguments as JSON, content), and a string parameter whose value
+  is 42 in the middle of a call (it must stay the string "42").
+
+vLLM gets no model hub: each family gets a character-level tokenizer (HF `tokenizers`) in which
+that family's special tokens are single tokens, so token ids reach vLLM's parsers as they would
+from the model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import gc
+import json
+import os
+import platform
+import re
+import signal
+import statistics
+import sys
+import time
+import tracemalloc
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+VLLM_VERSION = "0.33.0"
+VLLM_DIR = ROOT / ".cache" / f"vllm-{VLLM_VERSION}"
+sys.path.insert(0, str(BENCH))
+
+import per_delta  # noqa: E402  (the shape builders and markup writers)
+import toolgrammar  # noqa: E402
+
+WINDOW = per_delta.WINDOW  # chars before a size mark whose deltas make that bucket
+DELTA_CHARS = 16
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One of our families and the vLLM tool parser for the same markup."""
+
+    ours: str
+    vllm: str
+    special: tuple[str, ...]  # markers that are single tokens in the model's tokenizer
+
+
+THINK = ("<think>", "</think>")
+PAIRS: dict[str, Pair] = {
+    p.ours: p
+    for p in (
+        Pair("qwen3_coder", "qwen3_coder", ("<tool_call>", "</tool_call>", *THINK)),
+        Pair("hermes", "hermes", ("<tool_call>", "</tool_call>", *THINK)),
+        Pair(
+            "kimi_k2",
+            "kimi_k2",
+            (
+                "<|tool_calls_section_begin|>",
+                "<|tool_calls_section_end|>",
+                "<|tool_call_begin|>",
+                "<|tool_call_end|>",
+                "<|tool_call_argument_begin|>",
+                *THINK,
+            ),
+        ),
+        Pair(
+            "glm45",
+            "glm45",
+            (
+                "<tool_call>",
+                "</tool_call>",
+                "<arg_key>",
+                "</arg_key>",
+                "<arg_value>",
+                "</arg_value>",
+                *THINK,
+            ),
+        ),
+        Pair("deepseek_v4", "deepseek_v4", ()),
+        Pair("minimax_m3", "minimax_m3", ()),
+        Pair("muse", "muse", ("<|message|>", "<|eom|>", "<|start|>")),
+        Pair("gemma4", "gemma4", ("<|tool_call>", "<tool_call|>", '<|"|>')),
+        Pair("pythonic", "pythonic", ()),
+        Pair("jamba", "jamba", ("<tool_calls>", "</tool_calls>")),
+        Pair(
+            "deepseek_v31",
+            "deepseek_v31",
+            tuple(
+                f"<\uff5c{name.replace(' ', chr(0x2581))}\uff5c>"
+                for name in (
+                    "tool calls begin",
+                    "tool calls end",
+                    "tool call begin",
+                    "tool call end",
+                    "tool sep",
+                )
+            )
+            + THINK,
+        ),
+        Pair("mistral", "mistral", ("[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "[THINK]", "[/THINK]")),
+        Pair("llama3_json", "llama3_json", ("<|python_tag|>", "<|eom_id|>", "<|eot_id|>")),
+        Pair("granite", "granite", ("<|tool_call|>",)),
+        Pair("xlam", "xlam", ()),
+        Pair("minimax_m2", "minimax_m2", ("<minimax:tool_call>", "</minimax:tool_call>", *THINK)),
+        Pair(
+            "seed_oss",
+            "seed_oss",
+            ("<seed:tool_call>", "</seed:tool_call>", "<seed:think>", "</seed:think>"),
+        ),
+        Pair("granite4", "granite4", ("<tool_call>", "</tool_call>")),
+        Pair("longcat", "longcat", ("<longcat_tool_call>", "</longcat_tool_call>")),
+        Pair("internlm", "internlm", ("<|action_start|>", "<|plugin|>", "<|action_end|>")),
+        Pair("phi4_mini_json", "phi4_mini_json", ()),
+        Pair("hunyuan_a13b", "hunyuan_a13b", ("<tool_calls>", "</tool_calls>", *THINK)),
+        Pair("apertus", "apertus", ("<|tools_prefix|>", "<|tools_suffix|>")),
+    )
+}
+
+
+class EnvMissing(SystemExit):
+    """vLLM's modules or the venv's packages are not there."""
+
+
+def load_vllm() -> dict[str, Any]:
+    """Import vLLM 0.33.0's parser and serving modules from the unzipped wheel."""
+    if not (VLLM_DIR / "vllm" / "__init__.py").is_file():
+        raise EnvMissing(f"{VLLM_DIR} is missing: run bench/vllm_env.sh first")
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    sys.path.insert(0, str(VLLM_DIR))
+    try:
+        from transformers import PreTrainedTokenizerFast
+        from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers
+
+        from vllm.entrypoints.openai.chat_completion.message_assembly import (
+            assemble_chat_message_fields,
+        )
+        from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+        from vllm.entrypoints.openai.chat_completion.stream_processor import (
+            ChatStreamProcessor,
+        )
+        from vllm.parser import ParserManager
+        from vllm.tool_parsers import ToolParserManager
+    except ImportError as error:
+        raise EnvMissing(
+            f"cannot import vLLM {VLLM_VERSION}'s parsers ({error}): run bench/vllm_env.sh "
+            "first, then run this script with .cache/vllm-bench-venv/bin/python"
+        ) from None
+    import vllm
+
+    if vllm.__version__ != VLLM_VERSION:
+        raise EnvMissing(f"found vLLM {vllm.__version__} on sys.path, expected {VLLM_VERSION}")
+    return {
+        "PreTrainedTokenizerFast": PreTrainedTokenizerFast,
+        "AddedToken": AddedToken,
+        "Regex": Regex,
+        "Tokenizer": Tokenizer,
+        "decoders": decoders,
+        "models": models,
+        "pre_tokenizers": pre_tokenizers,
+        "assemble_chat_message_fields": assemble_chat_message_fields,
+        "ChatCompletionRequest": ChatCompletionRequest,
+        "ChatStreamProcessor": ChatStreamProcessor,
+        "ParserManager": ParserManager,
+        "ToolParserManager": ToolParserManager,
+    }
+
+
+# --------------------------------------------------------------------------- tokens
+
+
+class CharTokenizer:
+    """A character-level HF tokenizer whose special tokens are single tokens.
+
+    Built in code (no model hub). Every character of the texts it will see gets an id, and
+    each family marker listed in `special` one id of its own, as in the model's tokenizer.
+    """
+
+    def __init__(self, V: dict[str, Any], special: tuple[str, ...], texts: list[str]) -> None:
+        chars = {chr(c) for c in range(32, 127)} | {"\n", "\t"}
+        for text in texts:
+            chars.update(text)
+        vocab = {ch: i for i, ch in enumerate(sorted(chars))}
+        model = V["Tokenizer"](V["models"].WordLevel(vocab, unk_token=None))
+        model.pre_tokenizer = V["pre_tokenizers"].Split(V["Regex"](r"[\s\S]"), "isolated")
+        model.decoder = V["decoders"].Fuse()
+        model.add_special_tokens([V["AddedToken"](t, normalized=False) for t in special])
+        self.hf = V["PreTrainedTokenizerFast"](tokenizer_object=model)
+        self.vocab: dict[str, int] = self.hf.get_vocab()
+        self.special = special
+        ordered = sorted(special, key=len, reverse=True)
+        self._split = re.compile("(" + "|".join(map(re.escape, ordered)) + ")") if special else None
+
+    def tokens(self, text: str) -> list[tuple[str, int]]:
+        """(text, id) of each token: a special marker whole, every other character alone."""
+        vocab = self.vocab
+        out: list[tuple[str, int]] = []
+        pieces = self._split.split(text) if self._split else [text]
+        for n, piece in enumerate(pieces):
+            if n % 2:
+                out.append((piece, vocab[piece]))
+            else:
+                out.extend((ch, vocab[ch]) for ch in piece)
+        return out
+
+
+@dataclass
+class Chunk:
+    text: str
+    ids: list[int]
+    end: int  # char offset where this delta ends
+
+
+def chunks_of(tokens: list[tuple[str, int]], chars: int) -> list[Chunk]:
+    """Deltas of at least `chars` characters, cut only between tokens (as an engine sends)."""
+    out: list[Chunk] = []
+    text: list[str] = []
+    ids: list[int] = []
+    length = offset = 0
+    for piece, tid in tokens:
+        text.append(piece)
+        ids.append(tid)
+        length += len(piece)
+        if length >= chars:
+            offset += length
+            out.append(Chunk("".join(text), ids, offset))
+            text, ids, length = [], [], 0
+    if text:
+        out.append(Chunk("".join(text), ids, offset + length))
+    return out
+
+
+# --------------------------------------------------------------------------- outcomes
+
+
+@dataclass
+class Outcome:
+    """What a client ends up with: content, and each call's name and arguments text."""
+
+    content: str
+    calls: list[tuple[str, str]]
+    error: str | None = None
+
+    def normalized(self) -> tuple[str, list[tuple[str, Any]]]:
+        calls = []
+        for name, args in self.calls:
+            try:
+                calls.append((name, json.loads(args)))
+            except ValueError:
+                calls.append((name, args))
+        return (self.content or "").strip(), calls
+
+    def unparsable(self) -> bool:
+        """An error, or a call whose arguments do not json.loads to an object."""
+        if self.error:
+            return True
+        for _, args in self.calls:
+            try:
+                if not isinstance(json.loads(args), dict):
+                    return True
+            except ValueError:
+                return True
+        return False
+
+
+class Budget(BaseException):
+    """A run went past its time budget (a BaseException: parsers' `except Exception` must
+    not swallow it)."""
+
+
+class Side:
+    """One parser implementation driven on chunks and on whole texts."""
+
+    label = ""
+
+    def parse(self, text: str) -> Outcome:
+        raise NotImplementedError
+
+
+class Ours(Side):
+    label = "toolgrammar"
+
+    def __init__(self, family: str, tools: list[dict[str, Any]]) -> None:
+        self.family = family
+        self.tools = tools
+
+    def run(
+        self,
+        chunks: list[Chunk],
+        finish: str | None = "stop",
+        clock: list[int] | None = None,
+        budget_s: float | None = None,
+    ) -> tuple[Outcome, int]:
+        """Stream the chunks (timing each feed into `clock`); the outcome and deltas fed."""
+        parser = toolgrammar.StreamParser(
+            self.family, self.tools, ids="sequential", reasoning_open=False
+        )
+        out: list[toolgrammar.Delta] = []
+        now = time.perf_counter_ns
+        deadline = now() + int(budget_s * 1e9) if budget_s else None
+        fed = 0
+        try:
+            for i, chunk in enumerate(chunks):
+                start = now()
+                got = parser.feed(chunk.text)
+                end = now()
+                if clock is not None:
+                    clock[i] = end - start
+                out += got
+                fed = i + 1
+                if deadline and end > deadline:
+                    return Outcome("", [], "budget"), fed
+            if finish is not None:
+                out += parser.finish(finish)
+        except Exception as error:  # bad input must never raise; count it as a failure
+            return Outcome("", [], f"{type(error).__name__}: {error}"), fed
+        message = toolgrammar.assemble(out, parser.finish_reason)
+        calls = [(c.function.name, c.function.arguments) for c in message.tool_calls]
+        return Outcome(message.content or "", calls), fed
+
+    def parse(self, text: str) -> Outcome:
+        message = toolgrammar.parse(
+            self.family, text, self.tools, ids="sequential", reasoning_open=False
+        )
+        calls = [(c.function.name, c.function.arguments) for c in message.tool_calls]
+        return Outcome(message.content or "", calls)
+
+
+class Vllm(Side):
+    label = "vLLM"
+
+    def __init__(
+        self, V: dict[str, Any], name: str, tokenizer: CharTokenizer, tools: list[dict[str, Any]]
+    ) -> None:
+        self.V = V
+        self.tokenizer = tokenizer
+        self.parser_cls = V["ParserManager"].get_parser(
+            tool_parser_name=name, enable_auto_tools=True, tokenizer=tokenizer.hf
+        )
+        request = V["ChatCompletionRequest"](
+            model="bench",
+            messages=[{"role": "user", "content": "go"}],
+            tools=tools,
+            tool_choice="auto",
+        )
+        # the renderer adjusts each request with a parser of its own before generation
+        self.request = self._parser(request).adjust_request(request=request)
+        self.prompt_ids = [tid for _, tid in tokenizer.tokens("go")]
+
+    def _parser(self, request: Any = None) -> Any:
+        request = request or self.request
+        return self.parser_cls(
+            self.tokenizer.hf, request.tools, chat_template_kwargs={}, model_config=None
+        )
+
+    def run(
+        self,
+        chunks: list[Chunk],
+        finish: str | None = "stop",
+        clock: list[int] | None = None,
+        budget_s: float | None = None,
+    ) -> tuple[Outcome, int]:
+        processor = self.V["ChatStreamProcessor"](
+            self.request, self._parser(), enable_auto_tools=True, parser_cls=self.parser_cls
+        )
+        content: list[str] = []
+        calls: dict[int, list[Any]] = {}
+        now = time.perf_counter_ns
+        deadline = now() + int(budget_s * 1e9) if budget_s else None
+        fed = 0
+
+        def take(delta: Any) -> None:
+            if delta is None:
+                return
+            if delta.content:
+                content.append(delta.content)
+            for call in delta.tool_calls or []:
+                entry = calls.setdefault(call.index, ["", []])
+                if call.function is not None:
+                    if call.function.name:
+                        entry[0] += call.function.name
+                    if call.function.arguments:
+                        entry[1].append(call.function.arguments)
+
+        try:
+            for i, chunk in enumerate(chunks):
+                start = now()
+                step = processor.step(chunk.text, chunk.ids, None, self.prompt_ids)
+                end = now()
+                if clock is not None:
+                    clock[i] = end - start
+                take(step.delta)
+                fed = i + 1
+                if deadline and end > deadline:
+                    return Outcome("", [], "budget"), fed
+            if finish is not None:
+                take(processor.step("", [], finish, self.prompt_ids).delta)
+        except Exception as error:
+            return Outcome("", [], f"{type(error).__name__}: {error}"), fed
+        ordered = [calls[i] for i in sorted(calls)]
+        return Outcome("".join(content), [(n, "".join(a)) for n, a in ordered]), fed
+
+    def parse(self, text: str) -> Outcome:
+        parser = self._parser()
+        ids = [tid for _, tid in self.tokenizer.tokens(text)]
+        return self._parse_with(parser, text, ids)
+
+    def _parse_with(self, parser: Any, text: str, ids: list[int]) -> Outcome:
+        try:
+            reasoning, content, tool_calls = parser.parse(
+                text, self.request, enable_auto_tools=True, model_output_token_ids=ids
+            )
+            fields = self.V["assemble_chat_message_fields"](
+                self.request,
+                reasoning,
+                content,
+                tool_calls,
+                enable_auto_tools=True,
+                parser_cls=self.parser_cls,
+            )
+        except Exception as error:
+            return Outcome("", [], f"{type(error).__name__}: {error}")
+        calls = [(c.function.name, c.function.arguments) for c in fields.tool_calls]
+        return Outcome(fields.content or "", calls)
+
+
+# --------------------------------------------------------------------------- speed
+
+
+def parse_size(text: str) -> int:
+    return per_delta.parse_size(text)
+
+
+def label(size: int) -> str:
+    return per_delta.label(size)
+
+
+@dataclass
+class Speed:
+    """One side's numbers on one stream."""
+
+    median_us: dict[str, float | None]  # size label -> µs per delta (None: past the budget)
+    sampled: dict[str, bool]  # size labels measured by a sample past the stream's budget
+    reached: int  # chars streamed before the budget ran out (all of them when it did not)
+    parse_ms: float | None
+    peak_mb: float | None
+    ok: bool  # the streamed calls are the ones the text was built from
+    note: str = ""
+
+
+def merged(chunks: list[Chunk], chars: int) -> list[Chunk]:
+    """Consecutive chunks joined into deltas of at least `chars` (still at token boundaries)."""
+    out: list[Chunk] = []
+    text: list[str] = []
+    ids: list[int] = []
+    length = 0
+    for chunk in chunks:
+        text.append(chunk.text)
+        ids += chunk.ids
+        length += len(chunk.text)
+        if length >= chars:
+            out.append(Chunk("".join(text), ids, chunk.end))
+            text, ids, length = [], [], 0
+    if text:
+        out.append(Chunk("".join(text), ids, chunks[-1].end))
+    return out
+
+
+def timed(
+    side: Ours | Vllm, chunks: list[Chunk], marks: list[int], repeat: int, budget_s: float
+) -> tuple[dict[str, float | None], dict[str, bool], int, Outcome]:
+    """Best-of-`repeat` median µs per delta at every mark; which marks were sampled; the
+    chars the full stream reached within the budget; the full stream's outcome.
+
+    A mark the full stream did not reach within the budget is sampled: the text up to the
+    1K chars before it goes in untimed 4K-char deltas, then the window's deltas are timed
+    as usual. A sample that runs past half the budget leaves that mark and the larger ones
+    at None.
+    """
+    ends = [c.end for c in chunks]
+    best: dict[int, float] = {}
+    sampled: dict[int, bool] = {}
+    reached = 0
+    outcome = Outcome("", [])
+
+    def record(mark: int, clock: list[int], offset: int) -> None:
+        lo = bisect.bisect_right(ends, mark - WINDOW)
+        hi = bisect.bisect_right(ends, mark)
+        window = clock[lo - offset : hi - offset]
+        if window:
+            value = statistics.median(window)
+            best[mark] = min(best.get(mark, value), value)
+
+    for _ in range(repeat):
+        clock = [0] * len(chunks)
+        gc.collect()
+        gc.disable()
+        try:
+            outcome, fed = side.run(chunks, "stop", clock, budget_s)
+        finally:
+            gc.enable()
+        end = ends[fed - 1] if fed else 0
+        if outcome.error == "budget":
+            end = ends[fed - 2] if fed > 1 else 0  # the delta that ran out is not a full one
+        reached = max(reached, end)
+        for mark in marks:
+            if mark <= end:
+                record(mark, clock, 0)
+        if outcome.error == "budget":
+            break  # one run past the budget is enough to know
+
+    for mark in marks:
+        if mark <= reached:
+            continue
+        lo = bisect.bisect_right(ends, mark - WINDOW)
+        hi = bisect.bisect_right(ends, mark)
+        head, window = merged(chunks[:lo], 4096), chunks[lo:hi]
+        clock = [0] * (len(head) + len(window))
+        gc.collect()
+        gc.disable()
+        try:
+            got, fed = side.run(head + window, None, clock, budget_s / 2)
+        finally:
+            gc.enable()
+        if got.error == "budget" or fed < len(head) + len(window):
+            break
+        sampled[mark] = True
+        window_clock = clock[len(head) :]
+        best[mark] = statistics.median(window_clock)
+    medians = {label(m): (best[m] / 1e3 if m in best else None) for m in marks}
+    return medians, {label(m): True for m in sampled}, reached, outcome
+
+
+class _Alarm:
+    """SIGALRM after `seconds`, raising Budget in whatever Python code is running."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def __enter__(self) -> None:
+        def ring(signum: int, frame: Any) -> None:
+            raise Budget()
+
+        self.previous = signal.signal(signal.SIGALRM, ring)
+        signal.setitimer(signal.ITIMER_REAL, self.seconds)
+
+    def __exit__(self, *exc: Any) -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, self.previous)
+
+
+def parse_time_ms(side: Ours | Vllm, text: str, repeat: int, budget_s: float) -> float | None:
+    best: float | None = None
+    for _ in range(repeat):
+        gc.collect()
+        gc.disable()
+        try:
+            with _Alarm(budget_s):
+                start = time.perf_counter_ns()
+                side.parse(text)
+                took = (time.perf_counter_ns() - start) / 1e6
+        except Budget:
+            return None
+        finally:
+            gc.enable()
+        best = took if best is None else min(best, took)
+    return best
+
+
+def peak_mb(side: Ours | Vllm, chunks: list[Chunk], budget_s: float) -> float | None:
+    """tracemalloc peak while streaming (deltas dropped as a server sends them)."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        outcome, _ = side.run(chunks, "stop", None, budget_s)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return None if outcome.error == "budget" else peak / 1e6
+
+
+# --------------------------------------------------------------------------- correctness
+
+
+def probe_call(markup: per_delta.Markup) -> str:
+    """One complete call with a string and an integer parameter, in the family's markup."""
+    return (
+        markup.section_open()
+        + markup.call_open("get_weather", 0)
+        + markup.param("city", 'Paris, "FR"', first=True)
+        + markup.param("days", 3, first=False)
+        + markup.call_close()
+        + markup.section_close()
+    )
+
+
+def forty_two_call(markup: per_delta.Markup) -> str:
+    """A call whose middle parameter is a string (by the schema) written as 42."""
+    return (
+        markup.section_open()
+        + markup.call_open("edit", 0)
+        + markup.param("file_path", "src/app.py", first=True)
+        + markup.param("old_string", "42", first=False)
+        + markup.param("new_string", "x = 1", first=False)
+        + markup.call_close()
+        + markup.section_close()
+    )
+
+
+@dataclass
+class Correctness:
+    cuts: int
+    unparsable: int
+    crashes: int
+    parity_cases: int
+    parity_equal: int
+    parity_diffs: list[str]
+    forty_two: str  # "ok" or what came out
+
+    def cells(self) -> tuple[str, str, str]:
+        unparsable = f"{self.unparsable}/{self.cuts}"
+        if self.crashes:
+            unparsable += f" ({self.crashes} raised)"
+        return unparsable, f"{self.parity_equal}/{self.parity_cases}", self.forty_two
+
+
+def correctness(side: Ours | Vllm, tok: CharTokenizer, markup: per_delta.Markup) -> Correctness:
+    call = probe_call(markup)
+    tokens = tok.tokens(call)
+    unparsable = crashes = 0
+    for k in range(1, len(tokens) + 1):
+        outcome, _ = side.run(chunks_of(tokens[:k], DELTA_CHARS), "length")
+        if outcome.unparsable():
+            unparsable += 1
+            crashes += bool(outcome.error)
+
+    cases = {"probe call": call, '"42" call': forty_two_call(markup)}
+    for shape in per_delta.SHAPES:
+        text, _ = per_delta.SHAPE_BUILDERS[shape](markup, 1024)
+        cases[f"{shape} 1K"] = text
+    equal = 0
+    diffs = []
+    for name, text in cases.items():
+        streamed, _ = side.run(chunks_of(tok.tokens(text), 1), "stop")
+        whole = side.parse(text)
+        if not streamed.error and not whole.error and streamed.normalized() == whole.normalized():
+            equal += 1
+        else:
+            diffs.append(name)
+
+    forty = forty_two_call(markup)
+    verdicts = []
+    for how, outcome in (
+        ("stream", side.run(chunks_of(tok.tokens(forty), DELTA_CHARS), "stop")[0]),
+        ("whole", side.parse(forty)),
+    ):
+        value: Any = "<missing>"
+        if outcome.error:
+            value = f"error {outcome.error[:40]}"
+        else:
+            for name, args in outcome.calls:
+                try:
+                    value = json.loads(args).get("old_string", "<missing>")
+                except (ValueError, AttributeError):
+                    value = f"unparsable {args[:30]!r}"
+        if value != "42":
+            shown = (
+                "number 42" if value == 42 else (value if isinstance(value, str) else repr(value))
+            )
+            verdicts.append(f"{how}: {shown[:24]}")
+    return Correctness(
+        cuts=len(tokens),
+        unparsable=unparsable,
+        crashes=crashes,
+        parity_cases=len(cases),
+        parity_equal=equal,
+        parity_diffs=diffs,
+        forty_two="ok" if not verdicts else "; ".join(verdicts),
+    )
+
+
+# --------------------------------------------------------------------------- driving
+
+
+@dataclass
+class StreamResult:
+    family: str
+    vllm: str
+    shape: str
+    chars: int
+    deltas: int
+    ours: Speed
+    theirs: Speed
+
+
+@dataclass
+class FamilyResult:
+    family: str
+    vllm: str
+    streams: list[StreamResult] = field(default_factory=list)
+    ours_correct: Correctness | None = None
+    vllm_correct: Correctness | None = None
+
+
+def check_streamed(outcome: Outcome, expected: list[tuple[str, dict[str, Any]]]) -> str:
+    """'' when the streamed calls are the expected ones, else a short reason."""
+    if outcome.error:
+        return outcome.error[:60]
+    got = outcome.normalized()[1]
+    if got == expected:
+        return ""
+    if len(got) != len(expected):
+        return f"{len(got)} calls, expected {len(expected)}"
+    for (name, args), (want_name, want) in zip(got, expected):
+        if name != want_name:
+            return f"name {name!r}, expected {want_name!r}"
+        if args != want:
+            if not isinstance(args, dict):
+                return "arguments not JSON"
+            keys = [k for k in {**args, **want} if args.get(k) != want.get(k)]
+            return f"{len(keys)} argument(s) differ, e.g. {keys[0]!r}" if keys else "key order"
+    return "differs"
+
+
+def run_family(
+    V: dict[str, Any], pair: Pair, args: argparse.Namespace, tools: list, log: Callable
+) -> FamilyResult:
+    markup = per_delta.MARKUP[pair.ours]
+    top = max(args.sizes)
+    streams = {shape: per_delta.build_stream(pair.ours, shape, top) for shape in args.shapes}
+    extra = [probe_call(markup), forty_two_call(markup)]
+    tok = CharTokenizer(V, pair.special, [s.text for s in streams.values()] + extra)
+    ours = Ours(pair.ours, tools)
+    theirs = Vllm(V, pair.vllm, tok, tools)
+    result = FamilyResult(pair.ours, pair.vllm)
+    marks = sorted(set(args.sizes) | set(args.plot_marks))
+
+    for shape, stream in streams.items():
+        tokens = tok.tokens(stream.text)
+        chunks = chunks_of(tokens, DELTA_CHARS)
+        mem_chunks = [c for c in chunks if c.end <= args.mem_size] or chunks[:1]
+        warm = [c for c in chunks if c.end <= 16 * 1024]
+        ours.run(warm)
+        theirs.run(warm[:64], budget_s=args.budget)
+        speeds = []
+        for side in (ours, theirs):
+            started = time.perf_counter()
+            medians, sampled, reached, outcome = timed(
+                side, chunks, marks, args.repeat, args.budget
+            )
+            note = "" if outcome.error == "budget" else check_streamed(outcome, stream.expected)
+            speed = Speed(
+                median_us=medians,
+                sampled=sampled,
+                reached=reached,
+                parse_ms=parse_time_ms(side, stream.text, args.repeat, args.parse_budget),
+                peak_mb=peak_mb(side, mem_chunks, args.budget),
+                ok=not note,
+                note=note,
+            )
+            speeds.append(speed)
+            log(
+                f"  {pair.ours}/{shape} {side.label}: {time.perf_counter() - started:.1f}s"
+                + (f", cut at {label(reached)} by the budget" if outcome.error == "budget" else "")
+                + (f", WRONG: {note}" if note else "")
+            )
+        result.streams.append(
+            StreamResult(pair.ours, pair.vllm, shape, len(stream.text), len(chunks), *speeds)
+        )
+    if not args.no_correctness:
+        result.ours_correct = correctness(ours, tok, markup)
+        result.vllm_correct = correctness(theirs, tok, markup)
+    return result
+
+
+# --------------------------------------------------------------------------- reporting
+
+
+def results_from_json(path: Path) -> tuple[dict[str, str], list[FamilyResult]]:
+    """The results a --json file holds, to print, tabulate or plot them again."""
+    payload = json.loads(path.read_text(encoding="utf-8"))
+    results = []
+    for r in payload["results"]:
+        streams = [
+            StreamResult(**{**s, "ours": Speed(**s["ours"]), "theirs": Speed(**s["theirs"])})
+            for s in r["streams"]
+        ]
+        correct = {
+            key: Correctness(**r[key]) if r.get(key) else None
+            for key in ("ours_correct", "vllm_correct")
+        }
+        results.append(FamilyResult(r["family"], r["vllm"], streams, **correct))
+    # a parse that ran as long as its budget was cut by it (runs before Budget became a
+    # BaseException saw parsers swallow it and recorded the budget itself)
+    limit = payload["args"].get("parse_budget", float("inf")) * 1000 * 0.99
+    for r in results:
+        for s in r.streams:
+            for speed in (s.ours, s.theirs):
+                if speed.parse_ms is not None and speed.parse_ms >= limit:
+                    speed.parse_ms = None
+    return payload["machine"], results
+
+
+def fmt_us(us: float | None, sampled: bool = False) -> str:
+    if us is None:
+        return "> budget"
+    return ("~" if sampled else "") + (f"{us:.0f}" if us >= 100 else f"{us:.1f}")
+
+
+def fmt_ratio(ours: float | None, theirs: float | None) -> str:
+    if ours is None:
+        return "?"
+    if theirs is None:
+        return "> budget"
+    return f"{theirs / ours:.0f}x" if theirs / ours >= 10 else f"{theirs / ours:.1f}x"
+
+
+def fmt_num(value: float | None, digits: int = 1) -> str:
+    return "> budget" if value is None else f"{value:.{digits}f}"
+
+
+def speed_rows(result: FamilyResult, sizes: list[int]) -> tuple[list[str], list[list[str]]]:
+    header = ["shape"]
+    for size in sizes:
+        lab = label(size)
+        header += [f"{lab} ours", f"{lab} vLLM", f"{lab} x"]
+    header += ["parse ms ours", "parse ms vLLM", "peak MB ours", "peak MB vLLM"]
+    rows = []
+    for s in result.streams:
+        flags = ("" if s.theirs.ok else " (vLLM: calls differ)") + (
+            "" if s.ours.ok else " (OURS: calls differ)"
+        )
+        row = [s.shape + flags]
+        for size in sizes:
+            lab = label(size)
+            a, b = s.ours.median_us.get(lab), s.theirs.median_us.get(lab)
+            row += [
+                fmt_us(a, lab in s.ours.sampled),
+                fmt_us(b, lab in s.theirs.sampled),
+                fmt_ratio(a, b),
+            ]
+        row += [
+            fmt_num(s.ours.parse_ms),
+            fmt_num(s.theirs.parse_ms),
+            fmt_num(s.ours.peak_mb, 2),
+            fmt_num(s.theirs.peak_mb, 2),
+        ]
+        rows.append(row)
+    return header, rows
+
+
+def shape_rows(
+    results: list[FamilyResult], shape: str, sizes: list[int]
+) -> tuple[list[str], list[list[str]]]:
+    """One row per family for one shape: our µs per delta by size, vLLM's, and the ratio at
+    each size, whole-output parse and peak memory."""
+    labels = [label(size) for size in sizes]
+    header = ["family"] + [f"ours {lab}" for lab in labels] + [f"vLLM {lab}" for lab in labels]
+    header += [f"x {lab}" for lab in labels] + ["parse ms ours / vLLM", "peak MB ours / vLLM"]
+    rows = []
+    for r in results:
+        for s in r.streams:
+            if s.shape != shape:
+                continue
+            name = r.family if r.family == r.vllm else f"{r.family} ({r.vllm})"
+            if not s.theirs.ok:
+                name += " ≠"
+            row = [name]
+            row += [fmt_us(s.ours.median_us.get(lab), lab in s.ours.sampled) for lab in labels]
+            row += [fmt_us(s.theirs.median_us.get(lab), lab in s.theirs.sampled) for lab in labels]
+            row += [
+                fmt_ratio(s.ours.median_us.get(lab), s.theirs.median_us.get(lab)) for lab in labels
+            ]
+            row.append(f"{fmt_num(s.ours.parse_ms)} / {fmt_num(s.theirs.parse_ms)}")
+            row.append(f"{fmt_num(s.ours.peak_mb, 2)} / {fmt_num(s.theirs.peak_mb, 2)}")
+            rows.append(row)
+    return header, rows
+
+
+def text_table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = []
+    for n, row in enumerate([header, *rows]):
+        cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:])]
+        lines.append("  " + "  ".join(cells))
+        if n == 0:
+            lines.append("  " + "-" * (sum(widths) + 2 * (len(widths) - 1)))
+    return "\n".join(lines)
+
+
+def md_table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(["---"] * len(header)) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def correctness_rows(results: list[FamilyResult]) -> tuple[list[str], list[list[str]]]:
+    header = [
+        "family",
+        "unparsable endings ours",
+        "vLLM",
+        "1-token = whole ours",
+        "vLLM",
+        '"42" ours',
+        "vLLM",
+    ]
+    rows = []
+    for r in results:
+        if r.ours_correct is None or r.vllm_correct is None:
+            continue
+        a, b = r.ours_correct.cells(), r.vllm_correct.cells()
+        rows.append([r.family, a[0], b[0], a[1], b[1], a[2], b[2]])
+    return header, rows
+
+
+def machine() -> dict[str, str]:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "cpu": cpu,
+        "cores": str(os.cpu_count()),
+        "python": platform.python_version(),
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "vllm": VLLM_VERSION,
+    }
+
+
+def plot(results: list[FamilyResult], path: Path, shapes: list[str], m: dict[str, str]) -> None:
+    """µs per delta against output length, ours solid and vLLM dashed, log-log."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FuncFormatter
+
+    cols = 2 if len(shapes) > 1 else 1
+    rows = (len(shapes) + 1) // 2
+    fig, axes = plt.subplots(rows, cols, figsize=(6.5 * cols, 4.6 * rows), squeeze=False)
+    tab20 = plt.get_cmap("tab20").colors
+    colors = [tab20[i] for i in (*range(0, 20, 2), *range(1, 20, 2))]  # the dark ones first
+    for ax, shape in zip(axes.flat, shapes):
+        for n, r in enumerate(results):
+            color = colors[n % len(colors)]
+            mark = "." if n < len(colors) else "x"  # past 20 families the colours repeat
+            for s in r.streams:
+                if s.shape != shape:
+                    continue
+                for speed, style in ((s.ours, "-"), (s.theirs, "--")):
+                    points = [(parse_size(lab), us) for lab, us in speed.median_us.items() if us]
+                    if points:
+                        xs, ys = zip(*sorted(points))
+                        ax.plot(xs, ys, style, color=color, marker=mark, linewidth=1.2)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: label(int(x))))
+        ax.set_title(f"{shape}", fontsize=10)
+        ax.set_xlabel("output length so far (chars)")
+        ax.set_ylabel("µs per 16-char delta")
+        ax.grid(True, which="both", alpha=0.3)
+    for ax in list(axes.flat)[len(shapes) :]:
+        ax.axis("off")
+    handles = [Line2D([], [], color="black", linestyle="-", label="toolgrammar")]
+    handles.append(Line2D([], [], color="black", linestyle="--", label=f"vLLM {VLLM_VERSION}"))
+    handles += [
+        Line2D(
+            [],
+            [],
+            color=colors[n % len(colors)],
+            marker="." if n < len(colors) else "x",
+            label=r.family,
+        )
+        for n, r in enumerate(results)
+    ]
+    fig.legend(handles=handles, loc="lower center", ncol=7, fontsize=8, frameon=False)
+    fig.suptitle(
+        f"toolgrammar (solid) vs vLLM {VLLM_VERSION} (dashed): cost of one streamed delta as the "
+        "output grows"
+        f"\n{m['cpu']}, {m['cores']} cores, Python {m['python']}, {m['date']}",
+        fontsize=10,
+    )
+    fig.tight_layout(rect=(0, 0.09, 1, 0.95))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=90)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--families", nargs="+", default=list(PAIRS))
+    parser.add_argument("--shapes", nargs="+", default=list(per_delta.SHAPES))
+    parser.add_argument("--sizes", default="1K,16K,64K,256K", help="table columns")
+    parser.add_argument("--repeat", type=int, default=1, help="timed runs per side; best kept")
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=30.0,
+        help="seconds one vLLM stream (or parse) may take before it is cut (default 30)",
+    )
+    parser.add_argument(
+        "--parse-budget",
+        type=float,
+        default=15.0,
+        help="seconds one whole-output parse may take (default 15)",
+    )
+    parser.add_argument("--mem-size", default="16K", help="text streamed for peak memory (16K)")
+    parser.add_argument("--no-correctness", action="store_true")
+    parser.add_argument("--json", metavar="PATH")
+    parser.add_argument("--markdown", metavar="PATH", help="the tables as Markdown")
+    parser.add_argument("--plot", metavar="PNG", help="µs per delta against length, log-log")
+    parser.add_argument("--check-env", action="store_true", help="import vLLM, list parsers")
+    parser.add_argument(
+        "--from-json",
+        metavar="PATH",
+        nargs="+",
+        help="run nothing: print, --markdown and --plot the results of earlier --json files",
+    )
+    args = parser.parse_args(argv)
+    args.families = [f for item in args.families for f in item.split(",") if f]
+    args.shapes = [s for item in args.shapes for s in item.split(",") if s]
+    args.sizes = sorted({parse_size(s) for s in args.sizes.split(",") if s.strip()})
+    args.mem_size = parse_size(args.mem_size)
+    top = max(args.sizes)
+    args.plot_marks = [1024 << k for k in range(20) if 1024 << k <= top]
+    unknown = [f for f in args.families if f not in PAIRS]
+    if unknown:
+        parser.error(f"no vLLM pairing for {', '.join(unknown)}; known: {', '.join(PAIRS)}")
+    bad = [s for s in args.shapes if s not in per_delta.SHAPE_BUILDERS]
+    if bad:
+        parser.error(f"unknown shape(s) {', '.join(bad)}")
+    if args.sizes[0] < WINDOW:
+        parser.error(f"sizes must be at least {label(WINDOW)}")
+    return args
+
+
+def summary(results: list[FamilyResult], sizes: list[int]) -> list[str]:
+    """The targets, checked: flat cost, the loop at 64K, never slower than vLLM, endings."""
+    lines = []
+    first, last = label(sizes[0]), label(sizes[-1])
+    worst = []
+    for r in results:
+        ratios = [
+            (s.ours.median_us[last] / s.ours.median_us[first], s.shape)
+            for s in r.streams
+            if s.ours.median_us.get(first) and s.ours.median_us.get(last)
+        ]
+        if ratios:
+            worst.append((*max(ratios), r.family))
+    flat = [w for w in worst if w[0] > 1.5]
+    lines.append(
+        f"flat cost (ours {last} / {first} <= 1.5 everywhere): "
+        + ("met" if not flat else "NOT met: " + ", ".join(f"{f}/{sh} {x:.2f}" for x, sh, f in flat))
+        + (f"; worst {max(worst)[0]:.2f} ({max(worst)[2]}/{max(worst)[1]})" if worst else "")
+    )
+    loop64 = []
+    for r in results:
+        for s in r.streams:
+            if s.shape == "loop" and "64K" in s.ours.median_us:
+                loop64.append(
+                    (r.family, fmt_ratio(s.ours.median_us["64K"], s.theirs.median_us["64K"]))
+                )
+    if loop64:
+        lines.append("loop at 64K, x over vLLM: " + ", ".join(f"{f} {x}" for f, x in loop64))
+    slower = []
+    for r in results:
+        for s in r.streams:
+            for lab, ours in s.ours.median_us.items():
+                theirs = s.theirs.median_us.get(lab)
+                if ours and theirs and theirs < ours:
+                    slower.append(
+                        f"{r.family}/{s.shape}@{lab} per delta {ours:.1f} vs {theirs:.1f} µs"
+                    )
+            a, b = s.ours.parse_ms, s.theirs.parse_ms
+            if a is not None and b is not None and b < a:
+                slower.append(f"{r.family}/{s.shape} whole parse {a:.1f} vs {b:.1f} ms")
+    lines.append(
+        "slower than vLLM: " + ("nowhere" if not slower else f"{len(slower)}: " + "; ".join(slower))
+    )
+    ours_bad = sum(r.ours_correct.unparsable for r in results if r.ours_correct)
+    theirs_bad = sum(r.vllm_correct.unparsable for r in results if r.vllm_correct)
+    cuts = sum(r.ours_correct.cuts for r in results if r.ours_correct)
+    if cuts:
+        lines.append(f"unparsable endings: ours {ours_bad}/{cuts}, vLLM {theirs_bad}/{cuts}")
+    return lines
+
+
+def report(
+    results: list[FamilyResult], m: dict[str, str], args: argparse.Namespace, sizes: list[int]
+) -> None:
+    """Print the tables; write --markdown and --plot when asked."""
+    for r in results:
+        header, rows = speed_rows(r, sizes)
+        print()
+        print(f"{r.family} <-> vLLM {r.vllm}  (µs per delta; x = vLLM's time / ours)")
+        print(text_table(header, rows))
+        for s in r.streams:
+            for who, speed in (("ours", s.ours), ("vLLM", s.theirs)):
+                if speed.note:
+                    print(f"  {s.shape} {who}: {speed.note}")
+    correct = any(r.ours_correct for r in results)
+    if correct:
+        header, rows = correctness_rows(results)
+        print()
+        print("correctness (same streams, both sides)")
+        print(text_table(header, rows))
+        for r in results:
+            for who, c in (("ours", r.ours_correct), ("vLLM", r.vllm_correct)):
+                if c and c.parity_diffs:
+                    print(
+                        f"  {r.family} {who}: 1-token stream != whole: {', '.join(c.parity_diffs)}"
+                    )
+    lines = summary(results, sizes)
+    print("\nsummary")
+    for line in lines:
+        print(f"  {line}")
+    if args.markdown:
+        parts = [
+            f"Machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}, {m['date']}; "
+            f"vLLM {VLLM_VERSION}. µs per {DELTA_CHARS}-char delta (median over the 1K chars "
+            "before each size; `~` sampled past the budget); x = vLLM's time / ours.\n"
+        ]
+        shapes = [s.shape for s in results[0].streams] if results else []
+        for shape in shapes:
+            parts.append(f"**{shape}**\n\n{md_table(*shape_rows(results, shape, sizes))}\n")
+        if correct:
+            parts.append("**correctness**\n\n" + md_table(*correctness_rows(results)) + "\n")
+        parts.append("**summary**\n\n" + "\n".join(f"- {line}" for line in lines) + "\n")
+        Path(args.markdown).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.markdown).write_text("\n".join(parts), encoding="utf-8")
+    if args.plot:
+        shapes = [s.shape for s in results[0].streams] if results else []
+        plot(results, Path(args.plot), shapes, m)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.from_json:
+        loaded = [results_from_json(Path(path)) for path in args.from_json]
+        results = [r for _, part in loaded for r in part]
+        report(results, loaded[0][0], args, args.sizes)
+        return 0
+    V = load_vllm()
+    if args.check_env:
+        names = sorted(V["ToolParserManager"].list_registered())
+        ours = set(toolgrammar.families())
+        print(f"vLLM {VLLM_VERSION}: {len(names)} tool parsers registered")
+        print("  also ours:    " + " ".join(n for n in names if n in ours))
+        print("  not ours:     " + " ".join(n for n in names if n not in ours))
+        print("  benched here: " + " ".join(f"{p.ours}<->{p.vllm}" for p in PAIRS.values()))
+        return 0
+
+    tools = per_delta.load_tools()
+    m = machine()
+    print(
+        f"toolgrammar vs vLLM {VLLM_VERSION}: {DELTA_CHARS}-char deltas at token boundaries, "
+        f"best of {args.repeat}, vLLM budget {args.budget:g}s per stream; {m['cpu']}, "
+        f"{m['cores']} cores, Python {m['python']}, {m['date']}, load {per_delta.load_average()}",
+        flush=True,
+    )
+    results: list[FamilyResult] = []
+    for family in args.families:
+        log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+        results.append(run_family(V, PAIRS[family], args, tools, log))
+        if args.json:  # after every family, so a long run that is stopped keeps what it did
+            payload = {
+                "machine": m,
+                "args": {k: v for k, v in vars(args).items()},
+                "load_after": per_delta.load_average(),
+                "results": [asdict(r) for r in results],
+            }
+            Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.json).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    report(results, m, args, args.sizes)
+    print(f"\nload after: {per_delta.load_average()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
