@@ -20,7 +20,7 @@ from typing import Callable
 
 from .coerce import ToolSchemas
 from .deltas import Delta, FunctionDelta, ToolCallDelta
-from .json_args import JsonArgsBuilder, JsonCallArrayBuilder, JsonCallBuilder
+from .json_args import JsonArgsBuilder, JsonCallArrayBuilder, JsonCallBuilder, NextStop
 from .keyvalue_args import KeyValueArgsBuilder
 from .python_calls import PythonCallsBuilder
 from .markers import Markers, markers
@@ -334,6 +334,9 @@ class Engine:
         self._current_name = ""
         self._waiting = False
         self._rewind: str | None = None  # text a call's next shape must read again
+        # per call position: where its stop marker lies in the text at hand, shared by the
+        # calls read one after another from one text (else N calls search N times to its end)
+        self._next_stops: dict[tuple[int, int], NextStop] = {}
 
     # -- the push interface -----------------------------------------------------
 
@@ -702,9 +705,13 @@ class Engine:
         def commit(name: str, call_id: str | None) -> None:
             self._commit(call, name, call_id)
 
+        where = (call.shape, call.item)
+        next_stop = self._next_stops.get(where)
+        if next_stop is None:
+            next_stop = self._next_stops[where] = NextStop(markers(stops))
         if isinstance(item, JsonCallArray):  # each element commits a call of its own
-            return JsonCallArrayBuilder(item, stops, commit, make_args)
-        return JsonCallBuilder(item, stops, commit, make_args)
+            return JsonCallArrayBuilder(item, stops, commit, make_args, next_stop)
+        return JsonCallBuilder(item, stops, commit, make_args, next_stop)
 
     def _commit(self, call: _Call, name: str, header_id: str | None) -> None:
         """The name is known: the call is real from here on."""

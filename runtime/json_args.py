@@ -154,6 +154,31 @@ def skip_to_stop(stops: Markers, text: str, pos: int, eof: bool) -> tuple[int, b
     return len(text) - stops.held(text, pos), False
 
 
+class NextStop:
+    """The next stop marker at or after a position, remembered for the text at hand.
+
+    The calls of one array are read one after another from the same text; searching the
+    rest of that text for a stop once per call would make a whole-output parse quadratic
+    when no stop follows (a bare array of many calls). A search from `start` that found
+    the earliest marker at `at` answers every later search from a position up to `at`.
+    """
+
+    __slots__ = ("stops", "_text", "_start", "_at")
+
+    def __init__(self, stops: Markers) -> None:
+        self.stops = stops
+        self._text: str | None = None
+        self._start = 0
+        self._at = -1
+
+    def find(self, text: str, pos: int) -> int:
+        if text is self._text and self._start <= pos and (self._at < 0 or pos <= self._at):
+            return self._at
+        at, _ = self.stops.search(text, pos)
+        self._text, self._start, self._at = text, pos, at
+        return at
+
+
 class JsonCallBuilder:
     """`{"name": NAME, "arguments": {...}}`: finds the name, streams the arguments.
 
@@ -173,6 +198,7 @@ class JsonCallBuilder:
         "_make_args",
         "_outer",
         "_stops",
+        "_next_stop",
         "_args",
         "_mode",
         "_capture",
@@ -190,6 +216,7 @@ class JsonCallBuilder:
         stops: tuple[str, ...],
         commit: Callable[[str, str | None], None],
         make_args: Callable[[], JsonArgsBuilder],
+        next_stop: NextStop | None = None,
     ) -> None:
         self.spec = spec
         self.name: str | None = None
@@ -200,6 +227,7 @@ class JsonCallBuilder:
         self._commit = commit
         self._make_args = make_args
         self._stops = markers(stops)
+        self._next_stop = next_stop or NextStop(self._stops)
         self._outer = JsonScanner(_discard, on_member=self._member, on_value=self._value)
         self._args: JsonArgsBuilder | None = None
         self._mode = ""  # "", "stream" or "capture": how the current arguments value is read
@@ -279,7 +307,7 @@ class JsonCallBuilder:
                 self._end()
                 return pos
             self._started = True
-        at, _ = self._stops.search(text, pos)
+        at = self._next_stop.find(text, pos)
         stop = at if at >= 0 else end - self._stops.held(text, pos)
         while pos < stop and not self.done:
             if self._outer.state == PAUSED:
@@ -389,6 +417,7 @@ class JsonCallArrayBuilder:
         "_make_args",
         "_stops",
         "_stop_list",
+        "_next_stop",
         "_state",
         "_element",
         "_skipping",
@@ -400,6 +429,7 @@ class JsonCallArrayBuilder:
         stops: tuple[str, ...],
         commit: Callable[[str, str | None], None],
         make_args: Callable[[], JsonArgsBuilder],
+        next_stop: NextStop | None = None,
     ) -> None:
         self.spec = spec
         self.done = False
@@ -410,6 +440,7 @@ class JsonCallArrayBuilder:
         self._make_args = make_args
         self._stop_list = stops
         self._stops = markers(stops)
+        self._next_stop = next_stop or NextStop(self._stops)
         self._state = BEFORE
         self._element: JsonCallBuilder | None = None
         self._skipping = False
@@ -465,7 +496,7 @@ class JsonCallArrayBuilder:
                     self.spec.id_keys,
                 )
                 self._element = JsonCallBuilder(
-                    spec, self._stop_list, self._commit_element, self._make_args
+                    spec, self._stop_list, self._commit_element, self._make_args, self._next_stop
                 )
                 self._state = ELEMENT
             else:

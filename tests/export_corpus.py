@@ -67,8 +67,12 @@ def in_grammar(case: Case) -> tuple[bool, str]:
     params = case.options.get("params")
     try:
         rendered = toolgrammar.render(
-            case.family, calls, case.tools, content=case.expect["content"],
-            reasoning=case.expect["reasoning"], params=params,
+            case.family,
+            calls,
+            case.tools,
+            content=case.expect["content"],
+            reasoning=case.expect["reasoning"],
+            params=params,
         )
     except toolgrammar.RenderError as e:
         return False, f"cannot be rendered: {e}"
@@ -85,13 +89,17 @@ def in_grammar(case: Case) -> tuple[bool, str]:
     if _spaced_literals(spec).search(case.text):
         return False, "whitespace between literals the grammar writes together"
     mine = _split_blocks(_pieces(spec, case.text, False))
-    theirs = _split_blocks(_pieces(spec, rendered, bool(opened and case.expect["reasoning"] is not None)))
+    theirs = _split_blocks(
+        _pieces(spec, rendered, bool(opened and case.expect["reasoning"] is not None))
+    )
     if not _aligned(mine, theirs, _markers(spec)[1]):
         return False, "not canonical"
     return True, ""
 
 
-def _aligned(mine: list[tuple[str, str]], theirs: list[tuple[str, str]], optional: set[str]) -> bool:
+def _aligned(
+    mine: list[tuple[str, str]], theirs: list[tuple[str, str]], optional: set[str]
+) -> bool:
     """`mine` is `theirs` with some of its optional markers left out."""
     i = 0
     for piece in theirs:

@@ -58,8 +58,9 @@ def allowed_bytes(m: LLMatcher) -> list[int]:
     return [i for i in range(257) if mask[i // 8] >> (i % 8) & 1]
 
 
-def random_walk(grammar: str, rng: random.Random, max_bytes: int = 400,
-                fmt: str = "lark") -> tuple[bytes, bool]:
+def random_walk(
+    grammar: str, rng: random.Random, max_bytes: int = 400, fmt: str = "lark"
+) -> tuple[bytes, bool]:
     """Bytes chosen at random among the allowed ones until the grammar lets the output end
     (chosen with growing probability as the walk gets long) or `max_bytes`; returns the
     bytes and whether the walk ended in an accepting state."""
@@ -125,14 +126,16 @@ def validates(value: Any, schema: Any) -> bool:
 
 def _is(value: Any, kind: str) -> bool:
     if kind == "integer":
-        return isinstance(value, int) and not isinstance(value, bool) or (
-            isinstance(value, float) and value.is_integer()
+        return (
+            isinstance(value, int)
+            and not isinstance(value, bool)
+            or (isinstance(value, float) and value.is_integer())
         )
     if kind == "number":
         return isinstance(value, (int, float)) and not isinstance(value, bool)
-    return {
-        "string": str, "boolean": bool, "null": type(None), "object": dict, "array": list
-    }.get(kind, object) in (type(value),) or (kind == "object" and isinstance(value, dict))
+    return {"string": str, "boolean": bool, "null": type(None), "object": dict, "array": list}.get(
+        kind, object
+    ) in (type(value),) or (kind == "object" and isinstance(value, dict))
 
 
 def loads(text: str) -> Any:
@@ -171,9 +174,14 @@ def closing_markers(lark_grammar: str) -> list[str]:
     return sorted((m for m in found if m), key=len, reverse=True)
 
 
-def closing_walk(grammar: str, rng: random.Random, budget: int = 300,
-                 limit: int = 4000, fmt: str = "lark",
-                 markers: list[str] | None = None) -> tuple[bytes, bool]:
+def closing_walk(
+    grammar: str,
+    rng: random.Random,
+    budget: int = 300,
+    limit: int = 4000,
+    fmt: str = "lark",
+    markers: list[str] | None = None,
+) -> tuple[bytes, bool]:
     """A random walk through the grammar: every byte chosen at random among the ones the
     matcher allows, for `budget` bytes. After that the walk steers towards an end: it ends
     as soon as the grammar allows, otherwise writes a whole marker the grammar accepts next
@@ -208,8 +216,13 @@ def closing_walk(grammar: str, rng: random.Random, budget: int = 300,
     return bytes(out), m.is_accepting()
 
 
-def _closing_marker(m: LLMatcher, markers: list[bytes], allowed: list[int],
-                    rng: random.Random, prefer: list[bytes] = ()) -> bytes | None:
+def _closing_marker(
+    m: LLMatcher,
+    markers: list[bytes],
+    allowed: list[int],
+    rng: random.Random,
+    prefer: list[bytes] = (),
+) -> bytes | None:
     """A whole marker the grammar takes next: one after which the output may end, else the
     one that leaves the fewest bytes allowed (an opener leaves free text for markup, a
     closer leaves a value for what follows it), ties broken at random."""
@@ -258,9 +271,14 @@ def random_value(schema: Any, rng: random.Random, depth: int = 0) -> Any:
     if kind == "null":
         return None
     if kind == "array":
-        return [random_value(schema.get("items", {"type": "string"}), rng, depth + 1)
-                for _ in range(rng.randint(0, 3))]
+        return [
+            random_value(schema.get("items", {"type": "string"}), rng, depth + 1)
+            for _ in range(rng.randint(0, 3))
+        ]
     props = schema.get("properties", {})
     required = set(schema.get("required", []))
-    return {k: random_value(v, rng, depth + 1) for k, v in props.items()
-            if k in required or rng.random() < 0.6}
+    return {
+        k: random_value(v, rng, depth + 1)
+        for k, v in props.items()
+        if k in required or rng.random() < 0.6
+    }

@@ -115,3 +115,36 @@ def test_python_call_values_raise_no_warnings(family: str) -> None:
         message = toolgrammar.parse(family, text, reasoning_open=False)
     assert [str(w.message) for w in caught] == []
     assert message.content or message.tool_calls
+
+
+ONE_CALL = '{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}'
+MANY_CALLS = {
+    "xlam": "[" + ", ".join([ONE_CALL] * 500) + "]",
+    "phi4_mini_json": "functools[" + ", ".join([ONE_CALL] * 500) + "]",
+    "llama3_json": "<|python_tag|>" + "; ".join([ONE_CALL] * 500),
+    "hermes": "".join(f"<tool_call>\n{ONE_CALL}\n</tool_call>\n" for _ in range(500)),
+}
+
+
+@pytest.mark.parametrize("family", sorted(MANY_CALLS))
+def test_many_calls_in_one_output_are_read_in_linear_work(
+    family: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # each call used to search the rest of the output for its stop marker: a whole parse
+    # of N calls back to back scanned O(N^2) characters (6.4 s for 256K of xlam calls)
+    from toolgrammar.runtime.markers import Markers
+
+    text = MANY_CALLS[family]
+    scanned = 0
+    search = Markers.search
+
+    def counting(self: Markers, text: str, start: int, end: int | None = None) -> tuple[int, str]:
+        nonlocal scanned
+        at, lit = search(self, text, start, end)
+        scanned += (at if at >= 0 else (len(text) if end is None else end)) - start
+        return at, lit
+
+    monkeypatch.setattr(Markers, "search", counting)
+    message = toolgrammar.parse(family, text)
+    assert len(message.tool_calls) == 500
+    assert scanned < 5 * len(text), f"{scanned} characters searched for a {len(text)}-char output"

@@ -37,9 +37,24 @@ from toolgrammar.runtime.registry import get_spec
 FAMILIES = sorted({get_spec(name).name for name in toolgrammar.families()})
 SCHEMAS = {t.name: strict_deep(t.parameters) for t in load_tools(TOOLS)}
 # one family per dialect and region kind, for the slower GBNF walks
-GBNF_WALKED = ["qwen3_coder", "glm45", "deepseek_v4", "minimax_m3", "kimi_k3", "gemma4",
-               "pythonic", "olmo3", "hermes", "kimi_k2", "mistral", "apertus", "muse",
-               "openai", "inkling", "llama3_json"]
+GBNF_WALKED = [
+    "qwen3_coder",
+    "glm45",
+    "deepseek_v4",
+    "minimax_m3",
+    "kimi_k3",
+    "gemma4",
+    "pythonic",
+    "olmo3",
+    "hermes",
+    "kimi_k2",
+    "mistral",
+    "apertus",
+    "muse",
+    "openai",
+    "inkling",
+    "llama3_json",
+]
 
 
 def _calls(family: str, text: str, **options: Any) -> list[tuple[str, Any]]:
@@ -80,7 +95,10 @@ def corpus_counts(fmt: str) -> tuple[dict[str, list[int]], list[str]]:
             counts[case.family][2] += 1
             continue
         grammar = toolgrammar.export(
-            case.family, case.tools, fmt, params=case.options.get("params"),
+            case.family,
+            case.tools,
+            fmt,
+            params=case.options.get("params"),
             reasoning_open=case.options.get("reasoning_open"),
         )
         if accepts(grammar, case.text, fmt):
@@ -105,14 +123,22 @@ def test_corpus_cases_in_the_grammar_are_accepted(fmt: str) -> None:
 
 def test_the_in_grammar_rule() -> None:
     cases = {c.id: c for c in all_cases()}
-    assert in_grammar(cases["qwen3_coder:canonical upstream example: get_weather then write_file"])[0]
+    assert in_grammar(cases["qwen3_coder:canonical upstream example: get_weather then write_file"])[
+        0
+    ]
     # malformed, truncated, off-schema and non-canonical cases are out, with a reason
     assert in_grammar(cases["qwen3_coder:garbage after the opener gives the text back"]) == (
-        False, "markup given back as text")
+        False,
+        "markup given back as text",
+    )
     assert in_grammar(cases["qwen3_coder:truncated right after the opener"])[1] in (
-        "markup given back as text", "ends with an opener")
+        "markup given back as text",
+        "ends with an opener",
+    )
     assert in_grammar(cases["hermes:seed 001: a middle integer field given as a string"]) == (
-        False, "not canonical")
+        False,
+        "not canonical",
+    )
 
 
 # -- renders of random schema-valid calls --------------------------------------------------
@@ -132,7 +158,8 @@ def test_renders_of_random_valid_calls_are_accepted(family: str) -> None:
     spec = get_spec(family)
     grammars = {
         (fmt, json_mode, mode): toolgrammar.export(
-            family, TOOLS, fmt, mode, reasoning_open=False, json=json_mode)
+            family, TOOLS, fmt, mode, reasoning_open=False, json=json_mode
+        )
         for fmt, json_mode in (("lark", "native"), ("lark", "rules"), ("gbnf", "native"))
         for mode in ("auto", "required")
     }
@@ -153,8 +180,9 @@ def test_renders_of_random_valid_calls_are_accepted(family: str) -> None:
                 continue  # GBNF is matched character by character: slower, fewer checks
             assert accepts(grammar, text, fmt), (fmt, json_mode, mode, text)
         if len(calls) == 1 and not content:
-            named = toolgrammar.export(family, TOOLS, "lark", f"named:{calls[0]['name']}",
-                                       reasoning_open=False)
+            named = toolgrammar.export(
+                family, TOOLS, "lark", f"named:{calls[0]['name']}", reasoning_open=False
+            )
             assert accepts(named, text)
         if written == 6:
             break
@@ -169,7 +197,8 @@ def test_mutants_are_rejected(family: str) -> None:
     good = {"city": "Paris", "days": 987654}
     text = toolgrammar.render(family, [{"name": "get_weather", "arguments": good}], TOOLS)
     missing = toolgrammar.render(
-        family, [{"name": "get_weather", "arguments": {"days": 987654}}], TOOLS)
+        family, [{"name": "get_weather", "arguments": {"days": 987654}}], TOOLS
+    )
     last = text.rstrip()[-1]
     mutants = {
         "wrong tool name": text.replace("get_weather", "get_wether"),
@@ -178,8 +207,12 @@ def test_mutants_are_rejected(family: str) -> None:
         "broken closer": text.rstrip()[:-1] + ("X" if last != "X" else "Y"),
         "cut closer": text.rstrip()[:-1],
     }
-    for fmt, mode in (("lark", "required"), ("lark", "auto"), ("lark", "named:get_weather"),
-                      ("gbnf", "required")):
+    for fmt, mode in (
+        ("lark", "required"),
+        ("lark", "auto"),
+        ("lark", "named:get_weather"),
+        ("gbnf", "required"),
+    ):
         grammar = toolgrammar.export(family, TOOLS, fmt, mode, reasoning_open=False)
         assert accepts(grammar, text, fmt), (fmt, mode)
         for name, mutant in mutants.items():
@@ -196,7 +229,7 @@ def _check_walk(family: str, text: str, mode: str) -> None:
     if mode != "auto":
         assert calls, text
     if mode.startswith("named:"):
-        assert [name for name, _ in calls] == [mode[len("named:"):]], text
+        assert [name for name, _ in calls] == [mode[len("named:") :]], text
     for name, args in calls:
         assert name in SCHEMAS, text
         assert validates(args, SCHEMAS[name]), (name, args, text)
@@ -207,8 +240,12 @@ def _check_walk(family: str, text: str, mode: str) -> None:
 @pytest.mark.parametrize("family", FAMILIES)
 def test_random_walks_parse_to_the_calls_they_wrote(family: str) -> None:
     rng = random.Random(f"walk:{family}")
-    for mode, json_mode in (("required", "native"), ("required", "rules"), ("auto", "native"),
-                            ("named:configure", "native")):
+    for mode, json_mode in (
+        ("required", "native"),
+        ("required", "rules"),
+        ("auto", "native"),
+        ("named:configure", "native"),
+    ):
         grammar = toolgrammar.export(family, TOOLS, "lark", mode, json=json_mode)
         for _ in range(2):
             data, accepted = closing_walk(grammar, rng, budget=250)
@@ -263,10 +300,23 @@ def test_bad_input_is_a_clear_error(kwargs: dict[str, Any], message: str) -> Non
 
 
 def test_recursive_ref_is_refused() -> None:
-    tools = [{"name": "tree", "parameters": {"type": "object", "$defs": {
-        "node": {"type": "object", "properties": {"kids": {"type": "array",
-                                                            "items": {"$ref": "#/$defs/node"}}}}},
-        "properties": {"root": {"$ref": "#/$defs/node"}}}}]
+    tools = [
+        {
+            "name": "tree",
+            "parameters": {
+                "type": "object",
+                "$defs": {
+                    "node": {
+                        "type": "object",
+                        "properties": {
+                            "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}
+                        },
+                    }
+                },
+                "properties": {"root": {"$ref": "#/$defs/node"}},
+            },
+        }
+    ]
     with pytest.raises(ExportError, match="recursive"):
         toolgrammar.export("hermes", tools)
 
@@ -280,12 +330,23 @@ def _run(*argv: str) -> tuple[int, str, str]:
 
 def test_cli_export(tmp_path: Path) -> None:
     tools = str(CORPUS / "tools.json")
-    code, out, err = _run("export", "hy_v3", "--tools", tools, "--format", "gbnf",
-                          "--mode", "named:get_weather", "--param", "suffix=:x",
-                          "--no-reasoning-open")
+    code, out, err = _run(
+        "export",
+        "hy_v3",
+        "--tools",
+        tools,
+        "--format",
+        "gbnf",
+        "--mode",
+        "named:get_weather",
+        "--param",
+        "suffix=:x",
+        "--no-reasoning-open",
+    )
     assert code == 0 and err == ""
-    assert out == toolgrammar.export("hy_v3", TOOLS, "gbnf", "named:get_weather",
-                                     params={"suffix": ":x"}, reasoning_open=False)
+    assert out == toolgrammar.export(
+        "hy_v3", TOOLS, "gbnf", "named:get_weather", params={"suffix": ":x"}, reasoning_open=False
+    )
     assert '"<" "t" "o" "o" "l" "_" "c" "a" "l" "l" ":" "x" ">"' in out
     compiled(out, "gbnf")
     code, out, _ = _run("export", "hermes", "--tools", tools)
