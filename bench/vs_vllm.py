@@ -4,7 +4,7 @@ Opt-in: it needs the environment `bench/vllm_env.sh` builds (vLLM's pure-Python 
 unzipped from its wheel, a CPU torch venv); run it with that venv's Python:
 
     bash bench/vllm_env.sh
-    .cache/vllm-bench-venv/bin/python bench/vs_vllm.py [--families ...] [--sizes 1K,16K,64K,256K]
+    .cache/vllm/venv/bin/python bench/vs_vllm.py [--families ...] [--sizes 1K,16K,64K,256K]
         [--budget 30] [--repeat 1] [--json PATH] [--markdown PATH] [--plot docs/vs_vllm.png]
 
 What it measures, per family both projects support (our name <-> vLLM's tool-parser name):
@@ -50,7 +50,7 @@ from typing import Any, Callable
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 VLLM_VERSION = "0.33.0"
-VLLM_DIR = ROOT / ".cache" / f"vllm-{VLLM_VERSION}"
+VLLM_DIR = ROOT / ".cache" / "vllm" / f"vllm-{VLLM_VERSION}"  # scripts/vllm_env.sh
 sys.path.insert(0, str(BENCH))
 
 import per_delta  # noqa: E402  (the shape builders and markup writers)
@@ -168,7 +168,7 @@ def load_vllm() -> dict[str, Any]:
     except ImportError as error:
         raise EnvMissing(
             f"cannot import vLLM {VLLM_VERSION}'s parsers ({error}): run bench/vllm_env.sh "
-            "first, then run this script with .cache/vllm-bench-venv/bin/python"
+            "first, then run this script with .cache/vllm/venv/bin/python"
         ) from None
     import vllm
 
