@@ -1044,7 +1044,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--from-json",
         metavar="PATH",
         nargs="+",
-        help="run nothing: print, --markdown and --plot the results of earlier --json files",
+        help="run nothing: print, --markdown and --plot the results of earlier --json files "
+        "(a family measured again in a later file replaces its earlier result)",
     )
     args = parser.parse_args(argv)
     args.families = [f for item in args.families for f in item.split(",") if f]
@@ -1167,7 +1168,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.from_json:
         loaded = [results_from_json(Path(path)) for path in args.from_json]
-        results = [r for _, part in loaded for r in part]
+        # a family measured again in a later file replaces its earlier result, in place
+        by_family: dict[str, FamilyResult] = {}
+        for _, part in loaded:
+            for r in part:
+                by_family[r.family] = r
+        results = list(by_family.values())
         report(results, loaded[0][0], args, args.sizes)
         return 0
     V = load_vllm()
