@@ -15,7 +15,7 @@ goes back to the text it came from; an unfinished opener at the end is dropped.
 from __future__ import annotations
 
 import re
-import uuid
+import secrets
 from typing import Callable
 
 from .coerce import ToolSchemas
@@ -291,7 +291,7 @@ def _lit_at(item: Lit, buf: str, pos: int) -> str:
 
 
 def random_call_id(_: int) -> str:
-    return f"chatcmpl-tool-{uuid.uuid4().hex}"
+    return f"chatcmpl-tool-{secrets.token_hex(16)}"  # as random as uuid4's hex, cheaper
 
 
 def sequential_call_id(index: int) -> str:

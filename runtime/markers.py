@@ -47,8 +47,13 @@ class Markers:
     def may_grow(self, text: str, at: int, lit: str) -> bool:
         """Whether the marker `lit` found at `at` may still be the start of a longer marker
         once more text arrives (`PREFIX<` of `PREFIX</invoke>`): then it is not decided yet."""
-        rest = text[at:]
-        return any(other.startswith(rest) for other in self._longer.get(lit, ()))
+        longer = self._longer.get(lit, ())
+        if not longer:
+            return False
+        # one character past the longest candidate is enough to rule it out; slicing the
+        # whole rest would copy the output once per marker found (quadratic in a whole parse)
+        rest = text[at : at + max(len(other) for other in longer) + 1]
+        return any(other.startswith(rest) for other in longer)
 
     def held(self, text: str, start: int, end: int | None = None) -> int:
         """How many trailing characters of text[start:end] may still begin a marker."""
