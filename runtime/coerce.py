@@ -535,13 +535,14 @@ def _type_json(value: object, node: _Schema) -> object:
 class ToolSchemas:
     """The request's tools, indexed for argument typing."""
 
-    __slots__ = ("_given", "_params", "_roots", "_cache")
+    __slots__ = ("_given", "_params", "_roots", "_cache", "_typed")
 
     def __init__(self, tools: list[dict] | None) -> None:
         self._given = tools is not None
         self._params: dict[str, object] = {}
         self._roots: dict[str, _Schema | None] = {}
         self._cache: dict[tuple[str, str], _Schema | None] = {}
+        self._typed: dict[str, frozenset[str]] = {}
         if tools is None:
             return
         if not isinstance(tools, (list, tuple)):
@@ -604,6 +605,31 @@ class ToolSchemas:
             except TypeError:  # unhashable junk key
                 pass
         return schema
+
+    def typed_keys(self, tool: str) -> frozenset[str]:
+        """The top-level properties of `tool` that are typed rather than kept as text.
+
+        Every other key has no schema or a string-only one (`param_schema` reads only
+        `properties`), so a whole arguments object needs typing only where these appear.
+        """
+        try:
+            return self._typed[tool]
+        except KeyError:
+            pass
+        except TypeError:
+            return frozenset()
+        root = self._root(tool)
+        keys: frozenset[str] = frozenset()
+        if root is not None:
+            try:
+                props = _object_view(root)[0]
+            except Exception:  # RecursionError on an absurd schema: no schema
+                props = {}
+            keys = frozenset(
+                key for key in props if not streams_as_text(self.param_schema(tool, key))
+            )
+        self._typed[tool] = keys
+        return keys
 
     def _root(self, tool: str) -> _Schema | None:
         try:

@@ -699,8 +699,10 @@ class Engine:
                 self._schema_of,
             )
         if isinstance(item, JsonArgs):
-            return JsonArgsBuilder(stops, self._args, self._schema_of)
-        make_args = lambda: JsonArgsBuilder(stops, self._args, self._schema_of)  # noqa: E731
+            return JsonArgsBuilder(stops, self._args, self._schema_of, self._typed_keys)
+        make_args = lambda: JsonArgsBuilder(  # noqa: E731
+            stops, self._args, self._schema_of, self._typed_keys
+        )
 
         def commit(name: str, call_id: str | None) -> None:
             self._commit(call, name, call_id)
@@ -734,6 +736,9 @@ class Engine:
 
     def _schema_of(self, key: str) -> dict | None:
         return self.tools.param_schema(self._current_name, key)
+
+    def _typed_keys(self) -> frozenset[str]:
+        return self.tools.typed_keys(self._current_name)
 
     def _mismatch(self, call: _Call, buf: str, pos: int, eof: bool) -> int:
         """A required literal is not there.

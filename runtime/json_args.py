@@ -13,7 +13,15 @@ import re
 from typing import Callable
 
 from .coerce import coerce_json, streams_as_text
-from .json_stream import DELEGATE, PAUSED, STREAM, WITHHOLD, JsonScanner, loads_or_none
+from .json_stream import (
+    DELEGATE,
+    MAX_DEPTH,
+    PAUSED,
+    STREAM,
+    WITHHOLD,
+    JsonScanner,
+    loads_or_none,
+)
 from .markers import Markers, markers
 from .spec import JsonCall, JsonCallArray
 
@@ -24,6 +32,7 @@ class JsonArgsBuilder:
     __slots__ = (
         "emit",
         "schema_of",
+        "typed_keys",
         "done",
         "failed",
         "_scanner",
@@ -31,6 +40,7 @@ class JsonArgsBuilder:
         "_started",
         "_emitted",
         "_closed",
+        "_tried_whole",
     )
 
     def __init__(
@@ -38,16 +48,19 @@ class JsonArgsBuilder:
         stops: tuple[str, ...],
         emit: Callable[[str], None],
         schema_of: Callable[[str], dict | None],
+        typed_keys: Callable[[], frozenset[str]] | None = None,
     ) -> None:
         self.emit = emit
         self.schema_of = schema_of
+        self.typed_keys = typed_keys  # the keys schema_of types; None: ask for every key
         self.done = False
         self.failed = False
         self._stops = markers(stops)
         self._started = False
         self._emitted = False
         self._closed = False
-        self._scanner = JsonScanner(self._out, on_member=self._member, on_value=self._typed)
+        self._tried_whole = False
+        self._scanner: JsonScanner | None = None  # made when the fast path cannot read it all
 
     def _out(self, text: str) -> None:
         self._emitted = True
@@ -75,6 +88,8 @@ class JsonArgsBuilder:
         """
         if self.failed:
             return bound if bound >= 0 else self._skip(text, pos, eof)
+        if self.done:  # (a second arguments value replayed into a finished call: ignored)
+            return pos
         end = len(text) if bound < 0 else bound
         if not self._started:
             pos = skip_whitespace(text, pos, end)
@@ -90,11 +105,22 @@ class JsonArgsBuilder:
         else:
             at, _ = self._stops.search(text, pos)
             stop = at if at >= 0 else end - self._stops.held(text, pos)
-        pos = self._scanner.feed(text, pos, stop)
-        if self._scanner.done:
+        if not self._tried_whole:
+            self._tried_whole = True
+            whole_end = self._whole(text, pos, stop)
+            if whole_end >= 0:
+                self.close()
+                return whole_end
+        scanner = self._scanner
+        if scanner is None:
+            scanner = self._scanner = JsonScanner(
+                self._out, on_member=self._member, on_value=self._typed
+            )
+        pos = scanner.feed(text, pos, stop)
+        if scanner.done:
             self.close()
             return pos
-        if self._scanner.failed:
+        if scanner.failed:
             if bound >= 0:
                 self.failed = True
                 self._terminate()
@@ -107,6 +133,39 @@ class JsonArgsBuilder:
             self.close()
             return end
         return pos
+
+    def _whole(self, text: str, pos: int, stop: int) -> int:
+        """The fast path: arguments already whole in `text` are read by the C decoder.
+
+        When the object starting at `pos` is complete before `stop`, is JSON the scanner
+        would take the same way (no repeated keys or non-finite numbers, no deeper nesting
+        than it reads) and needs no coercion, the scanner would release exactly its bytes;
+        they go out at once. Anything else returns -1 and the scanner reads it: it stays
+        the one definition of what is released, this only skips its character loop.
+        """
+        if text.rfind("}", pos, stop) < 0:
+            return -1  # not whole yet (the common case while streaming): no need to try
+        try:
+            value, end = _DECODER.raw_decode(text, pos)
+        except (ValueError, RecursionError):
+            return -1
+        if end > stop or not isinstance(value, dict):
+            return -1
+        if text.count("{", pos, end) + text.count("[", pos, end) >= MAX_DEPTH:
+            if _deeper_than(value, MAX_DEPTH):
+                return -1
+        schema_of = self.schema_of
+        if self.typed_keys is not None:
+            keys = self.typed_keys()
+            members = [(key, value[key]) for key in keys if key in value]
+        else:
+            members = list(value.items())
+        for key, member in members:
+            schema = schema_of(key)
+            if not streams_as_text(schema) and coerce_json(member, schema) is not member:
+                return -1
+        self._out(text[pos:end])
+        return end
 
     def _fail(self, text: str, pos: int, eof: bool) -> int:
         """Malformed JSON: what was streamed stays and is closed; the text up to the next
@@ -123,7 +182,7 @@ class JsonArgsBuilder:
         if self._closed:
             return
         self._closed = True
-        tail = self._scanner.close()
+        tail = self._scanner.close() if self._scanner is not None else ""
         if not self._emitted:
             self.emit("{}")
         elif tail:
@@ -136,6 +195,37 @@ class JsonArgsBuilder:
 
 
 _JSON_WHITESPACE = re.compile(r"[ \t\r\n]*")
+
+
+def _object(pairs: list[tuple[str, object]]) -> dict:
+    """A decoded object; repeated keys are refused, since the scanner types each one."""
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        raise ValueError("a key is repeated")
+    return value
+
+
+def _non_finite(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+# strict JSON: raw control characters in strings, NaN and Infinity are refused
+_DECODER = json.JSONDecoder(object_pairs_hook=_object, parse_constant=_non_finite)
+
+
+def _deeper_than(value: object, limit: int) -> bool:
+    """Whether containers nest more than `limit` levels deep in a decoded value."""
+    level = [value]
+    for _ in range(limit):
+        level = [
+            child
+            for node in level
+            if isinstance(node, (dict, list))
+            for child in (node.values() if isinstance(node, dict) else node)
+        ]
+        if not level:
+            return False
+    return any(isinstance(node, (dict, list)) for node in level)
 
 
 def skip_whitespace(text: str, pos: int, end: int) -> int:

@@ -38,6 +38,17 @@ _WHOLE_STRING = re.compile(r'"[^"\\\x00-\x1f]*"')
 _COMMA = re.compile(r",[ \t\n\r]*")
 _SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
 _CLOSER = {"{": "}", "[": "]"}
+_JSON_WS = re.compile(r"[ \t\n\r]*")
+
+
+def _refuse_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+# C-accelerated pieces of the standard decoder, strict like the scanner: raw control
+# characters in strings, NaN and Infinity are refused
+_scan_value = json.JSONDecoder(parse_constant=_refuse_constant).scan_once
+_scan_string = json.decoder.scanstring
 # deepest nesting read: deeper JSON is malformed input, since clients' own parsers
 # refuse it (Python's json gives up near 1000 levels, serde_json's default is 128)
 MAX_DEPTH = 128
@@ -45,6 +56,8 @@ MAX_DEPTH = 128
 
 def loads_or_none(text: str) -> tuple[bool, object]:
     """json.loads that reports failure (also on nesting too deep) instead of raising."""
+    if _WHOLE_STRING.fullmatch(text):  # a plain string (a name, a key): no decoder needed
+        return True, text[1:-1]
     try:
         return True, json.loads(text)
     except (ValueError, RecursionError):
@@ -200,6 +213,13 @@ class JsonScanner:
                     if self.state == PAUSED:
                         return pos
                     continue
+            elif state == VALUE and char == "{" and not self.stack:
+                new = self._whole_object(text, pos, end)
+                if new >= 0:
+                    pos = new
+                    if self.state == PAUSED:
+                        return pos
+                    continue
             elif state == VALUE and char == '"':
                 found = _WHOLE_STRING.match(text, pos, end)
                 if found is not None:
@@ -252,6 +272,77 @@ class JsonScanner:
             if self.state == ERROR:
                 return pos - 1
         return pos
+
+    def _whole_object(self, text: str, pos: int, end: int) -> int:
+        """The outermost object, when it is already whole before `end`, read member by member.
+
+        Keys and values are read by the standard library's C decoder, so only the members
+        cost a Python step. The members then go through `on_member`/`on_value` and out
+        exactly as the character loop sends them (streamed text verbatim, a withheld value
+        replaced by what `on_value` makes of it, a delegated one paused at). Returns -1,
+        having called nothing, when the object is not whole or not plain JSON (control
+        characters, NaN, nesting deeper than MAX_DEPTH): the character loop reads it then.
+        """
+        if text.rfind("}", pos, end) < 0:
+            return -1  # not whole yet (the common case while streaming): no need to try
+        members: list[tuple[str, int, int]] = []
+        skip = _JSON_WS.match
+        i = skip(text, pos + 1, end).end()  # type: ignore[union-attr]
+        if i < end and text[i] == "}":
+            close = i + 1
+        else:
+            while True:
+                if i >= end or text[i] != '"':
+                    return -1
+                try:
+                    key, i = _scan_string(text, i + 1, True)
+                    if i >= end:
+                        return -1
+                    i = skip(text, i, end).end()  # type: ignore[union-attr]
+                    if i >= end or text[i] != ":":
+                        return -1
+                    start = skip(text, i + 1, end).end()  # type: ignore[union-attr]
+                    _, i = _scan_value(text, start)
+                except (StopIteration, ValueError, RecursionError):
+                    return -1
+                if i >= end:
+                    return -1  # (the closer is still to come)
+                members.append((key, start, i))
+                i = skip(text, i, end).end()  # type: ignore[union-attr]
+                if i >= end:
+                    return -1
+                if text[i] == "}":
+                    close = i + 1
+                    break
+                if text[i] != ",":
+                    return -1
+                i = skip(text, i + 1, end).end()  # type: ignore[union-attr]
+        if text.count("{", pos, close) + text.count("[", pos, close) >= MAX_DEPTH:
+            return -1  # possibly deeper than the scanner reads: let it find out
+        self.stack.append("{")
+        self._flush("{")
+        self._first = False
+        flushed = after = pos + 1  # released up to; the end of the last value
+        on_member, on_value = self.on_member, self.on_value
+        for key, start, stop in members:
+            mode = on_member(key) if on_member is not None else STREAM
+            if mode == STREAM:
+                after = stop
+                continue
+            if after > flushed:
+                self._flush(text[flushed:after])
+            if mode == DELEGATE:  # the separator and key are not released, as in the loop
+                self.state = PAUSED
+                return start
+            held = on_value(key, text[start:stop]) if on_value is not None else None
+            if held is not None:
+                self._out.append(text[after:start] + held)
+            self._emit_depth, self._emit_in_string = 1, False
+            flushed = after = stop
+        self.stack.pop()
+        self._flush(text[flushed:close])
+        self.state = DONE
+        return close
 
     def _key_colon(self, found: re.Match[str]) -> int:
         """A whole plain key and its colon, read in one step."""
