@@ -14,8 +14,8 @@ goes back to the text it came from; an unfinished opener at the end is dropped.
 
 from __future__ import annotations
 
+import os
 import re
-import secrets
 from typing import Callable
 
 from .coerce import ToolSchemas
@@ -291,7 +291,9 @@ def _lit_at(item: Lit, buf: str, pos: int) -> str:
 
 
 def random_call_id(_: int) -> str:
-    return f"chatcmpl-tool-{secrets.token_hex(16)}"  # as random as uuid4's hex, cheaper
+    # 16 random bytes as 32 hex digits, like uuid4().hex and secrets.token_hex(16) (which
+    # is this same call behind three Python frames)
+    return f"chatcmpl-tool-{os.urandom(16).hex()}"
 
 
 def sequential_call_id(index: int) -> str:

@@ -20,7 +20,9 @@ from .json_stream import (
     STREAM,
     WITHHOLD,
     JsonScanner,
+    deeper_than,
     loads_or_none,
+    whole_members,
 )
 from .markers import Markers, markers
 from .spec import JsonCall, JsonCallArray
@@ -138,30 +140,32 @@ class JsonArgsBuilder:
         """The fast path: arguments already whole in `text` are read by the C decoder.
 
         When the object starting at `pos` is complete before `stop`, is JSON the scanner
-        would take the same way (no repeated keys or non-finite numbers, no deeper nesting
-        than it reads) and needs no coercion, the scanner would release exactly its bytes;
-        they go out at once. Anything else returns -1 and the scanner reads it: it stays
+        would take the same way (no non-finite numbers, no deeper nesting than it reads, no
+        typed key written twice) and needs no coercion, the scanner would release exactly
+        its bytes; they go out at once. Anything else returns -1 and the scanner reads it: it stays
         the one definition of what is released, this only skips its character loop.
         """
         if text.rfind("}", pos, stop) < 0:
             return -1  # not whole yet (the common case while streaming): no need to try
         try:
-            value, end = _DECODER.raw_decode(text, pos)
-        except (ValueError, RecursionError):
+            value, end = _scan_plain(text, pos)
+        except (StopIteration, ValueError, RecursionError):
             return -1
         if end > stop or not isinstance(value, dict):
             return -1
         if text.count("{", pos, end) + text.count("[", pos, end) >= MAX_DEPTH:
-            if _deeper_than(value, MAX_DEPTH):
+            if deeper_than(value, MAX_DEPTH):
                 return -1
         schema_of = self.schema_of
-        if self.typed_keys is not None:
-            keys = self.typed_keys()
-            members = [(key, value[key]) for key in keys if key in value]
-        else:
-            members = list(value.items())
-        for key, member in members:
-            schema = schema_of(key)
+        keys = self.typed_keys() if self.typed_keys is not None else value.keys()
+        typed = [key for key in keys if key in value]
+        if typed:
+            try:  # the scanner types each member it reads: a typed key written twice
+                _scan_object(text, pos)  # is refused here (the decoder keeps the last)
+            except (StopIteration, ValueError, RecursionError):
+                return -1
+        for key in typed:
+            member, schema = value[key], schema_of(key)
             if not streams_as_text(schema) and coerce_json(member, schema) is not member:
                 return -1
         self._out(text[pos:end])
@@ -195,6 +199,7 @@ class JsonArgsBuilder:
 
 
 _JSON_WHITESPACE = re.compile(r"[ \t\r\n]*")
+_PLAIN_STRING = re.compile(r'"[^"\\\x00-\x1f]*"')  # a JSON string without escapes
 
 
 def _object(pairs: list[tuple[str, object]]) -> dict:
@@ -210,22 +215,8 @@ def _non_finite(name: str) -> object:
 
 
 # strict JSON: raw control characters in strings, NaN and Infinity are refused
-_DECODER = json.JSONDecoder(object_pairs_hook=_object, parse_constant=_non_finite)
-
-
-def _deeper_than(value: object, limit: int) -> bool:
-    """Whether containers nest more than `limit` levels deep in a decoded value."""
-    level = [value]
-    for _ in range(limit):
-        level = [
-            child
-            for node in level
-            if isinstance(node, (dict, list))
-            for child in (node.values() if isinstance(node, dict) else node)
-        ]
-        if not level:
-            return False
-    return any(isinstance(node, (dict, list)) for node in level)
+_scan_plain = json.JSONDecoder(parse_constant=_non_finite).scan_once
+_scan_object = json.JSONDecoder(object_pairs_hook=_object, parse_constant=_non_finite).scan_once
 
 
 def skip_whitespace(text: str, pos: int, end: int) -> int:
@@ -298,6 +289,7 @@ class JsonCallBuilder:
         "_skipping",
         "_args_seen",
         "_committed",
+        "_tried_whole",
     )
 
     def __init__(
@@ -328,6 +320,7 @@ class JsonCallBuilder:
         self._skipping = False
         self._args_seen = False
         self._committed = False
+        self._tried_whole = False
 
     def _commit_name(self) -> None:
         """The call is real: its name is known (and, with require_args, its arguments began)."""
@@ -399,6 +392,11 @@ class JsonCallBuilder:
             self._started = True
         at = self._next_stop.find(text, pos)
         stop = at if at >= 0 else end - self._stops.held(text, pos)
+        if not self._tried_whole:
+            self._tried_whole = True
+            whole_end = self._whole(text, pos, stop)
+            if whole_end >= 0:
+                return whole_end
         while pos < stop and not self.done:
             if self._outer.state == PAUSED:
                 new = self._read_args_value(text, pos, stop)
@@ -421,6 +419,43 @@ class JsonCallBuilder:
             self._end()
             return stop if at >= 0 else end  # a partial marker at the end is markup
         return pos
+
+    def _whole(self, text: str, pos: int, stop: int) -> int:
+        """The fast path for a call object already whole before `stop`, in the common shape:
+        a plain name, then one arguments object. Its members go through `_member` and
+        `_value` in order, and the arguments to the builder, exactly as the outer scanner
+        would hand them over; only the character loop over the outer object is skipped.
+        Any other shape (arguments first, or twice, or as a string; a name as the key)
+        returns -1 before anything is called, and the outer scanner reads it.
+        """
+        spec = self.spec
+        if spec.name_is_key or text.rfind("}", pos, stop) < 0:
+            return -1
+        found = whole_members(text, pos, stop)
+        if found is None:
+            return -1
+        members, close = found
+        args = [member for member in members if member[0] in spec.args_keys]
+        if len(args) != 1 or text[args[0][1]] != "{":
+            return -1
+        for key, start, end in members:  # a usable name must come before the arguments
+            if key in spec.args_keys:
+                return -1
+            if key in spec.name_keys:
+                raw = text[start:end]
+                if not (_PLAIN_STRING.fullmatch(raw) and raw[1:-1].strip()):
+                    return -1  # (the scanner would go on looking for one)
+                break
+        for key, start, end in members:
+            if self._member(key) != DELEGATE:
+                self._value(key, text[start:end])
+                continue
+            self._args = arguments = self._make_args()
+            arguments.feed(text, start, eof=False, bound=stop)
+            if not arguments.done:  # cannot happen for a whole object read by the decoder
+                arguments.close()
+        self._end()
+        return close
 
     def _read_args_value(self, text: str, pos: int, stop: int) -> int:
         if not self._mode:

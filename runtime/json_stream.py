@@ -39,6 +39,22 @@ _COMMA = re.compile(r",[ \t\n\r]*")
 _SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
 _CLOSER = {"{": "}", "[": "]"}
 _JSON_WS = re.compile(r"[ \t\n\r]*")
+_AFTER_TOKEN = frozenset(" \t\n\r,}]")  # what may follow a number or literal
+
+
+def deeper_than(value: object, limit: int) -> bool:
+    """Whether containers nest more than `limit` levels deep in a decoded value."""
+    level = [value]
+    for _ in range(limit):
+        level = [
+            child
+            for node in level
+            if isinstance(node, (dict, list))
+            for child in (node.values() if isinstance(node, dict) else node)
+        ]
+        if not level:
+            return False
+    return any(isinstance(node, (dict, list)) for node in level)
 
 
 def _refuse_constant(name: str) -> object:
@@ -52,6 +68,51 @@ _scan_string = json.decoder.scanstring
 # deepest nesting read: deeper JSON is malformed input, since clients' own parsers
 # refuse it (Python's json gives up near 1000 levels, serde_json's default is 128)
 MAX_DEPTH = 128
+
+
+def whole_members(text: str, pos: int, end: int) -> tuple[list[tuple[str, int, int]], int] | None:
+    """The members of the object at `pos`, when it is whole before `end`: (key, value start,
+    value end) each, and the end of the object; None when it is not whole yet or not JSON
+    the scanner reads the same way (see `JsonScanner._whole_value`).
+
+    The C decoder reads keys and values, so a caller can act on an object that is already
+    all there one member at a time instead of one character at a time.
+    """
+    skip = _JSON_WS.match
+    members: list[tuple[str, int, int]] = []
+    i = skip(text, pos + 1, end).end()  # type: ignore[union-attr]
+    if i < end and text[i] == "}":
+        return members, i + 1
+    room = MAX_DEPTH - 1
+    while True:
+        if i >= end or text[i] != '"':
+            return None
+        try:
+            key, i = _scan_string(text, i + 1, True)
+            if i >= end:
+                return None
+            i = skip(text, i, end).end()  # type: ignore[union-attr]
+            if i >= end or text[i] != ":":
+                return None
+            start = skip(text, i + 1, end).end()  # type: ignore[union-attr]
+            value, i = _scan_value(text, start)
+        except (StopIteration, ValueError, RecursionError):
+            return None
+        if i >= end:
+            return None
+        if text[start] in "{[":
+            if text.count("{", start, i) + text.count("[", start, i) > room:
+                if deeper_than(value, room):
+                    return None
+        members.append((key, start, i))
+        i = skip(text, i, end).end()  # type: ignore[union-attr]
+        if i >= end:
+            return None
+        if text[i] == "}":
+            return members, i + 1
+        if text[i] != ",":
+            return None  # (`12abc`: a number run into letters is refused here too)
+        i = skip(text, i + 1, end).end()  # type: ignore[union-attr]
 
 
 def loads_or_none(text: str) -> tuple[bool, object]:
@@ -213,19 +274,18 @@ class JsonScanner:
                     if self.state == PAUSED:
                         return pos
                     continue
-            elif state == VALUE and char == "{" and not self.stack:
-                new = self._whole_object(text, pos, end)
+            elif state == VALUE and (self.stack or self.on_member is None):
+                # (the outermost object itself is read member by member, for on_member)
+                if char == '"':
+                    found = _WHOLE_STRING.match(text, pos, end)
+                    if found is not None:
+                        self._flush(found.group())
+                        self._value_done()
+                        pos = found.end()
+                        continue
+                new = self._whole_value(text, pos, end)
                 if new >= 0:
                     pos = new
-                    if self.state == PAUSED:
-                        return pos
-                    continue
-            elif state == VALUE and char == '"':
-                found = _WHOLE_STRING.match(text, pos, end)
-                if found is not None:
-                    self._flush(found.group())
-                    self._value_done()
-                    pos = found.end()
                     continue
             elif state == AFTER and char == ",":
                 found = _COMMA.match(text, pos, end)
@@ -273,76 +333,33 @@ class JsonScanner:
                 return pos - 1
         return pos
 
-    def _whole_object(self, text: str, pos: int, end: int) -> int:
-        """The outermost object, when it is already whole before `end`, read member by member.
+    def _whole_value(self, text: str, pos: int, end: int) -> int:
+        """A value already whole before `end`, read by the standard library's C decoder.
 
-        Keys and values are read by the standard library's C decoder, so only the members
-        cost a Python step. The members then go through `on_member`/`on_value` and out
-        exactly as the character loop sends them (streamed text verbatim, a withheld value
-        replaced by what `on_value` makes of it, a delegated one paused at). Returns -1,
-        having called nothing, when the object is not whole or not plain JSON (control
-        characters, NaN, nesting deeper than MAX_DEPTH): the character loop reads it then.
+        It goes out as the character loop would send it, through the same `_flush` and
+        `_value_done` (so a withheld member is still typed by `on_value`); only the reading
+        is skipped. -1 when it is not whole yet, or not the plain JSON the loop reads the
+        same way (control characters, NaN, a number run into letters, nesting deeper than
+        MAX_DEPTH): then the loop reads it.
         """
-        if text.rfind("}", pos, end) < 0:
-            return -1  # not whole yet (the common case while streaming): no need to try
-        members: list[tuple[str, int, int]] = []
-        skip = _JSON_WS.match
-        i = skip(text, pos + 1, end).end()  # type: ignore[union-attr]
-        if i < end and text[i] == "}":
-            close = i + 1
-        else:
-            while True:
-                if i >= end or text[i] != '"':
-                    return -1
-                try:
-                    key, i = _scan_string(text, i + 1, True)
-                    if i >= end:
+        first = text[pos]
+        try:
+            value, stop = _scan_value(text, pos)
+        except (StopIteration, ValueError, RecursionError):
+            return -1
+        if first in '"{[':
+            if stop > end:
+                return -1
+            if first != '"':
+                room = MAX_DEPTH - len(self.stack)
+                if text.count("{", pos, stop) + text.count("[", pos, stop) > room:
+                    if deeper_than(value, room):
                         return -1
-                    i = skip(text, i, end).end()  # type: ignore[union-attr]
-                    if i >= end or text[i] != ":":
-                        return -1
-                    start = skip(text, i + 1, end).end()  # type: ignore[union-attr]
-                    _, i = _scan_value(text, start)
-                except (StopIteration, ValueError, RecursionError):
-                    return -1
-                if i >= end:
-                    return -1  # (the closer is still to come)
-                members.append((key, start, i))
-                i = skip(text, i, end).end()  # type: ignore[union-attr]
-                if i >= end:
-                    return -1
-                if text[i] == "}":
-                    close = i + 1
-                    break
-                if text[i] != ",":
-                    return -1
-                i = skip(text, i + 1, end).end()  # type: ignore[union-attr]
-        if text.count("{", pos, close) + text.count("[", pos, close) >= MAX_DEPTH:
-            return -1  # possibly deeper than the scanner reads: let it find out
-        self.stack.append("{")
-        self._flush("{")
-        self._first = False
-        flushed = after = pos + 1  # released up to; the end of the last value
-        on_member, on_value = self.on_member, self.on_value
-        for key, start, stop in members:
-            mode = on_member(key) if on_member is not None else STREAM
-            if mode == STREAM:
-                after = stop
-                continue
-            if after > flushed:
-                self._flush(text[flushed:after])
-            if mode == DELEGATE:  # the separator and key are not released, as in the loop
-                self.state = PAUSED
-                return start
-            held = on_value(key, text[start:stop]) if on_value is not None else None
-            if held is not None:
-                self._out.append(text[after:start] + held)
-            self._emit_depth, self._emit_in_string = 1, False
-            flushed = after = stop
-        self.stack.pop()
-        self._flush(text[flushed:close])
-        self.state = DONE
-        return close
+        elif stop >= end or text[stop] not in _AFTER_TOKEN:
+            return -1  # `12` may go on, `12abc` is an error the loop reports at `a`
+        self._flush(text[pos:stop])
+        self._value_done()
+        return stop
 
     def _key_colon(self, found: re.Match[str]) -> int:
         """A whole plain key and its colon, read in one step."""

@@ -87,6 +87,16 @@ def _cached(literals: frozenset[str]) -> Markers:
     return Markers(literals)
 
 
+_BY_TUPLE: dict[tuple[str, ...], Markers] = {}
+
+
 def markers(literals: Iterable[str]) -> Markers:
     """A shared `Markers` for this set of literals (they are built once per family)."""
+    if type(literals) is tuple:  # a family's stop tuples come back once per call: no set
+        found = _BY_TUPLE.get(literals)
+        if found is None:
+            found = _cached(frozenset(literals))
+            if len(_BY_TUPLE) < 4096:
+                _BY_TUPLE[literals] = found
+        return found
     return _cached(frozenset(literals))

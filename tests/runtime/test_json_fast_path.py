@@ -1,8 +1,8 @@
-"""The whole-object fast paths read exactly what the character loop reads.
+"""The whole-value fast paths read exactly what the character loop reads.
 
-`JsonScanner._whole_object` (an outermost object already whole, read by the C decoder
-member by member) and `JsonArgsBuilder._whole` (whole arguments needing no typing, sent
-as they are) are shortcuts: fed one character at a time, neither can apply, so every
+`JsonScanner._whole_value` (a value already whole, read by the C decoder) and
+`JsonArgsBuilder._whole` (whole arguments needing no typing, sent as they are) are
+shortcuts: fed one character at a time, neither can apply, so every
 example below compares the shortcut against the character loop on the same text.
 """
 
@@ -168,10 +168,14 @@ def scan_events(text: str, chars: bool) -> list[Any]:
 
     scanner = JsonScanner(lambda piece: events.append(("out", piece)), on_member, on_value)
     inner: JsonScanner | None = None
+
+    def inner_failed() -> bool:
+        return inner is not None and inner.failed
+
     pos, end = 0, 0
     steps = range(1, len(text) + 1) if chars else [len(text)]
     for end in steps:
-        while pos < end and not scanner.done and not scanner.failed:
+        while pos < end and not scanner.done and not scanner.failed and not inner_failed():
             if scanner.state == PAUSED:  # this test reads the delegated value itself
                 if inner is None:  # (its spacing is skipped, as the consumers do)
                     while pos < end and text[pos] in " \t\n\r":
@@ -180,6 +184,8 @@ def scan_events(text: str, chars: bool) -> list[Any]:
                         break
                     inner = JsonScanner(lambda piece: events.append(("delegated", piece)))
                 pos = inner.feed(text, pos, end)
+                if inner.failed:
+                    break
                 if inner.done:
                     inner = None
                     scanner.resume()
@@ -193,10 +199,19 @@ def scan_events(text: str, chars: bool) -> list[Any]:
     calls = [event for event in events if event[0] in ("member", "value")]
     released = "".join(event[1] for event in events if event[0] == "out")
     delegated = "".join(event[1] for event in events if event[0] == "delegated")
-    return [calls, released, delegated, scanner.done, pos]
+    return [calls, released, delegated, scanner.done, scanner.failed, inner_failed(), pos]
 
 
 @settings(max_examples=300, deadline=None)
 @given(objects())
 def test_the_scanner_reports_a_whole_object_as_it_reports_it_char_by_char(body: str) -> None:
     assert scan_events(body + " tail", chars=False) == scan_events(body + " tail", chars=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(objects(), st.integers(0, 10**4), st.sampled_from(list('x1"} ]e-.n\\\x01:,')))
+def test_broken_objects_fail_at_the_same_place_either_way(body: str, at: int, junk: str) -> None:
+    """A character put anywhere: `12abc`, `tru"e`, `"a\\x"`... are refused where the loop refuses them."""
+    at %= len(body) + 1
+    text = body[:at] + junk + body[at:]
+    assert scan_events(text, chars=False) == scan_events(text, chars=True)
