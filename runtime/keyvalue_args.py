@@ -14,6 +14,7 @@ marker; every other value is buffered until complete, then typed and sent whole.
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring  # json.dumps(str, ensure_ascii=False), in C
 import re
 from typing import Callable
 
@@ -27,7 +28,7 @@ _CLOSERS = {"{": "}", "(": ")"}
 
 
 def _json_string_body(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)[1:-1]
+    return encode_basestring(text)[1:-1]
 
 
 class KeyValueArgsBuilder:
@@ -268,7 +269,7 @@ class KeyValueArgsBuilder:
     def _prefix(self) -> str:
         sep = ", " if self._count else ""
         self._count += 1
-        return f"{sep}{json.dumps(self._key, ensure_ascii=False)}: "
+        return f"{sep}{encode_basestring(self._key)}: "
 
     def _finish(self) -> None:
         if self.done:

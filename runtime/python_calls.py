@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import json
+from json.encoder import encode_basestring  # json.dumps(str, ensure_ascii=False), in C
 import math
 import re
 import warnings
@@ -232,7 +233,7 @@ class PythonCallsBuilder:
     def _prefix(self) -> str:
         sep = ", " if self._count else ""
         self._count += 1
-        return f"{sep}{json.dumps(self._key, ensure_ascii=False)}: "
+        return f"{sep}{encode_basestring(self._key)}: "
 
     def _start_value(self, text: str, pos: int, eof: bool) -> int:
         quote = _string_start(text, pos)
@@ -365,7 +366,7 @@ class PythonCallsBuilder:
 
 
 def _json_string_body(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)[1:-1]
+    return encode_basestring(text)[1:-1]
 
 
 def _string_start(text: str, pos: int) -> str | None:

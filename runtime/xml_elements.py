@@ -19,6 +19,7 @@ there, is markup. A tag whose name is blank or starts with `/`, or nesting deepe
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring  # json.dumps(str, ensure_ascii=False), in C
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -31,7 +32,7 @@ _MAX_NAME = 256
 
 
 def _json_string_body(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)[1:-1]
+    return encode_basestring(text)[1:-1]
 
 
 @dataclass
@@ -229,7 +230,7 @@ class XmlElementsBuilder:
     def _prefix(self) -> str:
         sep = ", " if self._count else ""
         self._count += 1
-        return f"{sep}{json.dumps(self._key.strip(), ensure_ascii=False)}: "
+        return f"{sep}{encode_basestring(self._key.strip())}: "
 
     # -- a nested value: buffered until its closing tag ------------------------------
 

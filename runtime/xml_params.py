@@ -16,6 +16,7 @@ text stays a prefix, and `json.loads` keeps its first position with the last val
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring  # json.dumps(str, ensure_ascii=False), in C
 import re
 from typing import Callable
 
@@ -32,7 +33,7 @@ _NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
 
 
 def _json_string_body(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)[1:-1]
+    return encode_basestring(text)[1:-1]
 
 
 def _entity(found: re.Match[str]) -> str:
@@ -190,7 +191,7 @@ class XmlParamsBuilder:
     def _key_prefix(self) -> str:
         sep = ", " if self._count else ""
         self._count += 1
-        return f"{sep}{json.dumps(self._key, ensure_ascii=False)}: "
+        return f"{sep}{encode_basestring(self._key)}: "
 
     def _value(self, text: str, pos: int, eof: bool) -> int:
         at, lit = self._value_ends.search(text, pos)
