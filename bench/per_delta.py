@@ -399,6 +399,68 @@ class ApertusMarkup(JambaMarkup):
         return f'{", " if index else ""}{{{json.dumps(name)}: {{'
 
 
+class DeepSeekV3Markup(DeepSeekV31Markup):
+    """`function<｜tool▁sep｜>NAME` and a ```json fenced object in DeepSeek's call tokens."""
+
+    def call_open(self, name: str, index: int) -> str:
+        return f"<\uff5ctool\u2581call\u2581begin\uff5c>function<\uff5ctool\u2581sep\uff5c>{name}\n```json\n{{"
+
+    def call_close(self) -> str:
+        return "}\n```<\uff5ctool\u2581call\u2581end\uff5c>"
+
+
+class DeepSeekV32Markup(DeepSeekV4Markup):
+    """The DSML invokes of deepseek_v4 in a `<｜DSML｜function_calls>` block."""
+
+    def section_open(self) -> str:
+        return f"<{self.bar}function_calls>\n"
+
+    def section_close(self) -> str:
+        return f"</{self.bar}function_calls>"
+
+
+class Step3Markup(Markup):
+    """`<steptml:invoke>` calls with `<steptml:parameter>`s between Step's call tokens."""
+
+    json_args = False
+
+    def section_open(self) -> str:
+        return "<\uff5ctool_calls_begin\uff5c>\n"
+
+    def section_close(self) -> str:
+        return "<\uff5ctool_calls_end\uff5c>"
+
+    def call_open(self, name: str, index: int) -> str:
+        return f'<\uff5ctool_call_begin\uff5c>function<\uff5ctool_sep\uff5c><steptml:invoke name="{name}">\n'
+
+    def param(self, key: str, value: Value, first: bool) -> str:
+        return f'<steptml:parameter name="{key}">{value}</steptml:parameter>\n'
+
+    def call_close(self) -> str:
+        return "</steptml:invoke><\uff5ctool_call_end\uff5c>\n"
+
+
+class Olmo3Markup(Markup):
+    """Python calls with JSON literal values, one a line, in `<function_calls>`."""
+
+    json_args = False
+
+    def section_open(self) -> str:
+        return "<function_calls>"
+
+    def section_close(self) -> str:
+        return "</function_calls>"
+
+    def call_open(self, name: str, index: int) -> str:
+        return f"{chr(10) if index else ''}{name}("
+
+    def param(self, key: str, value: Value, first: bool) -> str:
+        return f"{'' if first else ', '}{key}={json.dumps(value, ensure_ascii=False)}"
+
+    def call_close(self) -> str:
+        return ")"
+
+
 MARKUP: dict[str, Markup] = {
     "qwen3_coder": Qwen3CoderMarkup(),
     "hermes": HermesMarkup(),
@@ -423,6 +485,12 @@ MARKUP: dict[str, Markup] = {
     "phi4_mini_json": Phi4MiniJsonMarkup(),
     "hunyuan_a13b": HunyuanA13bMarkup(),
     "apertus": ApertusMarkup(),
+    "deepseek_v3": DeepSeekV3Markup(),
+    "deepseek_v32": DeepSeekV32Markup(),
+    "step3": Step3Markup(),
+    "ernie45": HermesMarkup(),
+    "olmo3": Olmo3Markup(),
+    "glm47": Glm45Markup(),
 }
 
 

@@ -137,6 +137,56 @@ PAIRS: dict[str, Pair] = {
         Pair("phi4_mini_json", "phi4_mini_json", ()),
         Pair("hunyuan_a13b", "hunyuan_a13b", ("<tool_calls>", "</tool_calls>", *THINK)),
         Pair("apertus", "apertus", ("<|tools_prefix|>", "<|tools_suffix|>")),
+        Pair(
+            "deepseek_v3",
+            "deepseek_v3",
+            tuple(
+                f"<\uff5c{name.replace(' ', chr(0x2581))}\uff5c>"
+                for name in (
+                    "tool calls begin",
+                    "tool calls end",
+                    "tool call begin",
+                    "tool call end",
+                    "tool sep",
+                )
+            )
+            + THINK,
+        ),
+        Pair("deepseek_v32", "deepseek_v32", THINK),
+        Pair(
+            "step3",
+            "step3",
+            tuple(
+                f"<\uff5c{name}\uff5c>"
+                for name in (
+                    "tool_calls_begin",
+                    "tool_calls_end",
+                    "tool_call_begin",
+                    "tool_call_end",
+                    "tool_sep",
+                )
+            )
+            + THINK,
+        ),
+        Pair(
+            "ernie45",
+            "ernie45",
+            ("<tool_call>", "</tool_call>", "<response>", "</response>", *THINK),
+        ),
+        Pair("olmo3", "olmo3", ("<function_calls>", "</function_calls>", *THINK)),
+        Pair(
+            "glm47",
+            "glm47",
+            (
+                "<tool_call>",
+                "</tool_call>",
+                "<arg_key>",
+                "</arg_key>",
+                "<arg_value>",
+                "</arg_value>",
+                *THINK,
+            ),
+        ),
     )
 }
 
