@@ -57,6 +57,7 @@ import tracemalloc
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
+from xml.sax.saxutils import escape as xml_escape
 
 import toolgrammar
 
@@ -461,6 +462,78 @@ class Olmo3Markup(Markup):
         return ")"
 
 
+class FunctionGemmaMarkup(Markup):
+    """`<start_function_call>call:NAME{key:<escape>VALUE<escape>,…}<end_function_call>`."""
+
+    json_args = False
+
+    def call_open(self, name: str, index: int) -> str:
+        return f"<start_function_call>call:{name}{{"
+
+    def param(self, key: str, value: Value, first: bool) -> str:
+        # every value escaped: vLLM reads only `<escape>` values (JSON-decoding them)
+        return f"{'' if first else ','}{key}:<escape>{value}<escape>"
+
+    def call_close(self) -> str:
+        return "}<end_function_call>"
+
+
+class Lfm2Markup(PythonicMarkup):
+    """The pythonic call list between `<|tool_call_start|>` and `<|tool_call_end|>`."""
+
+    def section_open(self) -> str:
+        return "<|tool_call_start|>["
+
+    def section_close(self) -> str:
+        return "]<|tool_call_end|>"
+
+
+class GigaChat3Markup(Markup):
+    """`<|function_call|>` and a JSON call object, for each call."""
+
+    def call_open(self, name: str, index: int) -> str:
+        return f'<|function_call|>{{"name": {json.dumps(name)}, "arguments": {{'
+
+    def call_close(self) -> str:
+        return "}}"
+
+
+class MiniCPM5Markup(Markup):
+    """`<function name="NAME">` calls of `<param name="KEY">VALUE</param>`, values XML-escaped."""
+
+    json_args = False
+
+    def call_open(self, name: str, index: int) -> str:
+        return f'<function name="{name}">'
+
+    def param(self, key: str, value: Value, first: bool) -> str:
+        return f'<param name="{key}">{xml_escape(str(value))}</param>'
+
+    def call_close(self) -> str:
+        return "</function>\n"
+
+
+class HyV3Markup(Markup):
+    """`<tool_call>NAME<tool_sep>` and `<arg_key>`/`<arg_value>` pairs in `<tool_calls>`."""
+
+    json_args = False
+
+    def section_open(self) -> str:
+        return "<tool_calls>\n"
+
+    def section_close(self) -> str:
+        return "</tool_calls>"
+
+    def call_open(self, name: str, index: int) -> str:
+        return f"<tool_call>{name}<tool_sep>\n"
+
+    def param(self, key: str, value: Value, first: bool) -> str:
+        return f"<arg_key>{key}</arg_key>\n<arg_value>{value}</arg_value>\n"
+
+    def call_close(self) -> str:
+        return "</tool_call>\n"
+
+
 MARKUP: dict[str, Markup] = {
     "qwen3_coder": Qwen3CoderMarkup(),
     "hermes": HermesMarkup(),
@@ -491,6 +564,11 @@ MARKUP: dict[str, Markup] = {
     "ernie45": HermesMarkup(),
     "olmo3": Olmo3Markup(),
     "glm47": Glm45Markup(),
+    "functiongemma": FunctionGemmaMarkup(),
+    "lfm2": Lfm2Markup(),
+    "gigachat3": GigaChat3Markup(),
+    "minicpm5": MiniCPM5Markup(),
+    "hy_v3": HyV3Markup(),
 }
 
 

@@ -187,6 +187,30 @@ PAIRS: dict[str, Pair] = {
                 *THINK,
             ),
         ),
+        Pair(
+            "functiongemma",
+            "functiongemma",
+            ("<start_function_call>", "<end_function_call>", "<escape>"),
+        ),
+        Pair("lfm2", "lfm2", ("<|tool_call_start|>", "<|tool_call_end|>", *THINK)),
+        Pair("gigachat3", "gigachat3", ("<|function_call|>", "<|role_sep|>", "<|message_sep|>")),
+        Pair("minicpm5", "minicpm5", THINK),
+        Pair(
+            "hy_v3",
+            "hy_v3",
+            (
+                "<tool_calls>",
+                "</tool_calls>",
+                "<tool_call>",
+                "</tool_call>",
+                "<tool_sep>",
+                "<arg_key>",
+                "</arg_key>",
+                "<arg_value>",
+                "</arg_value>",
+                *THINK,
+            ),
+        ),
     )
 }
 
