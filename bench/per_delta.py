@@ -534,6 +534,78 @@ class HyV3Markup(Markup):
         return "</tool_call>\n"
 
 
+class KimiK3Markup(Markup):
+    """Kimi K3's `<|open|>TAG ATTRS<|sep|>`…`<|close|>TAG<|sep|>` call and argument elements."""
+
+    json_args = False
+
+    def section_open(self) -> str:
+        return "<|open|>tools<|sep|>"
+
+    def section_close(self) -> str:
+        return "<|close|>tools<|sep|>"
+
+    def call_open(self, name: str, index: int) -> str:
+        return f'<|open|>call tool="{name}" index="{index}"<|sep|>'
+
+    def param(self, key: str, value: Value, first: bool) -> str:
+        kind = "string" if isinstance(value, str) else "integer"
+        return f'<|open|>argument key="{key}" type="{kind}"<|sep|>{value}<|close|>argument<|sep|>'
+
+    def call_close(self) -> str:
+        return "<|close|>call<|sep|>"
+
+
+class Llama4PythonicMarkup(PythonicMarkup):
+    """The pythonic call list between `<|python_start|>` and `<|python_end|>`."""
+
+    def section_open(self) -> str:
+        return "<|python_start|>["
+
+    def section_close(self) -> str:
+        return "]<|python_end|>"
+
+
+class MiMoMarkup(Qwen3CoderMarkup):
+    """The Qwen3-Coder XML calls with values flush against their parameter tags."""
+
+    def param(self, key: str, value: Value, first: bool) -> str:
+        return f"<parameter={key}>{value}</parameter>\n"
+
+
+class PoolsideV1Markup(Glm45Markup):
+    """The GLM-4.5 layout with a newline after the name and after each key and value."""
+
+    def call_open(self, name: str, index: int) -> str:
+        return f"<tool_call>{name}\n"
+
+    def param(self, key: str, value: Value, first: bool) -> str:
+        return f"<arg_key>{key}</arg_key>\n<arg_value>{value}</arg_value>\n"
+
+    def call_close(self) -> str:
+        return "</tool_call>\n"
+
+
+class Plamo3Markup(Markup):
+    """PLaMo 3's `<|plamo:…:plamo|>` framed tool requests with JSON arguments."""
+
+    def section_open(self) -> str:
+        return "<|plamo:begin_tool_requests:plamo|>"
+
+    def section_close(self) -> str:
+        return "<|plamo:end_tool_requests:plamo|>"
+
+    def call_open(self, name: str, index: int) -> str:
+        return (
+            "<|plamo:begin_tool_request:plamo|>"
+            f"<|plamo:begin_tool_name:plamo|>{name}<|plamo:end_tool_name:plamo|>"
+            "<|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>{"
+        )
+
+    def call_close(self) -> str:
+        return "}<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|>"
+
+
 MARKUP: dict[str, Markup] = {
     "qwen3_coder": Qwen3CoderMarkup(),
     "hermes": HermesMarkup(),
@@ -569,6 +641,12 @@ MARKUP: dict[str, Markup] = {
     "gigachat3": GigaChat3Markup(),
     "minicpm5": MiniCPM5Markup(),
     "hy_v3": HyV3Markup(),
+    "kimi_k3": KimiK3Markup(),
+    "llama4_pythonic": Llama4PythonicMarkup(),
+    "mimo": MiMoMarkup(),
+    "ling3": Glm45Markup(),
+    "poolside_v1": PoolsideV1Markup(),
+    "plamo3": Plamo3Markup(),
 }
 
 

@@ -211,6 +211,28 @@ PAIRS: dict[str, Pair] = {
                 *THINK,
             ),
         ),
+        Pair("kimi_k3", "kimi_k3", ("<|open|>", "<|close|>", "<|sep|>", "<|end_of_msg|>")),
+        Pair(
+            "llama4_pythonic",
+            "llama4_pythonic",
+            ("<|python_start|>", "<|python_end|>", "<|eom|>", "<|eot|>"),
+        ),
+        Pair("mimo", "mimo", ("<tool_call>", "</tool_call>", *THINK)),
+        Pair(
+            "ling3",
+            "ling3",
+            (
+                "<tool_call>",
+                "</tool_call>",
+                "<arg_key>",
+                "</arg_key>",
+                "<arg_value>",
+                "</arg_value>",
+                *THINK,
+            ),
+        ),
+        Pair("poolside_v1", "poolside_v1", ()),
+        Pair("plamo3", "plamo3", ()),
     )
 }
 
