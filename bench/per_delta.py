@@ -404,7 +404,8 @@ class DeepSeekV3Markup(DeepSeekV31Markup):
     """`function<｜tool▁sep｜>NAME` and a ```json fenced object in DeepSeek's call tokens."""
 
     def call_open(self, name: str, index: int) -> str:
-        return f"<\uff5ctool\u2581call\u2581begin\uff5c>function<\uff5ctool\u2581sep\uff5c>{name}\n```json\n{{"
+        begin, sep = "<\uff5ctool\u2581call\u2581begin\uff5c>", "<\uff5ctool\u2581sep\uff5c>"
+        return f"{begin}function{sep}{name}\n```json\n{{"
 
     def call_close(self) -> str:
         return "}\n```<\uff5ctool\u2581call\u2581end\uff5c>"
@@ -432,7 +433,8 @@ class Step3Markup(Markup):
         return "<\uff5ctool_calls_end\uff5c>"
 
     def call_open(self, name: str, index: int) -> str:
-        return f'<\uff5ctool_call_begin\uff5c>function<\uff5ctool_sep\uff5c><steptml:invoke name="{name}">\n'
+        begin, sep = "<\uff5ctool_call_begin\uff5c>", "<\uff5ctool_sep\uff5c>"
+        return f'{begin}function{sep}<steptml:invoke name="{name}">\n'
 
     def param(self, key: str, value: Value, first: bool) -> str:
         return f'<steptml:parameter name="{key}">{value}</steptml:parameter>\n'
