@@ -111,7 +111,6 @@ class JsonArgsBuilder:
             self._tried_whole = True
             whole_end = self._whole(text, pos, stop)
             if whole_end >= 0:
-                self.close()
                 return whole_end
         scanner = self._scanner
         if scanner is None:
@@ -156,6 +155,12 @@ class JsonArgsBuilder:
         if text.count("{", pos, end) + text.count("[", pos, end) >= MAX_DEPTH:
             if deeper_than(value, MAX_DEPTH):
                 return -1
+        return end if self.take_decoded(text, pos, end, value) else -1
+
+    def take_decoded(self, text: str, pos: int, end: int, value: dict) -> bool:
+        """Whole arguments text[pos:end] that a caller has decoded already (to `value`, not
+        nested deeper than the scanner reads): sent as they are when they need no typing.
+        False, having sent nothing, when they do; then `feed` reads them."""
         schema_of = self.schema_of
         keys = self.typed_keys() if self.typed_keys is not None else value.keys()
         typed = [key for key in keys if key in value]
@@ -163,13 +168,15 @@ class JsonArgsBuilder:
             try:  # the scanner types each member it reads: a typed key written twice
                 _scan_object(text, pos)  # is refused here (the decoder keeps the last)
             except (StopIteration, ValueError, RecursionError):
-                return -1
+                return False
         for key in typed:
             member, schema = value[key], schema_of(key)
             if not streams_as_text(schema) and coerce_json(member, schema) is not member:
-                return -1
+                return False
+        self._tried_whole = self._started = True
         self._out(text[pos:end])
-        return end
+        self.close()
+        return True
 
     def _fail(self, text: str, pos: int, eof: bool) -> int:
         """Malformed JSON: what was streamed stays and is closed; the text up to the next
@@ -438,7 +445,7 @@ class JsonCallBuilder:
         args = [member for member in members if member[0] in spec.args_keys]
         if len(args) != 1 or text[args[0][1]] != "{":
             return -1
-        for key, start, end in members:  # a usable name must come before the arguments
+        for key, start, end, _ in members:  # a usable name must come before the arguments
             if key in spec.args_keys:
                 return -1
             if key in spec.name_keys:
@@ -446,14 +453,15 @@ class JsonCallBuilder:
                 if not (_PLAIN_STRING.fullmatch(raw) and raw[1:-1].strip()):
                     return -1  # (the scanner would go on looking for one)
                 break
-        for key, start, end in members:
+        for key, start, end, value in members:
             if self._member(key) != DELEGATE:
                 self._value(key, text[start:end])
                 continue
             self._args = arguments = self._make_args()
-            arguments.feed(text, start, eof=False, bound=stop)
-            if not arguments.done:  # cannot happen for a whole object read by the decoder
-                arguments.close()
+            if not arguments.take_decoded(text, start, end, value):  # type: ignore[arg-type]
+                arguments.feed(text, start, eof=False, bound=stop)
+                if not arguments.done:  # cannot happen for a whole object
+                    arguments.close()
         self._end()
         return close
 

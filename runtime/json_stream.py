@@ -70,16 +70,20 @@ _scan_string = json.decoder.scanstring
 MAX_DEPTH = 128
 
 
-def whole_members(text: str, pos: int, end: int) -> tuple[list[tuple[str, int, int]], int] | None:
+Member = tuple[str, int, int, object]  # key, where its value starts and ends, the value
+
+
+def whole_members(text: str, pos: int, end: int) -> tuple[list[Member], int] | None:
     """The members of the object at `pos`, when it is whole before `end`: (key, value start,
-    value end) each, and the end of the object; None when it is not whole yet or not JSON
-    the scanner reads the same way (see `JsonScanner._whole_value`).
+    value end, decoded value) each, and the end of the object; None when it is not whole yet
+    or not JSON the scanner reads the same way (see `JsonScanner._whole_value`). No value
+    nests deeper than the scanner reads below the object.
 
     The C decoder reads keys and values, so a caller can act on an object that is already
     all there one member at a time instead of one character at a time.
     """
     skip = _JSON_WS.match
-    members: list[tuple[str, int, int]] = []
+    members: list[Member] = []
     i = skip(text, pos + 1, end).end()  # type: ignore[union-attr]
     if i < end and text[i] == "}":
         return members, i + 1
@@ -104,7 +108,7 @@ def whole_members(text: str, pos: int, end: int) -> tuple[list[tuple[str, int, i
             if text.count("{", start, i) + text.count("[", start, i) > room:
                 if deeper_than(value, room):
                     return None
-        members.append((key, start, i))
+        members.append((key, start, i, value))
         i = skip(text, i, end).end()  # type: ignore[union-attr]
         if i >= end:
             return None
