@@ -82,6 +82,31 @@ class Markers:
         return ""
 
 
+class NextStop:
+    """The next stop marker at or after a position, remembered for the text at hand.
+
+    The calls of one array are read one after another from the same text; searching the
+    rest of that text for a stop once per call would make a whole-output parse quadratic
+    when no stop follows (a bare array of many calls). A search from `start` that found
+    the earliest marker at `at` answers every later search from a position up to `at`.
+    """
+
+    __slots__ = ("stops", "_text", "_start", "_at")
+
+    def __init__(self, stops: Markers) -> None:
+        self.stops = stops
+        self._text: str | None = None
+        self._start = 0
+        self._at = -1
+
+    def find(self, text: str, pos: int) -> int:
+        if text is self._text and self._start <= pos and (self._at < 0 or pos <= self._at):
+            return self._at
+        at, _ = self.stops.search(text, pos)
+        self._text, self._start, self._at = text, pos, at
+        return at
+
+
 @lru_cache(maxsize=1024)
 def _cached(literals: frozenset[str]) -> Markers:
     return Markers(literals)

@@ -23,7 +23,7 @@ import warnings
 from typing import Callable
 
 from .coerce import coerce_json, streams_as_text
-from .markers import markers
+from .markers import NextStop, markers
 from .spec import PythonCalls
 
 START, CALLS, NAME, ARGS, KEY_AFTER, VALUE, STRING, RAW, DONE = range(9)
@@ -51,6 +51,8 @@ class PythonCallsBuilder:
         "_commit",
         "_stops",
         "_stop_list",
+        "_next_stop",
+        "_next_backslash",
         "_state",
         "_in_call",
         "_count",
@@ -80,6 +82,9 @@ class PythonCallsBuilder:
         self.calls = 0
         self._commit = commit
         self._stops = markers(stops)
+        # the strings of one text share these searches (see _string)
+        self._next_stop = NextStop(self._stops)
+        self._next_backslash = NextStop(markers(("\\",)))
         self._stop_list = stops
         self._state = START if spec.list else CALLS
         self._in_call = False
@@ -250,15 +255,24 @@ class PythonCallsBuilder:
         self._state = RAW
         return pos
 
+    def _next_special(self, text: str, pos: int, quote: str) -> int:
+        """The next backslash or quote character at or after `pos` (or the end of text).
+
+        Backslashes are rare: where the next one lies is remembered for the text at hand,
+        else every string of a whole output would search the rest of it (quadratic)."""
+        backslash = self._next_backslash.find(text, pos)
+        found = [i for i in (backslash, text.find(quote, pos)) if i >= 0]
+        return min(found) if found else len(text)
+
     def _string(self, text: str, pos: int, eof: bool) -> int:
         """Stream a string's characters, decoding escapes, up to its closing quote or a
         marker of the call (markers win: the string and the calls end there)."""
         quote, out = self._quote, []
-        stop_at, _ = self._stops.search(text, pos)
+        stop_at = self._next_stop.find(text, pos)  # (remembered: see _next_special)
         # text that may still begin a marker waits, unless the output ends here
         end = stop_at if stop_at >= 0 else len(text) - (0 if eof else self._stops.held(text, pos))
         while pos < end:
-            at = min(_next_special(text, pos, quote[0]), end)
+            at = min(self._next_special(text, pos, quote[0]), end)
             if at > pos:
                 out.append(text[pos:at])
                 pos = at
@@ -375,12 +389,6 @@ def _string_start(text: str, pos: int) -> str | None:
     if ch not in "'\"":
         return None
     return ch * 3 if text.startswith(ch * 3, pos) else ch
-
-
-def _next_special(text: str, pos: int, quote: str) -> int:
-    """The next backslash or quote character at or after `pos` (or the end)."""
-    found = [i for i in (text.find("\\", pos), text.find(quote, pos)) if i >= 0]
-    return min(found) if found else len(text)
 
 
 def _escape(text: str, pos: int, end: int | None = None) -> tuple[str, int]:

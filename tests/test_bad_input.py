@@ -148,3 +148,27 @@ def test_many_calls_in_one_output_are_read_in_linear_work(
     message = toolgrammar.parse(family, text)
     assert len(message.tool_calls) == 500
     assert scanned < 5 * len(text), f"{scanned} characters searched for a {len(text)}-char output"
+
+
+def test_many_python_strings_in_one_output_are_read_in_linear_work(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # each string value of a Python call searched the rest of the output for the section's
+    # closer and for a backslash: lfm2's whole parse of one 256K call took 1.4 s (quadratic)
+    from toolgrammar.runtime.markers import Markers
+
+    values = ", ".join(f"p{i}='value {i}'" for i in range(2000))
+    text = f"<|tool_call_start|>[set_options({values})]<|tool_call_end|>"
+    scanned = 0
+    search = Markers.search
+
+    def counting(self: Markers, text: str, start: int, end: int | None = None) -> tuple[int, str]:
+        nonlocal scanned
+        at, lit = search(self, text, start, end)
+        scanned += (at if at >= 0 else (len(text) if end is None else end)) - start
+        return at, lit
+
+    monkeypatch.setattr(Markers, "search", counting)  # (the backslash search is one too)
+    message = toolgrammar.parse("lfm2", text)
+    assert len(json.loads(message.tool_calls[0].function.arguments)) == 2000
+    assert scanned < 5 * len(text), f"{scanned} characters searched for a {len(text)}-char output"
