@@ -1092,7 +1092,10 @@ def plot(results: list[FamilyResult], path: Path, shapes: list[str], m: dict[str
 
     cols = 2 if len(shapes) > 1 else 1
     rows = (len(shapes) + 1) // 2
-    fig, axes = plt.subplots(rows, cols, figsize=(6.5 * cols, 4.6 * rows), squeeze=False)
+    legend_rows = -(-(len(results) + 2) // 7)  # the legend's rows, below the plots
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(6.5 * cols, 4.6 * rows + 0.22 * legend_rows), squeeze=False
+    )
     tab20 = plt.get_cmap("tab20").colors
     colors = [tab20[i] for i in (*range(0, 20, 2), *range(1, 20, 2))]  # the dark ones first
     for ax, shape in zip(axes.flat, shapes):
@@ -1135,7 +1138,7 @@ def plot(results: list[FamilyResult], path: Path, shapes: list[str], m: dict[str
         f"\n{m['cpu']}, {m['cores']} cores, Python {m['python']}, {m['date']}",
         fontsize=10,
     )
-    fig.tight_layout(rect=(0, 0.09, 1, 0.95))
+    fig.tight_layout(rect=(0, 0.03 + 0.022 * legend_rows, 1, 0.95))
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=90)
 
