@@ -70,6 +70,17 @@ class Pair:
 
 
 THINK = ("<think>", "</think>")
+# DeepSeek V3/V3.1's call tokens: `<｜tool▁calls▁begin｜>` ... (fullwidth bars, ▁ for spaces)
+DEEPSEEK_CALL_TOKENS = tuple(
+    f"<\uff5c{name.replace(' ', chr(0x2581))}\uff5c>"
+    for name in (
+        "tool calls begin",
+        "tool calls end",
+        "tool call begin",
+        "tool call end",
+        "tool sep",
+    )
+)
 PAIRS: dict[str, Pair] = {
     p.ours: p
     for p in (
@@ -109,17 +120,7 @@ PAIRS: dict[str, Pair] = {
         Pair(
             "deepseek_v31",
             "deepseek_v31",
-            tuple(
-                f"<\uff5c{name.replace(' ', chr(0x2581))}\uff5c>"
-                for name in (
-                    "tool calls begin",
-                    "tool calls end",
-                    "tool call begin",
-                    "tool call end",
-                    "tool sep",
-                )
-            )
-            + THINK,
+            DEEPSEEK_CALL_TOKENS + THINK,
         ),
         Pair("mistral", "mistral", ("[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "[THINK]", "[/THINK]")),
         Pair("llama3_json", "llama3_json", ("<|python_tag|>", "<|eom_id|>", "<|eot_id|>")),
@@ -140,17 +141,7 @@ PAIRS: dict[str, Pair] = {
         Pair(
             "deepseek_v3",
             "deepseek_v3",
-            tuple(
-                f"<\uff5c{name.replace(' ', chr(0x2581))}\uff5c>"
-                for name in (
-                    "tool calls begin",
-                    "tool calls end",
-                    "tool call begin",
-                    "tool call end",
-                    "tool sep",
-                )
-            )
-            + THINK,
+            DEEPSEEK_CALL_TOKENS + THINK,
         ),
         Pair("deepseek_v32", "deepseek_v32", THINK),
         Pair(

@@ -9,7 +9,6 @@ that follow the arguments end them even inside an unterminated string: markers w
 from __future__ import annotations
 
 import json
-import re
 from typing import Callable
 
 from .coerce import coerce_json, streams_as_text
@@ -19,9 +18,13 @@ from .json_stream import (
     PAUSED,
     STREAM,
     WITHHOLD,
+    JSON_WS,
+    WHOLE_STRING,
     JsonScanner,
-    deeper_than,
     loads_or_none,
+    nests_deeper,
+    refuse_constant,
+    scan_value,
     whole_members,
 )
 from .markers import Markers, NextStop, markers
@@ -147,14 +150,13 @@ class JsonArgsBuilder:
         if text.rfind("}", pos, stop) < 0:
             return -1  # not whole yet (the common case while streaming): no need to try
         try:
-            value, end = _scan_plain(text, pos)
+            value, end = scan_value(text, pos)
         except (StopIteration, ValueError, RecursionError):
             return -1
         if end > stop or not isinstance(value, dict):
             return -1
-        if text.count("{", pos, end) + text.count("[", pos, end) >= MAX_DEPTH:
-            if deeper_than(value, MAX_DEPTH):
-                return -1
+        if nests_deeper(text, pos, end, value, MAX_DEPTH):
+            return -1
         return end if self.take_decoded(text, pos, end, value) else -1
 
     def take_decoded(self, text: str, pos: int, end: int, value: dict) -> bool:
@@ -205,10 +207,6 @@ class JsonArgsBuilder:
         self.done = True
 
 
-_JSON_WHITESPACE = re.compile(r"[ \t\r\n]*")
-_PLAIN_STRING = re.compile(r'"[^"\\\x00-\x1f]*"')  # a JSON string without escapes
-
-
 def _object(pairs: list[tuple[str, object]]) -> dict:
     """A decoded object; repeated keys are refused, since the scanner types each one."""
     value = dict(pairs)
@@ -217,18 +215,13 @@ def _object(pairs: list[tuple[str, object]]) -> dict:
     return value
 
 
-def _non_finite(name: str) -> object:
-    raise ValueError(f"{name} is not JSON")
-
-
-# strict JSON: raw control characters in strings, NaN and Infinity are refused
-_scan_plain = json.JSONDecoder(parse_constant=_non_finite).scan_once
-_scan_object = json.JSONDecoder(object_pairs_hook=_object, parse_constant=_non_finite).scan_once
+# the strict decoder again, refusing repeated keys (see `_object`)
+_scan_object = json.JSONDecoder(object_pairs_hook=_object, parse_constant=refuse_constant).scan_once
 
 
 def skip_whitespace(text: str, pos: int, end: int) -> int:
     """The position of the first non-whitespace character of text[pos:end] (or `end`)."""
-    found = _JSON_WHITESPACE.match(text, pos, end)
+    found = JSON_WS.match(text, pos, end)
     return found.end() if found else pos
 
 
@@ -425,7 +418,7 @@ class JsonCallBuilder:
                 return -1
             if key in spec.name_keys:
                 raw = text[start:end]
-                if not (_PLAIN_STRING.fullmatch(raw) and raw[1:-1].strip()):
+                if not (WHOLE_STRING.fullmatch(raw) and raw[1:-1].strip()):
                     return -1  # (the scanner would go on looking for one)
                 break
         for key, start, end, value in members:

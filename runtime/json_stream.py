@@ -34,12 +34,20 @@ _LITERALS = ("true", "false", "null")
 _HEX = frozenset("0123456789abcdefABCDEF")
 # one step for the commonest shape: a whole plain key and its colon
 _KEY_COLON = re.compile(r'"([^"\\\x00-\x1f]*)"[ \t\n\r]*:[ \t\n\r]*')
-_WHOLE_STRING = re.compile(r'"[^"\\\x00-\x1f]*"')
+WHOLE_STRING = re.compile(r'"[^"\\\x00-\x1f]*"')
 _COMMA = re.compile(r",[ \t\n\r]*")
 _SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
 _CLOSER = {"{": "}", "[": "]"}
-_JSON_WS = re.compile(r"[ \t\n\r]*")
+JSON_WS = re.compile(r"[ \t\n\r]*")  # JSON's whitespace, possibly none
 _AFTER_TOKEN = frozenset(" \t\n\r,}]")  # what may follow a number or literal
+
+
+def nests_deeper(text: str, start: int, end: int, value: object, limit: int) -> bool:
+    """Whether the decoded `value` of text[start:end] nests more than `limit` levels deep:
+    counting brackets settles most texts without walking the value."""
+    if text.count("{", start, end) + text.count("[", start, end) <= limit:
+        return False
+    return deeper_than(value, limit)
 
 
 def deeper_than(value: object, limit: int) -> bool:
@@ -57,13 +65,13 @@ def deeper_than(value: object, limit: int) -> bool:
     return any(isinstance(node, (dict, list)) for node in level)
 
 
-def _refuse_constant(name: str) -> object:
+def refuse_constant(name: str) -> object:
     raise ValueError(f"{name} is not JSON")
 
 
 # C-accelerated pieces of the standard decoder, strict like the scanner: raw control
 # characters in strings, NaN and Infinity are refused
-_scan_value = json.JSONDecoder(parse_constant=_refuse_constant).scan_once
+scan_value = json.JSONDecoder(parse_constant=refuse_constant).scan_once
 _scan_string = json.decoder.scanstring
 # deepest nesting read: deeper JSON is malformed input, since clients' own parsers
 # refuse it (Python's json gives up near 1000 levels, serde_json's default is 128)
@@ -82,7 +90,7 @@ def whole_members(text: str, pos: int, end: int) -> tuple[list[Member], int] | N
     The C decoder reads keys and values, so a caller can act on an object that is already
     all there one member at a time instead of one character at a time.
     """
-    skip = _JSON_WS.match
+    skip = JSON_WS.match
     members: list[Member] = []
     i = skip(text, pos + 1, end).end()  # type: ignore[union-attr]
     if i < end and text[i] == "}":
@@ -99,15 +107,13 @@ def whole_members(text: str, pos: int, end: int) -> tuple[list[Member], int] | N
             if i >= end or text[i] != ":":
                 return None
             start = skip(text, i + 1, end).end()  # type: ignore[union-attr]
-            value, i = _scan_value(text, start)
+            value, i = scan_value(text, start)
         except (StopIteration, ValueError, RecursionError):
             return None
         if i >= end:
             return None
-        if text[start] in "{[":
-            if text.count("{", start, i) + text.count("[", start, i) > room:
-                if deeper_than(value, room):
-                    return None
+        if text[start] in "{[" and nests_deeper(text, start, i, value, room):
+            return None
         members.append((key, start, i, value))
         i = skip(text, i, end).end()  # type: ignore[union-attr]
         if i >= end:
@@ -121,7 +127,7 @@ def whole_members(text: str, pos: int, end: int) -> tuple[list[Member], int] | N
 
 def loads_or_none(text: str) -> tuple[bool, object]:
     """json.loads that reports failure (also on nesting too deep) instead of raising."""
-    if _WHOLE_STRING.fullmatch(text):  # a plain string (a name, a key): no decoder needed
+    if WHOLE_STRING.fullmatch(text):  # a plain string (a name, a key): no decoder needed
         return True, text[1:-1]
     try:
         return True, json.loads(text)
@@ -281,7 +287,7 @@ class JsonScanner:
             elif state == VALUE and (self.stack or self.on_member is None):
                 # (the outermost object itself is read member by member, for on_member)
                 if char == '"':
-                    found = _WHOLE_STRING.match(text, pos, end)
+                    found = WHOLE_STRING.match(text, pos, end)
                     if found is not None:
                         self._flush(found.group())
                         self._value_done()
@@ -348,17 +354,14 @@ class JsonScanner:
         """
         first = text[pos]
         try:
-            value, stop = _scan_value(text, pos)
+            value, stop = scan_value(text, pos)
         except (StopIteration, ValueError, RecursionError):
             return -1
         if first in '"{[':
             if stop > end:
                 return -1
-            if first != '"':
-                room = MAX_DEPTH - len(self.stack)
-                if text.count("{", pos, stop) + text.count("[", pos, stop) > room:
-                    if deeper_than(value, room):
-                        return -1
+            if first != '"' and nests_deeper(text, pos, stop, value, MAX_DEPTH - len(self.stack)):
+                return -1
         elif stop >= end or text[stop] not in _AFTER_TOKEN:
             return -1  # `12` may go on, `12abc` is an error the loop reports at `a`
         self._flush(text[pos:stop])
