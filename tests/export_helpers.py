@@ -58,6 +58,15 @@ def allowed_bytes(m: LLMatcher) -> list[int]:
     return [i for i in range(257) if mask[i // 8] >> (i % 8) & 1]
 
 
+def take_forced(m: Any, out: bytearray) -> bool:
+    """Write the bytes the grammar forces next, if any (whether it forced some)."""
+    forced = m.compute_ff_bytes()
+    if forced:
+        assert m.consume_tokens(list(forced)), m.get_error()
+        out += forced
+    return bool(forced)
+
+
 def random_walk(
     grammar: str, rng: random.Random, max_bytes: int = 400, fmt: str = "lark"
 ) -> tuple[bytes, bool]:
@@ -67,10 +76,7 @@ def random_walk(
     m = matcher(grammar, fmt)
     out = bytearray()
     while len(out) < max_bytes:
-        forced = m.compute_ff_bytes()
-        if forced:
-            assert m.consume_tokens(list(forced)), m.get_error()
-            out += forced
+        if take_forced(m, out):
             continue
         allowed = allowed_bytes(m)
         if not allowed:
@@ -192,10 +198,7 @@ def closing_walk(
     m = matcher(grammar, fmt)
     out = bytearray()
     while len(out) < limit:
-        forced = m.compute_ff_bytes()
-        if forced:
-            assert m.consume_tokens(list(forced)), m.get_error()
-            out += forced
+        if take_forced(m, out):
             continue
         allowed = allowed_bytes(m)
         if not allowed:
