@@ -13,6 +13,7 @@ property and item schemas) are cached on those nodes.
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring  # json.dumps(str, ensure_ascii=False), in C
 import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -719,6 +720,17 @@ def decode_json_or_text(text: str) -> object:
     """A markup value flagged as JSON: its JSON value when it parses, else the text."""
     value = _loads(text.strip())
     return text if value is _FAIL else value
+
+
+def json_text(value: object) -> str:
+    """`json.dumps(value, ensure_ascii=False)`; the commonest typed values, strings and
+    integers, skip the encoder's Python layers (the same C function, the same `repr`)."""
+    kind = type(value)
+    if kind is str:
+        return encode_basestring(value)  # type: ignore[arg-type]
+    if kind is int:
+        return int.__repr__(value)  # type: ignore[arg-type]
+    return json.dumps(value, ensure_ascii=False)
 
 
 def coerce_json(value: object, schema: dict | None) -> object:

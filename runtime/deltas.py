@@ -107,29 +107,45 @@ class Message(BaseModel):
         return out
 
 
+# what a parse gathers for one call: [id, name, argument text pieces]
+CallParts = list
+
+
 def assemble(deltas: list[Delta], finish_reason: str | None = None) -> Message:
     """Accumulate streamed deltas into the message a client would hold at the end."""
     content: list[str] = []
     reasoning: list[str] = []
-    calls: dict[int, dict[str, Any]] = {}
+    calls: dict[int, CallParts] = {}
     for delta in deltas:
         if delta.content:
             content.append(delta.content)
         if delta.reasoning:
             reasoning.append(delta.reasoning)
         for part in delta.tool_calls:
-            call = calls.setdefault(part.index, {"id": None, "name": "", "arguments": []})
+            call = calls.get(part.index)
+            if call is None:
+                call = calls[part.index] = [None, "", []]
             if part.id is not None:
-                call["id"] = part.id
+                call[0] = part.id
             if part.function.name is not None:
-                call["name"] = part.function.name
-            call["arguments"].append(part.function.arguments)
+                call[1] = part.function.name
+            call[2].append(part.function.arguments)
+    return message_of(content, reasoning, calls, finish_reason)
+
+
+def message_of(
+    content: list[str],
+    reasoning: list[str],
+    calls: dict[int, CallParts],
+    finish_reason: str | None = None,
+) -> Message:
+    """The message from its gathered pieces: text in order, calls by index."""
     tool_calls = [
         ToolCall(
-            id=call["id"] or "",
-            function=Function(name=call["name"], arguments="".join(call["arguments"])),
+            id=call_id or "",
+            function=Function(name=name, arguments="".join(arguments)),
         )
-        for _, call in sorted(calls.items())
+        for _, (call_id, name, arguments) in sorted(calls.items())
     ]
     return Message(
         content="".join(content) or None,

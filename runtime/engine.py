@@ -19,7 +19,7 @@ import re
 from typing import Callable
 
 from .coerce import ToolSchemas
-from .deltas import Delta, FunctionDelta, ToolCallDelta
+from .deltas import CallParts, Delta, FunctionDelta, ToolCallDelta
 from .json_args import JsonArgsBuilder, JsonCallArrayBuilder, JsonCallBuilder, NextStop
 from .keyvalue_args import KeyValueArgsBuilder
 from .python_calls import PythonCallsBuilder
@@ -52,10 +52,28 @@ Builder = (
 )
 Dialect = XmlParams | XmlElements | KeyValueArgs | PythonCalls | JsonArgs | JsonCall | JsonCallArray
 DIALECTS = (XmlParams, XmlElements, KeyValueArgs, PythonCalls, JsonArgs, JsonCall, JsonCallArray)
-# dialects that find the name themselves: a failure before it means "not a call"
-NAMING = (JsonCallBuilder, JsonCallArrayBuilder, PythonCallsBuilder)
 
 CONTENT, REASONING, SECTION, CALL, HEADER = range(5)
+# the kinds of a call's items; a naming dialect finds the call's name itself, so a
+# failure before it means "not a call"
+LIT, WS, SKIP, NAME, DIALECT, NAMING_DIALECT = range(6)
+
+
+def _kind_of(item: object) -> int:
+    if isinstance(item, Lit):
+        return LIT
+    if isinstance(item, Ws):
+        return WS
+    if isinstance(item, Skip):
+        return SKIP
+    if isinstance(item, Name):
+        return NAME
+    if isinstance(item, (JsonCall, JsonCallArray, PythonCalls)):
+        return NAMING_DIALECT
+    assert isinstance(item, DIALECTS), item
+    return DIALECT
+
+
 _MAX_RECIPIENT = 256
 _MAX_JUNK = 256  # stray text inside a call, after its name, read as the call's markup
 
@@ -93,6 +111,7 @@ class CompiledFamily:
         "skip_markers",
         "stops",
         "shapes",
+        "kinds",
     )
 
     def __init__(self, spec: FamilySpec) -> None:
@@ -162,6 +181,8 @@ class CompiledFamily:
         self.name_markers: dict[tuple[int, int], Markers] = {}
         self.skip_markers: dict[tuple[int, int], Markers] = {}
         self.stops: dict[tuple[int, int], tuple[str, ...]] = {}
+        # per shape, each item's kind (`_kind_of`), so a call's loop needs no type tests
+        self.kinds = tuple(tuple(_kind_of(item) for item in shape.call) for shape in self.shapes)
         for number, shape in enumerate(self.shapes):
             for index, item in enumerate(shape.call):
                 if isinstance(item, Name):
@@ -209,6 +230,41 @@ class _Out:
             last[4].append(args)
         else:
             self.entries.append(["call", index, call_id, name, [args]])
+
+    def args(self, index: int, text: str) -> None:
+        """An argument text piece of call `index` (the commonest entry: kept short)."""
+        entries = self.entries
+        if entries:
+            last = entries[-1]
+            if last[0] == "call" and last[1] == index:
+                last[4].append(text)
+                return
+        entries.append(["call", index, None, None, [text]])
+
+    def gather(self) -> tuple[list[str], list[str], dict[int, CallParts]]:
+        """What `take` would send, accumulated as `assemble` would: the content and
+        reasoning pieces and each call's parts, without building the deltas."""
+        content: list[str] = []
+        reasoning: list[str] = []
+        calls: dict[int, CallParts] = {}
+        for entry in self.entries:
+            kind = entry[0]
+            if kind == "call":
+                call = calls.get(entry[1])
+                if call is None:
+                    calls[entry[1]] = [entry[2], entry[3] or "", entry[4]]
+                    continue
+                if entry[2] is not None:
+                    call[0] = entry[2]
+                if entry[3] is not None:
+                    call[1] = entry[3]
+                call[2] += entry[4]
+            elif kind == "content":
+                content += entry[1]
+            else:
+                reasoning += entry[1]
+        self.entries = []
+        return content, reasoning, calls
 
     def take(self) -> list[Delta]:
         deltas: list[Delta] = []
@@ -259,20 +315,28 @@ class _Call:
     )
 
     def __init__(
-        self, item: int, back: int, opener: str, shape: int = 0, items: tuple = ()
+        self,
+        item: int,
+        back: int,
+        opener: str,
+        shape: int = 0,
+        items: tuple = (),
+        tried: int = 0,
+        peeked: bool = False,
     ) -> None:
         self.item = item
         self.shape = shape  # which `call` statement is being tried
         self.items = items
         self.opener = opener  # the opener text (a lookahead's too), to try another shape
-        self.tried = 0  # how many of the opener's shapes have been tried
+        self.tried = tried  # how many of the opener's shapes have been tried before this one
         self.back = back  # the mode the opener was found in
         self.committed = False
         self.dropped = False
         self.index = -1
         self.dialect: Builder | None = None
-        self.held: list[str] = [opener] if opener else []  # text read before the name
-        self.peeked = ""  # the lookahead opener that started the call, if any
+        # text read before the name (a lookahead opener is read by the call's next item)
+        self.held: list[str] = [opener] if opener and not peeked else []
+        self.peeked = opener if peeked else ""  # the lookahead opener that started the call
         self.args_done = False
         # whitespace read since the last marker: markup if another marker of the call
         # follows, given back as text if the call ends there
@@ -355,6 +419,18 @@ class Engine:
             self._run(self._pending, eof=True)
             self._end_of_output()
         return self._out.take()
+
+    def whole(self, text: str) -> tuple[list[str], list[str], dict[int, CallParts]]:
+        """The whole output at once: exactly `feed(text)` then `finish()`, its output
+        gathered (`_Out.gather`) instead of made into deltas no one streams."""
+        if self.finished:
+            raise RuntimeError("whole() after finish()")
+        if text:
+            self._run(self._pending + text, eof=False)
+        self.finished = True
+        self._run(self._pending, eof=True)
+        self._end_of_output()
+        return self._out.gather()
 
     # -- the main loop --------------------------------------------------------------
 
@@ -448,10 +524,15 @@ class Engine:
         """A call started by `opener`, in the `tried`-th shape that opener starts."""
         family = self.family
         shape, item = family.openers[opener][tried]
-        peeked = opener in family.peek_openers
-        call = _Call(item, back, "" if peeked else opener, shape, family.shapes[shape].call)
-        call.opener, call.tried, call.peeked = opener, tried, opener if peeked else ""
-        return call
+        return _Call(
+            item,
+            back,
+            opener,
+            shape,
+            family.shapes[shape].call,
+            tried,
+            opener in family.peek_openers,
+        )
 
     def _boundary(self) -> None:
         """Markup begins: the whitespace right before it is markup too."""
@@ -533,11 +614,17 @@ class Engine:
         call = self._call
         assert call is not None
         items = call.items
+        kinds = self.family.kinds[call.shape]
         end = len(buf)
-        while call.item < len(items):
+        count = len(items)
+        while call.item < count:
             item = items[call.item]
-            if isinstance(item, Lit):
-                text = _lit_at(item, buf, pos)
+            kind = kinds[call.item]
+            if kind == LIT:
+                if item.alternatives:
+                    text = _lit_at(item, buf, pos)
+                else:
+                    text = item.text if buf.startswith(item.text, pos) else ""
                 if text and item.optional:
                     longer = self._opener_longer(buf, pos, text, eof)
                     if longer is None:
@@ -546,9 +633,11 @@ class Engine:
                         text = ""  # "```" begins the next call's "```json": not a closer
                 if text:
                     if not item.peek:  # a lookahead stays for the next item to read
-                        self._read(call, text)
+                        if not call.committed:
+                            call.held.append(text)
                         pos += len(text)
-                    call.ws_tail.clear()
+                    if call.ws_tail:
+                        call.ws_tail.clear()
                     call.item += 1
                     continue
                 if end - pos < len(max(item.texts, key=len)) and any(
@@ -566,19 +655,20 @@ class Engine:
                     call.item += 1
                     continue
                 return self._mismatch(call, buf, pos, eof)
-            if isinstance(item, Ws):
-                found = _WS.match(buf, pos)
-                assert found is not None
-                if found.end() > pos:
-                    self._read(call, found.group())
+            if kind == WS:
+                found = _WS.match(buf, pos).end()  # type: ignore[union-attr]
+                if found > pos:
+                    space = buf[pos:found]
                     if call.committed:
-                        call.ws_tail.append(found.group())
-                    pos = found.end()
+                        call.ws_tail.append(space)
+                    else:
+                        call.held.append(space)
+                    pos = found
                 if pos == end and not eof:
                     return self._wait(pos)
                 call.item += 1
                 continue
-            if isinstance(item, Skip):
+            if kind == SKIP:
                 at, _ = self.family.skip_markers[call.shape, call.item].search(buf, pos)
                 # another marker of the family before it: the skipped text was not a header
                 other, _ = self.family.content_markers.search(buf, pos, at if at >= 0 else None)
@@ -596,7 +686,7 @@ class Engine:
                         return self._unfinished(end)
                     return self._mismatch(call, buf, pos, eof)
                 return self._wait(pos)
-            if isinstance(item, Name):
+            if kind == NAME:
                 result = self._name(call, item, buf, pos, eof)
                 if result < 0:
                     return self._wait(pos)  # the end of the name is not here yet
@@ -605,25 +695,26 @@ class Engine:
                     return pos
                 continue
             # an argument dialect
-            if call.dialect is None:
-                call.dialect = self._dialect(call, item)
-            new = call.dialect.feed(buf, pos, eof)
-            if new > pos:
+            dialect = call.dialect
+            if dialect is None:
+                dialect = call.dialect = self._dialect(call, item)
+            new = dialect.feed(buf, pos, eof)
+            if new > pos and call.ws_tail:
                 call.ws_tail.clear()
-            if not call.committed:
-                self._read(call, buf[pos:new])
+            if not call.committed and new > pos:
+                call.held.append(buf[pos:new])
             pos = new
-            if not call.dialect.done:
+            if not dialect.done:
                 if not eof:
                     return self._wait(pos)
-                call.dialect.close()
-            if isinstance(call.dialect, NAMING) and call.dialect.failed:
-                if not call.committed:
-                    if pos >= end and eof and not call.dialect.malformed:
+                dialect.close()
+            if kind == NAMING_DIALECT and not call.committed:
+                if dialect.failed:  # type: ignore[union-attr]
+                    if pos >= end and eof and not dialect.malformed:  # type: ignore[union-attr]
                         return self._unfinished(end)  # the output ended inside the opener
                     return self._abandon(call, pos)  # not a call: its text goes back
-            elif isinstance(call.dialect, NAMING) and not call.committed and call.peeked:
-                return self._abandon(call, pos)  # a lookahead `[]` that held no call: text
+                if call.peeked:
+                    return self._abandon(call, pos)  # a lookahead `[]` that held no call: text
             call.args_done = True
             call.item += 1
         self._end_call()
@@ -734,7 +825,7 @@ class Engine:
     def _args(self, text: str) -> None:
         call = self._call
         if call is not None and not call.dropped and text:
-            self._out.call(call.index, None, None, text)
+            self._out.args(call.index, text)
 
     def _schema_of(self, key: str) -> dict | None:
         return self.tools.param_schema(self._current_name, key)

@@ -166,13 +166,16 @@ class JsonArgsBuilder:
         schema_of = self.schema_of
         keys = self.typed_keys() if self.typed_keys is not None else value.keys()
         typed = [key for key in keys if key in value]
-        if typed:
+        if typed and not _written_once(text, pos, end, typed):
             try:  # the scanner types each member it reads: a typed key written twice
                 _scan_object(text, pos)  # is refused here (the decoder keeps the last)
             except (StopIteration, ValueError, RecursionError):
                 return False
         for key in typed:
-            member, schema = value[key], schema_of(key)
+            member = value[key]
+            if not isinstance(member, _RETYPABLE):  # typing leaves other JSON values as written
+                continue
+            schema = schema_of(key)
             if not streams_as_text(schema) and coerce_json(member, schema) is not member:
                 return False
         self._tried_whole = self._started = True
@@ -213,6 +216,19 @@ def _object(pairs: list[tuple[str, object]]) -> dict:
     if len(value) != len(pairs):
         raise ValueError("a key is repeated")
     return value
+
+
+# the decoded values typing may change (`coerce_json`): strings, and containers holding them
+_RETYPABLE = (str, dict, list)
+
+
+def _written_once(text: str, pos: int, end: int, keys: list[str]) -> bool:
+    """Whether each of `keys` is surely written at most once in text[pos:end]: with no
+    backslash there, every spelling of a key is its plain `"key"`, so a count tells.
+    False means "not sure" (an escape, or the key's text seen twice, maybe in a value)."""
+    if text.find("\\", pos, end) >= 0:
+        return False
+    return all(text.count(f'"{key}"', pos, end) <= 1 for key in keys)
 
 
 # the strict decoder again, refusing repeated keys (see `_object`)
@@ -285,7 +301,7 @@ class JsonCallBuilder:
         self._make_args = make_args
         self._stops = markers(stops)
         self._next_stop = next_stop or NextStop(self._stops)
-        self._outer = JsonScanner(_discard, on_member=self._member, on_value=self._value)
+        self._outer: JsonScanner | None = None  # made when the fast path cannot read it all
         self._args: JsonArgsBuilder | None = None
         self._mode = ""  # "", "stream" or "capture": how the current arguments value is read
         self._capture: JsonScanner | None = None
@@ -372,22 +388,27 @@ class JsonCallBuilder:
             whole_end = self._whole(text, pos, stop)
             if whole_end >= 0:
                 return whole_end
+        outer = self._outer
+        if outer is None:
+            outer = self._outer = JsonScanner(
+                _discard, on_member=self._member, on_value=self._value
+            )
         while pos < stop and not self.done:
-            if self._outer.state == PAUSED:
+            if outer.state == PAUSED:
                 new = self._read_args_value(text, pos, stop)
             else:
-                new = self._outer.feed(text, pos, stop)
-                if self._outer.done:
+                new = outer.feed(text, pos, stop)
+                if outer.done:
                     self._end()
                     return new
-                if self._outer.failed:
+                if outer.failed:
                     if not self._committed:  # not a call object: it ends right here
                         self.malformed = True
                         self._end()
                         return new
                     self._skipping = True  # malformed: the rest up to a marker is markup
                     return self.feed(text, new, eof)
-            if new == pos and self._outer.state != PAUSED:
+            if new == pos and outer.state != PAUSED:
                 break
             pos = new
         if not self.done and (at >= 0 or eof):
@@ -410,17 +431,21 @@ class JsonCallBuilder:
         if found is None:
             return -1
         members, close = found
-        args = [member for member in members if member[0] in spec.args_keys]
-        if len(args) != 1 or text[args[0][1]] != "{":
-            return -1
-        for key, start, end, _ in members:  # a usable name must come before the arguments
-            if key in spec.args_keys:
-                return -1
-            if key in spec.name_keys:
+        args_keys, name_keys = spec.args_keys, spec.name_keys
+        named = False
+        args_start = -1
+        for key, start, end, _ in members:
+            if key in args_keys:  # one arguments object, after a usable name
+                if not named or args_start >= 0:
+                    return -1
+                args_start = start
+            elif key in name_keys and not named:
                 raw = text[start:end]
                 if not (WHOLE_STRING.fullmatch(raw) and raw[1:-1].strip()):
                     return -1  # (the scanner would go on looking for one)
-                break
+                named = True
+        if args_start < 0 or text[args_start] != "{":
+            return -1
         for key, start, end, value in members:
             if self._member(key) != DELEGATE:
                 self._value(key, text[start:end])
@@ -454,7 +479,7 @@ class JsonCallBuilder:
                 return self.feed(text, new, eof=False)
             if self._args.done:
                 self._mode = ""
-                self._outer.resume()
+                self._resume_outer()
             return new
         assert self._capture is not None
         new = self._capture.feed(text, pos, stop)
@@ -466,8 +491,12 @@ class JsonCallBuilder:
             self._mode = ""
             if self._committed:
                 self._replay()
-            self._outer.resume()
+            self._resume_outer()
         return new
+
+    def _resume_outer(self) -> None:
+        assert self._outer is not None  # (a value is read for it only once it exists)
+        self._outer.resume()
 
     def _end(self) -> None:
         """End of the object, of the call, or of input."""
@@ -480,7 +509,8 @@ class JsonCallBuilder:
         if not self._committed:
             self.failed = True
             # a whole object with a name but no arguments (require_args): not a call
-            self.malformed = self.name is not None and self._outer.done
+            outer = self._outer
+            self.malformed = self.name is not None and outer is not None and outer.done
             return
         if self._captured:
             self._replay()

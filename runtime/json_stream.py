@@ -90,23 +90,20 @@ def whole_members(text: str, pos: int, end: int) -> tuple[list[Member], int] | N
     The C decoder reads keys and values, so a caller can act on an object that is already
     all there one member at a time instead of one character at a time.
     """
-    skip = JSON_WS.match
     members: list[Member] = []
-    i = skip(text, pos + 1, end).end()  # type: ignore[union-attr]
-    if i < end and text[i] == "}":
-        return members, i + 1
+    found = _OPEN_MEMBERS.match(text, pos + 1, end)
+    assert found is not None  # (it matches the empty string)
+    if found.group(1):
+        return members, found.end()
+    i = found.end()
     room = MAX_DEPTH - 1
     while True:
-        if i >= end or text[i] != '"':
-            return None
+        found = _KEY_COLON.match(text, i, end)  # a plain key: one step
         try:
-            key, i = _scan_string(text, i + 1, True)
-            if i >= end:
-                return None
-            i = skip(text, i, end).end()  # type: ignore[union-attr]
-            if i >= end or text[i] != ":":
-                return None
-            start = skip(text, i + 1, end).end()  # type: ignore[union-attr]
+            if found is not None:
+                key, start = found.group(1), found.end()
+            else:
+                key, start = _escaped_key(text, i, end)
             value, i = scan_value(text, start)
         except (StopIteration, ValueError, RecursionError):
             return None
@@ -115,14 +112,29 @@ def whole_members(text: str, pos: int, end: int) -> tuple[list[Member], int] | N
         if text[start] in "{[" and nests_deeper(text, start, i, value, room):
             return None
         members.append((key, start, i, value))
-        i = skip(text, i, end).end()  # type: ignore[union-attr]
-        if i >= end:
-            return None
-        if text[i] == "}":
-            return members, i + 1
-        if text[i] != ",":
+        found = _NEXT_MEMBER.match(text, i, end)
+        if found is None:
             return None  # (`12abc`: a number run into letters is refused here too)
-        i = skip(text, i + 1, end).end()  # type: ignore[union-attr]
+        i = found.end()
+        if found.group(1) == "}":
+            return members, i
+
+
+# after an object's `{`: whitespace, then its closer if it is empty
+_OPEN_MEMBERS = re.compile(r"[ \t\n\r]*(\}?)")
+# after a member's value: whitespace, then `}` (the end) or `,` and whitespace
+_NEXT_MEMBER = re.compile(r"[ \t\n\r]*(?:(\})|,[ \t\n\r]*)")
+
+
+def _escaped_key(text: str, i: int, end: int) -> tuple[str, int]:
+    """A key written with escapes, and where its value starts; ValueError if none is."""
+    if i >= end or text[i] != '"':
+        raise ValueError("not a key")
+    key, i = _scan_string(text, i + 1, True)
+    i = JSON_WS.match(text, i, end).end()  # type: ignore[union-attr]
+    if i >= end or text[i] != ":":
+        raise ValueError("no colon")
+    return key, JSON_WS.match(text, i + 1, end).end()  # type: ignore[union-attr]
 
 
 def loads_or_none(text: str) -> tuple[bool, object]:

@@ -13,18 +13,31 @@ marker; every other value is buffered until complete, then typed and sent whole.
 
 from __future__ import annotations
 
-import json
 from json.encoder import encode_basestring  # json.dumps(str, ensure_ascii=False), in C
 import re
 from typing import Callable
 
-from .coerce import coerce_text, item_schema, property_schema, streams_as_text
+from .coerce import coerce_text, item_schema, json_text, property_schema, streams_as_text
 from .markers import markers
 from .spec import KeyValueArgs
 
 OPEN, KEY, VALUE_START, STRING, RAW, AFTER_VALUE, DONE = range(7)
 _MAX_KEY = 256
 _CLOSERS = {"{": "}", "(": ")"}
+
+
+_SPACE = re.compile(r"\s*")
+_RAW_TOKENS: dict[tuple[str, tuple[str, ...]], re.Pattern[str]] = {}
+
+
+def _raw_tokens(delim: str, stops: tuple[str, ...]) -> re.Pattern[str]:
+    """What ends or nests a bare value: the string delimiter, brackets, `,` and the stops
+    (made once per family and call position, not once per call)."""
+    found = _RAW_TOKENS.get((delim, stops))
+    if found is None:
+        alts = "".join("|" + re.escape(s) for s in stops)
+        found = _RAW_TOKENS[delim, stops] = re.compile(re.escape(delim) + r"|[{}\[\](),]" + alts)
+    return found
 
 
 def _json_string_body(text: str) -> str:
@@ -37,11 +50,12 @@ class KeyValueArgsBuilder:
     __slots__ = (
         "spec",
         "emit",
+        "_send",
+        "_pieces",
         "schema_of",
         "state",
         "done",
         "_stops",
-        "_stop_list",
         "_string_ends",
         "_raw_tokens",
         "_closer",
@@ -61,16 +75,16 @@ class KeyValueArgsBuilder:
         schema_of: Callable[[str], dict | None],
     ) -> None:
         self.spec = spec
-        self.emit = emit
+        # the pieces of one feed go out joined, in one call of `emit`
+        self._send = emit
+        self._pieces: list[str] = []
+        self.emit = self._pieces.append
         self.schema_of = schema_of
         self.state = OPEN
         self.done = False
         self._stops = markers(stops)
-        self._stop_list = stops
         self._string_ends = markers((spec.string, *stops))
-        delim = re.escape(spec.string)
-        stop_alts = "".join("|" + re.escape(s) for s in stops)
-        self._raw_tokens = re.compile(delim + r"|[{}\[\](),]" + stop_alts)
+        self._raw_tokens = _raw_tokens(spec.string, stops)
         self._closer = "}"
         self._count = 0
         self._key = ""
@@ -82,18 +96,27 @@ class KeyValueArgsBuilder:
 
     def feed(self, text: str, pos: int, eof: bool) -> int:
         """Consume what can be decided of text[pos:]; return the new position."""
+        pos = self._feed(text, pos, eof)
+        self._flush()
+        return pos
+
+    def _flush(self) -> None:
+        if self._pieces:
+            self._send("".join(self._pieces))
+            self._pieces.clear()
+
+    def _feed(self, text: str, pos: int, eof: bool) -> int:
         end = len(text)
         while pos < end and not self.done:
             state = self.state
             if state in (OPEN, KEY, VALUE_START, AFTER_VALUE):
-                while pos < end and text[pos].isspace():
-                    pos += 1
+                pos = _SPACE.match(text, pos).end()  # type: ignore[union-attr]
                 if pos >= end:
                     break
-                if self._is_stop(text, pos):  # a marker of the call: the arguments end here
+                if self._stops.match_at(text, pos):  # a marker of the call: the arguments end
                     self._finish()
                     return pos
-                if not eof and self._stops.held(text, pos) == end - pos:
+                if not eof and self._stops.could_start(text, pos):
                     return pos  # a marker may be starting: wait
             if state == OPEN:
                 if text[pos] not in _CLOSERS:
@@ -165,7 +188,7 @@ class KeyValueArgsBuilder:
         return colon + 1
 
     def _is_stop(self, text: str, pos: int) -> bool:
-        return any(text.startswith(stop, pos) for stop in self._stop_list)
+        return bool(self._stops.match_at(text, pos))
 
     # -- values ----------------------------------------------------------------------
 
@@ -263,7 +286,7 @@ class KeyValueArgsBuilder:
         raw = "".join(self._buffer)
         self._buffer = []
         value = _typed(_Reader(raw, self.spec.string).value(), self._schema)
-        self.emit(self._prefix() + json.dumps(value, ensure_ascii=False))
+        self.emit(self._prefix() + json_text(value))
         self.state = AFTER_VALUE
 
     def _prefix(self) -> str:
@@ -279,7 +302,7 @@ class KeyValueArgsBuilder:
         elif self.state == RAW:
             self._close_raw()
         elif self.state == VALUE_START:
-            self.emit(self._prefix() + json.dumps(_typed("", self._schema), ensure_ascii=False))
+            self.emit(self._prefix() + json_text(_typed("", self._schema)))
         self.state = DONE
         self.done = True
         self.emit("}")
@@ -287,6 +310,7 @@ class KeyValueArgsBuilder:
     def close(self) -> None:
         """End of input or of the call: keep an open value, close the object."""
         self._finish()
+        self._flush()
 
 
 # -- reading a complete value ------------------------------------------------------

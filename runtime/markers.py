@@ -71,15 +71,16 @@ class Markers:
         return end - best
 
     def could_start(self, text: str, start: int) -> bool:
-        """Whether all of text[start:] is a proper prefix of some marker."""
-        return text[start:] in self._prefixes
+        """Whether all of text[start:] is a proper prefix of some marker (more text may
+        make it one)."""
+        return len(text) - start <= self._max_prefix and text[start:] in self._prefixes
 
     def match_at(self, text: str, start: int) -> str:
         """The marker that text has at `start` (longest first), or ""."""
-        for lit in self.literals:
-            if text.startswith(lit, start):
-                return lit
-        return ""
+        if self._regex is None:
+            return ""
+        found = self._regex.match(text, start)
+        return found.group() if found is not None else ""
 
 
 class NextStop:

@@ -22,11 +22,12 @@ import re
 import warnings
 from typing import Callable
 
-from .coerce import coerce_json, streams_as_text
+from .coerce import coerce_json, json_text, streams_as_text
 from .markers import NextStop, markers
 from .spec import PythonCalls
 
 START, CALLS, NAME, ARGS, KEY_AFTER, VALUE, STRING, RAW, DONE = range(9)
+_SPACE = re.compile(r"\s*")
 _NAME = re.compile(r"[A-Za-z_][\w.\-]*")
 _KEY = re.compile(r"[A-Za-z_]\w*")
 _MAX_NAME = 256
@@ -50,7 +51,6 @@ class PythonCallsBuilder:
         "calls",
         "_commit",
         "_stops",
-        "_stop_list",
         "_next_stop",
         "_next_backslash",
         "_state",
@@ -63,6 +63,8 @@ class PythonCallsBuilder:
         "_depth",
         "_raw_quote",
         "_positional",
+        "_send",
+        "_pieces",
     )
 
     def __init__(
@@ -74,7 +76,10 @@ class PythonCallsBuilder:
         schema_of: Callable[[str], dict | None],
     ) -> None:
         self.spec = spec
-        self.emit = emit
+        # the pieces of one feed go out joined, in one call of `emit` (and before a commit)
+        self._send = emit
+        self._pieces: list[str] = []
+        self.emit = self._pieces.append
         self.schema_of = schema_of
         self.done = False
         self.failed = False
@@ -85,7 +90,6 @@ class PythonCallsBuilder:
         # the strings of one text share these searches (see _string)
         self._next_stop = NextStop(self._stops)
         self._next_backslash = NextStop(markers(("\\",)))
-        self._stop_list = stops
         self._state = START if spec.list else CALLS
         self._in_call = False
         self._count = 0
@@ -101,6 +105,16 @@ class PythonCallsBuilder:
 
     def feed(self, text: str, pos: int, eof: bool) -> int:
         """Consume what can be decided of text[pos:]; return the new position."""
+        pos = self._feed(text, pos, eof)
+        self._flush()
+        return pos
+
+    def _flush(self) -> None:
+        if self._pieces:
+            self._send("".join(self._pieces))
+            self._pieces.clear()
+
+    def _feed(self, text: str, pos: int, eof: bool) -> int:
         end = len(text)
         last, stalled = -1, 0
         while pos < end and not self.done:
@@ -115,14 +129,13 @@ class PythonCallsBuilder:
                 if self._state == state:
                     return pos
                 continue
-            while pos < end and text[pos].isspace():
-                pos += 1
+            pos = _SPACE.match(text, pos).end()  # type: ignore[union-attr]
             if pos >= end:
                 break
-            if any(text.startswith(stop, pos) for stop in self._stop_list):
+            if self._stops.match_at(text, pos):
                 self._end()  # a marker of the call: the calls end here
                 return pos
-            if not eof and self._stops.held(text, pos) == end - pos:
+            if not eof and self._stops.could_start(text, pos):
                 return pos  # a marker may be starting
             ch = text[pos]
             if state == START:
@@ -194,11 +207,13 @@ class PythonCallsBuilder:
     def close(self) -> None:
         """End of input or of the call: close what is open."""
         self._end()
+        self._flush()
 
     # -- calls -----------------------------------------------------------------------
 
     def _start_call(self, name: str) -> None:
         self.calls += 1
+        self._flush()  # the call before ends before this one begins
         self._commit(name)
         self.emit("{")
         self._in_call = True
@@ -323,9 +338,9 @@ class PythonCallsBuilder:
                 if not eof and end - pos < len(self._raw_quote) + 64:
                     if ch == self._raw_quote[0] and end - pos < len(self._raw_quote):
                         break  # a triple quote may be closing
-                    if self._stops.held(text, pos) == end - pos:
+                    if self._stops.could_start(text, pos):
                         break  # a marker may be starting
-                if any(text.startswith(stop, pos) for stop in self._stop_list):
+                if self._stops.match_at(text, pos):
                     self._buffer.append(text[start:pos])  # a marker inside a string: it wins
                     self._close_raw()
                     self._end()
@@ -350,7 +365,7 @@ class PythonCallsBuilder:
                 if ch != ",":
                     self._depth -= 1
                 pos += 1
-            elif ch in ",)]}" or any(text.startswith(s, pos) for s in self._stop_list):
+            elif ch in ",)]}" or self._stops.match_at(text, pos):
                 self._buffer.append(text[start:pos])
                 self._close_raw()
                 return pos
@@ -373,7 +388,7 @@ class PythonCallsBuilder:
         if self._positional or not raw:
             return
         value = coerce_json(_literal(raw), self._schema)
-        self.emit(self._prefix() + json.dumps(value, ensure_ascii=False))
+        self.emit(self._prefix() + json_text(value))
 
 
 # -- Python literals ---------------------------------------------------------------

@@ -18,12 +18,18 @@ there, is markup. A tag whose name is blank or starts with `/`, or nesting deepe
 
 from __future__ import annotations
 
-import json
 from json.encoder import encode_basestring  # json.dumps(str, ensure_ascii=False), in C
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .coerce import coerce_text, item_schema, property_schema, schema_types, streams_as_text
+from .coerce import (
+    coerce_text,
+    item_schema,
+    json_text,
+    property_schema,
+    schema_types,
+    streams_as_text,
+)
 from .markers import markers
 from .spec import XmlElements
 
@@ -310,7 +316,7 @@ class XmlElementsBuilder:
 
 
 def _dumps(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    return json_text(value)
 
 
 def _parse(body: str, name: str, prefix: str, max_depth: int) -> _Node:

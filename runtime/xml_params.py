@@ -15,12 +15,11 @@ text stays a prefix, and `json.loads` keeps its first position with the last val
 
 from __future__ import annotations
 
-import json
 from json.encoder import encode_basestring  # json.dumps(str, ensure_ascii=False), in C
 import re
 from typing import Callable
 
-from .coerce import coerce_json, coerce_text, decode_json_or_text, streams_as_text
+from .coerce import coerce_json, coerce_text, decode_json_or_text, json_text, streams_as_text
 from .markers import markers
 from .spec import XmlParams
 
@@ -261,7 +260,7 @@ class XmlParamsBuilder:
                 value = coerce_json(decode_json_or_text(text), self._schema)
             else:
                 value = coerce_text(text, self._schema)
-            self.emit(self._key_prefix() + json.dumps(value, ensure_ascii=False))
+            self.emit(self._key_prefix() + json_text(value))
         self.state = BETWEEN
 
     def _finish(self) -> None:

@@ -22,6 +22,7 @@ from .runtime.deltas import (
     ToolCall,
     ToolCallDelta,
     assemble,
+    message_of,
 )
 from .runtime.engine import Engine, random_call_id, sequential_call_id
 from .runtime.params import UnknownParam, with_params
@@ -95,10 +96,14 @@ class StreamParser:
         A `stop` with calls emitted becomes `tool_calls`; `length` stays `length`.
         """
         deltas = self._engine.finish()
+        self._finish_reason(reason)
+        return deltas
+
+    def _finish_reason(self, reason: str) -> str:
         if reason == "stop" and self._engine.calls_emitted:
             reason = "tool_calls"
         self.finish_reason = reason
-        return deltas
+        return reason
 
     @property
     def calls_emitted(self) -> int:
@@ -113,10 +118,11 @@ def parse(
     **options: Any,
 ) -> Message:
     """The whole output at once: the same core as streaming, fed in one piece."""
+    if not isinstance(text, str):
+        raise TypeError(f"parse() takes str, not {type(text).__name__}")
     parser = StreamParser(family, tools, **options)
-    deltas = parser.feed(text)
-    deltas += parser.finish(finish_reason)
-    return assemble(deltas, parser.finish_reason)
+    content, reasoning, calls = parser._engine.whole(text)
+    return message_of(content, reasoning, calls, parser._finish_reason(finish_reason))
 
 
 def render(
