@@ -140,16 +140,15 @@ def message_of(
     finish_reason: str | None = None,
 ) -> Message:
     """The message from its gathered pieces: text in order, calls by index."""
-    tool_calls = [
-        ToolCall(
-            id=call_id or "",
-            function=Function(name=name, arguments="".join(arguments)),
-        )
+    tool_calls = [  # validated in one pass with the message (cheaper than a model each)
+        {"id": call_id or "", "function": {"name": name, "arguments": "".join(arguments)}}
         for _, (call_id, name, arguments) in sorted(calls.items())
     ]
-    return Message(
-        content="".join(content) or None,
-        reasoning="".join(reasoning) or None,
-        tool_calls=tool_calls,
-        finish_reason=finish_reason,
+    return Message.model_validate(
+        {
+            "content": "".join(content) or None,
+            "reasoning": "".join(reasoning) or None,
+            "tool_calls": tool_calls,
+            "finish_reason": finish_reason,
+        }
     )

@@ -111,7 +111,7 @@ class CompiledFamily:
         "skip_markers",
         "stops",
         "shapes",
-        "kinds",
+        "steps",
     )
 
     def __init__(self, spec: FamilySpec) -> None:
@@ -181,8 +181,10 @@ class CompiledFamily:
         self.name_markers: dict[tuple[int, int], Markers] = {}
         self.skip_markers: dict[tuple[int, int], Markers] = {}
         self.stops: dict[tuple[int, int], tuple[str, ...]] = {}
-        # per shape, each item's kind (`_kind_of`), so a call's loop needs no type tests
-        self.kinds = tuple(tuple(_kind_of(item) for item in shape.call) for shape in self.shapes)
+        # per shape, each item with its kind (`_kind_of`): a call's loop needs no type tests
+        self.steps = tuple(
+            tuple((_kind_of(item), item) for item in shape.call) for shape in self.shapes
+        )
         for number, shape in enumerate(self.shapes):
             for index, item in enumerate(shape.call):
                 if isinstance(item, Name):
@@ -613,13 +615,11 @@ class Engine:
     def _run_call(self, buf: str, pos: int, eof: bool) -> int:
         call = self._call
         assert call is not None
-        items = call.items
-        kinds = self.family.kinds[call.shape]
+        steps = self.family.steps[call.shape]
         end = len(buf)
-        count = len(items)
+        count = len(steps)
         while call.item < count:
-            item = items[call.item]
-            kind = kinds[call.item]
+            kind, item = steps[call.item]
             if kind == LIT:
                 if item.alternatives:
                     text = _lit_at(item, buf, pos)
@@ -777,6 +777,18 @@ class Engine:
 
     def _dialect(self, call: _Call, item: Dialect) -> Builder:
         stops = self.family.stops[call.shape, call.item]
+        if isinstance(item, (JsonCall, JsonCallArray)):  # (the commonest first)
+            make_args = lambda: JsonArgsBuilder(  # noqa: E731
+                stops, self._args, self._schema_of, self._typed_keys
+            )
+            commit = self._commit_current
+            where = (call.shape, call.item)
+            next_stop = self._next_stops.get(where)
+            if next_stop is None:
+                next_stop = self._next_stops[where] = NextStop(markers(stops))
+            if isinstance(item, JsonCallArray):  # each element commits a call of its own
+                return JsonCallArrayBuilder(item, stops, commit, make_args, next_stop)
+            return JsonCallBuilder(item, stops, commit, make_args, next_stop)
         if isinstance(item, XmlParams):
             return XmlParamsBuilder(item, stops, self._args, self._schema_of)
         if isinstance(item, XmlElements):
@@ -787,26 +799,19 @@ class Engine:
             return PythonCallsBuilder(
                 item,
                 stops,
-                lambda name: self._commit(call, name, None),
+                self._commit_current,
                 self._args,
                 self._schema_of,
             )
-        if isinstance(item, JsonArgs):
-            return JsonArgsBuilder(stops, self._args, self._schema_of, self._typed_keys)
-        make_args = lambda: JsonArgsBuilder(  # noqa: E731
-            stops, self._args, self._schema_of, self._typed_keys
-        )
+        return JsonArgsBuilder(stops, self._args, self._schema_of, self._typed_keys)
 
-        def commit(name: str, call_id: str | None) -> None:
-            self._commit(call, name, call_id)
-
-        where = (call.shape, call.item)
-        next_stop = self._next_stops.get(where)
-        if next_stop is None:
-            next_stop = self._next_stops[where] = NextStop(markers(stops))
-        if isinstance(item, JsonCallArray):  # each element commits a call of its own
-            return JsonCallArrayBuilder(item, stops, commit, make_args, next_stop)
-        return JsonCallBuilder(item, stops, commit, make_args, next_stop)
+    def _commit_current(self, name: str, call_id: str | None = None) -> None:
+        """A dialect has read the name of the call being read (or, in a list of calls, of
+        its next one). The dialect holds this, not the call: a builder that held its call
+        would make a reference cycle of every call, left for the garbage collector."""
+        call = self._call
+        assert call is not None
+        self._commit(call, name, call_id)
 
     def _commit(self, call: _Call, name: str, header_id: str | None) -> None:
         """The name is known: the call is real from here on."""

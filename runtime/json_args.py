@@ -199,6 +199,7 @@ class JsonArgsBuilder:
             return
         self._closed = True
         tail = self._scanner.close() if self._scanner is not None else ""
+        self._scanner = None  # (it holds this builder's methods: no cycle left behind)
         if not self._emitted:
             self.emit("{}")
         elif tail:
@@ -388,6 +389,8 @@ class JsonCallBuilder:
             whole_end = self._whole(text, pos, stop)
             if whole_end >= 0:
                 return whole_end
+        if self.done:
+            return pos
         outer = self._outer
         if outer is None:
             outer = self._outer = JsonScanner(
@@ -503,6 +506,8 @@ class JsonCallBuilder:
         if self.done:
             return
         self.done = True
+        if self._committed:
+            self._outer = None  # (it holds this builder's methods: no cycle left behind)
         if self._capture is not None:
             self._captured.append(self._capture.close())
             self._capture = None
@@ -511,6 +516,7 @@ class JsonCallBuilder:
             # a whole object with a name but no arguments (require_args): not a call
             outer = self._outer
             self.malformed = self.name is not None and outer is not None and outer.done
+            self._outer = None  # (it holds this builder's methods: no cycle left behind)
             return
         if self._captured:
             self._replay()

@@ -113,10 +113,14 @@ class KeyValueArgsBuilder:
                 pos = _SPACE.match(text, pos).end()  # type: ignore[union-attr]
                 if pos >= end:
                     break
-                if self._stops.match_at(text, pos):  # a marker of the call: the arguments end
+                if self._stops.at(text, pos):  # a marker of the call: the arguments end
                     self._finish()
                     return pos
-                if not eof and self._stops.could_start(text, pos):
+                if (
+                    not eof
+                    and end - pos <= self._stops.max_prefix
+                    and self._stops.could_start(text, pos)
+                ):
                     return pos  # a marker may be starting: wait
             if state == OPEN:
                 if text[pos] not in _CLOSERS:
@@ -188,7 +192,7 @@ class KeyValueArgsBuilder:
         return colon + 1
 
     def _is_stop(self, text: str, pos: int) -> bool:
-        return bool(self._stops.match_at(text, pos))
+        return bool(self._stops.at(text, pos))
 
     # -- values ----------------------------------------------------------------------
 

@@ -9,20 +9,30 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Iterable
+from typing import Callable, Iterable
+
+
+def _no_match(text: str, pos: int = 0) -> None:
+    return None
 
 
 class Markers:
     """A fixed set of literal markers, searched left-most first, longest first at a tie."""
 
-    __slots__ = ("literals", "_regex", "_prefixes", "_max_prefix", "_firsts", "_longer")
+    __slots__ = ("literals", "at", "_regex", "_prefixes", "max_prefix", "_firsts", "_longer")
 
     def __init__(self, literals: Iterable[str]) -> None:
         unique = sorted({lit for lit in literals if lit}, key=lambda lit: (-len(lit), lit))
         self.literals: tuple[str, ...] = tuple(unique)
         self._regex = re.compile("|".join(re.escape(lit) for lit in unique)) if unique else None
+        # `at(text, pos)`: the match of a marker starting at `pos` (longest first), or None;
+        # the compiled pattern's own method, for loops that ask at every token
+        self.at: Callable[..., re.Match[str] | None] = (
+            self._regex.match if self._regex is not None else _no_match
+        )
         self._prefixes = frozenset(lit[:k] for lit in unique for k in range(1, len(lit)))
-        self._max_prefix = max((len(lit) - 1 for lit in unique), default=0)
+        # the longest text that may still become a marker: a longer rest is not one
+        self.max_prefix = max((len(lit) - 1 for lit in unique), default=0)
         self._firsts = tuple(sorted({lit[0] for lit in unique}))
         # markers that another marker begins with: a match of one may still grow into the other
         self._longer = {
@@ -59,7 +69,7 @@ class Markers:
         """How many trailing characters of text[start:end] may still begin a marker."""
         if end is None:
             end = len(text)
-        low = max(start, end - self._max_prefix)
+        low = max(start, end - self.max_prefix)
         best = end
         for first in self._firsts:  # a held tail starts with a marker's first character
             at = text.find(first, low, best)
@@ -73,14 +83,7 @@ class Markers:
     def could_start(self, text: str, start: int) -> bool:
         """Whether all of text[start:] is a proper prefix of some marker (more text may
         make it one)."""
-        return len(text) - start <= self._max_prefix and text[start:] in self._prefixes
-
-    def match_at(self, text: str, start: int) -> str:
-        """The marker that text has at `start` (longest first), or ""."""
-        if self._regex is None:
-            return ""
-        found = self._regex.match(text, start)
-        return found.group() if found is not None else ""
+        return len(text) - start <= self.max_prefix and text[start:] in self._prefixes
 
 
 class NextStop:

@@ -132,10 +132,14 @@ class PythonCallsBuilder:
             pos = _SPACE.match(text, pos).end()  # type: ignore[union-attr]
             if pos >= end:
                 break
-            if self._stops.match_at(text, pos):
+            if self._stops.at(text, pos):
                 self._end()  # a marker of the call: the calls end here
                 return pos
-            if not eof and self._stops.could_start(text, pos):
+            if (
+                not eof
+                and end - pos <= self._stops.max_prefix
+                and self._stops.could_start(text, pos)
+            ):
                 return pos  # a marker may be starting
             ch = text[pos]
             if state == START:
@@ -340,7 +344,7 @@ class PythonCallsBuilder:
                         break  # a triple quote may be closing
                     if self._stops.could_start(text, pos):
                         break  # a marker may be starting
-                if self._stops.match_at(text, pos):
+                if self._stops.at(text, pos):
                     self._buffer.append(text[start:pos])  # a marker inside a string: it wins
                     self._close_raw()
                     self._end()
@@ -365,7 +369,7 @@ class PythonCallsBuilder:
                 if ch != ",":
                     self._depth -= 1
                 pos += 1
-            elif ch in ",)]}" or self._stops.match_at(text, pos):
+            elif ch in ",)]}" or self._stops.at(text, pos):
                 self._buffer.append(text[start:pos])
                 self._close_raw()
                 return pos

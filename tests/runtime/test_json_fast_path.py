@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from toolgrammar.runtime import json_args
 from toolgrammar.runtime.json_args import JsonArgsBuilder
 from toolgrammar.runtime.json_stream import (
     DELEGATE,
@@ -127,16 +129,35 @@ def test_typed_whole_arguments_read_as_one_character_at_a_time_reads_them(body: 
     assert whole == read_args(body, chars=True)[0]
 
 
-def test_plain_whole_arguments_skip_the_character_loop() -> None:
+def scanners_made(monkeypatch: pytest.MonkeyPatch) -> list[JsonScanner]:
+    """The scanners the arguments builder makes from here on (it drops its own when done)."""
+    made: list[JsonScanner] = []
+
+    class Counted(JsonScanner):
+        __slots__ = ()
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(json_args, "JsonScanner", Counted)
+    return made
+
+
+def test_plain_whole_arguments_skip_the_character_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    made = scanners_made(monkeypatch)
     text = '{"city": {"a": true}, "b": "x y", "days": 3.5, "other": [1, {"k": null}]}</tool_call>'
     out, builder = read_args(text, chars=False)
     assert out == text[: -len("</tool_call>")]
-    assert builder._scanner is None  # the fast path read them
+    assert made == []  # the fast path read them
 
 
-def test_arguments_that_need_typing_go_through_the_scanner_and_are_typed() -> None:
+def test_arguments_that_need_typing_go_through_the_scanner_and_are_typed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    made = scanners_made(monkeypatch)
     out, builder = read_args('{"a": "42", "b": 7}', chars=False)
-    assert builder._scanner is not None
+    assert len(made) == 1
     assert json.loads(out) == {"a": 42, "b": 7}  # (a JSON number stays for a string: kept)
 
 
