@@ -17,6 +17,7 @@ from json.encoder import encode_basestring  # json.dumps(str, ensure_ascii=False
 import re
 from typing import Callable
 
+from .batched import Batched
 from .coerce import coerce_text, item_schema, json_text, property_schema, streams_as_text
 from .markers import markers
 from .spec import KeyValueArgs
@@ -44,7 +45,7 @@ def _json_string_body(text: str) -> str:
     return encode_basestring(text)[1:-1]
 
 
-class KeyValueArgsBuilder:
+class KeyValueArgsBuilder(Batched):
     """Reads `{key:value,…}` up to its closing brace or a following marker."""
 
     __slots__ = (
@@ -75,10 +76,7 @@ class KeyValueArgsBuilder:
         schema_of: Callable[[str], dict | None],
     ) -> None:
         self.spec = spec
-        # the pieces of one feed go out joined, in one call of `emit`
-        self._send = emit
-        self._pieces: list[str] = []
-        self.emit = self._pieces.append
+        self._batch(emit)  # the pieces of one feed go out joined
         self.schema_of = schema_of
         self.state = OPEN
         self.done = False
@@ -99,11 +97,6 @@ class KeyValueArgsBuilder:
         pos = self._feed(text, pos, eof)
         self._flush()
         return pos
-
-    def _flush(self) -> None:
-        if self._pieces:
-            self._send("".join(self._pieces))
-            self._pieces.clear()
 
     def _feed(self, text: str, pos: int, eof: bool) -> int:
         end = len(text)

@@ -22,6 +22,7 @@ import re
 import warnings
 from typing import Callable
 
+from .batched import Batched
 from .coerce import coerce_json, json_text, streams_as_text
 from .markers import NextStop, markers
 from .spec import PythonCalls
@@ -36,9 +37,34 @@ _SIMPLE_ESCAPES = {
     "a": "\a", "b": "\b", "f": "\f", "v": "\v", "\n": "",
 }  # fmt: skip
 _HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
+# the rest of a one-quote string, up to its closing quote, when its escapes are all of
+# _SIMPLE_ESCAPES (any other escape, or no closing quote yet: the loop of _string reads it);
+# runs of plain characters are taken whole (possessive), so the match is linear and quick
+_SIMPLE_CLASS = "[" + re.escape("".join(_SIMPLE_ESCAPES)) + "]"
+_WHOLE_STRINGS = {
+    q: re.compile(rf"([^\\{q}]*+(?:\\{_SIMPLE_CLASS}[^\\{q}]*+)*+){q}") for q in "'\""
+}
+_SIMPLE_PAIRS = tuple(("\\" + ch, char) for ch, char in _SIMPLE_ESCAPES.items() if ch != "\\")
 
 
-class PythonCallsBuilder:
+def _decode_simple(body: str) -> str:
+    """A string body whose every backslash starts one of _SIMPLE_ESCAPES, decoded.
+
+    Escaped backslashes are split out first (left to right, as the escapes pair up), so
+    each other escape is a backslash and a character that no replacement can make anew."""
+    if "\\" not in body:
+        return body
+    parts = body.split("\\\\")
+    for index, part in enumerate(parts):
+        if "\\" in part:
+            for escape, char in _SIMPLE_PAIRS:
+                if escape in part:
+                    part = part.replace(escape, char)
+            parts[index] = part
+    return "\\".join(parts)
+
+
+class PythonCallsBuilder(Batched):
     """Reads Python calls up to the list's end or a following marker."""
 
     __slots__ = (
@@ -76,10 +102,7 @@ class PythonCallsBuilder:
         schema_of: Callable[[str], dict | None],
     ) -> None:
         self.spec = spec
-        # the pieces of one feed go out joined, in one call of `emit` (and before a commit)
-        self._send = emit
-        self._pieces: list[str] = []
-        self.emit = self._pieces.append
+        self._batch(emit)  # the pieces of one feed go out joined (and before a commit)
         self.schema_of = schema_of
         self.done = False
         self.failed = False
@@ -108,11 +131,6 @@ class PythonCallsBuilder:
         pos = self._feed(text, pos, eof)
         self._flush()
         return pos
-
-    def _flush(self) -> None:
-        if self._pieces:
-            self._send("".join(self._pieces))
-            self._pieces.clear()
 
     def _feed(self, text: str, pos: int, eof: bool) -> int:
         end = len(text)
@@ -290,6 +308,14 @@ class PythonCallsBuilder:
         stop_at = self._next_stop.find(text, pos)  # (remembered: see _next_special)
         # text that may still begin a marker waits, unless the output ends here
         end = stop_at if stop_at >= 0 else len(text) - (0 if eof else self._stops.held(text, pos))
+        whole = _WHOLE_STRINGS[quote].match(text, pos, end) if len(quote) == 1 else None
+        if whole is not None:  # the rest of the string is here: read at once, as below
+            body = _decode_simple(whole.group(1))
+            if body:
+                self.emit(_json_string_body(body))
+            self.emit('"')
+            self._state = ARGS
+            return whole.end()
         while pos < end:
             at = min(self._next_special(text, pos, quote[0]), end)
             if at > pos:

@@ -22,6 +22,7 @@ from json.encoder import encode_basestring  # json.dumps(str, ensure_ascii=False
 from dataclasses import dataclass, field
 from typing import Callable
 
+from .batched import Batched
 from .coerce import (
     coerce_text,
     item_schema,
@@ -48,7 +49,7 @@ class _Node:
     children: list[_Node] = field(default_factory=list)
 
 
-class XmlElementsBuilder:
+class XmlElementsBuilder(Batched):
     """Reads argument elements until a marker that follows them; writes the arguments JSON."""
 
     __slots__ = (
@@ -57,6 +58,8 @@ class XmlElementsBuilder:
         "schema_of",
         "state",
         "done",
+        "_send",
+        "_pieces",
         "_open",
         "_stops",
         "_between",
@@ -78,7 +81,7 @@ class XmlElementsBuilder:
         schema_of: Callable[[str], dict | None],
     ) -> None:
         self.spec = spec
-        self.emit = emit
+        self._batch(emit)  # the pieces of one feed go out joined
         self.schema_of = schema_of
         self.state = BETWEEN
         self.done = False
@@ -99,6 +102,11 @@ class XmlElementsBuilder:
 
     def feed(self, text: str, pos: int, eof: bool) -> int:
         """Consume what can be decided of text[pos:]; return the new position."""
+        pos = self._feed(text, pos, eof)
+        self._flush()
+        return pos
+
+    def _feed(self, text: str, pos: int, eof: bool) -> int:
         end = len(text)
         while pos < end and not self.done:
             state = self.state
@@ -146,6 +154,7 @@ class XmlElementsBuilder:
         """End of input or of the call: keep an open argument, close the object."""
         if not self.done:
             self._finish()
+        self._flush()
 
     # -- one top-level argument ------------------------------------------------------
 

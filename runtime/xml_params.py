@@ -19,6 +19,7 @@ from json.encoder import encode_basestring  # json.dumps(str, ensure_ascii=False
 import re
 from typing import Callable
 
+from .batched import Batched
 from .coerce import coerce_json, coerce_text, decode_json_or_text, json_text, streams_as_text
 from .markers import markers
 from .spec import XmlParams
@@ -50,7 +51,7 @@ def xml_unescape(text: str) -> str:
     return _ENTITY.sub(_entity, text) if "&" in text else text
 
 
-class XmlParamsBuilder:
+class XmlParamsBuilder(Batched):
     """Reads parameters until a marker that follows them; writes the arguments JSON."""
 
     __slots__ = (
@@ -59,6 +60,8 @@ class XmlParamsBuilder:
         "schema_of",
         "state",
         "done",
+        "_send",
+        "_pieces",
         "_between",
         "_value_opens",
         "_value_ends",
@@ -81,7 +84,7 @@ class XmlParamsBuilder:
         schema_of: Callable[[str], dict | None],
     ) -> None:
         self.spec = spec
-        self.emit = emit
+        self._batch(emit)  # the pieces of one feed go out joined
         self.schema_of = schema_of
         self.state = BETWEEN
         self.done = False
@@ -101,6 +104,11 @@ class XmlParamsBuilder:
 
     def feed(self, text: str, pos: int, eof: bool) -> int:
         """Consume what can be decided of text[pos:]; return the new position."""
+        pos = self._feed(text, pos, eof)
+        self._flush()
+        return pos
+
+    def _feed(self, text: str, pos: int, eof: bool) -> int:
         end = len(text)
         spec = self.spec
         while pos < end and not self.done:
@@ -276,3 +284,4 @@ class XmlParamsBuilder:
             if self.state == VALUE_START:
                 self.state = VALUE
             self._finish()
+        self._flush()
