@@ -100,20 +100,18 @@ class KeyValueArgsBuilder(Batched):
 
     def _feed(self, text: str, pos: int, eof: bool) -> int:
         end = len(text)
+        stops = self._stops
+        stop_at, near_end = stops.at, end - stops.max_prefix
         while pos < end and not self.done:
             state = self.state
             if state in (OPEN, KEY, VALUE_START, AFTER_VALUE):
                 pos = _SPACE.match(text, pos).end()  # type: ignore[union-attr]
                 if pos >= end:
                     break
-                if self._stops.at(text, pos):  # a marker of the call: the arguments end
+                if stop_at(text, pos):  # a marker of the call: the arguments end here
                     self._finish()
                     return pos
-                if (
-                    not eof
-                    and end - pos <= self._stops.max_prefix
-                    and self._stops.could_start(text, pos)
-                ):
+                if not eof and pos >= near_end and stops.could_start(text, pos):
                     return pos  # a marker may be starting: wait
             if state == OPEN:
                 if text[pos] not in _CLOSERS:

@@ -134,6 +134,8 @@ class PythonCallsBuilder(Batched):
 
     def _feed(self, text: str, pos: int, eof: bool) -> int:
         end = len(text)
+        stops = self._stops
+        stop_at, near_end = stops.at, end - stops.max_prefix
         last, stalled = -1, 0
         while pos < end and not self.done:
             state = self._state
@@ -150,14 +152,10 @@ class PythonCallsBuilder(Batched):
             pos = _SPACE.match(text, pos).end()  # type: ignore[union-attr]
             if pos >= end:
                 break
-            if self._stops.at(text, pos):
+            if stop_at(text, pos):
                 self._end()  # a marker of the call: the calls end here
                 return pos
-            if (
-                not eof
-                and end - pos <= self._stops.max_prefix
-                and self._stops.could_start(text, pos)
-            ):
+            if not eof and pos >= near_end and stops.could_start(text, pos):
                 return pos  # a marker may be starting
             ch = text[pos]
             if state == START:
