@@ -34,6 +34,7 @@ from toolgrammar.runtime.spec import (
     Ws,
     XmlElements,
     XmlParams,
+    markup_literals,
 )
 
 # characters that make values interesting: quotes, escapes, markup-ish, non-ASCII, astral
@@ -63,37 +64,15 @@ TEXT_ALPHABET = st.sampled_from(
 )
 
 
-def markers_of(spec: FamilySpec) -> set[str]:
-    """Every literal the family's grammar names anywhere."""
-    found = {lit for r in spec.reasoning for lit in (*r.opens, *r.closes)}
-    found |= set(spec.ignore)
-    if spec.section:
-        found |= {*spec.section.opens, *spec.section.closes}
-    if spec.messages:
-        found |= {spec.messages.header_end, *spec.messages.ends}
-    for item in spec.call:
-        if isinstance(item, Lit):
-            found |= set(item.texts)
-        elif isinstance(item, Name):
-            found |= set(item.until)
-        elif isinstance(item, XmlParams):
-            found |= {item.param_open, item.key_end, item.value_end, *item.implicit_ends}
-            if item.value_open:
-                found.add(item.value_open)
-        elif isinstance(item, XmlElements) and item.prefix:
-            found.add(item.prefix)
-        elif isinstance(item, KeyValueArgs):
-            found.add(item.string)
-    return found
-
-
 def carries(spec: FamilySpec, text: str) -> bool:
     """Whether `text` can stand as a value or as prose in this family's output.
 
     A lookahead opener (`{`, `[`) is left out too: prose ending in `{"` is, by policy, a call
     cut short by the end of output, so the text could not come back as written."""
     peeks = {t for item in spec.call if isinstance(item, Lit) and item.peek for t in item.texts}
-    return not any(m in text for m in markers_of(spec) if len(m) > 1 or m in peeks)
+    return not any(
+        m in text for m in markup_literals(spec, header=False) if len(m) > 1 or m in peeks
+    )
 
 
 def ends_in_partial_marker(spec: FamilySpec, text: str) -> bool:
@@ -101,7 +80,11 @@ def ends_in_partial_marker(spec: FamilySpec, text: str) -> bool:
     it (a lookahead `{` or `[`): both are dropped at the end, by policy."""
     if any(text.endswith(opener) for opener, _ in spec.openers):
         return True
-    return any(m[:k] and text.endswith(m[:k]) for m in markers_of(spec) for k in range(1, len(m)))
+    return any(
+        m[:k] and text.endswith(m[:k])
+        for m in markup_literals(spec, header=False)
+        for k in range(1, len(m))
+    )
 
 
 def plain_text(spec: FamilySpec, min_size: int = 0, max_size: int = 30) -> st.SearchStrategy[str]:

@@ -38,7 +38,7 @@ from .probes import (
 from .runtime.params import with_params
 from .runtime.registry import get_spec
 from .runtime.render import RenderError, render_output
-from .runtime.spec import FamilySpec
+from .runtime.spec import FamilySpec, markup_literals
 
 ALPHABET = list("abcxyz XYZ019.,:;-_/") + [
     '"', "\\", "'", "<", ">", "{", "}", "[", "]", "\n", "\t", "é", "中", "😀", "\u2028", "&", "=",
@@ -147,7 +147,7 @@ def random_tools(rng: random.Random) -> list[dict[str, Any]]:
     return tools
 
 
-def _text(rng: random.Random, markers: set[str], size: int = 30) -> str:
+def _text(rng: random.Random, markers: frozenset[str], size: int = 30) -> str:
     """Text with quotes, escapes, non-ASCII and markup-like characters, but no marker."""
     while True:
         length = rng.choice([0, 1, 5, size, size]) if size else 0
@@ -158,7 +158,7 @@ def _text(rng: random.Random, markers: set[str], size: int = 30) -> str:
             return text
 
 
-def _value(schema: dict[str, Any], rng: random.Random, markers: set[str]) -> Any:
+def _value(schema: dict[str, Any], rng: random.Random, markers: frozenset[str]) -> Any:
     if "$ref" in schema:
         return rng.randint(0, 10**6)
     if "anyOf" in schema:  # a string that cannot be read as an integer
@@ -184,31 +184,6 @@ def _value(schema: dict[str, Any], rng: random.Random, markers: set[str]) -> Any
     return _text(rng, markers)
 
 
-def markers_of(spec: FamilySpec) -> set[str]:
-    """Every literal the family's grammar names (prose and values must not hold them)."""
-    from .runtime.spec import KeyValueArgs, Lit, Name, XmlElements, XmlParams
-
-    found = {lit for r in spec.reasoning for lit in (*r.opens, *r.closes)} | set(spec.ignore)
-    if spec.section:
-        found |= {*spec.section.opens, *spec.section.closes}
-    if spec.messages:
-        found |= {spec.messages.header, spec.messages.header_end, *spec.messages.ends}
-    for shape in spec.shapes:
-        for item in shape.call:
-            if isinstance(item, Lit):
-                found |= set(item.texts)
-            elif isinstance(item, Name):
-                found |= set(item.until)
-            elif isinstance(item, XmlParams):
-                found |= {item.param_open, item.key_end, item.value_end, *item.implicit_ends}
-                found |= {item.value_open} - {""}
-            elif isinstance(item, XmlElements):
-                found.add(item.prefix)
-            elif isinstance(item, KeyValueArgs):
-                found.add(item.string)
-    return {m for m in found if m}
-
-
 @dataclass
 class Sample:
     text: str
@@ -222,7 +197,7 @@ class Sample:
 def make_sample(spec: FamilySpec, tools: list[dict[str, Any]], seed: int) -> Sample | None:
     """One random output in the family's markup, or None when the markup cannot write it."""
     rng = random.Random(seed)
-    markers = markers_of(spec)
+    markers = markup_literals(spec)
     calls = []
     for _ in range(rng.randint(1, 3)):
         tool = rng.choice(tools)["function"]
@@ -334,7 +309,7 @@ def check(
     spec = with_params(get_spec(family))
     rng = random.Random(seed)
     tools = random_tools(rng)
-    markers = markers_of(spec)
+    markers = markup_literals(spec)
     report = CheckReport(family, seed)
     start = time.monotonic()
     deadline = start + budget
@@ -356,7 +331,7 @@ def _check_sample(
     family: str,
     sample: Sample,
     tools: list,
-    markers: set[str],
+    markers: frozenset[str],
     report: CheckReport,
     deadline: float,
 ) -> None:
@@ -401,7 +376,7 @@ def _probes(
     family: str,
     spec: FamilySpec,
     tools: list,
-    markers: set[str],
+    markers: frozenset[str],
     report: CheckReport,
     rng: random.Random,
 ) -> None:

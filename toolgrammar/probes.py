@@ -70,7 +70,7 @@ def value_site(spec: FamilySpec, tools: list[dict[str, Any]], kind: str) -> Valu
     return None
 
 
-def hold_allowance(markers: set[str]) -> int:
+def hold_allowance(markers: frozenset[str]) -> int:
     """How many characters a parser may hold back: the longest marker, less one."""
     return max((len(m) for m in markers), default=1)
 
@@ -187,7 +187,7 @@ def deep_json_outputs(spec: FamilySpec, tools: list, depth: int) -> list[str]:
     return outputs
 
 
-def random_soup(markers: set[str], rng: random.Random, alphabet: list[str]) -> str:
+def random_soup(markers: frozenset[str], rng: random.Random, alphabet: list[str]) -> str:
     """Markers and text in random order: nothing a grammar expects, everything it knows."""
     pieces = sorted(markers) + ["{", "}", '"', ":", ",", "[", "]", "\\", "=", "\n"]
     out = []
