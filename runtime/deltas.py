@@ -122,15 +122,28 @@ def assemble(deltas: list[Delta], finish_reason: str | None = None) -> Message:
         if delta.reasoning:
             reasoning.append(delta.reasoning)
         for part in delta.tool_calls:
-            call = calls.get(part.index)
-            if call is None:
-                call = calls[part.index] = [None, "", []]
-            if part.id is not None:
-                call[0] = part.id
-            if part.function.name is not None:
-                call[1] = part.function.name
-            call[2].append(part.function.arguments)
+            add_call_part(calls, part.index, part.id, part.function.name, [part.function.arguments])
     return message_of(content, reasoning, calls, finish_reason)
+
+
+def add_call_part(
+    calls: dict[int, CallParts],
+    index: int,
+    call_id: str | None,
+    name: str | None,
+    arguments: list[str],
+) -> None:
+    """One fragment of call `index`, kept as a client keeps it: the id and the name when a
+    fragment has them, the argument pieces in order."""
+    call = calls.get(index)
+    if call is None:
+        calls[index] = [call_id, name or "", list(arguments)]
+        return
+    if call_id is not None:
+        call[0] = call_id
+    if name is not None:
+        call[1] = name
+    call[2] += arguments
 
 
 def message_of(

@@ -19,7 +19,7 @@ import re
 from typing import Callable
 
 from .coerce import ToolSchemas
-from .deltas import CallParts, Delta, FunctionDelta, ToolCallDelta
+from .deltas import CallParts, Delta, FunctionDelta, ToolCallDelta, add_call_part
 from .json_args import JsonArgsBuilder, JsonCallArrayBuilder, JsonCallBuilder, NextStop
 from .keyvalue_args import KeyValueArgsBuilder
 from .python_calls import PythonCallsBuilder
@@ -226,12 +226,9 @@ class _Out:
         else:
             self.entries.append([kind, [text]])
 
-    def call(self, index: int, call_id: str | None, name: str | None, args: str) -> None:
-        last = self.entries[-1] if self.entries else None
-        if last is not None and last[0] == "call" and last[1] == index and call_id is None:
-            last[4].append(args)
-        else:
-            self.entries.append(["call", index, call_id, name, [args]])
+    def call(self, index: int, call_id: str, name: str) -> None:
+        """Call `index` begins: its id and name (its arguments follow through `args`)."""
+        self.entries.append(["call", index, call_id, name, [""]])
 
     def args(self, index: int, text: str) -> None:
         """An argument text piece of call `index` (the commonest entry: kept short)."""
@@ -252,15 +249,7 @@ class _Out:
         for entry in self.entries:
             kind = entry[0]
             if kind == "call":
-                call = calls.get(entry[1])
-                if call is None:
-                    calls[entry[1]] = [entry[2], entry[3] or "", entry[4]]
-                    continue
-                if entry[2] is not None:
-                    call[0] = entry[2]
-                if entry[3] is not None:
-                    call[1] = entry[3]
-                call[2] += entry[4]
+                add_call_part(calls, entry[1], entry[2], entry[3], entry[4])
             elif kind == "content":
                 content += entry[1]
             else:
@@ -825,7 +814,7 @@ class Engine:
         call.index = self.calls_emitted
         self.calls_emitted += 1
         self._current_name = name
-        self._out.call(call.index, header_id or self.call_id(call.index), name, "")
+        self._out.call(call.index, header_id or self.call_id(call.index), name)
 
     def _args(self, text: str) -> None:
         call = self._call
