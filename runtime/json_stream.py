@@ -38,6 +38,7 @@ WHOLE_STRING = re.compile(r'"[^"\\\x00-\x1f]*"')
 _COMMA = re.compile(r",[ \t\n\r]*")
 _SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
 _CLOSER = {"{": "}", "[": "]"}
+_WHOLE_CLOSER = {'"': '"', "{": "}", "[": "]"}  # a whole value of these ends in its closer
 JSON_WS = re.compile(r"[ \t\n\r]*")  # JSON's whitespace, possibly none
 _AFTER_TOKEN = frozenset(" \t\n\r,}]")  # what may follow a number or literal
 
@@ -365,6 +366,9 @@ class JsonScanner:
         MAX_DEPTH): then the loop reads it.
         """
         first = text[pos]
+        closer = _WHOLE_CLOSER.get(first)
+        if closer is not None and text.find(closer, pos + 1, end) < 0:
+            return -1  # cannot be whole yet (a value cut by the delta: no decoder error to raise)
         try:
             value, stop = scan_value(text, pos)
         except (StopIteration, ValueError, RecursionError):
