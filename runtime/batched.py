@@ -13,13 +13,22 @@ from typing import Callable
 
 
 class Batched:
-    """Mixin for a builder with `emit`, `_send` and `_pieces` slots: `emit` gathers,
-    `_flush` sends what was gathered as one piece."""
+    """Mixin for a builder with `emit`, `_send` and `_pieces` slots and a `_feed`: `emit`
+    gathers, `feed` sends what one `_feed` gathered as one piece."""
 
     __slots__ = ()
     emit: Callable[[str], None]
     _send: Callable[[str], None]
     _pieces: list[str]
+
+    def _feed(self, text: str, pos: int, eof: bool) -> int:
+        raise NotImplementedError
+
+    def feed(self, text: str, pos: int, eof: bool) -> int:
+        """Consume what can be decided of text[pos:]; return the new position."""
+        pos = self._feed(text, pos, eof)
+        self._flush()
+        return pos
 
     def _batch(self, emit: Callable[[str], None]) -> None:
         self._send = emit

@@ -38,7 +38,7 @@ WHOLE_STRING = re.compile(r'"[^"\\\x00-\x1f]*"')
 _COMMA = re.compile(r",[ \t\n\r]*")
 _SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
 _CLOSER = {"{": "}", "[": "]"}
-_WHOLE_CLOSER = {'"': '"', "{": "}", "[": "]"}  # a whole value of these ends in its closer
+_WHOLE_CLOSER = {**_CLOSER, '"': '"'}  # a whole value of these ends in its closer
 JSON_WS = re.compile(r"[ \t\n\r]*")  # JSON's whitespace, possibly none
 _AFTER_TOKEN = frozenset(" \t\n\r,}]")  # what may follow a number or literal
 

@@ -92,12 +92,6 @@ class KeyValueArgsBuilder(Batched):
         self._in_string = False
         emit("{")
 
-    def feed(self, text: str, pos: int, eof: bool) -> int:
-        """Consume what can be decided of text[pos:]; return the new position."""
-        pos = self._feed(text, pos, eof)
-        self._flush()
-        return pos
-
     def _feed(self, text: str, pos: int, eof: bool) -> int:
         end = len(text)
         stops = self._stops

@@ -100,12 +100,6 @@ class XmlElementsBuilder(Batched):
 
     # -- the push interface ----------------------------------------------------------
 
-    def feed(self, text: str, pos: int, eof: bool) -> int:
-        """Consume what can be decided of text[pos:]; return the new position."""
-        pos = self._feed(text, pos, eof)
-        self._flush()
-        return pos
-
     def _feed(self, text: str, pos: int, eof: bool) -> int:
         end = len(text)
         while pos < end and not self.done:
@@ -304,14 +298,14 @@ class XmlElementsBuilder(Batched):
         body = "".join(self._buffer)
         self._buffer = []
         node = _parse(body, self._key, self.spec.prefix, self.spec.max_depth)
-        self.emit(self._prefix() + _dumps(_convert(node, self._schema)))
+        self.emit(self._prefix() + json_text(_convert(node, self._schema)))
         self.state = BETWEEN
 
     def _finish(self) -> None:
         if self.state == START:  # only whitespace came: an empty (or blank) value
             body = "".join(self._held)
             self._held = []
-            self.emit(self._prefix() + _dumps(_leaf_value(body, self._schema)))
+            self.emit(self._prefix() + json_text(_leaf_value(body, self._schema)))
         elif self.state == TEXT:
             self._close_leaf()
         elif self.state == TREE:
@@ -322,10 +316,6 @@ class XmlElementsBuilder(Batched):
 
 
 # -- converting a buffered element ---------------------------------------------------
-
-
-def _dumps(value: object) -> str:
-    return json_text(value)
 
 
 def _parse(body: str, name: str, prefix: str, max_depth: int) -> _Node:

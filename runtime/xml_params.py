@@ -102,12 +102,6 @@ class XmlParamsBuilder(Batched):
         self._skipped = 0  # text skipped while looking for the value opener
         emit("{")
 
-    def feed(self, text: str, pos: int, eof: bool) -> int:
-        """Consume what can be decided of text[pos:]; return the new position."""
-        pos = self._feed(text, pos, eof)
-        self._flush()
-        return pos
-
     def _feed(self, text: str, pos: int, eof: bool) -> int:
         end = len(text)
         spec = self.spec
