@@ -14,7 +14,7 @@ import jinja2
 
 from .lower import FamilyView, InitView
 
-BLACK_MODE = black.Mode(line_length=100, target_versions={black.TargetVersion.PY310})
+BLACK_MODE = black.Mode(line_length=100, target_versions={black.TargetVersion.PY311})
 
 
 @cache

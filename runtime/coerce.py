@@ -72,7 +72,7 @@ _COMBINATORS: tuple[str, ...] = ("allOf", "anyOf", "oneOf")
 # Keywords whose presence implies the type when none is declared.
 _OBJECT_KEYWORDS: tuple[str, ...] = ("properties", "additionalProperties")
 _ARRAY_KEYWORDS: tuple[str, ...] = ("items", "prefixItems")
-# ToolSchemas' lookup cache is bounded: models may write any number of unknown keys.
+# ToolSchemas remembers this many tools: a model may name any number of unknown ones.
 _CACHE_LIMIT = 4096
 
 _MISSING = object()
@@ -536,13 +536,13 @@ def _type_json(value: object, node: _Schema) -> object:
 class ToolSchemas:
     """The request's tools, indexed for argument typing."""
 
-    __slots__ = ("_given", "_params", "_roots", "_cache", "_typed")
+    __slots__ = ("_given", "_params", "_roots", "_props", "_typed")
 
     def __init__(self, tools: list[dict] | None) -> None:
         self._given = tools is not None
         self._params: dict[str, object] = {}
         self._roots: dict[str, _Schema | None] = {}
-        self._cache: dict[tuple[str, str], _Schema | None] = {}
+        self._props: dict[str, dict[str, _Schema]] = {}
         self._typed: dict[str, frozenset[str]] = {}
         if tools is None:
             return
@@ -587,25 +587,33 @@ class ToolSchemas:
 
         Shared and cached (the hot path asks once per parameter): do not mutate it.
         """
-        cache_key = (tool, key)
         try:
-            return self._cache[cache_key]
-        except (KeyError, TypeError):
-            pass
-        schema: _Schema | None = None
+            props = self._props[tool]
+        except KeyError:
+            props = self._properties(tool)
+        except TypeError:  # unhashable junk
+            return None
+        try:
+            return props.get(key)
+        except TypeError:
+            return None
+
+    def _properties(self, tool: str) -> dict[str, _Schema]:
+        """The top-level property schemas of `tool`, merged over its combinators (cached)."""
+        props: dict[str, _Schema] = {}
         root = self._root(tool)
         if root is not None:
             try:
-                found = _object_view(root)[0].get(key)
-                schema = found if isinstance(found, _Schema) else None
+                props = {
+                    key: sub
+                    for key, sub in _object_view(root)[0].items()
+                    if isinstance(sub, _Schema)
+                }
             except Exception:  # RecursionError on an absurd schema: no schema
-                schema = None
-        if len(self._cache) < _CACHE_LIMIT:
-            try:
-                self._cache[cache_key] = schema
-            except TypeError:  # unhashable junk key
-                pass
-        return schema
+                props = {}
+        if len(self._props) < _CACHE_LIMIT:  # a model inventing tool names is not remembered
+            self._props[tool] = props
+        return props
 
     def typed_keys(self, tool: str) -> frozenset[str]:
         """The top-level properties of `tool` that are typed rather than kept as text.
@@ -619,16 +627,10 @@ class ToolSchemas:
             pass
         except TypeError:
             return frozenset()
-        root = self._root(tool)
-        keys: frozenset[str] = frozenset()
-        if root is not None:
-            try:
-                props = _object_view(root)[0]
-            except Exception:  # RecursionError on an absurd schema: no schema
-                props = {}
-            keys = frozenset(
-                key for key in props if not streams_as_text(self.param_schema(tool, key))
-            )
+        props = self._props.get(tool)
+        if props is None:
+            props = self._properties(tool)
+        keys = frozenset(key for key, sub in props.items() if not streams_as_text(sub))
         self._typed[tool] = keys
         return keys
 

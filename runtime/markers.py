@@ -19,7 +19,16 @@ def _no_match(text: str, pos: int = 0) -> None:
 class Markers:
     """A fixed set of literal markers, searched left-most first, longest first at a tie."""
 
-    __slots__ = ("literals", "at", "_regex", "_prefixes", "max_prefix", "_firsts", "_longer")
+    __slots__ = (
+        "literals",
+        "at",
+        "_regex",
+        "_prefixes",
+        "max_prefix",
+        "_firsts",
+        "_longer",
+        "growing",
+    )
 
     def __init__(self, literals: Iterable[str]) -> None:
         unique = sorted({lit for lit in literals if lit}, key=lambda lit: (-len(lit), lit))
@@ -39,6 +48,8 @@ class Markers:
             lit: tuple(other for other in unique if len(other) > len(lit) and other.startswith(lit))
             for lit in unique
         }
+        # the markers `may_grow` can say yes for: any other is decided once found
+        self.growing = frozenset(lit for lit, longer in self._longer.items() if longer)
 
     def __bool__(self) -> bool:
         return bool(self.literals)

@@ -15,13 +15,14 @@ text stays a prefix, and `json.loads` keeps its first position with the last val
 
 from __future__ import annotations
 
+from functools import lru_cache
 from json.encoder import encode_basestring  # json.dumps(str, ensure_ascii=False), in C
 import re
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from .batched import Batched
 from .coerce import coerce_json, coerce_text, decode_json_or_text, json_text, streams_as_text
-from .markers import markers
+from .markers import Markers, markers
 from .spec import XmlParams
 
 BETWEEN, KEY, VALUE_OPEN, VALUE_START, VALUE, DONE = range(6)
@@ -51,6 +52,60 @@ def xml_unescape(text: str) -> str:
     return _ENTITY.sub(_entity, text) if "&" in text else text
 
 
+class _Key(NamedTuple):
+    """What a parameter's raw key text decides, worked out once per call and key."""
+
+    name: str
+    json_flagged: bool
+    schema: dict | None
+    as_text: bool
+    prefix: str  # the key as the arguments write it: `"name": `
+
+
+_MAX_KEYS = 256  # keys remembered per call; a model inventing names is not remembered
+
+
+@lru_cache(maxsize=256)
+def _whole_param(
+    spec: XmlParams, between: Markers, value_opens: Markers, value_ends: Markers
+) -> re.Pattern[str] | None:
+    """One pattern for a whole parameter already in the text, from where the last one
+    ended: its key, its value and the marker that ends the value; None when this markup
+    has no such shortcut.
+
+    The pattern decides exactly what the state machine decides on the same text:
+    whitespace before OPEN (when no marker can start inside it), the first KEY_END ends the
+    key (keys up to _MAX_KEY), VALUE_OPEN directly after it (or after such whitespace), the
+    leading whitespace or newline the value drops (taken whole, as the state machine skips
+    it before it searches), and the left-most end marker, longest first at a tie.
+    Anything else does not match and is left to the state machine.
+    """
+    if any(lit != spec.param_open and lit.startswith(spec.param_open) for lit in between.literals):
+        return None  # OPEN could still be the start of a longer marker
+    no_space_marker = not any(lit[0].isspace() for lit in between.literals)
+    ends = value_ends.literals
+    alternatives = "|".join(re.escape(lit) for lit in ends)  # longest first, as in Markers
+    firsts = "".join(sorted({re.escape(lit[0]) for lit in ends}))
+    parts = [r"\s*+" if no_space_marker else ""]
+    # atomic: the key ends at the first KEY_END, never at a later one
+    key = rf"(?>(?P<key>.{{0,{_MAX_KEY}}}?){re.escape(spec.key_end)})"
+    parts += [re.escape(spec.param_open), key]
+    if spec.value_open:
+        others = [lit for lit in value_opens.literals if lit != spec.value_open]
+        if any(lit.startswith(spec.value_open) for lit in others):
+            return None  # a longer marker could win where VALUE_OPEN matches
+        if not any(lit[0].isspace() for lit in others):
+            parts.append(r"\s*+")
+        parts.append(re.escape(spec.value_open))
+    if spec.strip:
+        parts.append(r"\s*+")
+    elif spec.trim_newline:
+        parts.append(r"\n?+")
+    # the value: runs of characters that start no marker, or one that starts no marker here
+    parts.append(rf"(?P<value>(?:[^{firsts}]++|(?!{alternatives}).)*+)(?P<end>{alternatives})")
+    return re.compile("".join(parts), re.DOTALL)
+
+
 class XmlParamsBuilder(Batched):
     """Reads parameters until a marker that follows them; writes the arguments JSON."""
 
@@ -68,12 +123,12 @@ class XmlParamsBuilder(Batched):
         "_key_pattern",
         "_count",
         "_key",
-        "_json_flagged",
-        "_schema",
         "_as_text",
         "_typed",
         "_pend",
         "_skipped",
+        "_keys",
+        "_whole",
     )
 
     def __init__(
@@ -93,13 +148,13 @@ class XmlParamsBuilder(Batched):
         self._value_ends = markers((spec.value_end, *spec.implicit_ends, *stops))
         self._key_pattern = re.compile(spec.key_pattern) if spec.key_pattern else None
         self._count = 0
-        self._key = ""
-        self._json_flagged = False
-        self._schema: dict | None = None
+        self._key: _Key | None = None  # the parameter being read
         self._as_text = True
         self._typed: list[str] = []
         self._pend = ""  # raw value text not decided yet (a trailing newline, half an entity)
         self._skipped = 0  # text skipped while looking for the value opener
+        self._keys: dict[str, _Key] = {}
+        self._whole = _whole_param(spec, self._between, self._value_opens, self._value_ends)
         emit("{")
 
     def _feed(self, text: str, pos: int, eof: bool) -> int:
@@ -108,6 +163,10 @@ class XmlParamsBuilder(Batched):
         while pos < end and not self.done:
             state = self.state
             if state == BETWEEN:
+                if self._whole is not None:
+                    pos = self._whole_params(text, pos, eof)
+                    if self.done:
+                        return pos
                 at, lit = self._between.search(text, pos)
                 if at < 0:
                     # text between parameters is markup; keep only a possible marker start
@@ -126,7 +185,8 @@ class XmlParamsBuilder(Batched):
                         self.state = BETWEEN  # not a parameter after all: skip it
                         continue
                     return end if eof else pos
-                self._read_key(text[pos:at])
+                raw = text[pos:at]
+                self._key = self._keys.get(raw) or self._key_of(raw)
                 pos = at + len(spec.key_end)
                 if spec.value_open:
                     self.state, self._skipped = VALUE_OPEN, 0
@@ -155,17 +215,71 @@ class XmlParamsBuilder(Batched):
             self._finish()
         return pos
 
-    def _read_key(self, raw: str) -> None:
-        """The name, and whether a flag in the key says the value is JSON rather than text."""
-        key = raw.strip()
-        self._json_flagged = False
+    def _key_of(self, raw: str) -> _Key:
+        """The name, whether a flag in the key says the value is JSON rather than text, and
+        the schema that types the value, remembered: a call repeats its few keys (callers
+        look in `_keys` first)."""
+        name = raw.strip()
+        json_flagged = False
         if self._key_pattern is not None:
-            found = self._key_pattern.fullmatch(key)
+            found = self._key_pattern.fullmatch(name)
             if found is not None:  # an unreadable key is kept whole: nothing is lost
-                key = found.group("key")
+                name = found.group("key")
                 if "text" in found.re.groupindex:  # an absent flag reads as ""
-                    self._json_flagged = (found.group("text") or "") not in self.spec.text_when
-        self._key = key
+                    json_flagged = (found.group("text") or "") not in self.spec.text_when
+        schema = self.schema_of(name)
+        as_text = not json_flagged and (schema is None or streams_as_text(schema))
+        key = _Key(name, json_flagged, schema, as_text, encode_basestring(name) + ": ")
+        if len(self._keys) < _MAX_KEYS:
+            self._keys[raw] = key
+        return key
+
+    def _whole_params(self, text: str, pos: int, eof: bool) -> int:
+        """Write the parameters found whole in the text from `pos`, as the state machine
+        would write them (one regex match each); return where the state machine goes on."""
+        spec = self.spec
+        match = self._whole.match
+        growing = self._value_ends.growing
+        strip, trim_newline, unescape = spec.strip, spec.trim_newline, spec.xml_unescape
+        pieces = self._pieces
+        keys = self._keys
+        count = self._count
+        while True:
+            whole = match(text, pos)
+            if whole is None:
+                break
+            end, raw, value = whole.group("end", "key", "value")
+            if (
+                end in growing
+                and not eof
+                and self._value_ends.may_grow(text, whole.start("end"), end)
+            ):
+                break
+            key = keys.get(raw) or self._key_of(raw)
+            if strip:
+                value = value.rstrip()
+            elif trim_newline and value[-1:] == "\n":
+                value = value[:-1]
+            if unescape:
+                value = xml_unescape(value)
+            if count:
+                pieces.append(", ")
+            count += 1
+            pieces.append(key.prefix)
+            pieces.append(
+                encode_basestring(value)
+                if key.as_text
+                else json_text(self._typed_value(key, value))
+            )
+            if end == spec.value_end:
+                pos = whole.end()
+                continue
+            pos = whole.start("end")
+            if end not in spec.implicit_ends:
+                self._finish()  # a marker of the call or the stream: the arguments end here
+            break
+        self._count = count
+        return pos
 
     def _find_value_open(self, text: str, pos: int, eof: bool) -> int:
         at, lit = self._value_opens.search(text, pos)
@@ -180,8 +294,7 @@ class XmlParamsBuilder(Batched):
         return stop
 
     def _open_param(self) -> None:
-        self._schema = self.schema_of(self._key)
-        self._as_text = not self._json_flagged and streams_as_text(self._schema)
+        self._as_text = self._key.as_text
         self._pend = ""
         self.state = VALUE_START
         if self._as_text:
@@ -192,7 +305,7 @@ class XmlParamsBuilder(Batched):
     def _key_prefix(self) -> str:
         sep = ", " if self._count else ""
         self._count += 1
-        return f"{sep}{encode_basestring(self._key)}: "
+        return sep + self._key.prefix
 
     def _value(self, text: str, pos: int, eof: bool) -> int:
         at, lit = self._value_ends.search(text, pos)
@@ -256,14 +369,16 @@ class XmlParamsBuilder(Batched):
         if self._as_text:
             self.emit('"')
         else:
-            text = "".join(self._typed)
+            value = self._typed_value(self._key, "".join(self._typed))
             self._typed = []
-            if self._json_flagged:
-                value = coerce_json(decode_json_or_text(text), self._schema)
-            else:
-                value = coerce_text(text, self._schema)
             self.emit(self._key_prefix() + json_text(value))
         self.state = BETWEEN
+
+    @staticmethod
+    def _typed_value(key: _Key, text: str) -> object:
+        if key.json_flagged:
+            return coerce_json(decode_json_or_text(text), key.schema)
+        return coerce_text(text, key.schema)
 
     def _finish(self) -> None:
         if self.state in (VALUE, VALUE_START):
