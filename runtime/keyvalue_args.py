@@ -13,17 +13,19 @@ marker; every other value is buffered until complete, then typed and sent whole.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from json.encoder import encode_basestring  # json.dumps(str, ensure_ascii=False), in C
 import re
 from typing import Callable
 
 from .batched import Batched
 from .coerce import coerce_text, item_schema, json_text, property_schema, streams_as_text
-from .markers import markers
+from .markers import Markers, markers
 from .spec import KeyValueArgs
 
 OPEN, KEY, VALUE_START, STRING, RAW, AFTER_VALUE, DONE = range(7)
 _MAX_KEY = 256
+_MAX_KEYS = 256  # keys remembered per call; a model inventing names is not remembered
 _CLOSERS = {"{": "}", "(": ")"}
 
 
@@ -43,6 +45,36 @@ def _raw_tokens(delim: str, stops: tuple[str, ...]) -> re.Pattern[str]:
 
 def _json_string_body(text: str) -> str:
     return encode_basestring(text)[1:-1]
+
+
+# what a bare key, the space around it and the separators are made of: the shortcut below
+# holds only for markup whose markers start with none of these
+_KEY_AND_SEPARATORS = re.compile(r"[\w\-.\s:,{}()\[\]]")
+
+
+@lru_cache(maxsize=64)
+def _whole_member(delim: str, string_ends: Markers) -> re.Pattern[str] | None:
+    """One pattern for a member already whole in the text: a bare key, its colon, a string
+    between two delimiters or a bare value, then whitespace and what follows (`,` or a
+    closer, if there); None when the markup has no such shortcut.
+
+    It decides what the state machine decides on the same text: the key runs to its colon,
+    a string to the left-most delimiter or marker (longest first at a tie), a bare value to
+    the first separator, and no marker can start where it reads a key, space, separator or
+    bare value (a bare value holds no marker's or delimiter's first character).
+    """
+    literals = string_ends.literals
+    if any(_KEY_AND_SEPARATORS.match(lit) for lit in literals):
+        return None
+    ends = "|".join(re.escape(lit) for lit in literals)  # longest first
+    firsts = "".join(sorted({re.escape(lit[0]) for lit in literals}))
+    return re.compile(
+        rf"\s*+(?P<key>[\w\-.]++)\s*+:\s*+"
+        rf"(?:{re.escape(delim)}(?P<string>(?:[^{firsts}]++|(?!{ends}).)*+)(?P<end>{ends})"
+        rf"|(?P<bare>[^{firsts}{{}}\[\](),]*+))"
+        rf"\s*+(?P<next>[,}})\]]?)",
+        re.DOTALL,
+    )
 
 
 class KeyValueArgsBuilder(Batched):
@@ -66,6 +98,8 @@ class KeyValueArgsBuilder(Batched):
         "_buffer",
         "_depth",
         "_in_string",
+        "_whole",
+        "_keys",
     )
 
     def __init__(
@@ -90,6 +124,9 @@ class KeyValueArgsBuilder(Batched):
         self._buffer: list[str] = []
         self._depth = 0
         self._in_string = False
+        self._whole = _whole_member(spec.string, self._string_ends)
+        # key: its schema, whether it streams as text, `"key": `
+        self._keys: dict[str, tuple[dict | None, bool, str]] = {}
         emit("{")
 
     def _feed(self, text: str, pos: int, eof: bool) -> int:
@@ -115,6 +152,11 @@ class KeyValueArgsBuilder(Batched):
                 self.state = KEY
                 pos += 1
             elif state == KEY:
+                if self._whole is not None:
+                    read = self._whole_members(text, pos)
+                    if read != pos or self.state != KEY:
+                        pos = read
+                        continue
                 pos = self._read_key(text, pos, eof)
                 if self.state == KEY:
                     return pos
@@ -175,6 +217,53 @@ class KeyValueArgsBuilder(Batched):
         self._schema = self.schema_of(self._key)
         self.state = VALUE_START
         return colon + 1
+
+    def _whole_members(self, text: str, pos: int) -> int:
+        """Write the members found whole in the text from `pos`, as the state machine would
+        write them (one regex match each); return where the state machine goes on."""
+        match = self._whole.match  # type: ignore[union-attr]
+        delim, closer = self.spec.string, self._closer
+        pieces = self._pieces
+        while True:
+            whole = match(text, pos)
+            if whole is None:
+                return pos
+            after = whole["next"]
+            ends = after == "," or after == closer
+            string = whole["string"]
+            if string is not None and whole["end"] != delim:
+                return pos  # a marker inside the string: the state machine ends the call
+            known = self._keys.get(whole["key"])
+            if known is None:
+                known = self._key_info(whole["key"])
+            schema, as_text, prefix = known
+            if string is not None and as_text:
+                body = encode_basestring(string)
+            elif ends:  # a typed value, complete only at `,` or the closer
+                leaf = string if string is not None else whole["bare"].strip()
+                body = json_text(coerce_text(leaf, schema))
+            else:
+                return pos
+            if self._count:
+                pieces.append(", ")
+            self._count += 1
+            pieces.append(prefix)
+            pieces.append(body)
+            if after == ",":
+                pos = whole.end()
+                continue
+            if ends:
+                self._finish()
+                return whole.end()
+            self.state = AFTER_VALUE
+            return whole.start("next")
+
+    def _key_info(self, key: str) -> tuple[dict | None, bool, str]:
+        schema = self.schema_of(key)
+        known = (schema, streams_as_text(schema), encode_basestring(key) + ": ")
+        if len(self._keys) < _MAX_KEYS:
+            self._keys[key] = known
+        return known
 
     def _is_stop(self, text: str, pos: int) -> bool:
         return bool(self._stops.at(text, pos))

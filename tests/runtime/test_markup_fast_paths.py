@@ -1,0 +1,182 @@
+"""Parameters already whole in the text are read by one regex match each (`xml_params`'
+parameters, `keyvalue_args`' members); they must read exactly as the state machine reads
+them, whole or one character at a time, whatever the markers, whitespace, entities,
+separators and keys around them, in every family that writes either dialect."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import toolgrammar
+from toolgrammar.invariants import run, split_at
+from toolgrammar.runtime import keyvalue_args, xml_params
+from toolgrammar.runtime.params import with_params
+from toolgrammar.runtime.registry import get_spec
+from toolgrammar.runtime.spec import KeyValueArgs, Lit, XmlParams
+
+from corpus_format import CORPUS, load
+
+
+def _families(dialect: type) -> list[str]:
+    return sorted(
+        path.stem
+        for path in CORPUS.glob("*.txt")
+        if any(isinstance(item, dialect) for item in get_spec(path.stem).call)
+    )
+
+
+XML_FAMILIES = _families(XmlParams)
+KEYVALUE_FAMILIES = _families(KeyValueArgs)
+WORDS = ["city", "days", "unit", "tags", "level", " city ", "x", "3", " 4 ", "true", "[1, 2]"]
+TEXT = ["\n", " ", " \n ", "\t", "a<b", "&amp;", "&am", "&#x41;", "&lt;", "é", '"', "\\"]
+
+
+def _markup(family: str, dialect: type) -> tuple:
+    """The family's argument markup (grammar params at their defaults) and the call's
+    literals after it."""
+    call = with_params(get_spec(family)).call
+    at = next(i for i, item in enumerate(call) if isinstance(item, dialect))
+    after = [text for item in call[at + 1 :] if isinstance(item, Lit) for text in item.texts]
+    return call[at], after
+
+
+def _case(family: str, start: str, before: str = ""):
+    """A corpus case with a call that has arguments: its text up to the first `start`
+    (and back to the last `before` ahead of it, included)."""
+    for case in load(CORPUS / f"{family}.txt"):
+        at = case.text.find(start)
+        if at > 0 and case.expect["tool_calls"]:
+            if before:
+                at = case.text.rfind(before, 0, at) + len(before)
+            return case, case.text[:at]
+    raise AssertionError(f"{family}: no corpus case with arguments")
+
+
+def _same_as_the_state_machine(family: str, case, text: str, patched: str) -> None:
+    """Whole (shortcut) == whole with the shortcut off == one character at a time."""
+    whole = toolgrammar.parse(family, text, case.tools, ids="sequential", **case.options)
+    _, streamed = run(family, split_at(text, list(range(1, len(text)))), case.tools, case.options)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(patched, lambda *markup: None)
+        slow = toolgrammar.parse(family, text, case.tools, ids="sequential", **case.options)
+    assert whole == slow
+    assert whole == streamed
+    for call in whole.tool_calls:
+        assert isinstance(json.loads(call.function.arguments), dict)
+
+
+@st.composite
+def xml_outputs(draw: st.DrawFn, family: str) -> str:
+    params, after = _markup(family, XmlParams)
+    _, prefix = _case(family, params.param_open)
+    markup = [params.param_open, params.key_end, params.value_end, *params.implicit_ends]
+    if params.value_open:
+        markup.append(params.value_open)
+    pieces = st.sampled_from(markup + after + WORDS + TEXT)
+    # mostly well-formed parameters, with stray pieces between and inside them
+    parts = [prefix]
+    for _ in range(draw(st.integers(0, 4))):
+        parts += draw(st.lists(pieces, max_size=2))
+        parts += [params.param_open, draw(st.sampled_from(WORDS)), params.key_end]
+        if params.value_open:
+            parts += draw(st.sampled_from([[], ["\n"], [" "]])) + [params.value_open]
+        parts += draw(st.lists(pieces, max_size=4))
+        parts += draw(st.sampled_from([[params.value_end], [params.value_end, "\n"], []]))
+    parts += draw(st.lists(st.sampled_from(after), max_size=len(after)))
+    return "".join(parts)
+
+
+@pytest.mark.parametrize("family", XML_FAMILIES)
+def test_whole_parameters_read_as_the_state_machine_reads_them(family: str) -> None:
+    params, _ = _markup(family, XmlParams)
+    case, _ = _case(family, params.param_open)
+
+    @settings(max_examples=60, deadline=None)
+    @given(xml_outputs(family))
+    def check(text: str) -> None:
+        _same_as_the_state_machine(
+            family, case, text, "toolgrammar.runtime.xml_params._whole_param"
+        )
+
+    check()
+
+
+@st.composite
+def keyvalue_outputs(draw: st.DrawFn, family: str) -> str:
+    args, after = _markup(family, KeyValueArgs)
+    _, prefix = _case(family, args.string, before="{")
+    delim = args.string
+    separators = [",", ":", "}", ")", "]", "{", "[", " ", "\n", ", "]
+    values = ["Paris", "3", " 4 ", "true", "a b", "x,y", "", "é", "<", "{a:1}", "[1,2]"]
+    pieces = st.sampled_from([delim, *after, *separators, *values])
+    # mostly well-formed members, with stray pieces between and inside them
+    parts = [prefix]
+    for _ in range(draw(st.integers(0, 4))):
+        parts += [
+            draw(st.sampled_from(WORDS[:6] + ["a-b", "k.v"])),
+            draw(st.sampled_from([":", " : "])),
+        ]
+        if draw(st.booleans()):
+            parts += [delim, draw(st.sampled_from(values))]
+            parts += draw(st.lists(pieces, max_size=2)) + [delim]
+        else:
+            parts.append(draw(st.sampled_from(values)))
+        parts += draw(st.lists(pieces, max_size=2))
+        parts.append(draw(st.sampled_from([",", ", ", "}", ")", ""])))
+    parts += draw(st.lists(st.sampled_from(after), max_size=len(after)))
+    return "".join(parts)
+
+
+@pytest.mark.parametrize("family", KEYVALUE_FAMILIES)
+def test_whole_members_read_as_the_state_machine_reads_them(family: str) -> None:
+    args, _ = _markup(family, KeyValueArgs)
+    case, _ = _case(family, args.string, before="{")
+
+    @settings(max_examples=150, deadline=None)
+    @given(keyvalue_outputs(family))
+    def check(text: str) -> None:
+        _same_as_the_state_machine(
+            family, case, text, "toolgrammar.runtime.keyvalue_args._whole_member"
+        )
+
+    check()
+
+
+class _Counted:
+    """A compiled pattern that counts the parameters it reads whole."""
+
+    def __init__(self, pattern) -> None:
+        self.pattern = pattern
+        self.read = 0
+
+    def match(self, text: str, pos: int):
+        found = self.pattern.match(text, pos)
+        self.read += found is not None
+        return found
+
+
+def test_the_fast_path_reads_the_loop_of_a_whole_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The repeated-parameter call of seed 004, whole: every parameter by the regex."""
+    made: list[_Counted] = []
+    real = xml_params._whole_param
+
+    def counted(*markup):
+        made.append(_Counted(real(*markup)))
+        return made[-1]
+
+    monkeypatch.setattr(xml_params, "_whole_param", counted)
+    body = '<steptml:parameter name="city">Paris</steptml:parameter>\n' * 3
+    text = (
+        "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜>"
+        f'<steptml:invoke name="get_weather">\n{body}</steptml:invoke><｜tool_call_end｜>'
+    )
+    tools = load(CORPUS / "step3.txt")[0].tools
+    message = toolgrammar.parse("step3", text, tools, reasoning_open=False)
+    assert message.tool_calls[0].function.arguments == (
+        '{"city": "Paris", "city": "Paris", "city": "Paris"}'
+    )
+    assert [pattern.read for pattern in made] == [3]
