@@ -157,9 +157,10 @@ class KeyValueArgsBuilder(Batched):
                     if read != pos or self.state != KEY:
                         pos = read
                         continue
-                pos = self._read_key(text, pos, eof)
-                if self.state == KEY:
-                    return pos
+                read = self._read_key(text, pos, eof)
+                if self.state == KEY and read == pos:
+                    return pos  # the key is not all here yet
+                pos = read  # (a stray `,` was skipped: read on)
             elif state == VALUE_START:
                 pos = self._start_value(text, pos, eof)
                 if self.state == VALUE_START:

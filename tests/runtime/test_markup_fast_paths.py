@@ -180,3 +180,18 @@ def test_the_fast_path_reads_the_loop_of_a_whole_output(monkeypatch: pytest.Monk
         '{"city": "Paris", "city": "Paris", "city": "Paris"}'
     )
     assert [pattern.read for pattern in made] == [3]
+
+
+@pytest.mark.parametrize("family", KEYVALUE_FAMILIES)
+def test_stray_commas_between_members_lose_nothing(family: str) -> None:
+    """`{city:Paris,,,city:Paris,`: the whole parse used to stop reading at the stray
+    commas (it took a skipped `,` for a key not yet all there) and lost the second member,
+    which one character at a time kept."""
+    args, _ = _markup(family, KeyValueArgs)
+    case, prefix = _case(family, args.string, before="{")
+    text = prefix + "city:Paris,,,city:Paris,"
+    whole = toolgrammar.parse(family, text, case.tools, **case.options)
+    assert whole.tool_calls[0].function.arguments == '{"city": "Paris", "city": "Paris"}'
+    _same_as_the_state_machine(
+        family, case, text, "toolgrammar.runtime.keyvalue_args._whole_member"
+    )
