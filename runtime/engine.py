@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Callable
+from typing import Callable, Iterable
 
 from .coerce import ToolSchemas
 from .deltas import CallParts, Delta, FunctionDelta, ToolCallDelta, add_call_part
@@ -78,6 +78,69 @@ _MAX_RECIPIENT = 256
 _MAX_JUNK = 256  # stray text inside a call, after its name, read as the call's markup
 
 _WS = re.compile(r"\s*")
+
+
+class _Run:
+    """Consecutive literals and whitespace of a call read in one regex match.
+
+    Read one at a time, each item costs a pass through the call loop; many small calls
+    spend more there than in their arguments. The match decides what the items would
+    decide one by one (longest spelling first, whitespace taken whole, an optional literal
+    taken when there), given `lookahead` characters after it: then no item could have been
+    waiting for more text.
+    """
+
+    __slots__ = ("pattern", "next", "lookahead")
+
+    def __init__(self, pattern: re.Pattern[str], next_item: int, lookahead: int) -> None:
+        self.pattern = pattern
+        self.next = next_item  # the item after the run
+        self.lookahead = lookahead
+
+
+def _runs(call: tuple, openers: Iterable[str]) -> tuple[_Run | None, ...]:
+    """Per item of a call, the run of two or more items that starts there, if any.
+
+    A literal joins a run unless it is a lookahead, one of its spellings ends in
+    whitespace (the run gives back the whitespace after its last literal as the items
+    would, by stripping), or it is optional and a longer call opener starts with it (then
+    it is only decided by what follows).
+    """
+
+    def fuses(item: object) -> bool:
+        if isinstance(item, Ws):
+            return True
+        if not isinstance(item, Lit) or item.peek:
+            return False
+        if any(not text or text[-1].isspace() for text in item.texts):
+            return False
+        return not item.optional or not any(
+            len(opener) > len(text) and opener.startswith(text)
+            for text in item.texts
+            for opener in openers
+        )
+
+    runs: list[_Run | None] = []
+    for start in range(len(call)):
+        stop = start
+        while stop < len(call) and fuses(call[stop]):
+            stop += 1
+        if stop - start < 2:
+            runs.append(None)
+            continue
+        parts, longest = [], 1
+        for item in call[start:stop]:
+            if isinstance(item, Ws):
+                parts.append(r"\s*+")
+                continue
+            texts = sorted(item.texts, key=len, reverse=True)  # the longest spelling first
+            longest = max(longest, len(texts[0]))
+            group = "(?>" + "|".join(re.escape(text) for text in texts) + ")"
+            parts.append(group + ("?+" if item.optional else ""))
+        runs.append(_Run(re.compile("".join(parts)), stop, longest))
+    return tuple(runs)
+
+
 _BAD_NAME = re.compile(r'[\s<>{}\[\]"]')  # no function name holds these; JSON or markup does
 
 
@@ -112,6 +175,7 @@ class CompiledFamily:
         "stops",
         "shapes",
         "steps",
+        "runs",
     )
 
     def __init__(self, spec: FamilySpec) -> None:
@@ -185,6 +249,8 @@ class CompiledFamily:
         self.steps = tuple(
             tuple((_kind_of(item), item) for item in shape.call) for shape in self.shapes
         )
+        # per shape, per item: the run of literals and whitespace that starts there (`_Run`)
+        self.runs = tuple(_runs(shape.call, self.openers) for shape in self.shapes)
         for number, shape in enumerate(self.shapes):
             for index, item in enumerate(shape.call):
                 if isinstance(item, Name):
@@ -605,10 +671,19 @@ class Engine:
         call = self._call
         assert call is not None
         steps = self.family.steps[call.shape]
+        runs = self.family.runs[call.shape]
         end = len(buf)
         count = len(steps)
         while call.item < count:
             kind, item = steps[call.item]
+            run = runs[call.item]
+            if run is not None:
+                found = run.pattern.match(buf, pos)
+                if found is not None and end - found.end() >= run.lookahead:
+                    self._read_run(call, found.group())
+                    pos = found.end()
+                    call.item = run.next
+                    continue
             if kind == LIT:
                 if item.alternatives:
                     text = _lit_at(item, buf, pos)
@@ -708,6 +783,24 @@ class Engine:
             call.item += 1
         self._end_call()
         return pos
+
+    @staticmethod
+    def _read_run(call: _Call, text: str) -> None:
+        """Account for a run's text as its items would: held before the name; after it,
+        the whitespace after the run's last literal (or all of it, when it took none)
+        waits to be markup or text."""
+        if not text:
+            return
+        if not call.committed:
+            call.held.append(text)
+            return
+        marks = text.rstrip()  # a literal ends in no whitespace
+        if marks:
+            call.ws_tail.clear()
+            if len(marks) < len(text):
+                call.ws_tail.append(text[len(marks) :])
+        else:
+            call.ws_tail.append(text)
 
     def _opener_longer(self, buf: str, pos: int, text: str, eof: bool) -> bool | None:
         """Whether a call opener longer than `text` starts at `pos` (None: not known yet)."""

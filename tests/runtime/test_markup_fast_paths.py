@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import toolgrammar
 from toolgrammar.invariants import run, split_at
-from toolgrammar.runtime import keyvalue_args, xml_params
+from toolgrammar.runtime import engine, keyvalue_args, xml_params
 from toolgrammar.runtime.params import with_params
 from toolgrammar.runtime.registry import get_spec
 from toolgrammar.runtime.spec import KeyValueArgs, Lit, XmlParams
@@ -195,3 +195,47 @@ def test_stray_commas_between_members_lose_nothing(family: str) -> None:
     _same_as_the_state_machine(
         family, case, text, "toolgrammar.runtime.keyvalue_args._whole_member"
     )
+
+
+def _texts(text: str) -> list[str]:
+    """An output, its prefixes (every fifth character) and the output with whitespace
+    sprinkled around its markup (whitespace between a call's items is what runs account
+    for differently from content)."""
+    prefixes = [text[:cut] for cut in range(0, len(text), 5)]
+    sprinkled = [text.replace(a, b) for a, b in (("<", " \n<"), (">", ">\n "), ("}", "}\n"))]
+    return [*prefixes, text, *sprinkled]
+
+
+@pytest.mark.parametrize("family", sorted(path.stem for path in CORPUS.glob("*.txt")))
+def test_runs_of_markup_read_as_the_call_loop_reads_them(family: str) -> None:
+    """A call's consecutive literals and whitespace are read by one regex match (`_Run`);
+    every corpus output, its prefixes and whitespace variants, must parse the same with
+    that shortcut off."""
+    outputs = [
+        (case, text) for case in load(CORPUS / f"{family}.txt") for text in _texts(case.text)
+    ]
+
+    def parse_all() -> list:
+        return [
+            toolgrammar.parse(family, text, case.tools, ids="sequential", **case.options)
+            for case, text in outputs
+        ]
+
+    fast = parse_all()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(engine, "_COMPILED", {})
+        patch.setattr(engine, "_runs", lambda call, openers: (None,) * len(call))
+        slow = parse_all()
+    assert fast == slow
+
+
+def test_runs_cover_the_markup_between_a_calls_name_and_arguments() -> None:
+    """deepseek_v3 writes `<｜tool▁call▁begin｜>` ws `function`? ws `<｜tool▁sep｜>` ws NAME
+    ws "```json"? ws ARGS ws CLOSER: three runs, none crossing the name or the arguments."""
+    call = get_spec("deepseek_v3").call
+    runs = engine.compiled(get_spec("deepseek_v3")).runs[0]
+    starts = {index: run.next for index, run in enumerate(runs) if run is not None}
+    name = next(i for i, item in enumerate(call) if type(item).__name__ == "Name")
+    assert starts[0] == name
+    assert starts[name + 1] == name + 4  # ws "```json"? ws
+    assert starts[len(call) - 2] == len(call)  # ws and the closer's three spellings
