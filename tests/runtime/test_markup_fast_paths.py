@@ -239,3 +239,34 @@ def test_runs_cover_the_markup_between_a_calls_name_and_arguments() -> None:
     assert starts[0] == name
     assert starts[name + 1] == name + 4  # ws "```json"? ws
     assert starts[len(call) - 2] == len(call)  # ws and the closer's three spellings
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "&",
+                "amp;",
+                "lt;",
+                "gt;",
+                "quot;",
+                "apos;",
+                "#65;",
+                "#x41;",
+                "#0;",
+                ";",
+                "a",
+                "&amp;",
+                "&lt;",
+                "&#",
+            ]
+        ),
+        max_size=12,
+    )
+)
+def test_named_entities_decode_as_one_left_to_right_pass(pieces: list[str]) -> None:
+    """`xml_unescape` replaces named entities without the regex when no `&#` is there; it
+    must decode exactly as one pass of the entity pattern does (`&amp;lt;` is `&lt;`)."""
+    text = "".join(pieces)
+    assert xml_params.xml_unescape(text) == xml_params._ENTITY.sub(xml_params._entity, text)
