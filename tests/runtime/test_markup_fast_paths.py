@@ -1,7 +1,8 @@
-"""Parameters already whole in the text are read by one regex match each (`xml_params`'
-parameters, `keyvalue_args`' members); they must read exactly as the state machine reads
-them, whole or one character at a time, whatever the markers, whitespace, entities,
-separators and keys around them, in every family that writes either dialect."""
+"""The markup shortcuts read in one regex match what a state machine reads step by step:
+a parameter (`xml_params`) or member (`keyvalue_args`) already whole in the text, and a
+call's consecutive literals and whitespace (the engine's runs). Each must read exactly as
+the step-by-step reading does, whole or one character at a time, whatever the markers,
+whitespace, entities, separators and keys around them, in every family that has them."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 
 import toolgrammar
 from toolgrammar.invariants import run, split_at
-from toolgrammar.runtime import engine, keyvalue_args, xml_params
+from toolgrammar.runtime import engine, xml_params
 from toolgrammar.runtime.params import with_params
 from toolgrammar.runtime.registry import get_spec
 from toolgrammar.runtime.spec import KeyValueArgs, Lit, XmlParams
