@@ -91,21 +91,6 @@ def xml_outputs(draw: st.DrawFn, family: str) -> str:
     return "".join(parts)
 
 
-@pytest.mark.parametrize("family", XML_FAMILIES)
-def test_whole_parameters_read_as_the_state_machine_reads_them(family: str) -> None:
-    params, _ = _markup(family, XmlParams)
-    case, _ = _case(family, params.param_open)
-
-    @settings(max_examples=60, deadline=None)
-    @given(xml_outputs(family))
-    def check(text: str) -> None:
-        _same_as_the_state_machine(
-            family, case, text, "toolgrammar.runtime.xml_params._whole_param"
-        )
-
-    check()
-
-
 @st.composite
 def keyvalue_outputs(draw: st.DrawFn, family: str) -> str:
     args, after = _markup(family, KeyValueArgs)
@@ -132,17 +117,40 @@ def keyvalue_outputs(draw: st.DrawFn, family: str) -> str:
     return "".join(parts)
 
 
-@pytest.mark.parametrize("family", KEYVALUE_FAMILIES)
-def test_whole_members_read_as_the_state_machine_reads_them(family: str) -> None:
-    args, _ = _markup(family, KeyValueArgs)
-    case, _ = _case(family, args.string, before="{")
+def _xml_case(family: str):
+    return _case(family, _markup(family, XmlParams)[0].param_open)[0]
 
-    @settings(max_examples=150, deadline=None)
-    @given(keyvalue_outputs(family))
+
+def _keyvalue_case(family: str):
+    return _case(family, _markup(family, KeyValueArgs)[0].string, before="{")[0]
+
+
+# dialect: its outputs, the corpus case whose tools and options they run with, the shortcut
+# (its pattern maker, switched off for the slow reading) and how many examples per family
+SHORTCUTS = {
+    "xml_params": (xml_outputs, _xml_case, "toolgrammar.runtime.xml_params._whole_param", 60),
+    "keyvalue_args": (
+        keyvalue_outputs,
+        _keyvalue_case,
+        "toolgrammar.runtime.keyvalue_args._whole_member",
+        150,
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "dialect, family",
+    [("xml_params", family) for family in XML_FAMILIES]
+    + [("keyvalue_args", family) for family in KEYVALUE_FAMILIES],
+)
+def test_whole_arguments_read_as_the_state_machine_reads_them(dialect: str, family: str) -> None:
+    outputs, case_of, shortcut, examples = SHORTCUTS[dialect]
+    case = case_of(family)
+
+    @settings(max_examples=examples, deadline=None)
+    @given(outputs(family))
     def check(text: str) -> None:
-        _same_as_the_state_machine(
-            family, case, text, "toolgrammar.runtime.keyvalue_args._whole_member"
-        )
+        _same_as_the_state_machine(family, case, text, shortcut)
 
     check()
 
