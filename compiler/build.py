@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+import toolgrammar.generated
+import toolgrammar.grammars
 from toolgrammar.runtime.spec import FamilySpec
 
 from . import checks, emit, ir, lower
@@ -218,7 +220,4 @@ def _diff(name: str, old: str, new: str) -> str:
 
 def default_paths() -> tuple[Path, Path]:
     """(grammars dir, generated dir) of the installed toolgrammar package."""
-    import toolgrammar.generated
-    import toolgrammar.grammars
-
     return Path(toolgrammar.grammars.__path__[0]), Path(toolgrammar.generated.__path__[0])
