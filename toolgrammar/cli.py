@@ -224,11 +224,11 @@ def cmd_build(args: argparse.Namespace) -> int:
     if args.out:
         out_dir = Path(args.out)
     try:
-        result = build(grammars, out_dir, check=args.check)
+        result = build(grammars, out_dir, compare_only=args.compare_only)
     except CompileErrors as errors:
         print(str(errors), file=sys.stderr)
         return 1
-    if args.check:
+    if args.compare_only:
         if result.stale:
             print(result.diff, end="" if result.diff.endswith("\n") else "\n")
             print(
@@ -250,7 +250,12 @@ def make_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     build_command = sub.add_parser("build", help="compile grammars/ into generated/")
-    build_command.add_argument("--check", action="store_true", help="exit 1 with a diff if stale")
+    build_command.add_argument(
+        "--check",
+        dest="compare_only",
+        action="store_true",
+        help="write nothing; exit 1 with a diff if generated/ differs from a fresh build",
+    )
     build_command.add_argument("--grammars", help="grammar folder (default: the package's)")
     build_command.add_argument("--out", help="output folder (default: the package's generated/)")
     build_command.set_defaults(func=cmd_build)
