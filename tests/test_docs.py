@@ -89,10 +89,12 @@ def test_every_cited_doc_and_anchor_exists() -> None:
 
 
 def test_families_catalogue_is_current() -> None:
-    spec = importlib.util.spec_from_file_location("families_doc", ROOT / "scripts" / "families_doc.py")
+    spec = importlib.util.spec_from_file_location(
+        "families_doc", ROOT / "scripts" / "families_doc.py"
+    )
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    assert (DOCS / "families.md").read_text(encoding="utf-8") == module.catalogue(), (
-        "docs/families.md is stale: run python scripts/families_doc.py"
-    )
+    assert (DOCS / "families.md").read_text(
+        encoding="utf-8"
+    ) == module.catalogue(), "docs/families.md is stale: run python scripts/families_doc.py"
