@@ -117,7 +117,8 @@ def catalogue() -> str:
         "Every model family toolgrammar parses: its registered names, its argument dialect, its",
         "grammar file, what the grammar's leading comment says about it (the same text is the",
         "generated module's docstring: the markup, where it comes from upstream and every",
-        "deliberate difference from vLLM), and the text `toolgrammar.render` writes for one call,",
+        "deliberate difference from vLLM), its grammar statements (every marker: reasoning,",
+        "section, ignored tokens, the call), and the text `toolgrammar.render` writes for one call,",
         '`get_weather(city="Paris", days=3)` after the content `Checking.` (tools from',
         "`tests/corpus/tools.json`). A family's golden corpus, `tests/corpus/<family>.txt`,",
         "shows its real shapes, truncations and malformed cases with their expected readings.",
@@ -153,6 +154,14 @@ def catalogue() -> str:
             facts += f", extends [{parent}](#{parent})"
         facts += f". Arguments: `{dialect(family)}`."
         out += ["", f"## {family}", "", facts, "", *prose(comment)]
+        out += [
+            "",
+            "Its grammar, after the comment:",
+            "",
+            "```text",
+            *body.strip().split("\n"),
+            "```",
+        ]
         text = example(family)
         if text is not None:
             out += ["", "Rendered:", "", "```text", *text.split("\n"), "```"]
