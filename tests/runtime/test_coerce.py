@@ -1,4 +1,5 @@
-"""Schema coercion: FAMILIES.md §0 "Coercion", DESIGN.md invariants 4 and 5."""
+"""Schema coercion: docs/policies.md, 'Schema coercion'; docs/invariants.md, 'Open trailing
+parameters are kept' and 'Coercion'."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolgrammar.runtime.coerce import ToolSchemas, coerce_json, coerce_text, streams_as_text
+from toolgrammar.runtime.coerce import coerce_json, coerce_text
+from toolgrammar.runtime.schemas import ToolSchemas, streams_as_text
 
 
 def same(actual: object, expected: object) -> bool:
