@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any, Literal, Mapping
 
 from .export import ExportError, export
-from .runtime.coerce import ToolSchemas
 from .runtime.deltas import (
     Delta,
     Function,
@@ -28,6 +27,7 @@ from .runtime.engine import Engine, random_call_id, sequential_call_id
 from .runtime.params import UnknownParam, with_params
 from .runtime.render import RenderError, render_output
 from .runtime.registry import UnknownFamily, families, get_spec
+from .runtime.schemas import ToolSchemas
 
 __all__ = [
     "Delta",
