@@ -8,7 +8,7 @@ around the engine: vLLM composes its parser, adjusts the request, streams the mo
 through its chat stream processor (one step per engine output, the last one with the
 finish reason), and parses it whole for a non-streaming response. The model output is read
 from a file; the tokenizer is a character-level one built here in which the family's
-markers are special tokens. Needs vLLM's Python packages (see README, "Use with vLLM").
+markers are special tokens. Needs vLLM's Python packages (see docs/vllm.md).
 """
 
 from __future__ import annotations

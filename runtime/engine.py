@@ -18,12 +18,12 @@ import os
 import re
 from typing import Callable, Iterable
 
-from .coerce import ToolSchemas
 from .deltas import CallParts, Delta, FunctionDelta, ToolCallDelta, add_call_part
 from .json_args import JsonArgsBuilder, JsonCallArrayBuilder, JsonCallBuilder, NextStop
 from .keyvalue_args import KeyValueArgsBuilder
 from .python_calls import PythonCallsBuilder
 from .markers import Markers, markers
+from .schemas import ToolSchemas
 from .spec import (
     FamilySpec,
     JsonArgs,

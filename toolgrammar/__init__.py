@@ -14,7 +14,6 @@ import importlib
 import json
 from typing import TYPE_CHECKING, Any, Literal, Mapping
 
-from .runtime.coerce import ToolSchemas
 from .runtime.deltas import (
     Delta,
     Function,
@@ -29,6 +28,7 @@ from .runtime.engine import Engine, random_call_id, sequential_call_id
 from .runtime.params import UnknownParam, with_params
 from .runtime.render import RenderError, render_output
 from .runtime.registry import UnknownFamily, families, get_spec
+from .runtime.schemas import ToolSchemas
 
 if TYPE_CHECKING:  # for type checkers only; at run time `__getattr__` loads them on first use
     from .export import ExportError, export

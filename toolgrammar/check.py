@@ -1,4 +1,4 @@
-"""`toolgrammar check`: a grammar proves the invariants of DESIGN.md on itself.
+"""`toolgrammar check`: a grammar proves the invariants of docs/invariants.md on itself.
 
 The checker writes random outputs for random tools in the family's own markup (the
 renderer, `runtime/render.py`), then checks, for each:

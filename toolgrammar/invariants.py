@@ -1,4 +1,4 @@
-"""The invariants of DESIGN.md, checked on one output text at every cut and split.
+"""The invariants of docs/invariants.md, checked on one output text at every cut and split.
 
 Used by the test suite over every corpus case of every grammar. Each check returns
 `Violation`s that carry the exact text, the split and what was expected, so a failure
