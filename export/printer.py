@@ -8,13 +8,15 @@ patterns, free text and JSON values; and how the rules are laid out as a documen
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 from .tree import Alt, Grammar, Json, Lit, Node, Opt, Pat, Ref, Rep, Seq, Text
 
 EMPTY_STRING = '""'  # the empty sequence, in both formats
 
 
-class Printer:
-    """Prints one grammar. Subclasses fill in the spellings (the methods that raise here)."""
+class Printer(ABC):
+    """Prints one grammar. A subclass per format fills in the spellings (the abstract methods)."""
 
     group_open = "("
     group_close = ")"
@@ -54,22 +56,23 @@ class Printer:
     def group(self, inner: str) -> str:
         return f"{self.group_open}{inner}{self.group_close}"
 
-    def literal(self, text: str) -> str:
-        raise NotImplementedError
+    @abstractmethod
+    def literal(self, text: str) -> str: ...
 
-    def rule_name(self, name: str) -> str:
-        raise NotImplementedError
+    @abstractmethod
+    def rule_name(self, name: str) -> str: ...
 
-    def pattern(self, node: Pat) -> str:
-        raise NotImplementedError
+    @abstractmethod
+    def pattern(self, node: Pat) -> str: ...
 
-    def text(self, node: Text) -> str:
-        raise NotImplementedError
+    @abstractmethod
+    def text(self, node: Text) -> str: ...
 
-    def json(self, node: Json) -> str:
-        raise NotImplementedError
+    @abstractmethod
+    def json(self, node: Json) -> str: ...
 
+    @abstractmethod
     def document(self, rules: list[tuple[str, str]]) -> str:
         """The whole text: the grammar's header, `rules` (name, expression) and whatever
         the spellings added on the way (terminals, pattern and text rules)."""
-        raise NotImplementedError
+        ...
