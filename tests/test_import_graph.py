@@ -17,6 +17,8 @@ SKIP = {"toolgrammar.__main__"}  # runs the command
 if importlib.util.find_spec("vllm") is None:
     SKIP.add("toolgrammar.adapters.vllm")  # needs vLLM's environment (tests/vllm)
 
+if any(importlib.util.find_spec(m) is None for m in ("lark", "jinja2", "black")):
+    PACKAGES.remove("toolgrammar.compiler")  # needs the compiler extra (vLLM's environment)
 names = ["toolgrammar.generated"]
 for package in PACKAGES:
     path = importlib.import_module(package).__path__
