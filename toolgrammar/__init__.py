@@ -10,9 +10,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Mapping
+import importlib
+import json
+from typing import TYPE_CHECKING, Any, Literal, Mapping
 
-from .export import ExportError, export
 from .runtime.deltas import (
     Delta,
     Function,
@@ -28,6 +29,9 @@ from .runtime.params import UnknownParam, with_params
 from .runtime.render import RenderError, render_output
 from .runtime.registry import UnknownFamily, families, get_spec
 from .runtime.schemas import ToolSchemas
+
+if TYPE_CHECKING:  # for type checkers only; at run time `__getattr__` loads them on first use
+    from .export import ExportError, export
 
 __all__ = [
     "Delta",
@@ -148,7 +152,7 @@ def render(
     message = parse(
         family, text, tools, params=params, reasoning_open=False if reasoning is None else None
     )
-    got = [(c.function.name, _loads(c.function.arguments)) for c in message.tool_calls]
+    got = [(c.function.name, _json_value_or_text(c.function.arguments)) for c in message.tool_calls]
     if got != pairs:
         for index, (want, have) in enumerate(zip(pairs, got + [None] * len(pairs))):
             if want != have:
@@ -165,16 +169,36 @@ def _call_pair(call: Any) -> tuple[str, dict[str, Any]]:
     else:
         name, args = call
     if isinstance(args, str):
-        args = _loads(args)
+        args = _json_value_or_text(args)
     if not isinstance(name, str) or not isinstance(args, dict):
         raise RenderError(f"a call is a name and an arguments object, got {call!r}")
     return name, args
 
 
-def _loads(text: str) -> Any:
-    import json
-
+def _json_value_or_text(text: str) -> Any:
+    """The value JSON `text` holds; other text stays text (then the caller reports it)."""
     try:
         return json.loads(text)
     except ValueError:
         return text
+
+
+_EXPORT_NAMES = ("export", "ExportError")
+
+
+def __getattr__(name: str) -> Any:
+    """`export` and `ExportError`, loaded on first use (PEP 562): `import toolgrammar` does
+    not import the export package, which parsing never needs.
+
+    `toolgrammar.export` is then the `toolgrammar.export` package itself, which is callable
+    as its `export` function (see `export/__init__.py`): one object whichever way the name
+    was reached, so importing `toolgrammar.export.schema` cannot shadow the function.
+    """
+    if name not in _EXPORT_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    package = importlib.import_module(".export", __name__)  # also binds `toolgrammar.export`
+    return package if name == "export" else package.ExportError
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORT_NAMES})
