@@ -14,16 +14,16 @@ goes back to the text it came from; an unfinished opener at the end is dropped.
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Callable
 
 from .coerce import ToolSchemas
-from .deltas import CallParts, Delta, FunctionDelta, ToolCallDelta, add_call_part
+from .deltas import CallParts, Delta, DeltaBuffer, random_call_id
 from .json_args import JsonArgsBuilder, JsonCallArrayBuilder, JsonCallBuilder, NextStop
 from .keyvalue_args import KeyValueArgsBuilder
 from .python_calls import PythonCallsBuilder
 from .markers import markers
+from .modes import CALL, CONTENT, HEADER, REASONING, SECTION
 from .spec import (
     FamilySpec,
     JsonArgs,
@@ -51,7 +51,6 @@ Builder = (
 )
 Dialect = XmlParams | XmlElements | KeyValueArgs | PythonCalls | JsonArgs | JsonCall | JsonCallArray
 
-CONTENT, REASONING, SECTION, CALL, HEADER = range(5)
 _MAX_RECIPIENT = 256
 _MAX_JUNK = 256  # stray text inside a call, after its name, read as the call's markup
 
@@ -59,83 +58,6 @@ _WS = re.compile(r"\s*")
 
 
 _BAD_NAME = re.compile(r'[\s<>{}\[\]"]')  # no function name holds these; JSON or markup does
-
-
-class _Out:
-    """Collects one feed's output and merges it into as few deltas as keep the order."""
-
-    __slots__ = ("entries",)
-
-    def __init__(self) -> None:
-        # [kind, parts] for text; ["call", index, id, name, parts] for a call fragment
-        self.entries: list[list] = []
-
-    def text(self, kind: str, text: str) -> None:
-        if not text:
-            return
-        last = self.entries[-1] if self.entries else None
-        if last is not None and last[0] == kind:
-            last[1].append(text)
-        else:
-            self.entries.append([kind, [text]])
-
-    def call(self, index: int, call_id: str, name: str) -> None:
-        """Call `index` begins: its id and name (its arguments follow through `args`)."""
-        self.entries.append(["call", index, call_id, name, [""]])
-
-    def args(self, index: int, text: str) -> None:
-        """An argument text piece of call `index` (the commonest entry: kept short)."""
-        entries = self.entries
-        if entries:
-            last = entries[-1]
-            if last[0] == "call" and last[1] == index:
-                last[4].append(text)
-                return
-        entries.append(["call", index, None, None, [text]])
-
-    def gather(self) -> tuple[list[str], list[str], dict[int, CallParts]]:
-        """What `take` would send, accumulated as `assemble` would: the content and
-        reasoning pieces and each call's parts, without building the deltas."""
-        content: list[str] = []
-        reasoning: list[str] = []
-        calls: dict[int, CallParts] = {}
-        for entry in self.entries:
-            kind = entry[0]
-            if kind == "call":
-                add_call_part(calls, entry[1], entry[2], entry[3], entry[4])
-            elif kind == "content":
-                content += entry[1]
-            else:
-                reasoning += entry[1]
-        self.entries = []
-        return content, reasoning, calls
-
-    def take(self) -> list[Delta]:
-        deltas: list[Delta] = []
-        for entry in self.entries:
-            kind = entry[0]
-            last = deltas[-1] if deltas else None
-            if kind == "call":
-                part = ToolCallDelta(
-                    entry[1],
-                    entry[2],
-                    FunctionDelta(entry[3], "".join(entry[4])),
-                    "function" if entry[2] is not None else None,
-                )
-                if last is not None and last.tool_calls and last.content is None:
-                    last.tool_calls.append(part)
-                else:
-                    deltas.append(Delta(tool_calls=[part]))
-            elif kind == "content":
-                text = "".join(entry[1])
-                if last is not None and not last.tool_calls and last.content is None:
-                    last.content = text
-                else:
-                    deltas.append(Delta(content=text))
-            else:
-                deltas.append(Delta(reasoning="".join(entry[1])))
-        self.entries = []
-        return deltas
 
 
 class _Call:
@@ -198,16 +120,6 @@ def _lit_at(item: Lit, buf: str, pos: int) -> str:
     return max(found, key=len) if found else ""
 
 
-def random_call_id(_: int) -> str:
-    # 16 random bytes as 32 hex digits, like uuid4().hex and secrets.token_hex(16) (which
-    # is this same call behind three Python frames)
-    return f"chatcmpl-tool-{os.urandom(16).hex()}"
-
-
-def sequential_call_id(index: int) -> str:
-    return f"call_{index}"
-
-
 class Engine:
     """Incremental parser for one output of one family."""
 
@@ -232,7 +144,7 @@ class Engine:
         self.calls_emitted = 0
         self.finished = False
         self._pending = ""
-        self._out = _Out()
+        self._out = DeltaBuffer()
         self._call: _Call | None = None
         self._ws_held: list[str] = (
             []
@@ -266,7 +178,7 @@ class Engine:
 
     def whole(self, text: str) -> tuple[list[str], list[str], dict[int, CallParts]]:
         """The whole output at once: exactly `feed(text)` then `finish()`, its output
-        gathered (`_Out.gather`) instead of made into deltas no one streams."""
+        gathered (`DeltaBuffer.gather`) instead of made into deltas no one streams."""
         if self.finished:
             raise RuntimeError("whole() after finish()")
         if text:
@@ -346,7 +258,7 @@ class Engine:
         if not text:
             return
         if self.mode == REASONING:
-            self._out.text("reasoning", text)
+            self._out.text(REASONING, text)
             return
         if not self._content_started:
             text = text.lstrip()
@@ -358,9 +270,9 @@ class Engine:
             self._ws_held.append(text)
             return
         if self._ws_held:
-            self._out.text("content", "".join(self._ws_held))
+            self._out.text(CONTENT, "".join(self._ws_held))
             self._ws_held.clear()
-        self._out.text("content", body)
+        self._out.text(CONTENT, body)
         if len(body) < len(text):
             self._ws_held.append(text[len(body) :])
 

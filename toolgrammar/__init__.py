@@ -23,8 +23,10 @@ from .runtime.deltas import (
     ToolCallDelta,
     assemble,
     message_of,
+    random_call_id,
+    sequential_call_id,
 )
-from .runtime.engine import Engine, random_call_id, sequential_call_id
+from .runtime.engine import Engine
 from .runtime.params import UnknownParam, with_params
 from .runtime.render import RenderError, render_output
 from .runtime.registry import UnknownFamily, families, get_spec
