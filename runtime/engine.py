@@ -15,7 +15,7 @@ goes back to the text it came from; an unfinished opener at the end is dropped.
 from __future__ import annotations
 
 import re
-from typing import Callable
+from typing import Any, Callable
 
 from .coerce import ToolSchemas
 from .deltas import CallParts, Delta, DeltaBuffer, random_call_id
@@ -31,12 +31,15 @@ from .spec import (
     JsonCallArray,
     KeyValueArgs,
     Lit,
-    PythonCalls,
     Name,
+    PythonCalls,
+    Skip,
+    Ws,
     XmlElements,
     XmlParams,
 )
-from .tables import LIT, NAME, NAMING_DIALECT, SKIP, WS, compiled
+from .state import CallState, EngineState
+from .tables import DIALECT, LIT, NAME, NAMING_DIALECT, SKIP, WS, compiled
 from .xml_elements import XmlElementsBuilder
 from .xml_params import XmlParamsBuilder
 
@@ -60,54 +63,8 @@ _WS = re.compile(r"\s*")
 _BAD_NAME = re.compile(r'[\s<>{}\[\]"]')  # no function name holds these; JSON or markup does
 
 
-class _Call:
-    """The call being read."""
-
-    __slots__ = (
-        "item",
-        "shape",
-        "items",
-        "opener",
-        "tried",
-        "back",
-        "committed",
-        "dropped",
-        "index",
-        "dialect",
-        "held",
-        "args_done",
-        "ws_tail",
-        "peeked",
-    )
-
-    def __init__(
-        self,
-        item: int,
-        back: int,
-        opener: str,
-        shape: int = 0,
-        items: tuple = (),
-        tried: int = 0,
-        peeked: bool = False,
-    ) -> None:
-        self.item = item
-        self.shape = shape  # which `call` statement is being tried
-        self.items = items
-        self.opener = opener  # the opener text (a lookahead's too), to try another shape
-        self.tried = tried  # how many of the opener's shapes have been tried before this one
-        self.back = back  # the mode the opener was found in
-        self.committed = False
-        self.dropped = False
-        self.index = -1
-        self.dialect: Builder | None = None
-        # text read before the name (a lookahead opener is read by the call's next item)
-        self.held: list[str] = [opener] if opener and not peeked else []
-        self.peeked = opener if peeked else ""  # the lookahead opener that started the call
-        self.args_done = False
-        # whitespace read since the last marker: markup if another marker of the call
-        # follows, given back as text if the call ends there
-        self.ws_tail: list[str] = []
-
+# how a call's item of one kind is read: (engine, call, item, buf, pos, eof) -> the position reached
+Reader = Callable[["Engine", CallState, Any, str, int, bool], int]
 
 _WORDS = re.compile(r"[^\W_]+(?:\s+[^\W_]+)*")  # letters and digits, spaces between
 
@@ -122,6 +79,8 @@ def _lit_at(item: Lit, buf: str, pos: int) -> str:
 
 class Engine:
     """Incremental parser for one output of one family."""
+
+    _readers: tuple[Reader, ...]  # indexed by item kind; set below the class
 
     def __init__(
         self,
@@ -143,19 +102,11 @@ class Engine:
         self.mode = REASONING if (reasoning_open and spec.reasoning) else CONTENT
         self.calls_emitted = 0
         self.finished = False
-        self._pending = ""
+        self._state = EngineState()
         self._out = DeltaBuffer()
-        self._call: _Call | None = None
-        self._ws_held: list[str] = (
-            []
-        )  # content's trailing whitespace: markup if a marker or the end follows
-        self._content_started = False  # leading whitespace of the content is dropped
-        self._in_section = False
-        self._routed = False  # the current reasoning or content came from a message route
-        self._header_back = CONTENT  # the mode a message header was found in
+        self._call: CallState | None = None
+        # the name of the call being read (set by `_commit`, read by a dialect's schema look-ups)
         self._current_name = ""
-        self._waiting = False
-        self._rewind: str | None = None  # text a call's next shape must read again
         # per call position: where its stop marker lies in the text at hand, shared by the
         # calls read one after another from one text (else N calls search N times to its end)
         self._next_stops: dict[tuple[int, int], NextStop] = {}
@@ -166,13 +117,13 @@ class Engine:
         if self.finished:
             raise RuntimeError("feed() after finish()")
         if text:
-            self._run(self._pending + text, eof=False)
+            self._run(self._state.pending + text, eof=False)
         return self._out.take()
 
     def finish(self) -> list[Delta]:
         if not self.finished:
             self.finished = True
-            self._run(self._pending, eof=True)
+            self._run(self._state.pending, eof=True)
             self._end_of_output()
         return self._out.take()
 
@@ -182,15 +133,16 @@ class Engine:
         if self.finished:
             raise RuntimeError("whole() after finish()")
         if text:
-            self._run(self._pending + text, eof=False)
+            self._run(self._state.pending + text, eof=False)
         self.finished = True
-        self._run(self._pending, eof=True)
+        self._run(self._state.pending, eof=True)
         self._end_of_output()
         return self._out.gather()
 
     # -- the main loop --------------------------------------------------------------
 
     def _run(self, buf: str, eof: bool) -> None:
+        state = self._state
         pos = 0
         while True:
             mode = self.mode
@@ -198,15 +150,15 @@ class Engine:
                 call = self._call
                 assert call is not None
                 item = call.item
-                self._waiting = False
+                state.waiting = False
                 new = self._run_call(buf, pos, eof)
-                if self._rewind is not None:  # another shape reads the same text again
-                    buf, pos, self._rewind = self._rewind + buf[new:], 0, None
+                if state.rewind is not None:  # another shape reads the same text again
+                    buf, pos, state.rewind = state.rewind + buf[new:], 0, None
                     continue
                 # a safety net: a call that neither read nor moved on waits for more text
                 stuck = new == pos and self._call is call and call.item == item
                 pos = new
-                if self._waiting or stuck:
+                if state.waiting or stuck:
                     break
             elif mode == HEADER:
                 new = self._header(buf, pos, eof)
@@ -220,12 +172,12 @@ class Engine:
                 if new == pos and self.mode == mode:
                     break
                 pos = new
-        self._pending = buf[pos:]
+        state.pending = buf[pos:]
 
     def _scan(self, buf: str, pos: int, eof: bool) -> int:
         family = self.family
         mode = self.mode
-        if self._routed and mode != SECTION:
+        if self._state.routed and mode != SECTION:
             markers = family.routed_markers
         elif mode == CONTENT:
             markers = family.content_markers
@@ -242,14 +194,14 @@ class Engine:
                 if _WORDS.fullmatch(buf, stop):  # `func` of `functools[`: prose ends in words
                     self._text(buf[stop:])
                 else:  # `<tool_ca`, `plan</thi`: markup cut off, dropped with the
-                    self._ws_held.clear()  # whitespace right before it
+                    self._state.ws_held.clear()  # whitespace right before it
                 return len(buf)
             return stop
         if markers.may_grow(buf, at, lit):
             self._text(buf[pos:at])  # the marker may still be the start of a longer one
             if not eof:
                 return at
-            self._ws_held.clear()  # the output ends inside the longer marker: markup
+            self._state.ws_held.clear()  # the output ends inside the longer marker: markup
             return len(buf)
         self._text(buf[pos:at])
         return self._marker(lit, at + len(lit))
@@ -260,27 +212,28 @@ class Engine:
         if self.mode == REASONING:
             self._out.text(REASONING, text)
             return
-        if not self._content_started:
+        state = self._state
+        if not state.content_started:
             text = text.lstrip()
             if not text:
                 return
-            self._content_started = True
+            state.content_started = True
         body = text.rstrip()
         if not body:
-            self._ws_held.append(text)
+            state.ws_held.append(text)
             return
-        if self._ws_held:
-            self._out.text(CONTENT, "".join(self._ws_held))
-            self._ws_held.clear()
+        if state.ws_held:
+            self._out.text(CONTENT, "".join(state.ws_held))
+            state.ws_held.clear()
         self._out.text(CONTENT, body)
         if len(body) < len(text):
-            self._ws_held.append(text[len(body) :])
+            state.ws_held.append(text[len(body) :])
 
-    def _new_call(self, opener: str, back: int, tried: int) -> _Call:
+    def _new_call(self, opener: str, back: int, tried: int) -> CallState:
         """A call started by `opener`, in the `tried`-th shape that opener starts."""
         family = self.family
         shape, item = family.openers[opener][tried]
-        return _Call(
+        return CallState(
             item,
             back,
             opener,
@@ -292,7 +245,7 @@ class Engine:
 
     def _boundary(self) -> None:
         """Markup begins: the whitespace right before it is markup too."""
-        self._ws_held.clear()
+        self._state.ws_held.clear()
 
     def _marker(self, lit: str, pos: int) -> int:
         family = self.family
@@ -301,7 +254,7 @@ class Engine:
         messages = family.messages
         if messages is not None:  # a header or a message's end also closes a section
             if lit == messages.header:
-                self._header_back = self.mode
+                self._state.header_back = self.mode
                 self.mode = HEADER
                 return pos
             if lit == messages.header_end:  # a header without a recipient
@@ -309,7 +262,7 @@ class Engine:
                 return pos
             if lit in family.message_ends:
                 self._boundary()
-                self.mode, self._routed, self._in_section = CONTENT, False, False
+                self.mode, self._state.routed, self._state.in_section = CONTENT, False, False
                 return pos
         if lit in family.openers and (self.mode == SECTION or family.calls_anywhere):
             self._call = self._new_call(lit, self.mode, 0)
@@ -320,10 +273,10 @@ class Engine:
         self._boundary()
         if lit in family.section_opens:
             self.mode = SECTION
-            self._in_section = True
+            self._state.in_section = True
         elif lit in family.section_closes:
             self.mode = CONTENT
-            self._in_section = False
+            self._state.in_section = False
         elif lit in family.reasoning_opens:
             if self.mode == CONTENT:
                 self.mode = REASONING
@@ -348,10 +301,10 @@ class Engine:
             if not eof:
                 return pos  # the recipient or the header's end is still arriving
             if end > pos:  # the output ends inside a header: an unfinished opener, dropped
-                self.mode = self._header_back
-                self._ws_held.clear()
+                self.mode = self._state.header_back
+                self._state.ws_held.clear()
                 return len(buf)
-        self.mode = self._header_back  # prose such as "x to=5": the opener was text
+        self.mode = self._state.header_back  # prose such as "x to=5": the opener was text
         self._text(messages.header)
         return pos
 
@@ -360,131 +313,188 @@ class Engine:
         assert family.messages is not None
         kind = family.routes.get(recipient, family.messages.default)
         self._boundary()
-        self._in_section = False
-        self._routed = kind != "calls"
+        self._state.in_section = False
+        self._state.routed = kind != "calls"
         self.mode = REASONING if kind == "reasoning" else CONTENT
 
     # -- a call ---------------------------------------------------------------------
 
     def _run_call(self, buf: str, pos: int, eof: bool) -> int:
+        """Read the call's items from `pos` on; the position reached.
+
+        Each item kind has its reader (`_READERS`). A reader that read its item moves the
+        call to its next item; one that did not (waiting for text, a mismatch, the call
+        abandoned or ended) leaves `call.item` where it was, and the loop stops there.
+        """
         call = self._call
         assert call is not None
         steps = self.family.steps[call.shape]
         runs = self.family.runs[call.shape]
-        end = len(buf)
+        readers = self._readers
         count = len(steps)
         while call.item < count:
-            kind, item = steps[call.item]
-            run = runs[call.item]
+            index = call.item
+            run = runs[index]
             if run is not None:
                 found = run.pattern.match(buf, pos)
-                if found is not None and end - found.end() >= run.lookahead:
+                if found is not None and len(buf) - found.end() >= run.lookahead:
                     self._read_run(call, found.group())
                     pos = found.end()
                     call.item = run.next
                     continue
-            if kind == LIT:
-                if item.alternatives:
-                    text = _lit_at(item, buf, pos)
-                else:
-                    text = item.text if buf.startswith(item.text, pos) else ""
-                if text and item.optional:
-                    longer = self._opener_longer(buf, pos, text, eof)
-                    if longer is None:
-                        return self._wait(pos)  # "```" may still become "```json"
-                    if longer:
-                        text = ""  # "```" begins the next call's "```json": not a closer
-                if text:
-                    if not item.peek:  # a lookahead stays for the next item to read
-                        if not call.committed:
-                            call.held.append(text)
-                        pos += len(text)
-                    if call.ws_tail:
-                        call.ws_tail.clear()
-                    call.item += 1
-                    continue
-                if end - pos < len(max(item.texts, key=len)) and any(
-                    t.startswith(buf[pos:]) for t in item.texts
-                ):
-                    if not eof:
-                        return self._wait(pos)
-                    if not call.committed:
-                        return self._unfinished(end)
-                    if pos < end:  # the output ends inside this marker: it is markup
-                        pos = end
-                        call.item += 1
-                        continue
-                if item.optional:
-                    call.item += 1
-                    continue
-                return self._mismatch(call, buf, pos, eof)
-            if kind == WS:
-                found = _WS.match(buf, pos).end()  # type: ignore[union-attr]
-                if found > pos:
-                    space = buf[pos:found]
-                    if call.committed:
-                        call.ws_tail.append(space)
-                    else:
-                        call.held.append(space)
-                    pos = found
-                if pos == end and not eof:
-                    return self._wait(pos)
-                call.item += 1
-                continue
-            if kind == SKIP:
-                at, _ = self.family.skip_markers[call.shape, call.item].search(buf, pos)
-                # another marker of the family before it: the skipped text was not a header
-                other, _ = self.family.content_markers.search(buf, pos, at if at >= 0 else None)
-                if other >= 0:
-                    return self._mismatch(call, buf, pos, eof)
-                if at >= 0 and at - pos <= item.max_len:
-                    self._read(call, buf[pos:at])
-                    pos = at
-                    call.item += 1
-                    continue
-                if at >= 0 or len(buf) - pos > item.max_len + max(map(len, item.until)):
-                    return self._mismatch(call, buf, pos, eof)
-                if eof:
-                    if not call.committed:
-                        return self._unfinished(end)
-                    return self._mismatch(call, buf, pos, eof)
-                return self._wait(pos)
-            if kind == NAME:
-                result = self._name(call, item, buf, pos, eof)
-                if result < 0:
-                    return self._wait(pos)  # the end of the name is not here yet
-                pos = result
-                if self._call is not call:
-                    return pos
-                continue
-            # an argument dialect
-            dialect = call.dialect
-            if dialect is None:
-                dialect = call.dialect = self._dialect(call, item)
-            new = dialect.feed(buf, pos, eof)
-            if new > pos and call.ws_tail:
-                call.ws_tail.clear()
-            if not call.committed and new > pos:
-                call.held.append(buf[pos:new])
-            pos = new
-            if not dialect.done:
-                if not eof:
-                    return self._wait(pos)
-                dialect.close()
-            if kind == NAMING_DIALECT and not call.committed:
-                if dialect.failed:  # type: ignore[union-attr]
-                    if pos >= end and eof and not dialect.malformed:  # type: ignore[union-attr]
-                        return self._unfinished(end)  # the output ended inside the opener
-                    return self._abandon(call, pos)  # not a call: its text goes back
-                if call.peeked:
-                    return self._abandon(call, pos)  # a lookahead `[]` that held no call: text
-            call.args_done = True
-            call.item += 1
+            kind, item = steps[index]
+            pos = readers[kind](self, call, item, buf, pos, eof)
+            if call.item == index or self._call is not call:
+                return pos
         self._end_call()
         return pos
 
+    # -- the readers of a call's items: (call, item, buf, pos, eof) -> the position reached
+
+    def _read_literal(self, call: CallState, item: Lit, buf: str, pos: int, eof: bool) -> int:
+        if item.alternatives:
+            text = _lit_at(item, buf, pos)
+        else:
+            text = item.text if buf.startswith(item.text, pos) else ""
+        if text and item.optional:
+            longer = self._opener_longer(buf, pos, text, eof)
+            if longer is None:
+                return self._wait(pos)  # "```" may still become "```json"
+            if longer:
+                text = ""  # "```" begins the next call's "```json": not a closer
+        if text:
+            if not item.peek:  # a lookahead stays for the next item to read
+                if not call.committed:
+                    call.held.append(text)
+                pos += len(text)
+            if call.ws_tail:
+                call.ws_tail.clear()
+            call.item += 1
+            return pos
+        end = len(buf)
+        if end - pos < len(max(item.texts, key=len)) and any(
+            t.startswith(buf[pos:]) for t in item.texts
+        ):
+            if not eof:
+                return self._wait(pos)
+            if not call.committed:
+                return self._unfinished(end)
+            if pos < end:  # the output ends inside this marker: it is markup
+                call.item += 1
+                return end
+        if item.optional:
+            call.item += 1
+            return pos
+        return self._mismatch(call, buf, pos, eof)
+
+    def _read_whitespace(self, call: CallState, item: Ws, buf: str, pos: int, eof: bool) -> int:
+        found = _WS.match(buf, pos).end()  # type: ignore[union-attr]
+        if found > pos:
+            space = buf[pos:found]
+            if call.committed:
+                call.ws_tail.append(space)
+            else:
+                call.held.append(space)
+            pos = found
+        if pos == len(buf) and not eof:
+            return self._wait(pos)
+        call.item += 1
+        return pos
+
+    def _read_skip(self, call: CallState, item: Skip, buf: str, pos: int, eof: bool) -> int:
+        at, _ = self.family.skip_markers[call.shape, call.item].search(buf, pos)
+        # another marker of the family before it: the skipped text was not a header
+        other, _ = self.family.content_markers.search(buf, pos, at if at >= 0 else None)
+        if other >= 0:
+            return self._mismatch(call, buf, pos, eof)
+        if at >= 0 and at - pos <= item.max_len:
+            self._read(call, buf[pos:at])
+            call.item += 1
+            return at
+        if at >= 0 or len(buf) - pos > item.max_len + max(map(len, item.until)):
+            return self._mismatch(call, buf, pos, eof)
+        if eof:
+            if not call.committed:
+                return self._unfinished(len(buf))
+            return self._mismatch(call, buf, pos, eof)
+        return self._wait(pos)
+
+    def _read_name(self, call: CallState, item: Name, buf: str, pos: int, eof: bool) -> int:
+        markers = self.family.name_markers[call.shape, call.item]
+        at, _ = markers.search(buf, pos)
+        if at < 0:
+            if len(buf) - pos > item.max_len + max(map(len, item.until)):
+                return self._abandon(call, pos)
+            if eof:
+                # a bare name cut short is an unfinished opener (dropped); text that cannot
+                # be the start of a name ("[TOOL_CALLS] not json at all") was not a call
+                # the name so far, without a marker cut short after it (`ping\n</tool_ca`)
+                raw = buf[pos : len(buf) - markers.held(buf, pos)].strip()
+                if item.pattern is None:
+                    not_a_name = bool(_BAD_NAME.search(raw))
+                else:  # a header may hold spaces; words that do not fit it are prose
+                    not_a_name = bool(re.search(r"\s", raw)) and not re.fullmatch(item.pattern, raw)
+                if not_a_name:
+                    return self._abandon(call, pos)
+                return self._unfinished(len(buf))
+            return self._wait(pos)  # the end of the name is not here yet
+        raw = buf[pos:at].strip()
+        header_id = None
+        name = raw
+        if item.pattern is not None:
+            found = re.fullmatch(item.pattern, raw)
+            name = found.group("name") if found else ""
+            if item.id_from_header:
+                header_id = raw
+            elif found and "id" in found.re.groupindex and found.group("id"):
+                header_id = found.group("id")
+        if not name or len(raw) > item.max_len or _BAD_NAME.search(name):
+            return self._abandon(call, pos)
+        self._read(call, buf[pos:at])
+        call.item += 1
+        self._commit(call, name, header_id)
+        return at
+
+    def _read_dialect(self, call: CallState, item: Dialect, buf: str, pos: int, eof: bool) -> int:
+        """Feed the text at `pos` to the call's dialect (made on first use); at the end of
+        the output, close it. Waits while the dialect has not read its whole value."""
+        dialect = call.dialect
+        if dialect is None:
+            dialect = call.dialect = self._dialect(call, item)
+        new = dialect.feed(buf, pos, eof)
+        if new > pos:
+            if call.ws_tail:
+                call.ws_tail.clear()
+            if not call.committed:
+                call.held.append(buf[pos:new])
+        if not dialect.done:
+            if not eof:
+                return self._wait(new)
+            dialect.close()
+        call.args_done = True
+        call.item += 1
+        return new
+
+    def _read_naming_dialect(
+        self, call: CallState, item: Dialect, buf: str, pos: int, eof: bool
+    ) -> int:
+        """A dialect that finds the call's name itself: ended before a name, it was no call
+        (the call read so far is dropped with it)."""
+        new = self._read_dialect(call, item, buf, pos, eof)
+        if call.committed or self._state.waiting:
+            return new
+        dialect = call.dialect
+        assert dialect is not None
+        if dialect.failed:  # type: ignore[union-attr]
+            if new >= len(buf) and eof and not dialect.malformed:  # type: ignore[union-attr]
+                return self._unfinished(len(buf))  # the output ended inside the opener
+            return self._abandon(call, new)  # not a call: its text goes back
+        if call.peeked:
+            return self._abandon(call, new)  # a lookahead `[]` that held no call: text
+        return new
+
     @staticmethod
-    def _read_run(call: _Call, text: str) -> None:
+    def _read_run(call: CallState, text: str) -> None:
         """Account for a run's text as its items would: held before the name; after it,
         the whitespace after the run's last literal (or all of it, when it took none)
         waits to be markup or text."""
@@ -513,50 +523,14 @@ class Engine:
         return False
 
     def _wait(self, pos: int) -> int:
-        self._waiting = True
+        self._state.waiting = True
         return pos
 
-    def _read(self, call: _Call, text: str) -> None:
+    def _read(self, call: CallState, text: str) -> None:
         if not call.committed and text:
             call.held.append(text)
 
-    def _name(self, call: _Call, item: Name, buf: str, pos: int, eof: bool) -> int:
-        markers = self.family.name_markers[call.shape, call.item]
-        at, _ = markers.search(buf, pos)
-        if at < 0:
-            if len(buf) - pos > item.max_len + max(map(len, item.until)):
-                return self._abandon(call, pos)
-            if eof:
-                # a bare name cut short is an unfinished opener (dropped); text that cannot
-                # be the start of a name ("[TOOL_CALLS] not json at all") was not a call
-                # the name so far, without a marker cut short after it (`ping\n</tool_ca`)
-                raw = buf[pos : len(buf) - markers.held(buf, pos)].strip()
-                if item.pattern is None:
-                    not_a_name = bool(_BAD_NAME.search(raw))
-                else:  # a header may hold spaces; words that do not fit it are prose
-                    not_a_name = bool(re.search(r"\s", raw)) and not re.fullmatch(item.pattern, raw)
-                if not_a_name:
-                    return self._abandon(call, pos)
-                return self._unfinished(len(buf))
-            return -1
-        raw = buf[pos:at].strip()
-        header_id = None
-        name = raw
-        if item.pattern is not None:
-            found = re.fullmatch(item.pattern, raw)
-            name = found.group("name") if found else ""
-            if item.id_from_header:
-                header_id = raw
-            elif found and "id" in found.re.groupindex and found.group("id"):
-                header_id = found.group("id")
-        if not name or len(raw) > item.max_len or _BAD_NAME.search(name):
-            return self._abandon(call, pos)
-        self._read(call, buf[pos:at])
-        call.item += 1
-        self._commit(call, name, header_id)
-        return at
-
-    def _dialect(self, call: _Call, item: Dialect) -> Builder:
+    def _dialect(self, call: CallState, item: Dialect) -> Builder:
         stops = self.family.stops[call.shape, call.item]
         if isinstance(item, (JsonCall, JsonCallArray)):  # (the commonest first)
             make_args = lambda: JsonArgsBuilder(  # noqa: E731
@@ -594,7 +568,7 @@ class Engine:
         assert call is not None
         self._commit(call, name, call_id)
 
-    def _commit(self, call: _Call, name: str, header_id: str | None) -> None:
+    def _commit(self, call: CallState, name: str, header_id: str | None) -> None:
         """The name is known: the call is real from here on."""
         call.committed = True
         call.held = []
@@ -619,7 +593,7 @@ class Engine:
     def _typed_keys(self) -> frozenset[str]:
         return self.tools.typed_keys(self._current_name)
 
-    def _mismatch(self, call: _Call, buf: str, pos: int, eof: bool) -> int:
+    def _mismatch(self, call: CallState, buf: str, pos: int, eof: bool) -> int:
         """A required literal is not there.
 
         Before the name, the call was not one. After it, the text up to the call's next
@@ -652,13 +626,13 @@ class Engine:
         self._end_call()
         return pos
 
-    def _abandon(self, call: _Call, pos: int) -> int:
+    def _abandon(self, call: CallState, pos: int) -> int:
         """Not a call after all: the opener's next shape is tried on the same text, or the
         text goes back to where it came from."""
         if call.tried + 1 < len(self.family.openers[call.opener]):
             past = call.held[1:] if not call.peeked else call.held  # the text after the opener
             self._call = self._new_call(call.opener, call.back, call.tried + 1)
-            self._rewind = "".join(past)
+            self._state.rewind = "".join(past)
             return pos
         self._call = None
         self.mode = call.back
@@ -675,7 +649,7 @@ class Engine:
         assert call is not None and not call.committed
         self._call = None
         self.mode = call.back
-        self._ws_held.clear()
+        self._state.ws_held.clear()
         return end
 
     def _end_call(self) -> None:
@@ -684,13 +658,13 @@ class Engine:
         if call.committed and not call.args_done:
             self._close_args(call)
         self._call = None
-        self.mode = SECTION if self._in_section else CONTENT
+        self.mode = SECTION if self._state.in_section else CONTENT
         if not call.committed:  # a complete call structure with no call in it (`[]`) is markup
             self._boundary()
         if call.ws_tail:
             self._text("".join(call.ws_tail))
 
-    def _close_args(self, call: _Call) -> None:
+    def _close_args(self, call: CallState) -> None:
         call.args_done = True
         if call.dialect is None:
             self._args("{}")
@@ -704,4 +678,20 @@ class Engine:
                 self._end_call()
             else:
                 self._call = None
-        self._ws_held.clear()  # trailing whitespace of the content
+        self._state.ws_held.clear()  # trailing whitespace of the content
+
+
+# the reader of each kind of call item, indexed by the kinds `CompiledFamily.steps` holds
+Engine._readers = tuple(
+    reader
+    for _, reader in sorted(
+        {
+            LIT: Engine._read_literal,
+            WS: Engine._read_whitespace,
+            SKIP: Engine._read_skip,
+            NAME: Engine._read_name,
+            DIALECT: Engine._read_dialect,
+            NAMING_DIALECT: Engine._read_naming_dialect,
+        }.items()
+    )
+)
