@@ -96,6 +96,8 @@ def cmd_parse(args: argparse.Namespace) -> int:
         "ids": args.ids,
         "params": _read_params(args.param),
     }
+    if args.trace:
+        options["trace"] = toolgrammar.print_trace(sys.stderr)
     try:
         parser = toolgrammar.StreamParser(args.family, tools, **options)
     except (toolgrammar.UnknownFamily, ValueError) as error:
@@ -284,6 +286,11 @@ def make_parser() -> argparse.ArgumentParser:
     )
     parse.add_argument("--unknown-tools", default="keep", choices=["keep", "drop"])
     parse.add_argument("--ids", default="random", choices=["random", "sequential"])
+    parse.add_argument(
+        "--trace",
+        action="store_true",
+        help="print every step to stderr: mode, grammar items (file:line), held text, output",
+    )
     parse.set_defaults(func=cmd_parse)
 
     check = sub.add_parser("check", help="check a grammar's invariants on random outputs")
