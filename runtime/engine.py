@@ -1,10 +1,14 @@
 """The push core every family runs on: `feed(delta)` and `finish(reason)`.
 
-The engine walks the regions of an output (content, reasoning, a tool-call section,
-a call) with the markers its `FamilySpec` declares, and runs a call's sequence of
-items (literals, whitespace, the name, one argument dialect) over the text as it
-arrives. It never re-reads text it has decided on: each delta is scanned once, plus
-the few characters held back because they could still begin a marker.
+A state machine over the regions of an output, its modes (`modes.py`): content,
+reasoning, a tool-call section and a message header are scanned for the markers the
+family's `FamilySpec` declares (`_scan`, `_marker`); in a call, the call's sequence of
+items (literals, whitespace, the name, one argument dialect) is read over the text as it
+arrives, one reader per item kind (`_read_literal`, …, dispatched by the kind
+`tables.CompiledFamily` precomputed). Its flags live in `state.EngineState`, the call
+being read in `state._Call`. It never re-reads text it has decided on: each delta
+is scanned once, plus the few characters held back because they could still begin a
+marker.
 
 Policies that today's parsers answer per family are answered here, once (README,
 "Policies"): whitespace touching markup is markup; a tool-call opener ends an open
@@ -38,7 +42,7 @@ from .spec import (
     XmlElements,
     XmlParams,
 )
-from .state import CallState, EngineState
+from .state import EngineState
 from .tables import DIALECT, LIT, NAME, NAMING_DIALECT, SKIP, WS, compiled
 from .xml_elements import XmlElementsBuilder
 from .xml_params import XmlParamsBuilder
@@ -58,15 +62,61 @@ _MAX_RECIPIENT = 256
 _MAX_JUNK = 256  # stray text inside a call, after its name, read as the call's markup
 
 _WS = re.compile(r"\s*")
-
-
 _BAD_NAME = re.compile(r'[\s<>{}\[\]"]')  # no function name holds these; JSON or markup does
-
-
-# how a call's item of one kind is read: (engine, call, item, buf, pos, eof) -> the position reached
-Reader = Callable[["Engine", CallState, Any, str, int, bool], int]
-
 _WORDS = re.compile(r"[^\W_]+(?:\s+[^\W_]+)*")  # letters and digits, spaces between
+
+
+class _Call:
+    """The call being read."""
+
+    __slots__ = (
+        "item",
+        "shape",
+        "items",
+        "opener",
+        "tried",
+        "back",
+        "committed",
+        "dropped",
+        "index",
+        "dialect",
+        "held",
+        "args_done",
+        "ws_tail",
+        "peeked",
+    )
+
+    def __init__(
+        self,
+        item: int,
+        back: int,
+        opener: str,
+        shape: int = 0,
+        items: tuple = (),
+        tried: int = 0,
+        peeked: bool = False,
+    ) -> None:
+        self.item = item
+        self.shape = shape  # which `call` statement is being tried
+        self.items = items
+        self.opener = opener  # the opener text (a lookahead's too), to try another shape
+        self.tried = tried  # how many of the opener's shapes have been tried before this one
+        self.back = back  # the mode the opener was found in
+        self.committed = False
+        self.dropped = False
+        self.index = -1
+        self.dialect: Builder | None = None
+        # text read before the name (a lookahead opener is read by the call's next item)
+        self.held: list[str] = [opener] if opener and not peeked else []
+        self.peeked = opener if peeked else ""  # the lookahead opener that started the call
+        self.args_done = False
+        # whitespace read since the last marker: markup if another marker of the call
+        # follows, given back as text if the call ends there
+        self.ws_tail: list[str] = []
+
+
+# how a call's item of one kind is read: (engine, call, item, buf, pos, eof) -> the position
+Reader = Callable[["Engine", _Call, Any, str, int, bool], int]
 
 
 def _lit_at(item: Lit, buf: str, pos: int) -> str:
@@ -104,7 +154,7 @@ class Engine:
         self.finished = False
         self._state = EngineState()
         self._out = DeltaBuffer()
-        self._call: CallState | None = None
+        self._call: _Call | None = None
         # the name of the call being read (set by `_commit`, read by a dialect's schema look-ups)
         self._current_name = ""
         # per call position: where its stop marker lies in the text at hand, shared by the
@@ -229,11 +279,11 @@ class Engine:
         if len(body) < len(text):
             state.ws_held.append(text[len(body) :])
 
-    def _new_call(self, opener: str, back: int, tried: int) -> CallState:
+    def _new_call(self, opener: str, back: int, tried: int) -> _Call:
         """A call started by `opener`, in the `tried`-th shape that opener starts."""
         family = self.family
         shape, item = family.openers[opener][tried]
-        return CallState(
+        return _Call(
             item,
             back,
             opener,
@@ -351,7 +401,7 @@ class Engine:
 
     # -- the readers of a call's items: (call, item, buf, pos, eof) -> the position reached
 
-    def _read_literal(self, call: CallState, item: Lit, buf: str, pos: int, eof: bool) -> int:
+    def _read_literal(self, call: _Call, item: Lit, buf: str, pos: int, eof: bool) -> int:
         if item.alternatives:
             text = _lit_at(item, buf, pos)
         else:
@@ -387,7 +437,7 @@ class Engine:
             return pos
         return self._mismatch(call, buf, pos, eof)
 
-    def _read_whitespace(self, call: CallState, item: Ws, buf: str, pos: int, eof: bool) -> int:
+    def _read_whitespace(self, call: _Call, item: Ws, buf: str, pos: int, eof: bool) -> int:
         found = _WS.match(buf, pos).end()  # type: ignore[union-attr]
         if found > pos:
             space = buf[pos:found]
@@ -401,7 +451,7 @@ class Engine:
         call.item += 1
         return pos
 
-    def _read_skip(self, call: CallState, item: Skip, buf: str, pos: int, eof: bool) -> int:
+    def _read_skip(self, call: _Call, item: Skip, buf: str, pos: int, eof: bool) -> int:
         at, _ = self.family.skip_markers[call.shape, call.item].search(buf, pos)
         # another marker of the family before it: the skipped text was not a header
         other, _ = self.family.content_markers.search(buf, pos, at if at >= 0 else None)
@@ -419,7 +469,7 @@ class Engine:
             return self._mismatch(call, buf, pos, eof)
         return self._wait(pos)
 
-    def _read_name(self, call: CallState, item: Name, buf: str, pos: int, eof: bool) -> int:
+    def _read_name(self, call: _Call, item: Name, buf: str, pos: int, eof: bool) -> int:
         markers = self.family.name_markers[call.shape, call.item]
         at, _ = markers.search(buf, pos)
         if at < 0:
@@ -455,7 +505,7 @@ class Engine:
         self._commit(call, name, header_id)
         return at
 
-    def _read_dialect(self, call: CallState, item: Dialect, buf: str, pos: int, eof: bool) -> int:
+    def _read_dialect(self, call: _Call, item: Dialect, buf: str, pos: int, eof: bool) -> int:
         """Feed the text at `pos` to the call's dialect (made on first use); at the end of
         the output, close it. Waits while the dialect has not read its whole value."""
         dialect = call.dialect
@@ -476,7 +526,7 @@ class Engine:
         return new
 
     def _read_naming_dialect(
-        self, call: CallState, item: Dialect, buf: str, pos: int, eof: bool
+        self, call: _Call, item: Dialect, buf: str, pos: int, eof: bool
     ) -> int:
         """A dialect that finds the call's name itself: ended before a name, it was no call
         (the call read so far is dropped with it)."""
@@ -494,7 +544,7 @@ class Engine:
         return new
 
     @staticmethod
-    def _read_run(call: CallState, text: str) -> None:
+    def _read_run(call: _Call, text: str) -> None:
         """Account for a run's text as its items would: held before the name; after it,
         the whitespace after the run's last literal (or all of it, when it took none)
         waits to be markup or text."""
@@ -526,11 +576,11 @@ class Engine:
         self._state.waiting = True
         return pos
 
-    def _read(self, call: CallState, text: str) -> None:
+    def _read(self, call: _Call, text: str) -> None:
         if not call.committed and text:
             call.held.append(text)
 
-    def _dialect(self, call: CallState, item: Dialect) -> Builder:
+    def _dialect(self, call: _Call, item: Dialect) -> Builder:
         stops = self.family.stops[call.shape, call.item]
         if isinstance(item, (JsonCall, JsonCallArray)):  # (the commonest first)
             make_args = lambda: JsonArgsBuilder(  # noqa: E731
@@ -568,7 +618,7 @@ class Engine:
         assert call is not None
         self._commit(call, name, call_id)
 
-    def _commit(self, call: CallState, name: str, header_id: str | None) -> None:
+    def _commit(self, call: _Call, name: str, header_id: str | None) -> None:
         """The name is known: the call is real from here on."""
         call.committed = True
         call.held = []
@@ -593,7 +643,7 @@ class Engine:
     def _typed_keys(self) -> frozenset[str]:
         return self.tools.typed_keys(self._current_name)
 
-    def _mismatch(self, call: CallState, buf: str, pos: int, eof: bool) -> int:
+    def _mismatch(self, call: _Call, buf: str, pos: int, eof: bool) -> int:
         """A required literal is not there.
 
         Before the name, the call was not one. After it, the text up to the call's next
@@ -626,7 +676,7 @@ class Engine:
         self._end_call()
         return pos
 
-    def _abandon(self, call: CallState, pos: int) -> int:
+    def _abandon(self, call: _Call, pos: int) -> int:
         """Not a call after all: the opener's next shape is tried on the same text, or the
         text goes back to where it came from."""
         if call.tried + 1 < len(self.family.openers[call.opener]):
@@ -664,7 +714,7 @@ class Engine:
         if call.ws_tail:
             self._text("".join(call.ws_tail))
 
-    def _close_args(self, call: CallState) -> None:
+    def _close_args(self, call: _Call) -> None:
         call.args_done = True
         if call.dialect is None:
             self._args("{}")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from .deltas import CallParts, Delta, DeltaBuffer
-from .engine import Engine
+from .engine import Engine, _Call
 from .modes import CALL, CONTENT, HEADER, MODE_NAMES, REASONING
 from .spec import (
     FamilySpec,
@@ -33,7 +33,6 @@ from .spec import (
     XmlElements,
     XmlParams,
 )
-from .state import CallState
 
 # the folder `FamilySpec.source` paths (`grammars/hermes.tg`) are relative to
 _ROOT = Path(__file__).resolve().parent.parent
@@ -248,9 +247,7 @@ class TracingDeltaBuffer(DeltaBuffer):
 
 
 def _traced(reader: Callable[..., int]) -> Callable[..., int]:
-    def read(
-        engine: TracingEngine, call: CallState, item: Any, buf: str, pos: int, eof: bool
-    ) -> int:
+    def read(engine: TracingEngine, call: _Call, item: Any, buf: str, pos: int, eof: bool) -> int:
         index = call.item
         engine._outcome = ""
         engine._emitted = []  # told after the item that emitted them
@@ -336,7 +333,7 @@ class TracingEngine(Engine):
         kind = self.family.routes.get(recipient, messages.default)
         self._trace(Step(f"a message to {recipient or 'no one'}: {kind}", MODE_NAMES[self.mode]))
 
-    def _read_run(self, call: CallState, text: str) -> None:  # type: ignore[override]
+    def _read_run(self, call: _Call, text: str) -> None:  # type: ignore[override]
         """A run of literals and whitespace read in one match: told item by item."""
         run = self.family.runs[call.shape][call.item]
         assert run is not None
@@ -353,7 +350,7 @@ class TracingEngine(Engine):
             at += size
         Engine._read_run(call, text)
 
-    def _abandon(self, call: CallState, pos: int) -> int:
+    def _abandon(self, call: _Call, pos: int) -> int:
         new = super()._abandon(call, pos)
         if self._call is not None and self.mode == CALL:
             self._outcome = f"no call in this shape: shape {self._call.shape + 1} tries the text"
@@ -391,7 +388,7 @@ class TracingEngine(Engine):
         else:
             self._trace(event)
 
-    def _report_item(self, call: CallState, index: int, item: Any, text: str) -> None:
+    def _report_item(self, call: _Call, index: int, item: Any, text: str) -> None:
         if self._state.waiting:
             outcome = "waits for more text"
         elif self._outcome:
