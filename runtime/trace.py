@@ -366,11 +366,18 @@ class TracingEngine(Engine):
     def _end_call(self) -> None:
         call = self._call
         super()._end_call()
-        if call is not None and call.committed:
-            self._outcome = self._outcome or f"call {call.index} ends"
-            if call.item < len(call.items):  # ended early (a mismatch or the end of output)
-                return
-            self._trace(Step(f"call {call.index} ends", MODE_NAMES[self.mode]))
+        if call is None:
+            return
+        if not call.committed:
+            what = "a call's markup with no call in it: markup"
+        elif call.dropped:
+            what = "a call to a tool not in `tools` ends: dropped"
+        else:
+            what = f"call {call.index} ends"
+        self._outcome = self._outcome or what
+        if call.item < len(call.items):  # ended early: the item or the end of output tells
+            return
+        self._trace(Step(what, MODE_NAMES[self.mode]))
 
     def _end_of_output(self) -> None:
         call = self._call
@@ -399,7 +406,7 @@ class TracingEngine(Engine):
             later = call.items[call.item]
             outcome = f"not here: skipped to {item_label(later)} at {self._item_where(later)}"
         else:
-            outcome = "not read"
+            outcome = "not here: skipped text up to it" if text else "not read"
         self._trace(Item(item_label(item), self._item_where(item), text, outcome))
 
     def _report_held(self) -> None:
