@@ -23,12 +23,15 @@ from .runtime.deltas import (
     ToolCallDelta,
     assemble,
     message_of,
+    random_call_id,
+    sequential_call_id,
 )
-from .runtime.engine import Engine, random_call_id, sequential_call_id
+from .runtime.engine import Engine
 from .runtime.params import UnknownParam, with_params
 from .runtime.render import RenderError, render_output
 from .runtime.registry import UnknownFamily, families, get_spec
 from .runtime.schemas import ToolSchemas
+from .runtime.trace import Trace, TraceEvent, TracingEngine, format_event, print_trace
 
 if TYPE_CHECKING:  # for type checkers only; at run time `__getattr__` loads them on first use
     from .export import ExportError, export
@@ -42,12 +45,15 @@ __all__ = [
     "StreamParser",
     "ToolCall",
     "ToolCallDelta",
+    "TraceEvent",
     "UnknownFamily",
     "UnknownParam",
     "assemble",
     "export",
     "families",
+    "format_event",
     "parse",
+    "print_trace",
     "render",
     "RenderError",
 ]
@@ -64,6 +70,8 @@ class StreamParser:
     `tools` (the default keeps and reports them). `ids="sequential"` makes tool-call
     ids `call_0`, `call_1`, ... (for tests); the default is random
     `chatcmpl-tool-<32 hex>`, and a family whose markup carries an id uses that.
+    `trace` receives an event for every step the parser takes (`runtime/trace.py`,
+    `docs/debugging.md`); `toolgrammar.print_trace()` makes one that prints them.
     """
 
     def __init__(
@@ -75,17 +83,21 @@ class StreamParser:
         unknown_tools: Literal["keep", "drop"] = "keep",
         ids: Literal["random", "sequential"] = "random",
         params: Mapping[str, str] | None = None,
+        trace: Trace | None = None,
     ) -> None:
         if ids not in ("random", "sequential"):
             raise ValueError(f"ids must be 'random' or 'sequential', not {ids!r}")
         self.family = family
-        self._engine = Engine(
-            with_params(get_spec(family), params),
-            ToolSchemas(tools),
-            reasoning_open=reasoning_open,
-            unknown_tools=unknown_tools,
-            call_id=sequential_call_id if ids == "sequential" else random_call_id,
-        )
+        spec = with_params(get_spec(family), params)
+        options: dict[str, Any] = {
+            "reasoning_open": reasoning_open,
+            "unknown_tools": unknown_tools,
+            "call_id": sequential_call_id if ids == "sequential" else random_call_id,
+        }
+        if trace is None:
+            self._engine = Engine(spec, ToolSchemas(tools), **options)
+        else:
+            self._engine = TracingEngine(spec, ToolSchemas(tools), trace=trace, **options)
         self.finish_reason: str | None = None
 
     def feed(self, text: str) -> list[Delta]:

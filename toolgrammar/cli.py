@@ -107,6 +107,8 @@ def cmd_parse(args: argparse.Namespace) -> int:
         "ids": args.ids,
         "params": _read_params(args.param),
     }
+    if args.trace:
+        options["trace"] = toolgrammar.print_trace(sys.stderr)
     try:
         parser = toolgrammar.StreamParser(args.family, tools, **options)
     except (toolgrammar.UnknownFamily, ValueError) as error:
@@ -287,6 +289,11 @@ def make_parser() -> argparse.ArgumentParser:
     )
     parse_command.add_argument("--unknown-tools", default="keep", choices=["keep", "drop"])
     parse_command.add_argument("--ids", default="random", choices=["random", "sequential"])
+    parse_command.add_argument(
+        "--trace",
+        action="store_true",
+        help="print every step to stderr: mode, grammar items (file:line), held text, output",
+    )
     parse_command.set_defaults(func=cmd_parse)
 
     check_command = sub.add_parser("check", help="check a grammar's invariants on random outputs")

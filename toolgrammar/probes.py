@@ -144,7 +144,7 @@ def probe_big_value(family: str, site: ValueSite, tools: list, size: int) -> str
         base = tracemalloc.get_traced_memory()[0]
         for _ in range(size // chunk):
             parser.feed(block)
-            held = len(parser._engine._pending)
+            held = len(parser._engine._state.pending)
             if held > 4096:
                 return f"holds {held} characters back inside a value"
         grown = tracemalloc.get_traced_memory()[1] - base
