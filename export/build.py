@@ -267,7 +267,7 @@ class Builder:
     # -- dialects -----------------------------------------------------------------------
 
     def _xml_params(self, item: XmlParams, tool: Tool, stops: tuple[str, ...]) -> Node:
-        avoid = tuple(sorted({*stops, item.value_end, *item.implicit_ends}))
+        avoid = tuple(sorted({*stops, item.value_end, *item.implicit_end}))
         json_avoid = avoid
         pad = WS  # around a typed value, whitespace is trimmed by the parser
         params = []
@@ -280,7 +280,7 @@ class Builder:
                         key_text = render_key(item, key, sample)
                     except RenderError as e:
                         raise ExportError(f"{self.spec.name}: {e}") from None
-                    head = seq(Lit(item.param_open), WS, Lit(key_text), WS, Lit(item.key_end),
+                    head = seq(Lit(item.open), WS, Lit(key_text), WS, Lit(item.key_end),
                                seq(WS, Lit(item.value_open)) if item.value_open else EMPTY)
                     if "enum" in b:
                         value: Node = Lit(render_value_text(sample, item))
@@ -349,11 +349,11 @@ class Builder:
                        "required": [tool.name], "additionalProperties": False}
                 objects.append(obj)
                 continue
-            for name_key in item.name_keys:  # every spelling of the keys the parser reads
-                for args_key in item.args_keys:
+            for name_key in item.name:  # every spelling of the keys the parser reads
+                for args_key in item.arguments:
                     props: dict[str, Any] = {}
-                    if item.id_keys:
-                        props[item.id_keys[0]] = {"type": "string"}
+                    if item.id:
+                        props[item.id[0]] = {"type": "string"}
                     props[name_key] = {"const": tool.name}
                     props[args_key] = args
                     objects.append({"type": "object", "properties": props,

@@ -494,7 +494,7 @@ class Engine:
         if item.pattern is not None:
             found = re.fullmatch(item.pattern, raw)
             name = found.group("name") if found else ""
-            if item.id_from_header:
+            if item.id:
                 header_id = raw
             elif found and "id" in found.re.groupindex and found.group("id"):
                 header_id = found.group("id")

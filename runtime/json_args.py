@@ -332,18 +332,18 @@ class JsonCallBuilder:
                 self._commit_name()
                 return DELEGATE
             return WITHHOLD
-        if key in self.spec.args_keys:
+        if key in self.spec.arguments:
             self._args_seen = True
             self._commit_name()
             return DELEGATE
         return WITHHOLD
 
     def _value(self, key: str, raw: str) -> None:
-        if key in self.spec.id_keys and self.name is None and self.call_id is None:
+        if key in self.spec.id and self.name is None and self.call_id is None:
             ok, call_id = loads_or_none(raw)
             if ok and isinstance(call_id, (str, int)) and not isinstance(call_id, bool):
                 self.call_id = str(call_id)
-        if key in self.spec.name_keys and self.name is None:
+        if key in self.spec.name and self.name is None:
             ok, name = loads_or_none(raw)
             if ok and isinstance(name, str) and name.strip():
                 self.name = name.strip()
@@ -435,7 +435,7 @@ class JsonCallBuilder:
         if found is None:
             return -1
         members, close = found
-        args_keys, name_keys = spec.args_keys, spec.name_keys
+        args_keys, name_keys = spec.arguments, spec.name
         named = False
         args_start = -1
         for key, start, end, _ in members:
@@ -628,10 +628,10 @@ class JsonCallArrayBuilder:
                 pos += 1
             elif ch == "{" and state == ELEMENTS:
                 spec = JsonCall(
-                    self.spec.name_keys,
-                    self.spec.args_keys,
+                    self.spec.name,
+                    self.spec.arguments,
                     self.spec.name_is_key,
-                    self.spec.id_keys,
+                    self.spec.id,
                 )
                 self._element = JsonCallBuilder(
                     spec, self._stop_list, self._commit_element, self._make_args, self._next_stop

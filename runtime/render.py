@@ -91,7 +91,7 @@ def render_key(item: XmlParams, key: str, value: Any) -> str:
         if "text" in found.re.groupindex:
             if ((found.group("text") or "") in item.text_when) != is_text:
                 continue
-        return (" " if item.param_open[-1:].isalpha() else "") + text
+        return (" " if item.open[-1:].isalpha() else "") + text
     raise RenderError(f"cannot write the key {key!r} in the shape /{item.key_pattern}/ reads")
 
 
@@ -147,7 +147,7 @@ def render_call(spec: FamilySpec, name: str, args: dict[str, Any], index: int) -
                 if item.strip and isinstance(value, str) and value != value.strip():
                     raise RenderError(f"{spec.name} strips values: {value!r} cannot be written")
                 out.append(
-                    f"{item.param_open}{render_key(item, key, value)}{item.key_end}"
+                    f"{item.open}{render_key(item, key, value)}{item.key_end}"
                     f"{item.value_open}{newline}{render_value_text(value, item)}{newline}"
                     f"{item.value_end}"
                 )
@@ -161,14 +161,14 @@ def render_call(spec: FamilySpec, name: str, args: dict[str, Any], index: int) -
         elif isinstance(item, JsonArgs):
             out.append(json.dumps(args, ensure_ascii=False))
         elif isinstance(item, JsonCall):
-            call_object = {item.name_keys[0]: name, item.args_keys[0]: args}
+            call_object = {item.name[0]: name, item.arguments[0]: args}
             out.append(json.dumps(call_object, ensure_ascii=False))
         elif isinstance(item, JsonCallArray):
             element: dict[str, Any] = (
-                {name: args} if item.name_is_key else {item.name_keys[0]: name}
+                {name: args} if item.name_is_key else {item.name[0]: name}
             )
             if not item.name_is_key:
-                element[item.args_keys[0]] = args
+                element[item.arguments[0]] = args
             out.append(json.dumps([element], ensure_ascii=False))
     return "".join(out)
 

@@ -101,7 +101,7 @@ def _whole_param(
     it before it searches), and the left-most end marker, longest first at a tie.
     Anything else does not match and is left to the state machine.
     """
-    if any(lit != spec.param_open and lit.startswith(spec.param_open) for lit in between.literals):
+    if any(lit != spec.open and lit.startswith(spec.open) for lit in between.literals):
         return None  # OPEN could still be the start of a longer marker
     no_space_marker = not any(lit[0].isspace() for lit in between.literals)
     ends = value_ends.literals
@@ -110,7 +110,7 @@ def _whole_param(
     parts = [r"\s*+" if no_space_marker else ""]
     # atomic: the key ends at the first KEY_END, never at a later one
     key = rf"(?>(?P<key>.{{0,{_MAX_KEY}}}?){re.escape(spec.key_end)})"
-    parts += [re.escape(spec.param_open), key]
+    parts += [re.escape(spec.open), key]
     if spec.value_open:
         others = [lit for lit in value_opens.literals if lit != spec.value_open]
         if any(lit.startswith(spec.value_open) for lit in others):
@@ -164,9 +164,9 @@ class XmlParamsBuilder(Batched):
         self.schema_of = schema_of
         self.state = BETWEEN
         self.done = False
-        self._between = markers((spec.param_open, *stops))
-        self._value_opens = markers((spec.value_open, spec.param_open, *stops))
-        self._value_ends = markers((spec.value_end, *spec.implicit_ends, *stops))
+        self._between = markers((spec.open, *stops))
+        self._value_opens = markers((spec.value_open, spec.open, *stops))
+        self._value_ends = markers((spec.value_end, *spec.implicit_end, *stops))
         self._key_pattern = re.compile(spec.key_pattern) if spec.key_pattern else None
         self._count = 0
         self._key: _Key | None = None  # the parameter being read
@@ -194,7 +194,7 @@ class XmlParamsBuilder(Batched):
                     return end - (0 if eof else self._between.held(text, pos))
                 if not eof and self._between.may_grow(text, at, lit):
                     return at
-                if lit != spec.param_open:
+                if lit != spec.open:
                     self._finish()
                     return at
                 pos = at + len(lit)
@@ -296,7 +296,7 @@ class XmlParamsBuilder(Batched):
                 pos = whole.end()
                 continue
             pos = whole.start("end")
-            if end not in spec.implicit_ends:
+            if end not in spec.implicit_end:
                 self._finish()  # a marker of the call or the stream: the arguments end here
             break
         self._count = count
@@ -344,7 +344,7 @@ class XmlParamsBuilder(Batched):
         if lit == self.spec.value_end:
             self.state = BETWEEN
             return at + len(lit)
-        if lit in self.spec.implicit_ends:
+        if lit in self.spec.implicit_end:
             self.state = BETWEEN
             return at
         self._finish()  # a marker of the call or the stream: the arguments end here
