@@ -271,17 +271,14 @@ def markup_literals(spec: FamilySpec, *, header: bool = True) -> frozenset[str]:
         found |= {spec.messages.header_end, *spec.messages.ends}
         if header:
             found.add(spec.messages.header)
+    from .dialects import DIALECTS  # (the table's modules import this one: a cycle)
+
     for shape in spec.shapes:
         for item in shape.call:
             if isinstance(item, Lit):
                 found |= set(item.texts)
             elif isinstance(item, Name):
                 found |= set(item.until)
-            elif isinstance(item, XmlParams):
-                found |= {item.open, item.key_end, item.value_end, *item.implicit_end}
-                found.add(item.value_open)
-            elif isinstance(item, XmlElements):
-                found.add(item.prefix)
-            elif isinstance(item, KeyValueArgs):
-                found.add(item.string)
+            elif (row := DIALECTS.get(type(item))) is not None:
+                found |= set(row.literals(item))
     return frozenset(m for m in found if m)

@@ -157,7 +157,7 @@ def render_call(
                 )
                 out.append(
                     f"{item.open}{key_text}{item.key_end}{gap}{item.value_open}{newline}"
-                    f"{render_value_text(value, item)}{newline}{item.value_end}\n"
+                    f"{render_value_text(value, item.xml_unescape)}{newline}{item.value_end}\n"
                 )
         elif isinstance(item, XmlElements):
             for key, value in args.items():
