@@ -30,7 +30,7 @@ from .spec import JsonArgs
 
 
 class JsonArgsBuilder:
-    """Streams one JSON arguments object; `emit` receives the argument text pieces."""
+    """Streams one JSON arguments object to the sink, as the model wrote it."""
 
     __slots__ = (
         "emit",

@@ -309,7 +309,7 @@ BEFORE, ELEMENTS, ELEMENT, AFTER_ELEMENT = range(4)
 class JsonCallArrayBuilder:
     """`[{call}, {call}, …]`: every element is a call, emitted as soon as its name is known.
 
-    The engine's `commit` starts a new call for each element (a new index), so the calls
+    Each element commits a call of its own through the sink (a new index), so the calls
     of one array stream one after the other. An element that is not a call object ends
     the array: before any call it means the text was not a call array at all (`failed`,
     and the engine gives the text back); after one it is markup up to the next marker.
