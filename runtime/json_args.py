@@ -247,4 +247,4 @@ def render_json_args(_: JsonArgs, name: str, args: dict[str, Any]) -> str:
     return json.dumps(args, ensure_ascii=False)
 
 
-JSON_ARGS = DialectRow(JsonArgs, JsonArgsBuilder, render_json_args, no_literals)
+JSON_ARGS = DialectRow(JsonArgs, "json_args", JsonArgsBuilder, render_json_args, no_literals)

@@ -428,7 +428,14 @@ def render_json_call_array(item: JsonCallArray, name: str, args: dict[str, Any])
     return json.dumps([element], ensure_ascii=False)
 
 
-JSON_CALL = DialectRow(JsonCall, JsonCallBuilder, render_json_call, no_literals, names_calls=True)
+JSON_CALL = DialectRow(
+    JsonCall, "json_call", JsonCallBuilder, render_json_call, no_literals, names_calls=True
+)
 JSON_CALL_ARRAY = DialectRow(
-    JsonCallArray, JsonCallArrayBuilder, render_json_call_array, no_literals, names_calls=True
+    JsonCallArray,
+    "json_call_array",
+    JsonCallArrayBuilder,
+    render_json_call_array,
+    no_literals,
+    names_calls=True,
 )

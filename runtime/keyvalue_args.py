@@ -474,5 +474,9 @@ def render_keyvalue_args(item: KeyValueArgs, name: str, args: dict[str, Any]) ->
 
 
 KEYVALUE_ARGS = DialectRow(
-    KeyValueArgs, KeyValueArgsBuilder, render_keyvalue_args, lambda item: (item.string,)
+    KeyValueArgs,
+    "keyvalue_args",
+    KeyValueArgsBuilder,
+    render_keyvalue_args,
+    lambda item: (item.string,),
 )

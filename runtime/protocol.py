@@ -73,6 +73,7 @@ class DialectRow:
     """One argument dialect, as every part of the runtime needs it."""
 
     spec: type  # its spec class (`spec.py`), the key of the table
+    word: str  # how the grammar language spells it (`compiler/ir.ELEMENTS`)
     builder: Callable[[Any, tuple[str, ...], Sink], ArgumentsBuilder]
     render: Callable[[Any, str, dict[str, Any]], str]  # (item, call name, arguments) -> markup
     literals: Callable[[Any], tuple[str, ...]]  # the markup literals an item names

@@ -537,5 +537,10 @@ def render_python_calls(item: PythonCalls, name: str, args: dict[str, Any]) -> s
 
 
 PYTHON_CALLS = DialectRow(
-    PythonCalls, PythonCallsBuilder, render_python_calls, no_literals, names_calls=True
+    PythonCalls,
+    "python_calls",
+    PythonCallsBuilder,
+    render_python_calls,
+    no_literals,
+    names_calls=True,
 )

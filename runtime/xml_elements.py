@@ -376,5 +376,9 @@ def render_xml_elements(item: XmlElements, name: str, args: dict[str, Any]) -> s
 
 
 XML_ELEMENTS = DialectRow(
-    XmlElements, XmlElementsBuilder, render_xml_elements, lambda item: (item.prefix,)
+    XmlElements,
+    "xml_elements",
+    XmlElementsBuilder,
+    render_xml_elements,
+    lambda item: (item.prefix,),
 )

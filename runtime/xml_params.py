@@ -457,4 +457,6 @@ def xml_params_literals(item: XmlParams) -> tuple[str, ...]:
     return (item.open, item.key_end, item.value_end, *item.implicit_end, item.value_open)
 
 
-XML_PARAMS = DialectRow(XmlParams, XmlParamsBuilder, render_xml_params, xml_params_literals)
+XML_PARAMS = DialectRow(
+    XmlParams, "xml_params", XmlParamsBuilder, render_xml_params, xml_params_literals
+)

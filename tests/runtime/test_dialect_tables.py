@@ -25,10 +25,11 @@ def test_every_dialect_word_has_one_runtime_row_and_one_export_rule() -> None:
 
 
 @pytest.mark.parametrize("word", sorted(WORDS))
-def test_a_dialect_names_calls_in_the_runtime_as_the_grammar_says(word: str) -> None:
+def test_a_dialect_is_named_and_names_calls_in_the_runtime_as_the_grammar_says(word: str) -> None:
     sig = WORDS[word]
     assert DIALECTS[sig.spec].names_calls == sig.gives_name
     assert DIALECTS[sig.spec].spec is sig.spec
+    assert DIALECTS[sig.spec].word == word
 
 
 class RecordingSink:
