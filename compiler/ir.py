@@ -6,8 +6,8 @@ whole `Grammar` prints back to a file that parses to the same IR.
 
 Call items are deliberately generic: a `Literal`, or an `Element` (a word with keyword
 arguments). Which words and arguments exist is data, in `ELEMENTS`, shared by the
-validation and the lowering: growing the language means adding a row there (and the
-runtime class it lowers to), not a new node type.
+validation and the lowering: growing the language means adding a row there (naming the
+runtime class it lowers to, whose fields are the row's argument names), not a new node type.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from enum import Enum
 from typing import Annotated, Any, Literal as L, Union
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from toolgrammar.runtime import spec as rt
 
 
 class Node(BaseModel):
@@ -410,22 +412,27 @@ class Param:
 
 @dataclass(frozen=True)
 class ElementSig:
-    """One item word: its arguments, and its role in a call."""
+    """One item word: the runtime spec class it lowers to, its arguments (each lowered to
+    the spec field of the same name; one left out keeps the field's default), and its role
+    in a call."""
 
+    spec: type
     params: dict[str, Param] = field(default_factory=dict)
     is_dialect: bool = False  # parses the arguments
     gives_name: bool = False  # yields the function name
 
 
 ELEMENTS: dict[str, ElementSig] = {
-    "ws": ElementSig(),
+    "ws": ElementSig(rt.Ws),
     "skip": ElementSig(
+        rt.Skip,
         params={
             "until": Param(ArgType.STRINGS, required=True),
             "max_len": Param(ArgType.INT, default=256),
         },
     ),
     "name": ElementSig(
+        rt.Name,
         params={
             "until": Param(ArgType.STRINGS, required=True),
             "pattern": Param(ArgType.REGEX, groups=("name",)),
@@ -435,6 +442,7 @@ ELEMENTS: dict[str, ElementSig] = {
         gives_name=True,
     ),
     "xml_params": ElementSig(
+        rt.XmlParams,
         params={
             "open": Param(ArgType.STRING, required=True),
             "key_end": Param(ArgType.STRING, required=True),
@@ -450,6 +458,7 @@ ELEMENTS: dict[str, ElementSig] = {
         is_dialect=True,
     ),
     "xml_elements": ElementSig(
+        rt.XmlElements,
         params={
             "prefix": Param(ArgType.STRING, default=""),
             "max_depth": Param(ArgType.INT, default=128),
@@ -457,19 +466,23 @@ ELEMENTS: dict[str, ElementSig] = {
         is_dialect=True,
     ),
     "keyvalue_args": ElementSig(
+        rt.KeyValueArgs,
         params={"string": Param(ArgType.STRING, required=True)},
         is_dialect=True,
     ),
     "python_calls": ElementSig(
+        rt.PythonCalls,
         params={"list": Param(ArgType.BOOL, default=True)},
         is_dialect=True,
         gives_name=True,
     ),
-    "json_args": ElementSig(is_dialect=True),
+    "json_args": ElementSig(rt.JsonArgs, is_dialect=True),
     "json_call": ElementSig(
+        rt.JsonCall,
         params={
             "name": Param(ArgType.STRINGS, default=("name",)),
             "arguments": Param(ArgType.STRINGS, default=("arguments", "parameters")),
+            "name_is_key": Param(ArgType.BOOL, default=False),
             "id": Param(ArgType.STRINGS, default=()),
             "require_args": Param(ArgType.BOOL, default=False),
         },
@@ -477,6 +490,7 @@ ELEMENTS: dict[str, ElementSig] = {
         gives_name=True,
     ),
     "json_call_array": ElementSig(
+        rt.JsonCallArray,
         params={
             "name": Param(ArgType.STRINGS, default=("name",)),
             "arguments": Param(ArgType.STRINGS, default=("arguments", "parameters")),

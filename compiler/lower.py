@@ -28,114 +28,27 @@ REGENERATE = "Regenerate with: toolgrammar build"
 # --------------------------------------------------------------------------- IR -> spec
 
 
-def _default(element: str, arg: str) -> Any:
-    return ir.ELEMENTS[element].params[arg].default
-
-
-def _strings_arg(element: ir.Element, arg: str) -> tuple[str, ...]:
-    value = element.arg(arg)
-    return ir.strings(value) if value is not None else tuple(_default(element.name, arg))
-
-
-def _name(e: ir.Element) -> rt.Name:
-    pattern, max_len = e.arg("pattern"), e.arg("max_len")
-    return rt.Name(
-        until=_strings_arg(e, "until"),
-        pattern=pattern.pattern if isinstance(pattern, ir.Regex) else None,
-        id_from_header=e.arg("id") is not None,
-        max_len=max_len.value if isinstance(max_len, ir.Int) else _default("name", "max_len"),
-        line=e.line,
-    )
-
-
-def _xml_params(e: ir.Element) -> rt.XmlParams:
-    def text(arg: str) -> str:
-        value = e.arg(arg)
-        if value is None:
-            return str(_default("xml_params", arg))
-        assert isinstance(value, ir.Str), "checked before lowering"
-        return value.value
-
-    def flag(arg: str) -> bool:
-        value = e.arg(arg)
-        return value.value if isinstance(value, ir.Bool) else bool(_default("xml_params", arg))
-
-    pattern = e.arg("key_pattern")
-    return rt.XmlParams(
-        param_open=text("open"),
-        key_end=text("key_end"),
-        value_end=text("value_end"),
-        implicit_ends=_strings_arg(e, "implicit_end"),
-        trim_newline=flag("trim_newline"),
-        value_open=text("value_open"),
-        key_pattern=pattern.pattern if isinstance(pattern, ir.Regex) else None,
-        text_when=_strings_arg(e, "text_when"),
-        strip=flag("strip"),
-        xml_unescape=flag("xml_unescape"),
-        line=e.line,
-    )
-
-
-def _json_call(e: ir.Element) -> rt.JsonCall:
-    require = e.arg("require_args")
-    return rt.JsonCall(
-        name_keys=_strings_arg(e, "name"),
-        args_keys=_strings_arg(e, "arguments"),
-        id_keys=_strings_arg(e, "id"),
-        require_args=require.value if isinstance(require, ir.Bool) else False,
-        line=e.line,
-    )
-
-
-def _skip(e: ir.Element) -> rt.Skip:
-    max_len = e.arg("max_len")
-    return rt.Skip(
-        until=_strings_arg(e, "until"),
-        max_len=max_len.value if isinstance(max_len, ir.Int) else _default("skip", "max_len"),
-        line=e.line,
-    )
-
-
-def _xml_elements(e: ir.Element) -> rt.XmlElements:
-    prefix, depth = e.arg("prefix"), e.arg("max_depth")
-    return rt.XmlElements(
-        prefix=prefix.value if isinstance(prefix, ir.Str) else _default("xml_elements", "prefix"),
-        max_depth=(
-            depth.value if isinstance(depth, ir.Int) else _default("xml_elements", "max_depth")
-        ),
-        line=e.line,
-    )
-
-
-def _json_call_array(e: ir.Element) -> rt.JsonCallArray:
-    flag = e.arg("name_is_key")
-    return rt.JsonCallArray(
-        name_keys=_strings_arg(e, "name"),
-        args_keys=_strings_arg(e, "arguments"),
-        name_is_key=flag.value if isinstance(flag, ir.Bool) else False,
-        id_keys=_strings_arg(e, "id"),
-        line=e.line,
-    )
-
-
-LOWER_ELEMENT: dict[str, Callable[[ir.Element], rt.Item]] = {
-    "ws": lambda e: rt.Ws(line=e.line),
-    "skip": _skip,
-    "name": _name,
-    "xml_params": _xml_params,
-    "xml_elements": _xml_elements,
-    "python_calls": lambda e: rt.PythonCalls(
-        list=e.arg("list").value if isinstance(e.arg("list"), ir.Bool) else True,  # type: ignore[union-attr]
-        line=e.line,
-    ),
-    "keyvalue_args": lambda e: rt.KeyValueArgs(
-        string=e.arg("string").value, line=e.line  # type: ignore[union-attr]
-    ),
-    "json_args": lambda e: rt.JsonArgs(line=e.line),
-    "json_call": _json_call,
-    "json_call_array": _json_call_array,
+LOWER_VALUE: dict[ir.ArgType, Callable[[Any], Any]] = {
+    ir.ArgType.STRING: lambda value: value.value,
+    ir.ArgType.STRINGS: ir.strings,
+    ir.ArgType.REGEX: lambda value: value.pattern,
+    ir.ArgType.BOOL: lambda value: value.value,
+    ir.ArgType.INT: lambda value: value.value,
+    ir.ArgType.HEADER: lambda value: True,  # `id=header`: the header is the id
 }
-"""One lowering per word of `ir.ELEMENTS` (a test keeps the two tables in step)."""
+"""How an argument's checked value becomes its spec field's value, per argument type."""
+
+
+def lower_element(element: ir.Element) -> rt.Item:
+    """The spec item of an element word, from its `ir.ELEMENTS` row: every argument given
+    becomes the spec field of the same name; the others keep the field's default."""
+    sig = ir.ELEMENTS[element.name]
+    fields = {
+        name: LOWER_VALUE[param.type](value)
+        for name, param in sig.params.items()
+        if (value := element.arg(name)) is not None
+    }
+    return sig.spec(**fields, line=element.line)
 
 
 def lower_item(item: ir.Item) -> rt.Item:
@@ -147,7 +60,7 @@ def lower_item(item: ir.Item) -> rt.Item:
             peek=item.peek,
             line=item.line,
         )
-    return LOWER_ELEMENT[item.name](item)
+    return lower_element(item)
 
 
 def openers(call: tuple[rt.Item, ...]) -> tuple[tuple[str, int], ...]:
@@ -169,19 +82,7 @@ def follows(call: tuple[rt.Item, ...]) -> tuple[tuple[str, ...], ...]:
     result = []
     for index, item in enumerate(call):
         found: list[str] = []
-        if isinstance(
-            item,
-            (
-                rt.Name,
-                rt.XmlParams,
-                rt.XmlElements,
-                rt.KeyValueArgs,
-                rt.PythonCalls,
-                rt.JsonArgs,
-                rt.JsonCall,
-                rt.JsonCallArray,
-            ),
-        ):
+        if not isinstance(item, (rt.Lit, rt.Ws, rt.Skip)):  # the name or the dialect
             for after in call[index + 1 :]:
                 if isinstance(after, rt.Ws):
                     continue

@@ -12,32 +12,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from ..runtime.tables import CompiledFamily
-from ..runtime.render import HEADER_SHAPES, RenderError, render_key, render_value_text
-from ..runtime.spec import (
-    CallShape,
-    FamilySpec,
-    Item,
-    JsonArgs,
-    JsonCall,
-    JsonCallArray,
-    KeyValueArgs,
-    Lit as SpecLit,
-    Name,
-    PythonCalls,
-    Skip,
-    Ws,
-    XmlElements,
-    XmlParams,
-)
-from .schema import ExportError, Tool, branches, schema_text
-from .tree import EMPTY, Grammar, Json, Lit, Node, Opt, Pat, Rep, Text, alt, seq
-from .values import WS, Values, ordered
-
-_SAMPLES = {"string": "", "integer": 0, "number": 0.5, "boolean": True, "null": None,
-            "object": {}, "array": []}
+from ..runtime.render import HEADER_SHAPES
+from ..runtime.spec import CallShape, FamilySpec, Item, Lit as SpecLit, Name, Skip, Ws
+from .dialects import EXPORT_RULES
+from .schema import ExportError, Tool
+from .tree import EMPTY, Grammar, Lit, Node, Opt, Pat, Rep, Text, alt, seq
+from .values import WS
 
 
 @dataclass(frozen=True)
@@ -60,8 +42,9 @@ class Mode:
 class Builder:
     """Builds the tree for one (spec, tools, mode)."""
 
-    def __init__(self, spec: FamilySpec, tools: list[Tool], mode: Mode,
-                 reasoning_open: bool | None) -> None:
+    def __init__(
+        self, spec: FamilySpec, tools: list[Tool], mode: Mode, reasoning_open: bool | None
+    ) -> None:
         if mode.kind == "named" and mode.name not in {t.name for t in tools}:
             known = ", ".join(t.name for t in tools)
             raise ExportError(f"named:{mode.name}: no such tool (tools: {known})")
@@ -73,10 +56,18 @@ class Builder:
         cf = self.cf
         message = (
             (spec.messages.header, spec.messages.header_end, *spec.messages.ends)
-            if spec.messages else ()
+            if spec.messages
+            else ()
         )
-        markers = {*cf.reasoning_opens, *cf.reasoning_closes, *cf.section_opens,
-                   *cf.section_closes, *cf.openers, *cf.ignore, *message}
+        markers = {
+            *cf.reasoning_opens,
+            *cf.reasoning_closes,
+            *cf.section_opens,
+            *cf.section_closes,
+            *cf.openers,
+            *cf.ignore,
+            *message,
+        }
         # content and reasoning avoid every marker the parser acts on there
         self.text_avoid = tuple(sorted(m for m in markers if m))
         self._entries: list[tuple[str, Node]] | None = None
@@ -108,7 +99,9 @@ class Builder:
             return EMPTY
         blocks = [
             seq(self._opener(o), Text("raw", self.text_avoid, end=c))
-            for r in self.spec.reasoning for o in r.opens for c in r.closes
+            for r in self.spec.reasoning
+            for o in r.opens
+            for c in r.closes
         ]
         return Opt(self.g.rule("reasoning", alt(*blocks)))
 
@@ -120,7 +113,7 @@ class Builder:
         once a longer lexeme is still possible."""
         for first in sorted(self._entry_literals(), key=len, reverse=True):
             if text != first and text.startswith(first):
-                return seq(Text("space", (), end=first), Lit(text[len(first):]))
+                return seq(Text("space", (), end=first), Lit(text[len(first) :]))
         return Text("space", (), end=text)
 
     def _entry_literals(self) -> set[str]:
@@ -131,7 +124,9 @@ class Builder:
         of a reasoning block the prompt opened, which a call opener ends)."""
         entries = self._calls_block()
         if not text_first:
-            return alt(*(seq(self._opener(first) if first else WS, rest) for first, rest in entries))
+            return alt(
+                *(seq(self._opener(first) if first else WS, rest) for first, rest in entries)
+            )
         with_text = []
         peeks = self.cf.peek_openers
         for first, rest in entries:
@@ -176,14 +171,22 @@ class Builder:
             per_tool = self._uses_name(shape)
             for first, start in _leading(shape.call):
                 if per_tool:
-                    rest = alt(*(
-                        self.g.rule(f"call_{t.name}_{number}",
-                                    self._items(shape, number, start, t), key=(number, start, t.name))
-                        for t in self.tools
-                    ))
+                    rest = alt(
+                        *(
+                            self.g.rule(
+                                f"call_{t.name}_{number}",
+                                self._items(shape, number, start, t),
+                                key=(number, start, t.name),
+                            )
+                            for t in self.tools
+                        )
+                    )
                 else:
-                    rest = self.g.rule(f"calls_{number}", self._items(shape, number, start, None),
-                                       key=(number, start, None))
+                    rest = self.g.rule(
+                        f"calls_{number}",
+                        self._items(shape, number, start, None),
+                        key=(number, start, None),
+                    )
                 out.append((first, rest))
         return out
 
@@ -224,25 +227,10 @@ class Builder:
         if isinstance(item, Name):
             assert tool is not None
             return self._name(item, tool.name)
-        stops = self.cf.stops[number, index]
-        if isinstance(item, XmlParams):
-            assert tool is not None
-            return self._xml_params(item, tool, stops)
-        if isinstance(item, XmlElements):
-            assert tool is not None
-            return self._xml_elements(item, tool, stops)
-        if isinstance(item, KeyValueArgs):
-            assert tool is not None
-            values = Values(self.g, "keyvalue", stops, delim=item.string)
-            return values.object(tool.parameters)
-        if isinstance(item, PythonCalls):
-            return self._python(item, stops)
-        if isinstance(item, JsonArgs):
-            assert tool is not None
-            return Json(schema_text(_strict(tool.parameters)), stops)
-        if isinstance(item, (JsonCall, JsonCallArray)):
-            return Json(schema_text(self._call_schema(item)), stops)
-        raise ExportError(f"cannot export grammar item {type(item).__name__}")
+        rule = EXPORT_RULES.get(type(item))
+        if rule is None:
+            raise ExportError(f"cannot export grammar item {type(item).__name__}")
+        return rule(self, item, tool, self.cf.stops[number, index])
 
     def _name(self, item: Name, name: str) -> Node:
         """The name as the item's pattern reads it back (an index becomes digits)."""
@@ -261,111 +249,10 @@ class Builder:
                 for part in parts[1:]:
                     nodes += [Pat("digits"), Lit(part)]
                 return seq(*(n for n in nodes if n != Lit("")))
-        raise ExportError(f"{self.spec.name}: cannot write the name {name!r} in the shape "
-                          f"/{item.pattern}/ reads")
-
-    # -- dialects -----------------------------------------------------------------------
-
-    def _xml_params(self, item: XmlParams, tool: Tool, stops: tuple[str, ...]) -> Node:
-        avoid = tuple(sorted({*stops, item.value_end, *item.implicit_ends}))
-        json_avoid = avoid
-        pad = WS  # around a typed value, whitespace is trimmed by the parser
-        params = []
-        for key, schema in tool.properties.items():
-            options = []
-            for b in branches(schema):
-                samples = b["enum"] if "enum" in b else [_SAMPLES[b["type"]]]
-                for sample in samples:
-                    try:
-                        key_text = render_key(item, key, sample)
-                    except RenderError as e:
-                        raise ExportError(f"{self.spec.name}: {e}") from None
-                    head = seq(Lit(item.param_open), WS, Lit(key_text), WS, Lit(item.key_end),
-                               seq(WS, Lit(item.value_open)) if item.value_open else EMPTY)
-                    if "enum" in b:
-                        value: Node = Lit(render_value_text(sample, item))
-                    elif b["type"] == "string":
-                        options.append(seq(head, Text("raw", avoid, end=item.value_end)))
-                        continue
-                    else:
-                        value = _scalar(b) or Json(schema_text(_strict_value(b)), json_avoid)
-                    options.append(seq(head, pad, value, pad, Lit(item.value_end)))
-            params.append((seq(WS, alt(*options)), key in tool.required))
-        return ordered(self.g, f"{tool.name}_params", params, EMPTY)
-
-    def _xml_elements(self, item: XmlElements, tool: Tool, stops: tuple[str, ...]) -> Node:
-        prefix = item.prefix
-        avoid = tuple(sorted({*stops, prefix + "<"} if prefix else {*stops, "<"}))
-
-        def element(key: str, schema: Any) -> Node:
-            open_, close = Lit(f"{prefix}<{key}>"), f"{prefix}</{key}>"
-            options = []
-            for b in branches(schema):
-                if "enum" in b:
-                    options += [seq(open_, Lit(render_value_text(v)), Lit(close)) for v in b["enum"]]
-                elif b["type"] == "string":
-                    options.append(seq(open_, Text("raw", avoid, end=close)))
-                elif b["type"] == "object":
-                    options.append(seq(open_, children(b), WS, Lit(close)))
-                elif b["type"] == "array":
-                    one = element("item", b.get("items", {}))
-                    options.append(seq(open_, Rep(seq(WS, one)), WS, Lit(close)))
-                else:
-                    options.append(seq(open_, _scalar(b) or EMPTY, Lit(close)))
-            return alt(*options)
-
-        def children(schema: dict[str, Any]) -> Node:
-            props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-            required = set(schema.get("required") or ())
-            entries = [(seq(WS, element(k, v)), k in required) for k, v in props.items()]
-            return ordered(self.g, f"{tool.name}_elements", entries, EMPTY)
-
-        return children(tool.parameters)
-
-    def _python(self, item: PythonCalls, stops: tuple[str, ...]) -> Node:
-        values = Values(self.g, "python", stops)
-        calls = []
-        for tool in self.tools:
-            kwargs = [
-                (seq(Lit(f"{key}="), values.value(schema)), key in tool.required)
-                for key, schema in tool.properties.items()
-            ]
-            args = ordered(self.g, f"{tool.name}_kwargs", kwargs, seq(Lit(","), WS))
-            calls.append(self.g.rule(f"py_{tool.name}", seq(Lit(f"{tool.name}("), args, Lit(")"))))
-        one = alt(*calls)
-        many = self.mode.kind != "named"
-        if item.list:
-            more = Rep(seq(Lit(","), WS, one)) if many else EMPTY
-            return seq(Lit("["), one, more, Lit("]"))
-        return seq(one, Rep(seq(WS, one)) if many else EMPTY)
-
-    def _call_schema(self, item: JsonCall | JsonCallArray) -> dict[str, Any]:
-        """The JSON schema of one call object, or of the array of them."""
-        objects = []
-        for tool in self.tools:
-            args = _strict(tool.parameters)
-            if item.name_is_key:
-                obj = {"type": "object", "properties": {tool.name: args},
-                       "required": [tool.name], "additionalProperties": False}
-                objects.append(obj)
-                continue
-            for name_key in item.name_keys:  # every spelling of the keys the parser reads
-                for args_key in item.args_keys:
-                    props: dict[str, Any] = {}
-                    if item.id_keys:
-                        props[item.id_keys[0]] = {"type": "string"}
-                    props[name_key] = {"const": tool.name}
-                    props[args_key] = args
-                    objects.append({"type": "object", "properties": props,
-                                    "required": [name_key, args_key],
-                                    "additionalProperties": False})
-        one = objects[0] if len(objects) == 1 else {"anyOf": objects}
-        if isinstance(item, JsonCall):
-            return one
-        array: dict[str, Any] = {"type": "array", "items": one, "minItems": 1}
-        if self.mode.kind == "named":
-            array["maxItems"] = 1
-        return array
+        raise ExportError(
+            f"{self.spec.name}: cannot write the name {name!r} in the shape "
+            f"/{item.pattern}/ reads"
+        )
 
     # -- messages (Harmony-like channels) -----------------------------------------------
 
@@ -384,10 +271,14 @@ class Builder:
                 head = Text("space", (), end=f"{m.header}{r}{m.header_end}")
                 texts.append(seq(head, Text("raw", body_avoid, end=end)))
         sep = alt(*(Lit(i) for i in sorted(self.cf.ignore))) if self.cf.ignore else EMPTY
-        text_msgs = Rep(seq(Opt(sep), alt(*texts))) if texts and self.mode.kind != "named" \
-            else EMPTY
-        targets = [t.name for t in self.tools
-                   if recipient.fullmatch(t.name) and routes.get(t.name, m.default) == "calls"]
+        text_msgs = (
+            Rep(seq(Opt(sep), alt(*texts))) if texts and self.mode.kind != "named" else EMPTY
+        )
+        targets = [
+            t.name
+            for t in self.tools
+            if recipient.fullmatch(t.name) and routes.get(t.name, m.default) == "calls"
+        ]
         if not targets:
             raise ExportError(f"{self.spec.name}: no tool name can be a tool message's recipient")
         # the whitespace before a header is in the header's lexeme (see `_opener`)
@@ -417,41 +308,6 @@ def _leading(call: tuple[Item, ...]) -> list[tuple[str, int]]:
                 return out
             continue
         raise ExportError("a call must begin with a literal or a lookahead")
-    return out
-
-
-def _scalar(b: dict[str, Any]) -> Node | None:
-    """Integers, numbers, booleans and null in their literal syntax."""
-    kind = b.get("type")
-    if kind == "integer":
-        minimum = b.get("minimum")
-        return Pat("uint" if isinstance(minimum, (int, float)) and minimum >= 0 else "int")
-    if kind == "number":
-        return Pat("number")
-    if kind == "boolean":
-        return alt(Lit("true"), Lit("false"))
-    if kind == "null":
-        return Lit("null")
-    return None
-
-
-def _strict(schema: dict[str, Any]) -> dict[str, Any]:
-    """Arguments as the export writes them: an object with no keys beyond the declared ones
-    (at every level that declares some)."""
-    out = _strict_value(schema)
-    out.setdefault("type", "object")
-    return out
-
-
-def _strict_value(schema: Any) -> Any:
-    if isinstance(schema, list):
-        return [_strict_value(s) for s in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out = {k: (v if k in ("enum", "const", "default", "examples") else _strict_value(v))
-           for k, v in schema.items()}
-    if isinstance(out.get("properties"), dict) and "additionalProperties" not in out:
-        out["additionalProperties"] = False
     return out
 
 

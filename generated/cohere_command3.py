@@ -31,9 +31,9 @@ SPEC = FamilySpec(
         Ws(line=24),
         # grammars/cohere_command3.tg:25: json_call_array(name="tool_name", arguments=["parameters", "arguments"], id="tool_call_id")
         JsonCallArray(
-            name_keys=("tool_name",),
-            args_keys=("parameters", "arguments"),
-            id_keys=("tool_call_id",),
+            name=("tool_name",),
+            arguments=("parameters", "arguments"),
+            id=("tool_call_id",),
             line=25,
         ),
         # grammars/cohere_command3.tg:26: ws "<|END_ACTION|>"

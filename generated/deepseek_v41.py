@@ -29,10 +29,10 @@ SPEC = FamilySpec(
         Ws(line=21),
         # grammars/deepseek_v41.tg:22: xml_params(open="<｜DSML｜ parameter", key_end=">", key_pattern=/name="(?P<key>[^"]*)"(?:\s+string="(?P<text>[^"]*)")?/, text_when=["true"], value_end="</｜DSML｜ parameter>", implicit_end=["<｜DSML｜ parameter", "</｜DSML｜ invoke>"])
         XmlParams(
-            param_open="<｜DSML｜ parameter",
+            open="<｜DSML｜ parameter",
             key_end=">",
             value_end="</｜DSML｜ parameter>",
-            implicit_ends=("<｜DSML｜ parameter", "</｜DSML｜ invoke>"),
+            implicit_end=("<｜DSML｜ parameter", "</｜DSML｜ invoke>"),
             key_pattern=r'name="(?P<key>[^"]*)"(?:\s+string="(?P<text>[^"]*)")?',
             text_when=("true",),
             line=22,

@@ -31,10 +31,10 @@ SPEC = FamilySpec(
         Ws(line=20),
         # grammars/dots.tg:21: xml_params(open="<parameter name=", key_end=">", key_pattern=/(?P<q>["']?)\s*(?P<key>[^"'>]*?)\s*(?P=q)/, value_end="</parameter>", implicit_end=["<parameter name=", "</invoke>"], strip=true)
         XmlParams(
-            param_open="<parameter name=",
+            open="<parameter name=",
             key_end=">",
             value_end="</parameter>",
-            implicit_ends=("<parameter name=", "</invoke>"),
+            implicit_end=("<parameter name=", "</invoke>"),
             key_pattern="(?P<q>[\"']?)\\s*(?P<key>[^\"'>]*?)\\s*(?P=q)",
             strip=True,
             line=21,

@@ -35,7 +35,7 @@ SPEC = FamilySpec(
         Ws(line=26),
         # grammars/hy_v3.tg:27: xml_params(open="<arg_key${suffix}>", key_end="</arg_key${suffix}>", value_open="<arg_value${suffix}>", value_end="</arg_value${suffix}>")
         XmlParams(
-            param_open="<arg_key${suffix}>",
+            open="<arg_key${suffix}>",
             key_end="</arg_key${suffix}>",
             value_end="</arg_value${suffix}>",
             value_open="<arg_value${suffix}>",

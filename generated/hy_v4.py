@@ -30,7 +30,7 @@ SPEC = FamilySpec(
         Name(until=("<arg_key${suffix}>", "</tool_call${suffix}>"), line=21),
         # grammars/hy_v4.tg:22: xml_params(open="<arg_key${suffix}>", key_end="</arg_key${suffix}>", value_open="<arg_value${suffix}>", value_end="</arg_value${suffix}>")
         XmlParams(
-            param_open="<arg_key${suffix}>",
+            open="<arg_key${suffix}>",
             key_end="</arg_key${suffix}>",
             value_end="</arg_value${suffix}>",
             value_open="<arg_value${suffix}>",

@@ -34,7 +34,7 @@ SPEC = FamilySpec(
         Lit(text="<|content_invoke_tool_json|>", line=27),
         Ws(line=27),
         # grammars/inkling.tg:28: json_call(name="name", arguments=["args", "arguments", "parameters"])
-        JsonCall(args_keys=("args", "arguments", "parameters"), line=28),
+        JsonCall(arguments=("args", "arguments", "parameters"), line=28),
         # grammars/inkling.tg:29: ws ["<|end_message|>", "<|content_model_end_sampling|>"]
         Ws(line=29),
         Lit(text="<|end_message|>", alternatives=("<|content_model_end_sampling|>",), line=29),

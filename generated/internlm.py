@@ -23,7 +23,7 @@ SPEC = FamilySpec(
         Lit(text="<|plugin|>", line=11),
         Ws(line=11),
         # grammars/internlm.tg:12: json_call(name="name", arguments=["parameters", "arguments"])
-        JsonCall(args_keys=("parameters", "arguments"), line=12),
+        JsonCall(arguments=("parameters", "arguments"), line=12),
         # grammars/internlm.tg:13: ws "<|action_end|>"?
         Ws(line=13),
         Lit(text="<|action_end|>", optional=True, line=13),

@@ -40,10 +40,10 @@ SPEC = FamilySpec(
         Name(until=("<ifm|arg_key>", "</ifm|tool_call>"), line=33),
         # grammars/k2_horizon.tg:34: xml_params(open="<ifm|arg_key>", key_end="</ifm|arg_key>", value_open="<ifm|arg_value>", value_end="</ifm|arg_value>", implicit_end=["<ifm|arg_key>"])
         XmlParams(
-            param_open="<ifm|arg_key>",
+            open="<ifm|arg_key>",
             key_end="</ifm|arg_key>",
             value_end="</ifm|arg_value>",
-            implicit_ends=("<ifm|arg_key>",),
+            implicit_end=("<ifm|arg_key>",),
             value_open="<ifm|arg_value>",
             line=34,
         ),

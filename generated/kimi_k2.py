@@ -31,7 +31,7 @@ SPEC = FamilySpec(
         Name(
             until=("<|tool_call_argument_begin|>",),
             pattern=r"(?:functions\.)?(?P<name>[^:\s]+):\d+",
-            id_from_header=True,
+            id=True,
             line=24,
         ),
         # grammars/kimi_k2.tg:26: "<|tool_call_argument_begin|>" ws

@@ -37,7 +37,7 @@ SPEC = FamilySpec(
         Lit(text="<|sep|>", line=32),
         # grammars/kimi_k3.tg:33: xml_params(open="<|open|>argument", key_end="<|sep|>", key_pattern=/(?=.*\bkey="(?P<key>[^"]*)")(?:(?=.*\btype="(?P<text>[^"]*)"))?.*/, text_when=["string", ""], value_end="<|close|>argument<|sep|>")
         XmlParams(
-            param_open="<|open|>argument",
+            open="<|open|>argument",
             key_end="<|sep|>",
             value_end="<|close|>argument<|sep|>",
             key_pattern=r'(?=.*\bkey="(?P<key>[^"]*)")(?:(?=.*\btype="(?P<text>[^"]*)"))?.*',

@@ -29,7 +29,7 @@ SPEC = FamilySpec(
         Ws(line=19),
         Lit(text="{", peek=True, line=19),
         # grammars/llama3_json.tg:20: json_call(name="name", arguments=["parameters", "arguments"], require_args=true)
-        JsonCall(args_keys=("parameters", "arguments"), require_args=True, line=20),
+        JsonCall(arguments=("parameters", "arguments"), require_args=True, line=20),
     ),
     openers=(("<|python_tag|>", 1), (";", 3), ("{", 5)),
     # follows[i]: the literals that can come right after call item i

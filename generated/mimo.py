@@ -27,10 +27,10 @@ SPEC = FamilySpec(
         Lit(text=">", line=14),
         # grammars/mimo.tg:15: xml_params(open="<parameter=", key_end=">", value_end="</parameter>", implicit_end=["<parameter=", "</function>"])
         XmlParams(
-            param_open="<parameter=",
+            open="<parameter=",
             key_end=">",
             value_end="</parameter>",
-            implicit_ends=("<parameter=", "</function>"),
+            implicit_end=("<parameter=", "</function>"),
             line=15,
         ),
         # grammars/mimo.tg:19: ws "</function>" ws "</tool_call>"?

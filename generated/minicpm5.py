@@ -37,10 +37,10 @@ SPEC = FamilySpec(
         Ws(line=28),
         # grammars/minicpm5.tg:29: xml_params(open="<param name=\"", key_end="\">", key_pattern=/(?P<key>[^"]*)(?:"\s+[\w:-]+="[^"]*)*/, value_end="</param>", implicit_end=["<param name=\"", "</function>"], xml_unescape=true)
         XmlParams(
-            param_open='<param name="',
+            open='<param name="',
             key_end='">',
             value_end="</param>",
-            implicit_ends=('<param name="', "</function>"),
+            implicit_end=('<param name="', "</function>"),
             key_pattern=r'(?P<key>[^"]*)(?:"\s+[\w:-]+="[^"]*)*',
             xml_unescape=True,
             line=29,

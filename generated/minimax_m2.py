@@ -33,10 +33,10 @@ SPEC = FamilySpec(
         Ws(line=24),
         # grammars/minimax_m2.tg:25: xml_params(open="<parameter name=", key_end=">", key_pattern=/(?P<q>["']?)\s*(?P<key>[^"'>]*?)\s*(?P=q)/, value_end="</parameter>", implicit_end=["<parameter name=", "</invoke>"])
         XmlParams(
-            param_open="<parameter name=",
+            open="<parameter name=",
             key_end=">",
             value_end="</parameter>",
-            implicit_ends=("<parameter name=", "</invoke>"),
+            implicit_end=("<parameter name=", "</invoke>"),
             key_pattern="(?P<q>[\"']?)\\s*(?P<key>[^\"'>]*?)\\s*(?P=q)",
             line=25,
         ),

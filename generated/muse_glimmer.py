@@ -27,10 +27,10 @@ SPEC = FamilySpec(
         Ws(line=38),
         # grammars/muse.tg:39: xml_params(open="<atem:parameter name=\"", key_end="\">", value_end="</atem:parameter>", implicit_end=["<atem:parameter name=\"", "</atem:invoke>"])
         XmlParams(
-            param_open='<atem:parameter name="',
+            open='<atem:parameter name="',
             key_end='">',
             value_end="</atem:parameter>",
-            implicit_ends=('<atem:parameter name="', "</atem:invoke>"),
+            implicit_end=('<atem:parameter name="', "</atem:invoke>"),
             line=39,
         ),
         # grammars/muse.tg:44: ws "</atem:invoke>"

@@ -29,10 +29,10 @@ SPEC = FamilySpec(
         Lit(text=">", line=23),
         # grammars/qwen3_coder.tg:24: xml_params(open="<parameter=", key_end=">", value_end="</parameter>", implicit_end=["<parameter=", "</function>"], trim_newline=true)
         XmlParams(
-            param_open="<parameter=",
+            open="<parameter=",
             key_end=">",
             value_end="</parameter>",
-            implicit_ends=("<parameter=", "</function>"),
+            implicit_end=("<parameter=", "</function>"),
             trim_newline=True,
             line=24,
         ),

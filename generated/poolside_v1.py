@@ -25,7 +25,7 @@ SPEC = FamilySpec(
         Name(until=("<arg_key>", "</tool_call>"), line=24),
         # grammars/glm45.tg:25: xml_params(open="<arg_key>", key_end="</arg_key>", value_open="<arg_value>", value_end="</arg_value>")
         XmlParams(
-            param_open="<arg_key>",
+            open="<arg_key>",
             key_end="</arg_key>",
             value_end="</arg_value>",
             value_open="<arg_value>",

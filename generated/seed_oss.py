@@ -30,10 +30,10 @@ SPEC = FamilySpec(
         Lit(text=">", line=19),
         # grammars/seed_oss.tg:20: xml_params(open="<parameter=", key_end=">", value_end="</parameter>", implicit_end=["<parameter=", "</function>"], trim_newline=true)
         XmlParams(
-            param_open="<parameter=",
+            open="<parameter=",
             key_end=">",
             value_end="</parameter>",
-            implicit_ends=("<parameter=", "</function>"),
+            implicit_end=("<parameter=", "</function>"),
             trim_newline=True,
             line=20,
         ),

@@ -41,10 +41,10 @@ SPEC = FamilySpec(
         Ws(line=28),
         # grammars/step3.tg:29: xml_params(open="<steptml:parameter name=\"", key_end="\">", value_end="</steptml:parameter>", implicit_end=["<steptml:parameter", "</steptml:invoke>"])
         XmlParams(
-            param_open='<steptml:parameter name="',
+            open='<steptml:parameter name="',
             key_end='">',
             value_end="</steptml:parameter>",
-            implicit_ends=("<steptml:parameter", "</steptml:invoke>"),
+            implicit_end=("<steptml:parameter", "</steptml:invoke>"),
             line=29,
         ),
         # grammars/step3.tg:34: ws "</steptml:invoke>"? ws "<｜tool_call_end｜>"

@@ -1,7 +1,7 @@
-"""Argument text pieces gathered during one feed and sent joined.
+"""Argument text pieces gathered during one read and sent joined; the markup dialects' set-up.
 
 A markup dialect writes its JSON in many small pieces (`{`, `"key": "`, the value, `"`);
-the engine files every piece of one feed under the same call and joins them anyway, so
+the engine files every piece of one read under the same call and joins them anyway, so
 each piece sent on its own would only cost a call through the engine. A dialect that
 names calls itself must flush before it commits the next one (its pieces belong to the
 call before).
@@ -9,24 +9,26 @@ call before).
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
+
+from .protocol import Sink
 
 
 class Batched:
-    """Mixin for a builder with `emit`, `_send` and `_pieces` slots and a `_feed`: `emit`
-    gathers, `feed` sends what one `_feed` gathered as one piece."""
+    """Mixin for a builder with `emit`, `_send` and `_pieces` slots and a `_read`: `emit`
+    gathers, `read` sends what one `_read` gathered as one piece."""
 
     __slots__ = ()
     emit: Callable[[str], None]
     _send: Callable[[str], None]
     _pieces: list[str]
 
-    def _feed(self, text: str, pos: int, eof: bool) -> int:
+    def _read(self, text: str, pos: int, eof: bool) -> int:
         raise NotImplementedError
 
-    def feed(self, text: str, pos: int, eof: bool) -> int:
-        """Consume what can be decided of text[pos:]; return the new position."""
-        pos = self._feed(text, pos, eof)
+    def read(self, text: str, pos: int, eof: bool) -> int:
+        """Take what can be decided of text[pos:]; return the new position."""
+        pos = self._read(text, pos, eof)
         self._flush()
         return pos
 
@@ -39,3 +41,19 @@ class Batched:
         if self._pieces:
             self._send("".join(self._pieces))
             self._pieces.clear()
+
+
+class MarkupArgs(Batched):
+    """The set-up the markup dialects (`xml_params`, `xml_elements`, `keyvalue_args`) share:
+    they write the arguments JSON themselves, its `{` at once, typing each value by its
+    key's schema, in a state machine that starts in `state`."""
+
+    __slots__ = ("spec", "emit", "schema_of", "state", "done", "_send", "_pieces")
+
+    def __init__(self, spec: Any, sink: Sink, state: int) -> None:
+        self.spec = spec
+        self._batch(sink.emit_args)  # the pieces of one read go out joined
+        self.schema_of = sink.schema_of
+        self.state = state
+        self.done = False
+        sink.emit_args("{")

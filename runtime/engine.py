@@ -22,41 +22,14 @@ import re
 from typing import Any, Callable
 
 from .deltas import CallParts, Delta, DeltaBuffer, random_call_id
-from .json_args import JsonArgsBuilder, JsonCallArrayBuilder, JsonCallBuilder, NextStop
-from .keyvalue_args import KeyValueArgsBuilder
-from .python_calls import PythonCallsBuilder
-from .markers import markers
+from .dialects import DIALECTS
+from .markers import NextStop, markers
 from .modes import CALL, CONTENT, HEADER, REASONING, SECTION
+from .protocol import ArgumentsBuilder
 from .schemas import ToolSchemas
-from .spec import (
-    FamilySpec,
-    JsonArgs,
-    JsonCall,
-    JsonCallArray,
-    KeyValueArgs,
-    Lit,
-    Name,
-    PythonCalls,
-    Skip,
-    Ws,
-    XmlElements,
-    XmlParams,
-)
+from .spec import Dialect, FamilySpec, Lit, Name, Skip, Ws
 from .state import EngineState
 from .tables import DIALECT, LIT, NAME, NAMING_DIALECT, SKIP, WS, compiled
-from .xml_elements import XmlElementsBuilder
-from .xml_params import XmlParamsBuilder
-
-Builder = (
-    XmlParamsBuilder
-    | XmlElementsBuilder
-    | KeyValueArgsBuilder
-    | PythonCallsBuilder
-    | JsonArgsBuilder
-    | JsonCallBuilder
-    | JsonCallArrayBuilder
-)
-Dialect = XmlParams | XmlElements | KeyValueArgs | PythonCalls | JsonArgs | JsonCall | JsonCallArray
 
 _MAX_RECIPIENT = 256
 _MAX_JUNK = 256  # stray text inside a call, after its name, read as the call's markup
@@ -105,7 +78,7 @@ class _Call:
         self.committed = False
         self.dropped = False
         self.index = -1
-        self.dialect: Builder | None = None
+        self.dialect: ArgumentsBuilder | None = None
         # text read before the name (a lookahead opener is read by the call's next item)
         self.held: list[str] = [opener] if opener and not peeked else []
         self.peeked = opener if peeked else ""  # the lookahead opener that started the call
@@ -157,9 +130,9 @@ class Engine:
         self._call: _Call | None = None
         # the name of the call being read (set by `_commit`, read by a dialect's schema look-ups)
         self._current_name = ""
-        # per call position: where its stop marker lies in the text at hand, shared by the
-        # calls read one after another from one text (else N calls search N times to its end)
-        self._next_stops: dict[tuple[int, int], NextStop] = {}
+        # per stop markers: where the first lies in the text at hand, shared by the calls
+        # read one after another from one text (else N calls search N times to its end)
+        self._next_stops: dict[tuple[str, ...], NextStop] = {}
 
     # -- the push interface -----------------------------------------------------
 
@@ -494,7 +467,7 @@ class Engine:
         if item.pattern is not None:
             found = re.fullmatch(item.pattern, raw)
             name = found.group("name") if found else ""
-            if item.id_from_header:
+            if item.id:
                 header_id = raw
             elif found and "id" in found.re.groupindex and found.group("id"):
                 header_id = found.group("id")
@@ -506,12 +479,12 @@ class Engine:
         return at
 
     def _read_dialect(self, call: _Call, item: Dialect, buf: str, pos: int, eof: bool) -> int:
-        """Feed the text at `pos` to the call's dialect (made on first use); at the end of
+        """Give the text at `pos` to the call's dialect (made on first use); at the end of
         the output, close it. Waits while the dialect has not read its whole value."""
         dialect = call.dialect
         if dialect is None:
             dialect = call.dialect = self._dialect(call, item)
-        new = dialect.feed(buf, pos, eof)
+        new = dialect.read(buf, pos, eof)
         if new > pos:
             if call.ws_tail:
                 call.ws_tail.clear()
@@ -580,43 +553,36 @@ class Engine:
         if not call.committed and text:
             call.held.append(text)
 
-    def _dialect(self, call: _Call, item: Dialect) -> Builder:
+    def _dialect(self, call: _Call, item: Dialect) -> ArgumentsBuilder:
         stops = self.family.stops[call.shape, call.item]
-        if isinstance(item, (JsonCall, JsonCallArray)):  # (the commonest first)
-            make_args = lambda: JsonArgsBuilder(  # noqa: E731
-                stops, self._args, self._schema_of, self._typed_keys
-            )
-            commit = self._commit_current
-            where = (call.shape, call.item)
-            next_stop = self._next_stops.get(where)
-            if next_stop is None:
-                next_stop = self._next_stops[where] = NextStop(markers(stops))
-            if isinstance(item, JsonCallArray):  # each element commits a call of its own
-                return JsonCallArrayBuilder(item, stops, commit, make_args, next_stop)
-            return JsonCallBuilder(item, stops, commit, make_args, next_stop)
-        if isinstance(item, XmlParams):
-            return XmlParamsBuilder(item, stops, self._args, self._schema_of)
-        if isinstance(item, XmlElements):
-            return XmlElementsBuilder(item, stops, self._args, self._schema_of)
-        if isinstance(item, KeyValueArgs):
-            return KeyValueArgsBuilder(item, stops, self._args, self._schema_of)
-        if isinstance(item, PythonCalls):  # each call of the list commits a call of its own
-            return PythonCallsBuilder(
-                item,
-                stops,
-                self._commit_current,
-                self._args,
-                self._schema_of,
-            )
-        return JsonArgsBuilder(stops, self._args, self._schema_of, self._typed_keys)
+        return DIALECTS[type(item)].builder(item, stops, self)
 
-    def _commit_current(self, name: str, call_id: str | None = None) -> None:
+    # -- the sink of a call's dialect (`protocol.Sink`) -------------------------------
+
+    def commit_call(self, name: str, call_id: str | None = None) -> None:
         """A dialect has read the name of the call being read (or, in a list of calls, of
         its next one). The dialect holds this, not the call: a builder that held its call
         would make a reference cycle of every call, left for the garbage collector."""
         call = self._call
         assert call is not None
         self._commit(call, name, call_id)
+
+    def emit_args(self, text: str) -> None:
+        call = self._call
+        if call is not None and not call.dropped and text:
+            self._out.args(call.index, text)
+
+    def schema_of(self, key: str) -> dict | None:
+        return self.tools.param_schema(self._current_name, key)
+
+    def typed_keys(self) -> frozenset[str]:
+        return self.tools.typed_keys(self._current_name)
+
+    def next_stop(self, stops: tuple[str, ...]) -> NextStop:
+        found = self._next_stops.get(stops)
+        if found is None:
+            found = self._next_stops[stops] = NextStop(markers(stops))
+        return found
 
     def _commit(self, call: _Call, name: str, header_id: str | None) -> None:
         """The name is known: the call is real from here on."""
@@ -631,17 +597,6 @@ class Engine:
         self.calls_emitted += 1
         self._current_name = name
         self._out.call(call.index, header_id or self.call_id(call.index), name)
-
-    def _args(self, text: str) -> None:
-        call = self._call
-        if call is not None and not call.dropped and text:
-            self._out.args(call.index, text)
-
-    def _schema_of(self, key: str) -> dict | None:
-        return self.tools.param_schema(self._current_name, key)
-
-    def _typed_keys(self) -> frozenset[str]:
-        return self.tools.typed_keys(self._current_name)
 
     def _mismatch(self, call: _Call, buf: str, pos: int, eof: bool) -> int:
         """A required literal is not there.
@@ -717,7 +672,7 @@ class Engine:
     def _close_args(self, call: _Call) -> None:
         call.args_done = True
         if call.dialect is None:
-            self._args("{}")
+            self.emit_args("{}")
         else:
             call.dialect.close()
 

@@ -193,7 +193,7 @@ class JsonScanner:
         self._emit_depth = 0
         self._emit_in_string = False
         self._string_is_key = False
-        self._out: list[str] = []  # released text, handed to `emit` once per feed
+        self._out: list[str] = []  # released text, handed to `emit` once per read
 
     # -- queries ---------------------------------------------------------------
 
@@ -247,22 +247,22 @@ class JsonScanner:
         closers = "".join(_CLOSER[c] for c in reversed(self.stack[from_depth : self._emit_depth]))
         return ('"' if self._emit_in_string else "") + closers
 
-    # -- feeding ---------------------------------------------------------------
+    # -- reading ---------------------------------------------------------------
 
     def resume(self) -> None:
         """Continue after a member value that another consumer read (see DELEGATE)."""
         if self.state == PAUSED:
             self.state = AFTER
 
-    def feed(self, text: str, pos: int, end: int) -> int:
+    def read(self, text: str, pos: int, end: int) -> int:
         """Consume text[pos:end]; return where it stopped (at `end`, or early when done/paused)."""
-        pos = self._feed(text, pos, end)
+        pos = self._read(text, pos, end)
         if self._out:
             self.emit("".join(self._out))
             self._out.clear()
         return pos
 
-    def _feed(self, text: str, pos: int, end: int) -> int:
+    def _read(self, text: str, pos: int, end: int) -> int:
         while pos < end:
             state = self.state
             if state == STRING:

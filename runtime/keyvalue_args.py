@@ -14,13 +14,15 @@ marker; every other value is buffered until complete, then typed and sent whole.
 from __future__ import annotations
 
 from functools import lru_cache
+import json
 from json.encoder import encode_basestring  # json.dumps(str, ensure_ascii=False), in C
 import re
-from typing import Callable
+from typing import Any
 
-from .batched import Batched
+from .batched import MarkupArgs
 from .coerce import coerce_text, json_text
 from .markers import Markers, markers
+from .protocol import DialectRow, Sink
 from .schemas import item_schema, property_schema, streams_as_text
 from .spec import KeyValueArgs
 
@@ -78,17 +80,10 @@ def _whole_member(delim: str, string_ends: Markers) -> re.Pattern[str] | None:
     )
 
 
-class KeyValueArgsBuilder(Batched):
+class KeyValueArgsBuilder(MarkupArgs):
     """Reads `{key:value,…}` up to its closing brace or a following marker."""
 
     __slots__ = (
-        "spec",
-        "emit",
-        "_send",
-        "_pieces",
-        "schema_of",
-        "state",
-        "done",
         "_stops",
         "_string_ends",
         "_raw_tokens",
@@ -103,18 +98,10 @@ class KeyValueArgsBuilder(Batched):
         "_keys",
     )
 
-    def __init__(
-        self,
-        spec: KeyValueArgs,
-        stops: tuple[str, ...],
-        emit: Callable[[str], None],
-        schema_of: Callable[[str], dict | None],
-    ) -> None:
-        self.spec = spec
-        self._batch(emit)  # the pieces of one feed go out joined
-        self.schema_of = schema_of
-        self.state = OPEN
-        self.done = False
+    spec: KeyValueArgs
+
+    def __init__(self, spec: KeyValueArgs, stops: tuple[str, ...], sink: Sink) -> None:
+        super().__init__(spec, sink, OPEN)
         self._stops = markers(stops)
         self._string_ends = markers((spec.string, *stops))
         self._raw_tokens = _raw_tokens(spec.string, stops)
@@ -128,9 +115,8 @@ class KeyValueArgsBuilder(Batched):
         self._whole = _whole_member(spec.string, self._string_ends)
         # key: its schema, whether it streams as text, `"key": `
         self._keys: dict[str, tuple[dict | None, bool, str]] = {}
-        emit("{")
 
-    def _feed(self, text: str, pos: int, eof: bool) -> int:
+    def _read(self, text: str, pos: int, eof: bool) -> int:
         end = len(text)
         stops = self._stops
         stop_at, near_end = stops.at, end - stops.max_prefix
@@ -471,3 +457,26 @@ def _typed(value: object, schema: dict | None) -> object:
     if isinstance(value, list):
         return [_typed(v, item_schema(schema, i)) for i, v in enumerate(value)]
     return coerce_text(str(value), schema)
+
+
+def render_keyvalue(value: Any, delim: str) -> str:
+    if isinstance(value, str):
+        return f"{delim}{value}{delim}"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{render_keyvalue(v, delim)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(render_keyvalue(v, delim) for v in value) + "]"
+    return json.dumps(value)
+
+
+def render_keyvalue_args(item: KeyValueArgs, name: str, args: dict[str, Any]) -> str:
+    return render_keyvalue(args, item.string)
+
+
+KEYVALUE_ARGS = DialectRow(
+    KeyValueArgs,
+    "keyvalue_args",
+    KeyValueArgsBuilder,
+    render_keyvalue_args,
+    lambda item: (item.string,),
+)

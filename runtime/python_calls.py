@@ -20,11 +20,12 @@ from json.encoder import encode_basestring  # json.dumps(str, ensure_ascii=False
 import math
 import re
 import warnings
-from typing import Callable
+from typing import Any
 
 from .batched import Batched
 from .coerce import coerce_json, json_text
 from .markers import NextStop, markers
+from .protocol import DialectRow, Sink, no_literals
 from .schemas import streams_as_text
 from .spec import PythonCalls
 
@@ -94,22 +95,15 @@ class PythonCallsBuilder(Batched):
         "_pieces",
     )
 
-    def __init__(
-        self,
-        spec: PythonCalls,
-        stops: tuple[str, ...],
-        commit: Callable[[str], None],
-        emit: Callable[[str], None],
-        schema_of: Callable[[str], dict | None],
-    ) -> None:
+    def __init__(self, spec: PythonCalls, stops: tuple[str, ...], sink: Sink) -> None:
         self.spec = spec
-        self._batch(emit)  # the pieces of one feed go out joined (and before a commit)
-        self.schema_of = schema_of
+        self._batch(sink.emit_args)  # the pieces of one read go out joined (and before a commit)
+        self.schema_of = sink.schema_of
         self.done = False
         self.failed = False
         self.malformed = False  # failed on text that is not a call, not for want of text
         self.calls = 0
-        self._commit = commit
+        self._commit = sink.commit_call
         self._stops = markers(stops)
         # the strings of one text share these searches (see _string)
         self._next_stop = NextStop(self._stops)
@@ -127,7 +121,7 @@ class PythonCallsBuilder(Batched):
 
     # -- the push interface ----------------------------------------------------------
 
-    def _feed(self, text: str, pos: int, eof: bool) -> int:
+    def _read(self, text: str, pos: int, eof: bool) -> int:
         end = len(text)
         stops = self._stops
         stop_at, near_end = stops.at, end - stops.max_prefix
@@ -527,3 +521,26 @@ def _convert(node: ast.AST) -> object:
             out[name if isinstance(name, str) else json.dumps(name)] = _convert(value)
         return out
     raise ValueError(f"not a literal: {type(node).__name__}")
+
+
+def render_python(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {render_python(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(render_python(v) for v in value) + "]"
+    return repr(value)
+
+
+def render_python_calls(item: PythonCalls, name: str, args: dict[str, Any]) -> str:
+    body = ", ".join(f"{key}={render_python(value)}" for key, value in args.items())
+    return f"[{name}({body})]" if item.list else f"{name}({body})"
+
+
+PYTHON_CALLS = DialectRow(
+    PythonCalls,
+    "python_calls",
+    PythonCallsBuilder,
+    render_python_calls,
+    no_literals,
+    names_calls=True,
+)

@@ -44,13 +44,13 @@ class Name:
 
     With `pattern`, the captured text is matched by that regex (fullmatch, after
     stripping) and its group `name` is the function name, its group `id` (if any) the
-    tool-call id (Mistral's `NAME[CALL_ID]ID`); with `id_from_header`, the whole
-    stripped capture becomes the tool-call id (Kimi's `functions.f:0`).
+    tool-call id (Mistral's `NAME[CALL_ID]ID`); with `id` (the grammar's `id=header`), the
+    whole stripped capture becomes the tool-call id (Kimi's `functions.f:0`).
     """
 
     until: tuple[str, ...]
     pattern: str | None = None
-    id_from_header: bool = False
+    id: bool = False
     max_len: int = 256
     line: int = 0
 
@@ -69,7 +69,7 @@ class Skip:
 class XmlParams:
     """Key/value parameters written in markup: OPEN key KEY_END value VALUE_END.
 
-    `implicit_ends` also close an open value without being consumed (the next
+    Fields are named as the grammar's `xml_params(...)` arguments. `implicit_end` markers also close an open value without being consumed (the next
     parameter opener, the function closer). `trim_newline` removes one newline
     right after KEY_END and one right before the closer; `strip` removes all
     whitespace around the value. With `value_open` the value starts at that marker
@@ -80,10 +80,10 @@ class XmlParams:
     entities in values.
     """
 
-    param_open: str
+    open: str
     key_end: str
     value_end: str
-    implicit_ends: tuple[str, ...] = ()
+    implicit_end: tuple[str, ...] = ()
     trim_newline: bool = False
     value_open: str = ""
     key_pattern: str | None = None
@@ -128,12 +128,16 @@ class JsonArgs:
 
 @dataclass(frozen=True, slots=True)
 class JsonCall:
-    """One JSON object that carries the name and the arguments under these keys."""
+    """One JSON object that carries the name and the arguments under these keys.
 
-    name_keys: tuple[str, ...] = ("name",)
-    args_keys: tuple[str, ...] = ("arguments", "parameters")
+    Fields are named as the grammar's `json_call(...)` arguments: `name`, `arguments` and
+    `id` list the keys that may hold the name, the arguments and the call id.
+    """
+
+    name: tuple[str, ...] = ("name",)
+    arguments: tuple[str, ...] = ("arguments", "parameters")
     name_is_key: bool = False  # `{NAME: {...}}`: the object's one key is the name
-    id_keys: tuple[str, ...] = ()  # a string under one of these, before the name, is the id
+    id: tuple[str, ...] = ()  # a string under one of these, before the name, is the id
     require_args: bool = False  # a call only once an arguments key is seen (bare JSON in prose)
     line: int = 0
 
@@ -142,13 +146,13 @@ class JsonCall:
 class JsonCallArray:
     """A JSON array of call objects (`[{"name": …, "arguments": {…}}, …]`), each a call.
 
-    With `name_is_key`, an element is `{NAME: {...}}` (Apertus).
+    With `name_is_key`, an element is `{NAME: {...}}` (Apertus). Fields as in `JsonCall`.
     """
 
-    name_keys: tuple[str, ...] = ("name",)
-    args_keys: tuple[str, ...] = ("arguments", "parameters")
+    name: tuple[str, ...] = ("name",)
+    arguments: tuple[str, ...] = ("arguments", "parameters")
     name_is_key: bool = False
-    id_keys: tuple[str, ...] = ()
+    id: tuple[str, ...] = ()
     line: int = 0
 
 
@@ -267,17 +271,14 @@ def markup_literals(spec: FamilySpec, *, header: bool = True) -> frozenset[str]:
         found |= {spec.messages.header_end, *spec.messages.ends}
         if header:
             found.add(spec.messages.header)
+    from .dialects import DIALECTS  # (the table's modules import this one: a cycle)
+
     for shape in spec.shapes:
         for item in shape.call:
             if isinstance(item, Lit):
                 found |= set(item.texts)
             elif isinstance(item, Name):
                 found |= set(item.until)
-            elif isinstance(item, XmlParams):
-                found |= {item.param_open, item.key_end, item.value_end, *item.implicit_ends}
-                found.add(item.value_open)
-            elif isinstance(item, XmlElements):
-                found.add(item.prefix)
-            elif isinstance(item, KeyValueArgs):
-                found.add(item.string)
+            elif (row := DIALECTS.get(type(item))) is not None:
+                found |= set(row.literals(item))
     return frozenset(m for m in found if m)

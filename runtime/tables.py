@@ -6,23 +6,9 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from .dialects import DIALECTS
 from .markers import Markers, markers
-from .spec import (
-    FamilySpec,
-    JsonArgs,
-    JsonCall,
-    JsonCallArray,
-    KeyValueArgs,
-    Lit,
-    Name,
-    PythonCalls,
-    Skip,
-    Ws,
-    XmlElements,
-    XmlParams,
-)
-
-DIALECTS = (XmlParams, XmlElements, KeyValueArgs, PythonCalls, JsonArgs, JsonCall, JsonCallArray)
+from .spec import FamilySpec, Lit, Name, Skip, Ws
 
 # the kinds of a call's items; a naming dialect finds the call's name itself, so a
 # failure before it means "not a call"
@@ -38,10 +24,7 @@ def _kind_of(item: object) -> int:
         return SKIP
     if isinstance(item, Name):
         return NAME
-    if isinstance(item, (JsonCall, JsonCallArray, PythonCalls)):
-        return NAMING_DIALECT
-    assert isinstance(item, DIALECTS), item
-    return DIALECT
+    return NAMING_DIALECT if DIALECTS[type(item)].names_calls else DIALECT
 
 
 class _Run:
@@ -218,7 +201,7 @@ class CompiledFamily:
                     self.name_markers[number, index] = markers(item.until)
                 elif isinstance(item, Skip):
                     self.skip_markers[number, index] = markers(item.until)
-                elif isinstance(item, DIALECTS):
+                elif type(item) in DIALECTS:
                     # `[` or `{` inside arguments is not a new call; other first openers are
                     stops = {*shape.follows[index], *self.section_closes, *firsts}
                     stops |= self.message_ends  # the end of a tool message ends its calls

@@ -19,20 +19,8 @@ from typing import Any, Callable, TextIO
 from .deltas import CallParts, Delta, DeltaBuffer
 from .engine import Engine, _Call
 from .modes import CALL, CONTENT, HEADER, MODE_NAMES, REASONING
-from .spec import (
-    FamilySpec,
-    JsonArgs,
-    JsonCall,
-    JsonCallArray,
-    KeyValueArgs,
-    Lit,
-    Name,
-    PythonCalls,
-    Skip,
-    Ws,
-    XmlElements,
-    XmlParams,
-)
+from .dialects import DIALECTS
+from .spec import FamilySpec, Lit, Name, Skip, Ws
 
 # the folder `FamilySpec.source` paths (`grammars/hermes.tg`) are relative to
 _ROOT = Path(__file__).resolve().parent.parent
@@ -42,13 +30,7 @@ ITEM_WORDS: dict[type, str] = {
     Ws: "ws",
     Skip: "skip",
     Name: "name",
-    XmlParams: "xml_params",
-    XmlElements: "xml_elements",
-    KeyValueArgs: "keyvalue_args",
-    PythonCalls: "python_calls",
-    JsonArgs: "json_args",
-    JsonCall: "json_call",
-    JsonCallArray: "json_call_array",
+    **{spec: row.word for spec, row in DIALECTS.items()},
 }
 
 

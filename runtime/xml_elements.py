@@ -20,11 +20,12 @@ from __future__ import annotations
 
 from json.encoder import encode_basestring  # json.dumps(str, ensure_ascii=False), in C
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any
 
-from .batched import Batched
+from .batched import MarkupArgs
 from .coerce import coerce_text, json_text
 from .markers import markers
+from .protocol import DialectRow, Sink, render_value_text
 from .schemas import item_schema, property_schema, schema_types, streams_as_text
 from .spec import XmlElements
 
@@ -43,17 +44,10 @@ class _Node:
     children: list[_Node] = field(default_factory=list)
 
 
-class XmlElementsBuilder(Batched):
+class XmlElementsBuilder(MarkupArgs):
     """Reads argument elements until a marker that follows them; writes the arguments JSON."""
 
     __slots__ = (
-        "spec",
-        "emit",
-        "schema_of",
-        "state",
-        "done",
-        "_send",
-        "_pieces",
         "_open",
         "_stops",
         "_between",
@@ -67,18 +61,10 @@ class XmlElementsBuilder(Batched):
         "_stack",
     )
 
-    def __init__(
-        self,
-        spec: XmlElements,
-        stops: tuple[str, ...],
-        emit: Callable[[str], None],
-        schema_of: Callable[[str], dict | None],
-    ) -> None:
-        self.spec = spec
-        self._batch(emit)  # the pieces of one feed go out joined
-        self.schema_of = schema_of
-        self.state = BETWEEN
-        self.done = False
+    spec: XmlElements
+
+    def __init__(self, spec: XmlElements, stops: tuple[str, ...], sink: Sink) -> None:
+        super().__init__(spec, sink, BETWEEN)
         self._open = spec.prefix + "<"
         self._stops = stops
         self._between = markers((self._open, *stops))
@@ -90,11 +76,10 @@ class XmlElementsBuilder(Batched):
         self._held: list[str] = []  # whitespace at the start of a value, or buffered text
         self._buffer: list[str] = []  # a typed or nested value's raw body
         self._stack: list[str] = []
-        emit("{")
 
     # -- the push interface ----------------------------------------------------------
 
-    def _feed(self, text: str, pos: int, eof: bool) -> int:
+    def _read(self, text: str, pos: int, eof: bool) -> int:
         end = len(text)
         while pos < end and not self.done:
             state = self.state
@@ -374,3 +359,26 @@ def _convert(node: _Node, schema: dict | None) -> object:
             key = "$" + key
         out[key] = mixed
     return out
+
+
+def render_element(prefix: str, key: str, value: Any) -> str:
+    if isinstance(value, dict):
+        body = "".join(render_element(prefix, k, v) for k, v in value.items())
+    elif isinstance(value, list):
+        body = "".join(render_element(prefix, "item", v) for v in value)
+    else:
+        body = render_value_text(value)
+    return f"{prefix}<{key}>{body}{prefix}</{key}>"
+
+
+def render_xml_elements(item: XmlElements, name: str, args: dict[str, Any]) -> str:
+    return "".join(render_element(item.prefix, key, value) for key, value in args.items())
+
+
+XML_ELEMENTS = DialectRow(
+    XmlElements,
+    "xml_elements",
+    XmlElementsBuilder,
+    render_xml_elements,
+    lambda item: (item.prefix,),
+)

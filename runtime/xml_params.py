@@ -18,11 +18,12 @@ from __future__ import annotations
 from functools import lru_cache
 from json.encoder import encode_basestring  # json.dumps(str, ensure_ascii=False), in C
 import re
-from typing import Callable, NamedTuple
+from typing import Any, NamedTuple
 
-from .batched import Batched
+from .batched import MarkupArgs
 from .coerce import coerce_json, coerce_text, decode_json_or_text, json_text
 from .markers import Markers, markers
+from .protocol import DialectRow, RenderError, Sink, render_value_text
 from .schemas import streams_as_text
 from .spec import XmlParams
 
@@ -101,7 +102,7 @@ def _whole_param(
     it before it searches), and the left-most end marker, longest first at a tie.
     Anything else does not match and is left to the state machine.
     """
-    if any(lit != spec.param_open and lit.startswith(spec.param_open) for lit in between.literals):
+    if any(lit != spec.open and lit.startswith(spec.open) for lit in between.literals):
         return None  # OPEN could still be the start of a longer marker
     no_space_marker = not any(lit[0].isspace() for lit in between.literals)
     ends = value_ends.literals
@@ -110,7 +111,7 @@ def _whole_param(
     parts = [r"\s*+" if no_space_marker else ""]
     # atomic: the key ends at the first KEY_END, never at a later one
     key = rf"(?>(?P<key>.{{0,{_MAX_KEY}}}?){re.escape(spec.key_end)})"
-    parts += [re.escape(spec.param_open), key]
+    parts += [re.escape(spec.open), key]
     if spec.value_open:
         others = [lit for lit in value_opens.literals if lit != spec.value_open]
         if any(lit.startswith(spec.value_open) for lit in others):
@@ -127,17 +128,10 @@ def _whole_param(
     return re.compile("".join(parts), re.DOTALL)
 
 
-class XmlParamsBuilder(Batched):
+class XmlParamsBuilder(MarkupArgs):
     """Reads parameters until a marker that follows them; writes the arguments JSON."""
 
     __slots__ = (
-        "spec",
-        "emit",
-        "schema_of",
-        "state",
-        "done",
-        "_send",
-        "_pieces",
         "_between",
         "_value_opens",
         "_value_ends",
@@ -152,21 +146,13 @@ class XmlParamsBuilder(Batched):
         "_whole",
     )
 
-    def __init__(
-        self,
-        spec: XmlParams,
-        stops: tuple[str, ...],
-        emit: Callable[[str], None],
-        schema_of: Callable[[str], dict | None],
-    ) -> None:
-        self.spec = spec
-        self._batch(emit)  # the pieces of one feed go out joined
-        self.schema_of = schema_of
-        self.state = BETWEEN
-        self.done = False
-        self._between = markers((spec.param_open, *stops))
-        self._value_opens = markers((spec.value_open, spec.param_open, *stops))
-        self._value_ends = markers((spec.value_end, *spec.implicit_ends, *stops))
+    spec: XmlParams
+
+    def __init__(self, spec: XmlParams, stops: tuple[str, ...], sink: Sink) -> None:
+        super().__init__(spec, sink, BETWEEN)
+        self._between = markers((spec.open, *stops))
+        self._value_opens = markers((spec.value_open, spec.open, *stops))
+        self._value_ends = markers((spec.value_end, *spec.implicit_end, *stops))
         self._key_pattern = re.compile(spec.key_pattern) if spec.key_pattern else None
         self._count = 0
         self._key: _Key | None = None  # the parameter being read
@@ -176,9 +162,8 @@ class XmlParamsBuilder(Batched):
         self._skipped = 0  # text skipped while looking for the value opener
         self._keys: dict[str, _Key] = {}
         self._whole = _whole_param(spec, self._between, self._value_opens, self._value_ends)
-        emit("{")
 
-    def _feed(self, text: str, pos: int, eof: bool) -> int:
+    def _read(self, text: str, pos: int, eof: bool) -> int:
         end = len(text)
         spec = self.spec
         while pos < end and not self.done:
@@ -194,7 +179,7 @@ class XmlParamsBuilder(Batched):
                     return end - (0 if eof else self._between.held(text, pos))
                 if not eof and self._between.may_grow(text, at, lit):
                     return at
-                if lit != spec.param_open:
+                if lit != spec.open:
                     self._finish()
                     return at
                 pos = at + len(lit)
@@ -296,7 +281,7 @@ class XmlParamsBuilder(Batched):
                 pos = whole.end()
                 continue
             pos = whole.start("end")
-            if end not in spec.implicit_ends:
+            if end not in spec.implicit_end:
                 self._finish()  # a marker of the call or the stream: the arguments end here
             break
         self._count = count
@@ -344,7 +329,7 @@ class XmlParamsBuilder(Batched):
         if lit == self.spec.value_end:
             self.state = BETWEEN
             return at + len(lit)
-        if lit in self.spec.implicit_ends:
+        if lit in self.spec.implicit_end:
             self.state = BETWEEN
             return at
         self._finish()  # a marker of the call or the stream: the arguments end here
@@ -415,3 +400,63 @@ class XmlParamsBuilder(Batched):
                 self.state = VALUE
             self._finish()
         self._flush()
+
+
+# key shapes, each with the flag it writes for a raw-text value and for a JSON value
+KEY_SHAPES = (
+    ('name="{key}" string="{flag}"', "true", "false"),
+    ('key="{key}" type="{flag}"', "string", "{type}"),
+    ('"{key}"', "", ""),
+    ('name="{key}"', "", ""),
+    ("{key}", "", ""),
+)
+_JSON_TYPES = {bool: "boolean", int: "number", float: "number", str: "string", type(None): "null"}
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    return _JSON_TYPES.get(type(value), "string")
+
+
+def render_key(item: XmlParams, key: str, value: Any) -> str:
+    """A key that the item's key pattern reads back as `key`, flagged raw text for a string
+    value and JSON for any other (DSML's `string="true"`, Kimi K3's `type="number"`)."""
+    if item.key_pattern is None:
+        return key
+    is_text = isinstance(value, str)
+    for shape, raw_flag, json_flag in KEY_SHAPES:
+        flag = raw_flag if is_text else json_flag.format(type=_json_type(value))
+        text = shape.format(key=key, flag=flag)
+        found = re.fullmatch(item.key_pattern, text)
+        if not found or found.group("key") != key:
+            continue
+        if "text" in found.re.groupindex:
+            if ((found.group("text") or "") in item.text_when) != is_text:
+                continue
+        return (" " if item.open[-1:].isalpha() else "") + text
+    raise RenderError(f"cannot write the key {key!r} in the shape /{item.key_pattern}/ reads")
+
+
+def render_xml_params(item: XmlParams, name: str, args: dict[str, Any]) -> str:
+    newline = "\n" if item.trim_newline else ""
+    out = []
+    for key, value in args.items():
+        if item.strip and isinstance(value, str) and value != value.strip():
+            raise RenderError(f"xml_params(strip=true) strips values: {value!r} cannot be written")
+        out.append(
+            f"{item.open}{render_key(item, key, value)}{item.key_end}{item.value_open}{newline}"
+            f"{render_value_text(value, item.xml_unescape)}{newline}{item.value_end}"
+        )
+    return "".join(out)
+
+
+def xml_params_literals(item: XmlParams) -> tuple[str, ...]:
+    return (item.open, item.key_end, item.value_end, *item.implicit_end, item.value_open)
+
+
+XML_PARAMS = DialectRow(
+    XmlParams, "xml_params", XmlParamsBuilder, render_xml_params, xml_params_literals
+)

@@ -142,7 +142,7 @@ def _markers(spec: Any) -> tuple[dict[str, str], set[str], set[str], set[str]]:
             elif isinstance(item, Skip):
                 skip_ends.update(item.until)
             elif isinstance(item, XmlParams):
-                for t in (item.param_open, item.key_end, item.value_open, item.value_end):
+                for t in (item.open, item.key_end, item.value_open, item.value_end):
                     add((t,))
             elif isinstance(item, XmlElements) and item.prefix:
                 add((item.prefix,))

@@ -156,8 +156,8 @@ def render_call(
                     layout.draw(st.sampled_from(["", "\n"]), label="gap") if item.value_open else ""
                 )
                 out.append(
-                    f"{item.param_open}{key_text}{item.key_end}{gap}{item.value_open}{newline}"
-                    f"{render_value_text(value, item)}{newline}{item.value_end}\n"
+                    f"{item.open}{key_text}{item.key_end}{gap}{item.value_open}{newline}"
+                    f"{render_value_text(value, item.xml_unescape)}{newline}{item.value_end}\n"
                 )
         elif isinstance(item, XmlElements):
             for key, value in args.items():
@@ -166,12 +166,12 @@ def render_call(
         elif isinstance(item, JsonArgs):
             out.append(json.dumps(args, ensure_ascii=False))
         elif isinstance(item, JsonCall):
-            body = {item.name_keys[0]: name, item.args_keys[0]: args}
+            body = {item.name[0]: name, item.arguments[0]: args}
             out.append(json.dumps(body, ensure_ascii=False))
         elif isinstance(item, JsonCallArray):
-            element = {name: args} if item.name_is_key else {item.name_keys[0]: name}
+            element = {name: args} if item.name_is_key else {item.name[0]: name}
             if not item.name_is_key:
-                element[item.args_keys[0]] = args
+                element[item.arguments[0]] = args
             out.append(json.dumps([element], ensure_ascii=False))
         elif isinstance(item, KeyValueArgs):
             out.append(render_keyvalue(args, item.string))

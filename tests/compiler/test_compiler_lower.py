@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from toolgrammar.compiler import ir
 from toolgrammar.compiler.validate import validate_grammar
 from toolgrammar.compiler.frontend import parse_grammar
-from toolgrammar.compiler.lower import LOWER_ELEMENT, docstring, lower, py_expr
+from toolgrammar.compiler.lower import LOWER_VALUE, docstring, lower, py_expr
 from toolgrammar.runtime import spec as rt
 
 from compiler_paths import FAMILIES, GRAMMARS
@@ -50,10 +52,10 @@ def test_qwen3_coder() -> None:
         rt.Name(until=(">",), line=line_of("qwen3_coder", '"<function="')),
         rt.Lit(">", line=line_of("qwen3_coder", '"<function="')),
         rt.XmlParams(
-            param_open="<parameter=",
+            open="<parameter=",
             key_end=">",
             value_end="</parameter>",
-            implicit_ends=("<parameter=", "</function>"),
+            implicit_end=("<parameter=", "</function>"),
             trim_newline=True,
             line=line_of("qwen3_coder", "xml_params("),
         ),
@@ -87,7 +89,7 @@ def test_kimi_k2() -> None:
     assert spec.call[2] == rt.Name(
         until=("<|tool_call_argument_begin|>",),
         pattern=r"(?:functions\.)?(?P<name>[^:\s]+):\d+",
-        id_from_header=True,
+        id=True,
         line=line_of("kimi_k2", "name(until="),
     )
     assert spec.call[5] == rt.JsonArgs(line=line_of("kimi_k2", "json_args"))
@@ -131,8 +133,21 @@ def test_element_defaults() -> None:
     assert spec.call[2] == rt.XmlParams("<p=", ">", "</p>", (), False, line=1)
 
 
-def test_every_element_word_has_a_lowering() -> None:
-    assert sorted(LOWER_ELEMENT) == sorted(ir.ELEMENTS)
+@pytest.mark.parametrize("word", sorted(ir.ELEMENTS))
+def test_every_element_argument_is_a_spec_field_with_the_same_default(word: str) -> None:
+    sig = ir.ELEMENTS[word]
+    fields = {f.name: f for f in dataclasses.fields(sig.spec) if f.name != "line"}
+    assert sorted(fields) == sorted(sig.params)
+    for name, param in sig.params.items():
+        assert param.type in LOWER_VALUE
+        default = fields[name].default
+        if param.required:
+            continue
+        if param.default is None:  # an optional regex or word: absent is the field's "none"
+            assert default in (None, False), (word, name)
+        else:
+            want = tuple(param.default) if isinstance(param.default, tuple) else param.default
+            assert default == want, (word, name)
 
 
 @pytest.mark.parametrize("family", FAMILIES)

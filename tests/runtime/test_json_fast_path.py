@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 
 from toolgrammar.runtime import json_args
 from toolgrammar.runtime.json_args import JsonArgsBuilder
+from toolgrammar.runtime.markers import NextStop, markers
+from toolgrammar.runtime.spec import JsonArgs
 from toolgrammar.runtime.json_stream import (
     DELEGATE,
     MAX_DEPTH,
@@ -90,19 +92,41 @@ SCHEMAS = {
 }
 
 
+class ArgsSink:
+    """The engine's side of one call's arguments builder: the text it sends, gathered."""
+
+    def __init__(self) -> None:
+        self.out: list[str] = []
+
+    def emit_args(self, text: str) -> None:
+        self.out.append(text)
+
+    def commit_call(self, name: str, call_id: str | None = None) -> None:
+        raise AssertionError("json_args names no calls")
+
+    def schema_of(self, key: str) -> dict | None:
+        return SCHEMAS.get(key)
+
+    def typed_keys(self) -> frozenset[str]:
+        return frozenset(SCHEMAS)  # every key schema_of knows: none is left unchecked
+
+    def next_stop(self, stops: tuple[str, ...]) -> NextStop:
+        return NextStop(markers(stops))
+
+
 def read_args(text: str, chars: bool) -> tuple[str, JsonArgsBuilder]:
-    out: list[str] = []
-    builder = JsonArgsBuilder(("</tool_call>",), out.append, SCHEMAS.get)
+    sink = ArgsSink()
+    builder = JsonArgsBuilder(JsonArgs(), ("</tool_call>",), sink)
     pos = 0
     if chars:  # one character at a time: the fast path never sees a whole object
         for cut in range(1, len(text) + 1):
-            pos = builder.feed(text[:cut], pos, eof=False)
+            pos = builder.read(text[:cut], pos, eof=False)
             if builder.done:
                 break
     if not builder.done:
-        builder.feed(text, pos, eof=True)
+        builder.read(text, pos, eof=True)
     builder.close()
-    return "".join(out), builder
+    return "".join(sink.out), builder
 
 
 @settings(max_examples=300, deadline=None)
@@ -204,14 +228,14 @@ def scan_events(text: str, chars: bool) -> list[Any]:
                     if pos >= end:
                         break
                     inner = JsonScanner(lambda piece: events.append(("delegated", piece)))
-                pos = inner.feed(text, pos, end)
+                pos = inner.read(text, pos, end)
                 if inner.failed:
                     break
                 if inner.done:
                     inner = None
                     scanner.resume()
                 continue
-            new = scanner.feed(text, pos, end)
+            new = scanner.read(text, pos, end)
             if new == pos and scanner.state != PAUSED:
                 break
             pos = new

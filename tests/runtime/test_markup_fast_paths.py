@@ -73,8 +73,8 @@ def _same_as_the_state_machine(family: str, case, text: str, patched: str) -> No
 @st.composite
 def xml_outputs(draw: st.DrawFn, family: str) -> str:
     params, after = _markup(family, XmlParams)
-    _, prefix = _case(family, params.param_open)
-    markup = [params.param_open, params.key_end, params.value_end, *params.implicit_ends]
+    _, prefix = _case(family, params.open)
+    markup = [params.open, params.key_end, params.value_end, *params.implicit_end]
     if params.value_open:
         markup.append(params.value_open)
     pieces = st.sampled_from(markup + after + WORDS + TEXT)
@@ -82,7 +82,7 @@ def xml_outputs(draw: st.DrawFn, family: str) -> str:
     parts = [prefix]
     for _ in range(draw(st.integers(0, 4))):
         parts += draw(st.lists(pieces, max_size=2))
-        parts += [params.param_open, draw(st.sampled_from(WORDS)), params.key_end]
+        parts += [params.open, draw(st.sampled_from(WORDS)), params.key_end]
         if params.value_open:
             parts += draw(st.sampled_from([[], ["\n"], [" "]])) + [params.value_open]
         parts += draw(st.lists(pieces, max_size=4))
@@ -118,7 +118,7 @@ def keyvalue_outputs(draw: st.DrawFn, family: str) -> str:
 
 
 def _xml_case(family: str):
-    return _case(family, _markup(family, XmlParams)[0].param_open)[0]
+    return _case(family, _markup(family, XmlParams)[0].open)[0]
 
 
 def _keyvalue_case(family: str):

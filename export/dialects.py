@@ -1,0 +1,239 @@
+"""The exporter's rules per argument dialect: spec class -> the rule tree of its arguments.
+
+The runtime's table (`runtime/dialects.py`) cannot hold these (the runtime does not import
+the exporter), so this is its counterpart: one rule per dialect, given the export builder
+(its grammar, tools, mode), the item, the tool whose call it is (None for a dialect that
+names its calls: it covers every tool itself) and the markers that end it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..runtime.protocol import RenderError, render_value_text
+from ..runtime.spec import (
+    JsonArgs,
+    JsonCall,
+    JsonCallArray,
+    KeyValueArgs,
+    PythonCalls,
+    XmlElements,
+    XmlParams,
+)
+from ..runtime.xml_params import render_key
+from .schema import ExportError, Tool, branches, schema_text
+from .tree import EMPTY, Json, Lit, Node, Pat, Rep, Text, alt, seq
+from .values import WS, Values, ordered
+
+if TYPE_CHECKING:
+    from .build import Builder
+
+_SAMPLES = {
+    "string": "",
+    "integer": 0,
+    "number": 0.5,
+    "boolean": True,
+    "null": None,
+    "object": {},
+    "array": [],
+}
+
+
+def xml_params(
+    builder: Builder, item: XmlParams, tool: Tool | None, stops: tuple[str, ...]
+) -> Node:
+    assert tool is not None  # a dialect that names no calls is exported per tool
+    avoid = tuple(sorted({*stops, item.value_end, *item.implicit_end}))
+    json_avoid = avoid
+    pad = WS  # around a typed value, whitespace is trimmed by the parser
+    params = []
+    for key, schema in tool.properties.items():
+        options = []
+        for b in branches(schema):
+            samples = b["enum"] if "enum" in b else [_SAMPLES[b["type"]]]
+            for sample in samples:
+                try:
+                    key_text = render_key(item, key, sample)
+                except RenderError as e:
+                    raise ExportError(f"{builder.spec.name}: {e}") from None
+                head = seq(
+                    Lit(item.open),
+                    WS,
+                    Lit(key_text),
+                    WS,
+                    Lit(item.key_end),
+                    seq(WS, Lit(item.value_open)) if item.value_open else EMPTY,
+                )
+                if "enum" in b:
+                    value: Node = Lit(render_value_text(sample, item.xml_unescape))
+                elif b["type"] == "string":
+                    options.append(seq(head, Text("raw", avoid, end=item.value_end)))
+                    continue
+                else:
+                    value = _scalar(b) or Json(schema_text(_strict_value(b)), json_avoid)
+                options.append(seq(head, pad, value, pad, Lit(item.value_end)))
+        params.append((seq(WS, alt(*options)), key in tool.required))
+    return ordered(builder.g, f"{tool.name}_params", params, EMPTY)
+
+
+def xml_elements(
+    builder: Builder, item: XmlElements, tool: Tool | None, stops: tuple[str, ...]
+) -> Node:
+    assert tool is not None
+    prefix = item.prefix
+    avoid = tuple(sorted({*stops, prefix + "<"} if prefix else {*stops, "<"}))
+
+    def element(key: str, schema: Any) -> Node:
+        open_, close = Lit(f"{prefix}<{key}>"), f"{prefix}</{key}>"
+        options = []
+        for b in branches(schema):
+            if "enum" in b:
+                options += [seq(open_, Lit(render_value_text(v)), Lit(close)) for v in b["enum"]]
+            elif b["type"] == "string":
+                options.append(seq(open_, Text("raw", avoid, end=close)))
+            elif b["type"] == "object":
+                options.append(seq(open_, children(b), WS, Lit(close)))
+            elif b["type"] == "array":
+                one = element("item", b.get("items", {}))
+                options.append(seq(open_, Rep(seq(WS, one)), WS, Lit(close)))
+            else:
+                options.append(seq(open_, _scalar(b) or EMPTY, Lit(close)))
+        return alt(*options)
+
+    def children(schema: dict[str, Any]) -> Node:
+        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        required = set(schema.get("required") or ())
+        entries = [(seq(WS, element(k, v)), k in required) for k, v in props.items()]
+        return ordered(builder.g, f"{tool.name}_elements", entries, EMPTY)
+
+    return children(tool.parameters)
+
+
+def keyvalue_args(
+    builder: Builder, item: KeyValueArgs, tool: Tool | None, stops: tuple[str, ...]
+) -> Node:
+    assert tool is not None
+    values = Values(builder.g, "keyvalue", stops, delim=item.string)
+    return values.object(tool.parameters)
+
+
+def python_calls(
+    builder: Builder, item: PythonCalls, tool: Tool | None, stops: tuple[str, ...]
+) -> Node:
+    values = Values(builder.g, "python", stops)
+    calls = []
+    for tool in builder.tools:
+        kwargs = [
+            (seq(Lit(f"{key}="), values.value(schema)), key in tool.required)
+            for key, schema in tool.properties.items()
+        ]
+        args = ordered(builder.g, f"{tool.name}_kwargs", kwargs, seq(Lit(","), WS))
+        calls.append(builder.g.rule(f"py_{tool.name}", seq(Lit(f"{tool.name}("), args, Lit(")"))))
+    one = alt(*calls)
+    many = builder.mode.kind != "named"
+    if item.list:
+        more = Rep(seq(Lit(","), WS, one)) if many else EMPTY
+        return seq(Lit("["), one, more, Lit("]"))
+    return seq(one, Rep(seq(WS, one)) if many else EMPTY)
+
+
+def json_args(builder: Builder, item: JsonArgs, tool: Tool | None, stops: tuple[str, ...]) -> Node:
+    assert tool is not None
+    return Json(schema_text(_strict(tool.parameters)), stops)
+
+
+def json_call(builder: Builder, item: JsonCall, tool: Tool | None, stops: tuple[str, ...]) -> Node:
+    return Json(schema_text(_call_schema(builder, item, array=False)), stops)
+
+
+def json_call_array(
+    builder: Builder, item: JsonCallArray, tool: Tool | None, stops: tuple[str, ...]
+) -> Node:
+    return Json(schema_text(_call_schema(builder, item, array=True)), stops)
+
+
+def _call_schema(builder: Builder, item: JsonCall | JsonCallArray, array: bool) -> dict[str, Any]:
+    """The JSON schema of one call object, or of the array of them."""
+    objects = []
+    for tool in builder.tools:
+        args = _strict(tool.parameters)
+        if item.name_is_key:
+            obj = {
+                "type": "object",
+                "properties": {tool.name: args},
+                "required": [tool.name],
+                "additionalProperties": False,
+            }
+            objects.append(obj)
+            continue
+        for name_key in item.name:  # every spelling of the keys the parser reads
+            for args_key in item.arguments:
+                props: dict[str, Any] = {}
+                if item.id:
+                    props[item.id[0]] = {"type": "string"}
+                props[name_key] = {"const": tool.name}
+                props[args_key] = args
+                objects.append(
+                    {
+                        "type": "object",
+                        "properties": props,
+                        "required": [name_key, args_key],
+                        "additionalProperties": False,
+                    }
+                )
+    one = objects[0] if len(objects) == 1 else {"anyOf": objects}
+    if not array:
+        return one
+    array: dict[str, Any] = {"type": "array", "items": one, "minItems": 1}
+    if builder.mode.kind == "named":
+        array["maxItems"] = 1
+    return array
+
+
+def _scalar(b: dict[str, Any]) -> Node | None:
+    """Integers, numbers, booleans and null in their literal syntax."""
+    kind = b.get("type")
+    if kind == "integer":
+        minimum = b.get("minimum")
+        return Pat("uint" if isinstance(minimum, (int, float)) and minimum >= 0 else "int")
+    if kind == "number":
+        return Pat("number")
+    if kind == "boolean":
+        return alt(Lit("true"), Lit("false"))
+    if kind == "null":
+        return Lit("null")
+    return None
+
+
+def _strict(schema: dict[str, Any]) -> dict[str, Any]:
+    """Arguments as the export writes them: an object with no keys beyond the declared ones
+    (at every level that declares some)."""
+    out = _strict_value(schema)
+    out.setdefault("type", "object")
+    return out
+
+
+def _strict_value(schema: Any) -> Any:
+    if isinstance(schema, list):
+        return [_strict_value(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {
+        k: (v if k in ("enum", "const", "default", "examples") else _strict_value(v))
+        for k, v in schema.items()
+    }
+    if isinstance(out.get("properties"), dict) and "additionalProperties" not in out:
+        out["additionalProperties"] = False
+    return out
+
+
+EXPORT_RULES: dict[type, Callable[[Builder, Any, Tool | None, tuple[str, ...]], Node]] = {
+    XmlParams: xml_params,
+    XmlElements: xml_elements,
+    KeyValueArgs: keyvalue_args,
+    PythonCalls: python_calls,
+    JsonArgs: json_args,
+    JsonCall: json_call,
+    JsonCallArray: json_call_array,
+}
+"""One rule per argument dialect; a test keeps it in step with the runtime's table."""

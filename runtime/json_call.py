@@ -1,0 +1,441 @@
+"""The JSON dialects that carry the call's name: one call object, or an array of them.
+
+The object's name and id are read by an outer scanner whose text is markup; its
+arguments are handed to a `json_args` builder of the same sink, so they stream as the
+model's own bytes and are typed the same way.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .json_args import JsonArgsBuilder, skip_to_stop, skip_whitespace
+from .json_stream import (
+    DELEGATE,
+    PAUSED,
+    WITHHOLD,
+    WHOLE_STRING,
+    JsonScanner,
+    loads_or_none,
+    whole_members,
+)
+from .markers import markers
+from .protocol import DialectRow, Sink, no_literals
+from .spec import JsonArgs, JsonCall, JsonCallArray
+
+_ARGUMENTS = JsonArgs()  # the spec of a call object's arguments value
+
+
+class JsonCallBuilder:
+    """`{"name": NAME, "arguments": {...}}`: finds the name, streams the arguments.
+
+    Arguments written before the name (or encoded as a JSON string) are read whole and
+    held, then replayed into the arguments builder once the name is known, since the
+    name decides how they are typed.
+    """
+
+    __slots__ = (
+        "spec",
+        "name",
+        "call_id",
+        "done",
+        "failed",
+        "malformed",
+        "committed",
+        "_sink",
+        "_stop_list",
+        "_outer",
+        "_stops",
+        "_next_stop",
+        "_args",
+        "_mode",
+        "_capture",
+        "_captured",
+        "_string_args",
+        "_started",
+        "_skipping",
+        "_args_seen",
+        "_tried_whole",
+    )
+
+    def __init__(self, spec: JsonCall, stops: tuple[str, ...], sink: Sink) -> None:
+        self.spec = spec
+        self.name: str | None = None
+        self.call_id: str | None = None
+        self.done = False
+        self.failed = False
+        self.malformed = False  # failed on text that is not a call, not for want of text
+        self.committed = False  # the call is real: its name (and with require_args, arguments) read
+        self._sink = sink
+        self._stop_list = stops
+        self._stops = markers(stops)
+        self._next_stop = sink.next_stop(stops)
+        self._outer: JsonScanner | None = None  # made when the fast path cannot read it all
+        self._args: JsonArgsBuilder | None = None
+        self._mode = ""  # "", "stream" or "capture": how the current arguments value is read
+        self._capture: JsonScanner | None = None
+        self._captured: list[str] = []
+        self._string_args = False
+        self._started = False
+        self._skipping = False
+        self._args_seen = False
+        self._tried_whole = False
+
+    def _commit_name(self) -> None:
+        """The call is real: its name is known (and, with require_args, its arguments began)."""
+        if self.committed or self.name is None:
+            return
+        if self.spec.require_args and not self._args_seen:
+            return
+        self.committed = True
+        self._sink.commit_call(self.name, self.call_id)
+
+    def _member(self, key: str) -> int:
+        if self.spec.name_is_key:  # `{NAME: {...}}`: the first key names the call
+            if self.name is None and key.strip():
+                self.name = key.strip()
+                self._args_seen = True
+                self._commit_name()
+                return DELEGATE
+            return WITHHOLD
+        if key in self.spec.arguments:
+            self._args_seen = True
+            self._commit_name()
+            return DELEGATE
+        return WITHHOLD
+
+    def _value(self, key: str, raw: str) -> None:
+        if key in self.spec.id and self.name is None and self.call_id is None:
+            ok, call_id = loads_or_none(raw)
+            if ok and isinstance(call_id, (str, int)) and not isinstance(call_id, bool):
+                self.call_id = str(call_id)
+        if key in self.spec.name and self.name is None:
+            ok, name = loads_or_none(raw)
+            if ok and isinstance(name, str) and name.strip():
+                self.name = name.strip()
+                self._commit_name()
+                if self._captured and self._capture is None and self.committed:
+                    self._replay()
+        return None
+
+    def _make_args(self) -> JsonArgsBuilder:
+        return JsonArgsBuilder(_ARGUMENTS, self._stop_list, self._sink)
+
+    def _replay(self) -> None:
+        """Feed a held arguments value, read whole, into the arguments builder."""
+        raw = "".join(self._captured)
+        self._captured = []
+        if self._string_args:
+            ok, decoded = loads_or_none(raw)
+            raw = decoded if ok and isinstance(decoded, str) else ""
+        if self._args is None:
+            self._args = self._make_args()
+        self._args.read(raw, 0, eof=True)
+        self._args.close()
+
+    def read(self, text: str, pos: int, eof: bool) -> int:
+        """Consume text[pos:] up to a following marker; return the new position."""
+        if self._skipping:
+            pos, reached = skip_to_stop(self._stops, text, pos, eof)
+            if reached:
+                self._end()
+            return pos
+        end = len(text)
+        if not self._started:
+            pos = skip_whitespace(text, pos, end)
+            if pos >= end:
+                if eof:
+                    self._end()
+                return pos
+            if text[pos] != "{":
+                self.malformed = True
+                self._end()
+                return pos
+            self._started = True
+        at = self._next_stop.find(text, pos)
+        stop = at if at >= 0 else end - self._stops.held(text, pos)
+        if not self._tried_whole:
+            self._tried_whole = True
+            whole_end = self._whole(text, pos, stop)
+            if whole_end >= 0:
+                return whole_end
+        if self.done:
+            return pos
+        outer = self._outer
+        if outer is None:
+            outer = self._outer = JsonScanner(
+                _discard, on_member=self._member, on_value=self._value
+            )
+        while pos < stop and not self.done:
+            if outer.state == PAUSED:
+                new = self._read_args_value(text, pos, stop)
+            else:
+                new = outer.read(text, pos, stop)
+                if outer.done:
+                    self._end()
+                    return new
+                if outer.failed:
+                    if not self.committed:  # not a call object: it ends right here
+                        self.malformed = True
+                        self._end()
+                        return new
+                    self._skipping = True  # malformed: the rest up to a marker is markup
+                    return self.read(text, new, eof)
+            if new == pos and outer.state != PAUSED:
+                break
+            pos = new
+        if not self.done and (at >= 0 or eof):
+            self._end()
+            return stop if at >= 0 else end  # a partial marker at the end is markup
+        return pos
+
+    def _whole(self, text: str, pos: int, stop: int) -> int:
+        """The fast path for a call object already whole before `stop`, in the common shape:
+        a plain name, then one arguments object. Its members go through `_member` and
+        `_value` in order, and the arguments to the builder, exactly as the outer scanner
+        would hand them over; only the character loop over the outer object is skipped.
+        Any other shape (arguments first, or twice, or as a string; a name as the key)
+        returns -1 before anything is called, and the outer scanner reads it.
+        """
+        spec = self.spec
+        if spec.name_is_key or text.rfind("}", pos, stop) < 0:
+            return -1
+        found = whole_members(text, pos, stop)
+        if found is None:
+            return -1
+        members, close = found
+        args_keys, name_keys = spec.arguments, spec.name
+        named = False
+        args_start = -1
+        for key, start, end, _ in members:
+            if key in args_keys:  # one arguments object, after a usable name
+                if not named or args_start >= 0:
+                    return -1
+                args_start = start
+            elif key in name_keys and not named:
+                raw = text[start:end]
+                if not (WHOLE_STRING.fullmatch(raw) and raw[1:-1].strip()):
+                    return -1  # (the scanner would go on looking for one)
+                named = True
+        if args_start < 0 or text[args_start] != "{":
+            return -1
+        for key, start, end, value in members:
+            if self._member(key) != DELEGATE:
+                self._value(key, text[start:end])
+                continue
+            self._args = arguments = self._make_args()
+            if not arguments.take_decoded(text, start, end, value):  # type: ignore[arg-type]
+                arguments.read(text, start, eof=False, bound=stop)
+                if not arguments.done:  # cannot happen for a whole object
+                    arguments.close()
+        self._end()
+        return close
+
+    def _read_args_value(self, text: str, pos: int, stop: int) -> int:
+        if not self._mode:
+            pos = skip_whitespace(text, pos, stop)
+            if pos >= stop:
+                return pos
+            if text[pos] == "{" and self.committed and self._args is None:
+                self._mode = "stream"
+                self._args = self._make_args()
+            else:
+                self._mode = "capture"
+                self._string_args = text[pos] == '"'
+                self._captured = []
+                self._capture = JsonScanner(self._captured.append)
+        if self._mode == "stream":
+            assert self._args is not None
+            new = self._args.read(text, pos, eof=False, bound=stop)
+            if self._args.failed:
+                self._skipping = True
+                return self.read(text, new, eof=False)
+            if self._args.done:
+                self._mode = ""
+                self._resume_outer()
+            return new
+        assert self._capture is not None
+        new = self._capture.read(text, pos, stop)
+        if self._capture.failed:
+            self._skipping = True
+            return self.read(text, new, eof=False)
+        if self._capture.done:
+            self._capture = None
+            self._mode = ""
+            if self.committed:
+                self._replay()
+            self._resume_outer()
+        return new
+
+    def _resume_outer(self) -> None:
+        assert self._outer is not None  # (a value is read for it only once it exists)
+        self._outer.resume()
+
+    def _end(self) -> None:
+        """End of the object, of the call, or of input."""
+        if self.done:
+            return
+        self.done = True
+        if self.committed:
+            self._outer = None  # (it holds this builder's methods: no cycle left behind)
+        if self._capture is not None:
+            self._captured.append(self._capture.close())
+            self._capture = None
+        if not self.committed:
+            self.failed = True
+            # a whole object with a name but no arguments (require_args): not a call
+            outer = self._outer
+            self.malformed = self.name is not None and outer is not None and outer.done
+            self._outer = None  # (it holds this builder's methods: no cycle left behind)
+            return
+        if self._captured:
+            self._replay()
+        if self._args is None:
+            self._args = self._make_args()
+        self._args.close()
+
+    def close(self) -> None:
+        self._end()
+
+
+def _discard(_: str) -> None:
+    """The outer object of a name-carrying call is markup: its text goes nowhere."""
+
+
+BEFORE, ELEMENTS, ELEMENT, AFTER_ELEMENT = range(4)
+
+
+class JsonCallArrayBuilder:
+    """`[{call}, {call}, …]`: every element is a call, emitted as soon as its name is known.
+
+    Each element commits a call of its own through the sink (a new index), so the calls
+    of one array stream one after the other. An element that is not a call object ends
+    the array: before any call it means the text was not a call array at all (`failed`,
+    and the engine gives the text back); after one it is markup up to the next marker.
+    """
+
+    __slots__ = (
+        "spec",
+        "done",
+        "failed",
+        "malformed",
+        "calls",
+        "_sink",
+        "_stops",
+        "_stop_list",
+        "_element_spec",
+        "_state",
+        "_element",
+        "_skipping",
+    )
+
+    def __init__(self, spec: JsonCallArray, stops: tuple[str, ...], sink: Sink) -> None:
+        self.spec = spec
+        self.done = False
+        self.failed = False
+        self.malformed = False
+        self.calls = 0  # elements that were calls
+        self._sink = sink
+        self._stop_list = stops
+        self._stops = markers(stops)
+        # every element is a call object of the array's keys, read by a builder of its own
+        self._element_spec = JsonCall(
+            name=spec.name, arguments=spec.arguments, name_is_key=spec.name_is_key, id=spec.id
+        )
+        self._state = BEFORE
+        self._element: JsonCallBuilder | None = None
+        self._skipping = False
+
+    def read(self, text: str, pos: int, eof: bool) -> int:
+        """Consume text[pos:] up to a following marker; return the new position."""
+        if self._skipping:
+            pos, reached = skip_to_stop(self._stops, text, pos, eof)
+            if reached:
+                self.done = True
+            return pos
+        end = len(text)
+        while pos < end and not self.done:
+            state = self._state
+            if state == ELEMENT:
+                element = self._element
+                assert element is not None
+                pos = element.read(text, pos, eof)
+                if not element.done:
+                    return pos
+                self._element = None
+                self.calls += element.committed
+                if element.failed:
+                    if not element.malformed and eof and not self.calls:
+                        self.failed = self.done = True  # the output ended inside it
+                        return pos
+                    return self._end_badly(text, pos, eof)
+                self._state = AFTER_ELEMENT
+                continue
+            pos = skip_whitespace(text, pos, end)
+            if pos >= end:
+                break
+            ch = text[pos]
+            if state == BEFORE:
+                if ch != "[":
+                    return self._end_badly(text, pos, eof)
+                self._state = ELEMENTS
+                pos += 1
+            elif ch == "]" and state in (ELEMENTS, AFTER_ELEMENT):
+                self.done = True
+                return pos + 1
+            elif ch == "," and state == AFTER_ELEMENT:
+                self._state = ELEMENTS
+                pos += 1
+            elif ch == "{" and state == ELEMENTS:
+                self._element = JsonCallBuilder(self._element_spec, self._stop_list, self._sink)
+                self._state = ELEMENT
+            else:
+                return self._end_badly(text, pos, eof)
+        if eof and not self.done:
+            self.close()
+        return pos
+
+    def _end_badly(self, text: str, pos: int, eof: bool) -> int:
+        """Not (or no longer) an array of calls."""
+        if not self.calls:
+            self.failed = self.malformed = True
+            self.done = True
+            return pos
+        self._skipping = True  # the rest up to a marker is markup of the broken array
+        return self.read(text, pos, eof)
+
+    def close(self) -> None:
+        element = self._element
+        if element is not None:
+            element.close()
+            self._element = None
+            self.calls += element.committed
+        if not self.calls:
+            self.failed = True
+        self.done = True
+
+
+def render_json_call(item: JsonCall, name: str, args: dict[str, Any]) -> str:
+    call_object = (
+        {name: args} if item.name_is_key else {item.name[0]: name, item.arguments[0]: args}
+    )
+    return json.dumps(call_object, ensure_ascii=False)
+
+
+def render_json_call_array(item: JsonCallArray, name: str, args: dict[str, Any]) -> str:
+    element = {name: args} if item.name_is_key else {item.name[0]: name, item.arguments[0]: args}
+    return json.dumps([element], ensure_ascii=False)
+
+
+JSON_CALL = DialectRow(
+    JsonCall, "json_call", JsonCallBuilder, render_json_call, no_literals, names_calls=True
+)
+JSON_CALL_ARRAY = DialectRow(
+    JsonCallArray,
+    "json_call_array",
+    JsonCallArrayBuilder,
+    render_json_call_array,
+    no_literals,
+    names_calls=True,
+)

@@ -1,0 +1,98 @@
+"""What an argument dialect is to the engine: one constructor shape, one sink, four members.
+
+Every dialect (`xml_params`, `json_call`, …) has a builder made as `Builder(item, stops,
+sink)` when a call reaches its item: the item's spec, the markers that may follow its text
+(they end it, even inside a value), and the `Sink` it reports to. The engine then calls
+`read(text, pos, eof)` as text arrives, which takes what it can decide of text[pos:] and
+returns the new position, until the builder is `done`, and `close()` when the call or the
+output ends first. A dialect that names calls itself (`CallsBuilder`) also says whether
+it `failed` before any call, and whether that was `malformed` text rather than text cut
+short: then it was not a call, and the engine gives the text back.
+
+`DialectRow` is what the one table (`dialects.DIALECTS`) holds per dialect: its builder,
+how it writes arguments, the literals its markup is made of, and whether it names calls.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol
+
+from .markers import NextStop
+
+
+class Sink(Protocol):
+    """What a builder sends its results to and asks of the engine, about the current call.
+
+    A builder keeps its sink, never the call: the engine drops the call when it ends, and
+    with it the builder, so no reference cycle is left for the garbage collector.
+    """
+
+    def emit_args(self, text: str) -> None:
+        """A piece of the current call's arguments JSON."""
+
+    def commit_call(self, name: str, call_id: str | None = None) -> None:
+        """The dialect read the name of the call (in a list of calls, of its next one)."""
+
+    def schema_of(self, key: str) -> dict | None:
+        """The schema of a top-level argument of the current call, if its tool has one."""
+
+    def typed_keys(self) -> frozenset[str]:
+        """The current call's arguments that are typed rather than kept as text."""
+
+    def next_stop(self, stops: tuple[str, ...]) -> NextStop:
+        """One `NextStop` over `stops` shared by the calls read one after another from one
+        text (each searching to its end would make a whole parse quadratic)."""
+
+
+class ArgumentsBuilder(Protocol):
+    """A dialect's reader of one call's arguments (or, naming calls, of a list of calls)."""
+
+    done: bool
+
+    def __init__(self, item: Any, stops: tuple[str, ...], sink: Sink) -> None: ...
+
+    def read(self, text: str, pos: int, eof: bool) -> int:
+        """Take what can be decided of text[pos:]; return the new position."""
+
+    def close(self) -> None:
+        """The call or the output ends here: close what is open."""
+
+
+class CallsBuilder(ArgumentsBuilder, Protocol):
+    """A dialect that names its calls itself: before its first call, failing means the text
+    was not a call."""
+
+    failed: bool
+    malformed: bool  # failed on text that is not a call, not for want of more text
+
+
+@dataclass(frozen=True, slots=True)
+class DialectRow:
+    """One argument dialect, as every part of the runtime needs it."""
+
+    spec: type  # its spec class (`spec.py`), the key of the table
+    word: str  # how the grammar language spells it (`compiler/ir.ELEMENTS`)
+    builder: Callable[[Any, tuple[str, ...], Sink], ArgumentsBuilder]
+    render: Callable[[Any, str, dict[str, Any]], str]  # (item, call name, arguments) -> markup
+    literals: Callable[[Any], tuple[str, ...]]  # the markup literals an item names
+    names_calls: bool = False  # a `CallsBuilder`: it reads the call's name itself
+
+
+def no_literals(_: Any) -> tuple[str, ...]:
+    """A dialect whose syntax is JSON or Python: no literal of the family's markup."""
+    return ()
+
+
+class RenderError(ValueError):
+    """Calls this family's markup cannot write so that they parse back the same."""
+
+
+def render_value_text(value: Any, xml_escape: bool = False) -> str:
+    """A value in markup: a string as it is, anything else as JSON; `xml_escape` for a
+    dialect that decodes XML entities in values."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    if xml_escape:
+        text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text
