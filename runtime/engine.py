@@ -6,12 +6,12 @@ family's `FamilySpec` declares (`_scan`, `_marker`); in a call, the call's seque
 items (literals, whitespace, the name, one argument dialect) is read over the text as it
 arrives, one reader per item kind (`_read_literal`, …, dispatched by the kind
 `tables.CompiledFamily` precomputed). Its flags live in `state.EngineState`, the call
-being read in `state._Call`. It never re-reads text it has decided on: each delta
+being read in `_Call`. It never re-reads text it has decided on: each delta
 is scanned once, plus the few characters held back because they could still begin a
 marker.
 
-Policies that today's parsers answer per family are answered here, once (README,
-"Policies"): whitespace touching markup is markup; a tool-call opener ends an open
+Policies that today's parsers answer per family are answered here, once
+(docs/policies.md): whitespace touching markup is markup; a tool-call opener ends an open
 reasoning block; a call whose opener turns out malformed before its name is known
 goes back to the text it came from; an unfinished opener at the end is dropped.
 """
