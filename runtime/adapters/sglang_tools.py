@@ -1,0 +1,169 @@
+"""An SGLang tool-call detector run by toolgrammar's StreamParser, one class per family name.
+
+How SGLang 0.5.23's serving layer drives a detector (facts read from its source):
+- `FunctionCallParser` builds one detector per request and choice (and throwaway ones to ask
+  for constraints); it bypasses the detector when the request declares no tools;
+- streaming: `parse_streaming_increment(new_text, tools)` per engine output; on the output that
+  carries the finish reason (not an abort) `finish(tools)` follows, then the serving layer's
+  `_check_for_unstreamed_tool_args` compares, for the last call, `prev_tool_call_arr[-1]
+  ["arguments"]` (a string is taken as is, anything else is `json.dumps`-ed) with
+  `streamed_args_for_tool[-1]` and sends what the first holds beyond the second;
+- non-streaming: `has_tool_call(text)`; if True, `detect_and_parse(text, tools)` gives the
+  content and the calls, else the text is content as it is.
+
+So this detector records, for every call, the exact argument text it sent, in both lists: the
+serving layer's end-of-stream check finds nothing left to send and never adds to arguments
+that `finish` has already closed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from sglang.srt.function_call.base_format_detector import BaseFormatDetector
+from sglang.srt.function_call.core_types import StreamingParseResult, ToolCallItem
+
+import toolgrammar
+from toolgrammar.adapters.env_params import params_from_env
+from toolgrammar.adapters.sglang_pairing import take
+
+PARAMS_ENV = "TOOLGRAMMAR_SGLANG_PARAMS"
+
+
+def tool_dicts(tools: list[Any] | None) -> list[dict[str, Any]] | None:
+    """SGLang's `Tool` models as the plain OpenAI dicts toolgrammar reads."""
+    if tools is None:
+        return None
+    return [t.model_dump(exclude_none=True) if hasattr(t, "model_dump") else t for t in tools]
+
+
+def tool_positions(tools: list[Any] | None) -> dict[str, int]:
+    """Each declared tool's position in the request, which SGLang's whole-output calls carry."""
+    return {
+        tool["function"]["name"]: i
+        for i, tool in enumerate(tool_dicts(tools) or [])
+        if isinstance(tool.get("function"), dict) and "name" in tool["function"]
+    }
+
+
+class ToolgrammarDetector(BaseFormatDetector):
+    """SGLang detector for `family`; subclassed once per registered name (`tool_detector_class`).
+
+    Reasoning the family's markup holds is returned as normal text, in output order, unless the
+    companion reasoning detector (`--reasoning-parser tg-NAME`) announced itself: it reports it.
+    """
+
+    family: ClassVar[str] = ""
+
+    def __init__(self) -> None:
+        if not self.family:
+            raise TypeError("use tool_detector_class(family) for a detector of one family")
+        super().__init__()
+        self._params = params_from_env(PARAMS_ENV, self.family)
+        # a bad param fails here: SGLang builds a detector at the first request's constraints
+        toolgrammar.StreamParser(self.family, params=self._params)
+        pairing = take(self.family)
+        self._reasoning_as_content = pairing is None
+        self._reasoning_open = pairing.reasoning_open if pairing is not None else None
+        self._stream: toolgrammar.StreamParser | None = None
+        self._checked: tuple[str, bool] | None = None
+
+    def _parser(self, tools: list[Any] | None) -> toolgrammar.StreamParser:
+        return toolgrammar.StreamParser(
+            self.family,
+            tool_dicts(tools),
+            reasoning_open=self._reasoning_open,
+            params=self._params,
+        )
+
+    def _normal_text(self, deltas: list[toolgrammar.Delta]) -> str:
+        parts: list[str] = []
+        for delta in deltas:
+            if delta.reasoning and self._reasoning_as_content:
+                parts.append(delta.reasoning)
+            if delta.content:
+                parts.append(delta.content)
+        return "".join(parts)
+
+    # ------------------------------------------------------------------ whole output
+
+    def has_tool_call(self, text: str) -> bool:
+        """Whether parsing changes the text: a call, or markup that is not content. When False
+        SGLang keeps the text as content unparsed, which is then exactly what parsing gives."""
+        if self._checked is None or self._checked[0] != text:
+            parser = self._parser(None)
+            deltas = parser.feed(text) + parser.finish("stop")
+            changed = any(d.tool_calls for d in deltas) or self._normal_text(deltas) != text
+            self._checked = (text, changed)
+        return self._checked[1]
+
+    def detect_and_parse(self, text: str, tools: list[Any]) -> StreamingParseResult:
+        parser = self._parser(tools)
+        deltas = parser.feed(text) + parser.finish("stop")
+        positions = tool_positions(tools)
+        calls = [
+            ToolCallItem(
+                tool_index=positions.get(call.function.name, -1),
+                name=call.function.name,
+                parameters=call.function.arguments,
+            )
+            for call in toolgrammar.assemble(deltas).tool_calls
+        ]
+        return StreamingParseResult(normal_text=self._normal_text(deltas), calls=calls)
+
+    # ------------------------------------------------------------------ streaming
+
+    def parse_streaming_increment(self, new_text: str, tools: list[Any]) -> StreamingParseResult:
+        if self._stream is None:
+            self._stream = self._parser(tools)
+        return self._streamed(self._stream.feed(new_text))
+
+    def finish(self, tools: list[Any]) -> StreamingParseResult:
+        """End of stream: close a cut call's arguments, release text held for a marker."""
+        if self._stream is None:
+            return StreamingParseResult()
+        return self._streamed(self._stream.finish("stop"))
+
+    def _streamed(self, deltas: list[toolgrammar.Delta]) -> StreamingParseResult:
+        """The deltas as one SGLang result; every argument byte sent is recorded as sent."""
+        calls: list[ToolCallItem] = []
+        for delta in deltas:
+            for part in delta.tool_calls:
+                index, name, arguments = part.index, part.function.name, part.function.arguments
+                if name is not None:
+                    self._open_call(index, name)
+                if arguments:
+                    self.streamed_args_for_tool[index] += arguments
+                    self.prev_tool_call_arr[index]["arguments"] = self.streamed_args_for_tool[index]
+                last = calls[-1] if calls else None
+                if last is not None and last.tool_index == index and name is None:
+                    last.parameters += arguments
+                elif name is not None or arguments:
+                    calls.append(ToolCallItem(tool_index=index, name=name, parameters=arguments))
+        return StreamingParseResult(normal_text=self._normal_text(deltas), calls=calls)
+
+    def _open_call(self, index: int, name: str) -> None:
+        while len(self.streamed_args_for_tool) <= index:
+            self.streamed_args_for_tool.append("")
+            self.prev_tool_call_arr.append({"name": None, "arguments": ""})
+        self.prev_tool_call_arr[index] = {"name": name, "arguments": ""}
+        self.current_tool_id = index
+        self.current_tool_name_sent = True
+
+    # ------------------------------------------------------------------ constraints
+
+    def supports_structural_tag(self) -> bool:
+        # SGLang's legacy structural tag wants one begin/end pair per tool; a family's markup is
+        # a grammar, not such a pair.
+        return False
+
+    def parses_required_natively(self) -> bool:
+        # tool_choice="required" or a named tool: the model writes its own markup and this
+        # detector reads it (instead of SGLang forcing a bare JSON array the model never saw).
+        return True
+
+    def structure_info(self) -> Any:
+        raise NotImplementedError(
+            "toolgrammar detectors have no per-tool begin/end pair (supports_structural_tag is "
+            "False); their constraint is a whole-output grammar"
+        )
