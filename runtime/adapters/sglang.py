@@ -57,6 +57,8 @@ def _class_name(family: str, kind: str) -> str:
 
 
 _tool_classes: dict[str, type[ToolgrammarDetector]] = {}
+# SGLang's own tool-parser names, remembered before an override replaces their classes
+_sglang_names: set[str] = set()
 _reasoning_classes: dict[str, type[ToolgrammarReasoningDetector]] = {}
 
 
@@ -89,14 +91,16 @@ def register(override: bool = False) -> list[str]:
     tool detectors also under SGLang's own names that are family names. Returns the tool-parser
     names registered. Idempotent."""
     tool_parsers = FunctionCallParser.ToolCallParserEnum
-    sglang_names = {n for n, c in tool_parsers.items() if not issubclass(c, ToolgrammarDetector)}
+    _sglang_names.update(
+        n for n, c in tool_parsers.items() if not issubclass(c, ToolgrammarDetector)
+    )
     names: list[str] = []
     for family in toolgrammar.families():
         tool_parsers[PREFIX + family] = tool_detector_class(family)
         # SGLang looks reasoning parsers up lower-cased
         ReasoningParser.DetectorMap[(PREFIX + family).lower()] = reasoning_detector_class(family)
         names.append(PREFIX + family)
-        if override and family in sglang_names and family not in _REACHED_INTO_BY_SGLANG:
+        if override and family in _sglang_names and family not in _REACHED_INTO_BY_SGLANG:
             tool_parsers[family] = tool_detector_class(family)
             names.append(family)
     return names

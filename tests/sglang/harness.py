@@ -37,7 +37,9 @@ def unstreamed_args_check() -> Callable[..., str | None]:
     """SGLang's `OpenAIServingChat._check_for_unstreamed_tool_args`, from its source."""
     path = Path(openai_entrypoints.__file__).parent / "serving_chat.py"
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    chat = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "OpenAIServingChat")
+    chat = next(
+        n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "OpenAIServingChat"
+    )
     method = next(
         n
         for n in chat.body
