@@ -18,16 +18,21 @@ that `finish` has already closed.
 
 from __future__ import annotations
 
+import logging
 from typing import Any, ClassVar
 
 from sglang.srt.function_call.base_format_detector import BaseFormatDetector
 from sglang.srt.function_call.core_types import StreamingParseResult, ToolCallItem
+from sglang.srt.parser.reasoning_parser import ReasoningParser
+from xgrammar import StructuralTag
+from xgrammar.structural_tag import GrammarFormat
 
 import toolgrammar
 from toolgrammar.adapters.env_params import params_from_env
 from toolgrammar.adapters.sglang_pairing import take
 
 PARAMS_ENV = "TOOLGRAMMAR_SGLANG_PARAMS"
+logger = logging.getLogger(__name__)
 
 
 def tool_dicts(tools: list[Any] | None) -> list[dict[str, Any]] | None:
@@ -154,16 +159,79 @@ class ToolgrammarDetector(BaseFormatDetector):
 
     def supports_structural_tag(self) -> bool:
         # SGLang's legacy structural tag wants one begin/end pair per tool; a family's markup is
-        # a grammar, not such a pair.
+        # a grammar, not such a pair (the whole-output grammar comes from get_structural_tag).
         return False
 
     def parses_required_natively(self) -> bool:
-        # tool_choice="required" or a named tool: the model writes its own markup and this
-        # detector reads it (instead of SGLang forcing a bare JSON array the model never saw).
+        # tool_choice="required" or a named tool: the model writes its own markup (under the
+        # family's grammar) and this detector reads it, instead of SGLang forcing a bare JSON
+        # array the model never saw.
         return True
+
+    def get_structural_tag(
+        self,
+        tools: list[Any] | None = None,
+        tool_choice: Any = "auto",
+        thinking_mode: bool = False,
+        parallel_tool_calls: bool = True,
+        **_: Any,
+    ) -> Any:
+        """The family's whole-output grammar for these tools (`toolgrammar.export`, GBNF, which
+        xgrammar reads as EBNF), as an xgrammar structural tag. SGLang asks for it for
+        `tool_choice="required"`, a named tool, and "auto" with strict tools. None (no
+        constraint, the output is still parsed natively) when the tools cannot be exported."""
+        mode = export_mode(tool_choice)
+        try:
+            grammar = toolgrammar.export(
+                self.family,
+                tool_dicts(tools) or [],
+                format="gbnf",
+                mode=mode,
+                params=self._params,
+                reasoning_open=export_reasoning_open(
+                    configured_reasoning_parser(), self._reasoning_open
+                ),
+            )
+        except toolgrammar.ExportError as exc:
+            logger.warning("toolgrammar: no %s grammar for %s: %s", mode, self.family, exc)
+            return None
+        return StructuralTag(format=GrammarFormat(grammar=grammar))
 
     def structure_info(self) -> Any:
         raise NotImplementedError(
             "toolgrammar detectors have no per-tool begin/end pair (supports_structural_tag is "
-            "False); their constraint is a whole-output grammar"
+            "False); their constraint is a whole-output grammar (get_structural_tag)"
         )
+
+
+def export_mode(tool_choice: Any) -> str:
+    """toolgrammar's export mode for an SGLang tool choice ("required", a named tool, "auto")."""
+    function = getattr(tool_choice, "function", None)
+    if function is not None and getattr(function, "name", None):
+        return f"named:{function.name}"
+    return "required" if tool_choice == "required" else "auto"
+
+
+def configured_reasoning_parser() -> str | None:
+    """The server's `--reasoning-parser` (None outside a server, or when none is set)."""
+    try:
+        from sglang.srt.runtime_context import get_serving
+
+        return get_serving().reasoning_parser or None
+    except Exception:  # the serving config is published only in a server process
+        return None
+
+
+def export_reasoning_open(reasoning_parser: str | None, paired_open: bool | None) -> bool | None:
+    """Where the grammar starts. With one of SGLang's own reasoning parsers SGLang applies the
+    grammar after the reasoning ends (its reasoner grammar backend), so the grammar starts
+    outside reasoning; with none or the companion one it starts at the first output token,
+    where the grammar's default (or what the companion announced) holds."""
+    from toolgrammar.adapters.sglang_reasoning import ToolgrammarReasoningDetector
+
+    if reasoning_parser is None:
+        return paired_open
+    detector = ReasoningParser.DetectorMap.get(reasoning_parser.lower())
+    if detector is None or issubclass(detector, ToolgrammarReasoningDetector):
+        return paired_open
+    return False
