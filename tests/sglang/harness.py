@@ -75,24 +75,34 @@ class Result:
     misordered: list[int] = field(default_factory=list)
 
 
-def _reasoning_parser(name: str, stream: bool, tool_active: bool) -> ReasoningParser:
-    # as serving_chat builds it: stream_reasoning from the request (default True), force
-    # reasoning from the template or request (off here), whether a tool parser follows
+def _reasoning_parser(
+    name: str, stream_reasoning: bool, force_reasoning: bool, tool_active: bool
+) -> ReasoningParser:
+    # as serving_chat builds it: stream_reasoning from the request (default True; False for a
+    # whole output), force reasoning from the template or request, whether a tool parser follows
     return ReasoningParser(
         name,
-        stream_reasoning=True if stream else False,
-        force_reasoning=False,
+        stream_reasoning=stream_reasoning,
+        force_reasoning=force_reasoning,
         tool_call_parser_active=tool_active,
     )
 
 
 def stream(
-    name: str, deltas: Iterable[str], tools: list[dict[str, Any]] | None, *, paired: bool
+    name: str,
+    deltas: Iterable[str],
+    tools: list[dict[str, Any]] | None,
+    *,
+    paired: bool,
+    stream_reasoning: bool = True,
+    force_reasoning: bool = False,
 ) -> Result:
     """One streamed choice; the finish reason comes with the last delta (not an abort)."""
     steps = [d for d in deltas if d] or [""]
     tool_active = bool(tools)
-    reasoning_parser = _reasoning_parser(name, True, tool_active) if paired else None
+    reasoning_parser = (
+        _reasoning_parser(name, stream_reasoning, force_reasoning, tool_active) if paired else None
+    )
     parser = FunctionCallParser(sglang_tools(tools), name) if tool_active else None
     content: list[str] = []
     reasoning: list[str] = []
@@ -139,13 +149,21 @@ def stream(
     return result
 
 
-def whole(name: str, text: str, tools: list[dict[str, Any]] | None, *, paired: bool) -> Result:
+def whole(
+    name: str,
+    text: str,
+    tools: list[dict[str, Any]] | None,
+    *,
+    paired: bool,
+    force_reasoning: bool = False,
+) -> Result:
     """One non-streamed choice, as the serving layer's reasoning step and `_process_tool_calls`
     (tool_choice "auto") handle it."""
     tool_active = bool(tools)
     reasoning = None
     if paired:
-        reasoning, text = _reasoning_parser(name, False, tool_active).parse_non_stream(text)
+        parser = _reasoning_parser(name, False, force_reasoning, tool_active)
+        reasoning, text = parser.parse_non_stream(text)
     calls: list[tuple[str, str]] = []
     if tool_active:
         parser = FunctionCallParser(sglang_tools(tools), name, tool_choice="auto")

@@ -263,3 +263,64 @@ def loads(arguments: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+# ---------------------------------------------------------------- pairing
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_reasoning_held_until_it_ends_gives_the_same_message(family: str) -> None:
+    """A request with `stream_reasoning: false`: the reasoning comes at once, nothing changes."""
+    failures = []
+    for case in CASES[family]:
+        if case.expect["reasoning"] is None or case.options:
+            continue
+        want = expected(case, paired=True)
+        deltas = chunkings(case.text, False)["16-char"]
+        got = h.stream(
+            h.registered_name(family), deltas, case.tools, paired=True, stream_reasoning=False
+        )
+        if not same(got, want):
+            failures.append((case.name, got, want))
+    assert failures == []
+
+
+def test_forced_reasoning_means_the_prompt_opened_it() -> None:
+    """SGLang's force_reasoning (template or request turned thinking on): the output starts
+    inside the reasoning block, for the reasoning and the tool detector alike."""
+    tools = CASES["hermes"][0].tools
+    text = 'plan</think>Sure.<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>'
+    calls = [("get_weather", '{"city": "Oslo"}')]
+    want = h.Result("Sure.", "plan", calls)
+    name = h.registered_name("hermes")
+    assert same(
+        h.stream(name, [text[:7], text[7:]], tools, paired=True, force_reasoning=True), want
+    )
+    assert same(h.whole(name, text, tools, paired=True, force_reasoning=True), want)
+
+
+def test_a_pairing_reaches_only_the_next_tool_detector_of_its_own_task() -> None:
+    """SGLang serves requests as asyncio tasks: an announcement made in one never pairs the
+    tool detector of another, and is spent by the first tool detector that follows it."""
+    import asyncio
+
+    tools = h.sglang_tools(CASES["hermes"][0].tools)
+    name = h.registered_name("hermes")
+
+    def paired(detector: Any) -> bool:
+        return not detector._reasoning_as_content
+
+    async def announce() -> None:
+        ReasoningParser(name, tool_call_parser_active=True)
+
+    async def requests() -> list[bool]:
+        await asyncio.create_task(announce())  # another request's reasoning parser
+        other = FunctionCallParser(tools, name).detector
+        ReasoningParser(name, tool_call_parser_active=True)
+        first = FunctionCallParser(tools, name).detector
+        second = FunctionCallParser(tools, name).detector
+        ReasoningParser(name, tool_call_parser_active=False)  # no tool parser follows
+        after_inactive = FunctionCallParser(tools, name).detector
+        return [paired(d) for d in (other, first, second, after_inactive)]
+
+    assert asyncio.run(requests()) == [False, True, False, False]
