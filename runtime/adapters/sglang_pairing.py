@@ -4,9 +4,12 @@ SGLang gives its tool detector the text its reasoning parser passes on and nothi
 request, no word of which reasoning parser ran. The companion reasoning detector of a family
 passes the whole output on and reports the reasoning itself, so the tool detector of the same
 family must not report that reasoning again as content. SGLang's serving layer builds, per
-request and choice, the reasoning parser and then the tool parser, in one asyncio task (or one
-thread, outside a server): an announcement in a context variable reaches exactly that tool
-detector, and never one of another request (each task has its own context).
+request and choice, both parsers (chat: reasoning first; Responses: tool first) and then feeds
+them, in one asyncio task (or one thread, outside a server). The reasoning detector announces
+itself in a context variable when it is built; the tool detector takes the announcement when it
+reads its first text, after both are built. Each task has its own context, so an announcement
+never reaches another request; a detector SGLang builds only to ask for a constraint reads no
+text and leaves the announcement alone.
 """
 
 from __future__ import annotations

@@ -67,13 +67,27 @@ class ToolgrammarDetector(BaseFormatDetector):
         self._params = params_from_env(PARAMS_ENV, self.family)
         # a bad param fails here: SGLang builds a detector at the first request's constraints
         toolgrammar.StreamParser(self.family, params=self._params)
-        pairing = take(self.family)
-        self._reasoning_as_content = pairing is None
-        self._reasoning_open = pairing.reasoning_open if pairing is not None else None
+        # decided when the first text arrives (`_pair`): SGLang's chat endpoint builds the
+        # reasoning parser first, its Responses endpoint builds it second
+        self._paired: bool | None = None
+        self._reasoning_open: bool | None = None
         self._stream: toolgrammar.StreamParser | None = None
         self._checked: tuple[str, bool] | None = None
 
+    def _pair(self) -> None:
+        """Take the companion reasoning detector's announcement, if one was made, once."""
+        if self._paired is None:
+            pairing = take(self.family)
+            self._paired = pairing is not None
+            if pairing is not None:
+                self._reasoning_open = pairing.reasoning_open
+
+    @property
+    def _reasoning_as_content(self) -> bool:
+        return not self._paired
+
     def _parser(self, tools: list[Any] | None) -> toolgrammar.StreamParser:
+        self._pair()
         return toolgrammar.StreamParser(
             self.family,
             tool_dicts(tools),

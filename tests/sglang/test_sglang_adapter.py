@@ -299,28 +299,38 @@ def test_forced_reasoning_means_the_prompt_opened_it() -> None:
     assert same(h.whole(name, text, tools, paired=True, force_reasoning=True), want)
 
 
-def test_a_pairing_reaches_only_the_next_tool_detector_of_its_own_task() -> None:
-    """SGLang serves requests as asyncio tasks: an announcement made in one never pairs the
-    tool detector of another, and is spent by the first tool detector that follows it."""
+def test_a_pairing_reaches_only_the_next_tool_detector_that_reads_in_its_own_task() -> None:
+    """SGLang serves requests as asyncio tasks. A reasoning detector's announcement pairs the
+    next tool detector of its task to read text, built before it (Responses endpoint) or after
+    it (chat endpoint); never a detector of another task, nor one that reads nothing (built
+    to ask for a constraint), nor one after it is spent."""
     import asyncio
 
     tools = h.sglang_tools(CASES["hermes"][0].tools)
     name = h.registered_name("hermes")
+    text = "<think>plan</think>Sure."
 
-    def paired(detector: Any) -> bool:
-        return not detector._reasoning_as_content
+    def read(parser: FunctionCallParser) -> str:
+        normal, _ = parser.parse_stream_chunk(text)
+        return normal + parser.parse_stream_end()[0]
 
     async def announce() -> None:
         ReasoningParser(name, tool_call_parser_active=True)
 
-    async def requests() -> list[bool]:
+    async def requests() -> list[str]:
         await asyncio.create_task(announce())  # another request's reasoning parser
-        other = FunctionCallParser(tools, name).detector
+        other = read(FunctionCallParser(tools, name))
+        constraint_only = FunctionCallParser(tools, name)  # reads nothing
         ReasoningParser(name, tool_call_parser_active=True)
-        first = FunctionCallParser(tools, name).detector
-        second = FunctionCallParser(tools, name).detector
+        chat = read(FunctionCallParser(tools, name))
+        spent = read(FunctionCallParser(tools, name))
+        responses = FunctionCallParser(tools, name)
+        ReasoningParser(name, tool_call_parser_active=True)
+        responses_read = read(responses)
         ReasoningParser(name, tool_call_parser_active=False)  # no tool parser follows
-        after_inactive = FunctionCallParser(tools, name).detector
-        return [paired(d) for d in (other, first, second, after_inactive)]
+        after_inactive = read(FunctionCallParser(tools, name))
+        del constraint_only
+        return [other, chat, spent, responses_read, after_inactive]
 
-    assert asyncio.run(requests()) == [False, True, False, False]
+    alone, paired = "planSure.", "Sure."
+    assert asyncio.run(requests()) == [alone, paired, alone, paired, alone]
