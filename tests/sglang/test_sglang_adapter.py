@@ -171,6 +171,24 @@ def test_launcher_registers_then_hands_its_arguments_to_sglangs_launcher() -> No
     }
 
 
+def test_launcher_module_runs_sglangs_argument_parser_with_the_names() -> None:
+    """`python -m toolgrammar.adapters.sglang ...` with SGLang's plugin loading turned off:
+    SGLang's own argument parser (no server starts) knows the tg- names only because the
+    launcher registered them, and reads the arguments it was handed."""
+    env = {**os.environ, "SGLANG_PLUGINS": "none"}
+    launcher = [sys.executable, "-m", "toolgrammar.adapters.sglang"]
+    args = ["--model-path", "/nonexistent", "--reasoning-parser", "tg-qwen3_coder"]
+    bad = subprocess.run(
+        [*launcher, *args, "--tool-call-parser", "tg-nope"], capture_output=True, text=True, env=env
+    )
+    assert bad.returncode == 2, bad.stderr[-2000:]
+    assert "invalid choice: 'tg-nope'" in bad.stderr and "'tg-qwen3_coder'" in bad.stderr
+    plain = [sys.executable, "-m", "sglang.launch_server", *args, "--tool-call-parser", "x"]
+    alone = subprocess.run(plain, capture_output=True, text=True, env=env)
+    # SGLang's own launcher, plugins off: the names are unknown
+    assert alone.returncode == 2 and "invalid choice: 'tg-qwen3_coder'" in alone.stderr
+
+
 def test_sglangs_plugin_loader_registers_the_names_in_a_fresh_process() -> None:
     """What SGLang's scheduler and other processes do first: load the general plugins."""
     check = (
