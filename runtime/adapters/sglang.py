@@ -7,7 +7,7 @@ registers the parsers, then runs SGLang's own launcher (`sglang.launch_server`) 
 arguments. Installing toolgrammar next to SGLang also declares an SGLang plugin (entry point
 group `sglang.srt.plugins`), which SGLang loads in every process it starts, scheduler
 included; so `python -m sglang.launch_server --tool-call-parser tg-...` works as well, as long
-as `SGLANG_PLUGINS`, if set, names `toolgrammar`.
+as `SGLANG_PLUGINS`, if set, names `toolgrammar` (the launcher adds it). See docs/sglang.md.
 
 Importing this module registers, for every name of `toolgrammar.families()`, a detector class
 as `tg-NAME` in `FunctionCallParser.ToolCallParserEnum` and a companion reasoning detector as
@@ -46,6 +46,9 @@ __all__ = [
 ]
 
 PREFIX = "tg-"
+# SGLang's allow-list of general plugins, and this package's entry in it (pyproject.toml)
+PLUGINS_ENV = "SGLANG_PLUGINS"
+PLUGIN_NAME = "toolgrammar"
 OVERRIDE_ENV = "TOOLGRAMMAR_SGLANG_OVERRIDE"
 # SGLang's serving layer reads detector internals by parser name for these (kimi_k3's chat
 # encoding takes the detector's end-of-turn token as a stop string), so they stay SGLang's.
@@ -119,9 +122,15 @@ def main(
     argv: Sequence[str] | None = None,
     run: Callable[..., Any] = runpy.run_module,
 ) -> None:
-    """Register, then run SGLang's launcher as `python -m sglang.launch_server ARGV` would."""
+    """Register, then run SGLang's launcher as `python -m sglang.launch_server ARGV` would.
+
+    SGLang's other processes (the scheduler builds the reasoning parser) register through the
+    plugin: a `SGLANG_PLUGINS` allow-list that leaves it out is extended with it."""
     args = list(sys.argv[1:] if argv is None else argv)
     register(override=_override_requested())
+    allowed = os.environ.get(PLUGINS_ENV, "")
+    if allowed and PLUGIN_NAME not in {name.strip() for name in allowed.split(",")}:
+        os.environ[PLUGINS_ENV] = f"{allowed},{PLUGIN_NAME}"
     sys.argv = ["sglang.launch_server", *args]
     run("sglang.launch_server", run_name="__main__", alter_sys=True)
 

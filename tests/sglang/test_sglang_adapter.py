@@ -158,11 +158,15 @@ def test_launcher_registers_then_hands_its_arguments_to_sglangs_launcher() -> No
         seen["registered"] = "tg-qwen3_coder" in FunctionCallParser.ToolCallParserEnum
 
     saved = list(sys.argv)
+    os.environ["SGLANG_PLUGINS"] = "other"
     try:
         args = ["--model-path", "m", "--tool-call-parser", "tg-qwen3_coder", "--port", "1"]
         adapter.main(args, run=run)
+        # SGLang's other processes load the plugin even under an allow-list
+        assert os.environ["SGLANG_PLUGINS"] == "other,toolgrammar"
     finally:
         sys.argv = saved
+        del os.environ["SGLANG_PLUGINS"]
     assert seen == {
         "module": "sglang.launch_server",
         "argv": ["sglang.launch_server", *args],
@@ -172,9 +176,9 @@ def test_launcher_registers_then_hands_its_arguments_to_sglangs_launcher() -> No
 
 
 def test_launcher_module_runs_sglangs_argument_parser_with_the_names() -> None:
-    """`python -m toolgrammar.adapters.sglang ...` with SGLang's plugin loading turned off:
-    SGLang's own argument parser (no server starts) knows the tg- names only because the
-    launcher registered them, and reads the arguments it was handed."""
+    """`python -m toolgrammar.adapters.sglang ...` under a plugin allow-list that leaves
+    toolgrammar out: SGLang's own argument parser (no server starts) knows the tg- names and
+    reads the arguments it was handed; SGLang's own launcher alone does not know them."""
     env = {**os.environ, "SGLANG_PLUGINS": "none"}
     launcher = [sys.executable, "-m", "toolgrammar.adapters.sglang"]
     args = ["--model-path", "/nonexistent", "--reasoning-parser", "tg-qwen3_coder"]
