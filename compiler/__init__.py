@@ -1,8 +1,8 @@
 """The toolgrammar compiler: grammars/*.tg -> generated/*.py.
 
-Pipeline, one job per module: `frontend` (lark parse -> `ir`), `checks` (every static
+Pipeline, one job per module: `frontend` (lark parse -> `ir`), `validate` (every static
 error of a file at once), `lower` (IR -> runtime `FamilySpec` -> view model), `emit`
-(jinja2 + black + compile check), `build` (files, cross-file checks, check mode).
+(jinja2 + black + compile check), `build` (files, cross-file validation, compare mode).
 Needs the `compiler` extra (lark, jinja2, black); the runtime never imports this package.
 """
 

@@ -1,8 +1,8 @@
-"""Build glue: grammars/*.tg -> generated/*.py, or check that generated/ is current.
+"""Build glue: grammars/*.tg -> generated/*.py, or compare generated/ with a fresh build.
 
-Every file is parsed and checked before anything is written, and errors of all files
+Every file is parsed and validated before anything is written, and errors of all files
 are raised together. Writing only touches files whose bytes change, and deletes only
-files that carry the @generated mark; check mode writes nothing and reports a diff.
+files that carry the @generated mark; compare mode writes nothing and reports a diff.
 """
 
 from __future__ import annotations
@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+import toolgrammar.generated
+import toolgrammar.grammars
 from toolgrammar.runtime.spec import FamilySpec
 
-from . import checks, emit, ir, lower
+from . import emit, ir, lower, validate
 from .errors import CompileError, CompileErrors
 from .frontend import parse_grammar
 from .inherit import Source, resolve
@@ -23,9 +25,9 @@ from .inherit import Source, resolve
 
 @dataclass
 class BuildResult:
-    """What a build did (write mode) or found (check mode).
+    """What a build did (write mode) or found (compare mode).
 
-    Files are output paths as `display_path` shows them. In check mode `stale` lists
+    Files are output paths as `display_path` shows them. In compare mode `stale` lists
     every file that differs from a fresh build (changed, missing or extra), and
     `missing`/`extra` say which of them are absent or have no grammar any more.
     """
@@ -41,7 +43,7 @@ class BuildResult:
 
     @property
     def clean(self) -> bool:
-        """True when check mode found the output current."""
+        """True when compare mode found the output current."""
         return not self.stale
 
 
@@ -75,49 +77,49 @@ def compile_grammar_text(text: str, path: str, grammars_dir: Path | None = None)
     return code
 
 
-def _parse_and_check(unit: _Unit, errors: list[CompileError]) -> Source | None:
+def _parse_and_validate(unit: _Unit, errors: list[CompileError]) -> Source | None:
     try:
         grammar = parse_grammar(unit.text, unit.shown)
     except CompileErrors as exc:
         errors.extend(exc.errors)
         return None
-    report = checks.Report(unit.shown, unit.text)
-    checks.check_grammar(grammar, unit.text, unit.shown, report)
-    if not grammar.of(ir.ExtendsStmt):  # a child's params are checked once merged
-        checks.check_params(grammar, report)
+    report = validate.Report(unit.shown, unit.text)
+    validate.validate_grammar(grammar, unit.text, unit.shown, report)
+    if not grammar.of(ir.ExtendsStmt):  # a child's params are validated once merged
+        validate.validate_params(grammar, report)
     errors.extend(report.errors)
     return None if report.errors else Source(unit.source, grammar, report)
 
 
 def _compile(units: list[_Unit], library: Sequence[_Unit] = ()) -> list[tuple[FamilySpec, str]]:
-    """Parse and check every unit, then emit them; raise all errors of all units at once.
+    """Parse and validate every unit, then emit them; raise all errors of all units at once.
     `library` units are only there to be extended: parsed, never emitted."""
     errors: list[CompileError] = []
     parsed: list[tuple[_Unit, Source]] = []
     table: dict[str, Source] = {}
     for unit in library:
-        source = _parse_and_check(unit, [])
+        source = _parse_and_validate(unit, [])
         if source is not None:
             table[source.grammar.of(ir.FamilyStmt)[0].name.name] = source
-    registered: list[checks.Registered] = []
+    registered: list[validate.Registered] = []
     for unit in units:
-        source = _parse_and_check(unit, errors)
+        source = _parse_and_validate(unit, errors)
         if source is not None:
             parsed.append((unit, source))
             table[source.grammar.of(ir.FamilyStmt)[0].name.name] = source
-            registered += checks.registered_names(source.grammar, source.report)
+            registered += validate.registered_names(source.grammar, source.report)
     built = []
     before = {id(source): len(source.report.errors) for _, source in parsed}
     for unit, source in parsed:
         result = resolve(source, table)  # errors land in the report of the file they are in
         if result is not None and source.grammar.of(ir.ExtendsStmt):
-            checks.check_params(result.grammar, source.report)
+            validate.validate_params(result.grammar, source.report)
         if result is not None:
             built.append((unit, source, result))
     for _, source in parsed:
         errors.extend(source.report.errors[before[id(source)] :])
     built = [(u, r) for u, source, r in built if len(source.report.errors) == before[id(source)]]
-    errors.extend(checks.check_registry(registered))
+    errors.extend(validate.validate_registry(registered))
     if errors:
         raise CompileErrors(errors)
     results = []
@@ -150,7 +152,7 @@ def expected_outputs(grammars_dir: Path, out_dir: Path) -> tuple[dict[Path, str]
     compiled = _compile(_read_units(grammars_dir))
     outputs = {}
     for spec, code in compiled:
-        outputs[out_dir / f"{checks.module_name(spec.name)}.py"] = code
+        outputs[out_dir / f"{validate.module_name(spec.name)}.py"] = code
     specs = [spec for spec, _ in compiled]
     init = lower.init_view(specs, grammars_dir.resolve().name)
     outputs[out_dir / "__init__.py"] = emit.render_init(init)
@@ -165,8 +167,9 @@ def _is_generated(path: Path) -> bool:
         return False
 
 
-def build(grammars_dir: Path, out_dir: Path, *, check: bool = False) -> BuildResult:
-    """Compile every grammar into `out_dir`, or (check=True) report what is out of date."""
+def build(grammars_dir: Path, out_dir: Path, *, compare_only: bool = False) -> BuildResult:
+    """Compile every grammar into `out_dir`, or (`compare_only`: `toolgrammar build --check`)
+    compare a fresh build with it and report what is out of date, writing nothing."""
     grammars_dir, out_dir = Path(grammars_dir), Path(out_dir)
     outputs, specs = expected_outputs(grammars_dir, out_dir)
     result = BuildResult(specs=specs)
@@ -176,7 +179,7 @@ def build(grammars_dir: Path, out_dir: Path, *, check: bool = False) -> BuildRes
         shown, old = display_path(path), _read(path)
         if old == code:
             result.unchanged.append(shown)
-        elif check:
+        elif compare_only:
             result.stale.append(shown)
             if old is None:
                 result.missing.append(shown)
@@ -187,7 +190,7 @@ def build(grammars_dir: Path, out_dir: Path, *, check: bool = False) -> BuildRes
             result.written.append(shown)
     for path in leftovers:
         shown = display_path(path)
-        if check:
+        if compare_only:
             result.stale.append(shown)
             result.extra.append(shown)
             diffs.append(_diff(shown, _read(path) or "", ""))
@@ -218,7 +221,4 @@ def _diff(name: str, old: str, new: str) -> str:
 
 def default_paths() -> tuple[Path, Path]:
     """(grammars dir, generated dir) of the installed toolgrammar package."""
-    import toolgrammar.generated
-    import toolgrammar.grammars
-
     return Path(toolgrammar.grammars.__path__[0]), Path(toolgrammar.generated.__path__[0])

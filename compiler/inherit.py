@@ -16,7 +16,7 @@ import difflib
 from dataclasses import dataclass, field
 
 from . import ir
-from .checks import Report
+from .validate import Report
 
 REPLACED = (
     ir.ReasoningStmt,

@@ -6,7 +6,7 @@ whole `Grammar` prints back to a file that parses to the same IR.
 
 Call items are deliberately generic: a `Literal`, or an `Element` (a word with keyword
 arguments). Which words and arguments exist is data, in `ELEMENTS`, shared by the
-checks and the lowering: growing the language means adding a row there (and the
+validation and the lowering: growing the language means adding a row there (and the
 runtime class it lowers to), not a new node type.
 """
 

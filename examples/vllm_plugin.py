@@ -8,7 +8,7 @@ around the engine: vLLM composes its parser, adjusts the request, streams the mo
 through its chat stream processor (one step per engine output, the last one with the
 finish reason), and parses it whole for a non-streaming response. The model output is read
 from a file; the tokenizer is a character-level one built here in which the family's
-markers are special tokens. Needs vLLM's Python packages (see README, "Use with vLLM").
+markers are special tokens. Needs vLLM's Python packages (see docs/vllm.md).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from vllm.entrypoints.openai.chat_completion.stream_processor import ChatStreamP
 from vllm.parser.parser_manager import ParserManager
 from vllm.tool_parsers import ToolParserManager
 
-from toolgrammar.adapters.markup import markers
+from toolgrammar.adapters.markup import nonblank_markup_literals
 from toolgrammar.runtime.params import with_params
 from toolgrammar.runtime.registry import get_spec
 
@@ -43,7 +43,7 @@ def char_tokenizer(family: str) -> PreTrainedTokenizerFast:
     tok.add_special_tokens(
         [
             AddedToken(m, special=True, normalized=False)
-            for m in sorted(markers(with_params(get_spec(family))))
+            for m in sorted(nonblank_markup_literals(with_params(get_spec(family))))
         ]
     )
     return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]")

@@ -4,10 +4,18 @@
 (content, the optional reasoning block, calls to exactly these tools with arguments that
 follow their schemas) in llguidance's Lark syntax or in GBNF, so what a model may write
 under constraint is what the family's parser reads back.
+
+`toolgrammar.export` names this package and, called, its `export` function: the package is
+an instance of `_CallablePackage`, so `toolgrammar.export("qwen3_coder", tools)` works
+whether the name was reached as the package's attribute (PEP 562, `toolgrammar.__getattr__`)
+or bound by an import of the package or one of its modules (Python's import system sets
+`toolgrammar.export` to the package then, which would otherwise hide a function of that name).
 """
 
 from __future__ import annotations
 
+import sys
+from types import ModuleType
 from typing import Any, Literal, Mapping
 
 from ..runtime.params import UnknownParam, with_params
@@ -66,3 +74,13 @@ def export(
     if json == "rules":
         expand_json(grammar)
     return lark.write(grammar)
+
+
+class _CallablePackage(ModuleType):
+    """This package; calling it calls `export` (see the module docstring for why)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> str:
+        return export(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallablePackage

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..runtime.engine import CompiledFamily
+from ..runtime.tables import CompiledFamily
 from ..runtime.render import HEADER_SHAPES, RenderError, render_key, render_value_text
 from ..runtime.spec import (
     CallShape,

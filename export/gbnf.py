@@ -1,76 +1,91 @@
 """The rule tree in GBNF (llama.cpp's `--grammar-file`, and any stack that takes GBNF).
 
 GBNF has no `%json` and no regex intersection, so JSON values are expanded into rules
-(`values.expand_json`) and marker-free text into right-linear rules (`text.gbnf_rules`).
-Literals are written one character per string: GBNF is matched character by character
-in llama.cpp anyway, and llguidance's GBNF front end would otherwise read a literal as one
-greedy lexeme that competes with the text around it.
+(`values.expand_json`) and marker-free text into right-linear rules, one per state of the
+text's automaton (`text.marker_free_states`). Literals are written one character per
+string: GBNF is matched character by character in llama.cpp anyway, and llguidance's GBNF
+front end would otherwise read a literal as one greedy lexeme that competes with the text
+around it.
 """
 
 from __future__ import annotations
 
-from .text import gbnf_rules
-from .tree import PATTERNS, Alt, Grammar, Json, Lit, Node, Opt, Pat, Ref, Rep, Seq, Text
+from .printer import EMPTY_STRING, Printer
+from .text import CharSet, marker_free_states
+from .tree import PATTERNS, Grammar, Json, Pat, Text
 from .values import expand_json
+
+_SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_IN_STRING = ('"\\', "")  # (escaped with a backslash, escaped as \xNN) inside "..."
+_IN_CLASS = ("", "]\\^-[\x7f")  # the same inside [...]
 
 
 def write(g: Grammar) -> str:
-    expand_json(g)
-    extra: dict[str, str] = {}
-    text_rules: dict[tuple[str, tuple[str, ...]], str] = {}
-
-    def name_of(rule: str) -> str:
-        return "root" if rule == g.start else rule.replace("_", "-")
-
-    def expr(node: Node, top: bool = False) -> str:
-        if isinstance(node, Lit):
-            return " ".join(_char(c) for c in node.text) if node.text else '""'
-        if isinstance(node, Ref):
-            return name_of(node.name)
-        if isinstance(node, Seq):
-            return " ".join(expr(n) for n in node.items) if node.items else '""'
-        if isinstance(node, Alt):
-            inner = " | ".join(expr(n) for n in node.options)
-            return inner if top else f"( {inner} )"
-        if isinstance(node, Opt):
-            return f"( {expr(node.item, True)} )?"
-        if isinstance(node, Rep):
-            return f"( {expr(node.item, True)} ){'+' if node.min else '*'}"
-        if isinstance(node, Pat):
-            rules = PATTERNS[node.name][1]
-            for name, body in rules.items():
-                extra.setdefault(name, body)
-            return next(iter(rules))
-        if isinstance(node, Text):
-            key = (node.syntax, tuple(sorted(set(node.avoid))))
-            if key not in text_rules:
-                start, rules = gbnf_rules(node.syntax, key[1], f"text{len(text_rules) + 1}")
-                text_rules[key] = start
-                extra.update(rules)
-            body = text_rules[key]
-            return f"{body} {expr(Lit(node.end))}" if node.end else body
-        if isinstance(node, Json):
-            raise AssertionError("expand_json left a Json node")
-        raise TypeError(node)
-
-    lines = [f"# {line}" for line in g.header]
-    for rule, node in g.rules.items():
-        lines.append(f"{name_of(rule)} ::= {expr(node, True)}")
-    lines += [f"{name} ::= {body}" for name, body in extra.items()]
-    return "\n".join(lines) + "\n"
+    return GbnfPrinter(g).write()
 
 
-def _char(c: str) -> str:
-    if c == '"':
-        return '"\\""'
-    if c == "\\":
-        return '"\\\\"'
-    if c == "\n":
-        return '"\\n"'
-    if c == "\r":
-        return '"\\r"'
-    if c == "\t":
-        return '"\\t"'
-    if ord(c) < 0x20:
-        return f'"\\x{ord(c):02X}"'
-    return f'"{c}"'
+class GbnfPrinter(Printer):
+    """GBNF spellings: one string per character, `-` in rule names and `root` for the start,
+    patterns and free text as rules listed after the grammar's own."""
+
+    group_open = "( "
+    group_close = " )"
+
+    def __init__(self, g: Grammar) -> None:
+        super().__init__(g)
+        self.extra: dict[str, str] = {}  # rules the spellings add: name -> expression
+        self.text_rules: dict[tuple[str, tuple[str, ...]], str] = {}  # text -> its start rule
+
+    def write(self) -> str:
+        expand_json(self.g)
+        return super().write()
+
+    def literal(self, text: str) -> str:
+        return " ".join(f'"{_escaped(c, *_IN_STRING)}"' for c in text) if text else EMPTY_STRING
+
+    def rule_name(self, name: str) -> str:
+        return "root" if name == self.g.start else name.replace("_", "-")
+
+    def pattern(self, node: Pat) -> str:
+        rules = PATTERNS[node.name][1]
+        for name, body in rules.items():
+            self.extra.setdefault(name, body)
+        return next(iter(rules))
+
+    def text(self, node: Text) -> str:
+        key = (node.syntax, tuple(sorted(set(node.avoid))))
+        if key not in self.text_rules:
+            prefix = f"text{len(self.text_rules) + 1}"
+            for state in marker_free_states(node.syntax, key[1]):
+                options = [f"{_class(chars)} {prefix}-{to}" for chars, to in state.moves]
+                options += [EMPTY_STRING] if state.accepting else []
+                self.extra[f"{prefix}-{state.number}"] = " | ".join(options) or EMPTY_STRING
+            self.text_rules[key] = f"{prefix}-0"
+        start = self.text_rules[key]
+        return f"{start} {self.literal(node.end)}" if node.end else start
+
+    def json(self, node: Json) -> str:
+        raise AssertionError("expand_json left a Json node")
+
+    def document(self, rules: list[tuple[str, str]]) -> str:
+        lines = [f"# {line}" for line in self.g.header]
+        lines += [f"{name} ::= {expression}" for name, expression in rules]
+        lines += [f"{name} ::= {expression}" for name, expression in self.extra.items()]
+        return "\n".join(lines) + "\n"
+
+
+def _class(charset: CharSet) -> str:
+    body = "".join(_escaped(c, *_IN_CLASS) for c in sorted(charset.chars))
+    return f"[^{body}]" if charset.negated else f"[{body}]"
+
+
+def _escaped(c: str, backslashed: str, hexed: str) -> str:
+    """`c` inside a GBNF string or class: `\\n`, `\\r`, `\\t`, a backslash before the
+    characters `backslashed`, `\\xNN` for the characters `hexed` and other controls."""
+    if c in backslashed:
+        return "\\" + c
+    if c in _SHORT_ESCAPES:
+        return _SHORT_ESCAPES[c]
+    if c in hexed or ord(c) < 0x20:
+        return f"\\x{ord(c):02X}"
+    return c

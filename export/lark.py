@@ -3,59 +3,77 @@ requests with the llguidance backend).
 
 Free text becomes one terminal that runs through the marker ending it: llguidance lexes
 greedily, so a text terminal followed by a separate closing literal could never stop.
+The text avoids its markers by regex intersection with the complement of `.*(M1|M2|…).*`
+(llguidance's `&` and `~`).
 """
 
 from __future__ import annotations
 
 import json
 
-from .text import lark_terminal
-from .tree import PATTERNS, Alt, Grammar, Json, Lit, Node, Opt, Pat, Ref, Rep, Seq, Text
+from .printer import Printer
+from .text import SYNTAXES
+from .tree import PATTERNS, Grammar, Json, Pat, Text
 
 
 def write(g: Grammar) -> str:
-    terminals: dict[object, str] = {}
-    # `%llguidance {}` marks the text as llguidance's Lark (SGLang wants it to tell it from EBNF)
-    lines = [f"// {line}" for line in g.header] + ["%llguidance {}", ""]
-
-    def terminal(key: object, name: str, body: str) -> str:
-        if key not in terminals:
-            terminals[key] = f"{name}_{len(terminals) + 1}"
-            lines_terms.append(f"{terminals[key]}: {body}")
-        return terminals[key]
-
-    lines_terms: list[str] = []
-
-    def expr(node: Node, top: bool = False) -> str:
-        if isinstance(node, Lit):
-            return _string(node.text)
-        if isinstance(node, Ref):
-            return node.name
-        if isinstance(node, Seq):
-            if not node.items:
-                return '""'
-            return " ".join(expr(n) for n in node.items)
-        if isinstance(node, Alt):
-            inner = " | ".join(expr(n) for n in node.options)
-            return inner if top else f"({inner})"
-        if isinstance(node, Opt):
-            return f"({expr(node.item, True)})?"
-        if isinstance(node, Rep):
-            return f"({expr(node.item, True)}){'+' if node.min else '*'}"
-        if isinstance(node, Pat):
-            return terminal(("pat", node.name), node.name.upper(), f"/{PATTERNS[node.name][0]}/")
-        if isinstance(node, Text):
-            body = lark_terminal(node.syntax, node.avoid, node.nonempty and not node.end)
-            if node.end:
-                body = f"({body}) {_string(node.end)}"
-            return terminal(node, "TEXT", body)
-        if isinstance(node, Json):
-            return f"%json {node.schema_text}"
-        raise TypeError(node)
-
-    rules = [f"{name}: {expr(node, True)}" for name, node in g.rules.items()]
-    return "\n".join([*lines, *rules, "", *lines_terms, ""])
+    return LarkPrinter(g).write()
 
 
-def _string(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
+class LarkPrinter(Printer):
+    """Lark spellings: JSON string literals, rule names as they are, patterns and free text
+    as numbered terminals listed after the rules, JSON values as `%json`."""
+
+    def __init__(self, g: Grammar) -> None:
+        super().__init__(g)
+        self.terminals: dict[object, str] = {}  # what a terminal stands for -> its name
+        self.terminal_lines: list[str] = []
+
+    def literal(self, text: str) -> str:
+        return json.dumps(text, ensure_ascii=False)
+
+    def rule_name(self, name: str) -> str:
+        return name
+
+    def pattern(self, node: Pat) -> str:
+        return self._terminal(("pat", node.name), node.name.upper(), f"/{PATTERNS[node.name][0]}/")
+
+    def text(self, node: Text) -> str:
+        body = text_expression(node.syntax, node.avoid, node.nonempty and not node.end)
+        if node.end:
+            body = f"({body}) {self.literal(node.end)}"
+        return self._terminal(node, "TEXT", body)
+
+    def json(self, node: Json) -> str:
+        return f"%json {node.schema_text}"
+
+    def document(self, rules: list[tuple[str, str]]) -> str:
+        # `%llguidance {}` marks the text as llguidance's Lark (SGLang wants it to tell it
+        # from EBNF)
+        header = [f"// {line}" for line in self.g.header] + ["%llguidance {}", ""]
+        lines = [f"{name}: {expression}" for name, expression in rules]
+        return "\n".join([*header, *lines, "", *self.terminal_lines, ""])
+
+    def _terminal(self, key: object, name: str, body: str) -> str:
+        if key not in self.terminals:
+            self.terminals[key] = f"{name}_{len(self.terminals) + 1}"
+            self.terminal_lines.append(f"{self.terminals[key]}: {body}")
+        return self.terminals[key]
+
+
+def text_expression(syntax_name: str, avoid: tuple[str, ...], nonempty: bool) -> str:
+    """The lark (llguidance) expression of a body of `syntax_name` avoiding `avoid`."""
+    unit = SYNTAXES[syntax_name].unit
+    parts = [f"/{unit}{'+' if nonempty else '*'}/"]
+    if avoid:
+        alternatives = "|".join(_regex_literal(m) for m in sorted(set(avoid)))
+        parts.append(f"~/(?s:.*)(?:{alternatives})(?s:.*)/")
+    return " & ".join(parts)
+
+
+def _regex_literal(text: str) -> str:
+    """`text` as a regex that matches it: letters, digits, spaces and non-ASCII as they are,
+    every other character as a `\\x{..}` escape."""
+    return "".join(
+        c if c.isalnum() or c == " " or ord(c) > 127 else f"\\x{{{ord(c):02x}}}" for c in text
+    )

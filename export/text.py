@@ -1,10 +1,11 @@
 """Free text that must not contain a marker, in each string syntax the dialects use.
 
 The parser ends a value (or content) at the first marker it knows, whatever the value's
-own syntax says ("markers win"). So every text an export allows avoids those markers:
-for lark as a regex intersected with the complement of `.*(M1|M2|…).*` (llguidance's `&`
-and `~`), for GBNF, which has neither, as right-linear rules walking the product of the
-string syntax's automaton and an Aho-Corasick automaton over the markers.
+own syntax says ("markers win"). So every text an export allows avoids those markers.
+Each string syntax is given twice: as a regex of one unit (lark intersects it with the
+complement of the markers, `lark.text_expression`) and as a small automaton, whose product
+with an Aho-Corasick automaton over the markers (`marker_free_states`) GBNF, which has no
+intersection, writes as right-linear rules.
 """
 
 from __future__ import annotations
@@ -81,17 +82,6 @@ SYNTAXES: dict[str, Syntax] = {
 }
 
 
-def rx_char(c: str) -> str:
-    """One character as a regex atom that both llguidance and GBNF's classes read."""
-    if c.isalnum() or c == " " or ord(c) > 127:
-        return c
-    return f"\\x{{{ord(c):02x}}}"
-
-
-def rx_literal(text: str) -> str:
-    return "".join(rx_char(c) for c in text)
-
-
 class _AhoCorasick:
     """The automaton of 'which suffix of the text so far is a prefix of a marker'; a state
     that completes a marker is dead (the text would hold the marker)."""
@@ -114,68 +104,49 @@ class _AhoCorasick:
         return ""
 
 
-def gbnf_rules(syntax_name: str, avoid: tuple[str, ...], prefix: str) -> tuple[str, dict[str, str]]:
-    """GBNF rules for a body of `syntax_name` that never contains a marker of `avoid`:
-    the start rule's name and every rule (name -> right-hand side)."""
+@dataclass(frozen=True)
+class State:
+    """One state of a marker-free text automaton: its moves (a character class and the
+    number of the state it leads to), and whether the text may end here."""
+
+    number: int
+    moves: tuple[tuple[CharSet, int], ...]
+    accepting: bool
+
+
+def marker_free_states(syntax_name: str, avoid: tuple[str, ...]) -> list[State]:
+    """The automaton of a body of `syntax_name` that never contains a marker of `avoid`: the
+    product of the syntax's automaton and the markers' Aho-Corasick automaton, state 0
+    starting. States are numbered as they are reached and listed as they are built."""
     syntax = SYNTAXES[syntax_name]
     ac = _AhoCorasick(avoid)
-    names: dict[tuple[int, str], str] = {}
-    rules: dict[str, str] = {}
+    numbers: dict[tuple[int, str], int] = {}  # (syntax state, marker prefix) -> number
+    built: set[int] = set()
+    states: list[State] = []
     todo = [(0, "")]
     while todo:
         q, s = todo.pop()
-        if (q, s) in names and names[q, s] in rules:
+        if (q, s) in numbers and numbers[q, s] in built:
             continue
-        name = names.setdefault((q, s), f"{prefix}-{len(names)}")
-        moves = {c: ac.step(s, c) for c in ac.alphabet}
-        special = frozenset(c for c, t in moves.items() if t != "")
-        options: list[str] = []
+        number = numbers.setdefault((q, s), len(numbers))
+        after = {c: ac.step(s, c) for c in ac.alphabet}
+        special = frozenset(c for c, t in after.items() if t != "")
+        moves: list[tuple[CharSet, int]] = []
+
+        def move(chars: CharSet, target: tuple[int, str]) -> None:
+            to = numbers.setdefault(target, len(numbers))
+            moves.append((chars, to))
+            if to not in built:
+                todo.append(target)
+
         for charset, q2 in syntax.states[q]:
             for c in sorted(special):
-                t = moves[c]
-                if t is None or not charset.has(c):
-                    continue
-                target = names.setdefault((q2, t), f"{prefix}-{len(names)}")
-                options.append(f"{gbnf_class(CharSet(False, frozenset(c)))} {target}")
-                if target not in rules:
-                    todo.append((q2, t))
+                t = after[c]
+                if t is not None and charset.has(c):
+                    move(CharSet(False, frozenset(c)), (q2, t))
             rest = charset.minus(special)
             if not rest.empty():
-                target = names.setdefault((q2, ""), f"{prefix}-{len(names)}")
-                options.append(f"{gbnf_class(rest)} {target}")
-                if target not in rules:
-                    todo.append((q2, ""))
-        if q in syntax.accepting:
-            options.append('""')
-        rules[name] = " | ".join(options) if options else '""'
-    return names[0, ""], rules
-
-
-def gbnf_class(charset: CharSet) -> str:
-    """A GBNF character class."""
-    body = "".join(_gbnf_class_char(c) for c in sorted(charset.chars))
-    return f"[^{body}]" if charset.negated else f"[{body}]"
-
-
-def _gbnf_class_char(c: str) -> str:
-    if c in "]\\^-[":
-        return f"\\x{ord(c):02X}"
-    if c == "\n":
-        return "\\n"
-    if c == "\r":
-        return "\\r"
-    if c == "\t":
-        return "\\t"
-    if ord(c) < 0x20 or ord(c) == 0x7F:
-        return f"\\x{ord(c):02X}"
-    return c
-
-
-def lark_terminal(syntax_name: str, avoid: tuple[str, ...], nonempty: bool) -> str:
-    """The lark (llguidance) expression of a body of `syntax_name` avoiding `avoid`."""
-    unit = SYNTAXES[syntax_name].unit
-    parts = [f"/{unit}{'+' if nonempty else '*'}/"]
-    if avoid:
-        alternatives = "|".join(rx_literal(m) for m in sorted(set(avoid)))
-        parts.append(f"~/(?s:.*)(?:{alternatives})(?s:.*)/")
-    return " & ".join(parts)
+                move(rest, (q2, ""))
+        built.add(number)
+        states.append(State(number, tuple(moves), q in syntax.accepting))
+    return states

@@ -17,8 +17,9 @@ import json
 from itertools import count
 from typing import Any
 
+from ..runtime.render import render_keyvalue, render_python
 from .schema import branches, schema_text
-from .tree import EMPTY, Grammar, Json, Lit, Node, Opt, Pat, Ref, Rep, Text, alt, seq
+from .tree import EMPTY, Alt, Grammar, Json, Lit, Node, Opt, Pat, Ref, Rep, Seq, Text, alt, seq
 
 WS = Opt(Pat("ws"))
 _ids = count()
@@ -82,13 +83,11 @@ class Values:
     def literal(self, value: Any) -> Node:
         """A constant in this syntax (an enum member)."""
         if self.style == "python":
-            return Lit(_py_literal(value))
+            return Lit(render_python(value))
         if self.style == "keyvalue":
             if isinstance(value, str):
                 return Lit(f"{self.delim}{value}{self.delim}")
             if isinstance(value, (dict, list)):
-                from ..runtime.render import render_keyvalue
-
                 return Lit(render_keyvalue(value, self.delim))
         return Lit(json.dumps(value, ensure_ascii=False))
 
@@ -133,20 +132,13 @@ class Values:
         if self.style == "keyvalue":
             return Lit(f"{name}:")
         if self.style == "python":
-            quoted = alt(Lit(_py_literal(name)), Lit(json.dumps(name, ensure_ascii=False)))
+            quoted = alt(Lit(render_python(name)), Lit(json.dumps(name, ensure_ascii=False)))
             return seq(quoted, Lit(":"), WS)
         return seq(Lit(json.dumps(name, ensure_ascii=False)), WS, Lit(":"), WS)
 
 
-def _py_literal(value: Any) -> str:
-    from ..runtime.render import render_python
-
-    return render_python(value)
-
-
 def expand_json(g: Grammar) -> None:
     """Replace every `Json` node of `g` by JSON rules (GBNF has no `%json`)."""
-    from .tree import Alt, Opt as _Opt, Rep as _Rep, Seq
 
     def walk(node: Node) -> Node:
         if isinstance(node, Json):
@@ -155,10 +147,10 @@ def expand_json(g: Grammar) -> None:
             return Seq(tuple(walk(n) for n in node.items))
         if isinstance(node, Alt):
             return Alt(tuple(walk(n) for n in node.options))
-        if isinstance(node, _Opt):
-            return _Opt(walk(node.item))
-        if isinstance(node, _Rep):
-            return _Rep(walk(node.item), node.min)
+        if isinstance(node, Opt):
+            return Opt(walk(node.item))
+        if isinstance(node, Rep):
+            return Rep(walk(node.item), node.min)
         return node
 
     done: set[str] = set()

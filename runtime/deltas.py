@@ -1,4 +1,5 @@
-"""The shapes the parser hands out: OpenAI chat-completion chunk deltas and messages.
+"""The shapes the parser hands out: OpenAI chat-completion chunk deltas and messages,
+how one feed's output becomes them, and the ids calls get.
 
 Deltas are built on every `feed`, so they are plain slotted classes; the one-shot
 `Message` is built once per parse and is a pydantic model (validation, `model_dump`).
@@ -6,9 +7,12 @@ Deltas are built on every `feed`, so they are plain slotted classes; the one-sho
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from pydantic import BaseModel, Field
+
+from .modes import CALL, CONTENT
 
 
 class FunctionDelta:
@@ -165,3 +169,112 @@ def message_of(
             "finish_reason": finish_reason,
         }
     )
+
+
+def random_call_id(_: int) -> str:
+    # 16 random bytes as 32 hex digits, like uuid4().hex and secrets.token_hex(16) (which
+    # is this same call behind three Python frames)
+    return f"chatcmpl-tool-{os.urandom(16).hex()}"
+
+
+def sequential_call_id(index: int) -> str:
+    return f"call_{index}"
+
+
+class OutEntry:
+    """One stretch of a feed's output: text of one mode (CONTENT or REASONING), or (mode
+    CALL) a fragment of call `index`, with its id and name when it begins the call."""
+
+    __slots__ = ("mode", "parts", "index", "call_id", "name")
+
+    def __init__(
+        self,
+        mode: int,
+        parts: list[str],
+        index: int = -1,
+        call_id: str | None = None,
+        name: str | None = None,
+    ) -> None:
+        self.mode = mode
+        self.parts = parts  # text pieces, joined once when the deltas are made
+        self.index = index
+        self.call_id = call_id
+        self.name = name
+
+
+class DeltaBuffer:
+    """Collects one feed's output and merges it into as few deltas as keep the order."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self) -> None:
+        self.entries: list[OutEntry] = []
+
+    def text(self, mode: int, text: str) -> None:
+        """Content or reasoning text (`mode` is CONTENT or REASONING)."""
+        if not text:
+            return
+        entries = self.entries
+        if entries and entries[-1].mode == mode:
+            entries[-1].parts.append(text)
+        else:
+            entries.append(OutEntry(mode, [text]))
+
+    def call(self, index: int, call_id: str, name: str) -> None:
+        """Call `index` begins: its id and name (its arguments follow through `args`)."""
+        self.entries.append(OutEntry(CALL, [""], index, call_id, name))
+
+    def args(self, index: int, text: str) -> None:
+        """An argument text piece of call `index` (the commonest entry: kept short)."""
+        entries = self.entries
+        if entries:
+            last = entries[-1]
+            if last.mode == CALL and last.index == index:
+                last.parts.append(text)
+                return
+        entries.append(OutEntry(CALL, [text], index))
+
+    def gather(self) -> tuple[list[str], list[str], dict[int, CallParts]]:
+        """What `take` would send, accumulated as `assemble` would: the content and
+        reasoning pieces and each call's parts, without building the deltas."""
+        content: list[str] = []
+        reasoning: list[str] = []
+        calls: dict[int, CallParts] = {}
+        for entry in self.entries:
+            mode = entry.mode
+            if mode == CALL:
+                add_call_part(calls, entry.index, entry.call_id, entry.name, entry.parts)
+            elif mode == CONTENT:
+                content += entry.parts
+            else:
+                reasoning += entry.parts
+        self.entries = []
+        return content, reasoning, calls
+
+    def take(self) -> list[Delta]:
+        """The deltas of what was collected since the last `take`."""
+        deltas: list[Delta] = []
+        for entry in self.entries:
+            mode = entry.mode
+            last = deltas[-1] if deltas else None
+            if mode == CALL:
+                part = ToolCallDelta(
+                    entry.index,
+                    entry.call_id,
+                    FunctionDelta(entry.name, "".join(entry.parts)),
+                    "function" if entry.call_id is not None else None,
+                )
+                if last is not None and last.tool_calls and last.content is None:
+                    last.tool_calls.append(part)
+                else:
+                    deltas.append(Delta(tool_calls=[part]))
+            elif mode == CONTENT:
+                text = "".join(entry.parts)
+                if last is not None and not last.tool_calls and last.content is None:
+                    last.content = text
+                else:
+                    deltas.append(Delta(content=text))
+            else:
+                deltas.append(Delta(reasoning="".join(entry.parts)))
+        self.entries = []
+        return deltas

@@ -1,10 +1,14 @@
 """The push core every family runs on: `feed(delta)` and `finish(reason)`.
 
-The engine walks the regions of an output (content, reasoning, a tool-call section,
-a call) with the markers its `FamilySpec` declares, and runs a call's sequence of
-items (literals, whitespace, the name, one argument dialect) over the text as it
-arrives. It never re-reads text it has decided on: each delta is scanned once, plus
-the few characters held back because they could still begin a marker.
+A state machine over the regions of an output, its modes (`modes.py`): content,
+reasoning, a tool-call section and a message header are scanned for the markers the
+family's `FamilySpec` declares (`_scan`, `_marker`); in a call, the call's sequence of
+items (literals, whitespace, the name, one argument dialect) is read over the text as it
+arrives, one reader per item kind (`_read_literal`, …, dispatched by the kind
+`tables.CompiledFamily` precomputed). Its flags live in `state.EngineState`, the call
+being read in `state._Call`. It never re-reads text it has decided on: each delta
+is scanned once, plus the few characters held back because they could still begin a
+marker.
 
 Policies that today's parsers answer per family are answered here, once (README,
 "Policies"): whitespace touching markup is markup; a tool-call opener ends an open
@@ -14,16 +18,16 @@ goes back to the text it came from; an unfinished opener at the end is dropped.
 
 from __future__ import annotations
 
-import os
 import re
-from typing import Callable, Iterable
+from typing import Any, Callable
 
-from .coerce import ToolSchemas
-from .deltas import CallParts, Delta, FunctionDelta, ToolCallDelta, add_call_part
+from .deltas import CallParts, Delta, DeltaBuffer, random_call_id
 from .json_args import JsonArgsBuilder, JsonCallArrayBuilder, JsonCallBuilder, NextStop
 from .keyvalue_args import KeyValueArgsBuilder
 from .python_calls import PythonCallsBuilder
-from .markers import Markers, markers
+from .markers import markers
+from .modes import CALL, CONTENT, HEADER, REASONING, SECTION
+from .schemas import ToolSchemas
 from .spec import (
     FamilySpec,
     JsonArgs,
@@ -31,13 +35,15 @@ from .spec import (
     JsonCallArray,
     KeyValueArgs,
     Lit,
-    PythonCalls,
     Name,
+    PythonCalls,
     Skip,
     Ws,
     XmlElements,
     XmlParams,
 )
+from .state import EngineState
+from .tables import DIALECT, LIT, NAME, NAMING_DIALECT, SKIP, WS, compiled
 from .xml_elements import XmlElementsBuilder
 from .xml_params import XmlParamsBuilder
 
@@ -51,304 +57,13 @@ Builder = (
     | JsonCallArrayBuilder
 )
 Dialect = XmlParams | XmlElements | KeyValueArgs | PythonCalls | JsonArgs | JsonCall | JsonCallArray
-DIALECTS = (XmlParams, XmlElements, KeyValueArgs, PythonCalls, JsonArgs, JsonCall, JsonCallArray)
-
-CONTENT, REASONING, SECTION, CALL, HEADER = range(5)
-# the kinds of a call's items; a naming dialect finds the call's name itself, so a
-# failure before it means "not a call"
-LIT, WS, SKIP, NAME, DIALECT, NAMING_DIALECT = range(6)
-
-
-def _kind_of(item: object) -> int:
-    if isinstance(item, Lit):
-        return LIT
-    if isinstance(item, Ws):
-        return WS
-    if isinstance(item, Skip):
-        return SKIP
-    if isinstance(item, Name):
-        return NAME
-    if isinstance(item, (JsonCall, JsonCallArray, PythonCalls)):
-        return NAMING_DIALECT
-    assert isinstance(item, DIALECTS), item
-    return DIALECT
-
 
 _MAX_RECIPIENT = 256
 _MAX_JUNK = 256  # stray text inside a call, after its name, read as the call's markup
 
 _WS = re.compile(r"\s*")
-
-
-class _Run:
-    """Consecutive literals and whitespace of a call read in one regex match.
-
-    Read one at a time, each item costs a pass through the call loop; many small calls
-    spend more there than in their arguments. The match decides what the items would
-    decide one by one (longest spelling first, whitespace taken whole, an optional literal
-    taken when there), given `lookahead` characters after it: then no item could have been
-    waiting for more text.
-    """
-
-    __slots__ = ("pattern", "next", "lookahead")
-
-    def __init__(self, pattern: re.Pattern[str], next_item: int, lookahead: int) -> None:
-        self.pattern = pattern
-        self.next = next_item  # the item after the run
-        self.lookahead = lookahead
-
-
-def _runs(call: tuple, openers: Iterable[str]) -> tuple[_Run | None, ...]:
-    """Per item of a call, the run of two or more items that starts there, if any.
-
-    A literal joins a run unless it is a lookahead, one of its spellings ends in
-    whitespace (the run gives back the whitespace after its last literal as the items
-    would, by stripping), or it is optional and a longer call opener starts with it (then
-    it is only decided by what follows).
-    """
-
-    def fuses(item: object) -> bool:
-        if isinstance(item, Ws):
-            return True
-        if not isinstance(item, Lit) or item.peek:
-            return False
-        if any(not text or text[-1].isspace() for text in item.texts):
-            return False
-        return not item.optional or not any(
-            len(opener) > len(text) and opener.startswith(text)
-            for text in item.texts
-            for opener in openers
-        )
-
-    runs: list[_Run | None] = []
-    for start in range(len(call)):
-        stop = start
-        while stop < len(call) and fuses(call[stop]):
-            stop += 1
-        if stop - start < 2:
-            runs.append(None)
-            continue
-        parts, longest = [], 1
-        for item in call[start:stop]:
-            if isinstance(item, Ws):
-                parts.append(r"\s*+")
-                continue
-            texts = sorted(item.texts, key=len, reverse=True)  # the longest spelling first
-            longest = max(longest, len(texts[0]))
-            group = "(?>" + "|".join(re.escape(text) for text in texts) + ")"
-            parts.append(group + ("?+" if item.optional else ""))
-        runs.append(_Run(re.compile("".join(parts)), stop, longest))
-    return tuple(runs)
-
-
 _BAD_NAME = re.compile(r'[\s<>{}\[\]"]')  # no function name holds these; JSON or markup does
-
-
-class CompiledFamily:
-    """What the engine derives once from a spec and shares between parsers."""
-
-    __slots__ = (
-        "spec",
-        "openers",
-        "peek_openers",
-        "first_opener",
-        "first_openers",
-        "reasoning_opens",
-        "reasoning_closes",
-        "section_opens",
-        "section_closes",
-        "calls_anywhere",
-        "ignore",
-        "prompt_opened",
-        "messages",
-        "recipient",
-        "routes",
-        "message_ends",
-        "routed_markers",
-        "content_markers",
-        "reasoning_markers",
-        "section_markers",
-        "call_drop_prefixes",
-        "section_drop_prefixes",
-        "name_markers",
-        "skip_markers",
-        "stops",
-        "shapes",
-        "steps",
-        "runs",
-    )
-
-    def __init__(self, spec: FamilySpec) -> None:
-        self.spec = spec
-        self.shapes = spec.shapes
-        # opener text -> the (shape, next item) pairs it starts, in the order they are tried
-        self.openers: dict[str, list[tuple[int, int]]] = {}
-        for number, shape in enumerate(self.shapes):
-            for text, index in shape.openers:
-                self.openers.setdefault(text, []).append((number, index))
-        # openers that are lookaheads: found, but left for the call's next item to read
-        self.peek_openers = {
-            text
-            for shape in self.shapes
-            for item in shape.call
-            if isinstance(item, Lit) and item.peek
-            for text in item.texts
-            if text in self.openers
-        }
-        self.first_opener = spec.openers[0][0]
-        # every spelling of each shape's first opener (a lookahead `[` or `{` is not one)
-        firsts = {
-            text
-            for shape in self.shapes
-            for text, index in shape.openers
-            if index == shape.openers[0][1]
-        } - self.peek_openers
-        self.first_openers = tuple(sorted(firsts))
-        self.reasoning_opens = {o for r in spec.reasoning for o in r.opens}
-        self.reasoning_closes = {c for r in spec.reasoning for c in r.closes}
-        self.section_opens = set(spec.section.opens) if spec.section else set()
-        self.section_closes = set(spec.section.closes) if spec.section else set()
-        # calls open in content too: no section, or an optional one
-        self.calls_anywhere = spec.section is None or spec.section.optional
-        self.ignore = set(spec.ignore)
-        self.prompt_opened = any(r.prompt_opened for r in spec.reasoning)
-        entry = self.section_opens | (set(self.openers) if self.calls_anywhere else set())
-        reasoning = (*self.reasoning_opens, *self.reasoning_closes)
-        self.messages = spec.messages
-        message_markers: tuple[str, ...] = ()
-        self.routes: dict[str, str] = {}
-        self.message_ends: set[str] = set()
-        self.recipient = None
-        if spec.messages is not None:
-            m = spec.messages
-            message_markers = (m.header, m.header_end, *m.ends)
-            self.routes = dict(m.routes)
-            self.message_ends = set(m.ends)
-            self.recipient = re.compile(m.recipient)
-        self.content_markers = markers((*reasoning, *entry, *self.ignore, *message_markers))
-        self.reasoning_markers = markers((*reasoning, *entry, *self.ignore, *message_markers))
-        # a message routed to reasoning or content: calls are text there
-        self.routed_markers = markers((*self.ignore, *message_markers))
-        # a section opener repeated inside the section is markup, not text
-        self.section_markers = markers(
-            (*self.openers, *self.section_opens, *self.section_closes, *self.ignore)
-            + message_markers
-        )
-        # an unfinished marker of these at the end of output is an unfinished call opener
-        # (a message's end or header end cut short too; not its header opener, which is
-        # also everyday prose: "to")
-        ends = (spec.messages.header_end, *spec.messages.ends) if spec.messages else ()
-        self.call_drop_prefixes = markers((*entry, *self.openers, *ends))
-        # inside a section, a section closer cut short at the end is markup too
-        self.section_drop_prefixes = markers((*entry, *self.openers, *self.section_closes, *ends))
-        # per (shape, item): the markers that end a name or a skip, the stops of a dialect
-        self.name_markers: dict[tuple[int, int], Markers] = {}
-        self.skip_markers: dict[tuple[int, int], Markers] = {}
-        self.stops: dict[tuple[int, int], tuple[str, ...]] = {}
-        # per shape, each item with its kind (`_kind_of`): a call's loop needs no type tests
-        self.steps = tuple(
-            tuple((_kind_of(item), item) for item in shape.call) for shape in self.shapes
-        )
-        # per shape, per item: the run of literals and whitespace that starts there (`_Run`)
-        self.runs = tuple(_runs(shape.call, self.openers) for shape in self.shapes)
-        for number, shape in enumerate(self.shapes):
-            for index, item in enumerate(shape.call):
-                if isinstance(item, Name):
-                    self.name_markers[number, index] = markers(item.until)
-                elif isinstance(item, Skip):
-                    self.skip_markers[number, index] = markers(item.until)
-                elif isinstance(item, DIALECTS):
-                    # `[` or `{` inside arguments is not a new call; other first openers are
-                    stops = {*shape.follows[index], *self.section_closes, *firsts}
-                    stops |= self.message_ends  # the end of a tool message ends its calls
-                    self.stops[number, index] = tuple(sorted(stops))
-
-
-_COMPILED: dict[int, CompiledFamily] = {}
-
-
-def compiled(spec: FamilySpec) -> CompiledFamily:
-    family = _COMPILED.get(id(spec))
-    if family is None or family.spec is not spec:
-        family = _COMPILED[id(spec)] = CompiledFamily(spec)
-    return family
-
-
-class _Out:
-    """Collects one feed's output and merges it into as few deltas as keep the order."""
-
-    __slots__ = ("entries",)
-
-    def __init__(self) -> None:
-        # [kind, parts] for text; ["call", index, id, name, parts] for a call fragment
-        self.entries: list[list] = []
-
-    def text(self, kind: str, text: str) -> None:
-        if not text:
-            return
-        last = self.entries[-1] if self.entries else None
-        if last is not None and last[0] == kind:
-            last[1].append(text)
-        else:
-            self.entries.append([kind, [text]])
-
-    def call(self, index: int, call_id: str, name: str) -> None:
-        """Call `index` begins: its id and name (its arguments follow through `args`)."""
-        self.entries.append(["call", index, call_id, name, [""]])
-
-    def args(self, index: int, text: str) -> None:
-        """An argument text piece of call `index` (the commonest entry: kept short)."""
-        entries = self.entries
-        if entries:
-            last = entries[-1]
-            if last[0] == "call" and last[1] == index:
-                last[4].append(text)
-                return
-        entries.append(["call", index, None, None, [text]])
-
-    def gather(self) -> tuple[list[str], list[str], dict[int, CallParts]]:
-        """What `take` would send, accumulated as `assemble` would: the content and
-        reasoning pieces and each call's parts, without building the deltas."""
-        content: list[str] = []
-        reasoning: list[str] = []
-        calls: dict[int, CallParts] = {}
-        for entry in self.entries:
-            kind = entry[0]
-            if kind == "call":
-                add_call_part(calls, entry[1], entry[2], entry[3], entry[4])
-            elif kind == "content":
-                content += entry[1]
-            else:
-                reasoning += entry[1]
-        self.entries = []
-        return content, reasoning, calls
-
-    def take(self) -> list[Delta]:
-        deltas: list[Delta] = []
-        for entry in self.entries:
-            kind = entry[0]
-            last = deltas[-1] if deltas else None
-            if kind == "call":
-                part = ToolCallDelta(
-                    entry[1],
-                    entry[2],
-                    FunctionDelta(entry[3], "".join(entry[4])),
-                    "function" if entry[2] is not None else None,
-                )
-                if last is not None and last.tool_calls and last.content is None:
-                    last.tool_calls.append(part)
-                else:
-                    deltas.append(Delta(tool_calls=[part]))
-            elif kind == "content":
-                text = "".join(entry[1])
-                if last is not None and not last.tool_calls and last.content is None:
-                    last.content = text
-                else:
-                    deltas.append(Delta(content=text))
-            else:
-                deltas.append(Delta(reasoning="".join(entry[1])))
-        self.entries = []
-        return deltas
+_WORDS = re.compile(r"[^\W_]+(?:\s+[^\W_]+)*")  # letters and digits, spaces between
 
 
 class _Call:
@@ -400,7 +115,8 @@ class _Call:
         self.ws_tail: list[str] = []
 
 
-_WORDS = re.compile(r"[^\W_]+(?:\s+[^\W_]+)*")  # letters and digits, spaces between
+# how a call's item of one kind is read: (engine, call, item, buf, pos, eof) -> the position
+Reader = Callable[["Engine", _Call, Any, str, int, bool], int]
 
 
 def _lit_at(item: Lit, buf: str, pos: int) -> str:
@@ -411,18 +127,10 @@ def _lit_at(item: Lit, buf: str, pos: int) -> str:
     return max(found, key=len) if found else ""
 
 
-def random_call_id(_: int) -> str:
-    # 16 random bytes as 32 hex digits, like uuid4().hex and secrets.token_hex(16) (which
-    # is this same call behind three Python frames)
-    return f"chatcmpl-tool-{os.urandom(16).hex()}"
-
-
-def sequential_call_id(index: int) -> str:
-    return f"call_{index}"
-
-
 class Engine:
     """Incremental parser for one output of one family."""
+
+    _readers: tuple[Reader, ...]  # indexed by item kind; set below the class
 
     def __init__(
         self,
@@ -444,19 +152,11 @@ class Engine:
         self.mode = REASONING if (reasoning_open and spec.reasoning) else CONTENT
         self.calls_emitted = 0
         self.finished = False
-        self._pending = ""
-        self._out = _Out()
+        self._state = EngineState()
+        self._out = DeltaBuffer()
         self._call: _Call | None = None
-        self._ws_held: list[str] = (
-            []
-        )  # content's trailing whitespace: markup if a marker or the end follows
-        self._content_started = False  # leading whitespace of the content is dropped
-        self._in_section = False
-        self._routed = False  # the current reasoning or content came from a message route
-        self._header_back = CONTENT  # the mode a message header was found in
+        # the name of the call being read (set by `_commit`, read by a dialect's schema look-ups)
         self._current_name = ""
-        self._waiting = False
-        self._rewind: str | None = None  # text a call's next shape must read again
         # per call position: where its stop marker lies in the text at hand, shared by the
         # calls read one after another from one text (else N calls search N times to its end)
         self._next_stops: dict[tuple[int, int], NextStop] = {}
@@ -467,31 +167,32 @@ class Engine:
         if self.finished:
             raise RuntimeError("feed() after finish()")
         if text:
-            self._run(self._pending + text, eof=False)
+            self._run(self._state.pending + text, eof=False)
         return self._out.take()
 
     def finish(self) -> list[Delta]:
         if not self.finished:
             self.finished = True
-            self._run(self._pending, eof=True)
+            self._run(self._state.pending, eof=True)
             self._end_of_output()
         return self._out.take()
 
     def whole(self, text: str) -> tuple[list[str], list[str], dict[int, CallParts]]:
         """The whole output at once: exactly `feed(text)` then `finish()`, its output
-        gathered (`_Out.gather`) instead of made into deltas no one streams."""
+        gathered (`DeltaBuffer.gather`) instead of made into deltas no one streams."""
         if self.finished:
             raise RuntimeError("whole() after finish()")
         if text:
-            self._run(self._pending + text, eof=False)
+            self._run(self._state.pending + text, eof=False)
         self.finished = True
-        self._run(self._pending, eof=True)
+        self._run(self._state.pending, eof=True)
         self._end_of_output()
         return self._out.gather()
 
     # -- the main loop --------------------------------------------------------------
 
     def _run(self, buf: str, eof: bool) -> None:
+        state = self._state
         pos = 0
         while True:
             mode = self.mode
@@ -499,15 +200,15 @@ class Engine:
                 call = self._call
                 assert call is not None
                 item = call.item
-                self._waiting = False
+                state.waiting = False
                 new = self._run_call(buf, pos, eof)
-                if self._rewind is not None:  # another shape reads the same text again
-                    buf, pos, self._rewind = self._rewind + buf[new:], 0, None
+                if state.rewind is not None:  # another shape reads the same text again
+                    buf, pos, state.rewind = state.rewind + buf[new:], 0, None
                     continue
                 # a safety net: a call that neither read nor moved on waits for more text
                 stuck = new == pos and self._call is call and call.item == item
                 pos = new
-                if self._waiting or stuck:
+                if state.waiting or stuck:
                     break
             elif mode == HEADER:
                 new = self._header(buf, pos, eof)
@@ -521,12 +222,12 @@ class Engine:
                 if new == pos and self.mode == mode:
                     break
                 pos = new
-        self._pending = buf[pos:]
+        state.pending = buf[pos:]
 
     def _scan(self, buf: str, pos: int, eof: bool) -> int:
         family = self.family
         mode = self.mode
-        if self._routed and mode != SECTION:
+        if self._state.routed and mode != SECTION:
             markers = family.routed_markers
         elif mode == CONTENT:
             markers = family.content_markers
@@ -543,14 +244,14 @@ class Engine:
                 if _WORDS.fullmatch(buf, stop):  # `func` of `functools[`: prose ends in words
                     self._text(buf[stop:])
                 else:  # `<tool_ca`, `plan</thi`: markup cut off, dropped with the
-                    self._ws_held.clear()  # whitespace right before it
+                    self._state.ws_held.clear()  # whitespace right before it
                 return len(buf)
             return stop
         if markers.may_grow(buf, at, lit):
             self._text(buf[pos:at])  # the marker may still be the start of a longer one
             if not eof:
                 return at
-            self._ws_held.clear()  # the output ends inside the longer marker: markup
+            self._state.ws_held.clear()  # the output ends inside the longer marker: markup
             return len(buf)
         self._text(buf[pos:at])
         return self._marker(lit, at + len(lit))
@@ -559,23 +260,24 @@ class Engine:
         if not text:
             return
         if self.mode == REASONING:
-            self._out.text("reasoning", text)
+            self._out.text(REASONING, text)
             return
-        if not self._content_started:
+        state = self._state
+        if not state.content_started:
             text = text.lstrip()
             if not text:
                 return
-            self._content_started = True
+            state.content_started = True
         body = text.rstrip()
         if not body:
-            self._ws_held.append(text)
+            state.ws_held.append(text)
             return
-        if self._ws_held:
-            self._out.text("content", "".join(self._ws_held))
-            self._ws_held.clear()
-        self._out.text("content", body)
+        if state.ws_held:
+            self._out.text(CONTENT, "".join(state.ws_held))
+            state.ws_held.clear()
+        self._out.text(CONTENT, body)
         if len(body) < len(text):
-            self._ws_held.append(text[len(body) :])
+            state.ws_held.append(text[len(body) :])
 
     def _new_call(self, opener: str, back: int, tried: int) -> _Call:
         """A call started by `opener`, in the `tried`-th shape that opener starts."""
@@ -593,7 +295,7 @@ class Engine:
 
     def _boundary(self) -> None:
         """Markup begins: the whitespace right before it is markup too."""
-        self._ws_held.clear()
+        self._state.ws_held.clear()
 
     def _marker(self, lit: str, pos: int) -> int:
         family = self.family
@@ -602,7 +304,7 @@ class Engine:
         messages = family.messages
         if messages is not None:  # a header or a message's end also closes a section
             if lit == messages.header:
-                self._header_back = self.mode
+                self._state.header_back = self.mode
                 self.mode = HEADER
                 return pos
             if lit == messages.header_end:  # a header without a recipient
@@ -610,7 +312,7 @@ class Engine:
                 return pos
             if lit in family.message_ends:
                 self._boundary()
-                self.mode, self._routed, self._in_section = CONTENT, False, False
+                self.mode, self._state.routed, self._state.in_section = CONTENT, False, False
                 return pos
         if lit in family.openers and (self.mode == SECTION or family.calls_anywhere):
             self._call = self._new_call(lit, self.mode, 0)
@@ -621,10 +323,10 @@ class Engine:
         self._boundary()
         if lit in family.section_opens:
             self.mode = SECTION
-            self._in_section = True
+            self._state.in_section = True
         elif lit in family.section_closes:
             self.mode = CONTENT
-            self._in_section = False
+            self._state.in_section = False
         elif lit in family.reasoning_opens:
             if self.mode == CONTENT:
                 self.mode = REASONING
@@ -649,10 +351,10 @@ class Engine:
             if not eof:
                 return pos  # the recipient or the header's end is still arriving
             if end > pos:  # the output ends inside a header: an unfinished opener, dropped
-                self.mode = self._header_back
-                self._ws_held.clear()
+                self.mode = self._state.header_back
+                self._state.ws_held.clear()
                 return len(buf)
-        self.mode = self._header_back  # prose such as "x to=5": the opener was text
+        self.mode = self._state.header_back  # prose such as "x to=5": the opener was text
         self._text(messages.header)
         return pos
 
@@ -661,128 +363,185 @@ class Engine:
         assert family.messages is not None
         kind = family.routes.get(recipient, family.messages.default)
         self._boundary()
-        self._in_section = False
-        self._routed = kind != "calls"
+        self._state.in_section = False
+        self._state.routed = kind != "calls"
         self.mode = REASONING if kind == "reasoning" else CONTENT
 
     # -- a call ---------------------------------------------------------------------
 
     def _run_call(self, buf: str, pos: int, eof: bool) -> int:
+        """Read the call's items from `pos` on; the position reached.
+
+        Each item kind has its reader (`_READERS`). A reader that read its item moves the
+        call to its next item; one that did not (waiting for text, a mismatch, the call
+        abandoned or ended) leaves `call.item` where it was, and the loop stops there.
+        """
         call = self._call
         assert call is not None
         steps = self.family.steps[call.shape]
         runs = self.family.runs[call.shape]
-        end = len(buf)
+        readers = self._readers
         count = len(steps)
         while call.item < count:
-            kind, item = steps[call.item]
-            run = runs[call.item]
+            index = call.item
+            run = runs[index]
             if run is not None:
                 found = run.pattern.match(buf, pos)
-                if found is not None and end - found.end() >= run.lookahead:
+                if found is not None and len(buf) - found.end() >= run.lookahead:
                     self._read_run(call, found.group())
                     pos = found.end()
                     call.item = run.next
                     continue
-            if kind == LIT:
-                if item.alternatives:
-                    text = _lit_at(item, buf, pos)
-                else:
-                    text = item.text if buf.startswith(item.text, pos) else ""
-                if text and item.optional:
-                    longer = self._opener_longer(buf, pos, text, eof)
-                    if longer is None:
-                        return self._wait(pos)  # "```" may still become "```json"
-                    if longer:
-                        text = ""  # "```" begins the next call's "```json": not a closer
-                if text:
-                    if not item.peek:  # a lookahead stays for the next item to read
-                        if not call.committed:
-                            call.held.append(text)
-                        pos += len(text)
-                    if call.ws_tail:
-                        call.ws_tail.clear()
-                    call.item += 1
-                    continue
-                if end - pos < len(max(item.texts, key=len)) and any(
-                    t.startswith(buf[pos:]) for t in item.texts
-                ):
-                    if not eof:
-                        return self._wait(pos)
-                    if not call.committed:
-                        return self._unfinished(end)
-                    if pos < end:  # the output ends inside this marker: it is markup
-                        pos = end
-                        call.item += 1
-                        continue
-                if item.optional:
-                    call.item += 1
-                    continue
-                return self._mismatch(call, buf, pos, eof)
-            if kind == WS:
-                found = _WS.match(buf, pos).end()  # type: ignore[union-attr]
-                if found > pos:
-                    space = buf[pos:found]
-                    if call.committed:
-                        call.ws_tail.append(space)
-                    else:
-                        call.held.append(space)
-                    pos = found
-                if pos == end and not eof:
-                    return self._wait(pos)
-                call.item += 1
-                continue
-            if kind == SKIP:
-                at, _ = self.family.skip_markers[call.shape, call.item].search(buf, pos)
-                # another marker of the family before it: the skipped text was not a header
-                other, _ = self.family.content_markers.search(buf, pos, at if at >= 0 else None)
-                if other >= 0:
-                    return self._mismatch(call, buf, pos, eof)
-                if at >= 0 and at - pos <= item.max_len:
-                    self._read(call, buf[pos:at])
-                    pos = at
-                    call.item += 1
-                    continue
-                if at >= 0 or len(buf) - pos > item.max_len + max(map(len, item.until)):
-                    return self._mismatch(call, buf, pos, eof)
-                if eof:
-                    if not call.committed:
-                        return self._unfinished(end)
-                    return self._mismatch(call, buf, pos, eof)
-                return self._wait(pos)
-            if kind == NAME:
-                result = self._name(call, item, buf, pos, eof)
-                if result < 0:
-                    return self._wait(pos)  # the end of the name is not here yet
-                pos = result
-                if self._call is not call:
-                    return pos
-                continue
-            # an argument dialect
-            dialect = call.dialect
-            if dialect is None:
-                dialect = call.dialect = self._dialect(call, item)
-            new = dialect.feed(buf, pos, eof)
-            if new > pos and call.ws_tail:
-                call.ws_tail.clear()
-            if not call.committed and new > pos:
-                call.held.append(buf[pos:new])
-            pos = new
-            if not dialect.done:
-                if not eof:
-                    return self._wait(pos)
-                dialect.close()
-            if kind == NAMING_DIALECT and not call.committed:
-                if dialect.failed:  # type: ignore[union-attr]
-                    if pos >= end and eof and not dialect.malformed:  # type: ignore[union-attr]
-                        return self._unfinished(end)  # the output ended inside the opener
-                    return self._abandon(call, pos)  # not a call: its text goes back
-                if call.peeked:
-                    return self._abandon(call, pos)  # a lookahead `[]` that held no call: text
-            call.args_done = True
-            call.item += 1
+            kind, item = steps[index]
+            pos = readers[kind](self, call, item, buf, pos, eof)
+            if call.item == index or self._call is not call:
+                return pos
         self._end_call()
         return pos
+
+    # -- the readers of a call's items: (call, item, buf, pos, eof) -> the position reached
+
+    def _read_literal(self, call: _Call, item: Lit, buf: str, pos: int, eof: bool) -> int:
+        if item.alternatives:
+            text = _lit_at(item, buf, pos)
+        else:
+            text = item.text if buf.startswith(item.text, pos) else ""
+        if text and item.optional:
+            longer = self._opener_longer(buf, pos, text, eof)
+            if longer is None:
+                return self._wait(pos)  # "```" may still become "```json"
+            if longer:
+                text = ""  # "```" begins the next call's "```json": not a closer
+        if text:
+            if not item.peek:  # a lookahead stays for the next item to read
+                if not call.committed:
+                    call.held.append(text)
+                pos += len(text)
+            if call.ws_tail:
+                call.ws_tail.clear()
+            call.item += 1
+            return pos
+        end = len(buf)
+        if end - pos < len(max(item.texts, key=len)) and any(
+            t.startswith(buf[pos:]) for t in item.texts
+        ):
+            if not eof:
+                return self._wait(pos)
+            if not call.committed:
+                return self._unfinished(end)
+            if pos < end:  # the output ends inside this marker: it is markup
+                call.item += 1
+                return end
+        if item.optional:
+            call.item += 1
+            return pos
+        return self._mismatch(call, buf, pos, eof)
+
+    def _read_whitespace(self, call: _Call, item: Ws, buf: str, pos: int, eof: bool) -> int:
+        found = _WS.match(buf, pos).end()  # type: ignore[union-attr]
+        if found > pos:
+            space = buf[pos:found]
+            if call.committed:
+                call.ws_tail.append(space)
+            else:
+                call.held.append(space)
+            pos = found
+        if pos == len(buf) and not eof:
+            return self._wait(pos)
+        call.item += 1
+        return pos
+
+    def _read_skip(self, call: _Call, item: Skip, buf: str, pos: int, eof: bool) -> int:
+        at, _ = self.family.skip_markers[call.shape, call.item].search(buf, pos)
+        # another marker of the family before it: the skipped text was not a header
+        other, _ = self.family.content_markers.search(buf, pos, at if at >= 0 else None)
+        if other >= 0:
+            return self._mismatch(call, buf, pos, eof)
+        if at >= 0 and at - pos <= item.max_len:
+            self._read(call, buf[pos:at])
+            call.item += 1
+            return at
+        if at >= 0 or len(buf) - pos > item.max_len + max(map(len, item.until)):
+            return self._mismatch(call, buf, pos, eof)
+        if eof:
+            if not call.committed:
+                return self._unfinished(len(buf))
+            return self._mismatch(call, buf, pos, eof)
+        return self._wait(pos)
+
+    def _read_name(self, call: _Call, item: Name, buf: str, pos: int, eof: bool) -> int:
+        markers = self.family.name_markers[call.shape, call.item]
+        at, _ = markers.search(buf, pos)
+        if at < 0:
+            if len(buf) - pos > item.max_len + max(map(len, item.until)):
+                return self._abandon(call, pos)
+            if eof:
+                # a bare name cut short is an unfinished opener (dropped); text that cannot
+                # be the start of a name ("[TOOL_CALLS] not json at all") was not a call
+                # the name so far, without a marker cut short after it (`ping\n</tool_ca`)
+                raw = buf[pos : len(buf) - markers.held(buf, pos)].strip()
+                if item.pattern is None:
+                    not_a_name = bool(_BAD_NAME.search(raw))
+                else:  # a header may hold spaces; words that do not fit it are prose
+                    not_a_name = bool(re.search(r"\s", raw)) and not re.fullmatch(item.pattern, raw)
+                if not_a_name:
+                    return self._abandon(call, pos)
+                return self._unfinished(len(buf))
+            return self._wait(pos)  # the end of the name is not here yet
+        raw = buf[pos:at].strip()
+        header_id = None
+        name = raw
+        if item.pattern is not None:
+            found = re.fullmatch(item.pattern, raw)
+            name = found.group("name") if found else ""
+            if item.id_from_header:
+                header_id = raw
+            elif found and "id" in found.re.groupindex and found.group("id"):
+                header_id = found.group("id")
+        if not name or len(raw) > item.max_len or _BAD_NAME.search(name):
+            return self._abandon(call, pos)
+        self._read(call, buf[pos:at])
+        call.item += 1
+        self._commit(call, name, header_id)
+        return at
+
+    def _read_dialect(self, call: _Call, item: Dialect, buf: str, pos: int, eof: bool) -> int:
+        """Feed the text at `pos` to the call's dialect (made on first use); at the end of
+        the output, close it. Waits while the dialect has not read its whole value."""
+        dialect = call.dialect
+        if dialect is None:
+            dialect = call.dialect = self._dialect(call, item)
+        new = dialect.feed(buf, pos, eof)
+        if new > pos:
+            if call.ws_tail:
+                call.ws_tail.clear()
+            if not call.committed:
+                call.held.append(buf[pos:new])
+        if not dialect.done:
+            if not eof:
+                return self._wait(new)
+            dialect.close()
+        call.args_done = True
+        call.item += 1
+        return new
+
+    def _read_naming_dialect(
+        self, call: _Call, item: Dialect, buf: str, pos: int, eof: bool
+    ) -> int:
+        """A dialect that finds the call's name itself: ended before a name, it was no call
+        (the call read so far is dropped with it)."""
+        new = self._read_dialect(call, item, buf, pos, eof)
+        if call.committed or self._state.waiting:
+            return new
+        dialect = call.dialect
+        assert dialect is not None
+        if dialect.failed:  # type: ignore[union-attr]
+            if new >= len(buf) and eof and not dialect.malformed:  # type: ignore[union-attr]
+                return self._unfinished(len(buf))  # the output ended inside the opener
+            return self._abandon(call, new)  # not a call: its text goes back
+        if call.peeked:
+            return self._abandon(call, new)  # a lookahead `[]` that held no call: text
+        return new
 
     @staticmethod
     def _read_run(call: _Call, text: str) -> None:
@@ -814,48 +573,12 @@ class Engine:
         return False
 
     def _wait(self, pos: int) -> int:
-        self._waiting = True
+        self._state.waiting = True
         return pos
 
     def _read(self, call: _Call, text: str) -> None:
         if not call.committed and text:
             call.held.append(text)
-
-    def _name(self, call: _Call, item: Name, buf: str, pos: int, eof: bool) -> int:
-        markers = self.family.name_markers[call.shape, call.item]
-        at, _ = markers.search(buf, pos)
-        if at < 0:
-            if len(buf) - pos > item.max_len + max(map(len, item.until)):
-                return self._abandon(call, pos)
-            if eof:
-                # a bare name cut short is an unfinished opener (dropped); text that cannot
-                # be the start of a name ("[TOOL_CALLS] not json at all") was not a call
-                # the name so far, without a marker cut short after it (`ping\n</tool_ca`)
-                raw = buf[pos : len(buf) - markers.held(buf, pos)].strip()
-                if item.pattern is None:
-                    not_a_name = bool(_BAD_NAME.search(raw))
-                else:  # a header may hold spaces; words that do not fit it are prose
-                    not_a_name = bool(re.search(r"\s", raw)) and not re.fullmatch(item.pattern, raw)
-                if not_a_name:
-                    return self._abandon(call, pos)
-                return self._unfinished(len(buf))
-            return -1
-        raw = buf[pos:at].strip()
-        header_id = None
-        name = raw
-        if item.pattern is not None:
-            found = re.fullmatch(item.pattern, raw)
-            name = found.group("name") if found else ""
-            if item.id_from_header:
-                header_id = raw
-            elif found and "id" in found.re.groupindex and found.group("id"):
-                header_id = found.group("id")
-        if not name or len(raw) > item.max_len or _BAD_NAME.search(name):
-            return self._abandon(call, pos)
-        self._read(call, buf[pos:at])
-        call.item += 1
-        self._commit(call, name, header_id)
-        return at
 
     def _dialect(self, call: _Call, item: Dialect) -> Builder:
         stops = self.family.stops[call.shape, call.item]
@@ -959,7 +682,7 @@ class Engine:
         if call.tried + 1 < len(self.family.openers[call.opener]):
             past = call.held[1:] if not call.peeked else call.held  # the text after the opener
             self._call = self._new_call(call.opener, call.back, call.tried + 1)
-            self._rewind = "".join(past)
+            self._state.rewind = "".join(past)
             return pos
         self._call = None
         self.mode = call.back
@@ -976,7 +699,7 @@ class Engine:
         assert call is not None and not call.committed
         self._call = None
         self.mode = call.back
-        self._ws_held.clear()
+        self._state.ws_held.clear()
         return end
 
     def _end_call(self) -> None:
@@ -985,7 +708,7 @@ class Engine:
         if call.committed and not call.args_done:
             self._close_args(call)
         self._call = None
-        self.mode = SECTION if self._in_section else CONTENT
+        self.mode = SECTION if self._state.in_section else CONTENT
         if not call.committed:  # a complete call structure with no call in it (`[]`) is markup
             self._boundary()
         if call.ws_tail:
@@ -1005,4 +728,20 @@ class Engine:
                 self._end_call()
             else:
                 self._call = None
-        self._ws_held.clear()  # trailing whitespace of the content
+        self._state.ws_held.clear()  # trailing whitespace of the content
+
+
+# the reader of each kind of call item, indexed by the kinds `CompiledFamily.steps` holds
+Engine._readers = tuple(
+    reader
+    for _, reader in sorted(
+        {
+            LIT: Engine._read_literal,
+            WS: Engine._read_whitespace,
+            SKIP: Engine._read_skip,
+            NAME: Engine._read_name,
+            DIALECT: Engine._read_dialect,
+            NAMING_DIALECT: Engine._read_naming_dialect,
+        }.items()
+    )
+)

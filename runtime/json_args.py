@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Callable
 
-from .coerce import coerce_json, streams_as_text
+from .coerce import coerce_json
 from .json_stream import (
     DELEGATE,
     MAX_DEPTH,
@@ -28,6 +28,7 @@ from .json_stream import (
     whole_members,
 )
 from .markers import Markers, NextStop, markers
+from .schemas import streams_as_text
 from .spec import JsonCall, JsonCallArray
 
 

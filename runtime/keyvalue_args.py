@@ -19,8 +19,9 @@ import re
 from typing import Callable
 
 from .batched import Batched
-from .coerce import coerce_text, item_schema, json_text, property_schema, streams_as_text
+from .coerce import coerce_text, json_text
 from .markers import Markers, markers
+from .schemas import item_schema, property_schema, streams_as_text
 from .spec import KeyValueArgs
 
 OPEN, KEY, VALUE_START, STRING, RAW, AFTER_VALUE, DONE = range(7)

@@ -23,8 +23,9 @@ import warnings
 from typing import Callable
 
 from .batched import Batched
-from .coerce import coerce_json, json_text, streams_as_text
+from .coerce import coerce_json, json_text
 from .markers import NextStop, markers
+from .schemas import streams_as_text
 from .spec import PythonCalls
 
 START, CALLS, NAME, ARGS, KEY_AFTER, VALUE, STRING, RAW, DONE = range(9)

@@ -23,15 +23,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from .batched import Batched
-from .coerce import (
-    coerce_text,
-    item_schema,
-    json_text,
-    property_schema,
-    schema_types,
-    streams_as_text,
-)
+from .coerce import coerce_text, json_text
 from .markers import markers
+from .schemas import item_schema, property_schema, schema_types, streams_as_text
 from .spec import XmlElements
 
 BETWEEN, TAG, START, TEXT, TREE, DONE = range(6)

@@ -21,8 +21,9 @@ import re
 from typing import Callable, NamedTuple
 
 from .batched import Batched
-from .coerce import coerce_json, coerce_text, decode_json_or_text, json_text, streams_as_text
+from .coerce import coerce_json, coerce_text, decode_json_or_text, json_text
 from .markers import Markers, markers
+from .schemas import streams_as_text
 from .spec import XmlParams
 
 BETWEEN, KEY, VALUE_OPEN, VALUE_START, VALUE, DONE = range(6)

@@ -37,7 +37,7 @@ import toolgrammar
 from corpus_format import Case
 from export_helpers import validates
 from toolgrammar.export.schema import ExportError, load_tools
-from toolgrammar.runtime.engine import CompiledFamily
+from toolgrammar.runtime.tables import CompiledFamily
 from toolgrammar.runtime.params import with_params
 from toolgrammar.runtime.registry import get_spec
 from toolgrammar.runtime.spec import KeyValueArgs, Lit, Skip, XmlElements, XmlParams

@@ -26,7 +26,7 @@ def test_ten_megabyte_string_value_streams_and_terminates() -> None:
     pieces = [head] + [value[i : i + 65536] for i in range(0, len(value), 65536)]
     parser, message = _feed_all("qwen3_coder", pieces)
     assert json.loads(message.tool_calls[0].function.arguments)["content"] == value
-    assert len(parser._engine._pending) < 64  # nothing but a possible marker is held
+    assert len(parser._engine._state.pending) < 64  # nothing but a possible marker is held
 
 
 @pytest.mark.parametrize("family", ["hermes", "kimi_k2"])

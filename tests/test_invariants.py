@@ -1,4 +1,4 @@
-"""DESIGN.md's invariants over every corpus case of every grammar.
+"""The invariants of docs/invariants.md over every corpus case of every grammar.
 
 Exhaustive over cut points (every prefix of every case is an output that stopped
 there), with 1-char, random and whole splittings of each prefix; hypothesis adds random

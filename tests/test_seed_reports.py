@@ -1,4 +1,5 @@
-"""The five field reports in shared/seeds/, each pinned for every family it concerns."""
+"""The five field reports (docs/invariants.md#field-reports), each pinned for every family
+it concerns."""
 
 from __future__ import annotations
 

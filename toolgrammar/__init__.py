@@ -10,10 +10,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Mapping
+import importlib
+import json
+from typing import TYPE_CHECKING, Any, Literal, Mapping
 
-from .export import ExportError, export
-from .runtime.coerce import ToolSchemas
 from .runtime.deltas import (
     Delta,
     Function,
@@ -23,11 +23,18 @@ from .runtime.deltas import (
     ToolCallDelta,
     assemble,
     message_of,
+    random_call_id,
+    sequential_call_id,
 )
-from .runtime.engine import Engine, random_call_id, sequential_call_id
+from .runtime.engine import Engine
 from .runtime.params import UnknownParam, with_params
 from .runtime.render import RenderError, render_output
 from .runtime.registry import UnknownFamily, families, get_spec
+from .runtime.schemas import ToolSchemas
+from .runtime.trace import Trace, TraceEvent, TracingEngine, format_event, print_trace
+
+if TYPE_CHECKING:  # for type checkers only; at run time `__getattr__` loads them on first use
+    from .export import ExportError, export
 
 __all__ = [
     "Delta",
@@ -38,12 +45,15 @@ __all__ = [
     "StreamParser",
     "ToolCall",
     "ToolCallDelta",
+    "TraceEvent",
     "UnknownFamily",
     "UnknownParam",
     "assemble",
     "export",
     "families",
+    "format_event",
     "parse",
+    "print_trace",
     "render",
     "RenderError",
 ]
@@ -60,6 +70,8 @@ class StreamParser:
     `tools` (the default keeps and reports them). `ids="sequential"` makes tool-call
     ids `call_0`, `call_1`, ... (for tests); the default is random
     `chatcmpl-tool-<32 hex>`, and a family whose markup carries an id uses that.
+    `trace` receives an event for every step the parser takes (`runtime/trace.py`,
+    `docs/debugging.md`); `toolgrammar.print_trace()` makes one that prints them.
     """
 
     def __init__(
@@ -71,17 +83,21 @@ class StreamParser:
         unknown_tools: Literal["keep", "drop"] = "keep",
         ids: Literal["random", "sequential"] = "random",
         params: Mapping[str, str] | None = None,
+        trace: Trace | None = None,
     ) -> None:
         if ids not in ("random", "sequential"):
             raise ValueError(f"ids must be 'random' or 'sequential', not {ids!r}")
         self.family = family
-        self._engine = Engine(
-            with_params(get_spec(family), params),
-            ToolSchemas(tools),
-            reasoning_open=reasoning_open,
-            unknown_tools=unknown_tools,
-            call_id=sequential_call_id if ids == "sequential" else random_call_id,
-        )
+        spec = with_params(get_spec(family), params)
+        options: dict[str, Any] = {
+            "reasoning_open": reasoning_open,
+            "unknown_tools": unknown_tools,
+            "call_id": sequential_call_id if ids == "sequential" else random_call_id,
+        }
+        if trace is None:
+            self._engine = Engine(spec, ToolSchemas(tools), **options)
+        else:
+            self._engine = TracingEngine(spec, ToolSchemas(tools), trace=trace, **options)
         self.finish_reason: str | None = None
 
     def feed(self, text: str) -> list[Delta]:
@@ -148,7 +164,7 @@ def render(
     message = parse(
         family, text, tools, params=params, reasoning_open=False if reasoning is None else None
     )
-    got = [(c.function.name, _loads(c.function.arguments)) for c in message.tool_calls]
+    got = [(c.function.name, _json_value_or_text(c.function.arguments)) for c in message.tool_calls]
     if got != pairs:
         for index, (want, have) in enumerate(zip(pairs, got + [None] * len(pairs))):
             if want != have:
@@ -165,16 +181,36 @@ def _call_pair(call: Any) -> tuple[str, dict[str, Any]]:
     else:
         name, args = call
     if isinstance(args, str):
-        args = _loads(args)
+        args = _json_value_or_text(args)
     if not isinstance(name, str) or not isinstance(args, dict):
         raise RenderError(f"a call is a name and an arguments object, got {call!r}")
     return name, args
 
 
-def _loads(text: str) -> Any:
-    import json
-
+def _json_value_or_text(text: str) -> Any:
+    """The value JSON `text` holds; other text stays text (then the caller reports it)."""
     try:
         return json.loads(text)
     except ValueError:
         return text
+
+
+_EXPORT_NAMES = ("export", "ExportError")
+
+
+def __getattr__(name: str) -> Any:
+    """`export` and `ExportError`, loaded on first use (PEP 562): `import toolgrammar` does
+    not import the export package, which parsing never needs.
+
+    `toolgrammar.export` is then the `toolgrammar.export` package itself, which is callable
+    as its `export` function (see `export/__init__.py`): one object whichever way the name
+    was reached, so importing `toolgrammar.export.schema` cannot shadow the function.
+    """
+    if name not in _EXPORT_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    package = importlib.import_module(".export", __name__)  # also binds `toolgrammar.export`
+    return package if name == "export" else package.ExportError
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORT_NAMES})

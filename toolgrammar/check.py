@@ -1,4 +1,4 @@
-"""`toolgrammar check`: a grammar proves the invariants of DESIGN.md on itself.
+"""`toolgrammar check`: a grammar proves the invariants of docs/invariants.md on itself.
 
 The checker writes random outputs for random tools in the family's own markup (the
 renderer, `runtime/render.py`), then checks, for each:
@@ -224,7 +224,7 @@ def _round_trip(family: str, sample: Sample, tools: list[dict[str, Any]]) -> tup
     A value that reads back with the wrong JSON type ("42" as 42) is a coercion finding.
     """
     _, message = run(family, [sample.text], tools, sample.options)
-    got = [(c.function.name, _loads(c.function.arguments)) for c in message.tool_calls]
+    got = [(c.function.name, _arguments_value(c.function.arguments)) for c in message.tool_calls]
     if got != sample.calls:
         return _which(sample.calls, got), f"wrote calls {sample.calls!r}, they read as {got!r}"
     if sample.content and (message.content or "") != sample.content:
@@ -255,7 +255,9 @@ def _as_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def _loads(text: str) -> Any:
+def _arguments_value(text: str) -> Any:
+    """What a parsed call's arguments text holds: its JSON value, or the text itself when it
+    is not JSON (then the round trip reports it instead of the checker raising)."""
     try:
         return json.loads(text)
     except ValueError:

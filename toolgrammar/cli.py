@@ -10,8 +10,23 @@ import argparse
 import json
 import sys
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Sequence
+
+import toolgrammar
+
+from .check import check
+from .export import ExportError, export
+from .runtime.registry import UnknownFamily, families, get_spec, registered
+
+try:  # the compiler extra (lark, jinja2, black): only `build` and checking a .tg file need it
+    from .compiler.build import build, compile_grammar_text, default_paths
+    from .compiler.errors import CompileErrors
+except ImportError as missing:
+    COMPILER_MISSING: ImportError | None = missing
+else:
+    COMPILER_MISSING = None
 
 EXIT_USAGE = 2
 
@@ -76,8 +91,6 @@ def _read_params(given: list[str]) -> dict[str, str]:
 
 
 def cmd_families(args: argparse.Namespace) -> int:
-    from .runtime.registry import get_spec, families
-
     for name in families():
         spec = get_spec(name)
         alias = "" if name == spec.name else f"  (alias of {spec.name})"
@@ -86,8 +99,6 @@ def cmd_families(args: argparse.Namespace) -> int:
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
-    import toolgrammar
-
     tools = _read_tools(args.tools)
     text = _read_text(args.file)
     options = {
@@ -96,6 +107,8 @@ def cmd_parse(args: argparse.Namespace) -> int:
         "ids": args.ids,
         "params": _read_params(args.param),
     }
+    if args.trace:
+        options["trace"] = toolgrammar.print_trace(sys.stderr)
     try:
         parser = toolgrammar.StreamParser(args.family, tools, **options)
     except (toolgrammar.UnknownFamily, ValueError) as error:
@@ -117,8 +130,6 @@ def cmd_parse(args: argparse.Namespace) -> int:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    import toolgrammar
-
     tools = _read_tools(args.tools)
     try:
         calls = json.loads(_read_text(args.calls))
@@ -143,8 +154,6 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from .export import ExportError, export
-
     if args.tools is None:
         raise CliError("export needs --tools FILE (the request's tools list)")
     tools = _read_tools(args.tools)
@@ -165,19 +174,11 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from contextlib import nullcontext
-
-    from .check import check
-    from .runtime.registry import UnknownFamily, get_spec, registered
-
     family = args.family
     scope: Any = nullcontext()
     if family.endswith(".tg"):  # a grammar file: compiled in memory, checked under its name
-        try:
-            from .compiler.build import compile_grammar_text
-            from .compiler.errors import CompileErrors
-        except ImportError as error:
-            raise CliError(f"checking a grammar file needs the compiler extra ({error})") from None
+        if COMPILER_MISSING is not None:
+            raise CliError(f"checking a grammar file needs the compiler extra ({COMPILER_MISSING})")
         path = Path(family)
         try:
             code = compile_grammar_text(path.read_text(encoding="utf-8"), family)
@@ -215,24 +216,21 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    try:
-        from .compiler.build import build, default_paths
-        from .compiler.errors import CompileErrors
-    except ImportError as error:
+    if COMPILER_MISSING is not None:
         raise CliError(
-            f"the compiler needs its extra: pip install 'toolgrammar[compiler]' ({error})"
-        ) from None
+            f"the compiler needs its extra: pip install 'toolgrammar[compiler]' ({COMPILER_MISSING})"
+        )
     grammars, out_dir = default_paths()
     if args.grammars:
         grammars = Path(args.grammars)
     if args.out:
         out_dir = Path(args.out)
     try:
-        result = build(grammars, out_dir, check=args.check)
+        result = build(grammars, out_dir, compare_only=args.compare_only)
     except CompileErrors as errors:
         print(str(errors), file=sys.stderr)
         return 1
-    if args.check:
+    if args.compare_only:
         if result.stale:
             print(result.diff, end="" if result.diff.endswith("\n") else "\n")
             print(
@@ -253,85 +251,99 @@ def make_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    build = sub.add_parser("build", help="compile grammars/ into generated/")
-    build.add_argument("--check", action="store_true", help="exit 1 with a diff if stale")
-    build.add_argument("--grammars", help="grammar folder (default: the package's)")
-    build.add_argument("--out", help="output folder (default: the package's generated/)")
-    build.set_defaults(func=cmd_build)
+    build_command = sub.add_parser("build", help="compile grammars/ into generated/")
+    build_command.add_argument(
+        "--check",
+        dest="compare_only",
+        action="store_true",
+        help="write nothing; exit 1 with a diff if generated/ differs from a fresh build",
+    )
+    build_command.add_argument("--grammars", help="grammar folder (default: the package's)")
+    build_command.add_argument("--out", help="output folder (default: the package's generated/)")
+    build_command.set_defaults(func=cmd_build)
 
-    families = sub.add_parser("families", help="list registered family names and aliases")
-    families.set_defaults(func=cmd_families)
+    families_command = sub.add_parser("families", help="list registered family names and aliases")
+    families_command.set_defaults(func=cmd_families)
 
-    parse = sub.add_parser("parse", help="parse a model output, whole or as a stream")
-    parse.add_argument("family")
-    parse.add_argument("file", nargs="?", default="-", help="the output text (- for stdin)")
-    parse.add_argument("--tools", help="JSON file with the request's tools list")
-    parse.add_argument("--stream", action="store_true", help="print one delta per line")
-    parse.add_argument("--chunk", default="16", help="delta size when streaming: N or 'char'")
-    parse.add_argument("--finish", default="stop", choices=["stop", "length"])
-    parse.add_argument(
+    parse_command = sub.add_parser("parse", help="parse a model output, whole or as a stream")
+    parse_command.add_argument("family")
+    parse_command.add_argument("file", nargs="?", default="-", help="the output text (- for stdin)")
+    parse_command.add_argument("--tools", help="JSON file with the request's tools list")
+    parse_command.add_argument("--stream", action="store_true", help="print one delta per line")
+    parse_command.add_argument(
+        "--chunk", default="16", help="delta size when streaming: N or 'char'"
+    )
+    parse_command.add_argument("--finish", default="stop", choices=["stop", "length"])
+    parse_command.add_argument(
         "--param",
         action="append",
         default=[],
         metavar="NAME=VALUE",
         help="a value for one of the grammar's params (repeatable)",
     )
-    parse.add_argument(
+    parse_command.add_argument(
         "--reasoning-open",
         action=argparse.BooleanOptionalAction,
         default=None,
         help="the prompt opened the reasoning block (default: the grammar says)",
     )
-    parse.add_argument("--unknown-tools", default="keep", choices=["keep", "drop"])
-    parse.add_argument("--ids", default="random", choices=["random", "sequential"])
-    parse.set_defaults(func=cmd_parse)
+    parse_command.add_argument("--unknown-tools", default="keep", choices=["keep", "drop"])
+    parse_command.add_argument("--ids", default="random", choices=["random", "sequential"])
+    parse_command.add_argument(
+        "--trace",
+        action="store_true",
+        help="print every step to stderr: mode, grammar items (file:line), held text, output",
+    )
+    parse_command.set_defaults(func=cmd_parse)
 
-    check = sub.add_parser("check", help="check a grammar's invariants on random outputs")
-    check.add_argument("family", help="a registered family, or a grammar file (.tg)")
-    check.add_argument("--budget", type=float, default=60.0, help="seconds (default 60)")
-    check.add_argument("--seed", type=int, default=0, help="replay a run (default 0)")
-    check.set_defaults(func=cmd_check)
+    check_command = sub.add_parser("check", help="check a grammar's invariants on random outputs")
+    check_command.add_argument("family", help="a registered family, or a grammar file (.tg)")
+    check_command.add_argument("--budget", type=float, default=60.0, help="seconds (default 60)")
+    check_command.add_argument("--seed", type=int, default=0, help="replay a run (default 0)")
+    check_command.set_defaults(func=cmd_check)
 
-    render = sub.add_parser("render", help="write calls in a family's markup")
-    render.add_argument("family")
-    render.add_argument(
+    render_command = sub.add_parser("render", help="write calls in a family's markup")
+    render_command.add_argument("family")
+    render_command.add_argument(
         "calls", help='JSON list of {"name": ..., "arguments": {...}} (- for stdin)'
     )
-    render.add_argument("--tools", help="JSON file with the request's tools list")
-    render.add_argument("--content", help="content before the calls")
-    render.add_argument("--after", help="content after the calls")
-    render.add_argument("--reasoning", help="a reasoning block before everything")
-    render.add_argument(
+    render_command.add_argument("--tools", help="JSON file with the request's tools list")
+    render_command.add_argument("--content", help="content before the calls")
+    render_command.add_argument("--after", help="content after the calls")
+    render_command.add_argument("--reasoning", help="a reasoning block before everything")
+    render_command.add_argument(
         "--param", action="append", default=[], metavar="NAME=VALUE", help="a grammar param"
     )
-    render.set_defaults(func=cmd_render)
+    render_command.set_defaults(func=cmd_render)
 
-    export = sub.add_parser(
+    export_command = sub.add_parser(
         "export", help="the grammar of a family's output for constrained decoding"
     )
-    export.add_argument("family")
-    export.add_argument("--tools", help="JSON file with the request's tools list (required)")
-    export.add_argument("--format", default="lark", choices=["lark", "gbnf"])
-    export.add_argument(
+    export_command.add_argument("family")
+    export_command.add_argument(
+        "--tools", help="JSON file with the request's tools list (required)"
+    )
+    export_command.add_argument("--format", default="lark", choices=["lark", "gbnf"])
+    export_command.add_argument(
         "--mode", default="auto", help="auto, required (at least one call) or named:NAME"
     )
-    export.add_argument(
+    export_command.add_argument(
         "--json",
         default="native",
         choices=["native", "rules"],
         help="lark: JSON arguments as llguidance %%json (native) or as rules whose strings "
         "cannot hold the family's markers (rules; always so in gbnf)",
     )
-    export.add_argument(
+    export_command.add_argument(
         "--param", action="append", default=[], metavar="NAME=VALUE", help="a grammar param"
     )
-    export.add_argument(
+    export_command.add_argument(
         "--reasoning-open",
         action=argparse.BooleanOptionalAction,
         default=None,
         help="the prompt opened the reasoning block (default: the grammar says)",
     )
-    export.set_defaults(func=cmd_export)
+    export_command.set_defaults(func=cmd_export)
     return parser
 
 

@@ -1,4 +1,4 @@
-"""The invariants of DESIGN.md, checked on one output text at every cut and split.
+"""The invariants of docs/invariants.md, checked on one output text at every cut and split.
 
 Used by the test suite over every corpus case of every grammar. Each check returns
 `Violation`s that carry the exact text, the split and what was expected, so a failure
@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import StreamParser
 from .runtime.deltas import Delta, Message, assemble
 
 
@@ -35,8 +36,6 @@ def run(
     finish: str = "stop",
 ) -> tuple[list[list[Delta]], Message]:
     """Feed `pieces` one by one; the deltas of each feed (the finish's last) and the message."""
-    from . import StreamParser
-
     parser = StreamParser(family, tools, ids="sequential", **options)
     per_feed = [parser.feed(piece) for piece in pieces]
     per_feed.append(parser.finish(finish))

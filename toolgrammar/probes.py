@@ -22,6 +22,7 @@ import tracemalloc
 from dataclasses import dataclass
 from typing import Any
 
+from . import StreamParser
 from .invariants import comparable, random_points, run, split_at
 from .runtime.render import RenderError, render_output
 from .runtime.spec import FamilySpec
@@ -119,8 +120,6 @@ def probe_promptness(
     family: str, site: ValueSite, tools: list, value: str, hold: int
 ) -> tuple[int, tuple[str, str] | None]:
     """Fed one character at a time, the value goes out at most `hold` characters late."""
-    from . import StreamParser
-
     parser = StreamParser(family, tools, reasoning_open=False)
     sent = "".join(p.function.arguments for d in parser.feed(site.head) for p in d.tool_calls)
     for end in range(1, len(value) + 1):
@@ -136,8 +135,6 @@ def probe_promptness(
 
 def probe_big_value(family: str, site: ValueSite, tools: list, size: int) -> str | None:
     """A `size`-character value streams with no error and bounded state."""
-    from . import StreamParser
-
     chunk = 1 << 16
     block = "x" * chunk
     parser = StreamParser(family, tools, reasoning_open=False)
@@ -147,7 +144,7 @@ def probe_big_value(family: str, site: ValueSite, tools: list, size: int) -> str
         base = tracemalloc.get_traced_memory()[0]
         for _ in range(size // chunk):
             parser.feed(block)
-            held = len(parser._engine._pending)
+            held = len(parser._engine._state.pending)
             if held > 4096:
                 return f"holds {held} characters back inside a value"
         grown = tracemalloc.get_traced_memory()[1] - base

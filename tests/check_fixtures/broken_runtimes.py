@@ -4,8 +4,8 @@ The grammar language cannot say these bugs: holding back a partial closer, typin
 only once it is complete and keeping an open parameter are the runtime's job, done once
 for every family. So the fixtures that prove `toolgrammar check` catches them break the
 runtime itself, for the duration of a `with` block, and the checker runs an unchanged
-grammar on top. Each mutant copies the shape of a real parser bug from ../shared/seeds/
-and FAMILIES.md.
+grammar on top. Each mutant copies the shape of a real parser bug (the field reports of
+docs/invariants.md#field-reports, and vLLM behaviours that docs/families.md records).
 """
 
 from __future__ import annotations

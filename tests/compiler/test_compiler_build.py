@@ -40,7 +40,7 @@ def test_default_paths_are_the_installed_packages() -> None:
 
 
 def test_checked_in_output_is_current() -> None:
-    result = build(GRAMMARS, GENERATED, check=True)
+    result = build(GRAMMARS, GENERATED, compare_only=True)
     assert result.clean, "generated/ is stale; run `toolgrammar build`\n" + result.diff
 
 
@@ -48,12 +48,12 @@ def names(paths: list[str]) -> list[str]:
     return [Path(p).name for p in paths]
 
 
-def test_build_then_check_is_clean(grammar_copy: Path, tmp_path: Path) -> None:
+def test_build_then_compare_is_clean(grammar_copy: Path, tmp_path: Path) -> None:
     out = tmp_path / "generated"
     result = build(grammar_copy, out)
     assert sorted(names(result.written)) == ["__init__.py", *(f"{m}.py" for m in MODULES)]
     assert sorted(s.name for s in result.specs) == list(FAMILIES)
-    again = build(grammar_copy, out, check=True)
+    again = build(grammar_copy, out, compare_only=True)
     assert (
         again.clean
         and again.stale == []
@@ -66,7 +66,7 @@ def test_build_then_check_is_clean(grammar_copy: Path, tmp_path: Path) -> None:
         assert (out / name).read_bytes() == (GENERATED / name).read_bytes()
 
 
-def test_check_reports_stale_missing_and_extra(grammar_copy: Path, tmp_path: Path) -> None:
+def test_compare_reports_stale_missing_and_extra(grammar_copy: Path, tmp_path: Path) -> None:
     out = tmp_path / "generated"
     build(grammar_copy, out)
     grammar = grammar_copy / "hermes.tg"
@@ -76,7 +76,7 @@ def test_check_reports_stale_missing_and_extra(grammar_copy: Path, tmp_path: Pat
     (out / "helper.py").write_text("# hand-written, not ours\n")
     before = {p.name: p.read_bytes() for p in out.iterdir()}
 
-    result = build(grammar_copy, out, check=True)
+    result = build(grammar_copy, out, compare_only=True)
     assert not result.clean
     assert names(result.stale) == ["__init__.py", "hermes.py", "kimi_k2.py", "old_family.py"]
     assert names(result.missing) == ["kimi_k2.py"]
@@ -84,13 +84,13 @@ def test_check_reports_stale_missing_and_extra(grammar_copy: Path, tmp_path: Pat
     assert '+    aliases=("qwen3_json", "hj"),' in result.diff
     assert '-    aliases=("qwen3_json",),' in result.diff
     assert "hermes.py (fresh build)" in result.diff
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # check writes nothing
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # compare writes nothing
 
     result = build(grammar_copy, out)
     assert names(result.written) == ["__init__.py", "hermes.py", "kimi_k2.py"]
     assert names(result.deleted) == ["old_family.py"]
     assert (out / "helper.py").exists()  # not generated: never deleted
-    assert build(grammar_copy, out, check=True).clean
+    assert build(grammar_copy, out, compare_only=True).clean
 
 
 def test_hand_edit_of_generated_file_is_stale(grammar_copy: Path, tmp_path: Path) -> None:
@@ -98,7 +98,7 @@ def test_hand_edit_of_generated_file_is_stale(grammar_copy: Path, tmp_path: Path
     build(grammar_copy, out)
     path = out / "qwen3_coder.py"
     path.write_text(path.read_text().replace("line=", "line=1", 1))
-    result = build(grammar_copy, out, check=True)
+    result = build(grammar_copy, out, compare_only=True)
     assert names(result.stale) == ["qwen3_coder.py"] and result.missing == result.extra == []
 
 

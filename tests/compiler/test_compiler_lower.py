@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from toolgrammar.compiler import ir
-from toolgrammar.compiler.checks import check_grammar
+from toolgrammar.compiler.validate import validate_grammar
 from toolgrammar.compiler.frontend import parse_grammar
 from toolgrammar.compiler.lower import LOWER_ELEMENT, docstring, lower, py_expr
 from toolgrammar.runtime import spec as rt
@@ -19,7 +19,7 @@ def lower_file(family: str) -> rt.FamilySpec:
     path = GRAMMARS / f"{family}.tg"
     text = path.read_text(encoding="utf-8")
     grammar = parse_grammar(text, f"grammars/{family}.tg")
-    assert check_grammar(grammar, text, f"grammars/{family}.tg") == []
+    assert validate_grammar(grammar, text, f"grammars/{family}.tg") == []
     if grammar.of(ir.ExtendsStmt):
         _, specs = expected_outputs(GRAMMARS, GRAMMARS)
         return next(s for s in specs if s.name == family)
@@ -37,7 +37,7 @@ def line_of(family: str, needle: str) -> int:
 
 def lower_text(text: str) -> rt.FamilySpec:
     grammar = parse_grammar(text, "x.tg")
-    assert check_grammar(grammar, text, "x.tg") == []
+    assert validate_grammar(grammar, text, "x.tg") == []
     return lower(grammar, "x.tg", "0" * 64)
 
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import toolgrammar
 from toolgrammar.invariants import run, split_at
-from toolgrammar.runtime import engine, xml_params
+from toolgrammar.runtime import tables, xml_params
 from toolgrammar.runtime.params import with_params
 from toolgrammar.runtime.registry import get_spec
 from toolgrammar.runtime.spec import KeyValueArgs, Lit, XmlParams
@@ -232,8 +232,8 @@ def test_runs_of_markup_read_as_the_call_loop_reads_them(family: str) -> None:
 
     fast = parse_all()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(engine, "_COMPILED", {})
-        patch.setattr(engine, "_runs", lambda call, openers: (None,) * len(call))
+        patch.setattr(tables, "_COMPILED", {})
+        patch.setattr(tables, "_runs", lambda call, openers: (None,) * len(call))
         slow = parse_all()
     assert fast == slow
 
@@ -242,7 +242,7 @@ def test_runs_cover_the_markup_between_a_calls_name_and_arguments() -> None:
     """deepseek_v3 writes `<｜tool▁call▁begin｜>` ws `function`? ws `<｜tool▁sep｜>` ws NAME
     ws "```json"? ws ARGS ws CLOSER: three runs, none crossing the name or the arguments."""
     call = get_spec("deepseek_v3").call
-    runs = engine.compiled(get_spec("deepseek_v3")).runs[0]
+    runs = tables.compiled(get_spec("deepseek_v3")).runs[0]
     starts = {index: run.next for index, run in enumerate(runs) if run is not None}
     name = next(i for i, item in enumerate(call) if type(item).__name__ == "Name")
     assert starts[0] == name

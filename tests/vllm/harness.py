@@ -26,7 +26,7 @@ from vllm.entrypoints.serve.utils.tool_calls_utils import resolve_finish_reason
 from vllm.parser.parser_manager import ParserManager
 
 import toolgrammar.adapters.vllm as plugin
-from toolgrammar.adapters.markup import markers
+from toolgrammar.adapters.markup import nonblank_markup_literals
 from toolgrammar.runtime.params import with_params
 from toolgrammar.runtime.registry import get_spec
 
@@ -46,7 +46,7 @@ def tokenizer(family: str, with_specials: bool = True) -> PreTrainedTokenizerFas
         tok.add_special_tokens(
             [
                 AddedToken(m, special=True, normalized=False)
-                for m in sorted(markers(with_params(get_spec(family))))
+                for m in sorted(nonblank_markup_literals(with_params(get_spec(family))))
             ]
         )
     return PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]")

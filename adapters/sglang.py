@@ -29,8 +29,9 @@ from sglang.srt.function_call.function_call_parser import FunctionCallParser
 from sglang.srt.parser.reasoning_parser import ReasoningParser
 
 import toolgrammar
+from toolgrammar.adapters.sglang_pairing import PARAMS_ENV
 from toolgrammar.adapters.sglang_reasoning import ToolgrammarReasoningDetector
-from toolgrammar.adapters.sglang_tools import PARAMS_ENV, ToolgrammarDetector
+from toolgrammar.adapters.sglang_tools import ToolgrammarDetector
 
 __all__ = [
     "OVERRIDE_ENV",

@@ -24,14 +24,15 @@ from typing import Any, ClassVar
 from sglang.srt.function_call.base_format_detector import BaseFormatDetector
 from sglang.srt.function_call.core_types import StreamingParseResult, ToolCallItem
 from sglang.srt.parser.reasoning_parser import ReasoningParser
+from sglang.srt.runtime_context import get_serving
 from xgrammar import StructuralTag
 from xgrammar.structural_tag import GrammarFormat
 
 import toolgrammar
 from toolgrammar.adapters.env_params import params_from_env
-from toolgrammar.adapters.sglang_pairing import take
+from toolgrammar.adapters.sglang_pairing import PARAMS_ENV, take
+from toolgrammar.adapters.sglang_reasoning import ToolgrammarReasoningDetector
 
-PARAMS_ENV = "TOOLGRAMMAR_SGLANG_PARAMS"
 logger = logging.getLogger(__name__)
 
 
@@ -229,8 +230,6 @@ def export_mode(tool_choice: Any) -> str:
 def configured_reasoning_parser() -> str | None:
     """The server's `--reasoning-parser` (None outside a server, or when none is set)."""
     try:
-        from sglang.srt.runtime_context import get_serving
-
         return get_serving().reasoning_parser or None
     except Exception:  # the serving config is published only in a server process
         return None
@@ -241,8 +240,6 @@ def export_reasoning_open(reasoning_parser: str | None, paired_open: bool | None
     grammar after the reasoning ends (its reasoner grammar backend), so the grammar starts
     outside reasoning; with none or the companion one it starts at the first output token,
     where the grammar's default (or what the companion announced) holds."""
-    from toolgrammar.adapters.sglang_reasoning import ToolgrammarReasoningDetector
-
     if reasoning_parser is None:
         return paired_open
     detector = ReasoningParser.DetectorMap.get(reasoning_parser.lower())

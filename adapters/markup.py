@@ -15,7 +15,7 @@ from toolgrammar.runtime.spec import FamilySpec, markup_literals
 
 
 @lru_cache(maxsize=None)
-def markers(spec: FamilySpec) -> frozenset[str]:
+def nonblank_markup_literals(spec: FamilySpec) -> frozenset[str]:
     """Every literal the family's markup is made of (`markup_literals`), but whitespace."""
     return frozenset(text for text in markup_literals(spec) if text.strip())
 
@@ -23,7 +23,7 @@ def markers(spec: FamilySpec) -> frozenset[str]:
 def special_markers(spec: FamilySpec, special_tokens: Iterable[str]) -> frozenset[str]:
     """The special tokens that occur in the family's markers (a marker may be one special
     token, or hold one: `<tool_call${suffix}>`, `<|channel|>analysis<|message|>`)."""
-    family_markers = markers(spec)
+    family_markers = nonblank_markup_literals(spec)
     return frozenset(
         token
         for token in special_tokens

@@ -21,8 +21,7 @@ from sglang.srt.parser.reasoning_parser import BaseReasoningFormatDetector, Stre
 
 import toolgrammar
 from toolgrammar.adapters.env_params import params_from_env
-from toolgrammar.adapters.sglang_pairing import Pairing, announce
-from toolgrammar.adapters.sglang_tools import PARAMS_ENV
+from toolgrammar.adapters.sglang_pairing import PARAMS_ENV, Pairing, announce
 
 
 class ToolgrammarReasoningDetector(BaseReasoningFormatDetector):

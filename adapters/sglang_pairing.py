@@ -17,6 +17,9 @@ from __future__ import annotations
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+# The grammar params of a family's tool and reasoning detectors alike (`env_params`)
+PARAMS_ENV = "TOOLGRAMMAR_SGLANG_PARAMS"
+
 
 @dataclass(frozen=True)
 class Pairing:

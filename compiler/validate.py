@@ -1,8 +1,8 @@
-"""Static checks: every mistake in a grammar, found before a line is emitted.
+"""Static validation: every mistake in a grammar, found before a line is emitted.
 
-Each check appends to one `Report`, so a file's errors all come out together. The
+Each validation appends to one `Report`, so a file's errors all come out together. The
 parser is permissive on purpose (see grammar.lark); this module is where the language
-rules live. `check_registry` is the one cross-file check: registered names are global.
+rules live. `validate_registry` is the one cross-file validation: registered names are global.
 """
 
 from __future__ import annotations
@@ -34,29 +34,29 @@ class Report:
         self.errors.append(error_at(self.path, self.text, node.line, node.column, message))
 
 
-def check_grammar(
+def validate_grammar(
     grammar: ir.Grammar, text: str, path: str, report: Report | None = None
 ) -> list[CompileError]:
     """All errors of one parsed grammar file (empty when it is fine). Errors go into
-    `report` when one is given, so later checks can add to the same file's list."""
+    `report` when one is given, so later validations can add to the same file's list."""
     report = report if report is not None else Report(path, text)
-    _check_statements(grammar, report)
+    _validate_statements(grammar, report)
     for stmt in grammar.of(ir.AliasesStmt):
-        _check_aliases(grammar, stmt, report)
+        _validate_aliases(grammar, stmt, report)
     for stmt in grammar.of(ir.ReasoningStmt) + grammar.of(ir.SectionStmt):
-        _check_markers(stmt, report)
-    _check_prompt_opened(grammar, report)
-    _check_messages(grammar, report)
+        _validate_markers(stmt, report)
+    _validate_prompt_opened(grammar, report)
+    _validate_messages(grammar, report)
     for call in grammar.of(ir.CallStmt):
-        _check_call(call, report)
-    _check_empty_strings(grammar, report)
+        _validate_call(call, report)
+    _validate_empty_strings(grammar, report)
     return report.errors
 
 
 # --------------------------------------------------------------------------- statements
 
 
-def _check_statements(grammar: ir.Grammar, report: Report) -> None:
+def _validate_statements(grammar: ir.Grammar, report: Report) -> None:
     families = grammar.of(ir.FamilyStmt)
     if not families:
         report.error(grammar, "missing `family` statement: a grammar starts with `family NAME`")
@@ -95,7 +95,7 @@ def _check_statements(grammar: ir.Grammar, report: Report) -> None:
             report.error(param.default, "a param default cannot refer to a param")
 
 
-def check_params(grammar: ir.Grammar, report: Report) -> None:
+def validate_params(grammar: ir.Grammar, report: Report) -> None:
     """Every `${NAME}` names a declared param and every param is used. Run on the grammar
     as built, inherited statements included, so a child may use its parent's params."""
     declared = {p.name.name: p for p in grammar.of(ir.ParamStmt)}
@@ -117,7 +117,7 @@ def check_params(grammar: ir.Grammar, report: Report) -> None:
             report.error(param.name, f"param `{name}` is never used as `${{{name}}}`")
 
 
-def _check_aliases(grammar: ir.Grammar, stmt: ir.AliasesStmt, report: Report) -> None:
+def _validate_aliases(grammar: ir.Grammar, stmt: ir.AliasesStmt, report: Report) -> None:
     family = {f.name.name for f in grammar.of(ir.FamilyStmt)}
     seen: set[str] = set()
     for alias in stmt.names:
@@ -130,7 +130,7 @@ def _check_aliases(grammar: ir.Grammar, stmt: ir.AliasesStmt, report: Report) ->
         seen.add(alias.name)
 
 
-def _check_markers(stmt: ir.ReasoningStmt | ir.SectionStmt, report: Report) -> None:
+def _validate_markers(stmt: ir.ReasoningStmt | ir.SectionStmt, report: Report) -> None:
     word = "reasoning" if isinstance(stmt, ir.ReasoningStmt) else "section"
     opens = set(ir.strings(stmt.opens))
     closes = stmt.closes.items if isinstance(stmt.closes, ir.StrList) else (stmt.closes,)
@@ -139,7 +139,7 @@ def _check_markers(stmt: ir.ReasoningStmt | ir.SectionStmt, report: Report) -> N
             report.error(close, f"{word} closer {close} is also an opener")
 
 
-def _check_messages(grammar: ir.Grammar, report: Report) -> None:
+def _validate_messages(grammar: ir.Grammar, report: Report) -> None:
     messages = grammar.of(ir.MessagesStmt)
     for extra in messages[1:]:
         report.error(extra, f"duplicate `messages` statement (first at line {messages[0].line})")
@@ -174,7 +174,7 @@ def _check_messages(grammar: ir.Grammar, report: Report) -> None:
             seen.setdefault(who, route)
 
 
-def _check_prompt_opened(grammar: ir.Grammar, report: Report) -> None:
+def _validate_prompt_opened(grammar: ir.Grammar, report: Report) -> None:
     flagged = [s for s in grammar.of(ir.ReasoningStmt) if s.prompt_opened]
     for extra in flagged[1:]:
         report.error(
@@ -185,7 +185,7 @@ def _check_prompt_opened(grammar: ir.Grammar, report: Report) -> None:
 # --------------------------------------------------------------------------- call
 
 
-def _check_call(call: ir.CallStmt, report: Report) -> None:
+def _validate_call(call: ir.CallStmt, report: Report) -> None:
     if not call.items:
         report.error(call, "`call` has no items")
         return
@@ -193,17 +193,17 @@ def _check_call(call: ir.CallStmt, report: Report) -> None:
     unknown = 0
     for item in call.items:
         if isinstance(item, ir.Element):
-            sig = _check_element(item, report)
+            sig = _validate_element(item, report)
             if sig is None:
                 unknown += 1
             else:
                 known.append((item, sig))
-    _check_opener(call, report)
-    _check_roles(call, known, report, complete=not unknown)
-    _check_repeats(call, report)
+    _validate_opener(call, report)
+    _validate_roles(call, known, report, complete=not unknown)
+    _validate_repeats(call, report)
 
 
-def _check_opener(call: ir.CallStmt, report: Report) -> None:
+def _validate_opener(call: ir.CallStmt, report: Report) -> None:
     first = call.items[0]
     if not isinstance(first, ir.Literal):
         report.error(first, f"a call must start with a literal marker, not `{first}`")
@@ -220,7 +220,7 @@ def _check_opener(call: ir.CallStmt, report: Report) -> None:
     )
 
 
-def _check_roles(
+def _validate_roles(
     call: ir.CallStmt,
     known: list[tuple[ir.Element, ir.ElementSig]],
     report: Report,
@@ -263,7 +263,7 @@ def _check_roles(
             )
 
 
-def _check_repeats(call: ir.CallStmt, report: Report) -> None:
+def _validate_repeats(call: ir.CallStmt, report: Report) -> None:
     for before, item in zip(call.items, call.items[1:]):
         if (
             isinstance(before, ir.Literal)
@@ -290,8 +290,8 @@ def _suggest(word: str, choices: list[str]) -> str:
     return f"; did you mean `{close[0]}`?" if close else ""
 
 
-def _check_element(element: ir.Element, report: Report) -> ir.ElementSig | None:
-    """Check one item's word and arguments; return its signature when the word is known."""
+def _validate_element(element: ir.Element, report: Report) -> ir.ElementSig | None:
+    """Validate one item's word and arguments; return its signature when the word is known."""
     sig = ir.ELEMENTS.get(element.name)
     if sig is None:
         valid = sorted(ir.ELEMENTS)
@@ -318,16 +318,16 @@ def _check_element(element: ir.Element, report: Report) -> ir.ElementSig | None:
         if arg.name in seen:
             report.error(arg, f"argument `{arg.name}` is given twice")
         seen.add(arg.name)
-        _check_value(element, arg, param, report)
+        _validate_value(element, arg, param, report)
     for name, param in sig.params.items():
         if param.required and name not in seen:
             report.error(element, f"`{element.name}` needs the argument `{name}=`")
     if element.name == "xml_params":
-        _check_xml_params(element, report)
+        _validate_xml_params(element, report)
     return sig
 
 
-def _check_value(element: ir.Element, arg: ir.Arg, param: ir.Param, report: Report) -> None:
+def _validate_value(element: ir.Element, arg: ir.Arg, param: ir.Param, report: Report) -> None:
     value, t = arg.value, param.type
     accepted = {
         ir.ArgType.STRING: (ir.Str,),
@@ -349,10 +349,10 @@ def _check_value(element: ir.Element, arg: ir.Arg, param: ir.Param, report: Repo
     elif isinstance(value, ir.Int) and value.value <= 0:
         report.error(value, f"`{arg.name}` of `{element.name}` must be a positive integer")
     elif isinstance(value, ir.Regex):
-        _check_regex(element, value, param.groups, report)
+        _validate_regex(element, value, param.groups, report)
 
 
-def _check_regex(
+def _validate_regex(
     element: ir.Element, value: ir.Regex, groups: tuple[str, ...], report: Report
 ) -> None:
     try:
@@ -374,7 +374,7 @@ def _check_regex(
             )
 
 
-def _check_xml_params(element: ir.Element, report: Report) -> None:
+def _validate_xml_params(element: ir.Element, report: Report) -> None:
     text_when = element.arg("text_when")
     pattern = element.arg("key_pattern")
     if text_when is not None and not (
@@ -403,7 +403,7 @@ def _strings(node: ir.Node) -> Iterator[ir.Node]:
                 yield from _strings(child)
 
 
-def _check_empty_strings(grammar: ir.Grammar, report: Report) -> None:
+def _validate_empty_strings(grammar: ir.Grammar, report: Report) -> None:
     # "" is a fine param default, a fine `text_when` value (an absent flag reads as ""), and
     # a fine route recipient (a header without one)
     allowed = {id(p.default) for p in grammar.of(ir.ParamStmt)}
@@ -464,7 +464,7 @@ def module_name(family: str) -> str:
     return family.replace("-", "_")
 
 
-def check_registry(names: list[Registered]) -> list[CompileError]:
+def validate_registry(names: list[Registered]) -> list[CompileError]:
     """Names registered twice across grammar files (reported at the second one)."""
     errors: list[CompileError] = []
     by_name: dict[str, Registered] = {}

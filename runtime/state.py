@@ -1,0 +1,37 @@
+"""The engine's flags: what it holds between feeds besides its mode and the call it reads.
+
+The engine's mode and its call being read say where in the grammar it is; `EngineState`
+keeps the few facts the regions need besides (what is held back, whether a section is
+open, …). Slotted: the engine reads it on every delta.
+"""
+
+from __future__ import annotations
+
+from .modes import CONTENT
+
+
+class EngineState:
+    """The engine's flags, beside its mode and the call being read."""
+
+    __slots__ = (
+        "pending",
+        "ws_held",
+        "content_started",
+        "in_section",
+        "routed",
+        "header_back",
+        "waiting",
+        "rewind",
+    )
+
+    def __init__(self) -> None:
+        # the end of the text seen so far, held back until what follows decides it
+        self.pending = ""
+        # content's trailing whitespace: markup if a marker or the end follows
+        self.ws_held: list[str] = []
+        self.content_started = False  # leading whitespace of the content is dropped
+        self.in_section = False
+        self.routed = False  # the current reasoning or content came from a message route
+        self.header_back = CONTENT  # the mode a message header was found in
+        self.waiting = False  # a call's item waits for more text
+        self.rewind: str | None = None  # text a call's next shape must read again

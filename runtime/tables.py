@@ -1,0 +1,235 @@
+"""The compiled family tables: what the engine (and the grammar export) derives once from a
+`FamilySpec` and shares between every parser of that family."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from .markers import Markers, markers
+from .spec import (
+    FamilySpec,
+    JsonArgs,
+    JsonCall,
+    JsonCallArray,
+    KeyValueArgs,
+    Lit,
+    Name,
+    PythonCalls,
+    Skip,
+    Ws,
+    XmlElements,
+    XmlParams,
+)
+
+DIALECTS = (XmlParams, XmlElements, KeyValueArgs, PythonCalls, JsonArgs, JsonCall, JsonCallArray)
+
+# the kinds of a call's items; a naming dialect finds the call's name itself, so a
+# failure before it means "not a call"
+LIT, WS, SKIP, NAME, DIALECT, NAMING_DIALECT = range(6)
+
+
+def _kind_of(item: object) -> int:
+    if isinstance(item, Lit):
+        return LIT
+    if isinstance(item, Ws):
+        return WS
+    if isinstance(item, Skip):
+        return SKIP
+    if isinstance(item, Name):
+        return NAME
+    if isinstance(item, (JsonCall, JsonCallArray, PythonCalls)):
+        return NAMING_DIALECT
+    assert isinstance(item, DIALECTS), item
+    return DIALECT
+
+
+class _Run:
+    """Consecutive literals and whitespace of a call read in one regex match.
+
+    Read one at a time, each item costs a pass through the call loop; many small calls
+    spend more there than in their arguments. The match decides what the items would
+    decide one by one (longest spelling first, whitespace taken whole, an optional literal
+    taken when there), given `lookahead` characters after it: then no item could have been
+    waiting for more text.
+    """
+
+    __slots__ = ("pattern", "next", "lookahead")
+
+    def __init__(self, pattern: re.Pattern[str], next_item: int, lookahead: int) -> None:
+        self.pattern = pattern
+        self.next = next_item  # the item after the run
+        self.lookahead = lookahead
+
+
+def _runs(call: tuple, openers: Iterable[str]) -> tuple[_Run | None, ...]:
+    """Per item of a call, the run of two or more items that starts there, if any.
+
+    A literal joins a run unless it is a lookahead, one of its spellings ends in
+    whitespace (the run gives back the whitespace after its last literal as the items
+    would, by stripping), or it is optional and a longer call opener starts with it (then
+    it is only decided by what follows).
+    """
+
+    def fuses(item: object) -> bool:
+        if isinstance(item, Ws):
+            return True
+        if not isinstance(item, Lit) or item.peek:
+            return False
+        if any(not text or text[-1].isspace() for text in item.texts):
+            return False
+        return not item.optional or not any(
+            len(opener) > len(text) and opener.startswith(text)
+            for text in item.texts
+            for opener in openers
+        )
+
+    runs: list[_Run | None] = []
+    for start in range(len(call)):
+        stop = start
+        while stop < len(call) and fuses(call[stop]):
+            stop += 1
+        if stop - start < 2:
+            runs.append(None)
+            continue
+        parts, longest = [], 1
+        for item in call[start:stop]:
+            if isinstance(item, Ws):
+                parts.append(r"\s*+")
+                continue
+            texts = sorted(item.texts, key=len, reverse=True)  # the longest spelling first
+            longest = max(longest, len(texts[0]))
+            group = "(?>" + "|".join(re.escape(text) for text in texts) + ")"
+            parts.append(group + ("?+" if item.optional else ""))
+        runs.append(_Run(re.compile("".join(parts)), stop, longest))
+    return tuple(runs)
+
+
+class CompiledFamily:
+    """What the engine derives once from a spec and shares between parsers."""
+
+    __slots__ = (
+        "spec",
+        "openers",
+        "peek_openers",
+        "first_opener",
+        "first_openers",
+        "reasoning_opens",
+        "reasoning_closes",
+        "section_opens",
+        "section_closes",
+        "calls_anywhere",
+        "ignore",
+        "prompt_opened",
+        "messages",
+        "recipient",
+        "routes",
+        "message_ends",
+        "routed_markers",
+        "content_markers",
+        "reasoning_markers",
+        "section_markers",
+        "call_drop_prefixes",
+        "section_drop_prefixes",
+        "name_markers",
+        "skip_markers",
+        "stops",
+        "shapes",
+        "steps",
+        "runs",
+    )
+
+    def __init__(self, spec: FamilySpec) -> None:
+        self.spec = spec
+        self.shapes = spec.shapes
+        # opener text -> the (shape, next item) pairs it starts, in the order they are tried
+        self.openers: dict[str, list[tuple[int, int]]] = {}
+        for number, shape in enumerate(self.shapes):
+            for text, index in shape.openers:
+                self.openers.setdefault(text, []).append((number, index))
+        # openers that are lookaheads: found, but left for the call's next item to read
+        self.peek_openers = {
+            text
+            for shape in self.shapes
+            for item in shape.call
+            if isinstance(item, Lit) and item.peek
+            for text in item.texts
+            if text in self.openers
+        }
+        self.first_opener = spec.openers[0][0]
+        # every spelling of each shape's first opener (a lookahead `[` or `{` is not one)
+        firsts = {
+            text
+            for shape in self.shapes
+            for text, index in shape.openers
+            if index == shape.openers[0][1]
+        } - self.peek_openers
+        self.first_openers = tuple(sorted(firsts))
+        self.reasoning_opens = {o for r in spec.reasoning for o in r.opens}
+        self.reasoning_closes = {c for r in spec.reasoning for c in r.closes}
+        self.section_opens = set(spec.section.opens) if spec.section else set()
+        self.section_closes = set(spec.section.closes) if spec.section else set()
+        # calls open in content too: no section, or an optional one
+        self.calls_anywhere = spec.section is None or spec.section.optional
+        self.ignore = set(spec.ignore)
+        self.prompt_opened = any(r.prompt_opened for r in spec.reasoning)
+        entry = self.section_opens | (set(self.openers) if self.calls_anywhere else set())
+        reasoning = (*self.reasoning_opens, *self.reasoning_closes)
+        self.messages = spec.messages
+        message_markers: tuple[str, ...] = ()
+        self.routes: dict[str, str] = {}
+        self.message_ends: set[str] = set()
+        self.recipient = None
+        if spec.messages is not None:
+            m = spec.messages
+            message_markers = (m.header, m.header_end, *m.ends)
+            self.routes = dict(m.routes)
+            self.message_ends = set(m.ends)
+            self.recipient = re.compile(m.recipient)
+        self.content_markers = markers((*reasoning, *entry, *self.ignore, *message_markers))
+        self.reasoning_markers = markers((*reasoning, *entry, *self.ignore, *message_markers))
+        # a message routed to reasoning or content: calls are text there
+        self.routed_markers = markers((*self.ignore, *message_markers))
+        # a section opener repeated inside the section is markup, not text
+        self.section_markers = markers(
+            (*self.openers, *self.section_opens, *self.section_closes, *self.ignore)
+            + message_markers
+        )
+        # an unfinished marker of these at the end of output is an unfinished call opener
+        # (a message's end or header end cut short too; not its header opener, which is
+        # also everyday prose: "to")
+        ends = (spec.messages.header_end, *spec.messages.ends) if spec.messages else ()
+        self.call_drop_prefixes = markers((*entry, *self.openers, *ends))
+        # inside a section, a section closer cut short at the end is markup too
+        self.section_drop_prefixes = markers((*entry, *self.openers, *self.section_closes, *ends))
+        # per (shape, item): the markers that end a name or a skip, the stops of a dialect
+        self.name_markers: dict[tuple[int, int], Markers] = {}
+        self.skip_markers: dict[tuple[int, int], Markers] = {}
+        self.stops: dict[tuple[int, int], tuple[str, ...]] = {}
+        # per shape, each item with its kind (`_kind_of`): a call's loop needs no type tests
+        self.steps = tuple(
+            tuple((_kind_of(item), item) for item in shape.call) for shape in self.shapes
+        )
+        # per shape, per item: the run of literals and whitespace that starts there (`_Run`)
+        self.runs = tuple(_runs(shape.call, self.openers) for shape in self.shapes)
+        for number, shape in enumerate(self.shapes):
+            for index, item in enumerate(shape.call):
+                if isinstance(item, Name):
+                    self.name_markers[number, index] = markers(item.until)
+                elif isinstance(item, Skip):
+                    self.skip_markers[number, index] = markers(item.until)
+                elif isinstance(item, DIALECTS):
+                    # `[` or `{` inside arguments is not a new call; other first openers are
+                    stops = {*shape.follows[index], *self.section_closes, *firsts}
+                    stops |= self.message_ends  # the end of a tool message ends its calls
+                    self.stops[number, index] = tuple(sorted(stops))
+
+
+_COMPILED: dict[int, CompiledFamily] = {}
+
+
+def compiled(spec: FamilySpec) -> CompiledFamily:
+    family = _COMPILED.get(id(spec))
+    if family is None or family.spec is not spec:
+        family = _COMPILED[id(spec)] = CompiledFamily(spec)
+    return family
