@@ -250,12 +250,15 @@ class ToolgrammarToolParser(ToolParser):
         collected.add(self._stream.feed(delta_text), self._reasoning_as_content)
         return collected.message()
 
-    def finish_streaming(self) -> DeltaMessage | None:
-        """End of stream (any finish reason): close what was streamed, release held text."""
+    def finish_streaming(self, finish_reason: str | None = None) -> DeltaMessage | None:
+        """End of stream: close what was streamed, release held text.
+
+        vLLM calls it without the reason; the reason decides what the end held back
+        (docs/policies.md, "Unfinished output"), so a caller that knows it may pass it."""
         if self._stream is None:
             return None
         collected = _Collected()
-        collected.add(self._stream.finish("stop"), self._reasoning_as_content)
+        collected.add(self._stream.finish(finish_reason or "stop"), self._reasoning_as_content)
         return collected.message()
 
 
