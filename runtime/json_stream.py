@@ -132,6 +132,8 @@ def _escaped_key(text: str, i: int, end: int) -> tuple[str, int]:
     if i >= end or text[i] != '"':
         raise ValueError("not a key")
     key, i = _scan_string(text, i + 1, True)
+    if i >= end:  # the key's closing quote lies past where the object may end
+        raise ValueError("no key before the end")
     i = JSON_WS.match(text, i, end).end()  # type: ignore[union-attr]
     if i >= end or text[i] != ":":
         raise ValueError("no colon")

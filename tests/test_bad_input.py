@@ -170,3 +170,22 @@ def test_many_python_strings_in_one_output_are_read_in_linear_work(
     assert scanned[0] < 5 * len(
         text
     ), f"{scanned[0]} characters searched for a {len(text)}-char output"
+
+
+@pytest.mark.parametrize(
+    "family, text",
+    [
+        ("mistral", 'x [TOOL_CALLS][{"]=} 1;_[TOOL_CALLS]"]]'),
+        ("hermes", '<tool_call>{"]=} 1;_<tool_call>"]]'),
+    ],
+)
+def test_a_key_whose_quote_closes_past_the_next_marker_is_no_call(family: str, text: str) -> None:
+    """The whole-object shortcut read an escaped key whose closing quote lay past the call's
+    next marker and raised; the object is not whole there, so the text is read as a stream
+    reads it (found by `toolgrammar check`)."""
+    whole = toolgrammar.parse(family, text)
+    parser = toolgrammar.StreamParser(family)
+    deltas = [d for ch in text for d in parser.feed(ch)] + parser.finish("stop")
+    streamed = toolgrammar.assemble(deltas)
+    assert (whole.content, whole.tool_calls) == (text, [])
+    assert (streamed.content, streamed.tool_calls) == (text, [])
