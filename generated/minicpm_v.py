@@ -18,9 +18,9 @@ SPEC = FamilySpec(
     source="grammars/minicpm_v.tg",
     source_sha256="a071b7782a02196ae1501b93493902d13d5473062288fd286a339134fe198d8a",
     call=(
-        # grammars/qwen3_coder.tg:22: "<tool_call>"? ws
+        # grammars/qwen3_coder.tg:22: "<tool_call>"? ws(write="\n")
         Lit(text="<tool_call>", optional=True, line=22),
-        Ws(line=22),
+        Ws(write="\n", line=22),
         # grammars/qwen3_coder.tg:23: "<function=" name(until=">") ">"
         Lit(text="<function=", line=23),
         Name(until=(">",), line=23),
@@ -34,24 +34,24 @@ SPEC = FamilySpec(
             trim_newline=True,
             line=24,
         ),
-        # grammars/qwen3_coder.tg:29: ws "</function>" ws "</tool_call>"?
-        Ws(line=29),
+        # grammars/qwen3_coder.tg:29: ws(write="\n") "</function>" ws(write="\n") "</tool_call>"?
+        Ws(write="\n", line=29),
         Lit(text="</function>", line=29),
-        Ws(line=29),
+        Ws(write="\n", line=29),
         Lit(text="</tool_call>", optional=True, line=29),
     ),
     openers=(("<tool_call>", 1), ("<function=", 3)),
     # follows[i]: the literals that can come right after call item i
     follows=(
         (),  # 0: "<tool_call>"?
-        (),  # 1: ws
+        (),  # 1: ws(...)
         (),  # 2: "<function="
         (">",),  # 3: name(...)
         (),  # 4: ">"
         ("</function>",),  # 5: xml_params(...)
-        (),  # 6: ws
+        (),  # 6: ws(...)
         (),  # 7: "</function>"
-        (),  # 8: ws
+        (),  # 8: ws(...)
         (),  # 9: "</tool_call>"?
     ),
     reasoning=(

@@ -1,8 +1,10 @@
 """Writing calls in a family's markup: the text a model would write, from the grammar.
 
 `render_output` walks a family's `FamilySpec` (reasoning, section, the first call shape)
-and writes each call with the canonical spelling of every marker: optional literals
-included, no whitespace the grammar does not need, values in the dialect's own syntax.
+and writes each call as the family's model writes it: the canonical spelling of every
+marker, optional literals included unless the grammar marks them lazy (`"…"??`), the
+whitespace the grammar's `ws(write=…)` says (none by default), values in the dialect's own
+syntax.
 A name or key read through a pattern (Kimi's `functions.NAME:IDX`, DSML's
 `name="KEY" string="true"`) is written in the first shape the pattern reads back.
 
@@ -20,7 +22,7 @@ from .dialects import DIALECTS
 from .keyvalue_args import render_keyvalue
 from .protocol import Arguments, Call, RenderError, argument_pairs, render_value_text
 from .python_calls import render_python
-from .spec import FamilySpec, Lit, Name
+from .spec import FamilySpec, Lit, Name, Ws
 from .xml_elements import render_element
 from .xml_params import KEY_SHAPES, render_key
 
@@ -81,8 +83,11 @@ def render_call(
     out: list[str] = []
     for item in spec.call:
         if isinstance(item, Lit):
-            if not item.peek:  # a lookahead is written by the item that reads it
+            # a lookahead is written by the item that reads it; a lazy one not at all
+            if not (item.peek or item.lazy):
                 out.append(item.text)
+        elif isinstance(item, Ws):
+            out.append(item.write)
         elif isinstance(item, Name):
             out.append(render_header(item, name, index))
         elif (row := DIALECTS.get(type(item))) is not None:
@@ -90,7 +95,7 @@ def render_call(
                 out.append(row.render(item, calls if row.lists_calls else calls[:1]))
             except RenderError as error:
                 raise RenderError(f"{spec.name}: {error}") from None
-        # whitespace and skipped headers need no text
+        # skipped headers need no text
     return "".join(out)
 
 

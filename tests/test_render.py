@@ -106,3 +106,26 @@ def test_a_dialect_that_lists_calls_writes_them_in_one_list() -> None:
     )
     text = toolgrammar.render("jamba", CALLS, TOOLS)
     assert text.count("<tool_calls>") == 1 and text.count('{"name": ') == 2
+
+
+WEATHER = [{"name": "get_weather", "arguments": {"city": "Paris"}}]
+AS_THE_MODEL_WRITES = {
+    # ws(write="\n") where the chat template writes a newline
+    "hermes": '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
+    "deepseek_v3": (
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n"
+        '```json\n{"city": "Paris"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>'
+    ),
+    "qwen3_coder": (
+        "<tool_call>\n<function=get_weather><parameter=city>\nParis\n</parameter>\n"
+        "</function>\n</tool_call>"
+    ),
+    # lazy literals ("…"??) the model does not write
+    "llama3_json": '{"name": "get_weather", "parameters": {"city": "Paris"}}',
+    "xlam": '[{"name": "get_weather", "arguments": {"city": "Paris"}}]',
+}
+
+
+@pytest.mark.parametrize("family", sorted(AS_THE_MODEL_WRITES))
+def test_render_writes_the_spelling_the_grammar_gives(family: str) -> None:
+    assert toolgrammar.render(family, WEATHER, TOOLS) == AS_THE_MODEL_WRITES[family]
