@@ -77,10 +77,16 @@ PAIRS: dict[str, str] = {
 }  # fmt: skip
 
 
+TAG = re.compile(r"<[^<>]+>|\[[^\[\]]+\]")
+"""A marker a tokenizer has as one special token: a whole tag (`<tool_call>`, `<｜tool▁sep｜>`,
+`[TOOL_CALLS]`). Markup that is ordinary text (`[`, `{`, "```json", `function`, `<parameter=`)
+is characters, as in the model's tokenizer; vLLM matches ids only for special tokens."""
+
+
 def special_tokens(family: str) -> tuple[str, ...]:
-    """The family's markers, each one token: every literal its grammar names but whitespace
-    (as the vLLM adapter tests' tokenizer has them)."""
-    return tuple(sorted(nonblank_markup_literals(streams.spec_of(family))))
+    """The family's markers that are one token each: the whole tags its grammar names."""
+    markers = nonblank_markup_literals(streams.spec_of(family))
+    return tuple(sorted(m for m in markers if TAG.fullmatch(m)))
 
 
 class EnvMissing(SystemExit):
