@@ -9,7 +9,7 @@ unzipped from its wheel, a CPU torch venv); run it with that venv's Python:
 
 What it measures, per family both projects support (our name <-> vLLM's tool-parser name):
 
-- speed: each stream shape of `per_delta.py` (imported, not copied) built to the largest size,
+- speed: each stream shape of `streams.py` (written from the family's grammar) at the largest size,
   cut into deltas of about 16 characters at token boundaries, and fed to a fresh parser on
   each side: `toolgrammar.StreamParser.feed` on ours; on vLLM's, its chat serving path, one
   `ChatStreamProcessor.step` per delta (the parser the serving layer composes with
@@ -25,8 +25,8 @@ What it measures, per family both projects support (our name <-> vLLM's tool-par
   is 42 in the middle of a call (it must stay the string "42").
 
 vLLM gets no model hub: each family gets a character-level tokenizer (HF `tokenizers`) in which
-that family's special tokens are single tokens, so token ids reach vLLM's parsers as they would
-from the model.
+every marker its grammar names is one token, so the markers' token ids reach vLLM's parsers as a
+model's special tokens would.
 """
 
 from __future__ import annotations
@@ -53,180 +53,40 @@ VLLM_VERSION = "0.33.0"
 VLLM_DIR = ROOT / ".cache" / "vllm" / f"vllm-{VLLM_VERSION}"  # scripts/vllm_env.sh
 sys.path.insert(0, str(BENCH))
 
-import per_delta  # noqa: E402  (the shape builders and markup writers)
+import per_delta  # noqa: E402  (sizes, labels, load average)
+import streams  # noqa: E402  (the shapes, written from the grammars)
 import toolgrammar  # noqa: E402
+from toolgrammar.adapters.markup import nonblank_markup_literals  # noqa: E402
 
 WINDOW = per_delta.WINDOW  # chars before a size mark whose deltas make that bucket
 DELTA_CHARS = 16
 WARM_CHARS = 2048  # stream fed untimed before each timed run (see `timed`)
 
 
-@dataclass(frozen=True)
-class Pair:
-    """One of our families and the vLLM tool parser for the same markup."""
-
-    ours: str
-    vllm: str
-    special: tuple[str, ...]  # markers that are single tokens in the model's tokenizer
-
-
-THINK = ("<think>", "</think>")
-# DeepSeek V3/V3.1's call tokens: `<｜tool▁calls▁begin｜>` ... (fullwidth bars, ▁ for spaces)
-DEEPSEEK_CALL_TOKENS = tuple(
-    f"<\uff5c{name.replace(' ', chr(0x2581))}\uff5c>"
+# Our families paired with vLLM's tool parser of the same markup (the same name in every case)
+PAIRS: dict[str, str] = {
+    name: name
     for name in (
-        "tool calls begin",
-        "tool calls end",
-        "tool call begin",
-        "tool call end",
-        "tool sep",
+        "qwen3_coder", "hermes", "kimi_k2", "glm45", "deepseek_v4", "minimax_m3", "muse",
+        "gemma4", "pythonic", "jamba", "deepseek_v31", "mistral", "llama3_json", "granite",
+        "xlam", "minimax_m2", "seed_oss", "granite4", "longcat", "internlm", "phi4_mini_json",
+        "hunyuan_a13b", "apertus", "deepseek_v3", "deepseek_v32", "step3", "ernie45", "olmo3",
+        "glm47", "functiongemma", "lfm2", "gigachat3", "minicpm5", "hy_v3", "kimi_k3",
+        "llama4_pythonic", "mimo", "ling3", "poolside_v1", "plamo3",
     )
-)
-PAIRS: dict[str, Pair] = {
-    p.ours: p
-    for p in (
-        Pair("qwen3_coder", "qwen3_coder", ("<tool_call>", "</tool_call>", *THINK)),
-        Pair("hermes", "hermes", ("<tool_call>", "</tool_call>", *THINK)),
-        Pair(
-            "kimi_k2",
-            "kimi_k2",
-            (
-                "<|tool_calls_section_begin|>",
-                "<|tool_calls_section_end|>",
-                "<|tool_call_begin|>",
-                "<|tool_call_end|>",
-                "<|tool_call_argument_begin|>",
-                *THINK,
-            ),
-        ),
-        Pair(
-            "glm45",
-            "glm45",
-            (
-                "<tool_call>",
-                "</tool_call>",
-                "<arg_key>",
-                "</arg_key>",
-                "<arg_value>",
-                "</arg_value>",
-                *THINK,
-            ),
-        ),
-        Pair("deepseek_v4", "deepseek_v4", ()),
-        Pair("minimax_m3", "minimax_m3", ()),
-        Pair("muse", "muse", ("<|message|>", "<|eom|>", "<|start|>")),
-        Pair("gemma4", "gemma4", ("<|tool_call>", "<tool_call|>", '<|"|>')),
-        Pair("pythonic", "pythonic", ()),
-        Pair("jamba", "jamba", ("<tool_calls>", "</tool_calls>")),
-        Pair(
-            "deepseek_v31",
-            "deepseek_v31",
-            DEEPSEEK_CALL_TOKENS + THINK,
-        ),
-        Pair("mistral", "mistral", ("[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "[THINK]", "[/THINK]")),
-        Pair("llama3_json", "llama3_json", ("<|python_tag|>", "<|eom_id|>", "<|eot_id|>")),
-        Pair("granite", "granite", ("<|tool_call|>",)),
-        Pair("xlam", "xlam", ()),
-        Pair("minimax_m2", "minimax_m2", ("<minimax:tool_call>", "</minimax:tool_call>", *THINK)),
-        Pair(
-            "seed_oss",
-            "seed_oss",
-            ("<seed:tool_call>", "</seed:tool_call>", "<seed:think>", "</seed:think>"),
-        ),
-        Pair("granite4", "granite4", ("<tool_call>", "</tool_call>")),
-        Pair("longcat", "longcat", ("<longcat_tool_call>", "</longcat_tool_call>")),
-        Pair("internlm", "internlm", ("<|action_start|>", "<|plugin|>", "<|action_end|>")),
-        Pair("phi4_mini_json", "phi4_mini_json", ()),
-        Pair("hunyuan_a13b", "hunyuan_a13b", ("<tool_calls>", "</tool_calls>", *THINK)),
-        Pair("apertus", "apertus", ("<|tools_prefix|>", "<|tools_suffix|>")),
-        Pair(
-            "deepseek_v3",
-            "deepseek_v3",
-            DEEPSEEK_CALL_TOKENS + THINK,
-        ),
-        Pair("deepseek_v32", "deepseek_v32", THINK),
-        Pair(
-            "step3",
-            "step3",
-            tuple(
-                f"<\uff5c{name}\uff5c>"
-                for name in (
-                    "tool_calls_begin",
-                    "tool_calls_end",
-                    "tool_call_begin",
-                    "tool_call_end",
-                    "tool_sep",
-                )
-            )
-            + THINK,
-        ),
-        Pair(
-            "ernie45",
-            "ernie45",
-            ("<tool_call>", "</tool_call>", "<response>", "</response>", *THINK),
-        ),
-        Pair("olmo3", "olmo3", ("<function_calls>", "</function_calls>", *THINK)),
-        Pair(
-            "glm47",
-            "glm47",
-            (
-                "<tool_call>",
-                "</tool_call>",
-                "<arg_key>",
-                "</arg_key>",
-                "<arg_value>",
-                "</arg_value>",
-                *THINK,
-            ),
-        ),
-        Pair(
-            "functiongemma",
-            "functiongemma",
-            ("<start_function_call>", "<end_function_call>", "<escape>"),
-        ),
-        Pair("lfm2", "lfm2", ("<|tool_call_start|>", "<|tool_call_end|>", *THINK)),
-        Pair("gigachat3", "gigachat3", ("<|function_call|>", "<|role_sep|>", "<|message_sep|>")),
-        Pair("minicpm5", "minicpm5", THINK),
-        Pair(
-            "hy_v3",
-            "hy_v3",
-            (
-                "<tool_calls>",
-                "</tool_calls>",
-                "<tool_call>",
-                "</tool_call>",
-                "<tool_sep>",
-                "<arg_key>",
-                "</arg_key>",
-                "<arg_value>",
-                "</arg_value>",
-                *THINK,
-            ),
-        ),
-        Pair("kimi_k3", "kimi_k3", ("<|open|>", "<|close|>", "<|sep|>", "<|end_of_msg|>")),
-        Pair(
-            "llama4_pythonic",
-            "llama4_pythonic",
-            ("<|python_start|>", "<|python_end|>", "<|eom|>", "<|eot|>"),
-        ),
-        Pair("mimo", "mimo", ("<tool_call>", "</tool_call>", *THINK)),
-        Pair(
-            "ling3",
-            "ling3",
-            (
-                "<tool_call>",
-                "</tool_call>",
-                "<arg_key>",
-                "</arg_key>",
-                "<arg_value>",
-                "</arg_value>",
-                *THINK,
-            ),
-        ),
-        Pair("poolside_v1", "poolside_v1", ()),
-        Pair("plamo3", "plamo3", ()),
-    )
-}
+}  # fmt: skip
+
+
+TAG = re.compile(r"<[^<>]+>|\[[^\[\]]+\]")
+"""A marker a tokenizer has as one special token: a whole tag (`<tool_call>`, `<｜tool▁sep｜>`,
+`[TOOL_CALLS]`). Markup that is ordinary text (`[`, `{`, "```json", `function`, `<parameter=`)
+is characters, as in the model's tokenizer; vLLM matches ids only for special tokens."""
+
+
+def special_tokens(family: str) -> tuple[str, ...]:
+    """The family's markers that are one token each: the whole tags its grammar names."""
+    markers = nonblank_markup_literals(streams.spec_of(family))
+    return tuple(sorted(m for m in markers if TAG.fullmatch(m)))
 
 
 class EnvMissing(SystemExit):
@@ -725,29 +585,15 @@ def peak_mb(side: Ours | Vllm, chunks: list[Chunk], budget_s: float) -> float | 
 # --------------------------------------------------------------------------- correctness
 
 
-def probe_call(markup: per_delta.Markup) -> str:
+def probe_call(family: str) -> str:
     """One complete call with a string and an integer parameter, in the family's markup."""
-    return (
-        markup.section_open()
-        + markup.call_open("get_weather", 0)
-        + markup.param("city", 'Paris, "FR"', first=True)
-        + markup.param("days", 3, first=False)
-        + markup.call_close()
-        + markup.section_close()
-    )
+    return streams.write(family, [("get_weather", [("city", 'Paris, "FR"'), ("days", 3)])])
 
 
-def forty_two_call(markup: per_delta.Markup) -> str:
+def forty_two_call(family: str) -> str:
     """A call whose middle parameter is a string (by the schema) written as 42."""
-    return (
-        markup.section_open()
-        + markup.call_open("edit", 0)
-        + markup.param("file_path", "src/app.py", first=True)
-        + markup.param("old_string", "42", first=False)
-        + markup.param("new_string", "x = 1", first=False)
-        + markup.call_close()
-        + markup.section_close()
-    )
+    pairs = [("file_path", "src/app.py"), ("old_string", "42"), ("new_string", "x = 1")]
+    return streams.write(family, [("edit", pairs)])
 
 
 @dataclass
@@ -767,8 +613,8 @@ class Correctness:
         return unparsable, f"{self.parity_equal}/{self.parity_cases}", self.forty_two
 
 
-def correctness(side: Ours | Vllm, tok: CharTokenizer, markup: per_delta.Markup) -> Correctness:
-    call = probe_call(markup)
+def correctness(side: Ours | Vllm, tok: CharTokenizer, family: str) -> Correctness:
+    call = probe_call(family)
     tokens = tok.tokens(call)
     unparsable = crashes = 0
     for k in range(1, len(tokens) + 1):
@@ -777,10 +623,9 @@ def correctness(side: Ours | Vllm, tok: CharTokenizer, markup: per_delta.Markup)
             unparsable += 1
             crashes += bool(outcome.error)
 
-    cases = {"probe call": call, '"42" call': forty_two_call(markup)}
-    for shape in per_delta.SHAPES:
-        text, _ = per_delta.SHAPE_BUILDERS[shape](markup, 1024)
-        cases[f"{shape} 1K"] = text
+    cases = {"probe call": call, '"42" call': forty_two_call(family)}
+    for shape in streams.SHAPES:
+        cases[f"{shape} 1K"] = streams.build_stream(family, shape, 1024).text
     equal = 0
     diffs = []
     for name, text in cases.items():
@@ -791,7 +636,7 @@ def correctness(side: Ours | Vllm, tok: CharTokenizer, markup: per_delta.Markup)
         else:
             diffs.append(name)
 
-    forty = forty_two_call(markup)
+    forty = forty_two_call(family)
     verdicts = []
     for how, outcome in (
         ("stream", side.run(chunks_of(tok.tokens(forty), DELTA_CHARS), "stop")[0]),
@@ -866,19 +711,18 @@ def check_streamed(outcome: Outcome, expected: list[tuple[str, dict[str, Any]]])
 
 
 def run_family(
-    V: dict[str, Any], pair: Pair, args: argparse.Namespace, tools: list, log: Callable
+    V: dict[str, Any], family: str, args: argparse.Namespace, tools: list, log: Callable
 ) -> FamilyResult:
-    markup = per_delta.MARKUP[pair.ours]
     top = max(args.sizes)
-    streams = {shape: per_delta.build_stream(pair.ours, shape, top) for shape in args.shapes}
-    extra = [probe_call(markup), forty_two_call(markup)]
-    tok = CharTokenizer(V, pair.special, [s.text for s in streams.values()] + extra)
-    ours = Ours(pair.ours, tools)
-    theirs = Vllm(V, pair.vllm, tok, tools)
-    result = FamilyResult(pair.ours, pair.vllm)
+    texts = {shape: streams.build_stream(family, shape, top) for shape in args.shapes}
+    extra = [probe_call(family), forty_two_call(family)]
+    tok = CharTokenizer(V, special_tokens(family), [s.text for s in texts.values()] + extra)
+    ours = Ours(family, tools)
+    theirs = Vllm(V, PAIRS[family], tok, tools)
+    result = FamilyResult(family, PAIRS[family])
     marks = sorted(set(args.sizes) | set(args.plot_marks))
 
-    for shape, stream in streams.items():
+    for shape, stream in texts.items():
         tokens = tok.tokens(stream.text)
         chunks = chunks_of(tokens, DELTA_CHARS)
         mem_chunks = [c for c in chunks if c.end <= args.mem_size] or chunks[:1]
@@ -906,17 +750,17 @@ def run_family(
             )
             speeds.append(speed)
             log(
-                f"  {pair.ours}/{shape} {side.label}: {time.perf_counter() - started:.1f}s"
+                f"  {family}/{shape} {side.label}: {time.perf_counter() - started:.1f}s"
                 + (f", cut at {label(reached)} by the budget" if outcome.error == "budget" else "")
                 + (f", WRONG: {note}" if note else "")
                 + (f", whole parse WRONG: {parse_note}" if parse_note else "")
             )
         result.streams.append(
-            StreamResult(pair.ours, pair.vllm, shape, len(stream.text), len(chunks), *speeds)
+            StreamResult(family, PAIRS[family], shape, len(stream.text), len(chunks), *speeds)
         )
     if not args.no_correctness:
-        result.ours_correct = correctness(ours, tok, markup)
-        result.vllm_correct = correctness(theirs, tok, markup)
+        result.ours_correct = correctness(ours, tok, family)
+        result.vllm_correct = correctness(theirs, tok, family)
     return result
 
 
@@ -1149,7 +993,7 @@ def plot(results: list[FamilyResult], path: Path, shapes: list[str], m: dict[str
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--families", nargs="+", default=list(PAIRS))
-    parser.add_argument("--shapes", nargs="+", default=list(per_delta.SHAPES))
+    parser.add_argument("--shapes", nargs="+", default=list(streams.SHAPES))
     parser.add_argument("--sizes", default="1K,16K,64K,256K", help="table columns")
     parser.add_argument("--repeat", type=int, default=1, help="timed runs per side; best kept")
     parser.add_argument(
@@ -1194,7 +1038,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     unknown = [f for f in args.families if f not in PAIRS]
     if unknown:
         parser.error(f"no vLLM pairing for {', '.join(unknown)}; known: {', '.join(PAIRS)}")
-    bad = [s for s in args.shapes if s not in per_delta.SHAPE_BUILDERS]
+    bad = [s for s in args.shapes if s not in streams.SHAPES]
     if bad:
         parser.error(f"unknown shape(s) {', '.join(bad)}")
     if args.sizes[0] < WINDOW:
@@ -1347,10 +1191,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"vLLM {VLLM_VERSION}: {len(names)} tool parsers registered")
         print("  also ours:    " + " ".join(n for n in names if n in ours))
         print("  not ours:     " + " ".join(n for n in names if n not in ours))
-        print("  benched here: " + " ".join(f"{p.ours}<->{p.vllm}" for p in PAIRS.values()))
+        print("  benched here: " + " ".join(f"{ours}<->{theirs}" for ours, theirs in PAIRS.items()))
         return 0
 
-    tools = per_delta.load_tools()
+    tools = streams.load_tools()
     m = machine()
     print(
         f"toolgrammar vs vLLM {VLLM_VERSION}: {DELTA_CHARS}-char deltas at token boundaries, "
@@ -1361,7 +1205,7 @@ def main(argv: list[str] | None = None) -> int:
     results: list[FamilyResult] = []
     for family in args.families:
         log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
-        results.append(run_family(V, PAIRS[family], args, tools, log))
+        results.append(run_family(V, family, args, tools, log))
         if args.json:  # after every family, so a long run that is stopped keeps what it did
             payload = {
                 "machine": m,

@@ -97,7 +97,7 @@ MISTAKES: tuple[Mistake, ...] = (
         (
             "family x call ws?",
             'family x call "a" name(until=">")?',
-            'family x call "a"??',
+            'family x call "a"???',
             "family x call json_args ?",
         ),
         anywhere=True,
@@ -251,6 +251,12 @@ def _decode_string(token: Token) -> str:
     return value
 
 
+def _optional(qmark: tuple[Token | None, ...]) -> dict[str, bool]:
+    """A literal's `?` (optional) or `??` (optional, left out by render)."""
+    mark = next((q for q in qmark if q is not None), None)
+    return {"optional": mark is not None, "lazy": mark is not None and mark.type == "LAZY"}
+
+
 def _pos(token_or_meta: Any) -> dict[str, int]:
     return {"line": token_or_meta.line, "column": token_or_meta.column}
 
@@ -298,16 +304,16 @@ class _ToIR(Transformer):
         return ir.Word(word=token.value, **_pos(token))
 
     # items
-    def literal(self, token: Token, *qmark: Token) -> ir.Literal:
+    def literal(self, token: Token, *qmark: Token | None) -> ir.Literal:
         text = self._str(token).value
-        return ir.Literal(text=text, optional=bool(qmark), **_pos(token))
+        return ir.Literal(text=text, **_optional(qmark), **_pos(token))
 
     def literal_choice(self, choices: ir.StrList, *qmark: Token | None) -> ir.Literal:
         texts = [s.value for s in choices.items] or [""]
         return ir.Literal(
             text=texts[0],
             alternatives=tuple(texts[1:]),
-            optional=any(q is not None for q in qmark),
+            **_optional(qmark),
             line=choices.line,
             column=choices.column,
         )

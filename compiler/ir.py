@@ -171,7 +171,8 @@ class Arg(Node):
 
 
 class Literal(Node):
-    """A marker the model writes verbatim; `optional` when written `"..."?`.
+    """A marker the model writes verbatim; `optional` when written `"..."?`, and also `lazy`
+    when written `"..."??` (render leaves it out: the model seldom writes it).
 
     `["a", "b"]` is a choice: any one of the texts (the first is the canonical one).
     `&"{"` is a lookahead: the text must come next but stays for the next item to read.
@@ -182,13 +183,15 @@ class Literal(Node):
     optional: bool = False
     alternatives: tuple[str, ...] = ()
     peek: bool = False
+    lazy: bool = False
 
     def __str__(self) -> str:
         if self.alternatives:
             body = "[" + ", ".join(quote(t) for t in (self.text, *self.alternatives)) + "]"
         else:
             body = quote(self.text)
-        return ("&" if self.peek else "") + body + ("?" if self.optional else "")
+        mark = "??" if self.lazy else "?" if self.optional else ""
+        return ("&" if self.peek else "") + body + mark
 
     @property
     def texts(self) -> tuple[str, ...]:
@@ -423,7 +426,7 @@ class ElementSig:
 
 
 ELEMENTS: dict[str, ElementSig] = {
-    "ws": ElementSig(rt.Ws),
+    "ws": ElementSig(rt.Ws, params={"write": Param(ArgType.STRING, default="")}),
     "skip": ElementSig(
         rt.Skip,
         params={

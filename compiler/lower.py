@@ -58,6 +58,7 @@ def lower_item(item: ir.Item) -> rt.Item:
             optional=item.optional,
             alternatives=item.alternatives,
             peek=item.peek,
+            lazy=item.lazy,
             line=item.line,
         )
     return lower_element(item)

@@ -279,7 +279,7 @@ def _validate_repeats(call: ir.CallStmt, report: Report) -> None:
 
 
 def _is_ws(item: ir.Item) -> bool:
-    return isinstance(item, ir.Element) and item.name == "ws" and not item.args
+    return isinstance(item, ir.Element) and item.name == "ws"
 
 
 # --------------------------------------------------------------------------- elements
@@ -324,6 +324,9 @@ def _validate_element(element: ir.Element, report: Report) -> ir.ElementSig | No
             report.error(element, f"`{element.name}` needs the argument `{name}=`")
     if element.name == "xml_params":
         _validate_xml_params(element, report)
+    write = element.arg("write")
+    if element.name == "ws" and isinstance(write, ir.Str) and write.value.strip():
+        report.error(write, f"`ws(write=...)` writes whitespace only, not {write}")
     return sig
 
 

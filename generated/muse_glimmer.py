@@ -20,11 +20,11 @@ SPEC = FamilySpec(
     source="grammars/muse_glimmer.tg",
     source_sha256="d1d1b983ca2c481d653380c3fd5c5764f0daeb377aef2c6da111311ef4b280c0",
     call=(
-        # grammars/muse.tg:38: "<atem:invoke name=\"" name(until="\">") "\">" ws
+        # grammars/muse.tg:38: "<atem:invoke name=\"" name(until="\">") "\">" ws(write="\n")
         Lit(text='<atem:invoke name="', line=38),
         Name(until=('">',), line=38),
         Lit(text='">', line=38),
-        Ws(line=38),
+        Ws(write="\n", line=38),
         # grammars/muse.tg:39: xml_params(open="<atem:parameter name=\"", key_end="\">", value_end="</atem:parameter>", implicit_end=["<atem:parameter name=\"", "</atem:invoke>"])
         XmlParams(
             open='<atem:parameter name="',
@@ -33,8 +33,8 @@ SPEC = FamilySpec(
             implicit_end=('<atem:parameter name="', "</atem:invoke>"),
             line=39,
         ),
-        # grammars/muse.tg:44: ws "</atem:invoke>"
-        Ws(line=44),
+        # grammars/muse.tg:44: ws(write="\n") "</atem:invoke>"
+        Ws(write="\n", line=44),
         Lit(text="</atem:invoke>", line=44),
     ),
     openers=(('<atem:invoke name="', 1),),
@@ -43,9 +43,9 @@ SPEC = FamilySpec(
         (),  # 0: "<atem:invoke name=\""
         ('">',),  # 1: name(...)
         (),  # 2: "\">"
-        (),  # 3: ws
+        (),  # 3: ws(...)
         ("</atem:invoke>",),  # 4: xml_params(...)
-        (),  # 5: ws
+        (),  # 5: ws(...)
         (),  # 6: "</atem:invoke>"
     ),
     reasoning=(),

@@ -20,9 +20,9 @@ SPEC = FamilySpec(
     source="grammars/nemotron_v3.tg",
     source_sha256="e8965f488ead4cf0b9fc1d3cffbc3fe0ac6713ffb70f0fb76d0b61fdb0339962",
     call=(
-        # grammars/qwen3_coder.tg:25: "<tool_call>"? ws
+        # grammars/qwen3_coder.tg:25: "<tool_call>"? ws(write="\n")
         Lit(text="<tool_call>", optional=True, line=25),
-        Ws(line=25),
+        Ws(write="\n", line=25),
         # grammars/qwen3_coder.tg:26: "<function=" name(until=">") ">"
         Lit(text="<function=", line=26),
         Name(until=(">",), line=26),
@@ -36,24 +36,24 @@ SPEC = FamilySpec(
             trim_newline=True,
             line=27,
         ),
-        # grammars/qwen3_coder.tg:32: ws "</function>" ws "</tool_call>"?
-        Ws(line=32),
+        # grammars/qwen3_coder.tg:32: ws(write="\n") "</function>" ws(write="\n") "</tool_call>"?
+        Ws(write="\n", line=32),
         Lit(text="</function>", line=32),
-        Ws(line=32),
+        Ws(write="\n", line=32),
         Lit(text="</tool_call>", optional=True, line=32),
     ),
     openers=(("<tool_call>", 1), ("<function=", 3)),
     # follows[i]: the literals that can come right after call item i
     follows=(
         (),  # 0: "<tool_call>"?
-        (),  # 1: ws
+        (),  # 1: ws(...)
         (),  # 2: "<function="
         (">",),  # 3: name(...)
         (),  # 4: ">"
         ("</function>",),  # 5: xml_params(...)
-        (),  # 6: ws
+        (),  # 6: ws(...)
         (),  # 7: "</function>"
-        (),  # 8: ws
+        (),  # 8: ws(...)
         (),  # 9: "</tool_call>"?
     ),
     reasoning=(

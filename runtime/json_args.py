@@ -9,7 +9,7 @@ that follow the arguments end them even inside an unterminated string: markers w
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Sequence
 
 from .coerce import coerce_json
 from .json_stream import (
@@ -24,7 +24,7 @@ from .json_stream import (
     scan_value,
 )
 from .markers import Markers, markers
-from .protocol import DialectRow, Sink, no_literals
+from .protocol import Call, DialectRow, Sink, json_object, no_literals, the_call
 from .schemas import streams_as_text
 from .spec import JsonArgs
 
@@ -243,8 +243,8 @@ def skip_to_stop(stops: Markers, text: str, pos: int, eof: bool) -> tuple[int, b
     return len(text) - stops.held(text, pos), False
 
 
-def render_json_args(_: JsonArgs, name: str, args: dict[str, Any]) -> str:
-    return json.dumps(args, ensure_ascii=False)
+def render_json_args(_: JsonArgs, calls: Sequence[Call]) -> str:
+    return json_object(the_call(calls)[1])
 
 
 JSON_ARGS = DialectRow(JsonArgs, "json_args", JsonArgsBuilder, render_json_args, no_literals)

@@ -8,7 +8,7 @@ model's own bytes and are typed the same way.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Sequence
 
 from .json_args import JsonArgsBuilder, skip_to_stop, skip_whitespace
 from .json_stream import (
@@ -21,7 +21,7 @@ from .json_stream import (
     whole_members,
 )
 from .markers import markers
-from .protocol import DialectRow, Sink, no_literals
+from .protocol import Call, DialectRow, Pairs, Sink, json_object, no_literals, the_call
 from .spec import JsonArgs, JsonCall, JsonCallArray
 
 _ARGUMENTS = JsonArgs()  # the spec of a call object's arguments value
@@ -416,16 +416,22 @@ class JsonCallArrayBuilder:
         self.done = True
 
 
-def render_json_call(item: JsonCall, name: str, args: dict[str, Any]) -> str:
-    call_object = (
-        {name: args} if item.name_is_key else {item.name[0]: name, item.arguments[0]: args}
-    )
-    return json.dumps(call_object, ensure_ascii=False)
+def call_object(item: JsonCall | JsonCallArray, name: str, pairs: Pairs) -> str:
+    """One call as the JSON object the item reads: `{NAME: {…}}` or name and arguments keys."""
+    args = json_object(pairs)
+    if item.name_is_key:
+        return f"{{{json.dumps(name, ensure_ascii=False)}: {args}}}"
+    name_key, args_key = (json.dumps(key) for key in (item.name[0], item.arguments[0]))
+    return f"{{{name_key}: {json.dumps(name, ensure_ascii=False)}, {args_key}: {args}}}"
 
 
-def render_json_call_array(item: JsonCallArray, name: str, args: dict[str, Any]) -> str:
-    element = {name: args} if item.name_is_key else {item.name[0]: name, item.arguments[0]: args}
-    return json.dumps([element], ensure_ascii=False)
+def render_json_call(item: JsonCall, calls: Sequence[Call]) -> str:
+    return call_object(item, *the_call(calls))
+
+
+def render_json_call_array(item: JsonCallArray, calls: Sequence[Call]) -> str:
+    """Every call of the output in one array, as a model writes them."""
+    return "[" + ", ".join(call_object(item, name, pairs) for name, pairs in calls) + "]"
 
 
 JSON_CALL = DialectRow(
@@ -438,4 +444,5 @@ JSON_CALL_ARRAY = DialectRow(
     render_json_call_array,
     no_literals,
     names_calls=True,
+    lists_calls=True,
 )

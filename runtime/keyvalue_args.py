@@ -17,12 +17,12 @@ from functools import lru_cache
 import json
 from json.encoder import encode_basestring  # json.dumps(str, ensure_ascii=False), in C
 import re
-from typing import Any
+from typing import Any, Sequence
 
 from .batched import MarkupArgs
 from .coerce import coerce_text, json_text
 from .markers import Markers, markers
-from .protocol import DialectRow, Sink
+from .protocol import Call, DialectRow, Pairs, Sink, the_call
 from .schemas import item_schema, property_schema, streams_as_text
 from .spec import KeyValueArgs
 
@@ -463,14 +463,19 @@ def render_keyvalue(value: Any, delim: str) -> str:
     if isinstance(value, str):
         return f"{delim}{value}{delim}"
     if isinstance(value, dict):
-        return "{" + ",".join(f"{k}:{render_keyvalue(v, delim)}" for k, v in value.items()) + "}"
+        return render_keyvalue_object(list(value.items()), delim)
     if isinstance(value, list):
         return "[" + ",".join(render_keyvalue(v, delim) for v in value) + "]"
     return json.dumps(value)
 
 
-def render_keyvalue_args(item: KeyValueArgs, name: str, args: dict[str, Any]) -> str:
-    return render_keyvalue(args, item.string)
+def render_keyvalue_object(pairs: Pairs, delim: str) -> str:
+    """`{key:value,…}`, each pair written even when its key repeats."""
+    return "{" + ",".join(f"{k}:{render_keyvalue(v, delim)}" for k, v in pairs) + "}"
+
+
+def render_keyvalue_args(item: KeyValueArgs, calls: Sequence[Call]) -> str:
+    return render_keyvalue_object(the_call(calls)[1], item.string)
 
 
 KEYVALUE_ARGS = DialectRow(

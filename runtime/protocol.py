@@ -10,14 +10,14 @@ it `failed` before any call, and whether that was `malformed` text rather than t
 short: then it was not a call, and the engine gives the text back.
 
 `DialectRow` is what the one table (`dialects.DIALECTS`) holds per dialect: its builder,
-how it writes arguments, the literals its markup is made of, and whether it names calls.
+how it writes calls, the literals its markup is made of, and whether it names calls.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from .markers import NextStop
 
@@ -68,6 +68,39 @@ class CallsBuilder(ArgumentsBuilder, Protocol):
     malformed: bool  # failed on text that is not a call, not for want of more text
 
 
+Pairs = Sequence[tuple[str, Any]]
+"""A call's arguments as (key, value) pairs, in order; a key may repeat (a model looping on
+one parameter writes it again), and every writer writes every pair."""
+
+Arguments = Mapping[str, Any] | Pairs
+"""What a caller of render gives: an object, or pairs."""
+
+Call = tuple[str, Pairs]
+"""A call to write: its name and its argument pairs."""
+
+
+def argument_pairs(args: Arguments) -> list[tuple[str, Any]]:
+    """The arguments as pairs, whichever way they were given."""
+    return list(args.items()) if isinstance(args, Mapping) else list(args)
+
+
+def json_object(pairs: Pairs) -> str:
+    """`json.dumps` of an object given as pairs, each pair written even when its key repeats
+    (nested values are ordinary JSON)."""
+    body = ", ".join(f"{_json(key)}: {_json(value)}" for key, value in pairs)
+    return "{" + body + "}"
+
+
+def the_call(calls: Sequence[Call]) -> Call:
+    """The one call given to the writer of a dialect whose item holds one call."""
+    [call] = calls
+    return call
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
 @dataclass(frozen=True, slots=True)
 class DialectRow:
     """One argument dialect, as every part of the runtime needs it."""
@@ -75,9 +108,11 @@ class DialectRow:
     spec: type  # its spec class (`spec.py`), the key of the table
     word: str  # how the grammar language spells it (`compiler/ir.ELEMENTS`)
     builder: Callable[[Any, tuple[str, ...], Sink], ArgumentsBuilder]
-    render: Callable[[Any, str, dict[str, Any]], str]  # (item, call name, arguments) -> markup
+    # (item, calls) -> markup: one call, or every call of the output if `lists_calls`
+    render: Callable[[Any, Sequence[Call]], str]
     literals: Callable[[Any], tuple[str, ...]]  # the markup literals an item names
     names_calls: bool = False  # a `CallsBuilder`: it reads the call's name itself
+    lists_calls: bool = False  # one item holds every call of the output (`[a(), b()]`)
 
 
 def no_literals(_: Any) -> tuple[str, ...]:

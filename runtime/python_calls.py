@@ -20,12 +20,12 @@ from json.encoder import encode_basestring  # json.dumps(str, ensure_ascii=False
 import math
 import re
 import warnings
-from typing import Any
+from typing import Any, Sequence
 
 from .batched import Batched
 from .coerce import coerce_json, json_text
 from .markers import NextStop, markers
-from .protocol import DialectRow, Sink, no_literals
+from .protocol import Call, DialectRow, Pairs, Sink, no_literals
 from .schemas import streams_as_text
 from .spec import PythonCalls
 
@@ -531,9 +531,14 @@ def render_python(value: Any) -> str:
     return repr(value)
 
 
-def render_python_calls(item: PythonCalls, name: str, args: dict[str, Any]) -> str:
-    body = ", ".join(f"{key}={render_python(value)}" for key, value in args.items())
-    return f"[{name}({body})]" if item.list else f"{name}({body})"
+def render_python_call(name: str, pairs: Pairs) -> str:
+    return f"{name}(" + ", ".join(f"{key}={render_python(value)}" for key, value in pairs) + ")"
+
+
+def render_python_calls(item: PythonCalls, calls: Sequence[Call]) -> str:
+    """Every call of the output: in one list, or one per line."""
+    texts = [render_python_call(name, pairs) for name, pairs in calls]
+    return f"[{', '.join(texts)}]" if item.list else "\n".join(texts)
 
 
 PYTHON_CALLS = DialectRow(
@@ -543,4 +548,5 @@ PYTHON_CALLS = DialectRow(
     render_python_calls,
     no_literals,
     names_calls=True,
+    lists_calls=True,
 )

@@ -1,8 +1,10 @@
 """Writing calls in a family's markup: the text a model would write, from the grammar.
 
 `render_output` walks a family's `FamilySpec` (reasoning, section, the first call shape)
-and writes each call with the canonical spelling of every marker: optional literals
-included, no whitespace the grammar does not need, values in the dialect's own syntax.
+and writes each call as the family's model writes it: the canonical spelling of every
+marker, optional literals included unless the grammar marks them lazy (`"…"??`), the
+whitespace the grammar's `ws(write=…)` says (none by default), values in the dialect's own
+syntax.
 A name or key read through a pattern (Kimi's `functions.NAME:IDX`, DSML's
 `name="KEY" string="true"`) is written in the first shape the pattern reads back.
 
@@ -14,20 +16,22 @@ that would parse to something else.
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from typing import Sequence
 
 from .dialects import DIALECTS
 from .keyvalue_args import render_keyvalue
-from .protocol import RenderError, render_value_text
+from .protocol import Arguments, Call, RenderError, argument_pairs, render_value_text
 from .python_calls import render_python
-from .spec import FamilySpec, Lit, Name
+from .spec import FamilySpec, Lit, Name, Ws
 from .xml_elements import render_element
 from .xml_params import KEY_SHAPES, render_key
 
 __all__ = [  # the writers of values each dialect module keeps, gathered for callers
+    "Arguments",
     "HEADER_SHAPES",
     "KEY_SHAPES",
     "RenderError",
+    "lists_calls",
     "render_call",
     "render_element",
     "render_header",
@@ -60,28 +64,44 @@ def render_header(item: Name, name: str, index: int) -> str:
     raise RenderError(f"cannot write the name {name!r} in the shape /{item.pattern}/ reads")
 
 
-def render_call(spec: FamilySpec, name: str, args: dict[str, Any], index: int) -> str:
+def lists_calls(spec: FamilySpec) -> bool:
+    """The family's dialect writes every call of an output in one item (`[a(), b()]`)."""
+    return any((row := DIALECTS.get(type(item))) and row.lists_calls for item in spec.call)
+
+
+def render_call(
+    spec: FamilySpec,
+    name: str,
+    args: Arguments,
+    index: int,
+    more: Sequence[tuple[str, Arguments]] = (),
+) -> str:
     """One call in the family's first call shape, every marker in its canonical spelling;
-    the arguments (and a name the dialect carries) in the dialect's own syntax."""
+    the arguments (and a name the dialect carries) in the dialect's own syntax. `more` calls
+    join it in the item of a dialect that lists calls, as a model writes them."""
+    calls: list[Call] = [(n, argument_pairs(a)) for n, a in [(name, args), *more]]
     out: list[str] = []
     for item in spec.call:
         if isinstance(item, Lit):
-            if not item.peek:  # a lookahead is written by the item that reads it
+            # a lookahead is written by the item that reads it; a lazy one not at all
+            if not (item.peek or item.lazy):
                 out.append(item.text)
+        elif isinstance(item, Ws):
+            out.append(item.write)
         elif isinstance(item, Name):
             out.append(render_header(item, name, index))
         elif (row := DIALECTS.get(type(item))) is not None:
             try:
-                out.append(row.render(item, name, args))
+                out.append(row.render(item, calls if row.lists_calls else calls[:1]))
             except RenderError as error:
                 raise RenderError(f"{spec.name}: {error}") from None
-        # whitespace and skipped headers need no text
+        # skipped headers need no text
     return "".join(out)
 
 
 def render_output(
     spec: FamilySpec,
-    calls: Sequence[tuple[str, dict[str, Any]]],
+    calls: Sequence[tuple[str, Arguments]],
     *,
     content: str | None = None,
     reasoning: str | None = None,
@@ -95,7 +115,10 @@ def render_output(
         parts.append(spec.reasoning[0].opens[0] + reasoning + spec.reasoning[0].closes[0])
     if content:
         parts.append(content + "\n")
-    body = "\n".join(render_call(spec, n, a, i) for i, (n, a) in enumerate(calls))
+    if calls and lists_calls(spec):  # one list holds every call
+        body = render_call(spec, *calls[0], 0, more=calls[1:])
+    else:
+        body = "\n".join(render_call(spec, n, a, i) for i, (n, a) in enumerate(calls))
     if spec.section is not None and calls:
         body = spec.section.opens[0] + body + spec.section.closes[0]
     parts.append(body)

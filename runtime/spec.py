@@ -17,13 +17,15 @@ class Lit:
     """A literal marker in a call's sequence; `optional` ones are skipped when absent.
 
     `alternatives` are other spellings of the same marker; a `peek` literal must come
-    next but is left for the following item to read (Llama's bare `{"name": …}`).
+    next but is left for the following item to read (Llama's bare `{"name": …}`). A `lazy`
+    optional literal (`"…"??`) reads the same; render leaves it out, as the model does.
     """
 
     text: str
     optional: bool = False
     alternatives: tuple[str, ...] = ()
     peek: bool = False
+    lazy: bool = False
     line: int = 0
 
     @property
@@ -33,8 +35,11 @@ class Lit:
 
 @dataclass(frozen=True, slots=True)
 class Ws:
-    """Any run of whitespace (possibly empty); it belongs to the markup."""
+    """Any run of whitespace (possibly empty); it belongs to the markup. `write` is the
+    whitespace render writes there (the family's template's, `ws(write="\n")`): reading
+    takes any run whatever it says."""
 
+    write: str = ""
     line: int = 0
 
 

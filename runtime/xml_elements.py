@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from json.encoder import encode_basestring  # json.dumps(str, ensure_ascii=False), in C
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from .batched import MarkupArgs
 from .coerce import coerce_text, json_text
 from .markers import markers
-from .protocol import DialectRow, Sink, render_value_text
+from .protocol import Call, DialectRow, Sink, render_value_text, the_call
 from .schemas import item_schema, property_schema, schema_types, streams_as_text
 from .spec import XmlElements
 
@@ -371,8 +371,9 @@ def render_element(prefix: str, key: str, value: Any) -> str:
     return f"{prefix}<{key}>{body}{prefix}</{key}>"
 
 
-def render_xml_elements(item: XmlElements, name: str, args: dict[str, Any]) -> str:
-    return "".join(render_element(item.prefix, key, value) for key, value in args.items())
+def render_xml_elements(item: XmlElements, calls: Sequence[Call]) -> str:
+    pairs = the_call(calls)[1]
+    return "".join(render_element(item.prefix, key, value) for key, value in pairs)
 
 
 XML_ELEMENTS = DialectRow(

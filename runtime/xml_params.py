@@ -18,12 +18,12 @@ from __future__ import annotations
 from functools import lru_cache
 from json.encoder import encode_basestring  # json.dumps(str, ensure_ascii=False), in C
 import re
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Sequence
 
 from .batched import MarkupArgs
 from .coerce import coerce_json, coerce_text, decode_json_or_text, json_text
 from .markers import Markers, markers
-from .protocol import DialectRow, RenderError, Sink, render_value_text
+from .protocol import Call, DialectRow, RenderError, Sink, render_value_text, the_call
 from .schemas import streams_as_text
 from .spec import XmlParams
 
@@ -440,10 +440,10 @@ def render_key(item: XmlParams, key: str, value: Any) -> str:
     raise RenderError(f"cannot write the key {key!r} in the shape /{item.key_pattern}/ reads")
 
 
-def render_xml_params(item: XmlParams, name: str, args: dict[str, Any]) -> str:
+def render_xml_params(item: XmlParams, calls: Sequence[Call]) -> str:
     newline = "\n" if item.trim_newline else ""
     out = []
-    for key, value in args.items():
+    for key, value in the_call(calls)[1]:
         if item.strip and isinstance(value, str) and value != value.strip():
             raise RenderError(f"xml_params(strip=true) strips values: {value!r} cannot be written")
         out.append(

@@ -15,6 +15,7 @@ from render_samples import call_for, carries
 from toolgrammar.cli import main
 from toolgrammar.runtime.params import with_params
 from toolgrammar.runtime.registry import get_spec
+from toolgrammar.runtime.render import render_output
 
 FAMILIES = sorted({get_spec(name).name for name in toolgrammar.families()})
 CALLS = [
@@ -78,3 +79,53 @@ def test_cli_render(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     calls.write_text("not json", encoding="utf-8")
     assert main(["render", "kimi_k2", str(calls)]) == 2
     assert "not JSON" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_arguments_as_pairs_may_repeat_a_key(family: str) -> None:
+    """A model looping on one parameter writes it again: every pair is written, in order, and
+    the call reads back as JSON does a repeated key (first position, last value)."""
+    spec = with_params(get_spec(family))
+    pairs = [("path", "a.txt"), ("content", "one"), ("content", "two")]
+    text = render_output(spec, [("write_file", pairs)])
+    assert text.count("one") == 1 and text.count("two") == 1
+    assert text.index("one") < text.index("two")
+    message = toolgrammar.parse(family, text, TOOLS, reasoning_open=False)
+    [call] = message.tool_calls
+    assert json.loads(call.function.arguments) == {"path": "a.txt", "content": "two"}
+    as_dict = {"path": "a.txt", "content": "one"}
+    assert render_output(spec, [("write_file", list(as_dict.items()))]) == render_output(
+        spec, [("write_file", as_dict)]
+    )
+
+
+def test_a_dialect_that_lists_calls_writes_them_in_one_list() -> None:
+    text = toolgrammar.render("pythonic", CALLS, TOOLS)
+    assert text == (
+        "[get_weather(city='Paris', days=3), write_file(path='notes.txt', content='hello\\nworld')]"
+    )
+    text = toolgrammar.render("jamba", CALLS, TOOLS)
+    assert text.count("<tool_calls>") == 1 and text.count('{"name": ') == 2
+
+
+WEATHER = [{"name": "get_weather", "arguments": {"city": "Paris"}}]
+AS_THE_MODEL_WRITES = {
+    # ws(write="\n") where the chat template writes a newline
+    "hermes": '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
+    "deepseek_v3": (
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n"
+        '```json\n{"city": "Paris"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>'
+    ),
+    "qwen3_coder": (
+        "<tool_call>\n<function=get_weather><parameter=city>\nParis\n</parameter>\n"
+        "</function>\n</tool_call>"
+    ),
+    # lazy literals ("…"??) the model does not write
+    "llama3_json": '{"name": "get_weather", "parameters": {"city": "Paris"}}',
+    "xlam": '[{"name": "get_weather", "arguments": {"city": "Paris"}}]',
+}
+
+
+@pytest.mark.parametrize("family", sorted(AS_THE_MODEL_WRITES))
+def test_render_writes_the_spelling_the_grammar_gives(family: str) -> None:
+    assert toolgrammar.render(family, WEATHER, TOOLS) == AS_THE_MODEL_WRITES[family]

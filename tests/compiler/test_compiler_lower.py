@@ -47,7 +47,7 @@ def test_qwen3_coder() -> None:
     spec = lower_file("qwen3_coder")
     assert spec.call == (
         rt.Lit("<tool_call>", optional=True, line=line_of("qwen3_coder", '"<tool_call>"?')),
-        rt.Ws(line=line_of("qwen3_coder", '"<tool_call>"?')),
+        rt.Ws(write="\n", line=line_of("qwen3_coder", '"<tool_call>"?')),
         rt.Lit("<function=", line=line_of("qwen3_coder", '"<function="')),
         rt.Name(until=(">",), line=line_of("qwen3_coder", '"<function="')),
         rt.Lit(">", line=line_of("qwen3_coder", '"<function="')),
@@ -59,10 +59,14 @@ def test_qwen3_coder() -> None:
             trim_newline=True,
             line=line_of("qwen3_coder", "xml_params("),
         ),
-        rt.Ws(line=line_of("qwen3_coder", 'ws "</function>"')),
-        rt.Lit("</function>", line=line_of("qwen3_coder", 'ws "</function>"')),
-        rt.Ws(line=line_of("qwen3_coder", 'ws "</function>"')),
-        rt.Lit("</tool_call>", optional=True, line=line_of("qwen3_coder", 'ws "</function>"')),
+        rt.Ws(write="\n", line=line_of("qwen3_coder", 'ws(write="\\n") "</function>"')),
+        rt.Lit("</function>", line=line_of("qwen3_coder", 'ws(write="\\n") "</function>"')),
+        rt.Ws(write="\n", line=line_of("qwen3_coder", 'ws(write="\\n") "</function>"')),
+        rt.Lit(
+            "</tool_call>",
+            optional=True,
+            line=line_of("qwen3_coder", 'ws(write="\\n") "</function>"'),
+        ),
     )
     assert spec.openers == (("<tool_call>", 1), ("<function=", 3))
     assert spec.follows == ((), (), (), (">",), (), ("</function>",), (), (), (), ())
