@@ -14,22 +14,22 @@ SPEC = FamilySpec(
     source="grammars/ling3.tg",
     source_sha256="9429165104425a6014964c925f04fd9d72297272a75bbf1df64e5b8cc48af1c0",
     call=(
-        # grammars/glm45.tg:23: "<tool_call>" ws
-        Lit(text="<tool_call>", line=23),
-        Ws(line=23),
-        # grammars/glm45.tg:24: name(until=["<arg_key>", "</tool_call>"])
-        Name(until=("<arg_key>", "</tool_call>"), line=24),
-        # grammars/glm45.tg:25: xml_params(open="<arg_key>", key_end="</arg_key>", value_open="<arg_value>", value_end="</arg_value>")
+        # grammars/glm45.tg:24: "<tool_call>" ws
+        Lit(text="<tool_call>", line=24),
+        Ws(line=24),
+        # grammars/glm45.tg:25: name(until=["<arg_key>", "</tool_call>"])
+        Name(until=("<arg_key>", "</tool_call>"), line=25),
+        # grammars/glm45.tg:26: xml_params(open="<arg_key>", key_end="</arg_key>", value_open="<arg_value>", value_end="</arg_value>")
         XmlParams(
             open="<arg_key>",
             key_end="</arg_key>",
             value_end="</arg_value>",
             value_open="<arg_value>",
-            line=25,
+            line=26,
         ),
-        # grammars/glm45.tg:27: ws "</tool_call>"
-        Ws(line=27),
-        Lit(text="</tool_call>", line=27),
+        # grammars/glm45.tg:28: ws "</tool_call>"
+        Ws(line=28),
+        Lit(text="</tool_call>", line=28),
     ),
     openers=(("<tool_call>", 1),),
     # follows[i]: the literals that can come right after call item i
@@ -42,8 +42,8 @@ SPEC = FamilySpec(
         (),  # 5: "</tool_call>"
     ),
     reasoning=(
-        # grammars/glm45.tg:20: reasoning "<think>" "</think>" prompt_opened
-        Reasoning(opens=("<think>",), closes=("</think>",), prompt_opened=True, line=20),
+        # grammars/glm45.tg:21: reasoning "<think>" "</think>" prompt_opened
+        Reasoning(opens=("<think>",), closes=("</think>",), prompt_opened=True, line=21),
     ),
     section=None,
 )

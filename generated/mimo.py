@@ -54,8 +54,8 @@ SPEC = FamilySpec(
         (),  # 9: "</tool_call>"?
     ),
     reasoning=(
-        # grammars/qwen3_coder.tg:19: reasoning "<think>" "</think>"
-        Reasoning(opens=("<think>",), closes=("</think>",), line=19),
+        # grammars/qwen3_coder.tg:20: reasoning "<think>" "</think>"
+        Reasoning(opens=("<think>",), closes=("</think>",), line=20),
     ),
     section=None,
 )

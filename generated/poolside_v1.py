@@ -18,22 +18,22 @@ SPEC = FamilySpec(
     source="grammars/poolside_v1.tg",
     source_sha256="552ac8eb0efb7abd08b2c2e1d4e1588ae9f64f047753ac985f65843daf748510",
     call=(
-        # grammars/glm45.tg:23: "<tool_call>" ws
-        Lit(text="<tool_call>", line=23),
-        Ws(line=23),
-        # grammars/glm45.tg:24: name(until=["<arg_key>", "</tool_call>"])
-        Name(until=("<arg_key>", "</tool_call>"), line=24),
-        # grammars/glm45.tg:25: xml_params(open="<arg_key>", key_end="</arg_key>", value_open="<arg_value>", value_end="</arg_value>")
+        # grammars/glm45.tg:24: "<tool_call>" ws
+        Lit(text="<tool_call>", line=24),
+        Ws(line=24),
+        # grammars/glm45.tg:25: name(until=["<arg_key>", "</tool_call>"])
+        Name(until=("<arg_key>", "</tool_call>"), line=25),
+        # grammars/glm45.tg:26: xml_params(open="<arg_key>", key_end="</arg_key>", value_open="<arg_value>", value_end="</arg_value>")
         XmlParams(
             open="<arg_key>",
             key_end="</arg_key>",
             value_end="</arg_value>",
             value_open="<arg_value>",
-            line=25,
+            line=26,
         ),
-        # grammars/glm45.tg:27: ws "</tool_call>"
-        Ws(line=27),
-        Lit(text="</tool_call>", line=27),
+        # grammars/glm45.tg:28: ws "</tool_call>"
+        Ws(line=28),
+        Lit(text="</tool_call>", line=28),
     ),
     openers=(("<tool_call>", 1),),
     # follows[i]: the literals that can come right after call item i

@@ -66,7 +66,7 @@ def test_qwen3_coder() -> None:
     )
     assert spec.openers == (("<tool_call>", 1), ("<function=", 3))
     assert spec.follows == ((), (), (), (">",), (), ("</function>",), (), (), (), ())
-    assert spec.aliases == ("qwen3_xml", "step5")
+    assert spec.aliases == ("qwen3_xml", "step5", "nanbeige")
     assert spec.reasoning == (
         rt.Reasoning(("<think>",), ("</think>",), line=line_of("qwen3_coder", "reasoning")),
     )
@@ -108,7 +108,7 @@ def test_hermes() -> None:
     assert spec.call[2] == rt.JsonCall(
         ("name",), ("arguments", "parameters"), line=line_of("hermes", "json_call(")
     )
-    assert spec.aliases == ("qwen3_json",)
+    assert spec.aliases == ("qwen3_json", "qwen", "qwen25")
     assert spec.reasoning == (
         rt.Reasoning(("<think>",), ("</think>",), line=line_of("hermes", "reasoning")),
     )
