@@ -96,6 +96,7 @@ def test_kimi_k2() -> None:
     assert spec.section == rt.Section(
         opens=("<|tool_calls_section_begin|>", "<|tool_call_section_begin|>"),
         closes=("<|tool_calls_section_end|>", "<|tool_call_section_end|>"),
+        optional=True,
         line=line_of("kimi_k2", "section ["),
     )
     assert spec.aliases == ()
