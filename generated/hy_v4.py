@@ -56,8 +56,8 @@ SPEC = FamilySpec(
             opens=("<think${suffix}>",), closes=("</think${suffix}>",), prompt_opened=True, line=17
         ),
     ),
-    # grammars/hy_v3.tg:22: section "<tool_calls${suffix}>" "</tool_calls${suffix}>"
-    section=Section(opens=("<tool_calls${suffix}>",), closes=("</tool_calls${suffix}>",), line=22),
-    # grammars/hy_v3.tg:18: param suffix = ""
+    # grammars/hy_v3.tg:25: section "<tool_calls${suffix}>" "</tool_calls${suffix}>"
+    section=Section(opens=("<tool_calls${suffix}>",), closes=("</tool_calls${suffix}>",), line=25),
+    # grammars/hy_v3.tg:21: param suffix = ""
     params=(("suffix", ""),),
 )

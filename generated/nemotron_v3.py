@@ -20,27 +20,33 @@ SPEC = FamilySpec(
     source="grammars/nemotron_v3.tg",
     source_sha256="e8965f488ead4cf0b9fc1d3cffbc3fe0ac6713ffb70f0fb76d0b61fdb0339962",
     call=(
-        # grammars/qwen3_coder.tg:25: "<tool_call>"? ws(write="\n")
-        Lit(text="<tool_call>", optional=True, line=25),
-        Ws(write="\n", line=25),
-        # grammars/qwen3_coder.tg:26: "<function=" name(until=">") ">"
-        Lit(text="<function=", line=26),
-        Name(until=(">",), line=26),
-        Lit(text=">", line=26),
-        # grammars/qwen3_coder.tg:27: xml_params(open="<parameter=", key_end=">", value_end="</parameter>", implicit_end=["<parameter=", "</function>"], trim_newline=true)
+        # grammars/qwen3_coder.tg:28: "<tool_call>"? ws(write="\n")
+        Lit(text="<tool_call>", optional=True, line=28),
+        Ws(write="\n", line=28),
+        # grammars/qwen3_coder.tg:29: "<function=" name(until=">") ">"
+        Lit(text="<function=", line=29),
+        Name(until=(">",), line=29),
+        Lit(text=">", line=29),
+        # grammars/qwen3_coder.tg:30: xml_params(open="<parameter=", key_end=">", value_end="</parameter>", implicit_end=["<parameter=", "</function>", "</parameter1>", "</parameter_function>", "</parameter\n"], trim_newline=true)
         XmlParams(
             open="<parameter=",
             key_end=">",
             value_end="</parameter>",
-            implicit_end=("<parameter=", "</function>"),
+            implicit_end=(
+                "<parameter=",
+                "</function>",
+                "</parameter1>",
+                "</parameter_function>",
+                "</parameter\n",
+            ),
             trim_newline=True,
-            line=27,
+            line=30,
         ),
-        # grammars/qwen3_coder.tg:32: ws(write="\n") "</function>" ws(write="\n") "</tool_call>"?
-        Ws(write="\n", line=32),
-        Lit(text="</function>", line=32),
-        Ws(write="\n", line=32),
-        Lit(text="</tool_call>", optional=True, line=32),
+        # grammars/qwen3_coder.tg:36: ws(write="\n") "</function>" ws(write="\n") "</tool_call>"?
+        Ws(write="\n", line=36),
+        Lit(text="</function>", line=36),
+        Ws(write="\n", line=36),
+        Lit(text="</tool_call>", optional=True, line=36),
     ),
     openers=(("<tool_call>", 1), ("<function=", 3)),
     # follows[i]: the literals that can come right after call item i
@@ -61,6 +67,6 @@ SPEC = FamilySpec(
         Reasoning(opens=("<think>",), closes=("</think>",), prompt_opened=True, line=15),
     ),
     section=None,
-    # grammars/qwen3_coder.tg:19: ignore "<|im_end|>"
+    # grammars/qwen3_coder.tg:22: ignore "<|im_end|>"
     ignore=("<|im_end|>",),
 )

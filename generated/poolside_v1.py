@@ -18,22 +18,22 @@ SPEC = FamilySpec(
     source="grammars/poolside_v1.tg",
     source_sha256="552ac8eb0efb7abd08b2c2e1d4e1588ae9f64f047753ac985f65843daf748510",
     call=(
-        # grammars/glm45.tg:27: "<tool_call>" ws
-        Lit(text="<tool_call>", line=27),
-        Ws(line=27),
-        # grammars/glm45.tg:28: name(until=["<arg_key>", "</tool_call>"])
-        Name(until=("<arg_key>", "</tool_call>"), line=28),
-        # grammars/glm45.tg:29: xml_params(open="<arg_key>", key_end="</arg_key>", value_open="<arg_value>", value_end="</arg_value>")
+        # grammars/glm45.tg:28: "<tool_call>" ws
+        Lit(text="<tool_call>", line=28),
+        Ws(line=28),
+        # grammars/glm45.tg:29: name(until=["<arg_key>", "</tool_call>"])
+        Name(until=("<arg_key>", "</tool_call>"), line=29),
+        # grammars/glm45.tg:30: xml_params(open="<arg_key>", key_end="</arg_key>", value_open="<arg_value>", value_end="</arg_value>")
         XmlParams(
             open="<arg_key>",
             key_end="</arg_key>",
             value_end="</arg_value>",
             value_open="<arg_value>",
-            line=29,
+            line=30,
         ),
-        # grammars/glm45.tg:31: ws "</tool_call>"
-        Ws(line=31),
-        Lit(text="</tool_call>", line=31),
+        # grammars/glm45.tg:32: ws "</tool_call>"
+        Ws(line=32),
+        Lit(text="</tool_call>", line=32),
     ),
     openers=(("<tool_call>", 1),),
     # follows[i]: the literals that can come right after call item i
@@ -50,6 +50,6 @@ SPEC = FamilySpec(
         Reasoning(opens=("<think>",), closes=("</think>",), line=12),
     ),
     section=None,
-    # grammars/glm45.tg:21: ignore ["<|user|>", "<|observation|>", "<|endoftext|>"]
+    # grammars/glm45.tg:22: ignore ["<|user|>", "<|observation|>", "<|endoftext|>"]
     ignore=("<|user|>", "<|observation|>", "<|endoftext|>"),
 )

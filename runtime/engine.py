@@ -276,6 +276,8 @@ class Engine:
     def _text(self, text: str) -> None:
         if not text:
             return
+        if self._state.section_opener:  # text after it: the opener can no longer go back
+            self._state.section_opener = ""  # in order, so it stays markup
         if self.mode == REASONING:
             self._out.text(REASONING, text)
             return
@@ -316,8 +318,11 @@ class Engine:
 
     def _marker(self, lit: str, pos: int) -> int:
         family = self.family
-        if lit in family.ignore and not (self.mode == REASONING and lit in family.reasoning_closes):
-            return pos  # (a marker both ignored and closing reasoning closes it there)
+        if lit in family.ignore and not (
+            (self.mode == REASONING and lit in family.reasoning_closes)
+            or (self.mode == SECTION and lit in family.section_closes)
+        ):
+            return pos  # (a marker both ignored and closing the open block closes it there)
         messages = family.messages
         if messages is not None:  # a header or a message's end also closes a section
             if lit == messages.header:
@@ -723,9 +728,8 @@ class Engine:
 
     def _section_back(self) -> None:
         """At a normal stop, a section that holds no call was text: its opener goes back."""
-        if self._state.section_opener:
-            self._text(self._state.section_opener)
-            self._state.section_opener = ""
+        opener, self._state.section_opener = self._state.section_opener, ""
+        self._text(opener)
 
     def _unfinished(self, end: int) -> int:
         """End of output inside a call opener: drop it, keep the text before it."""

@@ -177,8 +177,12 @@ def test_cli_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     captured = capsys.readouterr()
     trace = captured.err.splitlines()
     assert trace[0].startswith("feed #1 (16 chars) in content: ")
-    assert any("grammars/hermes.tg:24" in line and "opens a call" in line for line in trace)
-    assert any("grammars/hermes.tg:25" in line and "json_call" in line for line in trace)
+    grammar = (Path(__file__).parent.parent / "grammars" / "hermes.tg").read_text("utf-8")
+    lines = grammar.splitlines()
+    opener = next(n for n, text in enumerate(lines, 1) if text.strip().startswith('"<tool_call>"'))
+    dialect = next(n for n, text in enumerate(lines, 1) if "json_call(" in text)
+    assert any(f"grammars/hermes.tg:{opener} " in line and "opens a call" in line for line in trace)
+    assert any(f"grammars/hermes.tg:{dialect} " in line and "json_call" in line for line in trace)
     assert any(line.strip() == "emit call 0 begins: get_weather (id call_0)" for line in trace)
     message = json.loads(captured.out.splitlines()[-1])["message"]  # stdout stays JSON lines
     assert message["tool_calls"][0]["function"]["name"] == "get_weather"

@@ -70,7 +70,7 @@ def test_compare_reports_stale_missing_and_extra(grammar_copy: Path, tmp_path: P
     out = tmp_path / "generated"
     build(grammar_copy, out)
     grammar = grammar_copy / "hermes.tg"
-    grammar.write_text(grammar.read_text().replace("aliases qwen3_json", "aliases qwen3_json, hj"))
+    grammar.write_text(grammar.read_text().replace("aliases qwen3_json, qwen, qwen25", "aliases qwen3_json, qwen, qwen25, hj"))
     (out / "kimi_k2.py").unlink()
     (out / "old_family.py").write_text(f"{GENERATED_MARK} from grammars/old.tg. DO NOT EDIT.\n")
     (out / "helper.py").write_text("# hand-written, not ours\n")
@@ -81,8 +81,8 @@ def test_compare_reports_stale_missing_and_extra(grammar_copy: Path, tmp_path: P
     assert names(result.stale) == ["__init__.py", "hermes.py", "kimi_k2.py", "old_family.py"]
     assert names(result.missing) == ["kimi_k2.py"]
     assert names(result.extra) == ["old_family.py"]
-    assert '+    aliases=("qwen3_json", "hj"),' in result.diff
-    assert '-    aliases=("qwen3_json",),' in result.diff
+    assert '+    aliases=("qwen3_json", "qwen", "qwen25", "hj"),' in result.diff
+    assert '-    aliases=("qwen3_json", "qwen", "qwen25"),' in result.diff
     assert "hermes.py (fresh build)" in result.diff
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # compare writes nothing
 

@@ -55,7 +55,13 @@ def test_qwen3_coder() -> None:
             open="<parameter=",
             key_end=">",
             value_end="</parameter>",
-            implicit_end=("<parameter=", "</function>"),
+            implicit_end=(
+                "<parameter=",
+                "</function>",
+                "</parameter1>",
+                "</parameter_function>",
+                "</parameter\n",
+            ),
             trim_newline=True,
             line=line_of("qwen3_coder", "xml_params("),
         ),
@@ -70,7 +76,7 @@ def test_qwen3_coder() -> None:
     )
     assert spec.openers == (("<tool_call>", 1), ("<function=", 3))
     assert spec.follows == ((), (), (), (">",), (), ("</function>",), (), (), (), ())
-    assert spec.aliases == ("qwen3_xml", "step5")
+    assert spec.aliases == ("qwen3_xml", "step5", "nanbeige")
     assert spec.reasoning == (
         rt.Reasoning(("<think>",), ("</think>",), line=line_of("qwen3_coder", "reasoning")),
     )
@@ -100,6 +106,7 @@ def test_kimi_k2() -> None:
     assert spec.section == rt.Section(
         opens=("<|tool_calls_section_begin|>", "<|tool_call_section_begin|>"),
         closes=("<|tool_calls_section_end|>", "<|tool_call_section_end|>"),
+        optional=True,
         line=line_of("kimi_k2", "section ["),
     )
     assert spec.aliases == ()
@@ -112,7 +119,7 @@ def test_hermes() -> None:
     assert spec.call[2] == rt.JsonCall(
         ("name",), ("arguments", "parameters"), line=line_of("hermes", "json_call(")
     )
-    assert spec.aliases == ("qwen3_json",)
+    assert spec.aliases == ("qwen3_json", "qwen", "qwen25")
     assert spec.reasoning == (
         rt.Reasoning(("<think>",), ("</think>",), line=line_of("hermes", "reasoning")),
     )
