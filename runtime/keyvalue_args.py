@@ -5,7 +5,8 @@ delimiter), strings sit between two delimiters with no escaping, `{â€¦}` and `[â
 a bare value runs to the next `,`, `}` or `]`. FunctionGemma writes the same with `<escape>`.
 
 Every leaf is text; the tool's schema types it (an integer property written `3` or `<|"|>3<|"|>`
-is 3; with no schema a leaf stays text), recursing through `properties` and `items`. A
+is 3; with no schema a leaf between delimiters stays text and a bare leaf is a JSON number,
+`true`, `false` or `null` when it reads as one), recursing through `properties` and `items`. A
 top-level string value whose schema allows only strings (or that has none) streams as a JSON
 string as it arrives, holding back only what could still be the closing delimiter or a
 marker; every other value is buffered until complete, then typed and sent whole.
@@ -20,7 +21,7 @@ import re
 from typing import Any
 
 from .batched import MarkupArgs
-from .coerce import coerce_text, json_text
+from .coerce import coerce_bare, coerce_text, json_text
 from .markers import Markers, markers
 from .protocol import DialectRow, Sink
 from .schemas import item_schema, property_schema, streams_as_text
@@ -228,8 +229,10 @@ class KeyValueArgsBuilder(MarkupArgs):
             if string is not None and as_text:
                 body = encode_basestring(string)
             elif ends:  # a typed value, complete only at `,` or the closer
-                leaf = string if string is not None else whole["bare"].strip()
-                body = json_text(coerce_text(leaf, schema))
+                if string is not None:
+                    body = json_text(coerce_text(string, schema))
+                else:
+                    body = json_text(coerce_bare(whole["bare"].strip(), schema))
             else:
                 return pos
             if self._count:
@@ -383,7 +386,11 @@ class KeyValueArgsBuilder(MarkupArgs):
 
 
 class _Text(str):
-    """A leaf of the value: text the schema types."""
+    """A leaf of the value: text between string delimiters, which the schema types."""
+
+
+class _Bare(str):
+    """A leaf written bare: typed by the schema, else read as a JSON literal if it is one."""
 
 
 class _Reader:
@@ -410,7 +417,7 @@ class _Reader:
         start = self.pos
         while self.pos < len(text) and text[self.pos] not in ",}]":
             self.pos += 1
-        return _Text(text[start : self.pos].strip())
+        return _Bare(text[start : self.pos].strip())
 
     def _container(self, depth: int) -> object:
         text = self.text
@@ -456,6 +463,8 @@ def _typed(value: object, schema: dict | None) -> object:
         return {k: _typed(v, property_schema(schema, k)) for k, v in value.items()}
     if isinstance(value, list):
         return [_typed(v, item_schema(schema, i)) for i, v in enumerate(value)]
+    if isinstance(value, _Bare):
+        return coerce_bare(str(value), schema)
     return coerce_text(str(value), schema)
 
 
