@@ -78,7 +78,7 @@ class XmlParams:
     between OPEN and KEY_END (fullmatch, after stripping): group `key` is the name and
     an optional group `text` is a per-parameter flag, raw text when its value is in
     `text_when`, JSON otherwise (DSML's `string="true"`). `xml_unescape` decodes XML
-    entities in values.
+    entities in values and key names.
     """
 
     open: str

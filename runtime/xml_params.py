@@ -233,6 +233,8 @@ class XmlParamsBuilder(MarkupArgs):
                 name = found.group("key")
                 if "text" in found.re.groupindex:  # an absent flag reads as ""
                     json_flagged = (found.group("text") or "") not in self.spec.text_when
+        if self.spec.xml_unescape and "&" in name:  # an attribute value: `name="a&amp;b"`
+            name = xml_unescape(name)
         schema = self.schema_of(name)
         as_text = not json_flagged and (schema is None or streams_as_text(schema))
         key = _Key(name, json_flagged, schema, as_text, encode_basestring(name) + ": ")
