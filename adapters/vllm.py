@@ -41,11 +41,9 @@ non-streaming result has content and calls, nothing else. So:
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any, ClassVar
 
 from vllm.entrypoints.generate.base.protocol import (
@@ -60,6 +58,7 @@ from vllm.reasoning import ReasoningParser, ReasoningParserManager
 from vllm.tool_parsers import ToolParser, ToolParserManager
 
 import toolgrammar
+from toolgrammar.adapters.env_params import params_from_env
 from toolgrammar.adapters.markup import special_markers
 from toolgrammar.runtime.deltas import Delta
 from toolgrammar.runtime.params import with_params
@@ -113,24 +112,9 @@ def _request_tools(request: Any) -> list[dict[str, Any]] | None:
     return out
 
 
-@lru_cache(maxsize=8)
-def _all_params(raw: str) -> dict[str, dict[str, str]]:
-    try:
-        table = json.loads(raw) if raw.strip() else {}
-    except ValueError as exc:
-        raise ValueError(f"{PARAMS_ENV} is not JSON: {exc}") from None
-    if not isinstance(table, dict) or not all(
-        isinstance(v, dict) and all(isinstance(x, str) for x in v.values()) for v in table.values()
-    ):
-        raise ValueError(
-            f'{PARAMS_ENV} must map names to string params: {{"hy_v4": {{"suffix": ":x"}}}}'
-        )
-    return table
-
-
 def params(family: str) -> dict[str, str] | None:
     """The grammar params the environment gives for `family` (None: the grammar's defaults)."""
-    return _all_params(os.environ.get(PARAMS_ENV, "")).get(family)
+    return params_from_env(PARAMS_ENV, family)
 
 
 class _Collected:
@@ -266,12 +250,15 @@ class ToolgrammarToolParser(ToolParser):
         collected.add(self._stream.feed(delta_text), self._reasoning_as_content)
         return collected.message()
 
-    def finish_streaming(self) -> DeltaMessage | None:
-        """End of stream (any finish reason): close what was streamed, release held text."""
+    def finish_streaming(self, finish_reason: str | None = None) -> DeltaMessage | None:
+        """End of stream: close what was streamed, release held text.
+
+        vLLM calls it without the reason; the reason decides what the end held back
+        (docs/policies.md, "Unfinished output"), so a caller that knows it may pass it."""
         if self._stream is None:
             return None
         collected = _Collected()
-        collected.add(self._stream.finish("stop"), self._reasoning_as_content)
+        collected.add(self._stream.finish(finish_reason or "stop"), self._reasoning_as_content)
         return collected.message()
 
 

@@ -54,8 +54,10 @@ SPEC = FamilySpec(
         (),  # 9: "</tool_call>"?
     ),
     reasoning=(
-        # grammars/qwen3_coder.tg:19: reasoning "<think>" "</think>"
-        Reasoning(opens=("<think>",), closes=("</think>",), line=19),
+        # grammars/qwen3_coder.tg:22: reasoning "<think>" "</think>"
+        Reasoning(opens=("<think>",), closes=("</think>",), line=22),
     ),
     section=None,
+    # grammars/qwen3_coder.tg:19: ignore "<|im_end|>"
+    ignore=("<|im_end|>",),
 )

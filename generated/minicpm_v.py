@@ -18,27 +18,27 @@ SPEC = FamilySpec(
     source="grammars/minicpm_v.tg",
     source_sha256="a071b7782a02196ae1501b93493902d13d5473062288fd286a339134fe198d8a",
     call=(
-        # grammars/qwen3_coder.tg:22: "<tool_call>"? ws
-        Lit(text="<tool_call>", optional=True, line=22),
-        Ws(line=22),
-        # grammars/qwen3_coder.tg:23: "<function=" name(until=">") ">"
-        Lit(text="<function=", line=23),
-        Name(until=(">",), line=23),
-        Lit(text=">", line=23),
-        # grammars/qwen3_coder.tg:24: xml_params(open="<parameter=", key_end=">", value_end="</parameter>", implicit_end=["<parameter=", "</function>"], trim_newline=true)
+        # grammars/qwen3_coder.tg:25: "<tool_call>"? ws
+        Lit(text="<tool_call>", optional=True, line=25),
+        Ws(line=25),
+        # grammars/qwen3_coder.tg:26: "<function=" name(until=">") ">"
+        Lit(text="<function=", line=26),
+        Name(until=(">",), line=26),
+        Lit(text=">", line=26),
+        # grammars/qwen3_coder.tg:27: xml_params(open="<parameter=", key_end=">", value_end="</parameter>", implicit_end=["<parameter=", "</function>"], trim_newline=true)
         XmlParams(
             open="<parameter=",
             key_end=">",
             value_end="</parameter>",
             implicit_end=("<parameter=", "</function>"),
             trim_newline=True,
-            line=24,
+            line=27,
         ),
-        # grammars/qwen3_coder.tg:29: ws "</function>" ws "</tool_call>"?
-        Ws(line=29),
-        Lit(text="</function>", line=29),
-        Ws(line=29),
-        Lit(text="</tool_call>", optional=True, line=29),
+        # grammars/qwen3_coder.tg:32: ws "</function>" ws "</tool_call>"?
+        Ws(line=32),
+        Lit(text="</function>", line=32),
+        Ws(line=32),
+        Lit(text="</tool_call>", optional=True, line=32),
     ),
     openers=(("<tool_call>", 1), ("<function=", 3)),
     # follows[i]: the literals that can come right after call item i
@@ -55,8 +55,8 @@ SPEC = FamilySpec(
         (),  # 9: "</tool_call>"?
     ),
     reasoning=(
-        # grammars/qwen3_coder.tg:19: reasoning "<think>" "</think>"
-        Reasoning(opens=("<think>",), closes=("</think>",), line=19),
+        # grammars/qwen3_coder.tg:22: reasoning "<think>" "</think>"
+        Reasoning(opens=("<think>",), closes=("</think>",), line=22),
     ),
     section=None,
     # grammars/minicpm_v.tg:13: ignore ["<|im_end|>", "<|reserved_12|>", "<|reserved_13|>", "<|reserved_14|>", "<|reserved_15|>", "<reserved_12>", "<reserved_13>", "<reserved_14>", "<reserved_15>"]

@@ -16,22 +16,22 @@ SPEC = FamilySpec(
     source="grammars/poolside_v1.tg",
     source_sha256="583fb50a71403742eace1471d27aa2d833599a045dfebfb96827b6d0ff4635f3",
     call=(
-        # grammars/glm45.tg:23: "<tool_call>" ws
-        Lit(text="<tool_call>", line=23),
-        Ws(line=23),
-        # grammars/glm45.tg:24: name(until=["<arg_key>", "</tool_call>"])
-        Name(until=("<arg_key>", "</tool_call>"), line=24),
-        # grammars/glm45.tg:25: xml_params(open="<arg_key>", key_end="</arg_key>", value_open="<arg_value>", value_end="</arg_value>")
+        # grammars/glm45.tg:27: "<tool_call>" ws
+        Lit(text="<tool_call>", line=27),
+        Ws(line=27),
+        # grammars/glm45.tg:28: name(until=["<arg_key>", "</tool_call>"])
+        Name(until=("<arg_key>", "</tool_call>"), line=28),
+        # grammars/glm45.tg:29: xml_params(open="<arg_key>", key_end="</arg_key>", value_open="<arg_value>", value_end="</arg_value>")
         XmlParams(
             open="<arg_key>",
             key_end="</arg_key>",
             value_end="</arg_value>",
             value_open="<arg_value>",
-            line=25,
+            line=29,
         ),
-        # grammars/glm45.tg:27: ws "</tool_call>"
-        Ws(line=27),
-        Lit(text="</tool_call>", line=27),
+        # grammars/glm45.tg:31: ws "</tool_call>"
+        Ws(line=31),
+        Lit(text="</tool_call>", line=31),
     ),
     openers=(("<tool_call>", 1),),
     # follows[i]: the literals that can come right after call item i
@@ -48,4 +48,6 @@ SPEC = FamilySpec(
         Reasoning(opens=("<think>",), closes=("</think>",), line=10),
     ),
     section=None,
+    # grammars/glm45.tg:21: ignore ["<|user|>", "<|observation|>", "<|endoftext|>"]
+    ignore=("<|user|>", "<|observation|>", "<|endoftext|>"),
 )

@@ -66,4 +66,6 @@ SPEC = FamilySpec(
         Reasoning(opens=("<seed:think>",), closes=("</seed:think>",), line=18),
     ),
     section=None,
+    # grammars/qwen3_coder.tg:19: ignore "<|im_end|>"
+    ignore=("<|im_end|>",),
 )

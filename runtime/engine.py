@@ -6,14 +6,16 @@ family's `FamilySpec` declares (`_scan`, `_marker`); in a call, the call's seque
 items (literals, whitespace, the name, one argument dialect) is read over the text as it
 arrives, one reader per item kind (`_read_literal`, …, dispatched by the kind
 `tables.CompiledFamily` precomputed). Its flags live in `state.EngineState`, the call
-being read in `state._Call`. It never re-reads text it has decided on: each delta
+being read in `_Call`. It never re-reads text it has decided on: each delta
 is scanned once, plus the few characters held back because they could still begin a
 marker.
 
-Policies that today's parsers answer per family are answered here, once (README,
-"Policies"): whitespace touching markup is markup; a tool-call opener ends an open
+Policies that today's parsers answer per family are answered here, once
+(docs/policies.md): whitespace touching markup is markup; a tool-call opener ends an open
 reasoning block; a call whose opener turns out malformed before its name is known
-goes back to the text it came from; an unfinished opener at the end is dropped.
+goes back to the text it came from; at the end of the output, the finish reason decides
+what was held back (`length`: an unfinished opener is dropped; a normal stop: text that is
+no call goes back, a lone name is a call with `{}`).
 """
 
 from __future__ import annotations
@@ -36,7 +38,12 @@ _MAX_JUNK = 256  # stray text inside a call, after its name, read as the call's 
 
 _WS = re.compile(r"\s*")
 _BAD_NAME = re.compile(r'[\s<>{}\[\]"]')  # no function name holds these; JSON or markup does
-_WORDS = re.compile(r"[^\W_]+(?:\s+[^\W_]+)*")  # letters and digits, spaces between
+# letters and digits, spaces between (and before: a space-led marker's prefix ` f`)
+_WORDS = re.compile(r"\s*[^\W_]+(?:\s+[^\W_]+)*")
+# a name a call may be made of at a normal stop with nothing after it (`7` is prose)
+_BARE_NAME = re.compile(r"[A-Za-z_][\w.\-]*")
+# the finish reasons of an output the model ended itself: nothing in it was cut
+NORMAL_STOPS = frozenset({"stop", "tool_calls"})
 
 
 class _Call:
@@ -100,6 +107,23 @@ def _lit_at(item: Lit, buf: str, pos: int) -> str:
     return max(found, key=len) if found else ""
 
 
+def _name_of(item: Name, raw: str) -> tuple[str, str | None]:
+    """The call's name in the text `raw` read for `item` ("" when it holds none), and the id
+    its header carries, if any."""
+    header_id = None
+    name = raw
+    if item.pattern is not None:
+        found = re.fullmatch(item.pattern, raw)
+        name = found.group("name") if found else ""
+        if item.id:
+            header_id = raw
+        elif found and "id" in found.re.groupindex and found.group("id"):
+            header_id = found.group("id")
+    if not name or len(raw) > item.max_len or _BAD_NAME.search(name):
+        return "", None
+    return name, header_id
+
+
 class Engine:
     """Incremental parser for one output of one family."""
 
@@ -125,6 +149,8 @@ class Engine:
         self.mode = REASONING if (reasoning_open and spec.reasoning) else CONTENT
         self.calls_emitted = 0
         self.finished = False
+        # the output ended at a normal stop (`NORMAL_STOPS`): what it holds back goes back
+        self._stopped = False
         self._state = EngineState()
         self._out = DeltaBuffer()
         self._call: _Call | None = None
@@ -143,24 +169,31 @@ class Engine:
             self._run(self._state.pending + text, eof=False)
         return self._out.take()
 
-    def finish(self) -> list[Delta]:
+    def finish(self, reason: str = "stop") -> list[Delta]:
+        """End of output. The reason decides what was held back: at a normal stop nothing
+        was cut, so text that is not a call goes back; at `length` an unfinished opener is
+        dropped ("Unfinished output" in docs/policies.md)."""
         if not self.finished:
-            self.finished = True
-            self._run(self._state.pending, eof=True)
-            self._end_of_output()
+            self._end(reason)
         return self._out.take()
 
-    def whole(self, text: str) -> tuple[list[str], list[str], dict[int, CallParts]]:
-        """The whole output at once: exactly `feed(text)` then `finish()`, its output
+    def whole(
+        self, text: str, reason: str = "stop"
+    ) -> tuple[list[str], list[str], dict[int, CallParts]]:
+        """The whole output at once: exactly `feed(text)` then `finish(reason)`, its output
         gathered (`DeltaBuffer.gather`) instead of made into deltas no one streams."""
         if self.finished:
             raise RuntimeError("whole() after finish()")
         if text:
             self._run(self._state.pending + text, eof=False)
+        self._end(reason)
+        return self._out.gather()
+
+    def _end(self, reason: str) -> None:
         self.finished = True
+        self._stopped = reason in NORMAL_STOPS
         self._run(self._state.pending, eof=True)
         self._end_of_output()
-        return self._out.gather()
 
     # -- the main loop --------------------------------------------------------------
 
@@ -214,13 +247,13 @@ class Engine:
             stop = len(buf) - held
             self._text(buf[pos:stop])
             if eof and held:
-                if _WORDS.fullmatch(buf, stop):  # `func` of `functools[`: prose ends in words
+                if self._held_is_prose(buf, stop):
                     self._text(buf[stop:])
                 else:  # `<tool_ca`, `plan</thi`: markup cut off, dropped with the
                     self._state.ws_held.clear()  # whitespace right before it
                 return len(buf)
             return stop
-        if markers.may_grow(buf, at, lit):
+        if markers.may_grow(buf, at, lit) and not (eof and self._ends_at(buf, at + len(lit))):
             self._text(buf[pos:at])  # the marker may still be the start of a longer one
             if not eof:
                 return at
@@ -228,6 +261,17 @@ class Engine:
             return len(buf)
         self._text(buf[pos:at])
         return self._marker(lit, at + len(lit))
+
+    def _ends_at(self, buf: str, end: int) -> bool:
+        """Whether a normal stop ends the output right at `end`: then a marker that ends
+        there is itself, not the start of a longer one cut short (`[` of `[TOOL_CALLS]`)."""
+        return self._stopped and end == len(buf)
+
+    def _held_is_prose(self, buf: str, start: int) -> bool:
+        """Whether the tail held back at the end as a possible marker start is text: words
+        (`func` of `functools[`, ` f` of ` functools`: prose ends in words), or at a normal
+        stop one character (`if a <`). Longer markup cut inside its spelling is dropped."""
+        return bool(_WORDS.fullmatch(buf, start)) or (self._stopped and len(buf) - start == 1)
 
     def _text(self, text: str) -> None:
         if not text:
@@ -293,13 +337,17 @@ class Engine:
             if lit in family.peek_openers:
                 return pos - len(lit)  # the call's next item reads it
             return pos
+        space = "".join(self._state.ws_held)  # (given back with a section holding no call)
         self._boundary()
         if lit in family.section_opens:
+            if self.mode != SECTION:
+                self._state.section_opener = space + lit
             self.mode = SECTION
             self._state.in_section = True
         elif lit in family.section_closes:
             self.mode = CONTENT
             self._state.in_section = False
+            self._state.section_opener = ""
         elif lit in family.reasoning_opens:
             if self.mode == CONTENT:
                 self.mode = REASONING
@@ -400,8 +448,10 @@ class Engine:
         ):
             if not eof:
                 return self._wait(pos)
-            if not call.committed:
-                return self._unfinished(end)
+            if not call.committed:  # cut inside its spelling: markup; else nothing followed
+                return (
+                    self._unfinished(end) if pos < end else self._opener_alone(call, pos, end, True)
+                )
             if pos < end:  # the output ends inside this marker: it is markup
                 call.item += 1
                 return end
@@ -438,7 +488,7 @@ class Engine:
             return self._mismatch(call, buf, pos, eof)
         if eof:
             if not call.committed:
-                return self._unfinished(len(buf))
+                return self._opener_alone(call, pos, len(buf))
             return self._mismatch(call, buf, pos, eof)
         return self._wait(pos)
 
@@ -449,34 +499,46 @@ class Engine:
             if len(buf) - pos > item.max_len + max(map(len, item.until)):
                 return self._abandon(call, pos)
             if eof:
-                # a bare name cut short is an unfinished opener (dropped); text that cannot
-                # be the start of a name ("[TOOL_CALLS] not json at all") was not a call
-                # the name so far, without a marker cut short after it (`ping\n</tool_ca`)
-                raw = buf[pos : len(buf) - markers.held(buf, pos)].strip()
-                if item.pattern is None:
-                    not_a_name = bool(_BAD_NAME.search(raw))
-                else:  # a header may hold spaces; words that do not fit it are prose
-                    not_a_name = bool(re.search(r"\s", raw)) and not re.fullmatch(item.pattern, raw)
-                if not_a_name:
-                    return self._abandon(call, pos)
-                return self._unfinished(len(buf))
+                return self._name_at_end(call, item, buf, pos)
             return self._wait(pos)  # the end of the name is not here yet
         raw = buf[pos:at].strip()
-        header_id = None
-        name = raw
-        if item.pattern is not None:
-            found = re.fullmatch(item.pattern, raw)
-            name = found.group("name") if found else ""
-            if item.id:
-                header_id = raw
-            elif found and "id" in found.re.groupindex and found.group("id"):
-                header_id = found.group("id")
-        if not name or len(raw) > item.max_len or _BAD_NAME.search(name):
+        name, header_id = _name_of(item, raw)
+        if not name:
             return self._abandon(call, pos)
         self._read(call, buf[pos:at])
         call.item += 1
         self._commit(call, name, header_id)
         return at
+
+    def _name_at_end(self, call: _Call, item: Name, buf: str, pos: int) -> int:
+        """The output ends inside a call's name (no marker after it yet).
+
+        Text that cannot start a name ("[TOOL_CALLS] not json at all") was not a call. At a
+        normal stop a whole name is a call with `{}` where nothing but its arguments may
+        follow it (`[TOOL_CALLS]ping`), and other text goes back; at `length`, and with a
+        marker cut inside its spelling after the name (`ping\n</tool_ca`), it is an
+        unfinished opener, dropped.
+        """
+        cut = self.family.name_markers[call.shape, call.item].held(buf, pos)
+        raw = buf[pos : len(buf) - cut].strip()
+        if item.pattern is None:
+            not_a_name = bool(_BAD_NAME.search(raw))
+        else:  # a header may hold spaces; words that do not fit it are prose
+            not_a_name = bool(re.search(r"\s", raw)) and not re.fullmatch(item.pattern, raw)
+        if not_a_name:
+            return self._abandon(call, pos)
+        if not self._stopped:
+            return self._unfinished(len(buf))
+        name, header_id = _name_of(item, raw)
+        if name and _BARE_NAME.fullmatch(name) and (call.shape, call.item) in self.family.bare:
+            self._read(call, buf[pos:])
+            call.item += 1
+            self._commit(call, name, header_id)
+            self._end_call()
+            return len(buf)
+        if cut:
+            return self._unfinished(len(buf))
+        return self._abandon(call, pos)
 
     def _read_dialect(self, call: _Call, item: Dialect, buf: str, pos: int, eof: bool) -> int:
         """Give the text at `pos` to the call's dialect (made on first use); at the end of
@@ -510,7 +572,7 @@ class Engine:
         assert dialect is not None
         if dialect.failed:  # type: ignore[union-attr]
             if new >= len(buf) and eof and not dialect.malformed:  # type: ignore[union-attr]
-                return self._unfinished(len(buf))  # the output ended inside the opener
+                return self._opener_alone(call, new, len(buf))  # the output ended inside the opener
             return self._abandon(call, new)  # not a call: its text goes back
         if call.peeked:
             return self._abandon(call, new)  # a lookahead `[]` that held no call: text
@@ -588,6 +650,7 @@ class Engine:
         """The name is known: the call is real from here on."""
         call.committed = True
         call.held = []
+        self._state.section_opener = ""
         call.dropped = False  # an array's next element is a call of its own
         self._boundary()
         if self.unknown_tools == "drop" and not self.tools.known(name):
@@ -641,12 +704,28 @@ class Engine:
             return pos
         self._call = None
         self.mode = call.back
+        if self._stopped and call.back == SECTION:
+            self._section_back()
         held = "".join(call.held)
         if not held and call.peeked:  # nothing read past a lookahead opener: it is text
             self._text(call.peeked)
             return pos + len(call.peeked)
         self._text(held)
         return pos
+
+    def _opener_alone(self, call: _Call, pos: int, end: int, markup_only: bool = False) -> int:
+        """The output ends after a call's opener, before its name, and no marker is cut
+        there: at a normal stop the text was no call and goes back, unless it is only
+        markup left after the calls (llama3's `; ` separator); else it is dropped."""
+        if self._stopped and not (markup_only and self.calls_emitted):
+            return self._abandon(call, pos)
+        return self._unfinished(end)
+
+    def _section_back(self) -> None:
+        """At a normal stop, a section that holds no call was text: its opener goes back."""
+        if self._state.section_opener:
+            self._text(self._state.section_opener)
+            self._state.section_opener = ""
 
     def _unfinished(self, end: int) -> int:
         """End of output inside a call opener: drop it, keep the text before it."""
@@ -683,6 +762,8 @@ class Engine:
                 self._end_call()
             else:
                 self._call = None
+        if self._stopped and self.mode == SECTION:
+            self._section_back()
         self._state.ws_held.clear()  # trailing whitespace of the content
 
 

@@ -18,6 +18,7 @@ class EngineState:
         "ws_held",
         "content_started",
         "in_section",
+        "section_opener",
         "routed",
         "header_back",
         "waiting",
@@ -31,6 +32,8 @@ class EngineState:
         self.ws_held: list[str] = []
         self.content_started = False  # leading whitespace of the content is dropped
         self.in_section = False
+        # the opener of the open section while no call is in it: text again if none comes
+        self.section_opener = ""
         self.routed = False  # the current reasoning or content came from a message route
         self.header_back = CONTENT  # the mode a message header was found in
         self.waiting = False  # a call's item waits for more text

@@ -27,6 +27,15 @@ def _kind_of(item: object) -> int:
     return NAMING_DIALECT if DIALECTS[type(item)].names_calls else DIALECT
 
 
+def _may_be_absent(item: object) -> bool:
+    """Whether a call may end before `item` and still be whole (its arguments read `{}`)."""
+    if isinstance(item, Ws):
+        return True
+    if isinstance(item, Lit):
+        return item.optional
+    return type(item) in DIALECTS and not DIALECTS[type(item)].names_calls
+
+
 class _Run:
     """Consecutive literals and whitespace of a call read in one regex match.
 
@@ -115,6 +124,7 @@ class CompiledFamily:
         "call_drop_prefixes",
         "section_drop_prefixes",
         "name_markers",
+        "bare",
         "skip_markers",
         "stops",
         "shapes",
@@ -187,6 +197,9 @@ class CompiledFamily:
         self.section_drop_prefixes = markers((*entry, *self.openers, *self.section_closes, *ends))
         # per (shape, item): the markers that end a name or a skip, the stops of a dialect
         self.name_markers: dict[tuple[int, int], Markers] = {}
+        # the (shape, item) of each name that nothing but its arguments must follow: a name
+        # alone at a normal stop is a call with `{}` there
+        self.bare: set[tuple[int, int]] = set()
         self.skip_markers: dict[tuple[int, int], Markers] = {}
         self.stops: dict[tuple[int, int], tuple[str, ...]] = {}
         # per shape, each item with its kind (`_kind_of`): a call's loop needs no type tests
@@ -199,6 +212,8 @@ class CompiledFamily:
             for index, item in enumerate(shape.call):
                 if isinstance(item, Name):
                     self.name_markers[number, index] = markers(item.until)
+                    if all(map(_may_be_absent, shape.call[index + 1 :])):
+                        self.bare.add((number, index))
                 elif isinstance(item, Skip):
                     self.skip_markers[number, index] = markers(item.until)
                 elif type(item) in DIALECTS:

@@ -279,15 +279,17 @@ class TracingEngine(Engine):
             self._report_held()
         return deltas
 
-    def finish(self) -> list[Delta]:
+    def finish(self, reason: str = "stop") -> list[Delta]:
         if not self.finished:
             self._start("", eof=True)
-        return super().finish()
+        return super().finish(reason)
 
-    def whole(self, text: str) -> tuple[list[str], list[str], dict[int, CallParts]]:
+    def whole(
+        self, text: str, reason: str = "stop"
+    ) -> tuple[list[str], list[str], dict[int, CallParts]]:
         if not self.finished:
             self._start(text, eof=True, whole=True)
-        return super().whole(text)
+        return super().whole(text, reason)
 
     def _start(self, text: str, eof: bool, whole: bool = False) -> None:
         self._feeds += 1

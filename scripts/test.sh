@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test, as CI runs them (.ci/run is this script): the plain suite, then the vLLM
 # adapter's tests in vLLM's environment (built under .cache/vllm/ by scripts/vllm_env.sh,
-# reused while it is current). Any failure, a missing environment or a run of no test fails.
+# reused while it is current), then the SGLang adapter's in SGLang's (.cache/sglang/,
+# scripts/sglang_env.sh). Any failure, a missing environment or a run of no test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pip install -e '.[test]'
@@ -9,3 +10,5 @@ toolgrammar build --check
 python -m pytest -q
 VLLM_PYTHON="$(bash scripts/vllm_env.sh)"
 TOOLGRAMMAR_VLLM_TESTS=1 "$VLLM_PYTHON" -m pytest -q -p no:warnings tests/vllm
+SGLANG_PYTHON="$(bash scripts/sglang_env.sh)"
+TOOLGRAMMAR_SGLANG_TESTS=1 "$SGLANG_PYTHON" -m pytest -q -p no:warnings tests/sglang

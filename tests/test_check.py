@@ -76,3 +76,20 @@ def test_bad_input_counts_the_big_value_and_deep_json() -> None:
     assert report.inputs >= 2 * report.samples + 2, report.summary()
     assert report.checked["kept"] > 0 and report.checked["promptness"] > 0
     assert report.ok, report.summary()
+
+
+SPACE_LED = """family space_led
+call
+    " functools" ws
+    json_call_array(name="name", arguments=["arguments", "parameters"])
+"""
+
+
+def test_prose_ending_in_a_space_led_openers_start_is_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # an opener led by a space held ` fun` of `Let's have fun` back and dropped it: the
+    # word before the end of the output vanished and no invariant fired
+    path = tmp_path / "space_led.tg"
+    path.write_text(SPACE_LED, encoding="utf-8")
+    assert main(["check", str(path), "--budget", "0.3"]) == 0, capsys.readouterr().out

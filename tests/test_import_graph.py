@@ -16,6 +16,8 @@ PACKAGES = ["toolgrammar", "toolgrammar.compiler", "toolgrammar.runtime", "toolg
 SKIP = {"toolgrammar.__main__"}  # runs the command
 if importlib.util.find_spec("vllm") is None:
     SKIP.add("toolgrammar.adapters.vllm")  # needs vLLM's environment (tests/vllm)
+if importlib.util.find_spec("sglang") is None:  # need SGLang's environment (tests/sglang)
+    SKIP.update(f"toolgrammar.adapters.sglang{m}" for m in ("", "_tools", "_reasoning"))
 
 if any(importlib.util.find_spec(m) is None for m in ("lark", "jinja2", "black")):
     PACKAGES.remove("toolgrammar.compiler")  # needs the compiler extra (vLLM's environment)

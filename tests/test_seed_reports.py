@@ -80,13 +80,42 @@ def test_seed001_coerced_middle_field_never_streamed_early(family: str, text: st
         ("qwen3_coder", "Checking the weather. <tool_ca"),
     ],
 )
-@pytest.mark.parametrize("finish", ["stop", "length"])
-def test_seed002_unfinished_opener_dropped_text_kept(family: str, text: str, finish: str) -> None:
+def test_seed002_unfinished_opener_dropped_text_kept(family: str, text: str) -> None:
+    # at `length` (the output was cut); a normal stop gives back what is no call (below)
     for size in (1, 4, len(text)):
-        _, message = _stream(family, text, size, finish=finish)
+        _, message = _stream(family, text, size, finish="length")
         assert message.content == "Checking the weather."
         assert message.tool_calls == []
-        assert message.finish_reason == finish
+        assert message.finish_reason == "length"
+
+
+@pytest.mark.parametrize(
+    "family,text,content",
+    [
+        # a marker cut inside its spelling is markup at any finish reason
+        ("qwen3_coder", "Checking the weather. <tool_call>\n<function", "Checking the weather."),
+        ("qwen3_coder", "Checking the weather. <tool_ca", "Checking the weather."),
+        # nothing was cut at a normal stop: text that is no call goes back (was dropped)
+        (
+            "hermes",
+            'Checking the weather. <tool_call>\n{"na',
+            'Checking the weather. <tool_call>\n{"na',
+        ),
+        (
+            "kimi_k2",
+            "Checking the weather. <|tool_calls_section_begin|><|tool_call_begin|>functions.get_we",
+            "Checking the weather. <|tool_calls_section_begin|><|tool_call_begin|>functions.get_we",
+        ),
+    ],
+)
+def test_seed002_at_a_normal_stop_only_cut_markers_are_dropped(
+    family: str, text: str, content: str
+) -> None:
+    for size in (1, 4, len(text)):
+        _, message = _stream(family, text, size, finish="stop")
+        assert message.content == content
+        assert message.tool_calls == []
+        assert message.finish_reason == "stop"
 
 
 SEVERAL = {

@@ -177,8 +177,8 @@ def test_cli_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     captured = capsys.readouterr()
     trace = captured.err.splitlines()
     assert trace[0].startswith("feed #1 (16 chars) in content: ")
-    assert any("grammars/hermes.tg:21" in line and "opens a call" in line for line in trace)
-    assert any("grammars/hermes.tg:22" in line and "json_call" in line for line in trace)
+    assert any("grammars/hermes.tg:24" in line and "opens a call" in line for line in trace)
+    assert any("grammars/hermes.tg:25" in line and "json_call" in line for line in trace)
     assert any(line.strip() == "emit call 0 begins: get_weather (id call_0)" for line in trace)
     message = json.loads(captured.out.splitlines()[-1])["message"]  # stdout stays JSON lines
     assert message["tool_calls"][0]["function"]["name"] == "get_weather"

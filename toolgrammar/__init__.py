@@ -109,9 +109,10 @@ class StreamParser:
     def finish(self, reason: str = "stop") -> list[Delta]:
         """End of output: flush, close every open call. Sets `finish_reason`.
 
-        A `stop` with calls emitted becomes `tool_calls`; `length` stays `length`.
+        A `stop` with calls emitted becomes `tool_calls`; `length` stays `length`. The reason
+        also decides what the end held back (docs/policies.md, "Unfinished output").
         """
-        deltas = self._engine.finish()
+        deltas = self._engine.finish(reason)
         self._finish_reason(reason)
         return deltas
 
@@ -137,7 +138,7 @@ def parse(
     if not isinstance(text, str):
         raise TypeError(f"parse() takes str, not {type(text).__name__}")
     parser = StreamParser(family, tools, **options)
-    content, reasoning, calls = parser._engine.whole(text)
+    content, reasoning, calls = parser._engine.whole(text, finish_reason)
     return message_of(content, reasoning, calls, parser._finish_reason(finish_reason))
 
 

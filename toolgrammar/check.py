@@ -31,6 +31,7 @@ from .probes import (
     probe_big_value,
     probe_kept,
     probe_promptness,
+    probe_prose_endings,
     random_soup,
     survives,
     value_site,
@@ -406,6 +407,11 @@ def _probes(
             problem = probe_big_value(family, site, tools, BIG)
             if problem:
                 _record(report, Finding("bad input", "<10 MB value>", [], problem, report.seed))
+    count, violation = probe_prose_endings(family, spec, tools)
+    report.checked["nothing lost"] += count
+    if violation is not None:
+        detail = violation.detail
+        _record(report, Finding("nothing lost", violation.text, [], detail, report.seed))
     for deep in deep_json_outputs(spec, tools, DEEP):
         report.checked["bad input"] += 1
         report.inputs += 1

@@ -15,6 +15,7 @@ from typing import Any
 
 from . import StreamParser
 from .runtime.deltas import Delta, Message, assemble
+from .runtime.engine import NORMAL_STOPS
 
 
 @dataclass
@@ -81,8 +82,9 @@ def check_text(
 ) -> list[Violation]:
     """Prefix, termination and parity at every cut (or the given ones), 1-char/random/whole.
 
-    With `lost`, also "nothing lost": the output cut short reads as the start of the
-    whole output's reading (content, reasoning, the calls' names).
+    With `lost`, also "nothing lost": the output cut short (a `length` cut) reads as the
+    start of the whole output's reading (content, reasoning, the calls' names), and ended
+    at a normal stop it reads as that and more (a stop only adds what was held back).
     """
     options = options or {}
     rng = random.Random(seed)
@@ -93,7 +95,12 @@ def check_text(
         _, whole = run(family, [prefix], tools, options, finish)
         expect = comparable(whole)
         if final is not None:
-            problem = _lost(whole, final)
+            cut_short = (
+                whole
+                if finish not in NORMAL_STOPS
+                else run(family, [prefix], tools, options, "length")[1]
+            )
+            problem = _lost(cut_short, final) or _only_adds(cut_short, whole)
             if problem:
                 found.append(Violation("nothing lost", prefix, [], problem))
         for call in whole.tool_calls:
@@ -134,6 +141,20 @@ def _lost(cut: Message, final: Message) -> str | None:
     full_names = [c.function.name for c in final.tool_calls]
     if len(names) > len(full_names) or names[:-1] != full_names[: max(0, len(names) - 1)]:
         return f"calls {names} when cut, but {full_names} for the whole output"
+    return None
+
+
+def _only_adds(cut: Message, stopped: Message) -> str | None:
+    """Ended at a normal stop instead of cut, an output reads as the cut reading and more:
+    what the stop gives back (held text, a lone name's call) comes after it."""
+    for kind in ("content", "reasoning"):
+        short, more = getattr(cut, kind) or "", getattr(stopped, kind) or ""
+        if not more.startswith(short.rstrip()):
+            return f"{kind} {short!r} when cut, but {more!r} at a normal stop"
+    names = [c.function.name for c in cut.tool_calls]
+    more_names = [c.function.name for c in stopped.tool_calls]
+    if more_names[: len(names)] != names:
+        return f"calls {names} when cut, but {more_names} at a normal stop"
     return None
 
 

@@ -10,6 +10,8 @@ and then watches that value:
   `</param` into a value);
 - promptness: fed one character at a time, each character of the value goes out within
   a marker's length of arriving (invariant 8);
+- nothing lost at a normal stop: prose that ends in the start of a marker (`Plan f` for
+  phi4's `functools[`, `if a <`) reads back whole;
 - bad input at scale: a 10 MB value streams with bounded state (tracemalloc), JSON
   nested 10,000 deep and random markup soup never raise (invariant 9).
 """
@@ -18,14 +20,16 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import tracemalloc
 from dataclasses import dataclass
 from typing import Any
 
 from . import StreamParser
-from .invariants import comparable, random_points, run, split_at
+from .invariants import Violation, check_text, comparable, random_points, run, split_at
 from .runtime.render import RenderError, render_output
 from .runtime.spec import FamilySpec
+from .runtime.tables import compiled
 
 SENTINEL = "QzSENTINELzQ"  # letters only: every dialect writes it verbatim
 
@@ -213,3 +217,41 @@ def survives(family: str, text: str, tools: list, rng: random.Random) -> str | N
         if not isinstance(value, dict):
             return f"arguments {call.function.arguments[:200]!r} are not a JSON object"
     return None
+
+
+_WORD_PREFIX = re.compile(r"\s*[^\W_]+(?:\s+[^\W_]+)*")
+
+
+def prose_endings(spec: FamilySpec) -> list[str]:
+    """Prose that ends in the start of one of the family's content markers: a word that
+    begins a marker of words (`Plan f`, `Let's have fun` for an opener ` functools`,
+    whitespace and all), or one character that may begin any other (`Plan <`)."""
+    endings = set()
+    for marker in compiled(spec).content_markers.literals:
+        if len(marker) < 2:
+            continue
+        space = "" if marker[0].isspace() else " "
+        words = [marker[:k] for k in range(1, len(marker)) if _WORD_PREFIX.fullmatch(marker[:k])]
+        if words:
+            endings.update("Plan" + space + word for word in words)
+            endings.add("Let's have" + space + words[-1])
+        elif not marker[0].isspace():
+            endings.add("Plan " + marker[0])
+    return sorted(endings)
+
+
+def probe_prose_endings(family: str, spec: FamilySpec, tools: list) -> tuple[int, Violation | None]:
+    """Nothing lost: prose that ends in the start of a marker, ended at a normal stop,
+    reads back as that prose whole, streamed or not (docs/policies.md, "Unfinished
+    output"). Each is also checked at every cut, whatever the text reads as."""
+    texts = prose_endings(spec)
+    options = {"reasoning_open": False}
+    for text in texts:
+        _, message = run(family, [text], tools, options)
+        if message.content != text or message.tool_calls or message.reasoning:
+            detail = f"the prose {text!r}, ended at a normal stop, reads as {comparable(message)}"
+            return len(texts), Violation("nothing lost", text, [], detail)
+        found = check_text(family, text, tools, options, lost=True)
+        if found:
+            return len(texts), found[0]
+    return len(texts), None
