@@ -452,6 +452,7 @@ ELEMENTS: dict[str, ElementSig] = {
             "value_end": Param(ArgType.STRING, required=True),
             "implicit_end": Param(ArgType.STRINGS, default=()),
             "trim_newline": Param(ArgType.BOOL, default=False),
+            "keep_last_newline": Param(ArgType.BOOL, default=False),
             "value_open": Param(ArgType.STRING, default=""),
             "key_pattern": Param(ArgType.REGEX, groups=("key",)),
             "text_when": Param(ArgType.STRINGS, default=()),

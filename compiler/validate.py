@@ -389,6 +389,10 @@ def _validate_xml_params(element: ir.Element, report: Report) -> None:
     trim, strip = element.arg("trim_newline"), element.arg("strip")
     if isinstance(trim, ir.Bool) and isinstance(strip, ir.Bool) and trim.value and strip.value:
         report.error(strip, "`strip=true` already trims newlines; drop `trim_newline`")
+    keep = element.arg("keep_last_newline")
+    trims = isinstance(trim, ir.Bool) and trim.value
+    if isinstance(keep, ir.Bool) and keep.value and not trims:
+        report.error(keep, "`keep_last_newline=true` qualifies `trim_newline=true`: add that")
 
 
 # --------------------------------------------------------------------------- strings

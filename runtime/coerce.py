@@ -8,8 +8,10 @@ typed stays as written.
 
 from __future__ import annotations
 
+import ast
 import json
 import math
+import re
 from json.encoder import encode_basestring  # json.dumps(str, ensure_ascii=False), in C
 
 from .schemas import (
@@ -20,9 +22,17 @@ from .schemas import (
     json_type_of,
     object_view,
     resolve,
+    schema_types,
 )
 
-__all__ = ["coerce_json", "coerce_text", "decode_json_or_text", "json_text"]
+__all__ = [
+    "coerce_bare",
+    "coerce_flagged_json",
+    "coerce_json",
+    "coerce_text",
+    "decode_json_or_text",
+    "json_text",
+]
 
 _MISSING = object()  # not parsed yet; no such property
 _NOT_JSON = object()  # what `_decode_strict_json` gives for text that is not strict JSON
@@ -57,6 +67,75 @@ def _decode_strict_json(text: str) -> object:
         return _NOT_JSON
 
 
+_MAX_LITERAL = 100_000  # longer text is not read as a Python literal (ast is not linear-cheap)
+
+
+def _from_python(node: ast.AST, depth: int = 0) -> object:
+    """A Python literal's value when it is made of JSON's values only (string keys, finite
+    numbers), else `_NOT_JSON`. A walk of our own: `ast.literal_eval` leaves reference
+    cycles (nested closures) behind on every call."""
+    if depth > 128:
+        return _NOT_JSON
+    kind = type(node)
+    if kind is ast.Constant:
+        value = node.value  # type: ignore[attr-defined]
+        if value is None or type(value) in (bool, int, str):
+            return value
+        if type(value) is float and math.isfinite(value):
+            return value
+        return _NOT_JSON
+    if kind is ast.UnaryOp and type(node.op) in (ast.USub, ast.UAdd):  # type: ignore[attr-defined]
+        value = _from_python(node.operand, depth + 1)  # type: ignore[attr-defined]
+        if type(value) in (int, float):
+            return -value if type(node.op) is ast.USub else value  # type: ignore[attr-defined,operator]
+        return _NOT_JSON
+    if kind is ast.List or kind is ast.Tuple:
+        items = []
+        for element in node.elts:  # type: ignore[attr-defined]
+            value = _from_python(element, depth + 1)
+            if value is _NOT_JSON:
+                return _NOT_JSON
+            items.append(value)
+        return items
+    if kind is ast.Dict:
+        members: dict[str, object] = {}
+        for key, element in zip(node.keys, node.values):  # type: ignore[attr-defined]
+            if type(key) is not ast.Constant or type(key.value) is not str:
+                return _NOT_JSON
+            value = _from_python(element, depth + 1)
+            if value is _NOT_JSON:
+                return _NOT_JSON
+            members[key.value] = value
+        return members
+    return _NOT_JSON
+
+
+def _decode_container(text: str) -> object:
+    """An object or array the model wrote as strict JSON, as over-escaped JSON (`[{\\"a\\": 1}]`,
+    a JSON string's body) or as a Python literal (`{'k': True}`, `('a', 'b')`); else
+    `_NOT_JSON`."""
+    parsed = _decode_strict_json(text)
+    if isinstance(parsed, (dict, list)):
+        return parsed
+    if text[:1] not in "{[(":
+        return _NOT_JSON
+    if '\\"' in text:  # the body of a JSON string: decode it once more
+        inner = _decode_strict_json('"' + text + '"')
+        if isinstance(inner, str):
+            parsed = _decode_strict_json(inner)
+            if isinstance(parsed, (dict, list)):
+                return parsed
+    if len(text) <= _MAX_LITERAL:
+        try:
+            tree = ast.parse(text, mode="eval")
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return _NOT_JSON
+        parsed = _from_python(tree.body)
+        if isinstance(parsed, (dict, list)):
+            return parsed
+    return _NOT_JSON
+
+
 def _as_int(text: str) -> int | None:
     try:
         return int(text)  # whitespace, sign and '_' pass; "3.0", "1e3", "true" do not
@@ -78,9 +157,12 @@ def _as_number(text: str) -> int | float | None:
 # --------------------------------------------------------------------------- typing
 
 
-def _type_text(text: str, node: ResolvedSchema, types: tuple[str, ...]) -> object:
-    """`text` as the first of `types` it reads as; else its JSON value, else itself."""
-    parsed: object = _MISSING
+def _type_text(
+    text: str, node: ResolvedSchema, types: tuple[str, ...], quoted: bool = False
+) -> object:
+    """`text` as the first of `types` it reads as; else its JSON value (a JSON string's
+    content typed once more), else itself."""
+    container: object = _MISSING
     for t in types:
         if t == "null":
             if text.strip().lower() == "null":
@@ -100,14 +182,17 @@ def _type_text(text: str, node: ResolvedSchema, types: tuple[str, ...]) -> objec
             if word in ("false", "0"):
                 return False
         elif t == "object" or t == "array":
-            if parsed is _MISSING:
-                parsed = _decode_strict_json(text.strip())
-            if isinstance(parsed, dict if t == "object" else list):
-                return _type_json(parsed, node)
+            if container is _MISSING:
+                container = _decode_container(text.strip())
+            if isinstance(container, dict if t == "object" else list):
+                return _type_json(container, node)
         else:  # string always fits
             return text
-    if parsed is _MISSING:
-        parsed = _decode_strict_json(text)
+    parsed = _decode_strict_json(text)
+    if type(parsed) is str and not quoted:
+        # a quoted value (`"7"` for a number): the schema decides what the quotes hold
+        typed = _type_text(parsed, node, types, quoted=True)  # type: ignore[arg-type]
+        return parsed if type(typed) is str else typed
     return text if parsed is _NOT_JSON else parsed
 
 
@@ -122,7 +207,8 @@ def _type_json(value: object, node: ResolvedSchema) -> object:
     if json_type == "string":
         if "string" in types:
             return value
-        typed = _type_text(value, node, types)  # type: ignore[arg-type]
+        # a JSON string is the model's own value: its quotes are not read again
+        typed = _type_text(value, node, types, quoted=True)  # type: ignore[arg-type]
         return value if type(typed) is str and typed == value else typed
     if isinstance(value, dict):
         if "object" not in types:
@@ -180,6 +266,44 @@ def coerce_text(text: str, schema: dict | None) -> object:
         return _type_text(text, node, types)
     except Exception:  # RecursionError on deep JSON, or a hostile schema
         return text
+
+
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_WORDS = {"true": True, "false": False, "null": None}
+
+
+def coerce_bare(text: str, schema: dict | None) -> object:
+    """A value written bare, outside any string delimiter (Gemma's `count:3`): typed by the
+    schema like any markup value; with no declared type, a JSON number, `true`, `false` or
+    `null` when it reads as one (a bare value in such syntax is not a string), else the text."""
+    if not isinstance(text, str):
+        return text
+    node = resolve(schema)
+    try:
+        if node is not None and declared_types(node):
+            return coerce_text(text, schema)
+    except Exception:
+        return text
+    word = text.strip()
+    if word in _WORDS:
+        return _WORDS[word]
+    if _NUMBER.fullmatch(word):
+        value = _decode_strict_json(word)
+        if value is not _NOT_JSON:
+            return value
+    return text
+
+
+def coerce_flagged_json(text: str, schema: dict | None) -> object:
+    """A markup value flagged as JSON (DSML's `string="false"`): its JSON value, else its
+    text, typed as a JSON value. A `null` where the schema declares types that do not admit
+    null is the text as written: the flag was wrong (`null` for a string is "null")."""
+    value = decode_json_or_text(text)
+    if value is None:
+        types = schema_types(schema)
+        if types and "null" not in types:
+            return coerce_text(text, schema)
+    return coerce_json(value, schema)
 
 
 def decode_json_or_text(text: str) -> object:

@@ -3,9 +3,13 @@
 Gemma 4 writes `{city:<|"|>Paris<|"|>,days:3}`: keys are bare (or wrapped in the string
 delimiter), strings sit between two delimiters with no escaping, `{…}` and `[…]` nest, and
 a bare value runs to the next `,`, `}` or `]`. FunctionGemma writes the same with `<escape>`.
+A bare top-level run that meets the string delimiter before any key, bracket or marker is a
+string whose opening delimiter is missing: `{q:a, b<|"|>}` is "a, b" (a `,` therefore ends a
+bare value only once what follows it shows a key, a bracket, the closer or a marker).
 
 Every leaf is text; the tool's schema types it (an integer property written `3` or `<|"|>3<|"|>`
-is 3; with no schema a leaf stays text), recursing through `properties` and `items`. A
+is 3; with no schema a leaf between delimiters stays text and a bare leaf is a JSON number,
+`true`, `false` or `null` when it reads as one), recursing through `properties` and `items`. A
 top-level string value whose schema allows only strings (or that has none) streams as a JSON
 string as it arrives, holding back only what could still be the closing delimiter or a
 marker; every other value is buffered until complete, then typed and sent whole.
@@ -20,7 +24,7 @@ import re
 from typing import Any, Sequence
 
 from .batched import MarkupArgs
-from .coerce import coerce_text, json_text
+from .coerce import coerce_bare, coerce_text, json_text
 from .markers import Markers, markers
 from .protocol import Call, DialectRow, Pairs, Sink, the_call
 from .schemas import item_schema, property_schema, streams_as_text
@@ -75,7 +79,9 @@ def _whole_member(delim: str, string_ends: Markers) -> re.Pattern[str] | None:
         rf"\s*+(?P<key>[\w\-.]++)\s*+:\s*+"
         rf"(?:{re.escape(delim)}(?P<string>(?:[^{firsts}]++|(?!{ends}).)*+)(?P<end>{ends})"
         rf"|(?P<bare>[^{firsts}{{}}\[\](),]*+))"
-        rf"\s*+(?P<next>[,}})\]]?)",
+        # `,` ends a bare value only before a key (else the state machine looks further: a
+        # string whose opening delimiter is missing, `q:a, b<|"|>`)
+        rf"\s*+(?P<next>,(?=\s*+(?:[\w\-.]++\s*+:|{re.escape(delim)}))|[}})\]]?)",
         re.DOTALL,
     )
 
@@ -94,6 +100,7 @@ class KeyValueArgsBuilder(MarkupArgs):
         "_buffer",
         "_depth",
         "_in_string",
+        "_plain",
         "_whole",
         "_keys",
     )
@@ -112,6 +119,7 @@ class KeyValueArgsBuilder(MarkupArgs):
         self._buffer: list[str] = []
         self._depth = 0
         self._in_string = False
+        self._plain = True  # the value read so far is bare text: no container, no delimiter
         self._whole = _whole_member(spec.string, self._string_ends)
         # key: its schema, whether it streams as text, `"key": `
         self._keys: dict[str, tuple[dict | None, bool, str]] = {}
@@ -228,8 +236,10 @@ class KeyValueArgsBuilder(MarkupArgs):
             if string is not None and as_text:
                 body = encode_basestring(string)
             elif ends:  # a typed value, complete only at `,` or the closer
-                leaf = string if string is not None else whole["bare"].strip()
-                body = json_text(coerce_text(leaf, schema))
+                if string is not None:
+                    body = json_text(coerce_text(string, schema))
+                else:
+                    body = json_text(coerce_bare(whole["bare"].strip(), schema))
             else:
                 return pos
             if self._count:
@@ -269,6 +279,7 @@ class KeyValueArgsBuilder(MarkupArgs):
         self._buffer = []
         self._depth = 0
         self._in_string = False
+        self._plain = True
         self.state = RAW
         return pos
 
@@ -316,11 +327,23 @@ class KeyValueArgsBuilder(MarkupArgs):
                     self._finish()
                 return keep
             token, at = found.group(), found.start()
+            if self._plain and self._depth == 0 and token in (delim, ","):
+                # a bare run that ends at a delimiter is a string missing its opener
+                close = self._missing_opener(text, at, eof) if token == "," else at
+                if close is None:  # what follows the comma is still arriving
+                    self._buffer.append(text[pos:at])
+                    return at
+                if close >= 0 and (close > at or ("".join(self._buffer) + text[pos:at]).strip()):
+                    self._buffer.append(text[pos:close])
+                    self._close_missing_opener()
+                    return close + len(delim)
             if token == delim:
+                self._plain = False
                 self._buffer.append(text[pos : at + len(delim)])
                 self._in_string = True
                 pos = at + len(delim)
             elif token in "{[(":
+                self._plain = False
                 self._depth += 1
                 self._buffer.append(text[pos : at + 1])
                 pos = at + 1
@@ -338,6 +361,34 @@ class KeyValueArgsBuilder(MarkupArgs):
                 self._close_raw()
                 self._finish()
                 return at
+
+    def _missing_opener(self, text: str, comma: int, eof: bool) -> int | None:
+        """Where the string delimiter closes a bare value that runs on past `comma`
+        (`q:a, b<|"|>`: a string whose opening delimiter is missing), -1 when the comma ends
+        the value (a key, a bracket or a marker follows first), None while undecided."""
+        delim = self.spec.string
+        pos, limit = comma + 1, comma + 1 + _MAX_KEY * 16
+        while True:
+            found = self._raw_tokens.search(text, pos, min(len(text), limit))
+            colon = text.find(":", pos, found.start() if found else min(len(text), limit))
+            if colon >= 0:
+                return -1  # a key follows
+            if found is None:
+                if eof or len(text) >= limit:
+                    return -1
+                return None
+            if found.group() == ",":
+                pos = found.end()
+                continue
+            if found.group() == delim and text[pos : found.start()].strip():
+                return found.start()
+            return -1  # a delimited key, a bracket, the closer or a marker
+
+    def _close_missing_opener(self) -> None:
+        raw = "".join(self._buffer).lstrip()
+        self._buffer = []
+        self.emit(self._prefix() + json_text(coerce_text(raw, self._schema)))
+        self.state = AFTER_VALUE
 
     def _held_tail(self, text: str, pos: int) -> int:
         """Trailing characters that may still begin a marker or the string delimiter."""
@@ -383,7 +434,11 @@ class KeyValueArgsBuilder(MarkupArgs):
 
 
 class _Text(str):
-    """A leaf of the value: text the schema types."""
+    """A leaf of the value: text between string delimiters, which the schema types."""
+
+
+class _Bare(str):
+    """A leaf written bare: typed by the schema, else read as a JSON literal if it is one."""
 
 
 class _Reader:
@@ -410,7 +465,7 @@ class _Reader:
         start = self.pos
         while self.pos < len(text) and text[self.pos] not in ",}]":
             self.pos += 1
-        return _Text(text[start : self.pos].strip())
+        return _Bare(text[start : self.pos].strip())
 
     def _container(self, depth: int) -> object:
         text = self.text
@@ -456,6 +511,8 @@ def _typed(value: object, schema: dict | None) -> object:
         return {k: _typed(v, property_schema(schema, k)) for k, v in value.items()}
     if isinstance(value, list):
         return [_typed(v, item_schema(schema, i)) for i, v in enumerate(value)]
+    if isinstance(value, _Bare):
+        return coerce_bare(str(value), schema)
     return coerce_text(str(value), schema)
 
 

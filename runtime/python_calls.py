@@ -2,7 +2,10 @@
 
 Each `NAME(key=value, …)` is a call, emitted as soon as its name and `(` are read. Values
 are Python literals (strings with Python escapes, numbers, True/False/None and the JSON
-spellings true/false/null, lists, tuples and sets as lists, dicts, unary minus). A top-level
+spellings true/false/null, lists, tuples and sets as lists, dicts, unary minus). A quote
+closes a one-quote string only when `,` `)` `]` `}` (inside a value also `:`), a marker or
+the end of output follows it, past whitespace; any other quote is a character of the string
+(templates write values unescaped: `cmd='echo 'hi' x'`). A top-level
 string value whose schema allows only strings (or that has none) streams as a JSON string as
 its characters arrive, an escape held back until complete; any other value is buffered until
 it ends, read as a literal, typed by the schema and sent whole. A value that is not a literal
@@ -44,8 +47,16 @@ _HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
 # runs of plain characters are taken whole (possessive), so the match is linear and quick
 _SIMPLE_CLASS = "[" + re.escape("".join(_SIMPLE_ESCAPES)) + "]"
 _WHOLE_STRINGS = {
-    q: re.compile(rf"([^\\{q}]*+(?:\\{_SIMPLE_CLASS}[^\\{q}]*+)*+){q}") for q in "'\""
+    q: re.compile(rf"([^\\{q}]*+(?:\\{_SIMPLE_CLASS}[^\\{q}]*+)*+){q}(?=[ \t\n\r]*+[,)\]}}])")
+    for q in "'\""
 }
+# What may follow a one-quote string's closing quote (after whitespace), besides a marker or
+# the end of output; a quote followed by anything else is a character of the string (models
+# write `cmd='echo 'hi' x'` unescaped, as the templates do not escape): top-level values end
+# at `,`, `)` or the list's `]`/`}`, strings inside a value also at `:`.
+_AFTER_VALUE = ",)]}"
+_AFTER_INNER = ",)]}:"
+_WS = " \t\n\r"
 _SIMPLE_PAIRS = tuple(("\\" + ch, char) for ch, char in _SIMPLE_ESCAPES.items() if ch != "\\")
 
 
@@ -319,6 +330,13 @@ class PythonCallsBuilder(Batched):
                 out.append(decoded)
                 pos += used
                 continue
+            closes = True if len(quote) > 1 else self._closes(text, pos + 1, end, eof, _AFTER_VALUE)
+            if closes is None:
+                break  # what follows the quote is still arriving
+            if not closes:
+                out.append(quote)  # a quote inside the string, followed by more of it
+                pos += 1
+                continue
             if text.startswith(quote, pos):
                 if out:
                     self.emit(_json_string_body("".join(out)))
@@ -343,6 +361,18 @@ class PythonCallsBuilder(Batched):
             return len(text)
         return pos
 
+    def _closes(self, text: str, after: int, end: int, eof: bool, followers: str) -> bool | None:
+        """Whether a one-quote string's quote, ending at `after`, closes it: what follows it
+        (past whitespace) is one of `followers`, a marker or the end of output; None while
+        that is still arriving (`end`: where the text that may be read ends)."""
+        while after < end and text[after] in _WS:
+            after += 1
+        if after < end:
+            return text[after] in followers or bool(self._stops.at(text, after))
+        if eof or after < len(text) and self._stops.at(text, after):
+            return True  # the end of output, or a marker right after the quote
+        return None
+
     def _raw(self, text: str, pos: int, eof: bool) -> int:
         """Buffer a value up to its end: `,` or `)` at depth 0, strings skipped."""
         end = len(text)
@@ -366,6 +396,13 @@ class PythonCallsBuilder(Batched):
                     pos += 2
                     continue
                 if text.startswith(self._raw_quote, pos):
+                    if len(self._raw_quote) == 1:
+                        closes = self._closes(text, pos + 1, end, eof, _AFTER_INNER)
+                        if closes is None:
+                            break  # what follows the quote is still arriving
+                        if not closes:
+                            pos += 1  # a quote inside the string
+                            continue
                     pos += len(self._raw_quote)
                     self._raw_quote = ""
                     continue
@@ -485,14 +522,60 @@ _JSON_NAMES = {
 }
 
 
-def _literal(raw: str) -> object:
-    """A Python (or JSON-spelled) literal as a JSON value; the text itself if it is not one."""
+def _requote(raw: str) -> str | None:
+    """`raw` with the quotes inside its one-quote strings escaped, by the rule the reader
+    uses (a quote closes a string only when `,` `)` `]` `}` `:` or the end follows it, past
+    whitespace); None when there is none to escape."""
+    out: list[str] = []
+    pos, start, quote, changed = 0, 0, "", False
+    while pos < len(raw):
+        ch = raw[pos]
+        if quote:
+            if ch == "\\":
+                pos += 2
+                continue
+            if raw.startswith(quote, pos):
+                if len(quote) == 1:
+                    after = pos + 1
+                    while after < len(raw) and raw[after] in _WS:
+                        after += 1
+                    if after < len(raw) and raw[after] not in _AFTER_INNER:
+                        out.append(raw[start:pos] + "\\")
+                        start, pos, changed = pos, pos + 1, True
+                        continue
+                pos += len(quote)
+                quote = ""
+                continue
+            pos += 1
+            continue
+        found = _string_start(raw, pos)
+        if found:
+            quote = found
+            pos += len(found)
+        else:
+            pos += 1
+    if not changed:
+        return None
+    out.append(raw[start:])
+    return "".join(out)
+
+
+def _literal(raw: str, repair: bool = True) -> object:
+    """A Python (or JSON-spelled) literal as a JSON value; the text itself if it is not one.
+
+    A literal whose one-quote strings hold unescaped quotes is read with them escaped."""
     try:
         with warnings.catch_warnings():  # `1abc` warns on stderr before it fails to parse
             warnings.simplefilter("ignore", SyntaxWarning)
             tree = ast.parse(raw, mode="eval")
         return _convert(tree.body)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
+        if repair and ("'" in raw or '"' in raw):
+            fixed = _requote(raw)
+            if fixed is not None:
+                value = _literal(fixed, repair=False)
+                if value is not fixed:
+                    return value
         return raw
 
 

@@ -76,13 +76,14 @@ class XmlParams:
 
     Fields are named as the grammar's `xml_params(...)` arguments. `implicit_end` markers also close an open value without being consumed (the next
     parameter opener, the function closer). `trim_newline` removes one newline
-    right after KEY_END and one right before the closer; `strip` removes all
+    right after KEY_END and one right before the closer (with `keep_last_newline`, only
+    the one after KEY_END: a template that writes values flush); `strip` removes all
     whitespace around the value. With `value_open` the value starts at that marker
     after the key (GLM's `</arg_key><arg_value>`). `key_pattern` reads the text
     between OPEN and KEY_END (fullmatch, after stripping): group `key` is the name and
     an optional group `text` is a per-parameter flag, raw text when its value is in
     `text_when`, JSON otherwise (DSML's `string="true"`). `xml_unescape` decodes XML
-    entities in values.
+    entities in values and key names.
     """
 
     open: str
@@ -90,6 +91,7 @@ class XmlParams:
     value_end: str
     implicit_end: tuple[str, ...] = ()
     trim_newline: bool = False
+    keep_last_newline: bool = False
     value_open: str = ""
     key_pattern: str | None = None
     text_when: tuple[str, ...] = ()

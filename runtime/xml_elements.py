@@ -3,7 +3,7 @@
 MiniMax-M3 writes each argument as an element named by its key, every tag behind a fixed
 prefix (`]<]minimax[>[`). A value is either text or child elements:
 - children make an object, or an array when the schema says array (children's names are
-  then ignored: the template writes `<item>`); repeated child names collect into a list;
+  then ignored: the template writes `<item>`) or allows both and every child is `<item>`; repeated child names collect into a list;
 - text mixed with children goes under `$text` (`$$text` when a child already has that name);
 - an empty element is `[]` or `{}` for an array or object schema that does not allow a
   string; leaf text is typed by its schema (no schema: text).
@@ -342,10 +342,20 @@ def _array_first(types: tuple[str, ...]) -> bool:
     return False
 
 
+def _is_array(node: _Node, types: tuple[str, ...]) -> bool:
+    """Children make an array when the schema allows an array and no object, or allows
+    both and every child is an `<item>` (the template's spelling of an array element)."""
+    if "array" not in types:
+        return False
+    if "object" not in types:
+        return True
+    return all(child.name.strip() == "item" for child in node.children)
+
+
 def _convert(node: _Node, schema: dict | None) -> object:
     if not node.children:
         return _leaf_value("".join(node.texts), schema)
-    if _array_first(schema_types(schema)):
+    if _is_array(node, schema_types(schema)):
         return [_convert(c, item_schema(schema, i)) for i, c in enumerate(node.children)]
     groups: dict[str, list[object]] = {}  # repeated names collect into a list, in order
     for child in node.children:

@@ -21,7 +21,7 @@ import re
 from typing import Any, NamedTuple, Sequence
 
 from .batched import MarkupArgs
-from .coerce import coerce_json, coerce_text, decode_json_or_text, json_text
+from .coerce import coerce_flagged_json, coerce_text, json_text
 from .markers import Markers, markers
 from .protocol import Call, DialectRow, RenderError, Sink, render_value_text, the_call
 from .schemas import streams_as_text
@@ -233,6 +233,8 @@ class XmlParamsBuilder(MarkupArgs):
                 name = found.group("key")
                 if "text" in found.re.groupindex:  # an absent flag reads as ""
                     json_flagged = (found.group("text") or "") not in self.spec.text_when
+        if self.spec.xml_unescape and "&" in name:  # an attribute value: `name="a&amp;b"`
+            name = xml_unescape(name)
         schema = self.schema_of(name)
         as_text = not json_flagged and (schema is None or streams_as_text(schema))
         key = _Key(name, json_flagged, schema, as_text, encode_basestring(name) + ": ")
@@ -247,6 +249,7 @@ class XmlParamsBuilder(MarkupArgs):
         match = self._whole.match
         growing = self._value_ends.growing
         strip, trim_newline, unescape = spec.strip, spec.trim_newline, spec.xml_unescape
+        keep_last = spec.keep_last_newline and spec.value_end
         pieces = self._pieces
         keys = self._keys
         count = self._count
@@ -264,7 +267,7 @@ class XmlParamsBuilder(MarkupArgs):
             key = keys.get(raw) or self._key_of(raw)
             if strip:
                 value = value.rstrip()
-            elif trim_newline and value[-1:] == "\n":
+            elif trim_newline and value[-1:] == "\n" and end != keep_last:
                 value = value[:-1]
             if unescape:
                 value = xml_unescape(value)
@@ -319,7 +322,8 @@ class XmlParamsBuilder(MarkupArgs):
             at, lit = -1, ""  # may still grow into a longer marker: hold it back
         # a possible closing marker waits; at the end of output it is markup, not value
         stop = at if at >= 0 else len(text) - self._value_ends.held(text, pos)
-        self._value_text(text[pos:stop], closing=at >= 0 or eof)
+        keep = self.spec.keep_last_newline and lit == self.spec.value_end
+        self._value_text(text[pos:stop], closing=at >= 0 or eof, keep_newline=keep)
         if at < 0:
             if eof:
                 self._close_param()
@@ -335,8 +339,11 @@ class XmlParamsBuilder(MarkupArgs):
         self._finish()  # a marker of the call or the stream: the arguments end here
         return at
 
-    def _value_text(self, chunk: str, closing: bool) -> None:
-        """Append value text, holding back a tail that the next text may still change."""
+    def _value_text(self, chunk: str, closing: bool, keep_newline: bool = False) -> None:
+        """Append value text, holding back a tail that the next text may still change.
+
+        `keep_newline`: the value ends at VALUE_END and the grammar keeps its last newline
+        there (`keep_last_newline`); before any other marker the newline is markup."""
         spec = self.spec
         raw = self._pend + chunk if self._pend else chunk
         if not raw:
@@ -344,7 +351,7 @@ class XmlParamsBuilder(MarkupArgs):
         if closing:
             if spec.strip:
                 raw = raw.rstrip()
-            elif spec.trim_newline and raw.endswith("\n"):
+            elif spec.trim_newline and not keep_newline and raw.endswith("\n"):
                 raw = raw[:-1]
             hold = 0
         else:
@@ -383,7 +390,7 @@ class XmlParamsBuilder(MarkupArgs):
     @staticmethod
     def _typed_value(key: _Key, text: str) -> object:
         if key.json_flagged:
-            return coerce_json(decode_json_or_text(text), key.schema)
+            return coerce_flagged_json(text, key.schema)
         return coerce_text(text, key.schema)
 
     def _finish(self) -> None:
@@ -442,13 +449,14 @@ def render_key(item: XmlParams, key: str, value: Any) -> str:
 
 def render_xml_params(item: XmlParams, calls: Sequence[Call]) -> str:
     newline = "\n" if item.trim_newline else ""
+    last_newline = "" if item.keep_last_newline else newline
     out = []
     for key, value in the_call(calls)[1]:
         if item.strip and isinstance(value, str) and value != value.strip():
             raise RenderError(f"xml_params(strip=true) strips values: {value!r} cannot be written")
         out.append(
             f"{item.open}{render_key(item, key, value)}{item.key_end}{item.value_open}{newline}"
-            f"{render_value_text(value, item.xml_unescape)}{newline}{item.value_end}"
+            f"{render_value_text(value, item.xml_unescape)}{last_newline}{item.value_end}"
         )
     return "".join(out)
 

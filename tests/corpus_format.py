@@ -7,7 +7,9 @@
     {"content": ..., "reasoning": ..., "tool_calls": [["name", "arguments text"]], "finish_reason": ...}
 
 The options line is optional; `reasoning_open=false` overrides a grammar's `prompt_opened`,
-`param.NAME=VALUE` fills a grammar param. The output runs up to the `--- expect` line; the one
+`param.NAME=VALUE` fills a grammar param;
+`tools=none` parses with no tools, `tools=NAME` with those of `corpus/tools_NAME.json` instead
+of `corpus/tools.json`. The output runs up to the `--- expect` line; the one
 newline before that line is not part of it (leave an empty line to end an output with a
 newline). `\\` + `n` is not special: the output is byte for byte what is written.
 Setting TOOLGRAMMAR_UPDATE_CORPUS=1 rewrites the expectations from the parser's output
@@ -57,6 +59,8 @@ def _options(line: str) -> tuple[dict[str, Any], str, list[dict[str, Any]] | Non
             finish = value
         elif key == "tools" and value == "none":
             tools = None
+        elif key == "tools":  # tools=NAME: the schemas of corpus/tools_NAME.json
+            tools = json.loads((CORPUS / f"tools_{value}.json").read_text(encoding="utf-8"))
         else:
             raise ValueError(f"unknown corpus option {word!r}")
     return options, finish, tools

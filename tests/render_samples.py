@@ -150,6 +150,7 @@ def render_call(
             out.append(render_header(item, name, index))
         elif isinstance(item, XmlParams):
             newline = "\n" if item.trim_newline else ""
+            last_newline = "" if item.keep_last_newline else newline
             for key, value in args.items():
                 key_text = render_key(item, key, value)
                 gap = (
@@ -157,7 +158,7 @@ def render_call(
                 )
                 out.append(
                     f"{item.open}{key_text}{item.key_end}{gap}{item.value_open}{newline}"
-                    f"{render_value_text(value, item.xml_unescape)}{newline}{item.value_end}\n"
+                    f"{render_value_text(value, item.xml_unescape)}{last_newline}{item.value_end}\n"
                 )
         elif isinstance(item, XmlElements):
             for key, value in args.items():

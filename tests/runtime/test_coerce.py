@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from schema_examples import A, B, DEFS_TOOL, I, N, NULL, O, S, same
-from toolgrammar.runtime.coerce import coerce_json, coerce_text
+from toolgrammar.runtime.coerce import coerce_bare, coerce_flagged_json, coerce_json, coerce_text
 from toolgrammar.runtime.schemas import ToolSchemas, streams_as_text
 
 # --------------------------------------------------------------------------- coerce_text
@@ -194,6 +194,80 @@ def test_coerce_text_keeps_the_very_string_when_untyped() -> None:
 
 def test_coerce_text_non_text_input_is_returned() -> None:
     assert coerce_text(None, I) is None  # type: ignore[arg-type]
+
+
+FIDELITY_CASES = [
+    # a quoted JSON string: the schema decides what the quotes hold
+    ('"7"', N, 7),
+    ('"7.5"', N, 7.5),
+    ('"3"', I, 3),
+    (' "true" ', B, True),
+    ('"x"', I, "x"),
+    ('"7"', S, '"7"'),
+    ('"7"', {"anyOf": [I, S]}, '"7"'),
+    ('"4"', {"type": ["integer", "null"]}, 4),
+    # leading zeros for an integer
+    ("08", I, 8),
+    ("08", N, 8),
+    # containers: over-escaped JSON, Python literals made of JSON's values
+    ('[{\\"a\\": 1}]', A, [{"a": 1}]),
+    ('{\\"k\\": \\"v w\\"}', O, {"k": "v w"}),
+    ("{'k': True, 'n': None, 'f': -1.5}", O, {"k": True, "n": None, "f": -1.5}),
+    ("('a', 'b')", A, ["a", "b"]),
+    ("['a', ('b', 1)]", A, ["a", ["b", 1]]),
+    ("{'max': '5'}", {"type": "object", "properties": {"max": I}}, {"max": 5}),
+    ("{1: 2}", O, "{1: 2}"),
+    ("{'a': 1e999}", O, "{'a': 1e999}"),
+    ("{'a': f(1)}", O, "{'a': f(1)}"),
+    ("{'a': 1}", S, "{'a': 1}"),
+    ("{'a': 1}", A, "{'a': 1}"),
+    ("('a', 'b')", O, "('a', 'b')"),
+]
+
+
+@pytest.mark.parametrize(("text", "schema", "expected"), FIDELITY_CASES)
+def test_coerce_text_reads_what_peers_read(text: str, schema: object, expected: object) -> None:
+    assert same(coerce_text(text, schema), expected)
+
+
+BARE_CASES = [
+    ("3", None, 3),
+    ("-0.5", None, -0.5),
+    ("1e3", {}, 1000.0),
+    ("true", None, True),
+    ("false", None, False),
+    ("null", None, None),
+    ("007", None, "007"),
+    ("True", None, "True"),
+    ("abc", None, "abc"),
+    ("1e999", None, "1e999"),
+    ("3", S, "3"),  # a schema decides
+    ("3", I, 3),
+    ("true", {"anyOf": [S, B]}, True),
+]
+
+
+@pytest.mark.parametrize(("text", "schema", "expected"), BARE_CASES)
+def test_coerce_bare(text: str, schema: object, expected: object) -> None:
+    assert same(coerce_bare(text, schema), expected)
+
+
+FLAGGED_CASES = [
+    ("null", S, "null"),
+    ("null", {"type": "string", "nullable": True}, None),
+    ("null", {"anyOf": [I, S]}, "null"),
+    ("null", NULL, None),
+    ("null", None, None),
+    ('"x"', S, "x"),
+    ("3", I, 3),
+    ('"3"', I, 3),
+    ("3", S, 3),  # a JSON number for a string stays a number, as in the JSON dialects
+]
+
+
+@pytest.mark.parametrize(("text", "schema", "expected"), FLAGGED_CASES)
+def test_coerce_flagged_json(text: str, schema: object, expected: object) -> None:
+    assert same(coerce_flagged_json(text, schema), expected)
 
 
 # --------------------------------------------------------------------------- coerce_json
