@@ -46,9 +46,11 @@ def test_family_markers_are_read_from_the_grammar() -> None:
     assert {"<tool_call>", "</tool_call>", "<function=", "</function>", "<parameter="} <= qwen
     assert {"<think>", "</think>", "</parameter>"} <= qwen
     assert "qwen3_coder" not in qwen  # names are not markup
-    assert special_markers(get_spec("qwen3_coder"), ["<tool_call>", "<|im_end|>", ""]) == {
+    assert special_markers(get_spec("qwen3_coder"), ["<tool_call>", "<|fim_prefix|>", ""]) == {
         "<tool_call>"
     }
+    # an ignored turn token is markup too: the parser must see it to drop it
+    assert special_markers(get_spec("qwen3_coder"), ["<|im_end|>"]) == {"<|im_end|>"}
     # a special token inside a longer marker counts (Harmony's channel headers)
     openai = nonblank_markup_literals(get_spec("openai"))
     assert any("<|channel|>" in m for m in openai)

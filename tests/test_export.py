@@ -131,9 +131,9 @@ def test_the_in_grammar_rule() -> None:
         False,
         "markup given back as text",
     )
-    assert in_grammar(cases["qwen3_coder:truncated right after the opener"])[1] in (
-        "markup given back as text",
-        "ends with an opener",
+    assert in_grammar(cases["qwen3_coder:truncated right after the opener"]) == (
+        False,
+        "truncated, or tools/unknown-tools options",  # (a `finish=length` case)
     )
     assert in_grammar(cases["hermes:seed 001: a middle integer field given as a string"]) == (
         False,
