@@ -19,9 +19,11 @@ Setting TOOLGRAMMAR_UPDATE_CORPUS=1 rewrites the expectations from the parser's 
 from __future__ import annotations
 
 import json
+import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 CORPUS = Path(__file__).parent / "corpus"
 TOOLS: list[dict[str, Any]] = json.loads((CORPUS / "tools.json").read_text(encoding="utf-8"))
@@ -129,3 +131,18 @@ def rewrite(path: Path, results: dict[str, dict[str, Any]]) -> None:
         out.append(line)
         i += 1
     path.write_text("\n".join(out).rstrip("\n") + "\n", encoding="utf-8")
+
+
+@contextmanager
+def params_in_env(case: Case, variable: str) -> Iterator[None]:
+    """A case's grammar params, given to a serving adapter the way a server is given them: as
+    JSON in the adapter's environment variable, for the case's family."""
+    given = case.options.get("params")
+    if given is None:
+        yield
+        return
+    os.environ[variable] = json.dumps({case.family: given})
+    try:
+        yield
+    finally:
+        del os.environ[variable]

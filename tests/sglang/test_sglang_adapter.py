@@ -9,16 +9,15 @@ import json
 import os
 import subprocess
 import sys
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import harness as h  # noqa: E402
-from corpus_format import CORPUS, Case, load  # noqa: E402
+from corpus_format import CORPUS, Case, load, params_in_env  # noqa: E402
 from sglang.srt.function_call.function_call_parser import FunctionCallParser  # noqa: E402
 from sglang.srt.parser.reasoning_parser import ReasoningParser  # noqa: E402
 
@@ -30,20 +29,6 @@ FAMILIES = sorted(path.stem for path in CORPUS.glob("*.txt"))
 CASES = {family: load(CORPUS / f"{family}.txt") for family in FAMILIES}
 # 1-char deltas for a bounded sample: the first cases of every family
 ONE_CHAR_SAMPLE = 10
-
-
-@contextmanager
-def case_params(case: Case) -> Iterator[None]:
-    """A case's grammar params, given to the adapter the way a server is given them."""
-    given = case.options.get("params")
-    if given is None:
-        yield
-        return
-    os.environ[adapter.PARAMS_ENV] = json.dumps({case.family: given})
-    try:
-        yield
-    finally:
-        del os.environ[adapter.PARAMS_ENV]
 
 
 def expected(case: Case, *, paired: bool, text: str | None = None) -> h.Result:
@@ -228,7 +213,7 @@ def test_corpus_streams_through_sglangs_parsers(family: str, paired: bool) -> No
     for n, case in enumerate(CASES[family]):
         want = expected(case, paired=paired)
         for split, deltas in chunkings(case.text, n < ONE_CHAR_SAMPLE).items():
-            with case_params(case):
+            with params_in_env(case, adapter.PARAMS_ENV):
                 got = h.stream(h.registered_name(family), deltas, case.tools, paired=paired)
             if not same(got, want):
                 failures.append((case.name, split, got, want))
@@ -241,7 +226,7 @@ def test_corpus_non_streaming_through_sglangs_parsers(family: str, paired: bool)
     failures = []
     for case in CASES[family]:
         want = expected(case, paired=paired)
-        with case_params(case):
+        with params_in_env(case, adapter.PARAMS_ENV):
             got = h.whole(h.registered_name(family), case.text, case.tools, paired=paired)
         if not same(got, want):
             failures.append((case.name, got, want))

@@ -8,16 +8,15 @@ from __future__ import annotations
 import json
 import os
 import sys
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import harness as h  # noqa: E402
-from corpus_format import CORPUS, Case, load  # noqa: E402
+from corpus_format import CORPUS, Case, load, params_in_env  # noqa: E402
 from vllm.reasoning import ReasoningParser, ReasoningParserManager  # noqa: E402
 from vllm.tool_parsers import ToolParser, ToolParserManager  # noqa: E402
 
@@ -46,20 +45,6 @@ def expected(case: Case, text: str | None = None, finish: str | None = None) -> 
         calls = []
     reason = "tool_calls" if finish == "stop" and calls else finish
     return h.Result(message.content, message.reasoning, calls, reason)
-
-
-@contextmanager
-def case_params(case: Case) -> Iterator[None]:
-    """A case's grammar params, given to the plugin the way a server is given them."""
-    given = case.options.get("params")
-    if given is None:
-        yield
-        return
-    os.environ[plugin.PARAMS_ENV] = json.dumps({case.family: given})
-    try:
-        yield
-    finally:
-        del os.environ[plugin.PARAMS_ENV]
 
 
 def same(got: h.Result, want: h.Result) -> bool:
@@ -189,7 +174,7 @@ def test_corpus_streams_through_vllms_chat_stream_processor(family: str) -> None
                 case.expect["tool_calls"] if case.tools is not None else [],
             ], case.name
         for split, deltas in chunkings(family, case.text).items():
-            with case_params(case):
+            with params_in_env(case, plugin.PARAMS_ENV):
                 got = h.stream(family, deltas, case.tools, case.finish)
             if not same(got, want) or len(set(got.ids)) != len(got.calls) or not all(got.ids):
                 failures.append((case.name, split, got, want))
@@ -201,7 +186,7 @@ def test_corpus_non_streaming_through_vllms_parser(family: str) -> None:
     failures = []
     for case in CASES[family]:
         want = expected(case)
-        with case_params(case):
+        with params_in_env(case, plugin.PARAMS_ENV):
             got = h.whole(family, case.text, case.tools, case.finish)
         if not same(got, want) or not all(got.ids):
             failures.append((case.name, got, want))
