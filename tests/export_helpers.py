@@ -177,7 +177,7 @@ def closing_markers(lark_grammar: str) -> list[str]:
             continue
         found |= set(_strings(line.split("%json")[0]))  # a JSON schema holds quotes too
     found |= {'"', "'", "}", "]", ")"}
-    return sorted((m for m in found if m), key=len, reverse=True)
+    return sorted((m for m in found if m), key=lambda m: (-len(m), m))  # no set order
 
 
 def closing_walk(

@@ -64,6 +64,10 @@ def test_a_value_the_markup_cannot_carry_is_a_clear_error() -> None:
         toolgrammar.render("qwen3_coder", calls, TOOLS)
     with pytest.raises(toolgrammar.RenderError, match="a call is a name and an arguments"):
         toolgrammar.render("hermes", [{"name": 3}], TOOLS)
+    for value in (float("inf"), float("nan"), {1, 2}):  # 1e999 in JSON reads as inf
+        calls = [{"name": "configure", "arguments": {"ratio": value}}]
+        with pytest.raises(toolgrammar.RenderError, match="'configure' are not JSON"):
+            toolgrammar.render("kimi_k2", calls, TOOLS)
 
 
 def test_cli_render(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -185,6 +185,10 @@ def _call_pair(call: Any) -> tuple[str, dict[str, Any]]:
         args = _json_value_or_text(args)
     if not isinstance(name, str) or not isinstance(args, dict):
         raise RenderError(f"a call is a name and an arguments object, got {call!r}")
+    try:  # a model writes JSON: no NaN or Infinity (json.loads reads 1e999 as inf), no sets
+        json.dumps(args, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise RenderError(f"the arguments of {name!r} are not JSON: {error}") from None
     return name, args
 
 
