@@ -65,6 +65,8 @@ class ToolgrammarReasoningDetector(BaseReasoningFormatDetector):
         return self._result(self._stream.feed(new_text), new_text, final=False)
 
     def finish(self) -> StreamingParseResult:
+        if self._stream.finished:  # said already
+            return StreamingParseResult()
         return self._result(self._stream.finish("stop"), "", final=True)
 
     def _result(

@@ -140,7 +140,7 @@ class ToolgrammarDetector(BaseFormatDetector):
 
     def finish(self, tools: list[Any]) -> StreamingParseResult:
         """End of stream: close a cut call's arguments, release text held for a marker."""
-        if self._stream is None:
+        if self._stream is None or self._stream.finished:  # nothing streamed, or said already
             return StreamingParseResult()
         return self._streamed(self._stream.finish("stop"))
 

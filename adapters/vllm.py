@@ -255,7 +255,7 @@ class ToolgrammarToolParser(ToolParser):
 
         vLLM calls it without the reason; the reason decides what the end held back
         (docs/policies.md, "Unfinished output"), so a caller that knows it may pass it."""
-        if self._stream is None:
+        if self._stream is None or self._stream.finished:  # nothing streamed, or said already
             return None
         collected = _Collected()
         collected.add(self._stream.finish(finish_reason or "stop"), self._reasoning_as_content)

@@ -76,6 +76,34 @@ def test_bad_options_are_clear_errors() -> None:
         toolgrammar.StreamParser("hermes", tools=[42])  # type: ignore[list-item]
 
 
+def test_options_of_the_wrong_kind_are_refused_in_one_line() -> None:
+    with pytest.raises(TypeError, match="family must be a family name"):
+        toolgrammar.StreamParser(["hermes"])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="reasoning_open must be True, False or None"):
+        toolgrammar.StreamParser("hermes", reasoning_open="yes")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="params must be a mapping"):
+        toolgrammar.StreamParser("hy_v4", params="x")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="finish reason must be one of stop, length"):
+        toolgrammar.parse("hermes", "hi", finish_reason="bogus")
+
+
+def test_finish_is_said_once_with_a_known_reason() -> None:
+    for reason in ("bogus", None, "STOP"):
+        parser = toolgrammar.StreamParser("hermes")
+        deltas = parser.feed("hi <")  # "<" may open a call: held back
+        with pytest.raises(ValueError, match="finish reason must be one of"):
+            parser.finish(reason)  # type: ignore[arg-type]
+        assert not parser.finished  # a refused reason changes nothing: a right one still works
+        deltas += parser.finish("stop")
+        assert "".join(d.content or "" for d in deltas) == "hi <"
+    assert parser.finished and parser.finish_reason == "stop"
+    with pytest.raises(RuntimeError, match=r"finish\(\) was already called"):
+        parser.finish("length")
+    assert parser.finish_reason == "stop"
+    with pytest.raises(RuntimeError, match="after finish"):
+        parser.feed("more")
+
+
 def test_cli_parse_stream(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(
         [

@@ -85,8 +85,7 @@ class StreamParser:
         params: Mapping[str, str] | None = None,
         trace: Trace | None = None,
     ) -> None:
-        if ids not in ("random", "sequential"):
-            raise ValueError(f"ids must be 'random' or 'sequential', not {ids!r}")
+        _check_options(family, reasoning_open, unknown_tools, ids, params)
         self.family = family
         spec = with_params(get_spec(family), params)
         options: dict[str, Any] = {
@@ -112,9 +111,20 @@ class StreamParser:
         A `stop` with calls emitted becomes `tool_calls`; `length` stays `length`. The reason
         also decides what the end held back (docs/policies.md, "Unfinished output").
         """
+        _check_finish_reason(reason)
+        if self.finish_reason is not None:
+            raise RuntimeError(
+                f"finish() was already called (finish_reason {self.finish_reason!r}): "
+                "a StreamParser reads one output; make a new one for the next"
+            )
         deltas = self._engine.finish(reason)
         self._finish_reason(reason)
         return deltas
+
+    @property
+    def finished(self) -> bool:
+        """Whether `finish()` has been called: then neither `feed` nor `finish` may follow."""
+        return self.finish_reason is not None
 
     def _finish_reason(self, reason: str) -> str:
         if reason == "stop" and self._engine.calls_emitted:
@@ -137,9 +147,31 @@ def parse(
     """The whole output at once: the same core as streaming, fed in one piece."""
     if not isinstance(text, str):
         raise TypeError(f"parse() takes str, not {type(text).__name__}")
+    _check_finish_reason(finish_reason)
     parser = StreamParser(family, tools, **options)
     content, reasoning, calls = parser._engine.whole(text, finish_reason)
     return message_of(content, reasoning, calls, parser._finish_reason(finish_reason))
+
+
+def _check_options(
+    family: Any, reasoning_open: Any, unknown_tools: Any, ids: Any, params: Any
+) -> None:
+    """Options a caller got wrong fail here in one line, not deep inside the engine."""
+    if not isinstance(family, str):
+        raise TypeError(f"family must be a family name (str), not {type(family).__name__}")
+    if reasoning_open is not None and not isinstance(reasoning_open, bool):
+        raise TypeError(f"reasoning_open must be True, False or None, not {reasoning_open!r}")
+    if unknown_tools not in ("keep", "drop"):
+        raise ValueError(f"unknown_tools must be 'keep' or 'drop', not {unknown_tools!r}")
+    if ids not in ("random", "sequential"):
+        raise ValueError(f"ids must be 'random' or 'sequential', not {ids!r}")
+    if params is not None and not isinstance(params, Mapping):
+        raise TypeError(f"params must be a mapping of param name to string, not {params!r}")
+
+
+def _check_finish_reason(reason: Any) -> None:
+    if reason not in FINISH_REASONS:
+        raise ValueError(f"finish reason must be one of {', '.join(FINISH_REASONS)}, not {reason!r}")
 
 
 def render(
