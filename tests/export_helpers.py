@@ -13,6 +13,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
+import jsonschema
 import llguidance
 from llguidance import LLMatcher, LLTokenizer, TokenizerWrapper
 
@@ -93,55 +94,9 @@ def random_walk(
 
 
 def validates(value: Any, schema: Any) -> bool:
-    """A JSON-schema subset (the one the tests' tools use): type, enum/const, properties,
-    required, additionalProperties false, items, anyOf/oneOf, minimum/maximum, $ref to
-    local definitions (the schema passed must be inlined)."""
-    if not isinstance(schema, dict):
-        return True
-    if "const" in schema and value != schema["const"]:
-        return False
-    if "enum" in schema and value not in schema["enum"]:
-        return False
-    for key in ("anyOf", "oneOf"):
-        if key in schema and not any(validates(value, s) for s in schema[key]):
-            return False
-    kind = schema.get("type")
-    if kind is not None:
-        kinds = kind if isinstance(kind, list) else [kind]
-        if not any(_is(value, k) for k in kinds):
-            return False
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if "minimum" in schema and value < schema["minimum"]:
-            return False
-        if "maximum" in schema and value > schema["maximum"]:
-            return False
-    if isinstance(value, dict):
-        props = schema.get("properties", {})
-        if any(r not in value for r in schema.get("required", [])):
-            return False
-        for k, v in value.items():
-            if k in props:
-                if not validates(v, props[k]):
-                    return False
-            elif schema.get("additionalProperties") is False:
-                return False
-    if isinstance(value, list) and "items" in schema:
-        return all(validates(v, schema["items"]) for v in value)
-    return True
-
-
-def _is(value: Any, kind: str) -> bool:
-    if kind == "integer":
-        return (
-            isinstance(value, int)
-            and not isinstance(value, bool)
-            or (isinstance(value, float) and value.is_integer())
-        )
-    if kind == "number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    return {"string": str, "boolean": bool, "null": type(None), "object": dict, "array": list}.get(
-        kind, object
-    ) in (type(value),) or (kind == "object" and isinstance(value, dict))
+    """Whether `value` is valid against `schema`, by `jsonschema` (the validator its `$schema`
+    names, Draft 2020-12 by default); `$ref`s resolve within the schema itself."""
+    return jsonschema.validators.validator_for(schema)(schema).is_valid(value)
 
 
 def loads(text: str) -> Any:
