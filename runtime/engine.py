@@ -499,9 +499,11 @@ class Engine:
 
     def _read_name(self, call: _Call, item: Name, buf: str, pos: int, eof: bool) -> int:
         markers = self.family.name_markers[call.shape, call.item]
-        at, _ = markers.search(buf, pos)
+        reach = item.max_len + max(map(len, item.until))  # a name ends within this, or is none
+        # search no further than that: a whole output of openers with no name end stays linear
+        at, _ = markers.search(buf, pos, min(len(buf), pos + 2 * reach))
         if at < 0:
-            if len(buf) - pos > item.max_len + max(map(len, item.until)):
+            if len(buf) - pos > reach:
                 return self._abandon(call, pos)
             if eof:
                 return self._name_at_end(call, item, buf, pos)

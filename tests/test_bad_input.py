@@ -189,3 +189,29 @@ def test_a_key_whose_quote_closes_past_the_next_marker_is_no_call(family: str, t
     streamed = toolgrammar.assemble(deltas)
     assert (whole.content, whole.tool_calls) == (text, [])
     assert (streamed.content, streamed.tool_calls) == (text, [])
+
+
+def _opener_before_name(family: str) -> str:
+    """What the family writes before a call's name: a call opener with no name end after it."""
+    text = toolgrammar.render(family, [{"name": "get_weather", "arguments": {"city": "Paris"}}])
+    return text[: text.index("get_weather")]
+
+
+OPENED = [f for f in toolgrammar.families() if _opener_before_name(f).strip()]  # not pythonic
+
+
+@pytest.mark.parametrize("family", OPENED)
+def test_repeated_openers_with_no_name_end_are_read_in_linear_work(
+    family: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # each opener searched the whole rest of the output for its name's end: gemma4 and
+    # mistral took 2-4 s for 100K characters of openers, over 20 s for 300K
+    opener = _opener_before_name(family)
+    scanned = count_marker_search(monkeypatch)
+    work = []
+    for size in (10_000, 40_000):
+        text = opener * (size // len(opener))
+        scanned[0] = 0
+        toolgrammar.parse(family, text)
+        work.append(scanned[0])
+    assert work[1] <= 5 * work[0], f"4x the openers: {work[0]} then {work[1]} characters searched"
