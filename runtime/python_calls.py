@@ -196,7 +196,9 @@ class PythonCallsBuilder(Batched):
                 elif ch == ",":
                     pos += 1
                 else:
-                    found = _KEY.match(text, pos)
+                    found = _KEY.match(text, pos, min(end, pos + _MAX_NAME + 1))
+                    if found and found.end() - pos > _MAX_NAME:
+                        found = None  # no key is that long: a positional value (read once)
                     after = found.end() if found else pos
                     while after < end and text[after] in " \t\n":
                         after += 1

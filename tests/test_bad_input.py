@@ -215,3 +215,23 @@ def test_repeated_openers_with_no_name_end_are_read_in_linear_work(
         toolgrammar.parse(family, text)
         work.append(scanned[0])
     assert work[1] <= 5 * work[0], f"4x the openers: {work[0]} then {work[1]} characters searched"
+
+
+def test_a_long_python_keyword_streams_in_linear_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    # every 16-char delta of a growing keyword re-read the whole keyword from its start:
+    # 100K characters took 6 s; no keyword is longer than a name may be, so it is read once
+    from toolgrammar.runtime import python_calls
+
+    scanned = [0]
+    key = python_calls._KEY
+
+    class Counting:
+        def match(self, text: str, pos: int, endpos: int = 2**62):  # type: ignore[no-untyped-def]
+            scanned[0] += min(endpos, len(text)) - pos
+            return key.match(text, pos, endpos)
+
+    monkeypatch.setattr(python_calls, "_KEY", Counting())
+    text = "[get_weather(" + "a" * 40_000 + "=1)]"
+    parser, streamed = _feed_all("pythonic", [text[i : i + 16] for i in range(0, len(text), 16)])
+    assert scanned[0] < 10 * len(text), f"{scanned[0]} characters matched for {len(text)}"
+    assert streamed == toolgrammar.parse("pythonic", text, TOOLS, ids="sequential")
