@@ -227,7 +227,12 @@ _COMPILED: dict[int, CompiledFamily] = {}
 
 
 def compiled(spec: FamilySpec) -> CompiledFamily:
+    """The tables of `spec`, made once per spec object. The cache keeps the spec alive (so
+    its id is not reused) and is bounded: a server that fills many distinct `params` makes a
+    new spec for each, and must not grow without end."""
     family = _COMPILED.get(id(spec))
     if family is None or family.spec is not spec:
+        if len(_COMPILED) >= 256:
+            _COMPILED.clear()
         family = _COMPILED[id(spec)] = CompiledFamily(spec)
     return family

@@ -235,3 +235,18 @@ def test_a_long_python_keyword_streams_in_linear_work(monkeypatch: pytest.Monkey
     parser, streamed = _feed_all("pythonic", [text[i : i + 16] for i in range(0, len(text), 16)])
     assert scanned[0] < 10 * len(text), f"{scanned[0]} characters matched for {len(text)}"
     assert streamed == toolgrammar.parse("pythonic", text, TOOLS, ids="sequential")
+
+
+def test_many_distinct_params_keep_the_caches_bounded() -> None:
+    # each new params value makes a spec of its own; the compiled tables of every one used
+    # to stay in memory for good
+    from toolgrammar.runtime import tables
+
+    for n in range(600):
+        suffix = f":{n:08x}"
+        text = f"<tool_calls{suffix}><tool_call{suffix}>get_weather</tool_call{suffix}>"
+        message = toolgrammar.parse(
+            "hy_v4", text, TOOLS, params={"suffix": suffix}, reasoning_open=False
+        )
+        assert [c.function.name for c in message.tool_calls] == ["get_weather"]
+        assert len(tables._COMPILED) <= 256
