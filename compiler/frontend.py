@@ -48,6 +48,13 @@ class Mistake:
     suggest: tuple[str, ...] = ()  # words to offer for a misspelt `{token}`
 
 
+UNKNOWN_STATEMENT = Mistake(
+    "unknown statement `{token}`: statements are family, aliases, extends, param, "
+    "reasoning, section, ignore, messages, route and call",
+    ("alias x", "family x alias y", 'family x reasoning "a" "b" sections'),
+    suggest=STATEMENTS + ("prompt_opened", "optional"),  # the flags that end a statement
+)
+
 MISTAKES: tuple[Mistake, ...] = (
     Mistake(
         "single-quoted string: grammar strings use double quotes",
@@ -77,12 +84,7 @@ MISTAKES: tuple[Mistake, ...] = (
             'family x section "a" "b" json_args',
         ),
     ),
-    Mistake(
-        "unknown statement `{token}`: statements are family, aliases, extends, param, "
-        "reasoning, section, ignore, messages, route and call",
-        ("alias x", "family x alias y", 'family x reasoning "a" "b" sections'),
-        suggest=STATEMENTS,
-    ),
+    UNKNOWN_STATEMENT,
     Mistake(
         "a regex is only allowed as the `pattern=` argument of `name(...)`",
         ("family x call /a/",),
@@ -220,11 +222,15 @@ def _syntax_error(error: UnexpectedInput, text: str, path: str) -> CompileError:
         generic = f"unexpected character {found}"
         word = ""
     mistake = classify(error)
+    if word and column == 1 and word not in KEYWORDS:
+        mistake = UNKNOWN_STATEMENT  # a word that starts a line starts a statement
     if mistake is None:
         return error_at(path, text, max(line, 1), max(column, 1), generic)
     message = mistake.message.replace("{token}", word or found)
     close = difflib.get_close_matches(word, mistake.suggest, n=1) if word else []
-    if close:
+    if close and mistake is UNKNOWN_STATEMENT and close[0] not in STATEMENTS:
+        message = f"unexpected `{word}`; did you mean `{close[0]}`?"  # a misspelt flag
+    elif close:
         message += f"; did you mean `{close[0]}`?"
     return error_at(path, text, max(line, 1), max(column, 1), message)
 

@@ -10,7 +10,7 @@ import pytest
 import toolgrammar
 from toolgrammar.check import check
 from toolgrammar.cli import main
-from toolgrammar.check import INVARIANTS
+from toolgrammar.check import INVARIANTS, CheckReport
 from toolgrammar.runtime.registry import get_spec
 
 sys.path.insert(0, str(Path(__file__).parent / "check_fixtures"))
@@ -93,3 +93,12 @@ def test_prose_ending_in_a_space_led_openers_start_is_kept(
     path = tmp_path / "space_led.tg"
     path.write_text(SPACE_LED, encoding="utf-8")
     assert main(["check", str(path), "--budget", "0.3"]) == 0, capsys.readouterr().out
+
+
+def test_a_probe_with_nothing_to_check_says_skipped_not_ok() -> None:
+    report = CheckReport(family="demo", seed=0)
+    report.checked["round trip"] = 3
+    lines = report.summary().splitlines()
+    assert any(line.split() == ["round", "trip", "3", "checked", "ok"] for line in lines)
+    promptness = next(line for line in lines if line.split()[0] == "promptness")
+    assert promptness.split()[1:] == ["0", "checked", "skipped", "(nothing", "to", "check)"]

@@ -110,7 +110,10 @@ class CheckReport:
             f"(x 3 splittings), {self.inputs} bad inputs, {self.seconds:.1f} s, seed {self.seed}"
         ]
         for name in INVARIANTS:
-            state = "ok" if not self.failed[name] else f"{self.failed[name]} FAILED"
+            if self.failed[name]:
+                state = f"{self.failed[name]} FAILED"
+            else:  # nothing checked is not a pass: the probe found nothing to run on
+                state = "ok" if self.checked[name] else "skipped (nothing to check)"
             lines.append(f"  {name:<12} {self.checked[name]:>7} checked  {state}")
         for finding in self.findings.values():
             lines.append(str(finding))
