@@ -1,4 +1,4 @@
-"""The golden corpus: one plain-text file per family, read as documentation.
+"""The golden corpus: one plain-text file per family, read as documentation (docs/corpus.md).
 
     === a case's name
     --- options: reasoning_open unknown_tools=drop finish=length tools=none param.suffix=:x
@@ -68,33 +68,79 @@ def _options(line: str) -> tuple[dict[str, Any], str, list[dict[str, Any]] | Non
     return options, finish, tools
 
 
+class CorpusError(ValueError):
+    """A mistake in a corpus file, said as `file:line: what; hint` (collection stops on it)."""
+
+
+EXPECT_KEYS = ("content", "reasoning", "tool_calls", "finish_reason")
+MIN_CASES = 15  # per family: enough to cover its shapes, malformed calls and text around them
+
+
 def load(path: Path) -> list[Case]:
     family = path.stem
     lines = path.read_text(encoding="utf-8").split("\n")
     cases: list[Case] = []
+    seen: dict[str, int] = {}
     i = 0
     while i < len(lines):
         if not lines[i].startswith("=== "):
             i += 1
             continue
         name, start = lines[i][4:].strip(), i + 1
+        if name in seen:
+            raise CorpusError(
+                f"{path}:{start}: a second case named {name!r} (the first is on "
+                f"line {seen[name]}); case names are test ids, make it unique"
+            )
+        seen[name] = start
         i += 1
         options, finish, tools = {}, "stop", TOOLS
         if i < len(lines) and lines[i].startswith("--- options:"):
-            options, finish, tools = _options(lines[i][len("--- options:") :])
+            try:
+                options, finish, tools = _options(lines[i][len("--- options:") :])
+            except (ValueError, OSError) as error:
+                raise CorpusError(f"{path}:{i + 1}: {error}") from None
             i += 1
         body: list[str] = []
-        while lines[i] != "--- expect":
+        while i < len(lines) and lines[i] != "--- expect" and not lines[i].startswith("=== "):
             body.append(lines[i])
             i += 1
+        if i == len(lines) or lines[i] != "--- expect":
+            raise CorpusError(
+                f"{path}:{start}: case {name!r} has no `--- expect` line; end the "
+                "output with `--- expect` and the expected message as JSON"
+            )
         i += 1
+        expect_at = i + 1
         expect_lines: list[str] = []
         while i < len(lines) and not lines[i].startswith("=== "):
             expect_lines.append(lines[i])
             i += 1
-        expect = json.loads("\n".join(expect_lines))
+        expect = _expectation("\n".join(expect_lines), f"{path}:{expect_at}", name)
         cases.append(Case(family, name, "\n".join(body), expect, options, finish, tools, start))
     return cases
+
+
+def _expectation(text: str, where: str, name: str) -> dict[str, Any]:
+    """The `--- expect` JSON of a case, or a CorpusError that says what is wrong with it."""
+    hint = (
+        "write one JSON object with "
+        + ", ".join(EXPECT_KEYS)
+        + " (or run with TOOLGRAMMAR_UPDATE_CORPUS=1 to fill it from the parser, then "
+        "read the diff)"
+    )
+    if not text.strip():
+        raise CorpusError(f"{where}: case {name!r} has an empty expectation; {hint}")
+    try:
+        expect = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CorpusError(
+            f"{where}: case {name!r}: expectation is not JSON ({error}); {hint}"
+        ) from None
+    missing = [key for key in EXPECT_KEYS if not isinstance(expect, dict) or key not in expect]
+    if missing:
+        raise CorpusError(f"{where}: case {name!r}: expectation lacks {', '.join(missing)}; {hint}")
+    return expect
 
 
 def all_cases() -> list[Case]:

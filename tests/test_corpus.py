@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import collections
 import os
 
 import pytest
 
 import toolgrammar
-from corpus_format import CORPUS, Case, all_cases, render_expect, rewrite
+from corpus_format import CORPUS, MIN_CASES, Case, all_cases, render_expect, rewrite
 from toolgrammar.invariants import run, split_at
 
 CASES = all_cases()
@@ -17,7 +18,9 @@ UPDATE = os.environ.get("TOOLGRAMMAR_UPDATE_CORPUS") == "1"
 def test_corpus_is_not_empty() -> None:
     families = {case.family for case in CASES}
     assert {"qwen3_coder", "hermes", "kimi_k2"} <= families
-    assert all(sum(c.family == f for c in CASES) >= 15 for f in families)
+    counts = collections.Counter(case.family for case in CASES)
+    few = {family: n for family, n in sorted(counts.items()) if n < MIN_CASES}
+    assert not few, f"every family's corpus needs {MIN_CASES} cases or more; these have fewer: {few}"
 
 
 def test_corpus_names_are_registered_families() -> None:
