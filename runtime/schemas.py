@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 from referencing import Registry, Specification
 from referencing.jsonschema import DRAFT202012, specification_with
 
+from .schema_check import warn_about_schema
+
 if TYPE_CHECKING:  # type hints only: referencing does not export its Resolver class
     from referencing._core import Resolver
 
@@ -53,6 +55,7 @@ _ALIASES: dict[str, str] = {
     "text": "string",
     "enum": "string",
 }
+TYPE_SPELLINGS = frozenset(_ALIASES)  # every `type` value typing reads
 # The order in which declared types are tried on a markup value.
 _ORDER: tuple[str, ...] = ("null", "integer", "number", "boolean", "object", "array", "string")
 # What `declared_types` gives for a value that can only be a string (kept as text).
@@ -595,6 +598,8 @@ class ToolSchemas:
             pass
         except TypeError:
             return None
-        root = resolve(self._params.get(tool))  # shared while the same dict is passed again
+        schema = self._params.get(tool)
+        warn_about_schema(tool, schema, TYPE_SPELLINGS)  # the first time a call to it is read
+        root = resolve(schema)  # shared while the same dict is passed again
         self._roots[tool] = root
         return root

@@ -293,3 +293,33 @@ def test_all_of_and_any_of_cycles_terminate() -> None:
     assert not streams_as_text(schema)
     assert coerce_text('{"a": {"a": {}}}', schema) == {"a": {"a": {}}}
     assert coerce_json({"a": "x"}, schema) == {"a": "x"}
+
+
+def test_a_tool_schema_typing_cannot_read_gets_one_clear_warning() -> None:
+    import warnings
+
+    from toolgrammar.runtime.schema_check import ToolSchemaWarning
+
+    good = {"name": "ok", "parameters": {"type": "object", "properties": {"n": {"type": "Int"}}}}
+    bad = {
+        "name": "f",
+        "parameters": {"type": "object", "properties": {"days": {"type": "integr"}}},
+    }
+    tools = ToolSchemas(
+        [{"type": "function", "function": good}, {"type": "function", "function": bad}]
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tools.param_schema("ok", "n")  # `Int` is a spelling typing reads: no warning
+        tools.param_schema("f", "days")
+        tools.param_schema("f", "days")  # once per tool and parser
+    assert [str(w.message) for w in caught if w.category is ToolSchemaWarning] == [
+        "tool 'f': parameters are not a valid JSON Schema: at /properties/days/type: "
+        "'integr' is not valid under any of the given schemas; values it describes are not "
+        "typed by it"
+    ]
+    for junk, where in (([1], "/properties"), ("city", "/required")):
+        key = "properties" if where == "/properties" else "required"
+        tools = ToolSchemas([{"name": "g", "parameters": {"type": "object", key: junk}}])
+        with pytest.warns(ToolSchemaWarning, match=f"'g': .* at {where}: "):
+            tools.param_schema("g", "city")

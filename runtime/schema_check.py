@@ -1,0 +1,140 @@
+"""One clear warning for a tool whose parameters are not a schema typing can read.
+
+The runtime never fails on a bad schema (`schemas.py` reads what it can and leaves the rest
+untyped), but a junk `type` silently switches typing off for that value, so the user should
+hear about it, naming the tool and the place. A tool is checked when a call to it is first
+read, not when the parser is made: a request lists many tools and calls one or two. A cheap
+walk over the keywords that decide typing finds the place; only then does `jsonschema` give
+its exact message, worked out once per place. Type spellings `schemas.py` reads (`int`,
+`dict`, …) are not flagged, although JSON Schema does not know them.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+__all__ = ["ToolSchemaWarning", "warn_about_schema"]
+
+_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+_SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties")
+_SCHEMA_ONES = ("items", "additionalProperties", "not", "if", "then", "else", "contains")
+Crumbs = Any  # a node's place: None at the root, else (its key, its parent's crumbs)
+_FOUND: dict[tuple[str, str], str] = {}  # (tool, first flagged path) -> message, bounded
+
+
+class ToolSchemaWarning(UserWarning):
+    """A tool's `parameters` are not a valid JSON Schema; typing skips what it cannot read."""
+
+
+def warn_about_schema(tool: str, schema: Any, types: frozenset[str]) -> None:
+    """Warn once if the parameters of `tool` have a shape typing cannot read; `types` are
+    the `type` values it reads (JSON Schema's and spellings like `int`)."""
+    path = _first_suspect(schema, types)
+    if path is None:
+        return
+    key = (tool, path)
+    message = _FOUND.get(key)
+    if message is None:
+        if len(_FOUND) >= 256:
+            _FOUND.clear()
+        message = _FOUND[key] = _explain(schema, path)
+    if len(message) > 300:  # a pointer into a very deep schema: its two ends say enough
+        message = message[:150] + " … " + message[-150:]
+    if message:
+        warnings.warn(
+            f"tool {tool!r}: parameters are not a valid JSON Schema: {message}; "
+            "values it describes are not typed by it",
+            ToolSchemaWarning,
+            stacklevel=2,
+        )
+
+
+def _first_suspect(schema: Any, types: frozenset[str]) -> str | None:
+    """The JSON pointer of the first keyword whose shape typing cannot read, if any. Walked
+    with a stack of its own (a schema may nest deeper than Python's recursion limit), each
+    node's place kept as a link to its parent's and spelt out only for the one found."""
+    stack: list[tuple[Any, Crumbs]] = [(schema, None)]
+    while stack:
+        node, crumbs = stack.pop()
+        if node is None or isinstance(node, bool):
+            continue
+        if not isinstance(node, dict):
+            return _pointer(crumbs) or "/"
+        found = _bad_keyword(node, types)
+        if found is not None:
+            return _pointer(crumbs) + "/" + found
+        children: list[tuple[Any, Crumbs]] = []
+        for key in _SCHEMA_MAPS:
+            if isinstance(node.get(key), dict):
+                children += [(c, (n, (key, crumbs))) for n, c in node[key].items()]
+        for key in _SCHEMA_LISTS:
+            if isinstance(node.get(key), list):
+                children += [(c, (i, (key, crumbs))) for i, c in enumerate(node[key])]
+        children += [(node[key], (key, crumbs)) for key in _SCHEMA_ONES if key in node]
+        stack += reversed(children)  # the first child is looked at first
+    return None
+
+
+def _pointer(crumbs: Any) -> str:
+    parts: list[str] = []
+    while crumbs is not None:
+        key, crumbs = crumbs
+        parts.append(_escape(key))
+    return "".join(f"/{part}" for part in reversed(parts))
+
+
+def _bad_keyword(node: dict[str, Any], types: frozenset[str]) -> str | None:
+    """The first keyword of this one node that has a shape typing cannot read."""
+    kind = node.get("type")
+    if kind is not None:
+        kinds = kind if isinstance(kind, list) else [kind]
+        if not kinds or any(
+            not isinstance(k, str) or k.strip().lower() not in types for k in kinds
+        ):
+            return "type"
+    for key in _SCHEMA_MAPS:
+        if key in node and not isinstance(node[key], dict):
+            return key
+    for key in _SCHEMA_LISTS:
+        if key in node and (not isinstance(node[key], list) or not node[key]):
+            return key
+    required = node.get("required")
+    if required is not None and (
+        not isinstance(required, list) or not all(isinstance(r, str) for r in required)
+    ):
+        return "required"
+    if "enum" in node and not isinstance(node["enum"], list):
+        return "enum"
+    return None
+
+
+def _escape(name: object) -> str:
+    return str(name).replace("~", "~0").replace("/", "~1")
+
+
+def _explain(schema: Any, path: str) -> str:
+    """jsonschema's own words for the error at the flagged place (the schema checked against
+    its metaschema); empty when jsonschema finds nothing wrong there (no warning)."""
+    try:
+        import jsonschema
+    except ImportError:  # pragma: no cover - a runtime dependency; the walk's word stands
+        return f"at {path}"
+    validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        for error in validator(validator.META_SCHEMA).iter_errors(schema):
+            for leaf in [error, *_leaves(error)]:
+                where = "".join(f"/{_escape(part)}" for part in leaf.absolute_path) or "/"
+                if where == path:
+                    return f"at {where}: {leaf.message}"
+    except RecursionError:  # deeper than jsonschema goes: the walk's word stands
+        return f"at {path}: not a shape a schema has there"
+    return ""
+
+
+def _leaves(error: Any) -> list[Any]:
+    """The sub-errors of an `anyOf`-style error, deepest first."""
+    found = []
+    for child in error.context or ():
+        found += [*_leaves(child), child]
+    return found
