@@ -20,9 +20,9 @@ SPEC = FamilySpec(
     source="grammars/muse_glimmer.tg",
     source_sha256="d1d1b983ca2c481d653380c3fd5c5764f0daeb377aef2c6da111311ef4b280c0",
     call=(
-        # grammars/muse.tg:38: "<atem:invoke name=\"" name(until="\">") "\">" ws(write="\n")
+        # grammars/muse.tg:38: "<atem:invoke name=\"" name(until="\">", doubled=".") "\">" ws(write="\n")
         Lit(text='<atem:invoke name="', line=38),
-        Name(until=('">',), line=38),
+        Name(until=('">',), doubled=".", line=38),
         Lit(text='">', line=38),
         Ws(write="\n", line=38),
         # grammars/muse.tg:39: xml_params(open="<atem:parameter name=\"", key_end="\">", value_end="</atem:parameter>", implicit_end=["<atem:parameter name=\"", "</atem:invoke>"])

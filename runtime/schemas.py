@@ -529,6 +529,10 @@ class ToolSchemas:
         """Whether the request passed a tools list (even an empty one)."""
         return self._given
 
+    def has_tools(self) -> bool:
+        """Whether the request named at least one tool."""
+        return bool(self._params)
+
     def known(self, name: str) -> bool:
         """Whether a call to `name` is to a requested tool; anything goes when none were given."""
         try:
