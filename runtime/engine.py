@@ -31,6 +31,7 @@ from .protocol import ArgumentsBuilder
 from .schemas import ToolSchemas
 from .spec import Dialect, FamilySpec, Lit, Name, Skip, Ws
 from .state import EngineState
+from .unwrap import WRAPPER_KEYS
 from .tables import DIALECT, LIT, NAME, NAMING_DIALECT, SKIP, WS, compiled
 
 _MAX_RECIPIENT = 256
@@ -659,6 +660,9 @@ class Engine:
 
     def typed_keys(self) -> frozenset[str]:
         return self.tools.typed_keys(self._current_name)
+
+    def unwraps(self, key: str) -> bool:
+        return key in WRAPPER_KEYS and self.tools.lacks_property(self._current_name, key)
 
     def next_stop(self, stops: tuple[str, ...]) -> NextStop:
         found = self._next_stops.get(stops)
