@@ -441,6 +441,7 @@ ELEMENTS: dict[str, ElementSig] = {
             "pattern": Param(ArgType.REGEX, groups=("name",)),
             "id": Param(ArgType.HEADER),
             "max_len": Param(ArgType.INT, default=256),
+            "doubled": Param(ArgType.STRING, default=""),
         },
         gives_name=True,
     ),

@@ -54,8 +54,8 @@ SPEC = FamilySpec(
         (),  # 6: "</｜DSML｜ invoke>"?
     ),
     reasoning=(
-        # grammars/deepseek_v4.tg:28: reasoning "<think>" "</think>" prompt_opened
-        Reasoning(opens=("<think>",), closes=("</think>",), prompt_opened=True, line=28),
+        # grammars/deepseek_v4.tg:29: reasoning "<think>" "</think>" prompt_opened
+        Reasoning(opens=("<think>",), closes=("</think>",), prompt_opened=True, line=29),
     ),
     # grammars/deepseek_v41.tg:18: section ["<｜DSML｜ calls>", "<｜DSML｜calls>", "<｜DSML｜ call>", "<｜DSML｜tool_calls>", "<｜DSML｜toolcalls>", "<｜DSML｜tool>"] ["</｜DSML｜ calls>", "</｜DSML｜tool_calls>"] optional
     section=Section(

@@ -53,8 +53,8 @@ SPEC = FamilySpec(
         (),  # 6: "</｜GCML｜invoke>"?
     ),
     reasoning=(
-        # grammars/deepseek_v4.tg:28: reasoning "<think>" "</think>" prompt_opened
-        Reasoning(opens=("<think>",), closes=("</think>",), prompt_opened=True, line=28),
+        # grammars/deepseek_v4.tg:29: reasoning "<think>" "</think>" prompt_opened
+        Reasoning(opens=("<think>",), closes=("</think>",), prompt_opened=True, line=29),
     ),
     # grammars/gigachat35.tg:18: section "<｜GCML｜tool_calls>" "</｜GCML｜tool_calls>"
     section=Section(opens=("<｜GCML｜tool_calls>",), closes=("</｜GCML｜tool_calls>",), line=18),

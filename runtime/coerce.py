@@ -306,6 +306,13 @@ def coerce_flagged_json(text: str, schema: dict | None) -> object:
     return coerce_json(value, schema)
 
 
+def decode_object(text: str) -> dict | None:
+    """The object a markup value writes, as strict JSON, over-escaped JSON or a Python dict
+    literal (the readings of an object value above); None when it writes none."""
+    value = _decode_container(text.strip())
+    return value if isinstance(value, dict) else None
+
+
 def decode_json_or_text(text: str) -> object:
     """A markup value flagged as JSON: its JSON value when it parses, else the text."""
     value = _decode_strict_json(text.strip())

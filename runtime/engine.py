@@ -31,6 +31,7 @@ from .protocol import ArgumentsBuilder
 from .schemas import ToolSchemas
 from .spec import Dialect, FamilySpec, Lit, Name, Skip, Ws
 from .state import EngineState
+from .unwrap import WRAPPER_KEYS
 from .tables import DIALECT, LIT, NAME, NAMING_DIALECT, SKIP, WS, compiled
 
 _MAX_RECIPIENT = 256
@@ -510,6 +511,8 @@ class Engine:
             return self._wait(pos)  # the end of the name is not here yet
         raw = buf[pos:at].strip()
         name, header_id = _name_of(item, raw)
+        if item.doubled:
+            name = self._undoubled(name, item.doubled)
         if not name:
             return self._abandon(call, pos)
         self._read(call, buf[pos:at])
@@ -538,6 +541,8 @@ class Engine:
             return self._unfinished(len(buf))
         name, header_id = _name_of(item, raw)
         if name and _BARE_NAME.fullmatch(name) and (call.shape, call.item) in self.family.bare:
+            if item.doubled:
+                name = self._undoubled(name, item.doubled)
             self._read(call, buf[pos:])
             call.item += 1
             self._commit(call, name, header_id)
@@ -546,6 +551,17 @@ class Engine:
         if cut:
             return self._unfinished(len(buf))
         return self._abandon(call, pos)
+
+    def _undoubled(self, name: str, separator: str) -> str:
+        """`get_weather.get_weather` is `get_weather` when only the short name is a
+        requested tool (a `name(doubled=…)` item): a name that is a requested tool itself,
+        halves that differ or no requested tools at all leave it as written."""
+        if not self.tools.has_tools() or self.tools.known(name):
+            return name
+        head, found, tail = name.partition(separator)
+        if found and head == tail and self.tools.known(head):
+            return head
+        return name
 
     def _read_dialect(self, call: _Call, item: Dialect, buf: str, pos: int, eof: bool) -> int:
         """Give the text at `pos` to the call's dialect (made on first use); at the end of
@@ -646,6 +662,9 @@ class Engine:
 
     def typed_keys(self) -> frozenset[str]:
         return self.tools.typed_keys(self._current_name)
+
+    def unwraps(self, key: str) -> bool:
+        return key in WRAPPER_KEYS and self.tools.lacks_property(self._current_name, key)
 
     def next_stop(self, stops: tuple[str, ...]) -> NextStop:
         found = self._next_stops.get(stops)

@@ -2,7 +2,9 @@
 
 Verbatim arguments keep the model's own bytes. Only a top-level value whose schema
 asks for a type other than string is held until complete, then typed and, if typing
-changed it, rewritten in place, so coercion never touches streamed text. The markers
+changed it, rewritten in place, so coercion never touches streamed text. A first key
+that is a lone wrapper around the arguments (`runtime/unwrap.py`) is held the same way
+and its object's members are written in its place. The markers
 that follow the arguments end them even inside an unterminated string: markers win.
 """
 
@@ -15,6 +17,7 @@ from .coerce import coerce_json
 from .json_stream import (
     MAX_DEPTH,
     STREAM,
+    UNWRAP,
     WITHHOLD,
     JSON_WS,
     JsonScanner,
@@ -27,6 +30,7 @@ from .markers import Markers, markers
 from .protocol import Call, DialectRow, Sink, json_object, no_literals, the_call
 from .schemas import streams_as_text
 from .spec import JsonArgs
+from .unwrap import members_text, wrapped_object
 
 
 class JsonArgsBuilder:
@@ -36,6 +40,7 @@ class JsonArgsBuilder:
         "emit",
         "schema_of",
         "typed_keys",
+        "unwraps",
         "done",
         "failed",
         "_scanner",
@@ -44,12 +49,15 @@ class JsonArgsBuilder:
         "_emitted",
         "_closed",
         "_tried_whole",
+        "_first_key",
     )
 
     def __init__(self, spec: JsonArgs, stops: tuple[str, ...], sink: Sink) -> None:
         self.emit = sink.emit_args
         self.schema_of = sink.schema_of
         self.typed_keys = sink.typed_keys  # the keys schema_of types
+        self.unwraps = sink.unwraps
+        self._first_key = True  # only the first key may be a wrapper
         self.done = False
         self.failed = False
         self._stops = markers(stops)
@@ -64,8 +72,18 @@ class JsonArgsBuilder:
         self.emit(text)
 
     def _member(self, key: str) -> int:
+        first, self._first_key = self._first_key, False
+        if first and self.unwraps(key):
+            return UNWRAP
         schema = self.schema_of(key)
         return STREAM if streams_as_text(schema) else WITHHOLD
+
+    def _unwrapped(self, key: str, raw: str) -> str | None:
+        """A wrapper's members, typed, in its place; None when its value holds no object
+        (it is then the key's value as written)."""
+        ok, value = loads_or_none(raw)
+        members = wrapped_object(value) if ok else None
+        return None if members is None else members_text(members, self.schema_of)
 
     def _typed(self, key: str, raw: str) -> str | None:
         ok, value = loads_or_none(raw)
@@ -110,7 +128,7 @@ class JsonArgsBuilder:
         scanner = self._scanner
         if scanner is None:
             scanner = self._scanner = JsonScanner(
-                self._out, on_member=self._member, on_value=self._typed
+                self._out, on_member=self._member, on_value=self._typed, on_unwrap=self._unwrapped
             )
         pos = scanner.read(text, pos, stop)
         if scanner.done:
@@ -155,6 +173,8 @@ class JsonArgsBuilder:
         """Whole arguments text[pos:end] that a caller has decoded already (to `value`, not
         nested deeper than the scanner reads): sent as they are when they need no typing.
         False, having sent nothing, when they do; then `read` reads them."""
+        if value and self.unwraps(next(iter(value))):
+            return False  # a wrapper: its members go in its place, as the scanner writes them
         schema_of = self.schema_of
         typed = [key for key in self.typed_keys() if key in value]
         if typed and not _written_once(text, pos, end, typed):

@@ -10,8 +10,10 @@ string is written escaped, the one rewrite we make, because it would make the wh
 arguments unparsable.
 
 Members of the outermost object can be intercepted (`on_member`): streamed, held back
-whole and handed to `on_value` once complete (schema coercion), or paused for another
-consumer (the arguments inside a name-carrying call object).
+whole and handed to `on_value` once complete (schema coercion), held back and handed to
+`on_unwrap`, whose text replaces the whole member (a lone wrapper around the arguments,
+`runtime/unwrap.py`), or paused for another consumer (the arguments inside a
+name-carrying call object).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Callable
 VALUE, KEY, COLON, AFTER, STRING, NUMBER, LITERAL, DONE, ERROR, PAUSED = range(10)
 
 # what on_member may answer
-STREAM, WITHHOLD, DELEGATE = range(3)
+STREAM, WITHHOLD, DELEGATE, UNWRAP = range(4)
 
 _PLAIN_STRING = re.compile(r'[^"\\\x00-\x1f]+')
 _WHITESPACE = re.compile(r"[ \t\n\r]+")
@@ -159,6 +161,7 @@ class JsonScanner:
         "emit",
         "on_member",
         "on_value",
+        "on_unwrap",
         "_pending",
         "_side",
         "_member_prefix",
@@ -171,6 +174,8 @@ class JsonScanner:
         "_emit_in_string",
         "_string_is_key",
         "_out",
+        "_unwrapping",
+        "_drop_comma",
     )
 
     def __init__(
@@ -178,12 +183,16 @@ class JsonScanner:
         emit: Callable[[str], None],
         on_member: Callable[[str], int] | None = None,
         on_value: Callable[[str, str], str | None] | None = None,
+        on_unwrap: Callable[[str, str], str | None] | None = None,
     ) -> None:
         self.state = VALUE
         self.stack: list[str] = []
         self.emit = emit
         self.on_member = on_member
         self.on_value = on_value
+        self.on_unwrap = on_unwrap
+        self._unwrapping = False  # the member held is a wrapper (UNWRAP)
+        self._drop_comma = False  # a wrapper wrote no member: the next one leads the object
         self._pending: list[str] = []
         self._side: list[str] | None = None
         self._member_prefix = ""
@@ -238,7 +247,14 @@ class JsonScanner:
                 raw = ""
             else:
                 raw += self._tail(from_depth=1)
-        text = self.on_value(self._member_key, raw) if (raw and self.on_value) else None
+        unwrapping, self._unwrapping = self._unwrapping, False
+        members = self.on_unwrap(self._member_key, raw) if (unwrapping and self.on_unwrap) else None
+        if members is not None:  # the wrapper's members stand in its place, key and all
+            self._out.append(members)
+            self._drop_comma = not members
+            text = None
+        else:
+            text = self.on_value(self._member_key, raw) if (raw and self.on_value) else None
         if text is not None:
             self._out.append(self._member_prefix + text)
         self._member_prefix = ""
@@ -404,11 +420,16 @@ class JsonScanner:
         else:
             self._member_key = raw[1:-1]
         assert self.on_member is not None
+        if self._drop_comma:  # the member before wrote nothing: no comma before this one
+            self._drop_comma = False
+            lead = "".join(self._pending).lstrip(" \t\n\r")
+            self._pending[:] = [lead[1:].lstrip(" \t\n\r") if lead[:1] == "," else lead]
         mode = self.on_member(self._member_key)
-        if mode == WITHHOLD:
+        if mode == WITHHOLD or mode == UNWRAP:
             self._member_prefix = "".join(self._pending)
             self._pending.clear()
             self._side = []
+            self._unwrapping = mode == UNWRAP
         elif mode == DELEGATE:
             self._pending.clear()
             self.state = PAUSED

@@ -29,6 +29,7 @@ from .markers import Markers, markers
 from .protocol import Call, DialectRow, Pairs, Sink, the_call
 from .schemas import item_schema, property_schema, streams_as_text
 from .spec import KeyValueArgs
+from .unwrap import members_text, wrapped_object
 
 OPEN, KEY, VALUE_START, STRING, RAW, AFTER_VALUE, DONE = range(7)
 _MAX_KEY = 256
@@ -103,6 +104,9 @@ class KeyValueArgsBuilder(MarkupArgs):
         "_plain",
         "_whole",
         "_keys",
+        "_unwraps",
+        "_wrapper",
+        "_first",
     )
 
     spec: KeyValueArgs
@@ -123,6 +127,9 @@ class KeyValueArgsBuilder(MarkupArgs):
         self._whole = _whole_member(spec.string, self._string_ends)
         # key: its schema, whether it streams as text, `"key": `
         self._keys: dict[str, tuple[dict | None, bool, str]] = {}
+        self._unwraps = sink.unwraps
+        self._wrapper = False  # the value being read is a wrapper's (`runtime/unwrap.py`)
+        self._first = True  # no key read yet: only the first may be a wrapper
 
     def _read(self, text: str, pos: int, eof: bool) -> int:
         end = len(text)
@@ -211,6 +218,8 @@ class KeyValueArgsBuilder(MarkupArgs):
             raw = raw[len(delim) : -len(delim)]
         self._key = raw.strip()
         self._schema = self.schema_of(self._key)
+        first, self._first = self._first, False
+        self._wrapper = first and self._unwraps(self._key)
         self.state = VALUE_START
         return colon + 1
 
@@ -229,6 +238,9 @@ class KeyValueArgsBuilder(MarkupArgs):
             string = whole["string"]
             if string is not None and whole["end"] != delim:
                 return pos  # a marker inside the string: the state machine ends the call
+            if self._first and self._unwraps(whole["key"]):
+                return pos  # a wrapper: the state machine reads it whole
+            self._first = False
             known = self._keys.get(whole["key"])
             if known is None:
                 known = self._key_info(whole["key"])
@@ -270,7 +282,7 @@ class KeyValueArgsBuilder(MarkupArgs):
 
     def _start_value(self, text: str, pos: int, eof: bool) -> int:
         delim = self.spec.string
-        if text.startswith(delim, pos) and streams_as_text(self._schema):
+        if text.startswith(delim, pos) and streams_as_text(self._schema) and not self._wrapper:
             self.emit(self._prefix() + '"')
             self.state = STRING
             return pos + len(delim)
@@ -402,9 +414,25 @@ class KeyValueArgsBuilder(MarkupArgs):
     def _close_raw(self) -> None:
         raw = "".join(self._buffer)
         self._buffer = []
-        value = _typed(_Reader(raw, self.spec.string).value(), self._schema)
-        self.emit(self._prefix() + json_text(value))
+        read = _Reader(raw, self.spec.string).value()
+        wrapper, self._wrapper = self._wrapper, False
+        text = self._members(read) if wrapper else None
+        if text is not None:  # the wrapper's members stand in its place
+            if text:
+                self.emit((", " if self._count else "") + text)
+                self._count += 1
+        else:
+            self.emit(self._prefix() + json_text(_typed(read, self._schema)))
         self.state = AFTER_VALUE
+
+    def _members(self, read: object) -> str | None:
+        """A wrapper's members, typed, to write in its place: of the object it writes, or of
+        the JSON or Python dict a string of it holds; None when it holds no object."""
+        if isinstance(read, dict):  # leaves as written, typed by their own schemas
+            typed = {str(k): _typed(v, self.schema_of(str(k))) for k, v in read.items()}
+            return members_text(typed, _no_schema)
+        members = wrapped_object(str(read)) if isinstance(read, str) else None
+        return None if members is None else members_text(members, self.schema_of)
 
     def _prefix(self) -> str:
         sep = ", " if self._count else ""
@@ -503,6 +531,11 @@ class _Reader:
             else:
                 items.append(self.value(depth + 1))
         return members if is_object else items
+
+
+def _no_schema(_: str) -> None:
+    """Members already typed: nothing more to type them by."""
+    return None
 
 
 def _typed(value: object, schema: dict | None) -> object:

@@ -41,6 +41,10 @@ class Sink(Protocol):
     def typed_keys(self) -> frozenset[str]:
         """The current call's arguments that are typed rather than kept as text."""
 
+    def unwraps(self, key: str) -> bool:
+        """Whether `key`, asked of the current call's first key only, is a lone wrapper
+        whose object value is the arguments themselves (`runtime/unwrap.py`)."""
+
     def next_stop(self, stops: tuple[str, ...]) -> NextStop:
         """One `NextStop` over `stops` shared by the calls read one after another from one
         text (each searching to its end would make a whole parse quadratic)."""

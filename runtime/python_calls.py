@@ -31,6 +31,7 @@ from .markers import NextStop, markers
 from .protocol import Call, DialectRow, Pairs, Sink, no_literals
 from .schemas import streams_as_text
 from .spec import PythonCalls
+from .unwrap import members_text, wrapped_object
 
 START, CALLS, NAME, ARGS, KEY_AFTER, VALUE, STRING, RAW, DONE = range(9)
 _SPACE = re.compile(r"\s*")
@@ -95,6 +96,9 @@ class PythonCallsBuilder(Batched):
         "_state",
         "_in_call",
         "_count",
+        "_unwraps",
+        "_wrapper",
+        "_first",
         "_key",
         "_schema",
         "_quote",
@@ -110,6 +114,9 @@ class PythonCallsBuilder(Batched):
         self.spec = spec
         self._batch(sink.emit_args)  # the pieces of one read go out joined (and before a commit)
         self.schema_of = sink.schema_of
+        self._unwraps = sink.unwraps
+        self._wrapper = False  # the value being read is a wrapper's (`runtime/unwrap.py`)
+        self._first = True  # no keyword read in this call: only the first may be a wrapper
         self.done = False
         self.failed = False
         self.malformed = False  # failed on text that is not a call, not for want of text
@@ -210,6 +217,8 @@ class PythonCallsBuilder(Batched):
                     ):
                         self._key = found.group()
                         self._schema = self.schema_of(self._key)
+                        first, self._first = self._first, False
+                        self._wrapper = first and self._unwraps(self._key)
                         self._positional = False
                         self._state = VALUE
                         pos = after + 1
@@ -240,6 +249,7 @@ class PythonCallsBuilder(Batched):
         self.emit("{")
         self._in_call = True
         self._count = 0
+        self._first = True
         self._state = ARGS
 
     def _end_call(self) -> None:
@@ -281,7 +291,7 @@ class PythonCallsBuilder(Batched):
         quote = _string_start(text, pos)
         if quote is not None and not eof and len(text) - pos < 3:
             return pos  # `'` or `''` at the end: a triple quote may be starting
-        if quote and not self._positional and streams_as_text(self._schema):
+        if quote and not self._positional and streams_as_text(self._schema) and not self._wrapper:
             self.emit(self._prefix() + '"')
             self._quote = quote
             self._state = STRING
@@ -441,10 +451,18 @@ class PythonCallsBuilder(Batched):
         raw = "".join(self._buffer).strip()
         self._buffer = []
         self._state = ARGS
+        wrapper, self._wrapper = self._wrapper, False
         if self._positional or not raw:
             return
-        value = coerce_json(_literal(raw), self._schema)
-        self.emit(self._prefix() + json_text(value))
+        value = _literal(raw)
+        members = wrapped_object(value) if wrapper else None
+        if members is not None:  # the wrapper's members stand in its place
+            text = members_text(members, self.schema_of)
+            if text:
+                self.emit((", " if self._count else "") + text)
+                self._count += 1
+            return
+        self.emit(self._prefix() + json_text(coerce_json(value, self._schema)))
 
 
 # -- Python literals ---------------------------------------------------------------

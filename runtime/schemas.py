@@ -532,6 +532,10 @@ class ToolSchemas:
         """Whether the request passed a tools list (even an empty one)."""
         return self._given
 
+    def has_tools(self) -> bool:
+        """Whether the request named at least one tool."""
+        return bool(self._params)
+
     def known(self, name: str) -> bool:
         """Whether a call to `name` is to a requested tool; anything goes when none were given."""
         try:
@@ -571,6 +575,21 @@ class ToolSchemas:
         if len(self._props) < _CACHE_LIMIT:  # a model inventing tool names is not remembered
             self._props[tool] = props
         return props
+
+    def lacks_property(self, tool: str, key: str) -> bool:
+        """Whether `tool` is a requested tool whose schema has properties, none called `key`
+        (a schema-less tool, or one with such a property, lacks nothing)."""
+        try:
+            props = self._props.get(tool)
+            if props is None:
+                props = self._properties(tool)
+        except TypeError:  # unhashable junk
+            return False
+        raw = self._params.get(tool)
+        declared = raw.get("properties") if isinstance(raw, dict) else None
+        if isinstance(declared, dict) and key in declared:
+            return False  # (a property whose schema is not an object still is one)
+        return bool(props) and key not in props
 
     def typed_keys(self, tool: str) -> frozenset[str]:
         """The top-level properties of `tool` that are typed rather than kept as text.

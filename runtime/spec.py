@@ -50,13 +50,17 @@ class Name:
     With `pattern`, the captured text is matched by that regex (fullmatch, after
     stripping) and its group `name` is the function name, its group `id` (if any) the
     tool-call id (Mistral's `NAME[CALL_ID]ID`); with `id` (the grammar's `id=header`), the
-    whole stripped capture becomes the tool-call id (Kimi's `functions.f:0`).
+    whole stripped capture becomes the tool-call id (Kimi's `functions.f:0`). With
+    `doubled` (a separator), a name written twice around it (`get_weather.get_weather`) is
+    the name once when only that is a requested tool (Muse's template renders a bare tool
+    as `get_weather.*`, and the model fills in the name again).
     """
 
     until: tuple[str, ...]
     pattern: str | None = None
     id: bool = False
     max_len: int = 256
+    doubled: str = ""
     line: int = 0
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from json.encoder import encode_basestring  # json.dumps(str, ensure_ascii=False), in C
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from .batched import MarkupArgs
 from .coerce import coerce_text, json_text
@@ -28,6 +28,7 @@ from .markers import markers
 from .protocol import Call, DialectRow, Sink, render_value_text, the_call
 from .schemas import item_schema, property_schema, schema_types, streams_as_text
 from .spec import XmlElements
+from .unwrap import members_text, wrapped_text
 
 BETWEEN, TAG, START, TEXT, TREE, DONE = range(6)
 _MAX_NAME = 256
@@ -59,6 +60,9 @@ class XmlElementsBuilder(MarkupArgs):
         "_held",
         "_buffer",
         "_stack",
+        "_unwraps",
+        "_wrapper",
+        "_first",
     )
 
     spec: XmlElements
@@ -76,6 +80,9 @@ class XmlElementsBuilder(MarkupArgs):
         self._held: list[str] = []  # whitespace at the start of a value, or buffered text
         self._buffer: list[str] = []  # a typed or nested value's raw body
         self._stack: list[str] = []
+        self._unwraps = sink.unwraps
+        self._wrapper = False  # the element being read is a wrapper (`runtime/unwrap.py`)
+        self._first = True  # no element read yet: only the first may be a wrapper
 
     # -- the push interface ----------------------------------------------------------
 
@@ -134,6 +141,8 @@ class XmlElementsBuilder(MarkupArgs):
     def _start(self, name: str) -> None:
         self._key = name
         self._schema = self.schema_of(name.strip())
+        first, self._first = self._first, False
+        self._wrapper = first and self._unwraps(name.strip())
         self._closer = f"{self.spec.prefix}</{name}>"
         self._held = []
         self.state = START
@@ -158,7 +167,7 @@ class XmlElementsBuilder(MarkupArgs):
             self._buffer, self._held = self._held, []
             self._stack = []
             return pos
-        if streams_as_text(self._schema):
+        if streams_as_text(self._schema) and not self._wrapper:
             self.state = TEXT
             self.emit(self._prefix() + '"' + _json_string_body("".join(self._held)))
             self._held = []
@@ -277,8 +286,24 @@ class XmlElementsBuilder(MarkupArgs):
         body = "".join(self._buffer)
         self._buffer = []
         node = _parse(body, self._key, self.spec.prefix, self.spec.max_depth)
-        self.emit(self._prefix() + json_text(_convert(node, self._schema)))
+        wrapper, self._wrapper = self._wrapper, False
+        members = self._members(node) if wrapper else None
+        if members is not None:  # the wrapper's members stand in its place
+            if members:
+                self.emit((", " if self._count else "") + members)
+                self._count += 1
+        else:
+            self.emit(self._prefix() + json_text(_convert(node, self._schema)))
         self.state = BETWEEN
+
+    def _members(self, node: _Node) -> str | None:
+        """A wrapper's members, typed by their own schemas, to write in its place: its
+        child elements, or the JSON or Python dict its text holds; None when it holds no
+        object."""
+        if node.children:
+            return members_text(_object(node, self.schema_of), _no_schema)
+        members = wrapped_text("".join(node.texts), json_flagged=False)
+        return None if members is None else members_text(members, self.schema_of)
 
     def _finish(self) -> None:
         if self.state == START:  # only whitespace came: an empty (or blank) value
@@ -357,10 +382,20 @@ def _convert(node: _Node, schema: dict | None) -> object:
         return _leaf_value("".join(node.texts), schema)
     if _is_array(node, schema_types(schema)):
         return [_convert(c, item_schema(schema, i)) for i, c in enumerate(node.children)]
+    return _object(node, lambda key: property_schema(schema, key))
+
+
+def _no_schema(_: str) -> None:
+    """Members already typed: nothing more to type them by."""
+    return None
+
+
+def _object(node: _Node, schema_of: Callable[[str], dict | None]) -> dict[str, object]:
+    """Child elements as an object, each typed by `schema_of` its name."""
     groups: dict[str, list[object]] = {}  # repeated names collect into a list, in order
     for child in node.children:
         key = child.name.strip()
-        groups.setdefault(key, []).append(_convert(child, property_schema(schema, key)))
+        groups.setdefault(key, []).append(_convert(child, schema_of(key)))
     out: dict[str, object] = {k: v[0] if len(v) == 1 else v for k, v in groups.items()}
     mixed = "".join(node.texts)
     if mixed.strip():

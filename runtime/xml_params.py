@@ -6,7 +6,9 @@ be a closing marker, the markup's newline, trailing whitespace that `strip` remo
 half an XML entity. Any other value is typed from the schema once complete and released
 whole: a typed value is never streamed early, so coercion can never rewrite bytes a
 client already holds. A parameter flagged as JSON by its key (DSML's `string="false"`)
-is decoded as JSON, falling back to its text, then typed.
+is decoded as JSON, falling back to its text, then typed. A first parameter that is a lone
+wrapper around the arguments (`runtime/unwrap.py`) is held until complete, and the members
+of the object it holds are written in its place.
 
 The arguments are written as `json.dumps` would (`{"k": "v", "n": 3}`), each parameter
 once, in the order the model wrote them. A repeated name is written again: the streamed
@@ -26,6 +28,7 @@ from .markers import Markers, markers
 from .protocol import Call, DialectRow, RenderError, Sink, render_value_text, the_call
 from .schemas import streams_as_text
 from .spec import XmlParams
+from .unwrap import members_text, wrapped_text
 
 BETWEEN, KEY, VALUE_OPEN, VALUE_START, VALUE, DONE = range(6)
 
@@ -82,6 +85,7 @@ class _Key(NamedTuple):
     schema: dict | None
     as_text: bool
     prefix: str  # the key as the arguments write it: `"name": `
+    wraps: bool  # a lone wrapper around the arguments, if it comes first
 
 
 _MAX_KEYS = 256  # keys remembered per call; a model inventing names is not remembered
@@ -144,6 +148,9 @@ class XmlParamsBuilder(MarkupArgs):
         "_skipped",
         "_keys",
         "_whole",
+        "_unwraps",
+        "_wrapper",
+        "_first",
     )
 
     spec: XmlParams
@@ -162,6 +169,9 @@ class XmlParamsBuilder(MarkupArgs):
         self._skipped = 0  # text skipped while looking for the value opener
         self._keys: dict[str, _Key] = {}
         self._whole = _whole_param(spec, self._between, self._value_opens, self._value_ends)
+        self._unwraps = sink.unwraps
+        self._wrapper = False  # the parameter being read is a wrapper (`runtime/unwrap.py`)
+        self._first = True  # no parameter opened yet: only the first may be a wrapper
 
     def _read(self, text: str, pos: int, eof: bool) -> int:
         end = len(text)
@@ -237,7 +247,8 @@ class XmlParamsBuilder(MarkupArgs):
             name = xml_unescape(name)
         schema = self.schema_of(name)
         as_text = not json_flagged and (schema is None or streams_as_text(schema))
-        key = _Key(name, json_flagged, schema, as_text, encode_basestring(name) + ": ")
+        prefix = encode_basestring(name) + ": "
+        key = _Key(name, json_flagged, schema, as_text, prefix, self._unwraps(name))
         if len(self._keys) < _MAX_KEYS:
             self._keys[raw] = key
         return key
@@ -271,15 +282,21 @@ class XmlParamsBuilder(MarkupArgs):
                 value = value[:-1]
             if unescape:
                 value = xml_unescape(value)
-            if count:
-                pieces.append(", ")
-            count += 1
-            pieces.append(key.prefix)
-            pieces.append(
-                encode_basestring(value)
-                if key.as_text
-                else json_text(self._typed_value(key, value))
-            )
+            first, self._first = self._first, False
+            members = self._members(key, value) if first and key.wraps else None
+            if members is not None:
+                pieces.append(members)
+                count = 1 if members else 0
+            else:
+                if count:
+                    pieces.append(", ")
+                count += 1
+                pieces.append(key.prefix)
+                pieces.append(
+                    encode_basestring(value)
+                    if key.as_text
+                    else json_text(self._typed_value(key, value))
+                )
             if end == spec.value_end:
                 pos = whole.end()
                 continue
@@ -303,7 +320,9 @@ class XmlParamsBuilder(MarkupArgs):
         return stop
 
     def _open_param(self) -> None:
-        self._as_text = self._key.as_text
+        self._wrapper = self._key.wraps and self._first
+        self._first = False
+        self._as_text = self._key.as_text and not self._wrapper  # a wrapper waits whole
         self._pend = ""
         self.state = VALUE_START
         if self._as_text:
@@ -382,10 +401,24 @@ class XmlParamsBuilder(MarkupArgs):
         if self._as_text:
             self.emit('"')
         else:
-            value = self._typed_value(self._key, "".join(self._typed))
+            text = "".join(self._typed)
             self._typed = []
-            self.emit(self._key_prefix() + json_text(value))
+            members = self._members(self._key, text) if self._wrapper else None
+            if members is not None:
+                self.emit(members)
+                self._count = 1 if members else 0
+            elif self._wrapper and self._key.as_text:  # no object: the text it is, as ever
+                self.emit(self._key_prefix() + encode_basestring(text))
+            else:
+                self.emit(self._key_prefix() + json_text(self._typed_value(self._key, text)))
+        self._wrapper = False
         self.state = BETWEEN
+
+    def _members(self, key: _Key, text: str) -> str | None:
+        """A wrapper's members, typed, to write in its place (`""` for an empty object);
+        None when its text holds no object."""
+        members = wrapped_text(text, key.json_flagged)
+        return None if members is None else members_text(members, self.schema_of)
 
     @staticmethod
     def _typed_value(key: _Key, text: str) -> object:

@@ -144,6 +144,16 @@ def test_element_defaults() -> None:
     assert spec.call[2] == rt.XmlParams("<p=", ">", "</p>", (), False, line=1)
 
 
+def test_name_doubled_lowers_to_its_separator() -> None:
+    spec = lower_text(
+        'family x call "<a " name(until=">", doubled=".") ">" xml_params(open="<p=", key_end=">", value_end="</p>")'
+    )
+    assert spec.call[1] == rt.Name(until=(">",), doubled=".", line=1)
+    assert lower_text(
+        'family x call "<a " name(until=">") ">" json_args'
+    ).call[1].doubled == ""
+
+
 @pytest.mark.parametrize("word", sorted(ir.ELEMENTS))
 def test_every_element_argument_is_a_spec_field_with_the_same_default(word: str) -> None:
     sig = ir.ELEMENTS[word]

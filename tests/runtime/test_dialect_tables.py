@@ -51,6 +51,9 @@ class RecordingSink:
     def typed_keys(self) -> frozenset[str]:
         return frozenset()
 
+    def unwraps(self, key: str) -> bool:
+        return False
+
     def next_stop(self, stops: tuple[str, ...]) -> NextStop:
         return NextStop(markers(stops))
 

@@ -110,6 +110,9 @@ class ArgsSink:
     def typed_keys(self) -> frozenset[str]:
         return frozenset(SCHEMAS)  # every key schema_of knows: none is left unchecked
 
+    def unwraps(self, key: str) -> bool:
+        return False
+
     def next_stop(self, stops: tuple[str, ...]) -> NextStop:
         return NextStop(markers(stops))
 
