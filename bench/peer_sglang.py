@@ -33,12 +33,14 @@ OVERRIDE_ENV = "TOOLGRAMMAR_SGLANG_OVERRIDE"
 
 # Our family names paired with SGLang's tool-call parser name for the same markup: every name
 # of `FunctionCallParser.ToolCallParserEnum` that is one of our names, one per detector class
-# and markup (glm = glm45, qwen = qwen25, nanbeige = qwen3_coder). Left out: dots (values are
-# stripped, so long_string cannot keep its content, as for vLLM), gpt-oss (Harmony, which our
-# `openai` reads with the real encoding's tokens), beam and response_template (no grammar here).
+# and markup (qwen = qwen25, nanbeige = qwen3_coder). Left out: glm45 and glm (SGLang's GLM-4.5
+# detector wants a newline after the name, which the streams, written in the grammar's
+# canonical GLM-4.7 spelling, do not have: glm47 is their pairing), dots (values are stripped,
+# so long_string cannot keep its content, as for vLLM), gpt-oss (Harmony, which our `openai`
+# reads with the real encoding's tokens), beam and response_template (no grammar here).
 PAIRS: dict[str, str] = {
     "qwen3_coder": "qwen3_coder", "hermes": "hermes", "qwen25": "qwen25", "kimi_k2": "kimi_k2",
-    "glm45": "glm45", "glm47": "glm47", "deepseek_v3": "deepseekv3",
+    "glm47": "glm47", "deepseek_v3": "deepseekv3",
     "deepseek_v31": "deepseekv31", "deepseek_v32": "deepseekv32", "deepseek_v4": "deepseekv4",
     "deepseek_v41": "deepseekv41", "minimax_m2": "minimax-m2", "minimax_m3": "minimax-m3",
     "muse": "muse", "gemma4": "gemma4", "pythonic": "pythonic", "mistral": "mistral",
