@@ -9,9 +9,9 @@ numbers taken in one process a few seconds apart; the streams are the same in bo
 from the grammars by `streams.py`, cut at the same token boundaries).
 
     python bench/vs_peers.py --families qwen3_coder hermes --sizes 1K,16K \\
-        --out bench/out/peers --markdown docs/vs_peers.md [vs_vllm.py's other options]
+        --out bench/out/peers --markdown bench/out/peers/joined.md [vs_vllm.py's other options]
     python bench/vs_peers.py --from-json bench/out/peers/vllm.json bench/out/peers/sglang.json \\
-        --sizes 1K,16K --markdown docs/vs_peers.md
+        --sizes 1K,16K --markdown bench/out/peers/joined.md
 
 A family runs against each peer that has a parser for its markup (`peer_vllm.PAIRS`,
 `peer_sglang.PAIRS`). Each peer's own tables are its subprocess's output (and `--markdown`
@@ -164,8 +164,9 @@ def unparsable_totals(runs: list[Run]) -> list[str]:
         if cuts:
             ours = sum(o.unparsable for o, _ in pairs if o)
             theirs = sum(t.unparsable for _, t in pairs)
+            families = f"{len(pairs)} famil{'y' if len(pairs) == 1 else 'ies'}"
             lines.append(
-                f"unparsable endings, the {len(pairs)} families {run.peer} has: ours "
+                f"unparsable endings, the {families} {run.peer} has: ours "
                 f"{ours}/{cuts}, {run.peer} {theirs}/{cuts}"
             )
     return lines
