@@ -452,23 +452,54 @@ class Correctness:
     parity_equal: int
     parity_diffs: list[str]
     forty_two: str  # "ok" or what came out
+    over_budget: int = 0  # streams or parses stopped by the budget (counted as failures)
 
     def cells(self) -> tuple[str, str, str]:
         unparsable = f"{self.unparsable}/{self.cuts}"
         if self.crashes:
             unparsable += f" ({self.crashes} raised)"
-        return unparsable, f"{self.parity_equal}/{self.parity_cases}", self.forty_two
+        parity = f"{self.parity_equal}/{self.parity_cases}"
+        if self.over_budget:
+            parity += f" ({self.over_budget} past budget)"
+        return unparsable, parity, self.forty_two
 
 
-def correctness(side: Side, tok: Tokens, family: str) -> Correctness:
+def bounded(work: Callable[[], Outcome], budget_s: float | None) -> Outcome:
+    """`work`'s outcome, or an error "budget" when it runs past `budget_s`: one step of a
+    peer's parser can run for minutes (a regex backtracking over the buffer), and the sweep,
+    unlike the timed streams, has no deadline of its own between steps."""
+    if budget_s is None:
+        return work()
+    try:
+        with _Alarm(budget_s):
+            return work()
+    except Budget:
+        return Outcome("", [], "budget")
+
+
+def correctness(side: Side, tok: Tokens, family: str, budget_s: float | None = None) -> Correctness:
+    """The three sweeps on one side; a stream or parse past `budget_s` counts as failed."""
     call = probe_call(family)
     tokens = tok.tokens(call)
-    unparsable = crashes = 0
+    unparsable = crashes = over = 0
+
+    def stream(text_tokens: list[tuple[str, int]], chars: int, finish: str) -> Outcome:
+        nonlocal over
+        got = bounded(lambda: side.run(chunks_of(text_tokens, chars), finish)[0], budget_s)
+        over += got.error == "budget"
+        return got
+
+    def parse(text: str) -> Outcome:
+        nonlocal over
+        got = bounded(lambda: side.parse(text), budget_s)
+        over += got.error == "budget"
+        return got
+
     for k in range(1, len(tokens) + 1):
-        outcome, _ = side.run(chunks_of(tokens[:k], DELTA_CHARS), "length")
+        outcome = stream(tokens[:k], DELTA_CHARS, "length")
         if outcome.unparsable():
             unparsable += 1
-            crashes += bool(outcome.error)
+            crashes += bool(outcome.error) and outcome.error != "budget"
 
     cases = {"probe call": call, '"42" call': forty_two_call(family)}
     for shape in streams.SHAPES:
@@ -476,8 +507,8 @@ def correctness(side: Side, tok: Tokens, family: str) -> Correctness:
     equal = 0
     diffs = []
     for name, text in cases.items():
-        streamed, _ = side.run(chunks_of(tok.tokens(text), 1), "stop")
-        whole = side.parse(text)
+        streamed = stream(tok.tokens(text), 1, "stop")
+        whole = parse(text)
         if not streamed.error and not whole.error and streamed.normalized() == whole.normalized():
             equal += 1
         else:
@@ -486,8 +517,8 @@ def correctness(side: Side, tok: Tokens, family: str) -> Correctness:
     forty = forty_two_call(family)
     verdicts = []
     for how, outcome in (
-        ("stream", side.run(chunks_of(tok.tokens(forty), DELTA_CHARS), "stop")[0]),
-        ("whole", side.parse(forty)),
+        ("stream", stream(tok.tokens(forty), DELTA_CHARS, "stop")),
+        ("whole", parse(forty)),
     ):
         value: Any = "<missing>"
         if outcome.error:
@@ -511,6 +542,7 @@ def correctness(side: Side, tok: Tokens, family: str) -> Correctness:
         parity_equal=equal,
         parity_diffs=diffs,
         forty_two="ok" if not verdicts else "; ".join(verdicts),
+        over_budget=over,
     )
 
 
@@ -634,8 +666,8 @@ def run_family(
             StreamResult(family, peer.pairs[family], shape, len(stream.text), len(chunks), *speeds)
         )
     if not args.no_correctness:
-        result.ours_correct = correctness(ours, tok, family)
-        result.theirs_correct = correctness(theirs, tok, family)
+        result.ours_correct = correctness(ours, tok, family, args.budget)
+        result.theirs_correct = correctness(theirs, tok, family, args.budget)
     return result
 
 
