@@ -30,7 +30,12 @@ VLLM_RUNS = [
     "run10_14_families_markup_shortcuts.json",
     "run11_minicpm5_named_entities.json",
 ]
-SGLANG_RUNS = ["run1_8_families_busy.json", "run2_glm47_busy.json", "run3_gemma4_busy.json"]
+SGLANG_RUNS = [
+    "run1_8_families_busy.json",
+    "run2_glm47_busy.json",
+    "run3_gemma4_busy.json",
+    "run4_pythonic_busy.json",
+]
 SGLANG_SIZES = "1K,16K,64K"
 
 
