@@ -1,0 +1,210 @@
+"""vLLM 0.33.0's tool parsers as a peer of the side-by-side bench (`side_by_side.py`).
+
+vLLM's chat serving path without the engine: the parser class comes from
+`ParserManager.get_parser(tool_parser_name=..., enable_auto_tools=True)`, the request is
+adjusted by a parser of its own as vLLM's renderer does, and each stream gets a fresh parser
+inside a `ChatStreamProcessor`: one `step(delta_text, delta_token_ids, None, prompt_ids)` per
+delta, then one `step("", [], finish, ...)`. Whole output: `Parser.parse(text, request,
+model_output_token_ids=...)` then `assemble_chat_message_fields`, a fresh parser per parse.
+
+vLLM's modules come unzipped from its wheel (`bench/vllm_env.sh`); vLLM matches special tokens
+by id, so each family gets a character-level HF tokenizer built in code from the bench's
+`Tokens`, every marker its grammar names one token.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Any, Callable
+
+from side_by_side import ROOT, Chunk, EnvMissing, Outcome, Peer, Side, Tokens
+
+VLLM_VERSION = "0.33.0"
+VLLM_DIR = ROOT / ".cache" / "vllm" / f"vllm-{VLLM_VERSION}"  # scripts/vllm_env.sh
+
+# Our families paired with vLLM's tool parser of the same markup (the same name in every case)
+PAIRS: dict[str, str] = {
+    name: name
+    for name in (
+        "qwen3_coder", "hermes", "kimi_k2", "glm45", "deepseek_v4", "minimax_m3", "muse",
+        "gemma4", "pythonic", "jamba", "deepseek_v31", "mistral", "llama3_json", "granite",
+        "xlam", "minimax_m2", "seed_oss", "granite4", "longcat", "internlm", "phi4_mini_json",
+        "hunyuan_a13b", "apertus", "deepseek_v3", "deepseek_v32", "step3", "ernie45", "olmo3",
+        "glm47", "functiongemma", "lfm2", "gigachat3", "minicpm5", "hy_v3", "kimi_k3",
+        "llama4_pythonic", "mimo", "ling3", "poolside_v1", "plamo3",
+    )
+}  # fmt: skip
+
+
+def load() -> dict[str, Any]:
+    """Import vLLM 0.33.0's parser and serving modules from the unzipped wheel."""
+    if not (VLLM_DIR / "vllm" / "__init__.py").is_file():
+        raise EnvMissing(f"{VLLM_DIR} is missing: run bench/vllm_env.sh first")
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    sys.path.insert(0, str(VLLM_DIR))
+    try:
+        from transformers import PreTrainedTokenizerFast
+        from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers
+
+        from vllm.entrypoints.openai.chat_completion.message_assembly import (
+            assemble_chat_message_fields,
+        )
+        from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+        from vllm.entrypoints.openai.chat_completion.stream_processor import (
+            ChatStreamProcessor,
+        )
+        from vllm.parser import ParserManager
+        from vllm.tool_parsers import ToolParserManager
+    except ImportError as error:
+        raise EnvMissing(
+            f"cannot import vLLM {VLLM_VERSION}'s parsers ({error}): run bench/vllm_env.sh "
+            "first, then run this script with .cache/vllm/venv/bin/python"
+        ) from None
+    import vllm
+
+    if vllm.__version__ != VLLM_VERSION:
+        raise EnvMissing(f"found vLLM {vllm.__version__} on sys.path, expected {VLLM_VERSION}")
+    return {
+        "PreTrainedTokenizerFast": PreTrainedTokenizerFast,
+        "AddedToken": AddedToken,
+        "Regex": Regex,
+        "Tokenizer": Tokenizer,
+        "decoders": decoders,
+        "models": models,
+        "pre_tokenizers": pre_tokenizers,
+        "assemble_chat_message_fields": assemble_chat_message_fields,
+        "ChatCompletionRequest": ChatCompletionRequest,
+        "ChatStreamProcessor": ChatStreamProcessor,
+        "ParserManager": ParserManager,
+        "ToolParserManager": ToolParserManager,
+    }
+
+
+def hf_tokenizer(V: dict[str, Any], tokens: Tokens) -> Any:
+    """An HF tokenizer (WordLevel over single characters, the markers added as special tokens)
+    with exactly the ids of `tokens`, so the ids the bench hands vLLM are the ones it decodes."""
+    model = V["Tokenizer"](V["models"].WordLevel(tokens.chars, unk_token=None))
+    model.pre_tokenizer = V["pre_tokenizers"].Split(V["Regex"](r"[\s\S]"), "isolated")
+    model.decoder = V["decoders"].Fuse()
+    model.add_special_tokens([V["AddedToken"](t, normalized=False) for t in tokens.special])
+    hf = V["PreTrainedTokenizerFast"](tokenizer_object=model)
+    if hf.get_vocab() != tokens.vocab:
+        raise AssertionError("the HF tokenizer's ids are not the bench's token ids")
+    return hf
+
+
+class Vllm(Side):
+    label = "vLLM"
+
+    def __init__(
+        self, V: dict[str, Any], name: str, tokens: Tokens, tools: list[dict[str, Any]]
+    ) -> None:
+        self.V = V
+        self.tokens = tokens
+        self.hf = hf_tokenizer(V, tokens)
+        self.parser_cls = V["ParserManager"].get_parser(
+            tool_parser_name=name, enable_auto_tools=True, tokenizer=self.hf
+        )
+        request = V["ChatCompletionRequest"](
+            model="bench",
+            messages=[{"role": "user", "content": "go"}],
+            tools=tools,
+            tool_choice="auto",
+        )
+        # the renderer adjusts each request with a parser of its own before generation
+        self.request = self._parser(request).adjust_request(request=request)
+        self.prompt_ids = [tid for _, tid in tokens.tokens("go")]
+
+    def _parser(self, request: Any = None) -> Any:
+        request = request or self.request
+        return self.parser_cls(self.hf, request.tools, chat_template_kwargs={}, model_config=None)
+
+    def run(
+        self,
+        chunks: list[Chunk],
+        finish: str | None = "stop",
+        clock: list[int] | None = None,
+        budget_s: float | None = None,
+    ) -> tuple[Outcome, int]:
+        processor = self.V["ChatStreamProcessor"](
+            self.request, self._parser(), enable_auto_tools=True, parser_cls=self.parser_cls
+        )
+        content: list[str] = []
+        calls: dict[int, list[Any]] = {}
+        now = time.perf_counter_ns
+        deadline = now() + int(budget_s * 1e9) if budget_s else None
+        fed = 0
+
+        def take(delta: Any) -> None:
+            if delta is None:
+                return
+            if delta.content:
+                content.append(delta.content)
+            for call in delta.tool_calls or []:
+                entry = calls.setdefault(call.index, ["", []])
+                if call.function is not None:
+                    if call.function.name:
+                        entry[0] += call.function.name
+                    if call.function.arguments:
+                        entry[1].append(call.function.arguments)
+
+        try:
+            for i, chunk in enumerate(chunks):
+                start = now()
+                step = processor.step(chunk.text, chunk.ids, None, self.prompt_ids)
+                end = now()
+                if clock is not None:
+                    clock[i] = end - start
+                take(step.delta)
+                fed = i + 1
+                if deadline and end > deadline:
+                    return Outcome("", [], "budget"), fed
+            if finish is not None:
+                take(processor.step("", [], finish, self.prompt_ids).delta)
+        except Exception as error:
+            return Outcome("", [], f"{type(error).__name__}: {error}"), fed
+        ordered = [calls[i] for i in sorted(calls)]
+        return Outcome("".join(content), [(n, "".join(a)) for n, a in ordered]), fed
+
+    def parser_of(self, text: str) -> Callable[[], Outcome]:
+        """The whole-output parse of `text`, its token ids made beforehand: the engine hands
+        them over with the text, so tokenizing is not part of the parse's time."""
+        ids = [tid for _, tid in self.tokens.tokens(text)]
+        return lambda: self._parse_with(self._parser(), text, ids)
+
+    def _parse_with(self, parser: Any, text: str, ids: list[int]) -> Outcome:
+        try:
+            reasoning, content, tool_calls = parser.parse(
+                text, self.request, enable_auto_tools=True, model_output_token_ids=ids
+            )
+            fields = self.V["assemble_chat_message_fields"](
+                self.request,
+                reasoning,
+                content,
+                tool_calls,
+                enable_auto_tools=True,
+                parser_cls=self.parser_cls,
+            )
+        except Exception as error:
+            return Outcome("", [], f"{type(error).__name__}: {error}")
+        calls = [(c.function.name, c.function.arguments) for c in fields.tool_calls]
+        return Outcome(fields.content or "", calls)
+
+
+def registered(V: dict[str, Any]) -> list[str]:
+    return list(V["ToolParserManager"].list_registered())
+
+
+PEER = Peer(
+    name="vLLM",
+    version=VLLM_VERSION,
+    pairs=PAIRS,
+    load=load,
+    side=Vllm,
+    registered=registered,
+    env_script="bench/vllm_env.sh",
+    beforehand="token ids",
+)
