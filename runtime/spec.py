@@ -83,12 +83,18 @@ class XmlParams:
     between OPEN and KEY_END (fullmatch, after stripping): group `key` is the name and
     an optional group `text` is a per-parameter flag, raw text when its value is in
     `text_when`, JSON otherwise (DSML's `string="true"`). `xml_unescape` decodes XML
-    entities in values and key names.
+    entities in values and key names. `cdata` reads `<![CDATA[…]]>` sections in a value
+    verbatim: no marker ends the value inside one. `open_alternatives`,
+    `key_end_alternatives` and `value_end_alternatives` are other spellings of those
+    markers (the grammar's `open=["<param name=", "<paramname="]`), read as the first.
     """
 
     open: str
     key_end: str
     value_end: str
+    open_alternatives: tuple[str, ...] = ()
+    key_end_alternatives: tuple[str, ...] = ()
+    value_end_alternatives: tuple[str, ...] = ()
     implicit_end: tuple[str, ...] = ()
     trim_newline: bool = False
     keep_last_newline: bool = False
@@ -97,7 +103,20 @@ class XmlParams:
     text_when: tuple[str, ...] = ()
     strip: bool = False
     xml_unescape: bool = False
+    cdata: bool = False
     line: int = 0
+
+    @property
+    def opens(self) -> tuple[str, ...]:
+        return (self.open, *self.open_alternatives)
+
+    @property
+    def key_ends(self) -> tuple[str, ...]:
+        return (self.key_end, *self.key_end_alternatives)
+
+    @property
+    def value_ends(self) -> tuple[str, ...]:
+        return (self.value_end, *self.value_end_alternatives)
 
 
 @dataclass(frozen=True, slots=True)
