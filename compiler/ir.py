@@ -443,6 +443,7 @@ ELEMENTS: dict[str, ElementSig] = {
             "pattern": Param(ArgType.REGEX, groups=("name",)),
             "id": Param(ArgType.HEADER),
             "max_len": Param(ArgType.INT, default=256),
+            "requested": Param(ArgType.BOOL, default=False),
         },
         gives_name=True,
     ),

@@ -50,13 +50,17 @@ class Name:
     With `pattern`, the captured text is matched by that regex (fullmatch, after
     stripping) and its group `name` is the function name, its group `id` (if any) the
     tool-call id (Mistral's `NAME[CALL_ID]ID`); with `id` (the grammar's `id=header`), the
-    whole stripped capture becomes the tool-call id (Kimi's `functions.f:0`).
+    whole stripped capture becomes the tool-call id (Kimi's `functions.f:0`). With
+    `requested`, the text is a name only when the request lists a tool of that name (none
+    when no tools were given): a drifted spelling such as Step-3.5's `<functionbash>`, whose
+    name is glued to its tag, is a call only where prose cannot be (`<functions>`).
     """
 
     until: tuple[str, ...]
     pattern: str | None = None
     id: bool = False
     max_len: int = 256
+    requested: bool = False
     line: int = 0
 
 
