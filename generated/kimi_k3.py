@@ -44,10 +44,10 @@ SPEC = FamilySpec(
             open="<|open|>argument",
             key_end="<|sep|>",
             value_end="<|close|>argument<|sep|>",
-            open_alternatives=("<|open|> argument",),
-            value_end_alternatives=("<|close|> argument <|sep|>",),
             key_pattern=r'(?=.*\bkey="(?P<key>[^"]*)")(?:(?=.*\btype="(?P<text>[^"]*)"))?.*',
             text_when=("string", ""),
+            open_alternatives=("<|open|> argument",),
+            value_end_alternatives=("<|close|> argument <|sep|>",),
             line=43,
         ),
         # grammars/kimi_k3.tg:49: ["<|close|>call<|sep|>", "<|close|> call <|sep|>"]

@@ -44,11 +44,11 @@ SPEC = FamilySpec(
             open='<param name="',
             key_end='">',
             value_end="</param>",
-            open_alternatives=('<paramĠname="', '<paramname="'),
             implicit_end=('<param name="', "</function>"),
             key_pattern=r'(?P<key>[^"]*)(?:"\s+[\w:-]+="[^"]*)*',
             xml_unescape=True,
             cdata=True,
+            open_alternatives=('<paramĠname="', '<paramname="'),
             line=33,
         ),
         # grammars/minicpm5.tg:40: ws "</function>"

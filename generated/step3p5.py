@@ -36,7 +36,6 @@ SPEC = FamilySpec(
             open="<parameter=",
             key_end=">",
             value_end="</parameter>",
-            key_end_alternatives=("\n",),
             implicit_end=(
                 "<parameter=",
                 "</function>",
@@ -46,6 +45,7 @@ SPEC = FamilySpec(
             ),
             trim_newline=True,
             key_pattern=r"(?:parameter=)*\s*(?P<key>[^>]*?)",
+            key_end_alternatives=("\n",),
             line=23,
         ),
         # grammars/step3p5.tg:31: ws "</function>" ws "</tool_call>"?
@@ -88,7 +88,6 @@ SPEC = FamilySpec(
                     open="<parameter=",
                     key_end=">",
                     value_end="</parameter>",
-                    key_end_alternatives=("\n",),
                     implicit_end=(
                         "<parameter=",
                         "</function>",
@@ -98,6 +97,7 @@ SPEC = FamilySpec(
                     ),
                     trim_newline=True,
                     key_pattern=r"(?:parameter=)*\s*(?P<key>[^>]*?)",
+                    key_end_alternatives=("\n",),
                     line=37,
                 ),
                 Ws(line=45),

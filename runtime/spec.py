@@ -96,9 +96,6 @@ class XmlParams:
     open: str
     key_end: str
     value_end: str
-    open_alternatives: tuple[str, ...] = ()
-    key_end_alternatives: tuple[str, ...] = ()
-    value_end_alternatives: tuple[str, ...] = ()
     implicit_end: tuple[str, ...] = ()
     trim_newline: bool = False
     keep_last_newline: bool = False
@@ -108,6 +105,9 @@ class XmlParams:
     strip: bool = False
     xml_unescape: bool = False
     cdata: bool = False
+    open_alternatives: tuple[str, ...] = ()
+    key_end_alternatives: tuple[str, ...] = ()
+    value_end_alternatives: tuple[str, ...] = ()
     line: int = 0
 
     @property
