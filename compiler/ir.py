@@ -399,6 +399,7 @@ class ArgType(Enum):
 
     STRING = "a string"
     STRINGS = "a string or a list of strings"
+    SPELLINGS = "a string or a list of its spellings"
     REGEX = "a regex /.../"
     BOOL = "true or false"
     INT = "an integer"
@@ -416,8 +417,9 @@ class Param:
 @dataclass(frozen=True)
 class ElementSig:
     """One item word: the runtime spec class it lowers to, its arguments (each lowered to
-    the spec field of the same name; one left out keeps the field's default), and its role
-    in a call."""
+    the spec field of the same name; one left out keeps the field's default; a SPELLINGS
+    argument `NAME` lowers its first spelling to `NAME` and the others to
+    `NAME_alternatives`), and its role in a call."""
 
     spec: type
     params: dict[str, Param] = field(default_factory=dict)
@@ -442,15 +444,16 @@ ELEMENTS: dict[str, ElementSig] = {
             "id": Param(ArgType.HEADER),
             "max_len": Param(ArgType.INT, default=256),
             "doubled": Param(ArgType.STRING, default=""),
+            "requested": Param(ArgType.BOOL, default=False),
         },
         gives_name=True,
     ),
     "xml_params": ElementSig(
         rt.XmlParams,
         params={
-            "open": Param(ArgType.STRING, required=True),
-            "key_end": Param(ArgType.STRING, required=True),
-            "value_end": Param(ArgType.STRING, required=True),
+            "open": Param(ArgType.SPELLINGS, required=True),
+            "key_end": Param(ArgType.SPELLINGS, required=True),
+            "value_end": Param(ArgType.SPELLINGS, required=True),
             "implicit_end": Param(ArgType.STRINGS, default=()),
             "trim_newline": Param(ArgType.BOOL, default=False),
             "keep_last_newline": Param(ArgType.BOOL, default=False),
@@ -459,6 +462,7 @@ ELEMENTS: dict[str, ElementSig] = {
             "text_when": Param(ArgType.STRINGS, default=()),
             "strip": Param(ArgType.BOOL, default=False),
             "xml_unescape": Param(ArgType.BOOL, default=False),
+            "cdata": Param(ArgType.BOOL, default=False),
         },
         is_dialect=True,
     ),

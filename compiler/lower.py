@@ -31,6 +31,7 @@ REGENERATE = "Regenerate with: toolgrammar build"
 LOWER_VALUE: dict[ir.ArgType, Callable[[Any], Any]] = {
     ir.ArgType.STRING: lambda value: value.value,
     ir.ArgType.STRINGS: ir.strings,
+    ir.ArgType.SPELLINGS: ir.strings,
     ir.ArgType.REGEX: lambda value: value.pattern,
     ir.ArgType.BOOL: lambda value: value.value,
     ir.ArgType.INT: lambda value: value.value,
@@ -43,11 +44,16 @@ def lower_element(element: ir.Element) -> rt.Item:
     """The spec item of an element word, from its `ir.ELEMENTS` row: every argument given
     becomes the spec field of the same name; the others keep the field's default."""
     sig = ir.ELEMENTS[element.name]
-    fields = {
-        name: LOWER_VALUE[param.type](value)
-        for name, param in sig.params.items()
-        if (value := element.arg(name)) is not None
-    }
+    fields: dict[str, Any] = {}
+    for name, param in sig.params.items():
+        value = element.arg(name)
+        if value is None:
+            continue
+        lowered = LOWER_VALUE[param.type](value)
+        if param.type is ir.ArgType.SPELLINGS:  # the canonical spelling, then the others
+            fields[name], fields[f"{name}_alternatives"] = lowered[0], lowered[1:]
+        else:
+            fields[name] = lowered
     return sig.spec(**fields, line=element.line)
 
 

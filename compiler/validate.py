@@ -335,6 +335,7 @@ def _validate_value(element: ir.Element, arg: ir.Arg, param: ir.Param, report: R
     accepted = {
         ir.ArgType.STRING: (ir.Str,),
         ir.ArgType.STRINGS: (ir.Str, ir.StrList),
+        ir.ArgType.SPELLINGS: (ir.Str, ir.StrList),
         ir.ArgType.REGEX: (ir.Regex,),
         ir.ArgType.BOOL: (ir.Bool,),
         ir.ArgType.INT: (ir.Int,),

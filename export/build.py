@@ -168,6 +168,8 @@ class Builder:
     def _call_entries(self) -> list[tuple[str, Node]]:
         out: list[tuple[str, Node]] = []
         for number, shape in enumerate(self.spec.shapes):
+            if self._recovers_drift(shape):
+                continue
             per_tool = self._uses_name(shape)
             for first, start in _leading(shape.call):
                 if per_tool:
@@ -189,6 +191,12 @@ class Builder:
                     )
                 out.append((first, rest))
         return out
+
+    @staticmethod
+    def _recovers_drift(shape: CallShape) -> bool:
+        """A shape whose name is read only when requested recovers a drifted spelling
+        (`<functionNAME>`); a constrained model writes the family's own shapes instead."""
+        return any(isinstance(item, Name) and item.requested for item in shape.call)
 
     @staticmethod
     def _uses_name(shape: CallShape) -> bool:

@@ -43,7 +43,9 @@ def xml_params(
     builder: Builder, item: XmlParams, tool: Tool | None, stops: tuple[str, ...]
 ) -> Node:
     assert tool is not None  # a dialect that names no calls is exported per tool
-    avoid = tuple(sorted({*stops, item.value_end, *item.implicit_end}))
+    # the markers are written in their first spelling; a value avoids every spelling that
+    # would end it
+    avoid = tuple(sorted({*stops, *item.value_ends, *item.implicit_end}))
     json_avoid = avoid
     pad = WS  # around a typed value, whitespace is trimmed by the parser
     params = []

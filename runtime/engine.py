@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from .deltas import CallParts, Delta, DeltaBuffer, random_call_id
 from .dialects import DIALECTS
-from .markers import NextStop, markers
+from .markers import Markers, NextStop, markers
 from .modes import CALL, CONTENT, HEADER, REASONING, SECTION
 from .protocol import ArgumentsBuilder
 from .schemas import ToolSchemas
@@ -506,6 +506,8 @@ class Engine:
         if at < 0:
             if len(buf) - pos > reach:
                 return self._abandon(call, pos)
+            if item.requested and not self._may_be_requested(buf, pos, markers):
+                return self._abandon(call, pos)  # prose: no requested tool is named so
             if eof:
                 return self._name_at_end(call, item, buf, pos)
             return self._wait(pos)  # the end of the name is not here yet
@@ -513,12 +515,18 @@ class Engine:
         name, header_id = _name_of(item, raw)
         if item.doubled:
             name = self._undoubled(name, item.doubled)
-        if not name:
+        if not name or (item.requested and not self.tools.requested(name)):
             return self._abandon(call, pos)
         self._read(call, buf[pos:at])
         call.item += 1
         self._commit(call, name, header_id)
         return at
+
+    def _may_be_requested(self, buf: str, pos: int, ends: Markers) -> bool:
+        """Whether the name text read so far (a marker may be cut at its end) may still
+        grow into the name of a requested tool."""
+        text = buf[pos : len(buf) - ends.held(buf, pos)].strip()
+        return self.tools.may_be_requested(text)
 
     def _name_at_end(self, call: _Call, item: Name, buf: str, pos: int) -> int:
         """The output ends inside a call's name (no marker after it yet).
@@ -531,6 +539,8 @@ class Engine:
         """
         cut = self.family.name_markers[call.shape, call.item].held(buf, pos)
         raw = buf[pos : len(buf) - cut].strip()
+        if item.requested and not self.tools.may_be_requested(raw):
+            return self._abandon(call, pos)  # prose: no requested tool is named so
         if item.pattern is None:
             not_a_name = bool(_BAD_NAME.search(raw))
         else:  # a header may hold spaces; words that do not fit it are prose

@@ -535,6 +535,16 @@ class ToolSchemas:
     def has_tools(self) -> bool:
         """Whether the request named at least one tool."""
         return bool(self._params)
+    def requested(self, name: str) -> bool:
+        """Whether the request lists a tool called `name` (never when no tools were given)."""
+        try:
+            return self._given and name in self._params
+        except TypeError:  # unhashable junk
+            return False
+
+    def may_be_requested(self, text: str) -> bool:
+        """Whether `text` is the start of the name of a tool the request lists."""
+        return self._given and any(name.startswith(text) for name in self._params)
 
     def known(self, name: str) -> bool:
         """Whether a call to `name` is to a requested tool; anything goes when none were given."""

@@ -53,7 +53,9 @@ class Name:
     whole stripped capture becomes the tool-call id (Kimi's `functions.f:0`). With
     `doubled` (a separator), a name written twice around it (`get_weather.get_weather`) is
     the name once when only that is a requested tool (Muse's template renders a bare tool
-    as `get_weather.*`, and the model fills in the name again).
+    as `get_weather.*`, and the model fills in the name again). With `requested`, the text is a name only when the request lists a tool of that name (none
+    when no tools were given): a drifted spelling such as Step-3.5's `<functionbash>`, whose
+    name is glued to its tag, is a call only where prose cannot be (`<functions>`).
     """
 
     until: tuple[str, ...]
@@ -61,6 +63,7 @@ class Name:
     id: bool = False
     max_len: int = 256
     doubled: str = ""
+    requested: bool = False
     line: int = 0
 
 
@@ -87,7 +90,10 @@ class XmlParams:
     between OPEN and KEY_END (fullmatch, after stripping): group `key` is the name and
     an optional group `text` is a per-parameter flag, raw text when its value is in
     `text_when`, JSON otherwise (DSML's `string="true"`). `xml_unescape` decodes XML
-    entities in values and key names.
+    entities in values and key names. `cdata` reads `<![CDATA[…]]>` sections in a value
+    verbatim: no marker ends the value inside one. `open_alternatives`,
+    `key_end_alternatives` and `value_end_alternatives` are other spellings of those
+    markers (the grammar's `open=["<param name=", "<paramname="]`), read as the first.
     """
 
     open: str
@@ -101,7 +107,23 @@ class XmlParams:
     text_when: tuple[str, ...] = ()
     strip: bool = False
     xml_unescape: bool = False
+    cdata: bool = False
+    open_alternatives: tuple[str, ...] = ()
+    key_end_alternatives: tuple[str, ...] = ()
+    value_end_alternatives: tuple[str, ...] = ()
     line: int = 0
+
+    @property
+    def opens(self) -> tuple[str, ...]:
+        return (self.open, *self.open_alternatives)
+
+    @property
+    def key_ends(self) -> tuple[str, ...]:
+        return (self.key_end, *self.key_end_alternatives)
+
+    @property
+    def value_ends(self) -> tuple[str, ...]:
+        return (self.value_end, *self.value_end_alternatives)
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,7 +30,9 @@ from .schemas import streams_as_text
 from .spec import XmlParams
 from .unwrap import members_text, wrapped_text
 
-BETWEEN, KEY, VALUE_OPEN, VALUE_START, VALUE, DONE = range(6)
+BETWEEN, KEY, VALUE_OPEN, VALUE_START, VALUE, DONE, CDATA = range(7)
+
+CDATA_OPEN, CDATA_CLOSE = "<![CDATA[", "]]>"
 
 _MAX_KEY = 256
 _MAX_ENTITY = 10  # "&#x10FFFF;"
@@ -106,16 +108,23 @@ def _whole_param(
     it before it searches), and the left-most end marker, longest first at a tie.
     Anything else does not match and is left to the state machine.
     """
-    if any(lit != spec.open and lit.startswith(spec.open) for lit in between.literals):
+    opens = spec.opens
+    if any(lit not in opens and lit.startswith(opens) for lit in between.literals):
         return None  # OPEN could still be the start of a longer marker
+    if any(a != b and a.startswith(b) for a in opens for b in opens):
+        return None  # one spelling of OPEN is the start of another
     no_space_marker = not any(lit[0].isspace() for lit in between.literals)
     ends = value_ends.literals
     alternatives = "|".join(re.escape(lit) for lit in ends)  # longest first, as in Markers
     firsts = "".join(sorted({re.escape(lit[0]) for lit in ends}))
+    if spec.cdata:  # a CDATA section is left to the state machine: no match across one
+        alternatives += "|" + re.escape(CDATA_OPEN)
+        firsts = "".join(sorted({*firsts, re.escape(CDATA_OPEN[0])}))
     parts = [r"\s*+" if no_space_marker else ""]
     # atomic: the key ends at the first KEY_END, never at a later one
-    key = rf"(?>(?P<key>.{{0,{_MAX_KEY}}}?){re.escape(spec.key_end)})"
-    parts += [re.escape(spec.open), key]
+    key_ends = "|".join(re.escape(lit) for lit in sorted(spec.key_ends, key=len, reverse=True))
+    key = rf"(?>(?P<key>.{{0,{_MAX_KEY}}}?)(?:{key_ends}))"
+    parts += ["(?:" + "|".join(re.escape(lit) for lit in opens) + ")", key]
     if spec.value_open:
         others = [lit for lit in value_opens.literals if lit != spec.value_open]
         if any(lit.startswith(spec.value_open) for lit in others):
@@ -128,7 +137,8 @@ def _whole_param(
     elif spec.trim_newline:
         parts.append(r"\n?+")
     # the value: runs of characters that start no marker, or one that starts no marker here
-    parts.append(rf"(?P<value>(?:[^{firsts}]++|(?!{alternatives}).)*+)(?P<end>{alternatives})")
+    ending = "|".join(re.escape(lit) for lit in ends)
+    parts.append(rf"(?P<value>(?:[^{firsts}]++|(?!{alternatives}).)*+)(?P<end>{ending})")
     return re.compile("".join(parts), re.DOTALL)
 
 
@@ -151,15 +161,21 @@ class XmlParamsBuilder(MarkupArgs):
         "_unwraps",
         "_wrapper",
         "_first",
+        "_key_ends",
+        "_cdata_open",
+        "_cdata_close",
     )
 
     spec: XmlParams
 
     def __init__(self, spec: XmlParams, stops: tuple[str, ...], sink: Sink) -> None:
         super().__init__(spec, sink, BETWEEN)
-        self._between = markers((spec.open, *stops))
-        self._value_opens = markers((spec.value_open, spec.open, *stops))
-        self._value_ends = markers((spec.value_end, *spec.implicit_end, *stops))
+        self._between = markers((*spec.opens, *stops))
+        self._value_opens = markers((spec.value_open, *spec.opens, *stops))
+        self._value_ends = markers((*spec.value_ends, *spec.implicit_end, *stops))
+        self._key_ends = markers(spec.key_ends)
+        self._cdata_open = markers((CDATA_OPEN,))
+        self._cdata_close = markers((CDATA_CLOSE,))
         self._key_pattern = re.compile(spec.key_pattern) if spec.key_pattern else None
         self._count = 0
         self._key: _Key | None = None  # the parameter being read
@@ -189,13 +205,15 @@ class XmlParamsBuilder(MarkupArgs):
                     return end - (0 if eof else self._between.held(text, pos))
                 if not eof and self._between.may_grow(text, at, lit):
                     return at
-                if lit != spec.open:
+                if lit not in spec.opens:
                     self._finish()
                     return at
                 pos = at + len(lit)
                 self.state = KEY
             elif state == KEY:
-                at = text.find(spec.key_end, pos)
+                at, lit = self._key_ends.search(text, pos)
+                if at >= 0 and not eof and self._key_ends.may_grow(text, at, lit):
+                    return pos
                 if at < 0:
                     if end - pos > _MAX_KEY:
                         self.state = BETWEEN  # not a parameter after all: skip it
@@ -203,7 +221,7 @@ class XmlParamsBuilder(MarkupArgs):
                     return end if eof else pos
                 raw = text[pos:at]
                 self._key = self._keys.get(raw) or self._key_of(raw)
-                pos = at + len(spec.key_end)
+                pos = at + len(lit)
                 if spec.value_open:
                     self.state, self._skipped = VALUE_OPEN, 0
                 else:
@@ -221,6 +239,10 @@ class XmlParamsBuilder(MarkupArgs):
                 elif spec.trim_newline and text[pos] == "\n":
                     pos += 1
                 self.state = VALUE
+            elif state == CDATA:
+                pos = self._cdata(text, pos, eof)
+                if self.state == CDATA:
+                    return pos
             else:  # VALUE
                 pos = self._value(text, pos, eof)
                 if self.state == VALUE:
@@ -260,7 +282,8 @@ class XmlParamsBuilder(MarkupArgs):
         match = self._whole.match
         growing = self._value_ends.growing
         strip, trim_newline, unescape = spec.strip, spec.trim_newline, spec.xml_unescape
-        keep_last = spec.keep_last_newline and spec.value_end
+        value_ends = spec.value_ends
+        keep_last = spec.keep_last_newline
         pieces = self._pieces
         keys = self._keys
         count = self._count
@@ -278,7 +301,7 @@ class XmlParamsBuilder(MarkupArgs):
             key = keys.get(raw) or self._key_of(raw)
             if strip:
                 value = value.rstrip()
-            elif trim_newline and value[-1:] == "\n" and end != keep_last:
+            elif trim_newline and value[-1:] == "\n" and not (keep_last and end in value_ends):
                 value = value[:-1]
             if unescape:
                 value = xml_unescape(value)
@@ -297,7 +320,7 @@ class XmlParamsBuilder(MarkupArgs):
                     if key.as_text
                     else json_text(self._typed_value(key, value))
                 )
-            if end == spec.value_end:
+            if end in value_ends:
                 pos = whole.end()
                 continue
             pos = whole.start("end")
@@ -337,11 +360,15 @@ class XmlParamsBuilder(MarkupArgs):
 
     def _value(self, text: str, pos: int, eof: bool) -> int:
         at, lit = self._value_ends.search(text, pos)
+        if self.spec.cdata:
+            inside = self._enter_cdata(text, pos, at)
+            if inside >= 0:
+                return inside
         if at >= 0 and not eof and self._value_ends.may_grow(text, at, lit):
             at, lit = -1, ""  # may still grow into a longer marker: hold it back
         # a possible closing marker waits; at the end of output it is markup, not value
-        stop = at if at >= 0 else len(text) - self._value_ends.held(text, pos)
-        keep = self.spec.keep_last_newline and lit == self.spec.value_end
+        stop = at if at >= 0 else len(text) - self._held(text, pos, eof)
+        keep = self.spec.keep_last_newline and lit in self.spec.value_ends
         self._value_text(text[pos:stop], closing=at >= 0 or eof, keep_newline=keep)
         if at < 0:
             if eof:
@@ -349,7 +376,7 @@ class XmlParamsBuilder(MarkupArgs):
                 return len(text)
             return stop
         self._close_param()
-        if lit == self.spec.value_end:
+        if lit in self.spec.value_ends:
             self.state = BETWEEN
             return at + len(lit)
         if lit in self.spec.implicit_end:
@@ -357,6 +384,53 @@ class XmlParamsBuilder(MarkupArgs):
             return at
         self._finish()  # a marker of the call or the stream: the arguments end here
         return at
+
+    def _held(self, text: str, pos: int, eof: bool) -> int:
+        """How much of the text's end may still begin a marker, or a CDATA section (at the
+        end of output a partial section opener is value text, not markup)."""
+        held = self._value_ends.held(text, pos)
+        if self.spec.cdata and not eof:
+            held = max(held, self._cdata_open.held(text, pos))
+        return held
+
+    def _enter_cdata(self, text: str, pos: int, marker_at: int) -> int:
+        """Where the section's text starts when a CDATA section opens before the next
+        marker (the value text before it is written first), else -1."""
+        at = text.find(CDATA_OPEN, pos, marker_at if marker_at >= 0 else len(text))
+        if at < 0:
+            return -1
+        self._value_text(text[pos:at], closing=False)
+        self._flush_pending()  # a held newline or half an entity before the section is value
+        self.state = CDATA
+        return at + len(CDATA_OPEN)
+
+    def _flush_pending(self) -> None:
+        """Write the held raw tail as value text: what follows decides it is not markup."""
+        pend, self._pend = self._pend, ""
+        if pend:
+            self._emit_value(xml_unescape(pend) if self.spec.xml_unescape else pend)
+
+    def _cdata(self, text: str, pos: int, eof: bool) -> int:
+        """Inside `<![CDATA[`: the text up to `]]>` is value, verbatim (no marker ends it, no
+        entity is decoded); unterminated, it runs to the end of output. Only what may
+        still be `]]>` is held back."""
+        at = text.find(CDATA_CLOSE, pos)
+        if at >= 0:
+            self._emit_value(text[pos:at])
+            self.state = VALUE
+            return at + len(CDATA_CLOSE)
+        stop = len(text) if eof else len(text) - self._cdata_close.held(text, pos)
+        self._emit_value(text[pos:stop])
+        return stop
+
+    def _emit_value(self, ready: str) -> None:
+        """Write decided value text: streamed as JSON string text, or kept to be typed."""
+        if not ready:
+            return
+        if self._as_text:
+            self.emit(_json_string_body(ready))
+        else:
+            self._typed.append(ready)
 
     def _value_text(self, chunk: str, closing: bool, keep_newline: bool = False) -> None:
         """Append value text, holding back a tail that the next text may still change.
@@ -385,14 +459,9 @@ class XmlParamsBuilder(MarkupArgs):
                     hold = len(raw) - amp
         ready = raw[: len(raw) - hold]
         self._pend = raw[len(raw) - hold :]
-        if not ready:
-            return
-        if spec.xml_unescape:
+        if ready and spec.xml_unescape:
             ready = xml_unescape(ready)
-        if self._as_text:
-            self.emit(_json_string_body(ready))
-        else:
-            self._typed.append(ready)
+        self._emit_value(ready)
 
     def _close_param(self) -> None:
         if self._pend:
@@ -427,7 +496,7 @@ class XmlParamsBuilder(MarkupArgs):
         return coerce_text(text, key.schema)
 
     def _finish(self) -> None:
-        if self.state in (VALUE, VALUE_START):
+        if self.state in (VALUE, VALUE_START, CDATA):
             self._close_param()
         self.state = DONE
         self.done = True
@@ -495,7 +564,7 @@ def render_xml_params(item: XmlParams, calls: Sequence[Call]) -> str:
 
 
 def xml_params_literals(item: XmlParams) -> tuple[str, ...]:
-    return (item.open, item.key_end, item.value_end, *item.implicit_end, item.value_open)
+    return (*item.opens, *item.key_ends, *item.value_ends, *item.implicit_end, item.value_open)
 
 
 XML_PARAMS = DialectRow(

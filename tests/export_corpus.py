@@ -142,8 +142,8 @@ def _markers(spec: Any) -> tuple[dict[str, str], set[str], set[str], set[str]]:
             elif isinstance(item, Skip):
                 skip_ends.update(item.until)
             elif isinstance(item, XmlParams):
-                for t in (item.open, item.key_end, item.value_open, item.value_end):
-                    add((t,))
+                for spellings in (item.opens, item.key_ends, (item.value_open,), item.value_ends):
+                    add(spellings)
             elif isinstance(item, XmlElements) and item.prefix:
                 add((item.prefix,))
             elif isinstance(item, KeyValueArgs):

@@ -152,13 +152,32 @@ def test_name_doubled_lowers_to_its_separator() -> None:
     assert lower_text(
         'family x call "<a " name(until=">") ">" json_args'
     ).call[1].doubled == ""
+def test_a_list_of_spellings_lowers_to_the_first_and_its_alternatives() -> None:
+    spec = lower_text(
+        'family x call "<a>" name(until=">", requested=true) ">"'
+        ' xml_params(open=["<p=", "<p ", "<p"], key_end=[">", "\\n"], value_end="</p>", cdata=true)'
+    )
+    assert spec.call[1] == rt.Name(until=(">",), requested=True, line=1)
+    assert spec.call[3] == rt.XmlParams(
+        "<p=",
+        ">",
+        "</p>",
+        open_alternatives=("<p ", "<p"),
+        key_end_alternatives=("\n",),
+        cdata=True,
+        line=1,
+    )
+    assert spec.call[3].value_ends == ("</p>",)
 
 
 @pytest.mark.parametrize("word", sorted(ir.ELEMENTS))
 def test_every_element_argument_is_a_spec_field_with_the_same_default(word: str) -> None:
     sig = ir.ELEMENTS[word]
     fields = {f.name: f for f in dataclasses.fields(sig.spec) if f.name != "line"}
-    assert sorted(fields) == sorted(sig.params)
+    spellings = [f"{n}_alternatives" for n, p in sig.params.items() if p.type is ir.ArgType.SPELLINGS]
+    assert sorted(fields) == sorted([*sig.params, *spellings])
+    for name in spellings:
+        assert fields[name].default == ()
     for name, param in sig.params.items():
         assert param.type in LOWER_VALUE
         default = fields[name].default

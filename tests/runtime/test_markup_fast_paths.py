@@ -74,19 +74,26 @@ def _same_as_the_state_machine(family: str, case, text: str, patched: str) -> No
 def xml_outputs(draw: st.DrawFn, family: str) -> str:
     params, after = _markup(family, XmlParams)
     _, prefix = _case(family, params.open)
-    markup = [params.open, params.key_end, params.value_end, *params.implicit_end]
+    markup = [*params.opens, *params.key_ends, *params.value_ends, *params.implicit_end]
     if params.value_open:
         markup.append(params.value_open)
+    if params.cdata:  # whole sections, and their markers alone
+        markup += ["<![CDATA[a</x>]]>", xml_params.CDATA_OPEN, xml_params.CDATA_CLOSE]
     pieces = st.sampled_from(markup + after + WORDS + TEXT)
     # mostly well-formed parameters, with stray pieces between and inside them
     parts = [prefix]
     for _ in range(draw(st.integers(0, 4))):
         parts += draw(st.lists(pieces, max_size=2))
-        parts += [params.open, draw(st.sampled_from(WORDS)), params.key_end]
+        parts += [
+            draw(st.sampled_from(params.opens)),
+            draw(st.sampled_from(WORDS)),
+            draw(st.sampled_from(params.key_ends)),
+        ]
         if params.value_open:
             parts += draw(st.sampled_from([[], ["\n"], [" "]])) + [params.value_open]
         parts += draw(st.lists(pieces, max_size=4))
-        parts += draw(st.sampled_from([[params.value_end], [params.value_end, "\n"], []]))
+        end = draw(st.sampled_from(params.value_ends))
+        parts += draw(st.sampled_from([[end], [end, "\n"], []]))
     parts += draw(st.lists(st.sampled_from(after), max_size=len(after)))
     return "".join(parts)
 
