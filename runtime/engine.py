@@ -496,8 +496,10 @@ class Engine:
         if at >= 0 or len(buf) - pos > item.max_len + max(map(len, item.until)):
             return self._mismatch(call, buf, pos, eof)
         if eof:
-            if not call.committed:  # (prose that reached no `until` was no opener's: back)
-                return self._abandon(call, pos) if item.keep else self._opener_alone(call, pos, len(buf))
+            if not call.committed and item.keep:  # prose that reached no `until`: no call
+                return self._abandon(call, pos)
+            if not call.committed:
+                return self._opener_alone(call, pos, len(buf))
             return self._mismatch(call, buf, pos, eof)
         return self._wait(pos)
 
