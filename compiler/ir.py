@@ -434,6 +434,7 @@ ELEMENTS: dict[str, ElementSig] = {
         params={
             "until": Param(ArgType.STRINGS, required=True),
             "max_len": Param(ArgType.INT, default=256),
+            "keep": Param(ArgType.BOOL, default=False),
         },
     ),
     "name": ElementSig(
@@ -505,6 +506,7 @@ ELEMENTS: dict[str, ElementSig] = {
             "arguments": Param(ArgType.STRINGS, default=("arguments", "parameters")),
             "name_is_key": Param(ArgType.BOOL, default=False),
             "id": Param(ArgType.STRINGS, default=()),
+            "bare": Param(ArgType.BOOL, default=False),
         },
         is_dialect=True,
         gives_name=True,

@@ -229,6 +229,8 @@ class Builder:
         if isinstance(item, Ws):
             return WS
         if isinstance(item, Skip):
+            if item.keep:  # prose the parser recovers; a constrained model writes none there
+                return EMPTY
             # a free header (Inkling repeats the name there): a name-like word, well within
             # the item's length limit and unable to hold a marker
             return Opt(Pat("header"))

@@ -151,7 +151,13 @@ def json_call(builder: Builder, item: JsonCall, tool: Tool | None, stops: tuple[
 def json_call_array(
     builder: Builder, item: JsonCallArray, tool: Tool | None, stops: tuple[str, ...]
 ) -> Node:
-    return Json(schema_text(_call_schema(builder, item, array=True)), stops)
+    array = Json(schema_text(_call_schema(builder, item, array=True)), stops)
+    if not item.bare:
+        return array
+    # `bare`: the same objects without the brackets, `{…}` or `{…}, {…}`
+    one = Json(schema_text(_call_schema(builder, item, array=False)), stops)
+    more = Rep(seq(WS, Lit(","), WS, one)) if builder.mode.kind != "named" else EMPTY
+    return alt(array, seq(one, more))
 
 
 def _call_schema(builder: Builder, item: JsonCall | JsonCallArray, array: bool) -> dict[str, Any]:

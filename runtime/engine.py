@@ -65,6 +65,7 @@ class _Call:
         "args_done",
         "ws_tail",
         "peeked",
+        "kept",
     )
 
     def __init__(
@@ -94,6 +95,7 @@ class _Call:
         # whitespace read since the last marker: markup if another marker of the call
         # follows, given back as text if the call ends there
         self.ws_tail: list[str] = []
+        self.kept: list[str] = []  # prose a `skip(keep=true)` read: content once committed
 
 
 # how a call's item of one kind is read: (engine, call, item, buf, pos, eof) -> the position
@@ -481,22 +483,47 @@ class Engine:
         return pos
 
     def _read_skip(self, call: _Call, item: Skip, buf: str, pos: int, eof: bool) -> int:
-        at, _ = self.family.skip_markers[call.shape, call.item].search(buf, pos)
-        # another marker of the family before it: the skipped text was not a header
-        other, _ = self.family.content_markers.search(buf, pos, at if at >= 0 else None)
-        if other >= 0:
+        at, until = self.family.skip_markers[call.shape, call.item].search(buf, pos)
+        if self._marker_before(buf, pos, at, until):  # the skipped text was not a header
             return self._mismatch(call, buf, pos, eof)
+        if at >= 0 and not eof and self._may_be_marker(buf, at):
+            return self._wait(pos)  # `[` may be the start of `[TOOL_CALLS]`
         if at >= 0 and at - pos <= item.max_len:
             self._read(call, buf[pos:at])
+            if item.keep:
+                self._keep(call, buf[pos:at])
             call.item += 1
             return at
         if at >= 0 or len(buf) - pos > item.max_len + max(map(len, item.until)):
             return self._mismatch(call, buf, pos, eof)
         if eof:
+            if not call.committed and item.keep:  # prose that reached no `until`: no call
+                return self._abandon(call, pos)
             if not call.committed:
                 return self._opener_alone(call, pos, len(buf))
             return self._mismatch(call, buf, pos, eof)
         return self._wait(pos)
+
+    def _marker_before(self, buf: str, pos: int, at: int, until: str) -> bool:
+        """Whether another marker of the family starts before the `until` found at `at`
+        (-1: none yet), or there, beginning with it (`[` of `[TOOL_CALLS]`)."""
+        other, lit = self.family.content_markers.search(buf, pos)
+        if other < 0:
+            return False
+        return at < 0 or other < at or (other == at and lit != until and lit.startswith(until))
+
+    def _may_be_marker(self, buf: str, at: int) -> bool:
+        """Whether the text from the `until` found at `at` to the end may still grow into a
+        marker of the family (`[TOOL_CA`): the skip cannot end there yet."""
+        return self.family.content_markers.held(buf, at) == len(buf) - at
+
+    def _keep(self, call: _Call, text: str) -> None:
+        """Prose read by a `skip(keep=true)`: held until the call is known (it goes back with
+        the opener if there is no call), content at once inside a known call."""
+        if call.committed:
+            self._text(text)
+        elif text:
+            call.kept.append(text)
 
     def _read_name(self, call: _Call, item: Name, buf: str, pos: int, eof: bool) -> int:
         markers = self.family.name_markers[call.shape, call.item]
@@ -510,6 +537,8 @@ class Engine:
                 return self._abandon(call, pos)  # prose: no requested tool is named so
             if eof:
                 return self._name_at_end(call, item, buf, pos)
+            if self._never_a_name(item, buf, pos, markers.held(buf, pos)):
+                return self._abandon(call, pos)  # (the next shape may read it as it streams)
             return self._wait(pos)  # the end of the name is not here yet
         raw = buf[pos:at].strip()
         name, header_id = _name_of(item, raw)
@@ -527,6 +556,13 @@ class Engine:
         grow into the name of a requested tool."""
         text = buf[pos : len(buf) - ends.held(buf, pos)].strip()
         return self.tools.may_be_requested(text)
+
+    @staticmethod
+    def _never_a_name(item: Name, buf: str, pos: int, cut: int) -> bool:
+        """Whether the name read so far (up to a marker cut at its end) already holds what no
+        name holds (`{` of a JSON body): the call is abandoned now, as it would be once its
+        marker arrives. Only for names with no pattern: a pattern decides on the whole."""
+        return item.pattern is None and bool(_BAD_NAME.search(buf[pos : len(buf) - cut].strip()))
 
     def _name_at_end(self, call: _Call, item: Name, buf: str, pos: int) -> int:
         """The output ends inside a call's name (no marker after it yet).
@@ -686,6 +722,9 @@ class Engine:
         """The name is known: the call is real from here on."""
         call.committed = True
         call.held = []
+        if call.kept:  # prose between the opener and the call (with the space before it)
+            self._text("".join(call.kept))
+            call.kept = []
         self._state.section_opener = ""
         call.dropped = False  # an array's next element is a call of its own
         self._boundary()
@@ -768,6 +807,8 @@ class Engine:
         assert call is not None and not call.committed
         self._call = None
         self.mode = call.back
+        if call.kept:  # prose read before the cut markup stays content
+            self._text("".join(call.kept))
         self._state.ws_held.clear()
         return end
 

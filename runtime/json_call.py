@@ -328,6 +328,7 @@ class JsonCallArrayBuilder:
         "_state",
         "_element",
         "_skipping",
+        "_bare",
     )
 
     def __init__(self, spec: JsonCallArray, stops: tuple[str, ...], sink: Sink) -> None:
@@ -346,6 +347,7 @@ class JsonCallArrayBuilder:
         self._state = BEFORE
         self._element: JsonCallBuilder | None = None
         self._skipping = False
+        self._bare = False  # the list was written without its brackets
 
     def read(self, text: str, pos: int, eof: bool) -> int:
         """Consume text[pos:] up to a following marker; return the new position."""
@@ -372,11 +374,17 @@ class JsonCallArrayBuilder:
                     return self._end_badly(text, pos, eof)
                 self._state = AFTER_ELEMENT
                 continue
+            if self._bare and state == AFTER_ELEMENT:
+                return self._after_bare_element(text, pos, eof)
             pos = skip_whitespace(text, pos, end)
             if pos >= end:
                 break
             ch = text[pos]
             if state == BEFORE:
+                if ch == "{" and self.spec.bare:  # `{…}, {…}`: the array without its brackets
+                    self._bare = True
+                    self._state = ELEMENTS
+                    continue
                 if ch != "[":
                     return self._end_badly(text, pos, eof)
                 self._state = ELEMENTS
@@ -395,6 +403,26 @@ class JsonCallArrayBuilder:
         if eof and not self.done:
             self.close()
         return pos
+
+    def _after_bare_element(self, text: str, pos: int, eof: bool) -> int:
+        """After an element of a bracketless list: `,` and another object go on; anything
+        else ends the list at `pos`, and the text from there is the engine's again (content
+        after the calls, its whitespace included). Waits while the text does not yet show
+        what follows."""
+        end = len(text)
+        comma = skip_whitespace(text, pos, end)
+        if comma < end and text[comma] == ",":
+            after = skip_whitespace(text, comma + 1, end)
+            if after < end and text[after] == "{":
+                self._state = ELEMENTS
+                return self.read(text, after, eof)
+            if after < end or eof:
+                self.done = True
+                return pos
+        elif comma < end or eof:
+            self.done = True
+            return pos
+        return pos  # the next object may still come
 
     def _end_badly(self, text: str, pos: int, eof: bool) -> int:
         """Not (or no longer) an array of calls."""

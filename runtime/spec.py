@@ -70,10 +70,13 @@ class Name:
 @dataclass(frozen=True, slots=True)
 class Skip:
     """Markup of no fixed spelling up to (not including) the first of `until`, at most
-    `max_len` characters: a header such as Inkling's `<|message_model|>NAME<|content_…|>`."""
+    `max_len` characters: a header such as Inkling's `<|message_model|>NAME<|content_…|>`.
+    With `keep`, the text is prose, not markup: content once the call is known, given back
+    with the opener when it is no call (pre-v11 Mistral's `[TOOL_CALLS] Sure: [{…}]`)."""
 
     until: tuple[str, ...]
     max_len: int = 256
+    keep: bool = False
     line: int = 0
 
 
@@ -179,13 +182,16 @@ class JsonCall:
 class JsonCallArray:
     """A JSON array of call objects (`[{"name": …, "arguments": {…}}, …]`), each a call.
 
-    With `name_is_key`, an element is `{NAME: {...}}` (Apertus). Fields as in `JsonCall`.
+    With `name_is_key`, an element is `{NAME: {...}}` (Apertus). With `bare`, the brackets may
+    be left out: `{…}` or `{…}, {…}` is the array of those objects (pre-v11 Mistral writes
+    both). Other fields as in `JsonCall`.
     """
 
     name: tuple[str, ...] = ("name",)
     arguments: tuple[str, ...] = ("arguments", "parameters")
     name_is_key: bool = False
     id: tuple[str, ...] = ()
+    bare: bool = False
     line: int = 0
 
 
