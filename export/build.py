@@ -55,7 +55,7 @@ class Builder:
         self.reasoning_open = self.cf.prompt_opened if reasoning_open is None else reasoning_open
         cf = self.cf
         message = (
-            (spec.messages.header, spec.messages.header_end, *spec.messages.ends)
+            (*spec.messages.header, spec.messages.header_end, *spec.messages.ends)
             if spec.messages
             else ()
         )
@@ -76,7 +76,7 @@ class Builder:
 
     def build(self) -> Grammar:
         g = self.g
-        if self.spec.messages is not None:
+        if self._messages_carry_calls():
             # channel messages, or (as the renderer writes it) one body with no header
             start = alt(self._messages(), self._body(self.mode.kind == "auto"))
         elif self.spec.reasoning and self.reasoning_open:
@@ -256,6 +256,15 @@ class Builder:
 
     # -- messages (Harmony-like channels) -----------------------------------------------
 
+    def _messages_carry_calls(self) -> bool:
+        """Whether a message's header says a call's recipient (Muse): then the output is
+        written as messages. Harmony's messages route only text (its calls open by their own
+        headers, every other recipient is dropped): its output is written as calls in text."""
+        m = self.spec.messages
+        if m is None:
+            return False
+        return m.default == "calls" or any(r and kind == "calls" for r, kind in m.routes)
+
     def _messages(self) -> Node:
         """Messages routed to reasoning or content, then (in a tool message) the calls."""
         m = self.spec.messages
@@ -263,12 +272,12 @@ class Builder:
         routes = dict(m.routes)
         recipient = re.compile(m.recipient)
         end = m.ends[0]
-        body_avoid = tuple(sorted({*self.cf.ignore, m.header, m.header_end, *m.ends}))
+        body_avoid = tuple(sorted({*self.cf.ignore, *m.header, m.header_end, *m.ends}))
         texts = []
         for kind in ("reasoning", "content"):
             names = [r for r, k in routes.items() if k == kind and r and recipient.fullmatch(r)]
             for r in names[:1]:
-                head = Text("space", (), end=f"{m.header}{r}{m.header_end}")
+                head = Text("space", (), end=f"{m.header[0]}{r}{m.header_end}")
                 texts.append(seq(head, Text("raw", body_avoid, end=end)))
         sep = alt(*(Lit(i) for i in sorted(self.cf.ignore))) if self.cf.ignore else EMPTY
         text_msgs = (
@@ -282,7 +291,7 @@ class Builder:
         if not targets:
             raise ExportError(f"{self.spec.name}: no tool name can be a tool message's recipient")
         # the whitespace before a header is in the header's lexeme (see `_opener`)
-        header = alt(*(Text("space", (), end=f"{m.header}{t}{m.header_end}") for t in targets))
+        header = alt(*(Text("space", (), end=f"{m.header[0]}{t}{m.header_end}") for t in targets))
         entries = self._calls_block()
         calls = alt(*(seq(Lit(f), r) if f else r for f, r in entries))
         tool_msg = self.g.rule("tool_message", seq(Opt(sep), header, calls, WS, Lit(end)))
