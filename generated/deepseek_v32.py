@@ -17,12 +17,12 @@ SPEC = FamilySpec(
     source="grammars/deepseek_v32.tg",
     source_sha256="35f22878d85d4528c834ecd63c5a3d334538f3dfe32078a344774498fe95a7bc",
     call=(
-        # grammars/deepseek_v4.tg:33: "<｜DSML｜invoke name=\"" name(until="\">") "\">" ws
-        Lit(text='<｜DSML｜invoke name="', line=33),
-        Name(until=('">',), line=33),
-        Lit(text='">', line=33),
-        Ws(line=33),
-        # grammars/deepseek_v4.tg:34: xml_params(open="<｜DSML｜parameter", key_end=">", key_pattern=/name="(?P<key>[^"]*)"(?:\s+string="(?P<text>[^"]*)")?/, text_when=["true"], value_end="</｜DSML｜parameter>", implicit_end=["<｜DSML｜parameter", "</｜DSML｜invoke>"])
+        # grammars/deepseek_v4.tg:36: "<｜DSML｜invoke name=\"" name(until="\">") "\">" ws
+        Lit(text='<｜DSML｜invoke name="', line=36),
+        Name(until=('">',), line=36),
+        Lit(text='">', line=36),
+        Ws(line=36),
+        # grammars/deepseek_v4.tg:37: xml_params(open="<｜DSML｜parameter", key_end=">", key_pattern=/name="(?P<key>[^"]*)"(?:\s+string="(?P<text>[^"]*)")?/, text_when=["true"], value_end="</｜DSML｜parameter>", implicit_end=["<｜DSML｜parameter", "</｜DSML｜invoke>"])
         XmlParams(
             open="<｜DSML｜parameter",
             key_end=">",
@@ -30,11 +30,11 @@ SPEC = FamilySpec(
             implicit_end=("<｜DSML｜parameter", "</｜DSML｜invoke>"),
             key_pattern=r'name="(?P<key>[^"]*)"(?:\s+string="(?P<text>[^"]*)")?',
             text_when=("true",),
-            line=34,
+            line=37,
         ),
-        # grammars/deepseek_v4.tg:41: ws "</｜DSML｜invoke>"?
-        Ws(line=41),
-        Lit(text="</｜DSML｜invoke>", optional=True, line=41),
+        # grammars/deepseek_v4.tg:44: ws "</｜DSML｜invoke>"?
+        Ws(line=44),
+        Lit(text="</｜DSML｜invoke>", optional=True, line=44),
     ),
     openers=(('<｜DSML｜invoke name="', 1),),
     # follows[i]: the literals that can come right after call item i
@@ -58,4 +58,6 @@ SPEC = FamilySpec(
         optional=True,
         line=14,
     ),
+    # grammars/deepseek_v4.tg:33: ignore "<｜end▁of▁sentence｜>"
+    ignore=("<｜end▁of▁sentence｜>",),
 )
