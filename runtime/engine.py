@@ -398,7 +398,7 @@ class Engine:
         if close >= 0 and newline < 0:
             self._route(buf[pos:end])
             return close + len(header_end)
-        if close < 0 and newline < 0 and len(buf) < limit:
+        if close < 0 and newline < 0 and len(buf) < limit + len(header_end):
             return self._header_cut(buf) if eof else pos  # its end is still arriving
         return self._header_is_text(pos)
 
