@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..runtime.tables import CompiledFamily
 from ..runtime.render import HEADER_SHAPES
-from ..runtime.spec import CallShape, FamilySpec, Item, Lit as SpecLit, Name, Skip, Ws
+from ..runtime.spec import CallShape, FamilySpec, Item, Lit as SpecLit, Name, Reasoning, Skip, Ws
 from .dialects import EXPORT_RULES
 from .schema import ExportError, Tool
 from .tree import EMPTY, Grammar, Lit, Node, Opt, Pat, Rep, Text, alt, seq
@@ -82,7 +82,7 @@ class Builder:
         elif self.spec.reasoning and self.reasoning_open:
             # the prompt opened the reasoning: it ends at its closer, or (as the parser
             # reads it) at the first call opener, its text then being reasoning
-            closes = sorted({c for r in self.spec.reasoning for c in r.closes})
+            closes = sorted({c for r in self.spec.reasoning for c in self._closes(r)})
             opens = sorted({o for r in self.spec.reasoning for o in r.opens})
             # the model may write the opener the prompt already holds once more
             again = Opt(alt(*(Lit(o) for o in opens)))
@@ -101,9 +101,15 @@ class Builder:
             seq(self._opener(o), Text("raw", self.text_avoid, end=c))
             for r in self.spec.reasoning
             for o in r.opens
-            for c in r.closes
+            for c in self._closes(r)
         ]
         return Opt(self.g.rule("reasoning", alt(*blocks)))
+
+    def _closes(self, reasoning: Reasoning) -> tuple[str, ...]:
+        """What ends a reasoning block as the parser reads it: its closers, and a message's
+        end (Harmony's `<|start|>assistant` after unclosed analysis)."""
+        ends = self.spec.messages.ends if self.spec.messages is not None else ()
+        return (*reasoning.closes, *(e for e in ends if e not in reasoning.closes))
 
     def _opener(self, text: str) -> Node:
         """A marker at the start of the output, with the whitespace before it in its lexeme
