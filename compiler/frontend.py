@@ -379,10 +379,11 @@ class _ToIR(Transformer):
 
     @v_args(meta=True)
     def messages(self, meta: Any, children: list[Any]) -> ir.MessagesStmt:
-        _, header, recipient, header_end, ends = children
+        _, header, recipient, fields, header_end, ends = children
         return ir.MessagesStmt(
-            header=self._str(header),
+            header=header,
             recipient=self.regex(recipient),
+            fields=fields,
             header_end=self._str(header_end),
             ends=ends,
             **_pos(meta),

@@ -292,25 +292,30 @@ class SectionStmt(Node):
 
 
 class MessagesStmt(Node):
-    """`messages HEADER /RECIPIENT/ HEADER_END ENDS`: output made of messages whose header
-    names a recipient (`to=self<|message|>`); `route` statements say where each goes."""
+    """`messages HEADER /RECIPIENT/ [FIELDS] HEADER_END ENDS`: output made of messages whose
+    header names a recipient (`to=self<|message|>`); `route` statements say where each goes.
+    HEADER may be a list of spellings; FIELDS, markers that may follow the recipient and begin
+    more of the header (Harmony's `<|channel|>commentary`, ` <|constrain|>code`)."""
 
     kind: L["messages"] = "messages"
-    header: Str
+    header: Markers
     recipient: Regex
+    fields: StrList | None = None
     header_end: Str
     ends: Markers
 
     def __str__(self) -> str:
-        return f"messages {self.header} {self.recipient} {self.header_end} {self.ends}"
+        fields = f" {self.fields}" if self.fields is not None else ""
+        return f"messages {self.header} {self.recipient}{fields} {self.header_end} {self.ends}"
 
 
-ROUTE_KINDS = ("reasoning", "content", "calls")
+ROUTE_KINDS = ("reasoning", "content", "calls", "drop")
 
 
 class RouteStmt(Node):
     """`route RECIPIENTS KIND` or `route default KIND`: a message to those recipients is
-    reasoning, content (calls are text there) or calls (content where calls open)."""
+    reasoning, content (calls are text there), calls (content where calls open) or dropped
+    (a message to a tool the parser does not run: Harmony's built-in `python`)."""
 
     kind: L["route"] = "route"
     recipients: Markers | None = None  # None: the default route

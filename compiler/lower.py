@@ -123,8 +123,9 @@ def _messages(grammar: ir.Grammar) -> rt.Messages | None:
         else:
             routes += [(who, route.to.name) for who in ir.strings(route.recipients)]
     return rt.Messages(
-        header=stmt.header.value,
+        header=ir.strings(stmt.header),
         recipient=stmt.recipient.pattern,
+        fields=ir.strings(stmt.fields) if stmt.fields is not None else (),
         header_end=stmt.header_end.value,
         ends=ir.strings(stmt.ends),
         routes=tuple(routes),

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..runtime.tables import CompiledFamily
 from ..runtime.render import HEADER_SHAPES
-from ..runtime.spec import CallShape, FamilySpec, Item, Lit as SpecLit, Name, Skip, Ws
+from ..runtime.spec import CallShape, FamilySpec, Item, Lit as SpecLit, Name, Reasoning, Skip, Ws
 from .dialects import EXPORT_RULES
 from .schema import ExportError, Tool
 from .tree import EMPTY, Grammar, Lit, Node, Opt, Pat, Rep, Text, alt, seq
@@ -55,7 +55,7 @@ class Builder:
         self.reasoning_open = self.cf.prompt_opened if reasoning_open is None else reasoning_open
         cf = self.cf
         message = (
-            (spec.messages.header, spec.messages.header_end, *spec.messages.ends)
+            (*spec.messages.header, spec.messages.header_end, *spec.messages.ends)
             if spec.messages
             else ()
         )
@@ -76,13 +76,13 @@ class Builder:
 
     def build(self) -> Grammar:
         g = self.g
-        if self.spec.messages is not None:
+        if self._messages_carry_calls():
             # channel messages, or (as the renderer writes it) one body with no header
             start = alt(self._messages(), self._body(self.mode.kind == "auto"))
         elif self.spec.reasoning and self.reasoning_open:
             # the prompt opened the reasoning: it ends at its closer, or (as the parser
             # reads it) at the first call opener, its text then being reasoning
-            closes = sorted({c for r in self.spec.reasoning for c in r.closes})
+            closes = sorted({c for r in self.spec.reasoning for c in self._closes(r)})
             opens = sorted({o for r in self.spec.reasoning for o in r.opens})
             # the model may write the opener the prompt already holds once more
             again = Opt(alt(*(Lit(o) for o in opens)))
@@ -101,9 +101,15 @@ class Builder:
             seq(self._opener(o), Text("raw", self.text_avoid, end=c))
             for r in self.spec.reasoning
             for o in r.opens
-            for c in r.closes
+            for c in self._closes(r)
         ]
         return Opt(self.g.rule("reasoning", alt(*blocks)))
+
+    def _closes(self, reasoning: Reasoning) -> tuple[str, ...]:
+        """What ends a reasoning block as the parser reads it: its closers, and a message's
+        end (Harmony's `<|start|>assistant` after unclosed analysis)."""
+        ends = self.spec.messages.ends if self.spec.messages is not None else ()
+        return (*reasoning.closes, *(e for e in ends if e not in reasoning.closes))
 
     def _opener(self, text: str) -> Node:
         """A marker at the start of the output, with the whitespace before it in its lexeme
@@ -266,6 +272,15 @@ class Builder:
 
     # -- messages (Harmony-like channels) -----------------------------------------------
 
+    def _messages_carry_calls(self) -> bool:
+        """Whether a message's header says a call's recipient (Muse): then the output is
+        written as messages. Harmony's messages route only text (its calls open by their own
+        headers, every other recipient is dropped): its output is written as calls in text."""
+        m = self.spec.messages
+        if m is None:
+            return False
+        return m.default == "calls" or any(r and kind == "calls" for r, kind in m.routes)
+
     def _messages(self) -> Node:
         """Messages routed to reasoning or content, then (in a tool message) the calls."""
         m = self.spec.messages
@@ -273,12 +288,12 @@ class Builder:
         routes = dict(m.routes)
         recipient = re.compile(m.recipient)
         end = m.ends[0]
-        body_avoid = tuple(sorted({*self.cf.ignore, m.header, m.header_end, *m.ends}))
+        body_avoid = tuple(sorted({*self.cf.ignore, *m.header, m.header_end, *m.ends}))
         texts = []
         for kind in ("reasoning", "content"):
             names = [r for r, k in routes.items() if k == kind and r and recipient.fullmatch(r)]
             for r in names[:1]:
-                head = Text("space", (), end=f"{m.header}{r}{m.header_end}")
+                head = Text("space", (), end=f"{m.header[0]}{r}{m.header_end}")
                 texts.append(seq(head, Text("raw", body_avoid, end=end)))
         sep = alt(*(Lit(i) for i in sorted(self.cf.ignore))) if self.cf.ignore else EMPTY
         text_msgs = (
@@ -292,7 +307,7 @@ class Builder:
         if not targets:
             raise ExportError(f"{self.spec.name}: no tool name can be a tool message's recipient")
         # the whitespace before a header is in the header's lexeme (see `_opener`)
-        header = alt(*(Text("space", (), end=f"{m.header}{t}{m.header_end}") for t in targets))
+        header = alt(*(Text("space", (), end=f"{m.header[0]}{t}{m.header_end}") for t in targets))
         entries = self._calls_block()
         calls = alt(*(seq(Lit(f), r) if f else r for f, r in entries))
         tool_msg = self.g.rule("tool_message", seq(Opt(sep), header, calls, WS, Lit(end)))

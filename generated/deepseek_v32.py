@@ -17,12 +17,12 @@ SPEC = FamilySpec(
     source="grammars/deepseek_v32.tg",
     source_sha256="35f22878d85d4528c834ecd63c5a3d334538f3dfe32078a344774498fe95a7bc",
     call=(
-        # grammars/deepseek_v4.tg:34: "<｜DSML｜invoke name=\"" name(until="\">") "\">" ws
-        Lit(text='<｜DSML｜invoke name="', line=34),
-        Name(until=('">',), line=34),
-        Lit(text='">', line=34),
-        Ws(line=34),
-        # grammars/deepseek_v4.tg:35: xml_params(open="<｜DSML｜parameter", key_end=">", key_pattern=/name="(?P<key>[^"]*)"(?:\s+string="(?P<text>[^"]*)")?/, text_when=["true"], value_end="</｜DSML｜parameter>", implicit_end=["<｜DSML｜parameter", "</｜DSML｜invoke>"])
+        # grammars/deepseek_v4.tg:37: "<｜DSML｜invoke name=\"" name(until="\">") "\">" ws
+        Lit(text='<｜DSML｜invoke name="', line=37),
+        Name(until=('">',), line=37),
+        Lit(text='">', line=37),
+        Ws(line=37),
+        # grammars/deepseek_v4.tg:38: xml_params(open="<｜DSML｜parameter", key_end=">", key_pattern=/name="(?P<key>[^"]*)"(?:\s+string="(?P<text>[^"]*)")?/, text_when=["true"], value_end="</｜DSML｜parameter>", implicit_end=["<｜DSML｜parameter", "</｜DSML｜invoke>"])
         XmlParams(
             open="<｜DSML｜parameter",
             key_end=">",
@@ -30,11 +30,11 @@ SPEC = FamilySpec(
             implicit_end=("<｜DSML｜parameter", "</｜DSML｜invoke>"),
             key_pattern=r'name="(?P<key>[^"]*)"(?:\s+string="(?P<text>[^"]*)")?',
             text_when=("true",),
-            line=35,
+            line=38,
         ),
-        # grammars/deepseek_v4.tg:42: ws "</｜DSML｜invoke>"?
-        Ws(line=42),
-        Lit(text="</｜DSML｜invoke>", optional=True, line=42),
+        # grammars/deepseek_v4.tg:45: ws "</｜DSML｜invoke>"?
+        Ws(line=45),
+        Lit(text="</｜DSML｜invoke>", optional=True, line=45),
     ),
     openers=(('<｜DSML｜invoke name="', 1),),
     # follows[i]: the literals that can come right after call item i
@@ -58,4 +58,6 @@ SPEC = FamilySpec(
         optional=True,
         line=14,
     ),
+    # grammars/deepseek_v4.tg:34: ignore "<｜end▁of▁sentence｜>"
+    ignore=("<｜end▁of▁sentence｜>",),
 )

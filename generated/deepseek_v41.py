@@ -71,4 +71,6 @@ SPEC = FamilySpec(
         optional=True,
         line=18,
     ),
+    # grammars/deepseek_v4.tg:34: ignore "<｜end▁of▁sentence｜>"
+    ignore=("<｜end▁of▁sentence｜>",),
 )

@@ -58,6 +58,8 @@ SPEC = FamilySpec(
     ),
     # grammars/hy_v3.tg:25: section "<tool_calls${suffix}>" "</tool_calls${suffix}>"
     section=Section(opens=("<tool_calls${suffix}>",), closes=("</tool_calls${suffix}>",), line=25),
+    # grammars/hy_v3.tg:28: ignore "<｜hy_eos${suffix}｜>"
+    ignore=("<｜hy_eos${suffix}｜>",),
     # grammars/hy_v3.tg:21: param suffix = ""
     params=(("suffix", ""),),
 )

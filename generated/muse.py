@@ -71,7 +71,7 @@ SPEC = FamilySpec(
     ignore=("<|start|>assistant",),
     # grammars/muse.tg:28: messages "to=" /[A-Za-z0-9_.\-]+/ "<|message|>" ["<|eom|>", "<|eot|>"]; grammars/muse.tg:29: route ["self", "developer", ""] reasoning; grammars/muse.tg:30: route ["user", "commentary"] content; grammars/muse.tg:31: route default calls
     messages=Messages(
-        header="to=",
+        header=("to=",),
         recipient=r"[A-Za-z0-9_.\-]+",
         header_end="<|message|>",
         ends=("<|eom|>", "<|eot|>"),

@@ -59,7 +59,7 @@ SPEC = FamilySpec(
     ignore=("<|start|>assistant",),
     # grammars/muse.tg:28: messages "to=" /[A-Za-z0-9_.\-]+/ "<|message|>" ["<|eom|>", "<|eot|>"]; grammars/muse_glimmer.tg:16: route "self" reasoning; grammars/muse_glimmer.tg:17: route ["user", ""] content; grammars/muse_glimmer.tg:18: route default calls
     messages=Messages(
-        header="to=",
+        header=("to=",),
         recipient=r"[A-Za-z0-9_.\-]+",
         header_end="<|message|>",
         ends=("<|eom|>", "<|eot|>"),

@@ -35,6 +35,7 @@ from .unwrap import WRAPPER_KEYS
 from .tables import DIALECT, LIT, NAME, NAMING_DIALECT, SKIP, WS, compiled
 
 _MAX_RECIPIENT = 256
+_MAX_HEADER = 512  # a header's recipient and fields together, on one line
 _MAX_JUNK = 256  # stray text inside a call, after its name, read as the call's markup
 
 _WS = re.compile(r"\s*")
@@ -277,7 +278,7 @@ class Engine:
         return bool(_WORDS.fullmatch(buf, start)) or (self._stopped and len(buf) - start == 1)
 
     def _text(self, text: str) -> None:
-        if not text:
+        if not text or self._state.dropping:
             return
         if self._state.section_opener:  # text after it: the opener can no longer go back
             self._state.section_opener = ""  # in order, so it stays markup
@@ -328,8 +329,9 @@ class Engine:
             return pos  # (a marker both ignored and closing the open block closes it there)
         messages = family.messages
         if messages is not None:  # a header or a message's end also closes a section
-            if lit == messages.header:
+            if lit in messages.header:
                 self._state.header_back = self.mode
+                self._state.header_opener = lit
                 self.mode = HEADER
                 return pos
             if lit == messages.header_end:  # a header without a recipient
@@ -338,6 +340,7 @@ class Engine:
             if lit in family.message_ends:
                 self._boundary()
                 self.mode, self._state.routed, self._state.in_section = CONTENT, False, False
+                self._state.dropping = False
                 return pos
         if lit in family.openers and (self.mode == SECTION or family.calls_anywhere):
             self._call = self._new_call(lit, self.mode, 0)
@@ -366,25 +369,52 @@ class Engine:
     # -- messages -------------------------------------------------------------------
 
     def _header(self, buf: str, pos: int, eof: bool) -> int:
-        """After the header opener: a recipient, then the header's end; else it was text."""
-        family = self.family
-        messages = family.messages
-        assert messages is not None and family.recipient is not None
-        found = family.recipient.match(buf, pos)
+        """After the header opener: a recipient, then the header's end (or first a field
+        that begins more header, up to the header's end on the same line); else it was
+        text ("x to=5")."""
+        messages = self.family.messages
+        assert messages is not None and self.family.recipient is not None
+        found = self.family.recipient.match(buf, pos)
         end = found.end() if found else pos
-        if end > pos and end - pos <= _MAX_RECIPIENT and buf.startswith(messages.header_end, end):
+        if end - pos > _MAX_RECIPIENT:
+            return self._header_is_text(pos)
+        if end > pos and buf.startswith(messages.header_end, end):
             self._route(buf[pos:end])
             return end + len(messages.header_end)
+        if end > pos and any(buf.startswith(field, end) for field in messages.fields):
+            return self._header_fields(buf, pos, end, eof)
         rest = buf[end:]
-        if end - pos <= _MAX_RECIPIENT and messages.header_end.startswith(rest):
+        if any(marker.startswith(rest) for marker in (messages.header_end, *messages.fields)):
             if not eof:
                 return pos  # the recipient or the header's end is still arriving
-            if end > pos:  # the output ends inside a header: an unfinished opener, dropped
-                self.mode = self._state.header_back
-                self._state.ws_held.clear()
-                return len(buf)
-        self.mode = self._state.header_back  # prose such as "x to=5": the opener was text
-        self._text(messages.header)
+            if end > pos:
+                return self._header_cut(buf)
+        return self._header_is_text(pos)
+
+    def _header_fields(self, buf: str, pos: int, end: int, eof: bool) -> int:
+        """The recipient `buf[pos:end]` is followed by a field: the header runs to its end
+        marker, on the same line and within `_MAX_HEADER`; else the opener was text."""
+        header_end = self.family.messages.header_end  # type: ignore[union-attr]
+        limit = pos + _MAX_HEADER
+        close = buf.find(header_end, end, limit + len(header_end))
+        newline = buf.find("\n", end, close if close >= 0 else limit)
+        if close >= 0 and newline < 0:
+            self._route(buf[pos:end])
+            return close + len(header_end)
+        if close < 0 and newline < 0 and len(buf) < limit + len(header_end):
+            return self._header_cut(buf) if eof else pos  # its end is still arriving
+        return self._header_is_text(pos)
+
+    def _header_cut(self, buf: str) -> int:
+        """The output ends inside a header: an unfinished opener, dropped."""
+        self.mode = self._state.header_back
+        self._state.ws_held.clear()
+        return len(buf)
+
+    def _header_is_text(self, pos: int) -> int:
+        """Prose such as "x to=5": the opener was text, and what follows it is read again."""
+        self.mode = self._state.header_back
+        self._text(self._state.header_opener)
         return pos
 
     def _route(self, recipient: str) -> None:
@@ -394,6 +424,7 @@ class Engine:
         self._boundary()
         self._state.in_section = False
         self._state.routed = kind != "calls"
+        self._state.dropping = kind == "drop"
         self.mode = REASONING if kind == "reasoning" else CONTENT
 
     # -- a call ---------------------------------------------------------------------

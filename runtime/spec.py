@@ -239,18 +239,21 @@ class Section:
 
 @dataclass(frozen=True, slots=True)
 class Messages:
-    """An output made of messages: HEADER RECIPIENT HEADER_END body, ended by one of `ends`
-    or by the next header. `routes` maps a recipient ("" for a header without one) to
-    "reasoning", "content" (calls are text there) or "calls" (content where calls open);
-    any other recipient takes `default`.
+    """An output made of messages: HEADER RECIPIENT [FIELD …] HEADER_END body, ended by one
+    of `ends` or by the next header. `header` lists the opener's spellings; a `fields` marker
+    right after the recipient begins more header (up to HEADER_END, on one line). `routes`
+    maps a recipient ("" for a header without one) to "reasoning", "content" (calls are text
+    there), "calls" (content where calls open) or "drop" (a message to a tool the parser does
+    not run: its text is no one's); any other recipient takes `default`.
     """
 
-    header: str
+    header: tuple[str, ...]
     recipient: str
     header_end: str
     ends: tuple[str, ...]
     routes: tuple[tuple[str, str], ...] = ()
     default: str = "calls"
+    fields: tuple[str, ...] = ()
     line: int = 0
 
 
@@ -309,7 +312,7 @@ def markup_literals(spec: FamilySpec, *, header: bool = True) -> frozenset[str]:
     if spec.messages:
         found |= {spec.messages.header_end, *spec.messages.ends}
         if header:
-            found.add(spec.messages.header)
+            found |= set(spec.messages.header)
     from .dialects import DIALECTS  # (the table's modules import this one: a cycle)
 
     for shape in spec.shapes:

@@ -21,6 +21,8 @@ class EngineState:
         "section_opener",
         "routed",
         "header_back",
+        "header_opener",
+        "dropping",
         "waiting",
         "rewind",
     )
@@ -36,5 +38,7 @@ class EngineState:
         self.section_opener = ""
         self.routed = False  # the current reasoning or content came from a message route
         self.header_back = CONTENT  # the mode a message header was found in
+        self.header_opener = ""  # the spelling of that header's opener: text again if prose
+        self.dropping = False  # the current message is routed `drop`: its text is no one's
         self.waiting = False  # a call's item waits for more text
         self.rewind: str | None = None  # text a call's next shape must read again

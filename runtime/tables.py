@@ -175,7 +175,7 @@ class CompiledFamily:
         self.recipient = None
         if spec.messages is not None:
             m = spec.messages
-            message_markers = (m.header, m.header_end, *m.ends)
+            message_markers = (*m.header, m.header_end, *m.ends)
             self.routes = dict(m.routes)
             self.message_ends = set(m.ends)
             self.recipient = re.compile(m.recipient)

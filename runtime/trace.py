@@ -266,7 +266,7 @@ class TracingEngine(Engine):
             *family.ignore,
         }
         if spec.messages is not None:
-            self._all_markers |= {spec.messages.header, spec.messages.header_end}
+            self._all_markers |= {*spec.messages.header, spec.messages.header_end}
             self._all_markers |= set(spec.messages.ends)
 
     # -- feeds ------------------------------------------------------------------------
@@ -442,7 +442,7 @@ class TracingEngine(Engine):
         if spec.section is not None and lit in (*spec.section.opens, *spec.section.closes):
             return self._files.where("section", spec.section.line, lit)
         messages = spec.messages
-        if messages is not None and lit in (messages.header, messages.header_end, *messages.ends):
+        if messages is not None and lit in (*messages.header, messages.header_end, *messages.ends):
             return self._files.where("messages", messages.line, lit)
         if lit in family.openers:
             shape, index = family.openers[lit][0]
@@ -461,7 +461,7 @@ class TracingEngine(Engine):
             return "opens a call"
         if lit in family.ignore and after == before:
             return "ignored"
-        if family.messages is not None and lit == family.messages.header:
+        if family.messages is not None and lit in family.messages.header:
             return "a message header"
         if lit in family.message_ends:
             return "ends the message"

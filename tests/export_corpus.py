@@ -132,7 +132,7 @@ def _markers(spec: Any) -> tuple[dict[str, str], set[str], set[str], set[str]]:
     for m in spec.ignore:
         add((m,))
     if spec.messages:
-        add((spec.messages.header,))
+        add(spec.messages.header)
         add((spec.messages.header_end,))
         add(spec.messages.ends)
     for shape in spec.shapes:

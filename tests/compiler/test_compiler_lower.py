@@ -218,3 +218,52 @@ def test_py_expr_keeps_unicode_readable_and_regexes_raw() -> None:
 def test_docstring_literal_evaluates_to_its_text(lines: tuple[str, ...]) -> None:
     literal = docstring(lines)
     assert eval(literal).rstrip("\n") == "\n".join(lines)
+
+
+MESSAGES_DEMO = """
+family messages_demo
+messages ["to=", "<ch>x to="] /[a-z.]+/ ["<ch>", " <type>"] "<msg>" ["<end>", "<start>"]
+route "" calls
+route "me" reasoning
+route default drop
+call
+    "to=fn." name(until="<msg>") "<msg>" json_args "<end>"?
+"""
+
+
+def test_messages_lowers_header_spellings_fields_and_the_drop_route() -> None:
+    messages = lower_text(MESSAGES_DEMO).messages
+    assert messages is not None
+    assert messages.header == ("to=", "<ch>x to=")
+    assert messages.fields == ("<ch>", " <type>")
+    assert messages.routes == (("", "calls"), ("me", "reasoning"))
+    assert messages.default == "drop"
+
+
+@pytest.mark.parametrize(
+    ("text", "content", "reasoning"),
+    [
+        # a field after the recipient begins more header, up to the header's end
+        ("Hi<end>to=me<ch>anything<msg>think<end>to=tool.x <type>code<msg>secret<end>Bye",
+         "HiBye", "think"),
+        # another spelling of the opener; a dropped message ends at the next message's end
+        ("<ch>x to=python<msg>print(1)<start>to=me<msg>ok", "", "ok"),
+        # prose: a space that begins no field, a line break inside the fields
+        ("set to=5 now and to=a <type>\nb<msg>c", "set to=5 now and to=a <type>\nbc", ""),
+    ],
+)
+def test_messages_fields_and_drop_route_read_whole_and_streamed(
+    text: str, content: str, reasoning: str
+) -> None:
+    from toolgrammar.runtime.engine import Engine
+    from toolgrammar.runtime.schemas import ToolSchemas
+
+    spec = lower_text(MESSAGES_DEMO)
+    seen = []
+    for pieces in ([text], list(text)):
+        engine = Engine(spec, ToolSchemas([]))
+        deltas = [d for piece in pieces for d in engine.feed(piece)] + engine.finish("stop")
+        got_content = "".join(d.content or "" for d in deltas)
+        got_reasoning = "".join(d.reasoning or "" for d in deltas)
+        seen.append((got_content, got_reasoning))
+    assert seen == [(content, reasoning)] * 2
