@@ -23,6 +23,8 @@ class EngineState:
         "header_back",
         "waiting",
         "rewind",
+        "prompt",
+        "header_text",
     )
 
     def __init__(self) -> None:
@@ -38,3 +40,7 @@ class EngineState:
         self.header_back = CONTENT  # the mode a message header was found in
         self.waiting = False  # a call's item waits for more text
         self.rewind: str | None = None  # text a call's next shape must read again
+        # the marker the prompt ended with, read as the start of the text until the first
+        # marker is decided: it is the prompt's, so none of it is ever given back as text
+        self.prompt = ""
+        self.header_text = ""  # what a header that turns out to be text gives back
