@@ -374,18 +374,25 @@ class _ToIR(Transformer):
 
     @v_args(meta=True)
     def section(self, meta: Any, children: list[Any]) -> ir.SectionStmt:
-        _, opens, closes, flag = children
-        return ir.SectionStmt(opens=opens, closes=closes, optional=flag is not None, **_pos(meta))
+        _, opens, closes, flag, opened = children
+        return ir.SectionStmt(
+            opens=opens,
+            closes=closes,
+            optional=flag is not None,
+            prompt_opened=opened is not None,
+            **_pos(meta),
+        )
 
     @v_args(meta=True)
     def messages(self, meta: Any, children: list[Any]) -> ir.MessagesStmt:
-        _, header, recipient, fields, header_end, ends = children
+        _, header, recipient, fields, header_end, ends, opened = children
         return ir.MessagesStmt(
             header=header,
             recipient=self.regex(recipient),
             fields=fields,
             header_end=self._str(header_end),
             ends=ends,
+            prompt_opened=opened is not None,
             **_pos(meta),
         )
 
@@ -404,7 +411,8 @@ class _ToIR(Transformer):
 
     @v_args(meta=True)
     def call(self, meta: Any, children: list[Any]) -> ir.CallStmt:
-        return ir.CallStmt(items=tuple(children[1:]), **_pos(meta))
+        _, opened, *items = children
+        return ir.CallStmt(items=tuple(items), prompt_opened=opened is not None, **_pos(meta))
 
     def start(self, *statements: Any) -> tuple[Any, ...]:
         return statements

@@ -285,10 +285,12 @@ class SectionStmt(Node):
     opens: Markers
     closes: Markers
     optional: bool = False
+    prompt_opened: bool = False
 
     def __str__(self) -> str:
         flag = " optional" if self.optional else ""
-        return f"section {self.opens} {self.closes}{flag}"
+        opened = " prompt_opened" if self.prompt_opened else ""
+        return f"section {self.opens} {self.closes}{flag}{opened}"
 
 
 class MessagesStmt(Node):
@@ -303,10 +305,12 @@ class MessagesStmt(Node):
     fields: StrList | None = None
     header_end: Str
     ends: Markers
+    prompt_opened: bool = False
 
     def __str__(self) -> str:
         fields = f" {self.fields}" if self.fields is not None else ""
-        return f"messages {self.header} {self.recipient}{fields} {self.header_end} {self.ends}"
+        opened = " prompt_opened" if self.prompt_opened else ""
+        return f"messages {self.header} {self.recipient}{fields} {self.header_end} {self.ends}{opened}"
 
 
 ROUTE_KINDS = ("reasoning", "content", "calls", "drop")
@@ -339,9 +343,11 @@ class IgnoreStmt(Node):
 class CallStmt(Node):
     kind: L["call"] = "call"
     items: tuple[Item, ...]
+    prompt_opened: bool = False  # the prompt usually ends with this call's first opener
 
     def __str__(self) -> str:
-        return "call\n" + "\n".join("    " + text for _, text in item_lines(self.items))
+        head = "call prompt_opened" if self.prompt_opened else "call"
+        return head + "\n" + "\n".join("    " + text for _, text in item_lines(self.items))
 
 
 def item_lines(items: tuple[Item, ...]) -> list[tuple[int, str]]:

@@ -143,6 +143,23 @@ def _section(stmt: ir.SectionStmt) -> rt.Section:
     )
 
 
+def _prompt_opens(grammar: ir.Grammar) -> str:
+    """The marker the flagged section, messages or call statement opens with, which the
+    family's prompt usually ends with ("" when none is flagged; a flagged call: its first
+    literal, first spelling)."""
+    for stmt in grammar.of(ir.SectionStmt):
+        if stmt.prompt_opened:
+            return ir.strings(stmt.opens)[0]
+    for stmt in grammar.of(ir.MessagesStmt):
+        if stmt.prompt_opened:
+            return ir.strings(stmt.header)[0]
+    for stmt in grammar.of(ir.CallStmt):
+        if stmt.prompt_opened:
+            items = tuple(lower_item(item) for item in stmt.items)
+            return next((text for text, _ in openers(items)), "")
+    return ""
+
+
 def lower(grammar: ir.Grammar, source: str, source_sha256: str) -> rt.FamilySpec:
     """The runtime spec of a checked grammar."""
     (family,) = grammar.of(ir.FamilyStmt)
@@ -169,6 +186,7 @@ def lower(grammar: ir.Grammar, source: str, source_sha256: str) -> rt.FamilySpec
         params=tuple((p.name.name, p.default.value) for p in grammar.of(ir.ParamStmt)),
         messages=_messages(grammar),
         alternatives=tuple(alternatives),
+        prompt_opens=_prompt_opens(grammar),
     )
 
 
@@ -260,6 +278,7 @@ class FamilyView:
     params: Entry
     messages: Entry
     alternatives: tuple[Entry, ...]
+    prompt_opens: Entry
 
 
 def header(source: str, sha256: str) -> tuple[str, ...]:
@@ -329,6 +348,18 @@ def family_view(
         messages = Entry(
             py_expr(spec.messages), _comment("; ".join(f"{where(s)}: {s}" for s in stmts))
         )
+    prompt_opens = Entry(py_expr(spec.prompt_opens))
+    if spec.prompt_opens:
+        flagged = [
+            s
+            for kind in (ir.SectionStmt, ir.MessagesStmt, ir.CallStmt)
+            for s in grammar.of(kind)
+            if s.prompt_opened
+        ]
+        prompt_opens = Entry(
+            py_expr(spec.prompt_opens),
+            _comment(f"{where(flagged[0])}: `prompt_opened`" if flagged else "prompt_opened"),
+        )
     params = Entry(py_expr(spec.params))
     if spec.params:
         params = Entry(
@@ -358,6 +389,7 @@ def family_view(
         params=params,
         messages=messages,
         alternatives=alternatives,
+        prompt_opens=prompt_opens,
     )
 
 

@@ -174,12 +174,33 @@ def _validate_messages(grammar: ir.Grammar, report: Report) -> None:
             seen.setdefault(who, route)
 
 
+PROMPT_OPENABLE = (ir.ReasoningStmt, ir.SectionStmt, ir.MessagesStmt, ir.CallStmt)
+"""The statements `prompt_opened` may flag: the prompt ends with their opener."""
+
+
 def _validate_prompt_opened(grammar: ir.Grammar, report: Report) -> None:
-    flagged = [s for s in grammar.of(ir.ReasoningStmt) if s.prompt_opened]
+    """One statement at most: a prompt ends in one place. A flagged call must open with a
+    literal the prompt can have written (a lookahead is the model's own text)."""
+    flagged = sorted(
+        (s for kind in PROMPT_OPENABLE for s in grammar.of(kind) if s.prompt_opened),
+        key=lambda s: (s.line, s.column),
+    )
     for extra in flagged[1:]:
         report.error(
             extra, f"`prompt_opened` is a family default; give it once (line {flagged[0].line})"
         )
+    for call in grammar.of(ir.CallStmt):
+        first = next((i for i in call.items if not _is_ws(i)), None)
+        if call.prompt_opened and isinstance(first, ir.Literal) and first.peek:
+            report.error(
+                call,
+                "a `call prompt_opened` must open with a literal the prompt writes, "
+                "not a lookahead",
+            )
+
+
+def _is_ws(item: ir.Item) -> bool:
+    return isinstance(item, ir.Element) and item.name == "ws"
 
 
 # --------------------------------------------------------------------------- call

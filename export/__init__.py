@@ -38,12 +38,15 @@ def export(
     *,
     params: Mapping[str, str] | None = None,
     reasoning_open: bool | None = None,
+    block_open: bool | None = None,
     json: Literal["native", "rules"] = "native",
 ) -> str:
     """The grammar text. `mode` is `auto` (free text, then calls if the model opens one),
     `required` (at least one call) or `named:NAME` (exactly one call, to NAME).
     `reasoning_open` says the prompt already opened the reasoning block (default: the
-    grammar's `prompt_opened`). `json="native"` hands JSON arguments to llguidance as
+    grammar's `prompt_opened`); `block_open` that it ended with the opener of the call,
+    section or message the grammar flags `prompt_opened` (default: the grammar's), so the
+    output may begin with the rest of that block. `json="native"` hands JSON arguments to llguidance as
     `%json` in lark; `"rules"` writes them as rules whose strings cannot hold the family's
     markers (always so in GBNF).
 
@@ -63,7 +66,7 @@ def export(
     except (UnknownParam, TypeError) as e:
         raise ExportError(str(e)) from None
     loaded = load_tools(tools)
-    grammar = build(spec, loaded, Mode.parse(mode), reasoning_open)
+    grammar = build(spec, loaded, Mode.parse(mode), reasoning_open, block_open)
     grammar.header = [
         f"toolgrammar export: family {spec.name}, mode {mode}, "
         f"tools {', '.join(t.name for t in loaded)}",

@@ -43,7 +43,12 @@ class Builder:
     """Builds the tree for one (spec, tools, mode)."""
 
     def __init__(
-        self, spec: FamilySpec, tools: list[Tool], mode: Mode, reasoning_open: bool | None
+        self,
+        spec: FamilySpec,
+        tools: list[Tool],
+        mode: Mode,
+        reasoning_open: bool | None,
+        block_open: bool | None = None,
     ) -> None:
         if mode.kind == "named" and mode.name not in {t.name for t in tools}:
             known = ", ".join(t.name for t in tools)
@@ -53,6 +58,11 @@ class Builder:
         self.cf = CompiledFamily(spec)
         self.g = Grammar()
         self.reasoning_open = self.cf.prompt_opened if reasoning_open is None else reasoning_open
+        # the marker the prompt ended with, when it opened a call, section or message (a
+        # reasoning block the prompt opened comes first, as in the parser)
+        opened = block_open if block_open is not None else bool(spec.prompt_opens)
+        in_reasoning = bool(self.reasoning_open and spec.reasoning)
+        self.prompt = spec.prompt_opens if opened and not in_reasoning else ""
         cf = self.cf
         message = (
             (*spec.messages.header, spec.messages.header_end, *spec.messages.ends)
@@ -67,10 +77,12 @@ class Builder:
             *cf.openers,
             *cf.ignore,
             *message,
+            *self._prompt_markers(),
         }
         # content and reasoning avoid every marker the parser acts on there
         self.text_avoid = tuple(sorted(m for m in markers if m))
         self._entries: list[tuple[str, Node]] | None = None
+        self._call_rule: Node = EMPTY  # one call, any shape (made with the calls block)
 
     # -- the whole output ---------------------------------------------------------------
 
@@ -79,6 +91,8 @@ class Builder:
         if self._messages_carry_calls():
             # channel messages, or (as the renderer writes it) one body with no header
             start = alt(self._messages(), self._body(self.mode.kind == "auto"))
+            if self.prompt in self.spec.messages.header:  # the first header's opener is written
+                start = alt(self._messages(opened=True), start)
         elif self.spec.reasoning and self.reasoning_open:
             # the prompt opened the reasoning: it ends at its closer, or (as the parser
             # reads it) at the first call opener, its text then being reasoning
@@ -90,8 +104,60 @@ class Builder:
             start = alt(seq(closed, self._body(self.mode.kind == "auto")), self._body(True))
         else:
             start = seq(self._reasoning(), self._body(self.mode.kind == "auto"))
+            if self.prompt:
+                start = alt(start, self._after_prompt())
         g.rules = {"start": seq(start, WS), **g.rules}
         return g
+
+    def _prompt_markers(self) -> set[str]:
+        """With a block the prompt opened, the literals its calls go on with: text at the
+        start of the output must not run over the one that tells it is a call."""
+        if not self.prompt:
+            return set()
+        found: set[str] = set()
+        for shape in self.spec.shapes:
+            for item in shape.call:
+                if isinstance(item, SpecLit) and not item.peek:
+                    found.update(item.texts)
+                elif isinstance(item, Skip):
+                    found.update(item.until)
+        return {m for m in found if m.strip()}
+
+    def _after_prompt(self) -> Node:
+        """The calls, begun by the call or section opener the prompt ended with: the output
+        holds the rest of them. (It may also be any output the parser reads without it: the
+        model may write that opener again, or write text first.)"""
+        entries = self._calls_block()
+        section = self.spec.section
+        if section is not None and self.prompt in section.opens:
+            return alt(*(rest for first, rest in entries if first == self.prompt))
+        firsts = []
+        for number, shape in enumerate(self.spec.shapes):
+            for first, start in _leading(shape.call):
+                if first == self.prompt:
+                    tools = self.tools if self._uses_name(shape) else [None]
+                    firsts += [self._first_items(shape, number, start, t) for t in tools]
+        if not firsts:
+            return EMPTY
+        more = Rep(seq(WS, self._call_rule)) if self.mode.kind != "named" else EMPTY
+        return seq(alt(*firsts), more)
+
+    def _first_items(self, shape: CallShape, number: int, start: int, tool: Tool | None) -> Node:
+        """A call's items after its opener, at the very start of the output. A free header
+        (`skip`) there is one lexeme with the literal after it: free text may start the
+        output too, and llguidance's greedy lexer must see where the header ends."""
+        items = shape.call
+        if (
+            start + 1 < len(items)
+            and isinstance(items[start], Skip)
+            and isinstance(items[start + 1], SpecLit)
+            and not items[start + 1].optional
+            and not items[start + 1].peek
+        ):
+            head = alt(*(Text("header", (), end=t) for t in items[start + 1].texts))
+            rest = [self._cached_item(shape, number, i, tool) for i in range(start + 2, len(items))]
+            return seq(head, *rest)
+        return self._items(shape, number, start, tool)
 
     def _reasoning(self) -> Node:
         """An optional reasoning block the model opens and closes itself."""
@@ -159,7 +225,9 @@ class Builder:
         g, section = self.g, self.spec.section
         entries = self._call_entries()
         many = self.mode.kind != "named"
-        call = g.rule("call", alt(*(seq(Lit(f), r) if f else r for f, r in entries)))
+        call = self._call_rule = g.rule(
+            "call", alt(*(seq(Lit(f), r) if f else r for f, r in entries))
+        )
         more = Rep(seq(WS, call)) if many else EMPTY
         bare = [(f, seq(r, more)) for f, r in entries]
         if section is None:
@@ -281,24 +349,32 @@ class Builder:
             return False
         return m.default == "calls" or any(r and kind == "calls" for r, kind in m.routes)
 
-    def _messages(self) -> Node:
-        """Messages routed to reasoning or content, then (in a tool message) the calls."""
+    def _messages(self, opened: bool = False) -> Node:
+        """Messages routed to reasoning or content, then (in a tool message) the calls.
+        `opened`: the prompt ended with the header's opener, so the first message's header
+        starts at its recipient."""
         m = self.spec.messages
         assert m is not None
         routes = dict(m.routes)
         recipient = re.compile(m.recipient)
         end = m.ends[0]
         body_avoid = tuple(sorted({*self.cf.ignore, *m.header, m.header_end, *m.ends}))
-        texts = []
-        for kind in ("reasoning", "content"):
-            names = [r for r, k in routes.items() if k == kind and r and recipient.fullmatch(r)]
-            for r in names[:1]:
-                head = Text("space", (), end=f"{m.header[0]}{r}{m.header_end}")
-                texts.append(seq(head, Text("raw", body_avoid, end=end)))
+        opener = "" if opened else m.header[0]
+
+        def text_message(head_opener: str) -> Node:
+            texts = []
+            for kind in ("reasoning", "content"):
+                names = [r for r, k in routes.items() if k == kind and r and recipient.fullmatch(r)]
+                for r in names[:1]:
+                    head = Text("space", (), end=f"{head_opener}{r}{m.header_end}")
+                    texts.append(seq(head, Text("raw", body_avoid, end=end)))
+            return alt(*texts) if texts else EMPTY
+
         sep = alt(*(Lit(i) for i in sorted(self.cf.ignore))) if self.cf.ignore else EMPTY
-        text_msgs = (
-            Rep(seq(Opt(sep), alt(*texts))) if texts and self.mode.kind != "named" else EMPTY
-        )
+        texts = text_message(m.header[0])
+        text_msgs = Rep(seq(Opt(sep), texts)) if texts != EMPTY else EMPTY
+        if self.mode.kind == "named":
+            text_msgs = EMPTY
         targets = [
             t.name
             for t in self.tools
@@ -306,15 +382,29 @@ class Builder:
         ]
         if not targets:
             raise ExportError(f"{self.spec.name}: no tool name can be a tool message's recipient")
-        # the whitespace before a header is in the header's lexeme (see `_opener`)
-        header = alt(*(Text("space", (), end=f"{m.header[0]}{t}{m.header_end}") for t in targets))
         entries = self._calls_block()
         calls = alt(*(seq(Lit(f), r) if f else r for f, r in entries))
-        tool_msg = self.g.rule("tool_message", seq(Opt(sep), header, calls, WS, Lit(end)))
-        if self.mode.kind == "named":
-            return seq(text_msgs, tool_msg)
-        tool_msgs = seq(tool_msg, Rep(tool_msg))
-        return seq(text_msgs, Opt(tool_msgs) if self.mode.kind == "auto" else tool_msgs)
+
+        def tool_message(head_opener: str, name: str) -> Node:
+            # the whitespace before a header is in the header's lexeme (see `_opener`)
+            header = alt(
+                *(Text("space", (), end=f"{head_opener}{t}{m.header_end}") for t in targets)
+            )
+            return self.g.rule(name, seq(Opt(sep), header, calls, WS, Lit(end)))
+
+        tool_msg = tool_message(m.header[0], "tool_message")
+        many = Rep(tool_msg) if self.mode.kind != "named" else EMPTY
+        tools = seq(tool_msg, many)
+        if self.mode.kind == "auto":
+            tools = Opt(tools)
+        if not opened:
+            return seq(text_msgs, tools)
+        first_tool = seq(tool_message(opener, "first_tool_message"), many)
+        first_text = text_message(opener)
+        starts = [first_tool]
+        if first_text != EMPTY and self.mode.kind != "named":
+            starts.append(seq(first_text, text_msgs, tools))
+        return alt(*starts)
 
 
 def _leading(call: tuple[Item, ...]) -> list[tuple[str, int]]:
@@ -336,8 +426,14 @@ def _leading(call: tuple[Item, ...]) -> list[tuple[str, int]]:
     return out
 
 
-def build(spec: FamilySpec, tools: list[Tool], mode: Mode, reasoning_open: bool | None) -> Grammar:
-    return Builder(spec, tools, mode, reasoning_open).build()
+def build(
+    spec: FamilySpec,
+    tools: list[Tool],
+    mode: Mode,
+    reasoning_open: bool | None,
+    block_open: bool | None = None,
+) -> Grammar:
+    return Builder(spec, tools, mode, reasoning_open, block_open).build()
 
 
 __all__ = ["Mode", "build"]

@@ -53,6 +53,8 @@ class GbnfPrinter(Printer):
         return next(iter(rules))
 
     def text(self, node: Text) -> str:
+        if node.syntax in HEADER_LEFT_OUT:
+            return self.literal(node.end)
         key = (node.syntax, tuple(sorted(set(node.avoid))))
         if key not in self.text_rules:
             prefix = f"text{len(self.text_rules) + 1}"
@@ -72,6 +74,12 @@ class GbnfPrinter(Printer):
         lines += [f"{name} ::= {expression}" for name, expression in rules]
         lines += [f"{name} ::= {expression}" for name, expression in self.extra.items()]
         return "\n".join(lines) + "\n"
+
+
+# A free header at the very start of the output (a `skip` after the opener the prompt ended
+# with) is left out in GBNF: llguidance's GBNF front end cannot tell its characters from the
+# free text that may start the output too, and then refuses that text. Lark keeps it.
+HEADER_LEFT_OUT = frozenset({"header"})
 
 
 def _class(charset: CharSet) -> str:

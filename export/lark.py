@@ -63,8 +63,12 @@ class LarkPrinter(Printer):
 
 def text_expression(syntax_name: str, avoid: tuple[str, ...], nonempty: bool) -> str:
     """The lark (llguidance) expression of a body of `syntax_name` avoiding `avoid`."""
-    unit = SYNTAXES[syntax_name].unit
-    parts = [f"/{unit}{'+' if nonempty else '*'}/"]
+    syntax = SYNTAXES[syntax_name]
+    if syntax.limit:
+        repeat = f"{{{1 if nonempty else 0},{syntax.limit}}}"
+    else:
+        repeat = "+" if nonempty else "*"
+    parts = [f"/{syntax.unit}{repeat}/"]
     if avoid:
         alternatives = "|".join(_regex_literal(m) for m in sorted(set(avoid)))
         parts.append(f"~/(?s:.*)(?:{alternatives})(?s:.*)/")

@@ -43,6 +43,17 @@ class Syntax:
     unit: str
     states: tuple[tuple[tuple[CharSet, int], ...], ...]
     accepting: frozenset[int]
+    limit: int = 0  # at most this many units (0: any number); the automaton counts them
+
+
+_HEADER_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:-"
+_HEADER_LIMIT = 64
+
+
+def _counted(chars: str, limit: int) -> tuple[tuple[tuple[CharSet, int], ...], ...]:
+    """The automaton of at most `limit` characters of `chars`: state i has read i."""
+    step = _set(chars)
+    return tuple(((step, i + 1),) if i < limit else () for i in range(limit + 1))
 
 
 def _set(chars: str, negated: bool = False, extra: frozenset[str] = frozenset()) -> CharSet:
@@ -54,6 +65,13 @@ SYNTAXES: dict[str, Syntax] = {
     "space": Syntax(r"[ \t\r\n]", (((_set(" \t\r\n"), 0),),), frozenset({0})),
     # raw markup text: anything
     "raw": Syntax(r"(?s:.)", (((_set("", True), 0),),), frozenset({0})),
+    # a free name header (the markup a `skip` reads, Inkling's tool name): a name-like word
+    "header": Syntax(
+        r"[A-Za-z0-9_.:\-]",
+        _counted(_HEADER_CHARS, _HEADER_LIMIT),
+        frozenset(range(_HEADER_LIMIT + 1)),
+        _HEADER_LIMIT,
+    ),
     # the inside of a JSON string: plain characters, the short escapes and \\uXXXX
     "json": Syntax(
         r'(?:[^"\\\x00-\x1f]|\\["\\\x{2f}bfnrt]|\\u[0-9a-fA-F]{4})',  # no raw / in lark

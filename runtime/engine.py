@@ -42,6 +42,8 @@ _WS = re.compile(r"\s*")
 _BAD_NAME = re.compile(r'[\s<>{}\[\]"]')  # no function name holds these; JSON or markup does
 # letters and digits, spaces between (and before: a space-led marker's prefix ` f`)
 _WORDS = re.compile(r"\s*[^\W_]+(?:\s+[^\W_]+)*")
+# words with whitespace between: prose, which no skipped header holds
+_PROSE = re.compile(r"\S\s+\S")
 # a name a call may be made of at a normal stop with nothing after it (`7` is prose)
 _BARE_NAME = re.compile(r"[A-Za-z_][\w.\-]*")
 # the finish reasons of an output the model ended itself: nothing in it was cut
@@ -67,6 +69,7 @@ class _Call:
         "ws_tail",
         "peeked",
         "kept",
+        "prompt",
     )
 
     def __init__(
@@ -78,6 +81,7 @@ class _Call:
         items: tuple = (),
         tried: int = 0,
         peeked: bool = False,
+        prompt: str = "",
     ) -> None:
         self.item = item
         self.shape = shape  # which `call` statement is being tried
@@ -89,8 +93,10 @@ class _Call:
         self.dropped = False
         self.index = -1
         self.dialect: ArgumentsBuilder | None = None
+        # the part of the opener the prompt wrote: never given back as text
+        self.prompt = prompt
         # text read before the name (a lookahead opener is read by the call's next item)
-        self.held: list[str] = [opener] if opener and not peeked else []
+        self.held: list[str] = [opener[len(prompt) :]] if opener and not peeked else []
         self.peeked = opener if peeked else ""  # the lookahead opener that started the call
         self.args_done = False
         # whitespace read since the last marker: markup if another marker of the call
@@ -139,6 +145,7 @@ class Engine:
         tools: ToolSchemas,
         *,
         reasoning_open: bool | None = None,
+        block_open: bool | None = None,
         unknown_tools: str = "keep",
         call_id: Callable[[int], str] = random_call_id,
     ) -> None:
@@ -156,6 +163,10 @@ class Engine:
         # the output ended at a normal stop (`NORMAL_STOPS`): what it holds back goes back
         self._stopped = False
         self._state = EngineState()
+        if block_open is None:  # the grammar's default: did the prompt open a block?
+            block_open = bool(spec.prompt_opens)
+        if block_open and spec.prompt_opens and self.mode == CONTENT:
+            self._open_by_prompt(spec.prompt_opens)
         self._out = DeltaBuffer()
         self._call: _Call | None = None
         # the name of the call being read (set by `_commit`, read by a dialect's schema look-ups)
@@ -163,6 +174,14 @@ class Engine:
         # per stop markers: where the first lies in the text at hand, shared by the calls
         # read one after another from one text (else N calls search N times to its end)
         self._next_stops: dict[tuple[str, ...], NextStop] = {}
+
+    def _open_by_prompt(self, marker: str) -> None:
+        """The prompt ended with `marker` (a call opener, a section opener, a message
+        header): the output is read as if it followed it, so a longer marker it begins
+        (`<|message_model|><|content_text|>`) is still that marker, and a model that writes
+        `marker` once more is read the same. It is the prompt's text: never given back."""
+        self._state.pending = marker
+        self._state.prompt = marker
 
     # -- the push interface -----------------------------------------------------
 
@@ -302,8 +321,9 @@ class Engine:
         if len(body) < len(text):
             state.ws_held.append(text[len(body) :])
 
-    def _new_call(self, opener: str, back: int, tried: int) -> _Call:
-        """A call started by `opener`, in the `tried`-th shape that opener starts."""
+    def _new_call(self, opener: str, back: int, tried: int, prompt: str = "") -> _Call:
+        """A call started by `opener`, in the `tried`-th shape that opener starts; `prompt`
+        is the part of the opener the prompt wrote."""
         family = self.family
         shape, item = family.openers[opener][tried]
         return _Call(
@@ -314,6 +334,7 @@ class Engine:
             family.shapes[shape].call,
             tried,
             opener in family.peek_openers,
+            prompt,
         )
 
     def _boundary(self) -> None:
@@ -322,6 +343,9 @@ class Engine:
 
     def _marker(self, lit: str, pos: int) -> int:
         family = self.family
+        # the first marker begins with the one the prompt ended with, if it did: that part
+        # is the prompt's
+        prompt, self._state.prompt = self._state.prompt, ""
         if lit in family.ignore and not (
             (self.mode == REASONING and lit in family.reasoning_closes)
             or (self.mode == SECTION and lit in family.section_closes)
@@ -331,7 +355,7 @@ class Engine:
         if messages is not None:  # a header or a message's end also closes a section
             if lit in messages.header:
                 self._state.header_back = self.mode
-                self._state.header_opener = lit
+                self._state.header_opener = lit[len(prompt) :]
                 self.mode = HEADER
                 return pos
             if lit == messages.header_end:  # a header without a recipient
@@ -343,7 +367,7 @@ class Engine:
                 self._state.dropping = False
                 return pos
         if lit in family.openers and (self.mode == SECTION or family.calls_anywhere):
-            self._call = self._new_call(lit, self.mode, 0)
+            self._call = self._new_call(lit, self.mode, 0, prompt)
             self.mode = CALL
             if lit in family.peek_openers:
                 return pos - len(lit)  # the call's next item reads it
@@ -352,7 +376,7 @@ class Engine:
         self._boundary()
         if lit in family.section_opens:
             if self.mode != SECTION:
-                self._state.section_opener = space + lit
+                self._state.section_opener = space + lit[len(prompt) :]
             self.mode = SECTION
             self._state.in_section = True
         elif lit in family.section_closes:
@@ -514,11 +538,15 @@ class Engine:
         return pos
 
     def _read_skip(self, call: _Call, item: Skip, buf: str, pos: int, eof: bool) -> int:
-        at, until = self.family.skip_markers[call.shape, call.item].search(buf, pos)
-        if self._marker_before(buf, pos, at, until):  # the skipped text was not a header
+        skip_markers = self.family.skip_markers[call.shape, call.item]
+        at, until = skip_markers.search(buf, pos)
+        if self._marker_before(buf, pos, at, until, item):  # the skipped text was not a header
             return self._mismatch(call, buf, pos, eof)
         if at >= 0 and not eof and self._may_be_marker(buf, at):
             return self._wait(pos)  # `[` may be the start of `[TOOL_CALLS]`
+        end = at if at >= 0 else len(buf)
+        if not item.keep and not call.committed and _PROSE.search(buf, pos, end):
+            return self._abandon(call, pos)  # words, not a header: the text goes back now
         if at >= 0 and at - pos <= item.max_len:
             self._read(call, buf[pos:at])
             if item.keep:
@@ -528,17 +556,23 @@ class Engine:
         if at >= 0 or len(buf) - pos > item.max_len + max(map(len, item.until)):
             return self._mismatch(call, buf, pos, eof)
         if eof:
-            if not call.committed and item.keep:  # prose that reached no `until`: no call
+            if call.committed:
+                return self._mismatch(call, buf, pos, eof)
+            if item.keep:  # prose that reached no `until`: no call
                 return self._abandon(call, pos)
-            if not call.committed:
-                return self._opener_alone(call, pos, len(buf))
-            return self._mismatch(call, buf, pos, eof)
+            cut = skip_markers.held(buf, pos)
+            if cut > 1 or (cut and not self._stopped):  # `NAME<|content_inv`: markup cut short
+                return self._unfinished(len(buf))
+            return self._opener_alone(call, pos, len(buf))
         return self._wait(pos)
 
-    def _marker_before(self, buf: str, pos: int, at: int, until: str) -> bool:
+    def _marker_before(self, buf: str, pos: int, at: int, until: str, item: Skip) -> bool:
         """Whether another marker of the family starts before the `until` found at `at`
-        (-1: none yet), or there, beginning with it (`[` of `[TOOL_CALLS]`)."""
-        other, lit = self.family.content_markers.search(buf, pos)
+        (-1: none yet), or there, beginning with it (`[` of `[TOOL_CALLS]`). The search
+        goes no further than the skip may reach: repeated openers stay linear."""
+        markers = self.family.content_markers
+        reach = (at if at >= 0 else pos + item.max_len) + markers.max_prefix + 1
+        other, lit = markers.search(buf, pos, min(len(buf), reach))
         if other < 0:
             return False
         return at < 0 or other < at or (other == at and lit != until and lit.startswith(until))
@@ -805,7 +839,7 @@ class Engine:
         text goes back to where it came from."""
         if call.tried + 1 < len(self.family.openers[call.opener]):
             past = call.held[1:] if not call.peeked else call.held  # the text after the opener
-            self._call = self._new_call(call.opener, call.back, call.tried + 1)
+            self._call = self._new_call(call.opener, call.back, call.tried + 1, call.prompt)
             self._state.rewind = "".join(past)
             return pos
         self._call = None

@@ -291,6 +291,9 @@ class FamilySpec:
     params: tuple[tuple[str, str], ...] = ()  # (name, default); strings say `${name}`
     messages: Messages | None = None
     alternatives: tuple[CallShape, ...] = ()
+    # the marker the family's prompt usually ends with (a `prompt_opened` call's first opener,
+    # section opener or message header): output is read as if it followed it ("": none)
+    prompt_opens: str = ""
 
     @property
     def shapes(self) -> tuple[CallShape, ...]:

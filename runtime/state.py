@@ -25,6 +25,7 @@ class EngineState:
         "dropping",
         "waiting",
         "rewind",
+        "prompt",
     )
 
     def __init__(self) -> None:
@@ -38,7 +39,10 @@ class EngineState:
         self.section_opener = ""
         self.routed = False  # the current reasoning or content came from a message route
         self.header_back = CONTENT  # the mode a message header was found in
-        self.header_opener = ""  # the spelling of that header's opener: text again if prose
+        self.header_opener = ""  # the spelling of that header's opener (less the part the prompt wrote): text again if prose
         self.dropping = False  # the current message is routed `drop`: its text is no one's
         self.waiting = False  # a call's item waits for more text
         self.rewind: str | None = None  # text a call's next shape must read again
+        # the marker the prompt ended with, read as the start of the text until the first
+        # marker is decided: it is the prompt's, so none of it is ever given back as text
+        self.prompt = ""

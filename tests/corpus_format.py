@@ -1,12 +1,13 @@
 """The golden corpus: one plain-text file per family, read as documentation (docs/corpus.md).
 
     === a case's name
-    --- options: reasoning_open unknown_tools=drop finish=length tools=none param.suffix=:x
+    --- options: reasoning_open block_open=false unknown_tools=drop finish=length tools=none param.suffix=:x
     <the model output, verbatim>
     --- expect
     {"content": ..., "reasoning": ..., "tool_calls": [["name", "arguments text"]], "finish_reason": ...}
 
-The options line is optional; `reasoning_open=false` overrides a grammar's `prompt_opened`,
+The options line is optional; `reasoning_open=false` overrides a grammar's `prompt_opened`
+reasoning and `block_open=false` its `prompt_opened` call, section or message,
 `param.NAME=VALUE` fills a grammar param;
 `tools=none` parses with no tools, `tools=NAME` with those of `corpus/tools_NAME.json` instead
 of `corpus/tools.json`. The output runs up to the `--- expect` line; the one
@@ -51,8 +52,8 @@ def _options(line: str) -> tuple[dict[str, Any], str, list[dict[str, Any]] | Non
     tools: list[dict[str, Any]] | None = TOOLS
     for word in line.split():
         key, _, value = word.partition("=")
-        if key == "reasoning_open":
-            options["reasoning_open"] = value != "false"
+        if key in ("reasoning_open", "block_open"):
+            options[key] = value != "false"
         elif key.startswith("param."):
             options.setdefault("params", {})[key[len("param.") :]] = value
         elif key == "unknown_tools":

@@ -15,7 +15,9 @@ truncated or off-schema. A case is **in-grammar** when all of these hold:
    around the pieces is ignored, but not between two literals the grammar writes with no
    `ws` between them; a piece that is
    JSON compares as parsed JSON with its keys in order and the same count of `\\u` escapes;
-   the free header a `skip` item reads (Inkling's name header) is ignored. Content and
+   the free header a `skip` item reads (Inkling's name header) is ignored, except at the very
+   start of an output whose call the prompt opened (`block_open`: the export leaves it out in
+   GBNF), where the case is out; the opener the prompt wrote is not expected. Content and
    reasoning must not hold a marker (a lookahead `[`/`{` included: the parser tried a call
    there), and the output must not end with an opener. So text after or
    between calls, ignored or stray markers, missing closers, truncation, repaired markup,
@@ -92,9 +94,25 @@ def in_grammar(case: Case) -> tuple[bool, str]:
     theirs = _split_blocks(
         _pieces(spec, rendered, bool(opened and case.expect["reasoning"] is not None))
     )
+    prompt = spec.prompt_opens if case.options.get("block_open", True) and not opened else ""
+    if prompt and not case.text.lstrip().startswith(prompt):
+        # the prompt wrote the first opener the renderer writes
+        if _starts_with_header(spec, case.text):
+            return False, "a free header right after the prompt's opener"
+        if theirs and theirs[0] == ("m", canon.get(prompt, prompt)):
+            theirs = theirs[1:]
     if not _aligned(mine, theirs, _markers(spec)[1]):
         return False, "not canonical"
     return True, ""
+
+
+def _starts_with_header(spec: Any, text: str) -> bool:
+    """Whether `text` begins with the free header a `skip` reads (text, then its end)."""
+    canon, _, _, skip_ends = _markers(spec)
+    found = re.search("|".join(re.escape(m) for m in sorted(canon, key=len, reverse=True)), text)
+    return bool(found and found.start() > 0 and text[: found.start()].strip()) and (
+        found.group() in skip_ends
+    )
 
 
 def _aligned(

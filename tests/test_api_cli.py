@@ -189,6 +189,30 @@ def test_prompt_opened_grammar_starts_in_reasoning_unless_told() -> None:
     assert toolgrammar.parse("qwen3_coder", text).content == "planAnswer."
 
 
+INKLING_CALL = '<|content_invoke_tool_json|>{"name":"get_weather","args":{"city":"Oslo"}}'
+
+
+def test_prompt_opened_block_is_read_unless_told(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Inkling's prompt ends with `<|message_model|>`: its first message starts the output,
+    unless `block_open=False` (CLI `--no-block-open`); opened reasoning comes first."""
+    message = toolgrammar.parse("inkling", INKLING_CALL + "<|end_message|>", TOOLS)
+    assert [c.function.name for c in message.tool_calls] == ["get_weather"]
+    message = toolgrammar.parse("inkling", INKLING_CALL, TOOLS, block_open=False)
+    assert message.tool_calls == [] and message.content == INKLING_CALL
+    message = toolgrammar.parse("inkling", "plan<|end_message|>Hi", reasoning_open=True)
+    assert (message.reasoning, message.content) == ("plan", "Hi")
+    out = tmp_path / "out.txt"
+    out.write_text(INKLING_CALL, encoding="utf-8")
+    assert main(["parse", "inkling", str(out), "--no-block-open"]) == 0
+    message = json.loads(capsys.readouterr().out.splitlines()[-1])["message"]
+    assert message["content"] == INKLING_CALL and not message.get("tool_calls")
+    assert main(["parse", "inkling", str(out)]) == 0
+    message = json.loads(capsys.readouterr().out.splitlines()[-1])["message"]
+    assert message["tool_calls"][0]["function"]["name"] == "get_weather"
+
+
 HY = "<tool_calls{s}><tool_call{s}>get_weather<arg_key{s}>city</arg_key{s}><arg_value{s}>Oslo</arg_value{s}></tool_call{s}></tool_calls{s}>"
 
 

@@ -379,3 +379,79 @@ def test_cli_export(tmp_path: Path) -> None:
         code, out, err = _run(*argv)
         assert code == 2 and out == "", argv
         assert err.startswith("toolgrammar: error: ") and message in err, err
+
+
+# -- a block the prompt opened (`prompt_opened` on a call, section or messages) -------------
+
+
+def _synthetic_export(grammar: str, fmt: str, **options: Any) -> str:
+    """The export of an in-memory grammar (auto mode, the corpus tools)."""
+    from toolgrammar.compiler.frontend import parse_grammar
+    from toolgrammar.compiler.lower import lower
+    from toolgrammar.export import gbnf, lark
+    from toolgrammar.export.build import Mode, build
+
+    spec = lower(parse_grammar(grammar, "x.tg"), "x.tg", "0" * 64)
+    tree = build(
+        spec,
+        load_tools(TOOLS),
+        Mode("auto"),
+        options.get("reasoning_open"),
+        options.get("block_open"),
+    )
+    return gbnf.write(tree) if fmt == "gbnf" else lark.write(tree)
+
+
+CALL_OPENED = (
+    'family x\ncall prompt_opened "<tool_call>" ws "<function=" name(until=">") ">" json_args'
+    ' "</function>"\n'
+)
+SECTION_OPENED = (
+    'family x\nsection "<calls>" "</calls>" prompt_opened\n' 'call "<c>" json_call "</c>"\n'
+)
+MESSAGES_OPENED = (
+    'family x\nmessages "to=" /[a-z_]+/ "<m>" ["<e>"] prompt_opened\n'
+    'route "self" reasoning\nroute "user" content\ncall "<c>" json_call "</c>"\n'
+)
+CALL_JSON = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+FUNCTION = '<function=get_weather>{"city": "Paris"}</function>'
+
+
+@pytest.mark.parametrize("fmt", ["lark", "gbnf"])
+@pytest.mark.parametrize(
+    ("grammar", "inside", "outside", "closed_rejects"),
+    [
+        (CALL_OPENED, FUNCTION, "<tool_call>" + FUNCTION, False),
+        (SECTION_OPENED, f"<c>{CALL_JSON}</c></calls>", f"<calls><c>{CALL_JSON}</c></calls>", True),
+        (MESSAGES_OPENED, "user<m>Hi<e>", "to=user<m>Hi<e>", True),
+        (MESSAGES_OPENED, f"get_weather<m><c>{CALL_JSON}</c><e>", "to=self<m>plan<e>", True),
+    ],
+)
+def test_a_block_the_prompt_opened_exports_its_rest(
+    grammar: str, inside: str, outside: str, closed_rejects: bool, fmt: str
+) -> None:
+    """The output begun inside the block is accepted, and so is one with the opener written
+    again (the parser reads both the same); with `block_open=False` the first is not, unless
+    it is also plain content there."""
+    opened = _synthetic_export(grammar, fmt)
+    assert accepts(opened, inside, fmt) and accepts(opened, outside, fmt)
+    closed = _synthetic_export(grammar, fmt, block_open=False)
+    assert accepts(closed, outside, fmt)
+    if closed_rejects:
+        assert not accepts(closed, inside, fmt)
+
+
+def test_inkling_exports_the_prompt_opened_message() -> None:
+    """Inkling's first message is opened by its prompt: a call starts at its block kind (with
+    the free name header in lark only), text is content, and the message opener may be
+    written again."""
+    call = '<|content_invoke_tool_json|>{"name":"get_weather","args":{"city":"Paris"}}'
+    for fmt in ("lark", "gbnf"):
+        grammar = toolgrammar.export("inkling", TOOLS, fmt)
+        assert accepts(grammar, call + "<|end_message|>", fmt)
+        assert accepts(grammar, "<|message_model|>" + call + "<|end_message|>", fmt)
+        assert accepts(grammar, "Hello there.", fmt)
+        closed = toolgrammar.export("inkling", TOOLS, fmt, block_open=False)
+        assert not accepts(closed, call + "<|end_message|>", fmt)
+    named = toolgrammar.export("inkling", TOOLS, "lark", "named:get_weather")
+    assert accepts(named, "get_weather" + call + "<|end_message|>")

@@ -66,6 +66,10 @@ class StreamParser:
 
     `reasoning_open=True` says the prompt already opened the reasoning block, so the
     output starts inside it; the default (None) is the grammar's (`prompt_opened`).
+    `block_open=False` says the prompt did not end with the opener of the call, section or
+    message the grammar flags `prompt_opened` (Inkling's `<|message_model|>`), so the output
+    starts outside it; the default (None) is the grammar's. A reasoning block the prompt
+    opened comes first: the output then starts inside it.
     `params` fills the grammar's `param`s (e.g. `{"suffix": ":6124c78e"}`). `unknown_tools="drop"` drops calls to tools not in
     `tools` (the default keeps and reports them). `ids="sequential"` makes tool-call
     ids `call_0`, `call_1`, ... (for tests); the default is random
@@ -80,6 +84,7 @@ class StreamParser:
         tools: list[dict[str, Any]] | None = None,
         *,
         reasoning_open: bool | None = None,
+        block_open: bool | None = None,
         unknown_tools: Literal["keep", "drop"] = "keep",
         ids: Literal["random", "sequential"] = "random",
         params: Mapping[str, str] | None = None,
@@ -90,6 +95,7 @@ class StreamParser:
         spec = with_params(get_spec(family), params)
         options: dict[str, Any] = {
             "reasoning_open": reasoning_open,
+            "block_open": block_open,
             "unknown_tools": unknown_tools,
             "call_id": sequential_call_id if ids == "sequential" else random_call_id,
         }

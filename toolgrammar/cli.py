@@ -103,6 +103,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
     text = _read_text(args.file)
     options = {
         "reasoning_open": args.reasoning_open,
+        "block_open": args.block_open,
         "unknown_tools": args.unknown_tools,
         "ids": args.ids,
         "params": _read_params(args.param),
@@ -165,6 +166,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             args.mode,
             params=_read_params(args.param),
             reasoning_open=args.reasoning_open,
+            block_open=args.block_open,
             json=args.json,
         )
     except ExportError as error:
@@ -287,6 +289,13 @@ def make_parser() -> argparse.ArgumentParser:
         default=None,
         help="the prompt opened the reasoning block (default: the grammar says)",
     )
+    parse_command.add_argument(
+        "--block-open",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the prompt ended with the opener of the grammar's `prompt_opened` call, section "
+        "or message (default: the grammar says)",
+    )
     parse_command.add_argument("--unknown-tools", default="keep", choices=["keep", "drop"])
     parse_command.add_argument("--ids", default="random", choices=["random", "sequential"])
     parse_command.add_argument(
@@ -342,6 +351,13 @@ def make_parser() -> argparse.ArgumentParser:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="the prompt opened the reasoning block (default: the grammar says)",
+    )
+    export_command.add_argument(
+        "--block-open",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the prompt ended with the opener of the grammar's `prompt_opened` call, section "
+        "or message (default: the grammar says)",
     )
     export_command.set_defaults(func=cmd_export)
     return parser

@@ -267,3 +267,24 @@ def test_messages_fields_and_drop_route_read_whole_and_streamed(
         got_reasoning = "".join(d.reasoning or "" for d in deltas)
         seen.append((got_content, got_reasoning))
     assert seen == [(content, reasoning)] * 2
+@pytest.mark.parametrize(
+    ("grammar", "marker"),
+    [
+        ('call prompt_opened "<a>"? ws "<b>" name(until=">") ">" json_args', "<a>"),
+        ('section ["<s>", "<S>"] "</s>" optional prompt_opened\ncall "<c>" json_call', "<s>"),
+        (
+            'messages "to=" /[a-z]+/ "<m>" ["<e>"] prompt_opened\ncall "<c>" json_call',
+            "to=",
+        ),
+        ('reasoning "<t>" "</t>" prompt_opened\ncall "<c>" json_call', ""),
+        ('call "<c>" json_call', ""),
+    ],
+)
+def test_prompt_opened_names_the_marker_the_prompt_ends_with(grammar: str, marker: str) -> None:
+    """A flagged call gives its first opener (first spelling), a section its first opener, a
+    messages statement its header; reasoning keeps its own flag and the field stays empty."""
+    spec = lower_text(f"family x\n{grammar}\n")
+    assert spec.prompt_opens == marker
+    parsed = parse_grammar(f"family x\n{grammar}\n", "x.tg")
+    flagged = [s for s in parsed.statements if getattr(s, "prompt_opened", False)]
+    assert all("prompt_opened" in str(s) for s in flagged)  # printed back as written
