@@ -265,16 +265,20 @@ GENERAL = [
         "Whitespace",
         "whitespace",
         "Whitespace touching markup is markup: content loses the whitespace before a call or"
-        " reasoning opener and after a closer unless more content follows. The peers' parsers"
-        " and tests mostly keep it (content `Let me check. ` or `Hello\\n` before an opener,"
-        " a newline after `</think>`). Cases whose only difference is this are not listed"
-        " below.",
+        " reasoning opener and after a closer unless more content follows. The peers keep it:"
+        " vLLM's tests expect content `Let me check. ` (deepseek_v4), `Sure, let me check! `"
+        " (deepseek_v32), `I will create it.\\n` (minimax_m3) before a call, where we give"
+        " `Let me check.`. This is the most frequent difference and is not repeated per"
+        " family; a case whose only difference is whitespace is not titled `differs from`.",
     ),
     (
         "Text after the calls",
         "text-around-the-calls",
         "Text after the last call is content, in both paths. Several peer parsers drop it or"
-        " keep it in one path only; the families where a peer does are listed below.",
+        " keep it in one path only: SGLang's whole-output parse in its `deepseekv3`,"
+        " `deepseekv31`, `hermes`, `qwen25`, `interns1`, `lfm2` and `hunyuan` detectors keeps"
+        " only the text before the first call. The families where a case shows a peer"
+        " dropping it are listed below.",
     ),
     (
         "Ignored markers",
