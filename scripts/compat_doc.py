@@ -265,10 +265,13 @@ GENERAL = [
         "Whitespace",
         "whitespace",
         "Whitespace touching markup is markup: content loses the whitespace before a call or"
-        " reasoning opener and after a closer unless more content follows. The peers keep it:"
+        " reasoning opener and after a closer unless more content follows. Many peer parsers keep"
+        " it:"
         " vLLM's tests expect content `Let me check. ` (deepseek_v4), `Sure, let me check! `"
         " (deepseek_v32), `I will create it.\\n` (minimax_m3) before a call, where we give"
-        " `Let me check.`. This is the most frequent difference and is not repeated per"
+        " `Let me check.` (vLLM's engine parsers, `vllm/parser/`, strip content whitespace when"
+        " there are calls unless configured not to, as its deepseek_v32, deepseek_v4, inkling,"
+        " kimi_k2, minimax_m3 and plamo3 parsers are). This is the most frequent difference and is not repeated per"
         " family; a case whose only difference is whitespace is not titled `differs from`.",
     ),
     (
