@@ -279,8 +279,9 @@ GENERAL = [
         "text-around-the-calls",
         "Text after the last call is content, in both paths. Several peer parsers drop it or"
         " keep it in one path only: SGLang's whole-output parse in its `deepseekv3`,"
-        " `deepseekv31`, `hermes`, `qwen25`, `interns1`, `kimi_k2`, `lfm2` and `hunyuan`"
-        " detectors keeps only the text before the first call. The families where a case shows a peer"
+        " `deepseekv31`, `hermes`, `qwen25`, `qwen3_coder` (also `step3p5`, `nanbeige`),"
+        " `interns1`, `kimi_k2`, `kimi_k3`, `dots`, `lfm2` and `hunyuan` detectors keeps only"
+        " the text before the first call. The families where a case shows a peer"
         " dropping it are listed below.",
     ),
     (
