@@ -49,10 +49,10 @@ SPEC = FamilySpec(
         (),  # 5: "</iquest_tool_call>"
     ),
     reasoning=(
-        # grammars/glm45.tg:25: reasoning "<think>" "</think>" prompt_opened
-        Reasoning(opens=("<think>",), closes=("</think>",), prompt_opened=True, line=25),
+        # grammars/glm45.tg:28: reasoning "<think>" "</think>" prompt_opened
+        Reasoning(opens=("<think>",), closes=("</think>",), prompt_opened=True, line=28),
     ),
     section=None,
-    # grammars/glm45.tg:22: ignore ["<|user|>", "<|observation|>", "<|endoftext|>"]
+    # grammars/glm45.tg:25: ignore ["<|user|>", "<|observation|>", "<|endoftext|>"]
     ignore=("<|user|>", "<|observation|>", "<|endoftext|>"),
 )

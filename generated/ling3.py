@@ -14,22 +14,22 @@ SPEC = FamilySpec(
     source="grammars/ling3.tg",
     source_sha256="3497d8b65aa7d288a792932a6298b51762758292cca6064f0374c78d9f43db2a",
     call=(
-        # grammars/glm45.tg:28: "<tool_call>" ws
-        Lit(text="<tool_call>", line=28),
-        Ws(line=28),
-        # grammars/glm45.tg:29: name(until=["<arg_key>", "</tool_call>"])
-        Name(until=("<arg_key>", "</tool_call>"), line=29),
-        # grammars/glm45.tg:30: xml_params(open="<arg_key>", key_end="</arg_key>", value_open="<arg_value>", value_end="</arg_value>")
+        # grammars/glm45.tg:31: "<tool_call>" ws
+        Lit(text="<tool_call>", line=31),
+        Ws(line=31),
+        # grammars/glm45.tg:32: name(until=["<arg_key>", "</tool_call>"])
+        Name(until=("<arg_key>", "</tool_call>"), line=32),
+        # grammars/glm45.tg:33: xml_params(open="<arg_key>", key_end="</arg_key>", value_open="<arg_value>", value_end="</arg_value>")
         XmlParams(
             open="<arg_key>",
             key_end="</arg_key>",
             value_end="</arg_value>",
             value_open="<arg_value>",
-            line=30,
+            line=33,
         ),
-        # grammars/glm45.tg:32: ws "</tool_call>"
-        Ws(line=32),
-        Lit(text="</tool_call>", line=32),
+        # grammars/glm45.tg:35: ws "</tool_call>"
+        Ws(line=35),
+        Lit(text="</tool_call>", line=35),
     ),
     openers=(("<tool_call>", 1),),
     # follows[i]: the literals that can come right after call item i
@@ -42,8 +42,8 @@ SPEC = FamilySpec(
         (),  # 5: "</tool_call>"
     ),
     reasoning=(
-        # grammars/glm45.tg:25: reasoning "<think>" "</think>" prompt_opened
-        Reasoning(opens=("<think>",), closes=("</think>",), prompt_opened=True, line=25),
+        # grammars/glm45.tg:28: reasoning "<think>" "</think>" prompt_opened
+        Reasoning(opens=("<think>",), closes=("</think>",), prompt_opened=True, line=28),
     ),
     section=None,
     # grammars/ling3.tg:10: ignore ["<|role_end|>", "<role>ASSISTANT</role>", "<|user|>", "<|observation|>", "<|endoftext|>"]

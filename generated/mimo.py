@@ -62,10 +62,10 @@ SPEC = FamilySpec(
         (),  # 9: "</tool_call>"?
     ),
     reasoning=(
-        # grammars/qwen3_coder.tg:25: reasoning "<think>" "</think>"
-        Reasoning(opens=("<think>",), closes=("</think>",), line=25),
+        # grammars/qwen3_coder.tg:28: reasoning "<think>" "</think>"
+        Reasoning(opens=("<think>",), closes=("</think>",), line=28),
     ),
     section=None,
-    # grammars/qwen3_coder.tg:22: ignore "<|im_end|>"
+    # grammars/qwen3_coder.tg:25: ignore "<|im_end|>"
     ignore=("<|im_end|>",),
 )

@@ -18,14 +18,14 @@ SPEC = FamilySpec(
     source="grammars/minicpm_v.tg",
     source_sha256="a071b7782a02196ae1501b93493902d13d5473062288fd286a339134fe198d8a",
     call=(
-        # grammars/qwen3_coder.tg:28: "<tool_call>"? ws(write="\n")
-        Lit(text="<tool_call>", optional=True, line=28),
-        Ws(write="\n", line=28),
-        # grammars/qwen3_coder.tg:29: "<function=" name(until=">") ">"
-        Lit(text="<function=", line=29),
-        Name(until=(">",), line=29),
-        Lit(text=">", line=29),
-        # grammars/qwen3_coder.tg:30: xml_params(open="<parameter=", key_end=">", value_end="</parameter>", implicit_end=["<parameter=", "</function>", "</parameter1>", "</parameter_function>", "</parameter\n"], trim_newline=true)
+        # grammars/qwen3_coder.tg:31: "<tool_call>"? ws(write="\n")
+        Lit(text="<tool_call>", optional=True, line=31),
+        Ws(write="\n", line=31),
+        # grammars/qwen3_coder.tg:32: "<function=" name(until=">") ">"
+        Lit(text="<function=", line=32),
+        Name(until=(">",), line=32),
+        Lit(text=">", line=32),
+        # grammars/qwen3_coder.tg:33: xml_params(open="<parameter=", key_end=">", value_end="</parameter>", implicit_end=["<parameter=", "</function>", "</parameter1>", "</parameter_function>", "</parameter\n"], trim_newline=true)
         XmlParams(
             open="<parameter=",
             key_end=">",
@@ -38,13 +38,13 @@ SPEC = FamilySpec(
                 "</parameter\n",
             ),
             trim_newline=True,
-            line=30,
+            line=33,
         ),
-        # grammars/qwen3_coder.tg:36: ws(write="\n") "</function>" ws(write="\n") "</tool_call>"?
-        Ws(write="\n", line=36),
-        Lit(text="</function>", line=36),
-        Ws(write="\n", line=36),
-        Lit(text="</tool_call>", optional=True, line=36),
+        # grammars/qwen3_coder.tg:39: ws(write="\n") "</function>" ws(write="\n") "</tool_call>"?
+        Ws(write="\n", line=39),
+        Lit(text="</function>", line=39),
+        Ws(write="\n", line=39),
+        Lit(text="</tool_call>", optional=True, line=39),
     ),
     openers=(("<tool_call>", 1), ("<function=", 3)),
     # follows[i]: the literals that can come right after call item i
@@ -61,8 +61,8 @@ SPEC = FamilySpec(
         (),  # 9: "</tool_call>"?
     ),
     reasoning=(
-        # grammars/qwen3_coder.tg:25: reasoning "<think>" "</think>"
-        Reasoning(opens=("<think>",), closes=("</think>",), line=25),
+        # grammars/qwen3_coder.tg:28: reasoning "<think>" "</think>"
+        Reasoning(opens=("<think>",), closes=("</think>",), line=28),
     ),
     section=None,
     # grammars/minicpm_v.tg:13: ignore ["<|im_end|>", "<|reserved_12|>", "<|reserved_13|>", "<|reserved_14|>", "<|reserved_15|>", "<reserved_12>", "<reserved_13>", "<reserved_14>", "<reserved_15>"]

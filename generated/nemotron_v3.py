@@ -20,14 +20,14 @@ SPEC = FamilySpec(
     source="grammars/nemotron_v3.tg",
     source_sha256="e8965f488ead4cf0b9fc1d3cffbc3fe0ac6713ffb70f0fb76d0b61fdb0339962",
     call=(
-        # grammars/qwen3_coder.tg:28: "<tool_call>"? ws(write="\n")
-        Lit(text="<tool_call>", optional=True, line=28),
-        Ws(write="\n", line=28),
-        # grammars/qwen3_coder.tg:29: "<function=" name(until=">") ">"
-        Lit(text="<function=", line=29),
-        Name(until=(">",), line=29),
-        Lit(text=">", line=29),
-        # grammars/qwen3_coder.tg:30: xml_params(open="<parameter=", key_end=">", value_end="</parameter>", implicit_end=["<parameter=", "</function>", "</parameter1>", "</parameter_function>", "</parameter\n"], trim_newline=true)
+        # grammars/qwen3_coder.tg:31: "<tool_call>"? ws(write="\n")
+        Lit(text="<tool_call>", optional=True, line=31),
+        Ws(write="\n", line=31),
+        # grammars/qwen3_coder.tg:32: "<function=" name(until=">") ">"
+        Lit(text="<function=", line=32),
+        Name(until=(">",), line=32),
+        Lit(text=">", line=32),
+        # grammars/qwen3_coder.tg:33: xml_params(open="<parameter=", key_end=">", value_end="</parameter>", implicit_end=["<parameter=", "</function>", "</parameter1>", "</parameter_function>", "</parameter\n"], trim_newline=true)
         XmlParams(
             open="<parameter=",
             key_end=">",
@@ -40,13 +40,13 @@ SPEC = FamilySpec(
                 "</parameter\n",
             ),
             trim_newline=True,
-            line=30,
+            line=33,
         ),
-        # grammars/qwen3_coder.tg:36: ws(write="\n") "</function>" ws(write="\n") "</tool_call>"?
-        Ws(write="\n", line=36),
-        Lit(text="</function>", line=36),
-        Ws(write="\n", line=36),
-        Lit(text="</tool_call>", optional=True, line=36),
+        # grammars/qwen3_coder.tg:39: ws(write="\n") "</function>" ws(write="\n") "</tool_call>"?
+        Ws(write="\n", line=39),
+        Lit(text="</function>", line=39),
+        Ws(write="\n", line=39),
+        Lit(text="</tool_call>", optional=True, line=39),
     ),
     openers=(("<tool_call>", 1), ("<function=", 3)),
     # follows[i]: the literals that can come right after call item i
@@ -67,6 +67,6 @@ SPEC = FamilySpec(
         Reasoning(opens=("<think>",), closes=("</think>",), prompt_opened=True, line=15),
     ),
     section=None,
-    # grammars/qwen3_coder.tg:22: ignore "<|im_end|>"
+    # grammars/qwen3_coder.tg:25: ignore "<|im_end|>"
     ignore=("<|im_end|>",),
 )

@@ -73,6 +73,6 @@ SPEC = FamilySpec(
         Reasoning(opens=("<seed:think>",), closes=("</seed:think>",), line=19),
     ),
     section=None,
-    # grammars/qwen3_coder.tg:22: ignore "<|im_end|>"
+    # grammars/qwen3_coder.tg:25: ignore "<|im_end|>"
     ignore=("<|im_end|>",),
 )

@@ -26,22 +26,22 @@ SPEC = FamilySpec(
     source="grammars/spark25.tg",
     source_sha256="ea61d951babba1f9baec54f8fae6587b6c747b8cada398cb0473aef41a176d03",
     call=(
-        # grammars/glm45.tg:28: "<tool_call>" ws
-        Lit(text="<tool_call>", line=28),
-        Ws(line=28),
-        # grammars/glm45.tg:29: name(until=["<arg_key>", "</tool_call>"])
-        Name(until=("<arg_key>", "</tool_call>"), line=29),
-        # grammars/glm45.tg:30: xml_params(open="<arg_key>", key_end="</arg_key>", value_open="<arg_value>", value_end="</arg_value>")
+        # grammars/glm45.tg:31: "<tool_call>" ws
+        Lit(text="<tool_call>", line=31),
+        Ws(line=31),
+        # grammars/glm45.tg:32: name(until=["<arg_key>", "</tool_call>"])
+        Name(until=("<arg_key>", "</tool_call>"), line=32),
+        # grammars/glm45.tg:33: xml_params(open="<arg_key>", key_end="</arg_key>", value_open="<arg_value>", value_end="</arg_value>")
         XmlParams(
             open="<arg_key>",
             key_end="</arg_key>",
             value_end="</arg_value>",
             value_open="<arg_value>",
-            line=30,
+            line=33,
         ),
-        # grammars/glm45.tg:32: ws "</tool_call>"
-        Ws(line=32),
-        Lit(text="</tool_call>", line=32),
+        # grammars/glm45.tg:35: ws "</tool_call>"
+        Ws(line=35),
+        Lit(text="</tool_call>", line=35),
     ),
     openers=(("<tool_call>", 1),),
     # follows[i]: the literals that can come right after call item i
@@ -58,6 +58,6 @@ SPEC = FamilySpec(
         Reasoning(opens=("<think>",), closes=("</think>",), line=20),
     ),
     section=None,
-    # grammars/glm45.tg:22: ignore ["<|user|>", "<|observation|>", "<|endoftext|>"]
+    # grammars/glm45.tg:25: ignore ["<|user|>", "<|observation|>", "<|endoftext|>"]
     ignore=("<|user|>", "<|observation|>", "<|endoftext|>"),
 )

@@ -70,6 +70,6 @@ SPEC = FamilySpec(
         Reasoning(opens=("<think>",), closes=("</think>",), prompt_opened=True, line=16),
     ),
     section=None,
-    # grammars/qwen3_coder.tg:22: ignore "<|im_end|>"
+    # grammars/qwen3_coder.tg:25: ignore "<|im_end|>"
     ignore=("<|im_end|>",),
 )

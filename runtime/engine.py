@@ -29,7 +29,7 @@ from .markers import NextStop, markers
 from .modes import CALL, CONTENT, HEADER, REASONING, SECTION
 from .protocol import ArgumentsBuilder
 from .schemas import ToolSchemas
-from .spec import Dialect, FamilySpec, Lit, Name, Skip, Ws
+from .spec import BAD_NAME, Dialect, FamilySpec, Lit, Name, Skip, Ws, name_of
 from .state import EngineState
 from .tables import DIALECT, LIT, NAME, NAMING_DIALECT, SKIP, WS, compiled
 
@@ -37,7 +37,6 @@ _MAX_RECIPIENT = 256
 _MAX_JUNK = 256  # stray text inside a call, after its name, read as the call's markup
 
 _WS = re.compile(r"\s*")
-_BAD_NAME = re.compile(r'[\s<>{}\[\]"]')  # no function name holds these; JSON or markup does
 # letters and digits, spaces between (and before: a space-led marker's prefix ` f`)
 _WORDS = re.compile(r"\s*[^\W_]+(?:\s+[^\W_]+)*")
 # a name a call may be made of at a normal stop with nothing after it (`7` is prose)
@@ -105,23 +104,6 @@ def _lit_at(item: Lit, buf: str, pos: int) -> str:
         return item.text if buf.startswith(item.text, pos) else ""
     found = [t for t in item.texts if buf.startswith(t, pos)]
     return max(found, key=len) if found else ""
-
-
-def _name_of(item: Name, raw: str) -> tuple[str, str | None]:
-    """The call's name in the text `raw` read for `item` ("" when it holds none), and the id
-    its header carries, if any."""
-    header_id = None
-    name = raw
-    if item.pattern is not None:
-        found = re.fullmatch(item.pattern, raw)
-        name = found.group("name") if found else ""
-        if item.id:
-            header_id = raw
-        elif found and "id" in found.re.groupindex and found.group("id"):
-            header_id = found.group("id")
-    if not name or len(raw) > item.max_len or _BAD_NAME.search(name):
-        return "", None
-    return name, header_id
 
 
 class Engine:
@@ -507,7 +489,7 @@ class Engine:
                 return self._name_at_end(call, item, buf, pos)
             return self._wait(pos)  # the end of the name is not here yet
         raw = buf[pos:at].strip()
-        name, header_id = _name_of(item, raw)
+        name, header_id = name_of(item, raw)
         if not name:
             return self._abandon(call, pos)
         self._read(call, buf[pos:at])
@@ -527,14 +509,14 @@ class Engine:
         cut = self.family.name_markers[call.shape, call.item].held(buf, pos)
         raw = buf[pos : len(buf) - cut].strip()
         if item.pattern is None:
-            not_a_name = bool(_BAD_NAME.search(raw))
+            not_a_name = bool(BAD_NAME.search(raw))
         else:  # a header may hold spaces; words that do not fit it are prose
             not_a_name = bool(re.search(r"\s", raw)) and not re.fullmatch(item.pattern, raw)
         if not_a_name:
             return self._abandon(call, pos)
         if not self._stopped:
             return self._unfinished(len(buf))
-        name, header_id = _name_of(item, raw)
+        name, header_id = name_of(item, raw)
         if name and _BARE_NAME.fullmatch(name) and (call.shape, call.item) in self.family.bare:
             self._read(call, buf[pos:])
             call.item += 1
