@@ -2,7 +2,8 @@
 
 Every dialect (`xml_params`, `json_call`, …) has a builder made as `Builder(item, stops,
 sink)` when a call reaches its item: the item's spec, the markers that may follow its text
-(they end it, even inside a value), and the `Sink` it reports to. The engine then calls
+(they end it, even inside a value; a `Stops` also says which of them open a call, for the
+markup dialects to decide one met inside a value), and the `Sink` it reports to. The engine then calls
 `read(text, pos, eof)` as text arrives, which takes what it can decide of text[pos:] and
 returns the new position, until the builder is `done`, and `close()` when the call or the
 output ends first. A dialect that names calls itself (`CallsBuilder`) also says whether
