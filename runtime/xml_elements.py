@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 from .batched import MarkupArgs
 from .coerce import coerce_text, json_text
-from .markers import OpenerInValue, markers
+from .markers import markers
 from .protocol import Call, DialectRow, Sink, render_value_text, the_call
 from .schemas import item_schema, property_schema, schema_types, streams_as_text
 from .spec import XmlElements
@@ -59,7 +59,6 @@ class XmlElementsBuilder(MarkupArgs):
         "_held",
         "_buffer",
         "_stack",
-        "_in_value",
     )
 
     spec: XmlElements
@@ -77,7 +76,6 @@ class XmlElementsBuilder(MarkupArgs):
         self._held: list[str] = []  # whitespace at the start of a value, or buffered text
         self._buffer: list[str] = []  # a typed or nested value's raw body
         self._stack: list[str] = []
-        self._in_value = OpenerInValue(stops, (spec.prefix + "</",), (self._open,))
 
     # -- the push interface ----------------------------------------------------------
 
@@ -176,17 +174,6 @@ class XmlElementsBuilder(MarkupArgs):
     def _leaf(self, text: str, pos: int, eof: bool) -> int:
         """A streamed string value: its text up to its closing tag or a stop marker."""
         at, lit = self._body_end(text, pos)
-        while lit in self._in_value.held:
-            ends_value = self._in_value.ends_value(text, at + len(lit), eof)
-            if ends_value:
-                break
-            stop = at if ends_value is None else at + len(lit)  # it waits, or is text
-            if stop > pos:
-                self.emit(_json_string_body(text[pos:stop]))
-            if ends_value is None:
-                return stop
-            pos = stop
-            at, lit = self._body_end(text, pos)
         # a tail that may begin a closing tag waits; at the end of output it is markup
         stop = at if at >= 0 else len(text) - self._body_held(text, pos)
         if stop > pos:
@@ -265,34 +252,19 @@ class XmlElementsBuilder(MarkupArgs):
                     self._close_tree()
                     return close + 1
                 elif self._is_stop(text, at):
-                    ends_value = self._stop_ends_value(text, at, eof)
-                    if ends_value is not False:  # it ends the value, or waits
-                        return self._stop_in_tree(text, pos, at, ends_value)
+                    self._buffer.append(text[pos:at])
+                    self._close_tree()
+                    self._finish()
+                    return at
             elif self._is_stop(text, at):
-                ends_value = self._stop_ends_value(text, at, eof)
-                if ends_value is not False:
-                    return self._stop_in_tree(text, pos, at, ends_value)
+                self._buffer.append(text[pos:at])
+                self._close_tree()
+                self._finish()
+                return at
             elif tag.strip() and len(self._stack) + 1 < self.spec.max_depth:
                 self._stack.append(tag)
             self._buffer.append(text[pos : close + 1])
             pos = close + 1
-
-    def _stop_in_tree(self, text: str, pos: int, at: int, ends_value: bool | None) -> int:
-        """A stop marker at `at` inside a nested value: it ends the value and the arguments
-        (True), or it and what follows wait (None)."""
-        self._buffer.append(text[pos:at])
-        if ends_value:
-            self._close_tree()
-            self._finish()
-        return at
-
-    def _stop_ends_value(self, text: str, at: int, eof: bool) -> bool | None:
-        """Whether the stop marker at `at` inside a nested value ends it (`OpenerInValue`);
-        None while the text does not tell yet."""
-        found = self._stop_markers.at(text, at)
-        if found is None or found.group() not in self._in_value.held:
-            return True
-        return self._in_value.ends_value(text, found.end(), eof)
 
     def _partial_open(self, text: str, pos: int, end: int) -> int:
         """Where buffered text stops: before a tail that may begin a tag."""
