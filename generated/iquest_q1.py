@@ -54,10 +54,10 @@ SPEC = FamilySpec(
         (),  # 5: "</iquest_tool_call>"
     ),
     reasoning=(
-        # grammars/glm45.tg:29: reasoning "<think>" "</think>" prompt_opened
-        Reasoning(opens=("<think>",), closes=("</think>",), prompt_opened=True, line=29),
+        # grammars/glm45.tg:33: reasoning "<think>" "</think>" prompt_opened
+        Reasoning(opens=("<think>",), closes=("</think>",), prompt_opened=True, line=33),
     ),
     section=None,
-    # grammars/glm45.tg:26: ignore ["<|user|>", "<|observation|>", "<|endoftext|>"]
+    # grammars/glm45.tg:30: ignore ["<|user|>", "<|observation|>", "<|endoftext|>"]
     ignore=("<|user|>", "<|observation|>", "<|endoftext|>"),
 )

@@ -64,10 +64,10 @@ SPEC = FamilySpec(
         (),  # 9: "</tool_call>"?
     ),
     reasoning=(
-        # grammars/qwen3_coder.tg:28: reasoning "<think>" "</think>"
-        Reasoning(opens=("<think>",), closes=("</think>",), line=28),
+        # grammars/qwen3_coder.tg:32: reasoning "<think>" "</think>"
+        Reasoning(opens=("<think>",), closes=("</think>",), line=32),
     ),
     section=None,
-    # grammars/qwen3_coder.tg:25: ignore "<|im_end|>"
+    # grammars/qwen3_coder.tg:29: ignore "<|im_end|>"
     ignore=("<|im_end|>",),
 )

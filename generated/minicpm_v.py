@@ -20,14 +20,14 @@ SPEC = FamilySpec(
     source="grammars/minicpm_v.tg",
     source_sha256="875406c8216918eaed4284362404fbc50bd38f6976ff12535d24f84b5379e7a3",
     call=(
-        # grammars/qwen3_coder.tg:31: "<tool_call>"? ws(write="\n")
-        Lit(text="<tool_call>", optional=True, line=31),
-        Ws(write="\n", line=31),
-        # grammars/qwen3_coder.tg:32: "<function=" name(until=">") ">"
-        Lit(text="<function=", line=32),
-        Name(until=(">",), line=32),
-        Lit(text=">", line=32),
-        # grammars/qwen3_coder.tg:33: xml_params(open="<parameter=", key_end=">", value_end="</parameter>", implicit_end=["<parameter=", "</function>", "</parameter1>", "</parameter_function>", "</parameter\n"], trim_newline=true)
+        # grammars/qwen3_coder.tg:35: "<tool_call>"? ws(write="\n")
+        Lit(text="<tool_call>", optional=True, line=35),
+        Ws(write="\n", line=35),
+        # grammars/qwen3_coder.tg:36: "<function=" name(until=">") ">"
+        Lit(text="<function=", line=36),
+        Name(until=(">",), line=36),
+        Lit(text=">", line=36),
+        # grammars/qwen3_coder.tg:37: xml_params(open="<parameter=", key_end=">", value_end="</parameter>", implicit_end=["<parameter=", "</function>", "</parameter1>", "</parameter_function>", "</parameter\n"], trim_newline=true)
         XmlParams(
             open="<parameter=",
             key_end=">",
@@ -40,13 +40,13 @@ SPEC = FamilySpec(
                 "</parameter\n",
             ),
             trim_newline=True,
-            line=33,
+            line=37,
         ),
-        # grammars/qwen3_coder.tg:39: ws(write="\n") "</function>" ws(write="\n") "</tool_call>"?
-        Ws(write="\n", line=39),
-        Lit(text="</function>", line=39),
-        Ws(write="\n", line=39),
-        Lit(text="</tool_call>", optional=True, line=39),
+        # grammars/qwen3_coder.tg:43: ws(write="\n") "</function>" ws(write="\n") "</tool_call>"?
+        Ws(write="\n", line=43),
+        Lit(text="</function>", line=43),
+        Ws(write="\n", line=43),
+        Lit(text="</tool_call>", optional=True, line=43),
     ),
     openers=(("<tool_call>", 1), ("<function=", 3)),
     # follows[i]: the literals that can come right after call item i
@@ -63,8 +63,8 @@ SPEC = FamilySpec(
         (),  # 9: "</tool_call>"?
     ),
     reasoning=(
-        # grammars/qwen3_coder.tg:28: reasoning "<think>" "</think>"
-        Reasoning(opens=("<think>",), closes=("</think>",), line=28),
+        # grammars/qwen3_coder.tg:32: reasoning "<think>" "</think>"
+        Reasoning(opens=("<think>",), closes=("</think>",), line=32),
     ),
     section=None,
     # grammars/minicpm_v.tg:15: ignore ["<|im_end|>", "<|reserved_12|>", "<|reserved_13|>", "<|reserved_14|>", "<|reserved_15|>", "<reserved_12>", "<reserved_13>", "<reserved_14>", "<reserved_15>"]

@@ -17,22 +17,22 @@ SPEC = FamilySpec(
     source="grammars/poolside_v1.tg",
     source_sha256="a47aff54d80d4bf6cb725ab16c9df1cae819550f5f58fffb37f685dfb84cc002",
     call=(
-        # grammars/glm45.tg:32: "<tool_call>" ws
-        Lit(text="<tool_call>", line=32),
-        Ws(line=32),
-        # grammars/glm45.tg:33: name(until=["<arg_key>", "</tool_call>"])
-        Name(until=("<arg_key>", "</tool_call>"), line=33),
-        # grammars/glm45.tg:34: xml_params(open="<arg_key>", key_end="</arg_key>", value_open="<arg_value>", value_end="</arg_value>")
+        # grammars/glm45.tg:36: "<tool_call>" ws
+        Lit(text="<tool_call>", line=36),
+        Ws(line=36),
+        # grammars/glm45.tg:37: name(until=["<arg_key>", "</tool_call>"])
+        Name(until=("<arg_key>", "</tool_call>"), line=37),
+        # grammars/glm45.tg:38: xml_params(open="<arg_key>", key_end="</arg_key>", value_open="<arg_value>", value_end="</arg_value>")
         XmlParams(
             open="<arg_key>",
             key_end="</arg_key>",
             value_end="</arg_value>",
             value_open="<arg_value>",
-            line=34,
+            line=38,
         ),
-        # grammars/glm45.tg:36: ws "</tool_call>"
-        Ws(line=36),
-        Lit(text="</tool_call>", line=36),
+        # grammars/glm45.tg:40: ws "</tool_call>"
+        Ws(line=40),
+        Lit(text="</tool_call>", line=40),
     ),
     openers=(("<tool_call>", 1),),
     # follows[i]: the literals that can come right after call item i
@@ -49,6 +49,6 @@ SPEC = FamilySpec(
         Reasoning(opens=("<think>",), closes=("</think>",), line=11),
     ),
     section=None,
-    # grammars/glm45.tg:26: ignore ["<|user|>", "<|observation|>", "<|endoftext|>"]
+    # grammars/glm45.tg:30: ignore ["<|user|>", "<|observation|>", "<|endoftext|>"]
     ignore=("<|user|>", "<|observation|>", "<|endoftext|>"),
 )

@@ -30,22 +30,22 @@ SPEC = FamilySpec(
     source="grammars/spark25.tg",
     source_sha256="3126598f7d397efcf141e77bf538ab5fb2bc8fc3220bac87030e6970bbd93926",
     call=(
-        # grammars/glm45.tg:32: "<tool_call>" ws
-        Lit(text="<tool_call>", line=32),
-        Ws(line=32),
-        # grammars/glm45.tg:33: name(until=["<arg_key>", "</tool_call>"])
-        Name(until=("<arg_key>", "</tool_call>"), line=33),
-        # grammars/glm45.tg:34: xml_params(open="<arg_key>", key_end="</arg_key>", value_open="<arg_value>", value_end="</arg_value>")
+        # grammars/glm45.tg:36: "<tool_call>" ws
+        Lit(text="<tool_call>", line=36),
+        Ws(line=36),
+        # grammars/glm45.tg:37: name(until=["<arg_key>", "</tool_call>"])
+        Name(until=("<arg_key>", "</tool_call>"), line=37),
+        # grammars/glm45.tg:38: xml_params(open="<arg_key>", key_end="</arg_key>", value_open="<arg_value>", value_end="</arg_value>")
         XmlParams(
             open="<arg_key>",
             key_end="</arg_key>",
             value_end="</arg_value>",
             value_open="<arg_value>",
-            line=34,
+            line=38,
         ),
-        # grammars/glm45.tg:36: ws "</tool_call>"
-        Ws(line=36),
-        Lit(text="</tool_call>", line=36),
+        # grammars/glm45.tg:40: ws "</tool_call>"
+        Ws(line=40),
+        Lit(text="</tool_call>", line=40),
     ),
     openers=(("<tool_call>", 1),),
     # follows[i]: the literals that can come right after call item i

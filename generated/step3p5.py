@@ -75,7 +75,7 @@ SPEC = FamilySpec(
         Reasoning(opens=("<think>",), closes=("</think>",), prompt_opened=True, line=20),
     ),
     section=None,
-    # grammars/qwen3_coder.tg:25: ignore "<|im_end|>"
+    # grammars/qwen3_coder.tg:29: ignore "<|im_end|>"
     ignore=("<|im_end|>",),
     alternatives=(
         # grammars/step3p5.tg:36: another call shape

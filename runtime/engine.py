@@ -29,7 +29,7 @@ from .markers import Markers, NextStop, markers
 from .modes import CALL, CONTENT, HEADER, REASONING, SECTION
 from .protocol import ArgumentsBuilder
 from .schemas import ToolSchemas
-from .spec import Dialect, FamilySpec, Lit, Name, Skip, Ws
+from .spec import BAD_NAME, Dialect, FamilySpec, Lit, Name, Skip, Ws, name_of
 from .state import EngineState
 from .unwrap import WRAPPER_KEYS
 from .tables import DIALECT, LIT, NAME, NAMING_DIALECT, SKIP, WS, compiled
@@ -39,7 +39,6 @@ _MAX_HEADER = 512  # a header's recipient and fields together, on one line
 _MAX_JUNK = 256  # stray text inside a call, after its name, read as the call's markup
 
 _WS = re.compile(r"\s*")
-_BAD_NAME = re.compile(r'[\s<>{}\[\]"]')  # no function name holds these; JSON or markup does
 # letters and digits, spaces between (and before: a space-led marker's prefix ` f`)
 _WORDS = re.compile(r"\s*[^\W_]+(?:\s+[^\W_]+)*")
 # words with whitespace between: prose, which no skipped header holds
@@ -115,23 +114,6 @@ def _lit_at(item: Lit, buf: str, pos: int) -> str:
         return item.text if buf.startswith(item.text, pos) else ""
     found = [t for t in item.texts if buf.startswith(t, pos)]
     return max(found, key=len) if found else ""
-
-
-def _name_of(item: Name, raw: str) -> tuple[str, str | None]:
-    """The call's name in the text `raw` read for `item` ("" when it holds none), and the id
-    its header carries, if any."""
-    header_id = None
-    name = raw
-    if item.pattern is not None:
-        found = re.fullmatch(item.pattern, raw)
-        name = found.group("name") if found else ""
-        if item.id:
-            header_id = raw
-        elif found and "id" in found.re.groupindex and found.group("id"):
-            header_id = found.group("id")
-    if not name or len(raw) > item.max_len or _BAD_NAME.search(name):
-        return "", None
-    return name, header_id
 
 
 class Engine:
@@ -606,7 +588,7 @@ class Engine:
                 return self._abandon(call, pos)  # (the next shape may read it as it streams)
             return self._wait(pos)  # the end of the name is not here yet
         raw = buf[pos:at].strip()
-        name, header_id = _name_of(item, raw)
+        name, header_id = name_of(item, raw)
         if item.doubled:
             name = self._undoubled(name, item.doubled)
         if not name or (item.requested and not self.tools.requested(name)):
@@ -627,7 +609,7 @@ class Engine:
         """Whether the name read so far (up to a marker cut at its end) already holds what no
         name holds (`{` of a JSON body): the call is abandoned now, as it would be once its
         marker arrives. Only for names with no pattern: a pattern decides on the whole."""
-        return item.pattern is None and bool(_BAD_NAME.search(buf[pos : len(buf) - cut].strip()))
+        return item.pattern is None and bool(BAD_NAME.search(buf[pos : len(buf) - cut].strip()))
 
     def _name_at_end(self, call: _Call, item: Name, buf: str, pos: int) -> int:
         """The output ends inside a call's name (no marker after it yet).
@@ -643,14 +625,14 @@ class Engine:
         if item.requested and not self.tools.may_be_requested(raw):
             return self._abandon(call, pos)  # prose: no requested tool is named so
         if item.pattern is None:
-            not_a_name = bool(_BAD_NAME.search(raw))
+            not_a_name = bool(BAD_NAME.search(raw))
         else:  # a header may hold spaces; words that do not fit it are prose
             not_a_name = bool(re.search(r"\s", raw)) and not re.fullmatch(item.pattern, raw)
         if not_a_name:
             return self._abandon(call, pos)
         if not self._stopped:
             return self._unfinished(len(buf))
-        name, header_id = _name_of(item, raw)
+        name, header_id = name_of(item, raw)
         if name and _BARE_NAME.fullmatch(name) and (call.shape, call.item) in self.family.bare:
             if item.doubled:
                 name = self._undoubled(name, item.doubled)

@@ -25,7 +25,7 @@ from typing import Any, Sequence
 
 from .batched import MarkupArgs
 from .coerce import coerce_bare, coerce_text, json_text
-from .markers import Markers, markers
+from .markers import Markers, OpenerInValue, markers
 from .protocol import Call, DialectRow, Pairs, Sink, the_call
 from .schemas import item_schema, property_schema, streams_as_text
 from .spec import KeyValueArgs
@@ -107,6 +107,7 @@ class KeyValueArgsBuilder(MarkupArgs):
         "_unwraps",
         "_wrapper",
         "_first",
+        "_in_value",
     )
 
     spec: KeyValueArgs
@@ -130,6 +131,7 @@ class KeyValueArgsBuilder(MarkupArgs):
         self._unwraps = sink.unwraps
         self._wrapper = False  # the value being read is a wrapper's (`runtime/unwrap.py`)
         self._first = True  # no key read yet: only the first may be a wrapper
+        self._in_value = OpenerInValue(stops, (spec.string,))
 
     def _read(self, text: str, pos: int, eof: bool) -> int:
         end = len(text)
@@ -297,6 +299,17 @@ class KeyValueArgsBuilder(MarkupArgs):
 
     def _string(self, text: str, pos: int, eof: bool) -> int:
         at, lit = self._string_ends.search(text, pos)
+        while lit in self._in_value.held:
+            ends_value = self._in_value.ends_value(text, at + len(lit), eof)
+            if ends_value:
+                break
+            stop = at if ends_value is None else at + len(lit)  # it waits, or is text
+            if stop > pos:
+                self.emit(_json_string_body(text[pos:stop]))
+            if ends_value is None:
+                return stop
+            pos = stop
+            at, lit = self._string_ends.search(text, pos)
         stop = at if at >= 0 else len(text) - self._string_ends.held(text, pos)
         if stop > pos:
             self.emit(_json_string_body(text[pos:stop]))

@@ -2,7 +2,8 @@
 
 Every dialect (`xml_params`, `json_call`, …) has a builder made as `Builder(item, stops,
 sink)` when a call reaches its item: the item's spec, the markers that may follow its text
-(they end it, even inside a value), and the `Sink` it reports to. The engine then calls
+(they end it, even inside a value; a `Stops` also says which of them open a call, for the
+markup dialects to decide one met inside a value), and the `Sink` it reports to. The engine then calls
 `read(text, pos, eof)` as text arrives, which takes what it can decide of text[pos:] and
 returns the new position, until the builder is `done`, and `close()` when the call or the
 output ends first. A dialect that names calls itself (`CallsBuilder`) also says whether
@@ -17,9 +18,44 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 from .markers import NextStop
+from .spec import Name
+
+
+class Stops(tuple):
+    """The markers that end a dialect's text (a tuple of them, as every builder reads it),
+    knowing which of them open a call rather than close something.
+
+    A markup value (raw text ended by markers) that meets one of `openers` cannot tell yet
+    whether the model wrote the marker as text or started a new call without closing the
+    value: the dialect decides by what follows (docs/policies.md, "Markers inside values").
+    `headers` show that a call's header follows its opener: the literal right before the
+    call's name (`<function=` after `<tool_call>`). `name_ends` do when the opener is that
+    literal: each marker that ends a name, with the `Name` item that reads it (`">` after
+    `<invoke name="`), a header only when a name is written before it.
+    """
+
+    openers: frozenset[str]
+    headers: frozenset[str]
+    name_ends: tuple[tuple[str, Name], ...]
+
+    def __new__(
+        cls,
+        literals: Sequence[str],
+        openers: Iterable[str] = (),
+        headers: Iterable[str] = (),
+        name_ends: Iterable[tuple[str, Name]] = (),
+    ) -> Stops:
+        made = super().__new__(cls, literals)
+        made.openers = frozenset(openers) & frozenset(literals)
+        made.headers = frozenset(headers) - {""}
+        made.name_ends = tuple(name_ends)
+        return made
+
+    def __getnewargs__(self) -> tuple[Any, ...]:  # copy and pickle
+        return tuple(self), self.openers, self.headers, self.name_ends
 
 
 class Sink(Protocol):

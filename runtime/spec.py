@@ -8,8 +8,11 @@ back to the grammar text.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Union
+
+BAD_NAME = re.compile(r'[\s<>{}\[\]"]')  # no function name holds these; JSON or markup does
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +68,23 @@ class Name:
     doubled: str = ""
     requested: bool = False
     line: int = 0
+
+
+def name_of(item: Name, raw: str) -> tuple[str, str | None]:
+    """The call's name in the stripped text `raw` read for `item` ("" when it holds none),
+    and the id its header carries, if any."""
+    header_id = None
+    name = raw
+    if item.pattern is not None:
+        found = re.fullmatch(item.pattern, raw)
+        name = found.group("name") if found else ""
+        if item.id:
+            header_id = raw
+        elif found and "id" in found.re.groupindex and found.group("id"):
+            header_id = found.group("id")
+    if not name or len(raw) > item.max_len or BAD_NAME.search(name):
+        return "", None
+    return name, header_id
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,8 @@ from typing import Iterable
 
 from .dialects import DIALECTS
 from .markers import Markers, markers
-from .spec import FamilySpec, Lit, Name, Skip, Ws
+from .protocol import Stops
+from .spec import CallShape, FamilySpec, Lit, Name, Skip, Ws
 
 # the kinds of a call's items; a naming dialect finds the call's name itself, so a
 # failure before it means "not a call"
@@ -25,6 +26,27 @@ def _kind_of(item: object) -> int:
     if isinstance(item, Name):
         return NAME
     return NAMING_DIALECT if DIALECTS[type(item)].names_calls else DIALECT
+
+
+def _texts(item: object) -> tuple[str, ...]:
+    """The spellings of a literal item (none for any other item)."""
+    return tuple(t for t in item.texts if t) if isinstance(item, Lit) else ()
+
+
+def _headers(shape: CallShape) -> tuple[tuple[str, ...], tuple[tuple[str, Name], ...]]:
+    """What shows that a call's header follows its first opener (`Stops`): the literal
+    right before its name (`<function=` after `<tool_call>`), or, when the opener is that
+    literal, each marker that ends the name with the name item (`">` after
+    `<invoke name="`). A shape whose dialect reads the name has neither."""
+    name_at = next((i for i, item in enumerate(shape.call) if isinstance(item, Name)), None)
+    if name_at is None or not shape.openers:
+        return (), ()
+    name = shape.call[name_at]
+    before = [item for item in shape.call[shape.openers[0][1] : name_at] if isinstance(item, Lit)]
+    before = [item for item in before if not item.peek]
+    if before:
+        return _texts(before[-1]), ()
+    return (), tuple((end, name) for end in name.until if end)
 
 
 def _may_be_absent(item: object) -> bool:
@@ -220,7 +242,16 @@ class CompiledFamily:
                     # `[` or `{` inside arguments is not a new call; other first openers are
                     stops = {*shape.follows[index], *self.section_closes, *firsts}
                     stops |= self.message_ends  # the end of a tool message ends its calls
-                    self.stops[number, index] = tuple(sorted(stops))
+                    # the call's own closers further on end it too (`</tool_call>` after a
+                    # missing `</function>`)
+                    stops |= {t for later in shape.call[index + 1 :] for t in _texts(later)}
+                    headers = [_headers(other) for other in self.shapes]
+                    self.stops[number, index] = Stops(
+                        sorted(stops),
+                        firsts,
+                        [h for literals, _ in headers for h in literals],
+                        [end for _, ends in headers for end in ends],
+                    )
 
 
 _COMPILED: dict[int, CompiledFamily] = {}

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple, Sequence
 
 from .batched import MarkupArgs
 from .coerce import coerce_flagged_json, coerce_text, json_text
-from .markers import Markers, markers
+from .markers import Markers, OpenerInValue, markers
 from .protocol import Call, DialectRow, RenderError, Sink, render_value_text, the_call
 from .schemas import streams_as_text
 from .spec import XmlParams
@@ -164,6 +164,7 @@ class XmlParamsBuilder(MarkupArgs):
         "_key_ends",
         "_cdata_open",
         "_cdata_close",
+        "_in_value",
     )
 
     spec: XmlParams
@@ -188,6 +189,8 @@ class XmlParamsBuilder(MarkupArgs):
         self._unwraps = sink.unwraps
         self._wrapper = False  # the parameter being read is a wrapper (`runtime/unwrap.py`)
         self._first = True  # no parameter opened yet: only the first may be a wrapper
+        # call openers that end a value only when what follows them says a call began
+        self._in_value = OpenerInValue(stops, (*spec.value_ends, *spec.implicit_end), spec.opens)
 
     def _read(self, text: str, pos: int, eof: bool) -> int:
         end = len(text)
@@ -298,6 +301,8 @@ class XmlParamsBuilder(MarkupArgs):
                 and self._value_ends.may_grow(text, whole.start("end"), end)
             ):
                 break
+            if end in self._in_value.held:
+                break  # whether it ends the value is decided by what follows it
             key = keys.get(raw) or self._key_of(raw)
             if strip:
                 value = value.rstrip()
@@ -359,13 +364,23 @@ class XmlParamsBuilder(MarkupArgs):
         return sep + self._key.prefix
 
     def _value(self, text: str, pos: int, eof: bool) -> int:
-        at, lit = self._value_ends.search(text, pos)
-        if self.spec.cdata:
-            inside = self._enter_cdata(text, pos, at)
-            if inside >= 0:
-                return inside
-        if at >= 0 and not eof and self._value_ends.may_grow(text, at, lit):
-            at, lit = -1, ""  # may still grow into a longer marker: hold it back
+        at, lit = self._value_end(text, pos, eof)
+        while True:
+            if self.spec.cdata:  # a section before the next marker: no marker ends it
+                inside = self._enter_cdata(text, pos, self._value_ends.search(text, pos)[0])
+                if inside >= 0:
+                    return inside
+            if lit not in self._in_value.held:
+                break
+            ends_value = self._in_value.ends_value(text, at + len(lit), eof)
+            if ends_value is None:  # not decided yet: the marker and what follows wait
+                self._value_text(text[pos:at], closing=False)
+                return at
+            if ends_value:
+                break
+            self._value_text(text[pos : at + len(lit)], closing=False)  # the value's text
+            pos = at + len(lit)
+            at, lit = self._value_end(text, pos, eof)
         # a possible closing marker waits; at the end of output it is markup, not value
         stop = at if at >= 0 else len(text) - self._held(text, pos, eof)
         keep = self.spec.keep_last_newline and lit in self.spec.value_ends
@@ -431,6 +446,13 @@ class XmlParamsBuilder(MarkupArgs):
             self.emit(_json_string_body(ready))
         else:
             self._typed.append(ready)
+
+    def _value_end(self, text: str, pos: int, eof: bool) -> tuple[int, str]:
+        """The first marker that may end the value from `pos`, or (-1, "")."""
+        at, lit = self._value_ends.search(text, pos)
+        if at >= 0 and not eof and self._value_ends.may_grow(text, at, lit):
+            return -1, ""  # may still grow into a longer marker: hold it back
+        return at, lit
 
     def _value_text(self, chunk: str, closing: bool, keep_newline: bool = False) -> None:
         """Append value text, holding back a tail that the next text may still change.

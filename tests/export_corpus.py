@@ -86,6 +86,14 @@ def in_grammar(case: Case) -> tuple[bool, str]:
     for part in (case.expect["content"], case.expect["reasoning"]):
         if part and any(m in part for m in markers):
             return False, "markup given back as text"
+    if any(
+        o in _strings(json.loads(args))
+        for _, args in case.expect["tool_calls"]
+        for o in family.openers
+    ):
+        # the parser reads an opener the value's own closer follows as text; the export
+        # keeps every marker out of values (test_markers_cannot_appear_inside_values)
+        return False, "a call opener inside a value"
     if any(case.text.rstrip().endswith(o) for o in (*family.openers, *family.section_opens)):
         return False, "ends with an opener"
     if _spaced_literals(spec).search(case.text):
@@ -104,6 +112,17 @@ def in_grammar(case: Case) -> tuple[bool, str]:
     if not _aligned(mine, theirs, _markers(spec)[1]):
         return False, "not canonical"
     return True, ""
+
+
+def _strings(value: object) -> str:
+    """Every string inside a JSON value, joined (where a marker written as text would be)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        return "\n".join(_strings(item) for item in value)
+    return ""
 
 
 def _starts_with_header(spec: Any, text: str) -> bool:
