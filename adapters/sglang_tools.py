@@ -30,8 +30,11 @@ from xgrammar.structural_tag import GrammarFormat
 
 import toolgrammar
 from toolgrammar.adapters.env_params import params_from_env
+from toolgrammar.adapters.markup import nonblank_markup_literals
 from toolgrammar.adapters.sglang_pairing import PARAMS_ENV, take
 from toolgrammar.adapters.sglang_reasoning import ToolgrammarReasoningDetector
+from toolgrammar.runtime.params import with_params
+from toolgrammar.runtime.registry import get_spec
 
 logger = logging.getLogger(__name__)
 
@@ -108,14 +111,24 @@ class ToolgrammarDetector(BaseFormatDetector):
     # ------------------------------------------------------------------ whole output
 
     def has_tool_call(self, text: str) -> bool:
-        """Whether parsing changes the text: a call, or markup that is not content. When False
-        SGLang keeps the text as content unparsed, which is then exactly what parsing gives."""
+        """Whether parsing may change the text: a call, or markup that is not content. When
+        False SGLang keeps the text as content unparsed, which is then exactly what parsing
+        gives. SGLang does not pass the tools here, and with tools a name item may read more
+        (`name(requested=true)`): text holding any of the family's markers says True, and
+        `detect_and_parse`, which has the tools, gives the exact content."""
         if self._checked is None or self._checked[0] != text:
             parser = self._parser(None)
             deltas = parser.feed(text) + parser.finish("stop")
             changed = any(d.tool_calls for d in deltas) or self._normal_text(deltas) != text
+            if not changed:
+                changed = any(marker in text for marker in self._markers())
             self._checked = (text, changed)
         return self._checked[1]
+
+    def _markers(self) -> frozenset[str]:
+        """The family's non-blank markup literals, its params filled."""
+        spec = with_params(get_spec(self.family), self._params)
+        return nonblank_markup_literals(spec)
 
     def detect_and_parse(self, text: str, tools: list[Any]) -> StreamingParseResult:
         parser = self._parser(tools)

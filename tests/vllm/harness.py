@@ -77,7 +77,7 @@ def request(
         "messages": [{"role": "user", "content": "hi"}],
         "stream": stream,
     }
-    if tools is not None:
+    if tools:  # vLLM refuses an empty tools array: a client sends none instead
         kwargs["tools"] = tools
         kwargs["tool_choice"] = "auto"
     return ChatCompletionRequest(**{**kwargs, **extra})
