@@ -439,8 +439,8 @@ class Engine:
     def _recipient_name(self, recipient: str) -> str:
         """The name of the call a message to `recipient` is, when the family has a call
         named by its recipient (`name(recipient=true)`), else "": a requested tool's name,
-        or (with `after_last`) the part after the last separator when that is one; with no
-        tools requested, any recipient no `route` names."""
+        or (with `after_last`) the part after the last separator when that is one and no
+        `route` names the recipient; with no tools requested, any recipient no `route` names."""
         found = self.family.by_recipient
         if found is None or not recipient:
             return ""
@@ -450,6 +450,8 @@ class Engine:
             return "" if recipient in self.family.routes else recipient
         if tools.requested(recipient):
             return recipient
+        if recipient in self.family.routes:  # a routed recipient is a call by its whole name
+            return ""
         if item.after_last and item.after_last in recipient:
             tail = recipient.rsplit(item.after_last, 1)[1]
             if tail and tools.requested(tail):

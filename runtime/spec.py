@@ -64,7 +64,8 @@ class Name:
     call's text: it is the recipient of the message whose body the call is (Harmony's
     `to=get_weather<|message|>{…}`). A recipient that names a requested tool is that call,
     whatever its route says; with `after_last` (a separator), so is one whose part after the
-    last separator does (`ns.get_weather`), named by that part. With no tools requested,
+    last separator does (`ns.get_weather`), named by that part, unless a `route` names the
+    recipient (a built-in `browser.search` stays the built-in's when only `search` is requested). With no tools requested,
     every recipient that no `route` names is a call. Any other message takes its route.
     """
 

@@ -20,7 +20,7 @@ GRAMMAR = (
     'messages "to=" /[a-z_.]+/ "<m>" ["<e>"]\n'
     'route "" content\n'
     'route ["self"] reasoning\n'
-    'route ["py"] drop\n'
+    'route ["py", "b.ping"] drop\n'
     "route default drop\n"
     'call "<c>" name(until="</n>") "</n>" json_args "</c>"\n'
     'call name(recipient=true, after_last=".") ws json_args ws "<e>"?\n'
@@ -68,6 +68,8 @@ def test_the_item_lowers_with_no_opener() -> None:
         ('to=a.ping<m>{}<e>', tools("a.ping", "ping"), [("a.ping", "{}")]),
         # not requested: the default route (drop)
         ('to=pong<m>{"n": 1}<e>', tools("ping"), []),
+        # a routed recipient is not read by its last part
+        ("to=b.ping<m>{}<e>", tools("ping"), []),
         # a routed recipient is a call when a requested tool has its name
         ("to=py<m>{}<e>", tools("py"), [("py", "{}")]),
         # no tools: any recipient no route names
