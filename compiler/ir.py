@@ -451,12 +451,14 @@ ELEMENTS: dict[str, ElementSig] = {
     "name": ElementSig(
         rt.Name,
         params={
-            "until": Param(ArgType.STRINGS, required=True),
+            "until": Param(ArgType.STRINGS, default=()),
             "pattern": Param(ArgType.REGEX, groups=("name",)),
             "id": Param(ArgType.HEADER),
             "max_len": Param(ArgType.INT, default=256),
             "doubled": Param(ArgType.STRING, default=""),
             "requested": Param(ArgType.BOOL, default=False),
+            "recipient": Param(ArgType.BOOL, default=False),
+            "after_last": Param(ArgType.STRING, default=""),
         },
         gives_name=True,
     ),

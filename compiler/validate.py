@@ -49,6 +49,7 @@ def validate_grammar(
     _validate_messages(grammar, report)
     for call in grammar.of(ir.CallStmt):
         _validate_call(call, report)
+    _validate_recipient_calls(grammar, report)
     _validate_empty_strings(grammar, report)
     return report.errors
 
@@ -224,8 +225,59 @@ def _validate_call(call: ir.CallStmt, report: Report) -> None:
     _validate_repeats(call, report)
 
 
+def _is_recipient_name(item: ir.Item) -> bool:
+    """`name(recipient=true)`: the call's name is its message's recipient."""
+    if not (isinstance(item, ir.Element) and item.name == "name"):
+        return False
+    flag = item.arg("recipient")
+    return isinstance(flag, ir.Bool) and flag.value
+
+
+def _validate_name(element: ir.Element, seen: set[str], report: Report) -> None:
+    if not _is_recipient_name(element):
+        if "until" not in seen:
+            report.error(element, "`name` needs the argument `until=`")
+        if "after_last" in seen:
+            report.error(element, "`after_last=` applies to `name(recipient=true)` only")
+        return
+    for word in ("until", "pattern", "id", "doubled", "requested"):
+        if word in seen:
+            report.error(
+                element,
+                f"`{word}=` does not apply to `name(recipient=true)`: "
+                "the name is the message header's recipient",
+            )
+
+
+def _validate_recipient_calls(grammar: ir.Grammar, report: Report) -> None:
+    """A call named by its recipient: opened by a message header, so the family has
+    messages, and it is not the family's first `call` (whose opener the text shows)."""
+    calls = grammar.of(ir.CallStmt)
+    named = [c for c in calls if c.items and _is_recipient_name(c.items[0])]
+    for call in named:
+        if not grammar.of(ir.MessagesStmt) and not grammar.of(ir.ExtendsStmt):
+            report.error(call, "`name(recipient=true)` needs a `messages` statement")
+        if call is calls[0]:
+            report.error(
+                call,
+                "a call named by its recipient cannot be the first `call`: "
+                "write the call its opener starts first",
+            )
+        if call.prompt_opened:
+            report.error(call, "a call named by its recipient has no opener the prompt can open")
+    for call in named[1:]:
+        report.error(call, f"a second call named by its recipient (first at line {named[0].line})")
+
+
 def _validate_opener(call: ir.CallStmt, report: Report) -> None:
     first = call.items[0]
+    if _is_recipient_name(first):  # the message header opens it
+        return
+    for item in call.items[1:]:
+        if _is_recipient_name(item):
+            report.error(
+                item, "`name(recipient=true)` must be the call's first item: the header opens it"
+            )
     if not isinstance(first, ir.Literal):
         report.error(first, f"a call must start with a literal marker, not `{first}`")
         return
@@ -343,6 +395,8 @@ def _validate_element(element: ir.Element, report: Report) -> ir.ElementSig | No
     for name, param in sig.params.items():
         if param.required and name not in seen:
             report.error(element, f"`{element.name}` needs the argument `{name}=`")
+    if element.name == "name":
+        _validate_name(element, seen, report)
     if element.name == "xml_params":
         _validate_xml_params(element, report)
     write = element.arg("write")

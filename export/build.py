@@ -245,6 +245,9 @@ class Builder:
             if self._recovers_drift(shape):
                 continue
             per_tool = self._uses_name(shape)
+            if self._named_by_recipient(shape):
+                out += self._recipient_entries(shape, number)
+                continue
             for first, start in _leading(shape.call):
                 if per_tool:
                     rest = alt(
@@ -264,6 +267,35 @@ class Builder:
                         key=(number, start, None),
                     )
                 out.append((first, rest))
+        return out
+
+    @staticmethod
+    def _named_by_recipient(shape: CallShape) -> bool:
+        return bool(shape.call) and isinstance(shape.call[0], Name) and shape.call[0].recipient
+
+    def _recipient_entries(self, shape: CallShape, number: int) -> list[tuple[str, Node]]:
+        """A call named by its message's recipient (`name(recipient=true)`): a message to a
+        requested tool, `HEADER NAME HEADER_END` then the call's other items, for each
+        header spelling and each tool whose name the parser reads there as a recipient
+        (one that no call opener or ignored marker swallows first)."""
+        m = self.spec.messages
+        assert m is not None
+        recipient = re.compile(m.recipient)
+        swallowing = (*self.cf.openers, *self.cf.ignore)
+        out: list[tuple[str, Node]] = []
+        for head in m.header:
+            for t in self.tools:
+                header = f"{head}{t.name}{m.header_end}"
+                if not recipient.fullmatch(t.name) or any(
+                    header.startswith(marker) for marker in swallowing
+                ):
+                    continue
+                rest = self.g.rule(
+                    f"call_{t.name}_{number}",
+                    self._items(shape, number, 1, t),
+                    key=(number, 1, t.name),
+                )
+                out.append((head, seq(Lit(f"{t.name}{m.header_end}"), rest)))
         return out
 
     @staticmethod

@@ -429,9 +429,44 @@ class Engine:
         kind = family.routes.get(recipient, family.messages.default)
         self._boundary()
         self._state.in_section = False
-        self._state.routed = kind != "calls"
-        self._state.dropping = kind == "drop"
-        self.mode = REASONING if kind == "reasoning" else CONTENT
+        name = self._recipient_name(recipient)
+        self._state.routed = kind != "calls" and not name
+        self._state.dropping = kind == "drop" and not name
+        self.mode = REASONING if kind == "reasoning" and not name else CONTENT
+        if name:
+            self._call_by_recipient(name)
+
+    def _recipient_name(self, recipient: str) -> str:
+        """The name of the call a message to `recipient` is, when the family has a call
+        named by its recipient (`name(recipient=true)`), else "": a requested tool's name,
+        or (with `after_last`) the part after the last separator when that is one and no
+        `route` names the recipient; with no tools requested, any recipient no `route` names."""
+        found = self.family.by_recipient
+        if found is None or not recipient:
+            return ""
+        item = found[1]
+        tools = self.tools
+        if not tools.has_tools():
+            return "" if recipient in self.family.routes else recipient
+        if tools.requested(recipient):
+            return recipient
+        if recipient in self.family.routes:  # a routed recipient is a call by its whole name
+            return ""
+        if item.after_last and item.after_last in recipient:
+            tail = recipient.rsplit(item.after_last, 1)[1]
+            if tail and tools.requested(tail):
+                return tail
+        return ""
+
+    def _call_by_recipient(self, name: str) -> None:
+        """The message's body is a call named `name`: its items after the name read it."""
+        family = self.family
+        assert family.by_recipient is not None
+        shape = family.by_recipient[0]
+        call = _Call(1, CONTENT, "", shape, family.shapes[shape].call)
+        self._call = call
+        self.mode = CALL
+        self._commit(call, name, None)
 
     # -- a call ---------------------------------------------------------------------
 

@@ -59,14 +59,24 @@ class Name:
     as `get_weather.*`, and the model fills in the name again). With `requested`, the text is a name only when the request lists a tool of that name (none
     when no tools were given): a drifted spelling such as Step-3.5's `<functionbash>`, whose
     name is glued to its tag, is a call only where prose cannot be (`<functions>`).
+
+    With `recipient` (a `messages` family; the call's first item), the name is not in the
+    call's text: it is the recipient of the message whose body the call is (Harmony's
+    `to=get_weather<|message|>{…}`). A recipient that names a requested tool is that call,
+    whatever its route says; with `after_last` (a separator), so is one whose part after the
+    last separator does (`ns.get_weather`), named by that part, unless a `route` names the
+    recipient (a built-in `browser.search` stays the built-in's when only `search` is requested). With no tools requested,
+    every recipient that no `route` names is a call. Any other message takes its route.
     """
 
-    until: tuple[str, ...]
+    until: tuple[str, ...] = ()
     pattern: str | None = None
     id: bool = False
     max_len: int = 256
     doubled: str = ""
     requested: bool = False
+    recipient: bool = False
+    after_last: str = ""
     line: int = 0
 
 

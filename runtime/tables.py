@@ -152,6 +152,7 @@ class CompiledFamily:
         "shapes",
         "steps",
         "runs",
+        "by_recipient",
     )
 
     def __init__(self, spec: FamilySpec) -> None:
@@ -230,8 +231,20 @@ class CompiledFamily:
         )
         # per shape, per item: the run of literals and whitespace that starts there (`_Run`)
         self.runs = tuple(_runs(shape.call, self.openers) for shape in self.shapes)
+        # the shape a message's recipient names (`name(recipient=true)`, its first item):
+        # (shape, its name item), or None
+        self.by_recipient: tuple[int, Name] | None = next(
+            (
+                (number, shape.call[0])
+                for number, shape in enumerate(self.shapes)
+                if shape.call and isinstance(shape.call[0], Name) and shape.call[0].recipient
+            ),
+            None,
+        )
         for number, shape in enumerate(self.shapes):
             for index, item in enumerate(shape.call):
+                if isinstance(item, Name) and item.recipient:
+                    continue  # read from the header, not from the text
                 if isinstance(item, Name):
                     self.name_markers[number, index] = markers(item.until)
                     if all(map(_may_be_absent, shape.call[index + 1 :])):

@@ -455,3 +455,15 @@ def test_inkling_exports_the_prompt_opened_message() -> None:
         assert not accepts(closed, call + "<|end_message|>", fmt)
     named = toolgrammar.export("inkling", TOOLS, "lark", "named:get_weather")
     assert accepts(named, "get_weather" + call + "<|end_message|>")
+
+
+def test_harmony_exports_a_call_named_by_its_recipient() -> None:
+    """A call named by its message's recipient (`name(recipient=true)`): a constrained model
+    may address a requested tool by its bare name; any other recipient is no call there."""
+    for fmt in ("lark", "gbnf"):
+        grammar = toolgrammar.export("openai", TOOLS, fmt)
+        bare = '<|channel|>commentary to=get_weather<|message|>{"city": "Paris"}<|call|>'
+        assert accepts(grammar, bare, fmt)
+        assert accepts(grammar, 'to=write_file<|message|>{"path": "a"}<|call|>', fmt)
+        assert not accepts(grammar, '<|channel|>commentary to=get_time<|message|>{}<|call|>', fmt)
+        assert _calls("openai", bare) == [("get_weather", {"city": "Paris"})]
