@@ -179,15 +179,18 @@ class PythonCallsBuilder(Batched):
                     continue
                 self._state = NAME
             elif state == NAME:
-                found = _NAME.match(text, pos)
+                # a name of at most _MAX_NAME characters, then at most as many spaces, then
+                # `(`: decided on that much text, whole or streamed
+                found = _NAME.match(text, pos, min(end, pos + _MAX_NAME + 1))
                 name_end = found.end() if found else pos
-                after = name_end
-                while after < end and text[after] in " \t":
+                after, limit = name_end, min(end, name_end + _MAX_NAME + 1)
+                while after < limit and text[after] in " \t":
                     after += 1
-                if found and after < end and text[after] == "(" and name_end - pos <= _MAX_NAME:
+                short = name_end - pos <= _MAX_NAME and after - name_end <= _MAX_NAME
+                if found and after < end and text[after] == "(" and short:
                     self._start_call(text[pos:name_end])
                     pos = after + 1
-                elif found and after >= end and end - pos < _MAX_NAME:
+                elif found and after >= end and short:
                     if not eof:
                         return pos  # the name or its `(` is still arriving
                     self._end()  # a name cut short by the end of output: markup

@@ -217,9 +217,10 @@ class XmlParamsBuilder(MarkupArgs):
                 at, lit = self._key_ends.search(text, pos)
                 if at >= 0 and not eof and self._key_ends.may_grow(text, at, lit):
                     return pos
-                if at < 0:
-                    if end - pos > _MAX_KEY:
-                        self.state = BETWEEN  # not a parameter after all: skip it
+                if at < 0 or at - pos > _MAX_KEY:
+                    # a key longer than _MAX_KEY is no parameter, whole or streamed: skipped
+                    if at >= 0 or end - pos - self._key_ends.held(text, pos) > _MAX_KEY:
+                        self.state = BETWEEN
                         continue
                     return end if eof else pos
                 raw = text[pos:at]
@@ -337,7 +338,7 @@ class XmlParamsBuilder(MarkupArgs):
 
     def _find_value_open(self, text: str, pos: int, eof: bool) -> int:
         at, lit = self._value_opens.search(text, pos)
-        if at >= 0 and lit == self.spec.value_open:
+        if at >= 0 and lit == self.spec.value_open and self._skipped + at - pos <= _MAX_KEY:
             self._open_param()
             return at + len(lit)
         if at >= 0 or eof or self._skipped > _MAX_KEY:

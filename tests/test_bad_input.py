@@ -250,3 +250,56 @@ def test_many_distinct_params_keep_the_caches_bounded() -> None:
         )
         assert [c.function.name for c in message.tool_calls] == ["get_weather"]
         assert len(tables._COMPILED) <= 256
+
+
+def _stream(family: str, text: str, size: int, tools=TOOLS):  # type: ignore[no-untyped-def]
+    parser = toolgrammar.StreamParser(family, tools, ids="sequential")
+    deltas = []
+    for i in range(0, len(text), size):
+        deltas += parser.feed(text[i : i + size])
+    deltas += parser.finish()
+    return toolgrammar.assemble(deltas, parser.finish_reason)
+
+
+def _read(message):  # type: ignore[no-untyped-def]
+    calls = [(c.function.name, c.function.arguments) for c in message.tool_calls]
+    return message.content, message.reasoning, calls
+
+
+def _with_key(family: str, key: str) -> str:
+    """A call whose second parameter has the name `key`, in the family's markup."""
+    call = {"name": "get_weather", "arguments": {"city": "Paris", "kkkk": "v"}}
+    return toolgrammar.render(family, [call], TOOLS).replace("kkkk", key)
+
+
+@pytest.mark.parametrize("family", toolgrammar.families())
+def test_a_long_parameter_name_reads_the_same_whole_and_streamed(family: str) -> None:
+    # a key past the dialect's key limit (256) was kept by the whole parse and dropped by
+    # the stream, which decided before the key's end arrived (qwen3_coder, gemma4,
+    # deepseek_v32, minimax_m2): now both decide on the same bounded text
+    for length in (200, 250, 255, 256, 257, 300, 5000):
+        text = _with_key(family, "k" * length)
+        whole = _read(toolgrammar.parse(family, text, TOOLS, ids="sequential"))
+        for size in (1, 16):
+            assert _read(_stream(family, text, size)) == whole, (length, size)
+        ((name, arguments),) = whole[2]
+        assert name == "get_weather" and json.loads(arguments)["city"] == "Paris"
+        # kept whole or not at all (JSON arguments have no key limit; markup keys longer
+        # than 256 characters, their shape such as `name="…"` included, are no parameter)
+        assert set(json.loads(arguments)) <= {"city", "k" * length}
+        if length <= 200:
+            assert json.loads(arguments) == {"city": "Paris", "k" * length: "v"}
+
+
+@pytest.mark.parametrize("family", toolgrammar.families())
+def test_a_long_call_name_is_no_name_in_any_dialect(family: str) -> None:
+    # JSON dialects took a 1,000,000-character name; a name is at most 256 characters, as
+    # `name(max_len=256)` reads one, whole and streamed
+    base = toolgrammar.render(family, [{"name": "get_weather", "arguments": {"city": "Paris"}}])
+    for length in (256, 257, 1000):
+        text = base.replace("get_weather", "n" * length)
+        whole = _read(toolgrammar.parse(family, text, ids="sequential"))
+        assert _read(_stream(family, text, 16, tools=None)) == whole, length
+        assert all(len(name) <= 256 for name, _ in whole[2]), length
+    text = base.replace("get_weather", "n" * 1_000_000)
+    assert toolgrammar.parse(family, text).tool_calls == []
