@@ -27,7 +27,7 @@ from typing import Any, Sequence
 
 from .batched import Batched
 from .coerce import coerce_json, json_text
-from .markers import NextStop, markers
+from .markers import markers
 from .protocol import Call, DialectRow, Pairs, Sink, no_literals
 from .schemas import streams_as_text
 from .spec import PythonCalls
@@ -123,9 +123,10 @@ class PythonCallsBuilder(Batched):
         self.calls = 0
         self._commit = sink.commit_call
         self._stops = markers(stops)
-        # the strings of one text share these searches (see _string)
-        self._next_stop = NextStop(self._stops)
-        self._next_backslash = NextStop(markers(("\\",)))
+        # the strings of one text share these searches (see _string), the calls read one
+        # after another from it too (each list of calls is a builder of its own)
+        self._next_stop = sink.next_stop(stops)
+        self._next_backslash = sink.next_stop(("\\",))
         self._state = START if spec.list else CALLS
         self._in_call = False
         self._count = 0
