@@ -407,6 +407,8 @@ def test_hostile_outputs_are_read_in_linear_work_the_same_streamed(
     # names, keys and values, thousands of calls, prose of marker fragments: 4x the output
     # is at most ~4x the work (characters scanned by marker searches and the runtime's own
     # regexes), whole and 16-char streaming agree, and no text is lost
+    from toolgrammar.runtime.spec import markup_literals
+
     hostile = _hostile(family)
     wholes = {}
     scanned = count_all_scans(monkeypatch)
@@ -431,6 +433,16 @@ def test_hostile_outputs_are_read_in_linear_work_the_same_streamed(
     assert all(json.loads(c.function.arguments) == {"city": "Paris"} for c in calls)
     ((value_call),) = wholes["huge value"].tool_calls
     assert json.loads(value_call.function.arguments) == {"city": "P" * 4 * _HUGE}
+    name = wholes["huge name"]  # no name is that long: the text goes back
+    assert "n" * 4 * _HUGE in (name.content or "") + (name.reasoning or "")
+    assert name.tool_calls == []
+    partial = hostile["partial markers"](4 * _HUGE)
+    literals = markup_literals(toolgrammar.get_spec(family))
+    if not any(lit in partial for lit in literals if len(lit) > 1):  # (a marker itself)
+        assert (wholes["partial markers"].content, wholes["partial markers"].tool_calls) == (
+            partial.strip(),
+            [],
+        )
     prose = hostile["marker fragments"](4 * _HUGE)
     assert (wholes["marker fragments"].content, wholes["marker fragments"].tool_calls) == (
         prose.strip(),
