@@ -390,7 +390,7 @@ def _hostile(family: str) -> dict[str, Any]:
     out["cut calls"] = lambda n: cut * (n // len(cut) + 1)
     named = opener + "get_weather"
     out["names without arguments"] = lambda n: named * (n // len(named) + 1)
-    for run in ("[", "{", '"', "\\", '{"a": ', '["', "\\\"", "(", "<", "="):
+    for run in ("[", "{", '"', "\\", '{"a": ', '["', '\\"', "(", "<", "="):
         out["run of " + run] = (lambda run: lambda n: opener + "get_weather" + run * n)(run)
     return out
 
