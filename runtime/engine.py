@@ -556,12 +556,14 @@ class Engine:
 
     def _read_skip(self, call: _Call, item: Skip, buf: str, pos: int, eof: bool) -> int:
         skip_markers = self.family.skip_markers[call.shape, call.item]
-        at, until = skip_markers.search(buf, pos)
+        # a skip ends within this, or is none: read no further (repeated openers stay linear)
+        reach = min(len(buf), pos + item.max_len + max(map(len, item.until)) + 1)
+        at, until = skip_markers.search(buf, pos, reach)
         if self._marker_before(buf, pos, at, until, item):  # the skipped text was not a header
             return self._mismatch(call, buf, pos, eof)
         if at >= 0 and not eof and self._may_be_marker(buf, at):
             return self._wait(pos)  # `[` may be the start of `[TOOL_CALLS]`
-        end = at if at >= 0 else len(buf)
+        end = at if at >= 0 else reach
         if not item.keep and not call.committed and _PROSE.search(buf, pos, end):
             return self._abandon(call, pos)  # words, not a header: the text goes back now
         if at >= 0 and at - pos <= item.max_len:

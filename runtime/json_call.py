@@ -24,6 +24,7 @@ from .markers import markers
 from .protocol import Call, DialectRow, Pairs, Sink, json_object, no_literals, the_call
 from .spec import JsonArgs, JsonCall, JsonCallArray
 
+_MAX_NAME = 256  # a call's name is at most this long, as `name(max_len=256)` reads one
 _ARGUMENTS = JsonArgs()  # the spec of a call object's arguments value
 
 
@@ -93,7 +94,7 @@ class JsonCallBuilder:
 
     def _member(self, key: str) -> int:
         if self.spec.name_is_key:  # `{NAME: {...}}`: the first key names the call
-            if self.name is None and key.strip():
+            if self.name is None and key.strip() and len(key.strip()) <= _MAX_NAME:
                 self.name = key.strip()
                 self._args_seen = True
                 self._commit_name()
@@ -112,7 +113,7 @@ class JsonCallBuilder:
                 self.call_id = str(call_id)
         if key in self.spec.name and self.name is None:
             ok, name = loads_or_none(raw)
-            if ok and isinstance(name, str) and name.strip():
+            if ok and isinstance(name, str) and name.strip() and len(name.strip()) <= _MAX_NAME:
                 self.name = name.strip()
                 self._commit_name()
                 if self._captured and self._capture is None and self.committed:
@@ -215,7 +216,7 @@ class JsonCallBuilder:
                 args_start = start
             elif key in name_keys and not named:
                 raw = text[start:end]
-                if not (WHOLE_STRING.fullmatch(raw) and raw[1:-1].strip()):
+                if not (WHOLE_STRING.fullmatch(raw) and raw[1:-1].strip()) or len(raw) > _MAX_NAME:
                     return -1  # (the scanner would go on looking for one)
                 named = True
         if args_start < 0 or text[args_start] != "{":

@@ -33,6 +33,7 @@ from .unwrap import members_text, wrapped_object
 
 OPEN, KEY, VALUE_START, STRING, RAW, AFTER_VALUE, DONE = range(7)
 _MAX_KEY = 256
+_KEY_SPAN = 2 * _MAX_KEY + 16  # a key, its delimiters and the space around it
 _MAX_KEYS = 256  # keys remembered per call; a model inventing names is not remembered
 _CLOSERS = {"{": "}", "(": ")"}
 
@@ -77,7 +78,7 @@ def _whole_member(delim: str, string_ends: Markers) -> re.Pattern[str] | None:
     ends = "|".join(re.escape(lit) for lit in literals)  # longest first
     firsts = "".join(sorted({re.escape(lit[0]) for lit in literals}))
     return re.compile(
-        rf"\s*+(?P<key>[\w\-.]++)\s*+:\s*+"
+        rf"\s*+(?P<key>[\w\-.]{{1,{_MAX_KEY}}}+)\s{{0,{_MAX_KEY}}}+:\s*+"
         rf"(?:{re.escape(delim)}(?P<string>(?:[^{firsts}]++|(?!{ends}).)*+)(?P<end>{ends})"
         rf"|(?P<bare>[^{firsts}{{}}\[\](),]*+))"
         # `,` ends a bare value only before a key (else the state machine looks further: a
@@ -200,24 +201,33 @@ class KeyValueArgsBuilder(MarkupArgs):
         if text[pos] == ",":
             return pos + 1
         delim = self.spec.string
+        # a key and the space around it lie within `_KEY_SPAN`: what decides it is read
+        # from that much text, whole or streamed
+        limit = min(len(text), pos + _KEY_SPAN)
         if text.startswith(delim, pos):
-            close = text.find(delim, pos + len(delim))
-            colon = text.find(":", close + len(delim)) if close >= 0 else -1
+            close = text.find(delim, pos + len(delim), limit)
+            colon = text.find(":", close + len(delim), limit) if close >= 0 else -1
         else:
-            close, colon = pos, text.find(":", pos)
-            bad = self._raw_tokens.search(text, pos, colon if colon >= 0 else len(text))
+            close, colon = pos, text.find(":", pos, limit)
+            bad = self._raw_tokens.search(text, pos, colon if colon >= 0 else limit)
             if bad is not None:  # `}` or a marker before any `:`: not a key
                 if bad.group() == self._closer or self._is_stop(text, bad.start()):
                     self._finish()
                     return bad.start() + (1 if bad.group() == self._closer else 0)
         if colon < 0:
-            if len(text) - pos > _MAX_KEY or eof:
-                self._finish()
+            if len(text) - pos >= _KEY_SPAN:
+                self._finish()  # no key: the arguments end here
+                return pos
+            if eof:
+                self._finish()  # a key cut short by the end of output: markup
                 return len(text)
             return pos
         raw = text[pos:colon].strip()
         if raw.startswith(delim) and raw.endswith(delim) and len(raw) >= 2 * len(delim):
             raw = raw[len(delim) : -len(delim)]
+        if len(raw.strip()) > _MAX_KEY:  # a key longer than any name: the arguments end
+            self._finish()
+            return pos
         self._key = raw.strip()
         self._schema = self.schema_of(self._key)
         first, self._first = self._first, False

@@ -27,7 +27,7 @@ from typing import Any, Sequence
 
 from .batched import Batched
 from .coerce import coerce_json, json_text
-from .markers import NextStop, markers
+from .markers import markers
 from .protocol import Call, DialectRow, Pairs, Sink, no_literals
 from .schemas import streams_as_text
 from .spec import PythonCalls
@@ -123,9 +123,10 @@ class PythonCallsBuilder(Batched):
         self.calls = 0
         self._commit = sink.commit_call
         self._stops = markers(stops)
-        # the strings of one text share these searches (see _string)
-        self._next_stop = NextStop(self._stops)
-        self._next_backslash = NextStop(markers(("\\",)))
+        # the strings of one text share these searches (see _string), the calls read one
+        # after another from it too (each list of calls is a builder of its own)
+        self._next_stop = sink.next_stop(stops)
+        self._next_backslash = sink.next_stop(("\\",))
         self._state = START if spec.list else CALLS
         self._in_call = False
         self._count = 0
@@ -179,15 +180,18 @@ class PythonCallsBuilder(Batched):
                     continue
                 self._state = NAME
             elif state == NAME:
-                found = _NAME.match(text, pos)
+                # a name of at most _MAX_NAME characters, then at most as many spaces, then
+                # `(`: decided on that much text, whole or streamed
+                found = _NAME.match(text, pos, min(end, pos + _MAX_NAME + 1))
                 name_end = found.end() if found else pos
-                after = name_end
-                while after < end and text[after] in " \t":
+                after, limit = name_end, min(end, name_end + _MAX_NAME + 1)
+                while after < limit and text[after] in " \t":
                     after += 1
-                if found and after < end and text[after] == "(" and name_end - pos <= _MAX_NAME:
+                short = name_end - pos <= _MAX_NAME and after - name_end <= _MAX_NAME
+                if found and after < end and text[after] == "(" and short:
                     self._start_call(text[pos:name_end])
                     pos = after + 1
-                elif found and after >= end and end - pos < _MAX_NAME:
+                elif found and after >= end and short:
                     if not eof:
                         return pos  # the name or its `(` is still arriving
                     self._end()  # a name cut short by the end of output: markup

@@ -115,7 +115,7 @@ class XmlParams:
     """Key/value parameters written in markup: OPEN key KEY_END value VALUE_END.
 
     Fields are named as the grammar's `xml_params(...)` arguments. `implicit_end` markers also close an open value without being consumed (the next
-    parameter opener, the function closer). `trim_newline` removes one newline
+    parameter opener, the function closer). `trim_newline` removes one newline (`\n` or `\r\n`)
     right after KEY_END and one right before the closer (with `keep_last_newline`, only
     the one after KEY_END: a template that writes values flush); `strip` removes all
     whitespace around the value. With `value_open` the value starts at that marker

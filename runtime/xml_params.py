@@ -40,6 +40,13 @@ _ENTITY = re.compile(r"&(lt|gt|amp|quot|apos|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});
 _NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
 
 
+def _newline_at(text: str, pos: int) -> int:
+    """The length of the newline at `pos` (`\n` or `\r\n`), 0 when there is none."""
+    if text.startswith("\n", pos):
+        return 1
+    return 2 if text.startswith("\r\n", pos) else 0
+
+
 def _json_string_body(text: str) -> str:
     return encode_basestring(text)[1:-1]
 
@@ -135,7 +142,7 @@ def _whole_param(
     if spec.strip:
         parts.append(r"\s*+")
     elif spec.trim_newline:
-        parts.append(r"\n?+")
+        parts.append(r"(?:\r?\n)?+")  # `\r\n` is one newline
     # the value: runs of characters that start no marker, or one that starts no marker here
     ending = "|".join(re.escape(lit) for lit in ends)
     parts.append(rf"(?P<value>(?:[^{firsts}]++|(?!{alternatives}).)*+)(?P<end>{ending})")
@@ -217,9 +224,10 @@ class XmlParamsBuilder(MarkupArgs):
                 at, lit = self._key_ends.search(text, pos)
                 if at >= 0 and not eof and self._key_ends.may_grow(text, at, lit):
                     return pos
-                if at < 0:
-                    if end - pos > _MAX_KEY:
-                        self.state = BETWEEN  # not a parameter after all: skip it
+                if at < 0 or at - pos > _MAX_KEY:
+                    # a key longer than _MAX_KEY is no parameter, whole or streamed: skipped
+                    if at >= 0 or end - pos - self._key_ends.held(text, pos) > _MAX_KEY:
+                        self.state = BETWEEN
                         continue
                     return end if eof else pos
                 raw = text[pos:at]
@@ -239,8 +247,10 @@ class XmlParamsBuilder(MarkupArgs):
                         pos += 1
                     if pos == end and not eof:
                         return pos
-                elif spec.trim_newline and text[pos] == "\n":
-                    pos += 1
+                elif spec.trim_newline:
+                    if text[pos] == "\r" and pos + 1 == end and not eof:
+                        return pos  # `\r\n` may be arriving
+                    pos += _newline_at(text, pos)
                 self.state = VALUE
             elif state == CDATA:
                 pos = self._cdata(text, pos, eof)
@@ -307,7 +317,7 @@ class XmlParamsBuilder(MarkupArgs):
             if strip:
                 value = value.rstrip()
             elif trim_newline and value[-1:] == "\n" and not (keep_last and end in value_ends):
-                value = value[:-1]
+                value = value[: -2 if value[-2:] == "\r\n" else -1]
             if unescape:
                 value = xml_unescape(value)
             first, self._first = self._first, False
@@ -337,7 +347,7 @@ class XmlParamsBuilder(MarkupArgs):
 
     def _find_value_open(self, text: str, pos: int, eof: bool) -> int:
         at, lit = self._value_opens.search(text, pos)
-        if at >= 0 and lit == self.spec.value_open:
+        if at >= 0 and lit == self.spec.value_open and self._skipped + at - pos <= _MAX_KEY:
             self._open_param()
             return at + len(lit)
         if at >= 0 or eof or self._skipped > _MAX_KEY:
@@ -467,14 +477,14 @@ class XmlParamsBuilder(MarkupArgs):
             if spec.strip:
                 raw = raw.rstrip()
             elif spec.trim_newline and not keep_newline and raw.endswith("\n"):
-                raw = raw[:-1]
+                raw = raw[: -2 if raw.endswith("\r\n") else -1]
             hold = 0
         else:
             hold = 0
             if spec.strip:
                 hold = len(raw) - len(raw.rstrip())
-            elif spec.trim_newline and raw.endswith("\n"):
-                hold = 1
+            elif spec.trim_newline and raw[-1:] in ("\n", "\r"):
+                hold = 2 if raw.endswith("\r\n") else 1  # (a `\r` may begin `\r\n`)
             if spec.xml_unescape and not hold:  # half an entity: `&am`
                 amp = raw.rfind("&")
                 if amp >= 0 and len(raw) - amp < _MAX_ENTITY and ";" not in raw[amp:]:

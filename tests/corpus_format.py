@@ -79,7 +79,7 @@ MIN_CASES = 15  # per family: enough to cover its shapes, malformed calls and te
 
 def load(path: Path) -> list[Case]:
     family = path.stem
-    lines = path.read_text(encoding="utf-8").split("\n")
+    lines = path.read_bytes().decode("utf-8").split("\n")  # a `\r` stays: CRLF cases
     cases: list[Case] = []
     seen: dict[str, int] = {}
     i = 0
@@ -159,7 +159,7 @@ def render_expect(message: Any) -> dict[str, Any]:
 
 def rewrite(path: Path, results: dict[str, dict[str, Any]]) -> None:
     """Replace each case's expectation with `results[name]` (the update switch)."""
-    lines = path.read_text(encoding="utf-8").split("\n")
+    lines = path.read_bytes().decode("utf-8").split("\n")  # a `\r` stays: CRLF cases
     out: list[str] = []
     i = 0
     current = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -250,3 +251,200 @@ def test_many_distinct_params_keep_the_caches_bounded() -> None:
         )
         assert [c.function.name for c in message.tool_calls] == ["get_weather"]
         assert len(tables._COMPILED) <= 256
+
+
+def _stream(family: str, text: str, size: int, tools=TOOLS):  # type: ignore[no-untyped-def]
+    parser = toolgrammar.StreamParser(family, tools, ids="sequential")
+    deltas = []
+    for i in range(0, len(text), size):
+        deltas += parser.feed(text[i : i + size])
+    deltas += parser.finish()
+    return toolgrammar.assemble(deltas, parser.finish_reason)
+
+
+def _read(message):  # type: ignore[no-untyped-def]
+    calls = [(c.function.name, c.function.arguments) for c in message.tool_calls]
+    return message.content, message.reasoning, calls
+
+
+def _with_key(family: str, key: str) -> str:
+    """A call whose second parameter has the name `key`, in the family's markup."""
+    call = {"name": "get_weather", "arguments": {"city": "Paris", "kkkk": "v"}}
+    return toolgrammar.render(family, [call], TOOLS).replace("kkkk", key)
+
+
+@pytest.mark.parametrize("family", toolgrammar.families())
+def test_a_long_parameter_name_reads_the_same_whole_and_streamed(family: str) -> None:
+    # a key past the dialect's key limit (256) was kept by the whole parse and dropped by
+    # the stream, which decided before the key's end arrived (qwen3_coder, gemma4,
+    # deepseek_v32, minimax_m2): now both decide on the same bounded text
+    for length in (200, 250, 255, 256, 257, 300, 5000):
+        text = _with_key(family, "k" * length)
+        whole = _read(toolgrammar.parse(family, text, TOOLS, ids="sequential"))
+        for size in (1, 16):
+            assert _read(_stream(family, text, size)) == whole, (length, size)
+        ((name, arguments),) = whole[2]
+        assert name == "get_weather" and json.loads(arguments)["city"] == "Paris"
+        # kept whole or not at all (JSON arguments have no key limit; markup keys longer
+        # than 256 characters, their shape such as `name="…"` included, are no parameter)
+        assert set(json.loads(arguments)) <= {"city", "k" * length}
+        if length <= 200:
+            assert json.loads(arguments) == {"city": "Paris", "k" * length: "v"}
+
+
+@pytest.mark.parametrize("family", toolgrammar.families())
+def test_a_long_call_name_is_no_name_in_any_dialect(family: str) -> None:
+    # JSON dialects took a 1,000,000-character name; a name is at most 256 characters, as
+    # `name(max_len=256)` reads one, whole and streamed
+    base = toolgrammar.render(family, [{"name": "get_weather", "arguments": {"city": "Paris"}}])
+    for length in (256, 257, 1000):
+        text = base.replace("get_weather", "n" * length)
+        whole = _read(toolgrammar.parse(family, text, ids="sequential"))
+        assert _read(_stream(family, text, 16, tools=None)) == whole, length
+        assert all(len(name) <= 256 for name, _ in whole[2]), length
+    text = base.replace("get_weather", "n" * 1_000_000)
+    assert toolgrammar.parse(family, text).tool_calls == []
+
+
+# -- hostile outputs over every grammar: linear work, parity, nothing lost ----------------
+
+_HUGE = 5_000  # N: each output is parsed whole at N and 4N characters
+
+
+class _CountingPattern:
+    """A compiled pattern that adds the characters each of its scans went through to a
+    counter (a match: what it consumed; a search: up to the end of what it found)."""
+
+    def __init__(self, pattern, scanned: list[int]) -> None:  # type: ignore[no-untyped-def]
+        self._pattern, self._scanned = pattern, scanned
+        self.groupindex, self.pattern = pattern.groupindex, pattern.pattern
+
+    def _count(self, found, pos: int, endpos: int):  # type: ignore[no-untyped-def]
+        self._scanned[0] += max(1, (found.end() if found else endpos) - pos)
+        return found
+
+    def match(self, text: str, pos: int = 0, endpos: int = 2**62):  # type: ignore[no-untyped-def]
+        found = self._pattern.match(text, pos, endpos)
+        return self._count(found, pos, pos + (found is None))
+
+    def fullmatch(self, text: str, pos: int = 0, endpos: int = 2**62):  # type: ignore[no-untyped-def]
+        return self._count(self._pattern.fullmatch(text, pos, endpos), pos, min(endpos, len(text)))
+
+    def search(self, text: str, pos: int = 0, endpos: int = 2**62):  # type: ignore[no-untyped-def]
+        return self._count(self._pattern.search(text, pos, endpos), pos, min(endpos, len(text)))
+
+
+def count_all_scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """`count_marker_search`, plus the scans of the runtime's own regexes (each made to
+    count for the test only: the hot path is unchanged when not counting)."""
+    from toolgrammar.runtime import engine, json_stream, keyvalue_args, python_calls, xml_params
+
+    scanned = count_marker_search(monkeypatch)
+    for module, names in (
+        (engine, ("_WS", "_WORDS", "_PROSE", "_BARE_NAME")),
+        (json_stream, ("_PLAIN_STRING", "_WHITESPACE", "_KEY_COLON", "_COMMA", "JSON_WS")),
+        (keyvalue_args, ("_SPACE",)),
+        (python_calls, ("_SPACE", "_NAME", "_KEY")),
+    ):
+        for name in names:
+            monkeypatch.setattr(module, name, _CountingPattern(getattr(module, name), scanned))
+    strings = {q: _CountingPattern(p, scanned) for q, p in python_calls._WHOLE_STRINGS.items()}
+    monkeypatch.setattr(python_calls, "_WHOLE_STRINGS", strings)
+    for module, factory in (
+        (xml_params, "_whole_param"),
+        (keyvalue_args, "_whole_member"),
+        (keyvalue_args, "_raw_tokens"),
+    ):
+        made = getattr(module, factory)
+
+        def counting(*args, _made=made):  # type: ignore[no-untyped-def]
+            pattern = _made(*args)
+            return None if pattern is None else _CountingPattern(pattern, scanned)
+
+        monkeypatch.setattr(module, factory, counting)
+    return scanned
+
+
+def _hostile(family: str) -> dict[str, Any]:
+    """Hostile outputs of about n characters, by kind, for the family: each a function of n."""
+    from toolgrammar.runtime.spec import markup_literals
+
+    literals = sorted(markup_literals(toolgrammar.get_spec(family)), key=lambda s: (-len(s), s))
+    call = toolgrammar.render(family, [{"name": "get_weather", "arguments": {"city": "Paris"}}])
+    opener = call[: call.index("get_weather")] or "["
+    key_at = call.index("city")
+    partial = "".join(lit[:-1] + "x" for lit in literals if len(lit) > 1) or "<"
+    cuts = [lit[: 1 + i % (len(lit) - 1)] for i, lit in enumerate(literals * 9) if len(lit) > 1]
+    fragments = [cut for cut in cuts if not any(lit in cut for lit in literals)]  # no marker
+    prose = " word ".join(fragments) or "word"
+    out: dict[str, Any] = {
+        "openers": lambda n: opener * (n // len(opener)),
+        "partial markers": lambda n: partial * (n // len(partial) + 1),
+        "huge name": lambda n: opener + "n" * n,
+        "huge key": lambda n: call[:key_at] + "k" * n + call[key_at:],
+        "huge value": lambda n: call.replace("Paris", "P" * n),
+        "many calls": lambda n: call * (n // len(call) + 1),
+        "marker fragments": lambda n: (prose + " word ") * (n // len(prose) + 1),
+    }
+    cut = call[: call.index("Paris") + 2]  # a call cut inside its value, then the next
+    out["cut calls"] = lambda n: cut * (n // len(cut) + 1)
+    named = opener + "get_weather"
+    out["names without arguments"] = lambda n: named * (n // len(named) + 1)
+    for run in ("[", "{", '"', "\\", '{"a": ', '["', '\\"', "(", "<", "="):
+        out["run of " + run] = (lambda run: lambda n: opener + "get_weather" + run * n)(run)
+    return out
+
+
+def _kinds() -> list[str]:
+    return list(_hostile("hermes"))
+
+
+@pytest.mark.parametrize("family", toolgrammar.families())
+def test_hostile_outputs_are_read_in_linear_work_the_same_streamed(
+    family: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # repeated openers, partial markers, runs of brackets, quotes and backslashes, huge
+    # names, keys and values, thousands of calls, prose of marker fragments: 4x the output
+    # is at most ~4x the work (characters scanned by marker searches and the runtime's own
+    # regexes), whole and 16-char streaming agree, and no text is lost
+    from toolgrammar.runtime.spec import markup_literals
+
+    hostile = _hostile(family)
+    wholes = {}
+    scanned = count_all_scans(monkeypatch)
+    for kind, make in hostile.items():
+        work = []
+        for size in (_HUGE, 4 * _HUGE):
+            text = make(size)
+            scanned[0] = 0
+            wholes[kind, size] = toolgrammar.parse(family, text, TOOLS, reasoning_open=False)
+            work.append(scanned[0])
+        assert work[1] <= 5 * work[0] + 1000, f"{kind}: {work[0]} then {work[1]} characters scanned"
+    monkeypatch.undo()
+    for kind, make in hostile.items():
+        text = make(_HUGE)
+        parser = toolgrammar.StreamParser(family, TOOLS, reasoning_open=False)
+        deltas = [d for i in range(0, len(text), 16) for d in parser.feed(text[i : i + 16])]
+        streamed = toolgrammar.assemble(deltas + parser.finish())
+        assert _read(streamed) == _read(wholes[kind, _HUGE]), kind
+    wholes = {kind: wholes[kind, 4 * _HUGE] for kind in hostile}
+    calls = wholes["many calls"].tool_calls
+    assert len(calls) == len(hostile["many calls"](4 * _HUGE)) // len(hostile["many calls"](0))
+    assert all(json.loads(c.function.arguments) == {"city": "Paris"} for c in calls)
+    ((value_call),) = wholes["huge value"].tool_calls
+    assert json.loads(value_call.function.arguments) == {"city": "P" * 4 * _HUGE}
+    name = wholes["huge name"]  # no name is that long: the text goes back
+    assert "n" * 4 * _HUGE in (name.content or "") + (name.reasoning or "")
+    assert name.tool_calls == []
+    partial = hostile["partial markers"](4 * _HUGE)
+    literals = markup_literals(toolgrammar.get_spec(family))
+    if not any(lit in partial for lit in literals if len(lit) > 1):  # (a marker itself)
+        assert (wholes["partial markers"].content, wholes["partial markers"].tool_calls) == (
+            partial.strip(),
+            [],
+        )
+    prose = hostile["marker fragments"](4 * _HUGE)
+    assert (wholes["marker fragments"].content, wholes["marker fragments"].tool_calls) == (
+        prose.strip(),
+        [],
+    )
