@@ -310,7 +310,9 @@ class MessagesStmt(Node):
     def __str__(self) -> str:
         fields = f" {self.fields}" if self.fields is not None else ""
         opened = " prompt_opened" if self.prompt_opened else ""
-        return f"messages {self.header} {self.recipient}{fields} {self.header_end} {self.ends}{opened}"
+        return (
+            f"messages {self.header} {self.recipient}{fields} {self.header_end} {self.ends}{opened}"
+        )
 
 
 ROUTE_KINDS = ("reasoning", "content", "calls", "drop")

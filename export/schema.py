@@ -74,9 +74,7 @@ def _inline(node: Any, root: dict[str, Any], seen: tuple[str, ...]) -> Any:
         rest = {k: v for k, v in node.items() if k != "$ref"}
         merged = {**target, **rest}
         return _inline(merged, root, seen + (ref,))
-    return {
-        k: _inline(v, root, seen) for k, v in node.items() if k not in ("$defs", "definitions")
-    }
+    return {k: _inline(v, root, seen) for k, v in node.items() if k not in ("$defs", "definitions")}
 
 
 def _resolve(ref: str, root: dict[str, Any]) -> dict[str, Any]:

@@ -96,8 +96,11 @@ PATTERNS: dict[str, tuple[str, dict[str, str]]] = {
     "header": (r"[A-Za-z0-9_.:\-]{1,64}", {"header-tok": "[A-Za-z0-9_.:\\x2D]{1,64}"}),
     "int": (
         r"-?(?:0|[1-9][0-9]*)",
-        {"int-tok": '("-")? uint-tok', "uint-tok": '"0" | [1-9] | [1-9] digits-tok',
-         "digits-tok": "[0-9] digits-tok | [0-9]"},
+        {
+            "int-tok": '("-")? uint-tok',
+            "uint-tok": '"0" | [1-9] | [1-9] digits-tok',
+            "digits-tok": "[0-9] digits-tok | [0-9]",
+        },
     ),
     "uint": (
         r"(?:0|[1-9][0-9]*)",
@@ -105,8 +108,11 @@ PATTERNS: dict[str, tuple[str, dict[str, str]]] = {
     ),
     "number": (
         r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]{1,2})?",
-        {"number-tok": '("-")? uint-tok ("." digits-tok)? ([eE] ("+" | "-")? [0-9] ([0-9])?)?',
-         "uint-tok": '"0" | [1-9] | [1-9] digits-tok', "digits-tok": "[0-9] digits-tok | [0-9]"},
+        {
+            "number-tok": '("-")? uint-tok ("." digits-tok)? ([eE] ("+" | "-")? [0-9] ([0-9])?)?',
+            "uint-tok": '"0" | [1-9] | [1-9] digits-tok',
+            "digits-tok": "[0-9] digits-tok | [0-9]",
+        },
     ),
 }
 

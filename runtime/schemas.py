@@ -535,6 +535,7 @@ class ToolSchemas:
     def has_tools(self) -> bool:
         """Whether the request named at least one tool."""
         return bool(self._params)
+
     def requested(self, name: str) -> bool:
         """Whether the request lists a tool called `name` (never when no tools were given)."""
         try:

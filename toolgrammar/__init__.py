@@ -177,7 +177,9 @@ def _check_options(
 
 def _check_finish_reason(reason: Any) -> None:
     if reason not in FINISH_REASONS:
-        raise ValueError(f"finish reason must be one of {', '.join(FINISH_REASONS)}, not {reason!r}")
+        raise ValueError(
+            f"finish reason must be one of {', '.join(FINISH_REASONS)}, not {reason!r}"
+        )
 
 
 def render(
