@@ -29,7 +29,7 @@ from .markers import Markers, OpenerInValue, markers
 from .protocol import Call, DialectRow, Pairs, Sink, the_call
 from .schemas import item_schema, property_schema, streams_as_text
 from .spec import KeyValueArgs
-from .unwrap import members_text, wrapped_object
+from .unwrap import members_text, wrapped_object, write_members
 
 OPEN, KEY, VALUE_START, STRING, RAW, AFTER_VALUE, DONE = range(7)
 _MAX_KEY = 256
@@ -441,9 +441,7 @@ class KeyValueArgsBuilder(MarkupArgs):
         wrapper, self._wrapper = self._wrapper, False
         text = self._members(read) if wrapper else None
         if text is not None:  # the wrapper's members stand in its place
-            if text:
-                self.emit((", " if self._count else "") + text)
-                self._count += 1
+            self._count = write_members(self.emit, text, self._count)
         else:
             self.emit(self._prefix() + json_text(_typed(read, self._schema)))
         self.state = AFTER_VALUE

@@ -31,7 +31,7 @@ from .markers import markers
 from .protocol import Call, DialectRow, Pairs, Sink, no_literals
 from .schemas import streams_as_text
 from .spec import PythonCalls
-from .unwrap import members_text, wrapped_object
+from .unwrap import members_text, wrapped_object, write_members
 
 START, CALLS, NAME, ARGS, KEY_AFTER, VALUE, STRING, RAW, DONE = range(9)
 _SPACE = re.compile(r"\s*")
@@ -461,10 +461,9 @@ class PythonCallsBuilder(Batched):
         value = _literal(raw)
         members = wrapped_object(value) if wrapper else None
         if members is not None:  # the wrapper's members stand in its place
-            text = members_text(members, self.schema_of)
-            if text:
-                self.emit((", " if self._count else "") + text)
-                self._count += 1
+            self._count = write_members(
+                self.emit, members_text(members, self.schema_of), self._count
+            )
             return
         self.emit(self._prefix() + json_text(coerce_json(value, self._schema)))
 

@@ -36,6 +36,15 @@ def wrapped_text(text: str, json_flagged: bool) -> dict | None:
     return wrapped_object(decode_json_or_text(text) if json_flagged else text)
 
 
+def write_members(emit: Callable[[str], None], text: str, count: int) -> int:
+    """Write a wrapper's members (`members_text`) in its place, after the `count` members
+    already written; the count after them (an empty wrapper writes nothing)."""
+    if not text:
+        return count
+    emit((", " if count else "") + text)
+    return count + 1
+
+
 def members_text(members: dict, schema_of: Callable[[str], dict | None]) -> str:
     """The members as they stand inside the arguments object (`"k": v, …`, no braces), each
     typed by its own parameter's schema, as the dialects write arguments."""

@@ -28,7 +28,7 @@ from .markers import markers
 from .protocol import Call, DialectRow, Sink, render_value_text, the_call
 from .schemas import item_schema, property_schema, schema_types, streams_as_text
 from .spec import XmlElements
-from .unwrap import members_text, wrapped_text
+from .unwrap import members_text, wrapped_text, write_members
 
 BETWEEN, TAG, START, TEXT, TREE, DONE = range(6)
 _MAX_NAME = 256
@@ -289,9 +289,7 @@ class XmlElementsBuilder(MarkupArgs):
         wrapper, self._wrapper = self._wrapper, False
         members = self._members(node) if wrapper else None
         if members is not None:  # the wrapper's members stand in its place
-            if members:
-                self.emit((", " if self._count else "") + members)
-                self._count += 1
+            self._count = write_members(self.emit, members, self._count)
         else:
             self.emit(self._prefix() + json_text(_convert(node, self._schema)))
         self.state = BETWEEN

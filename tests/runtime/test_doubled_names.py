@@ -30,7 +30,9 @@ def _name(written: str, tools: list[dict] | None) -> str:
 
 
 def test_muse_grammar_asks_for_it() -> None:
-    names = [item for shape in get_spec("muse").shapes for item in shape.call if isinstance(item, Name)]
+    names = [
+        item for shape in get_spec("muse").shapes for item in shape.call if isinstance(item, Name)
+    ]
     assert [n.doubled for n in names] == ["."]
 
 

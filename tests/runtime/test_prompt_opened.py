@@ -7,14 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from toolgrammar.compiler.frontend import parse_grammar
-from toolgrammar.compiler.lower import lower
-from toolgrammar.compiler.validate import validate_grammar
-from toolgrammar.runtime.deltas import assemble, sequential_call_id
-from toolgrammar.runtime.engine import Engine
-from toolgrammar.runtime.schemas import ToolSchemas
-from toolgrammar.runtime.spec import FamilySpec
+from grammar_text import read_both, spec_of
 
 CALL = 'family x\ncall prompt_opened "<tool_call>" ws json_call ws "</tool_call>"\n'
 SECTION = 'family x\nsection "<calls>" "</calls>" prompt_opened\ncall "<c>" json_call "</c>"\n'
@@ -25,24 +18,9 @@ MESSAGES = (
 PING = '{"name": "ping", "arguments": {"n": 1}}'
 
 
-def spec_of(text: str) -> FamilySpec:
-    grammar = parse_grammar(text, "x.tg")
-    assert validate_grammar(grammar, text, "x.tg") == []
-    return lower(grammar, "x.tg", "0" * 64)
-
-
 def read(grammar: str, text: str, reason: str = "stop", **options: Any) -> tuple:
     """(content, reasoning, calls) of `text` fed whole; a char-by-char stream must agree."""
-    spec = spec_of(grammar)
-    results = []
-    for pieces in ([text], list(text)):
-        engine = Engine(spec, ToolSchemas(None), call_id=sequential_call_id, **options)
-        deltas = [d for piece in pieces for d in engine.feed(piece)] + engine.finish(reason)
-        message = assemble(deltas)
-        calls = [(c.function.name, c.function.arguments) for c in message.tool_calls]
-        results.append((message.content, message.reasoning, calls))
-    assert results[0] == results[1], text
-    return results[0]
+    return read_both(spec_of(grammar), text, None, reason, **options)
 
 
 @pytest.mark.parametrize(

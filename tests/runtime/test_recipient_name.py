@@ -7,13 +7,8 @@ from typing import Any
 
 import pytest
 
-from toolgrammar.compiler.frontend import parse_grammar
-from toolgrammar.compiler.lower import lower
-from toolgrammar.compiler.validate import validate_grammar
-from toolgrammar.runtime.deltas import assemble, sequential_call_id
-from toolgrammar.runtime.engine import Engine
-from toolgrammar.runtime.schemas import ToolSchemas
-from toolgrammar.runtime.spec import FamilySpec, Name
+from toolgrammar.runtime.spec import Name
+from grammar_text import read_both, spec_of
 
 GRAMMAR = (
     "family x\n"
@@ -31,23 +26,8 @@ def tools(*names: str) -> list[dict]:
     return [{"type": "function", "function": {"name": n, "parameters": {}}} for n in names]
 
 
-def spec_of(text: str) -> FamilySpec:
-    grammar = parse_grammar(text, "x.tg")
-    assert validate_grammar(grammar, text, "x.tg") == []
-    return lower(grammar, "x.tg", "0" * 64)
-
-
 def read(text: str, given: list[dict] | None, reason: str = "stop") -> tuple:
-    spec = spec_of(GRAMMAR)
-    results = []
-    for pieces in ([text], list(text)):
-        engine = Engine(spec, ToolSchemas(given), call_id=sequential_call_id)
-        deltas = [d for piece in pieces for d in engine.feed(piece)] + engine.finish(reason)
-        message = assemble(deltas)
-        calls = [(c.function.name, c.function.arguments) for c in message.tool_calls]
-        results.append((message.content, message.reasoning, calls))
-    assert results[0] == results[1], text
-    return results[0]
+    return read_both(spec_of(GRAMMAR), text, given, reason)
 
 
 def test_the_item_lowers_with_no_opener() -> None:
@@ -65,7 +45,7 @@ def test_the_item_lowers_with_no_opener() -> None:
         # the part after the last separator, when only that is requested
         ('to=a.b.ping<m>{"n": 1}<e>', tools("ping"), [("ping", '{"n": 1}')]),
         # the whole dotted name when that is requested
-        ('to=a.ping<m>{}<e>', tools("a.ping", "ping"), [("a.ping", "{}")]),
+        ("to=a.ping<m>{}<e>", tools("a.ping", "ping"), [("a.ping", "{}")]),
         # not requested: the default route (drop)
         ('to=pong<m>{"n": 1}<e>', tools("ping"), []),
         # a routed recipient is not read by its last part

@@ -7,13 +7,11 @@ from typing import Any
 
 import pytest
 
-from toolgrammar.compiler.frontend import parse_grammar
-from toolgrammar.compiler.lower import lower
-from toolgrammar.compiler.validate import validate_grammar
 from toolgrammar.runtime.deltas import assemble, message_of
 from toolgrammar.runtime.engine import Engine
 from toolgrammar.runtime.schemas import ToolSchemas
-from toolgrammar.runtime.spec import FamilySpec, JsonCallArray, Skip
+from toolgrammar.runtime.spec import JsonCallArray, Skip
+from grammar_text import spec_of
 
 BARE = """
 family bare_test
@@ -30,12 +28,6 @@ family two_bodies_test
 call "<c>" ws name(until=["<k>", "</c>"]) xml_params(open="<k>", key_end="=", value_end=";") "</c>"
 call "<c>" ws json_call() ws "</c>"
 """
-
-
-def spec_of(text: str) -> FamilySpec:
-    grammar = parse_grammar(text, "x.tg")
-    assert validate_grammar(grammar, text, "x.tg") == []
-    return lower(grammar, "x.tg", "0" * 64)
 
 
 def read(text: str, output: str, finish: str = "stop") -> dict[str, Any]:

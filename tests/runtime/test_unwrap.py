@@ -75,11 +75,26 @@ def test_members_text_types_each_member_by_its_own_schema() -> None:
 
 # one wrapped call per dialect: (family, text)
 WRAPPED = [
-    ("hermes", '<tool_call>\n{"name": "get_weather", "arguments": {"arguments": {"city": "Paris", "days": "3"}}}\n</tool_call>'),
-    ("kimi_k2", '<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"input": {"city": "Paris", "days": 3}}<|tool_call_end|><|tool_calls_section_end|>'),
-    ("granite", '<|tool_call|>[{"name": "get_weather", "arguments": {"properties": "{\\"city\\": \\"Paris\\", \\"days\\": 3}"}}]'),
-    ("qwen3_coder", '<tool_call>\n<function=get_weather>\n<parameter=arguments>\n{"city": "Paris", "days": 3}\n</parameter>\n</function>\n</tool_call>'),
-    ("minimax_m3", ']<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name="get_weather">\n]<]minimax[>[<input>]<]minimax[>[<city>Paris]<]minimax[>[</city>]<]minimax[>[<days>3]<]minimax[>[</days>]<]minimax[>[</input>\n]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>'),
+    (
+        "hermes",
+        '<tool_call>\n{"name": "get_weather", "arguments": {"arguments": {"city": "Paris", "days": "3"}}}\n</tool_call>',
+    ),
+    (
+        "kimi_k2",
+        '<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"input": {"city": "Paris", "days": 3}}<|tool_call_end|><|tool_calls_section_end|>',
+    ),
+    (
+        "granite",
+        '<|tool_call|>[{"name": "get_weather", "arguments": {"properties": "{\\"city\\": \\"Paris\\", \\"days\\": 3}"}}]',
+    ),
+    (
+        "qwen3_coder",
+        '<tool_call>\n<function=get_weather>\n<parameter=arguments>\n{"city": "Paris", "days": 3}\n</parameter>\n</function>\n</tool_call>',
+    ),
+    (
+        "minimax_m3",
+        ']<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name="get_weather">\n]<]minimax[>[<input>]<]minimax[>[<city>Paris]<]minimax[>[</city>]<]minimax[>[<days>3]<]minimax[>[</days>]<]minimax[>[</input>\n]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>',
+    ),
     ("gemma4", '<|tool_call>call:get_weather{arguments:{city:<|"|>Paris<|"|>,days:3}}<tool_call|>'),
     ("pythonic", "[get_weather(properties={'city': 'Paris', 'days': 3})]"),
 ]
