@@ -14,6 +14,8 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import jsonschema
+
 __all__ = ["ToolSchemaWarning", "warn_about_schema"]
 
 _SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
@@ -116,10 +118,6 @@ def _escape(name: object) -> str:
 def _explain(schema: Any, path: str) -> str:
     """jsonschema's own words for the error at the flagged place (the schema checked against
     its metaschema); empty when jsonschema finds nothing wrong there (no warning)."""
-    try:
-        import jsonschema
-    except ImportError:  # pragma: no cover - a runtime dependency; the walk's word stands
-        return f"at {path}"
     validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
         for error in validator(validator.META_SCHEMA).iter_errors(schema):
