@@ -1,0 +1,286 @@
+"""How often a peer's own parser reads our corpus cases as our expectations say.
+
+Fidelity with the field is measured on model outputs written the way the peers' tests write
+them. This script takes the other direction too: every corpus case of every family the peer
+pairs (`peer_vllm.PAIRS`, `peer_sglang.PAIRS`) goes through the peer's own tool parser, whole
+output, with the case's tools, and its calls and content are compared with the case's
+`--- expect`. Each case falls in one of three classes by its title:
+
+- `upstream PEER test: …`  the case transcribes the peer's own test: a disagreement means the
+  transcription, or our reading of it, is wrong (or the test drives the parser differently);
+- `differs from PEER: …` (and the general policies, `… as for every family`): a deliberate
+  difference, listed in docs/compat.md: a disagreement is expected;
+- `policy`: our own case whose title names a policy every family shares (unfinished output,
+  schema coercion, markers win, unknown tools: docs/compat.md); a peer may answer it otherwise;
+- anything else: our own case. A disagreement there is a difference nobody wrote down, the
+  list to read first when hunting fidelity bugs.
+
+Calls agree when names and arguments (as JSON values) are equal, in order; content agrees when
+both sides' content is equal with every run of whitespace read as one space and the ends
+stripped (how much whitespace touching markup a parser keeps is a policy: docs/compat.md). Content is not compared when the
+expectation has reasoning: a peer's tool parser alone does not split reasoning off. Options a
+peer's parser cannot take (`reasoning_open`, `block_open`, `params`, `unknown_tools`) leave
+the case out, as does `tools=none`: with no tools, neither serving layer runs its tool parser.
+
+Run it in the peer's environment (as `vs_vllm.py` / `vs_sglang.py`):
+
+    VLLM_PYTHON="$(bash scripts/vllm_env.sh)"
+    $VLLM_PYTHON bench/agreement.py vllm [--families ...] [--markdown PATH] [--json PATH]
+    SGLANG_PYTHON="$(bash scripts/sglang_env.sh)"
+    $SGLANG_PYTHON bench/agreement.py sglang [...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from side_by_side import ROOT, Outcome, Peer, Tokens, special_tokens
+
+from toolgrammar.runtime.registry import get_spec
+
+sys.path.insert(0, str(ROOT / "tests"))
+from corpus_format import CORPUS, Case, load  # noqa: E402  (the tests' own corpus reader)
+
+UNSUPPORTED = ("reasoning_open", "block_open", "params", "unknown_tools")
+BUDGET_S = 20.0  # per case: a peer's regex that backtracks for ever is a disagreement
+POLICY_TITLE = "as for every family"  # the general policies' cases (docs/compat.md)
+# Words in our own cases' titles that name a policy every family shares (docs/compat.md,
+# "Policies every family shares"): a peer that answers it otherwise disagrees by design.
+POLICY_WORDS = {
+    "unfinished output": ("truncated", "cut ", "unfinished", "length limit", "end of output"),
+    "schema coercion": ("coerce", "typed", "schema"),
+    "markers win": ("markers win",),
+    "unknown tools": ("unknown tool",),
+    "ignored markers": ("end-of-turn", "turn token", "turn end"),
+}
+
+
+@dataclass
+class Verdict:
+    case: str
+    kind: str  # "upstream", "documented", "policy", "ours"
+    calls: bool
+    content: bool | None  # None: not compared (the expectation has reasoning)
+    why: str = ""
+
+    @property
+    def agrees(self) -> bool:
+        return self.calls and self.content is not False
+
+
+@dataclass
+class FamilyAgreement:
+    family: str
+    peer_parser: str
+    verdicts: list[Verdict] = field(default_factory=list)
+    left_out: int = 0
+
+    def count(self, kind: str | None = None, agreeing: bool | None = None) -> int:
+        return sum(
+            1
+            for v in self.verdicts
+            if (kind is None or v.kind == kind) and (agreeing is None or v.agrees == agreeing)
+        )
+
+
+def peer_of(key: str) -> Peer:
+    if key == "vllm":
+        from peer_vllm import PEER
+    else:
+        from peer_sglang import PEER
+    return PEER
+
+
+def kind_of(title: str, peer: Peer) -> str:
+    lowered = title.lower()
+    name = peer.name.lower()
+    if lowered.startswith(f"upstream {name} test"):
+        return "upstream"
+    if f"differs from {name}" in lowered or POLICY_TITLE in lowered:
+        return "documented"
+    if any(word in lowered for words in POLICY_WORDS.values() for word in words):
+        return "policy"
+    return "ours"
+
+
+def _json_or_text(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError):
+        return text
+
+
+def compare_calls(got: list[tuple[str, str]], want: list[list[str]]) -> str:
+    """'' when the peer's calls are the expected ones, else a short reason."""
+    if len(got) != len(want):
+        return f"{len(got)} calls, expected {len(want)}"
+    for n, ((name, args), (want_name, want_args)) in enumerate(zip(got, want)):
+        if name != want_name:
+            return f"call {n}: name {name!r}, expected {want_name!r}"
+        if _json_or_text(args) != _json_or_text(want_args):
+            return f"call {n}: arguments {args[:80]!r}, expected {want_args[:80]!r}"
+    return ""
+
+
+def judge(case: Case, outcome: Outcome, kind: str) -> Verdict:
+    expect = case.expect
+    if outcome.error:
+        return Verdict(case.name, kind, False, False, f"raised {outcome.error[:100]}")
+    why = compare_calls(outcome.calls, expect["tool_calls"])
+    calls = not why
+    content: bool | None = None
+    if not expect.get("reasoning"):
+        content = " ".join((outcome.content or "").split()) == " ".join(
+            (expect["content"] or "").split()
+        )
+        if not content and not why:
+            why = f"content {outcome.content[:80]!r}, expected {(expect['content'] or '')[:80]!r}"
+    return Verdict(case.name, kind, calls, content, why)
+
+
+def corpus_of(family: str) -> Path:
+    """The corpus file of a registered name: its grammar's (an alias has none of its own)."""
+    return CORPUS / f"{get_spec(family).name}.txt"
+
+
+class Worker:
+    """The peer's parses in a forked child, so that one past its budget can be killed (a
+    regex stuck in C does not see signals) and the rest of the cases go on in a new child."""
+
+    def __init__(self, parse: Any) -> None:
+        self.parse = parse
+        self.child: Any = None
+        self.pipe: Any = None
+
+    def _serve(self, pipe: Any) -> None:
+        while True:
+            key, text = pipe.recv()
+            outcome = self.parse(key, text)
+            pipe.send((outcome.content, outcome.calls, outcome.error))
+
+    def ask(self, key: str, text: str) -> Outcome:
+        if self.child is None:
+            ours, theirs = multiprocessing.Pipe()
+            self.child = multiprocessing.get_context("fork").Process(
+                target=self._serve, args=(theirs,), daemon=True
+            )
+            self.child.start()
+            self.pipe = ours
+        try:
+            self.pipe.send((key, text))
+            if not self.pipe.poll(BUDGET_S):
+                self.close()
+                return Outcome("", [], f"past the {BUDGET_S:.0f} s budget")
+            content, calls, error = self.pipe.recv()
+        except (EOFError, OSError) as died:  # the peer took its process down
+            self.close()
+            return Outcome("", [], f"the peer's process died ({type(died).__name__})")
+        return Outcome(content, calls, error)
+
+    def close(self) -> None:
+        if self.child is not None:
+            self.child.kill()
+            self.child.join()
+            self.child = None
+
+
+def run_family(peer: Peer, modules: Any, family: str) -> FamilyAgreement:
+    cases = load(corpus_of(family))
+    result = FamilyAgreement(family, peer.pairs[family])
+    usable = [
+        c for c in cases if c.tools is not None and not any(k in c.options for k in UNSUPPORTED)
+    ]
+    result.left_out = len(cases) - len(usable)
+    tokens = Tokens(special_tokens(family), [c.text for c in usable])
+    sides: dict[str, Any] = {}
+
+    def parse(key: str, text: str) -> Outcome:
+        if key not in sides:
+            sides[key] = peer.side(modules, peer.pairs[family], tokens, json.loads(key))
+        return sides[key].parse(text)
+
+    worker = Worker(parse)
+    try:
+        for case in usable:
+            outcome = worker.ask(json.dumps(case.tools), case.text)
+            result.verdicts.append(judge(case, outcome, kind_of(case.name, peer)))
+    finally:
+        worker.close()
+    return result
+
+
+def markdown(peer: Peer, results: list[FamilyAgreement]) -> str:
+    def rate(r: FamilyAgreement, kind: str | None) -> str:
+        total = r.count(kind)
+        return f"{r.count(kind, True)}/{total}" if total else "–"
+
+    lines = [
+        f"## {peer.title}",
+        "",
+        "| family | peer parser | all | upstream | documented | policy | ours | left out |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r.family} | {r.peer_parser} | {rate(r, None)} | {rate(r, 'upstream')} | "
+            f"{rate(r, 'documented')} | {rate(r, 'policy')} | {rate(r, 'ours')} | {r.left_out} |"
+        )
+
+    def total(kind: str | None) -> str:
+        return f"{sum(r.count(kind, True) for r in results)}/{sum(r.count(kind) for r in results)}"
+
+    lines += [
+        f"| **all** | | **{total(None)}** | {total('upstream')} | {total('documented')} | "
+        f"{total('policy')} | {total('ours')} | {sum(r.left_out for r in results)} |",
+        "",
+        "Disagreements outside the documented differences:",
+        "",
+    ]
+    for r in results:
+        for v in r.verdicts:
+            if not v.agrees and v.kind in ("upstream", "ours"):
+                lines.append(f"- {r.family} · {v.kind} · {v.case}: {v.why}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("peer", choices=("vllm", "sglang"))
+    parser.add_argument("--families", nargs="+")
+    parser.add_argument("--markdown", type=Path)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    peer = peer_of(args.peer)
+    modules = peer.load()
+    families = args.families or sorted(peer.pairs)
+    unknown = [f for f in families if f not in peer.pairs]
+    if unknown:
+        parser.error(f"{peer.name} has no parser paired with {', '.join(unknown)}")
+    results = []
+    for family in families:
+        result = run_family(peer, modules, family)
+        results.append(result)
+        print(
+            f"{family:18} {result.count(None, True):4}/{result.count():<4} "
+            f"upstream {result.count('upstream', True)}/{result.count('upstream')}  "
+            f"policy {result.count('policy', True)}/{result.count('policy')}  "
+            f"ours {result.count('ours', True)}/{result.count('ours')}",
+            flush=True,
+        )
+    text = markdown(peer, results)
+    if args.markdown:
+        args.markdown.write_text(text, encoding="utf-8")
+    if args.json:
+        args.json.write_text(json.dumps([asdict(r) for r in results], indent=1), encoding="utf-8")
+    print(text.split("Disagreements")[0].splitlines()[-2])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

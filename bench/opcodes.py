@@ -1,0 +1,107 @@
+"""Python opcodes per delta: a cost that a busy, shared machine does not disturb.
+
+Wall-clock timings on these machines move by 2x between runs; the number of bytecode
+instructions the interpreter runs for one `StreamParser.feed` does not. This counts them
+(`sys.settrace` opcode events) over the second half of each stream of `streams.py` (16-char
+deltas, the first half fed untraced so that the count is of a parser deep in its output), and
+compares two runs, e.g. before and after a refactor:
+
+    python bench/opcodes.py --families qwen3_coder hermes --size 16K --json after.json
+    python bench/opcodes.py --compare before.json after.json
+
+To measure an older checkout on the same streams, write them once with `--streams-out` and
+count them there with `--streams-in` (the older checkout's own `streams.py` may differ).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import toolgrammar
+from per_delta import parse_size
+from streams import SHAPES, build_stream, load_tools
+
+DELTA = 16
+
+
+def count_per_delta(family: str, text: str, tools: list[dict[str, Any]]) -> float:
+    """Opcodes per delta over the second half of `text` fed in DELTA-char pieces."""
+    deltas = [text[i : i + DELTA] for i in range(0, len(text), DELTA)]
+    parser = toolgrammar.StreamParser(family, tools=tools)
+    half = len(deltas) // 2
+    for delta in deltas[:half]:
+        parser.feed(delta)
+    count = 0
+
+    def tracer(frame: FrameType, event: str, arg: Any) -> Any:
+        nonlocal count
+        frame.f_trace_opcodes = True
+        if event == "opcode":
+            count += 1
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        for delta in deltas[half:]:
+            parser.feed(delta)
+    finally:
+        sys.settrace(None)
+    return count / max(1, len(deltas) - half)
+
+
+def write_streams(families: list[str], size: int) -> dict[str, Any]:
+    streams = [
+        {"family": f, "shape": shape, "text": build_stream(f, shape, size).text}
+        for f in families
+        for shape in SHAPES
+    ]
+    return {"tools": load_tools(), "streams": streams}
+
+
+def compare(before: dict[str, float], after: dict[str, float]) -> str:
+    lines = [f"{'stream':30} {'before':>8} {'after':>8} {'ratio':>6}"]
+    for key in before:
+        if key in after:
+            ratio = after[key] / before[key]
+            flag = "  !" if ratio > 1.05 else ""
+            lines.append(f"{key:30} {before[key]:8.0f} {after[key]:8.0f} {ratio:6.2f}{flag}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--families", nargs="+", default=["qwen3_coder", "hermes", "kimi_k2"])
+    parser.add_argument("--size", default="16K")
+    parser.add_argument("--json", type=Path, help="write {family/shape: opcodes per delta}")
+    parser.add_argument("--streams-out", type=Path, help="write the streams, count nothing")
+    parser.add_argument("--streams-in", type=Path, help="count these streams")
+    parser.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"))
+    args = parser.parse_args(argv)
+    if args.compare:
+        before, after = (json.loads(p.read_text(encoding="utf-8")) for p in args.compare)
+        print(compare(before, after))
+        return 0
+    if args.streams_in:
+        data = json.loads(args.streams_in.read_text(encoding="utf-8"))
+    else:
+        data = write_streams(args.families, parse_size(args.size))
+    if args.streams_out:
+        args.streams_out.write_text(json.dumps(data), encoding="utf-8")
+        return 0
+    counts = {}
+    for stream in data["streams"]:
+        key = f"{stream['family']}/{stream['shape']}"
+        counts[key] = count_per_delta(stream["family"], stream["text"], data["tools"])
+        print(f"{key:30} {counts[key]:8.0f}", flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(counts, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
