@@ -19,6 +19,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import side_by_side  # noqa: E402
 from peer_sglang import PEER as SGLANG  # noqa: E402
 from peer_vllm import PEER as VLLM  # noqa: E402
+import vs_peers  # noqa: E402
 
 VLLM_RUNS = [
     "run4_23_families.json",
@@ -56,4 +57,18 @@ def test_the_tables_are_rendered_from_the_recorded_runs(
         argv += ["--sizes", sizes]
     assert side_by_side.main(peer, argv) == 0
     recorded = (ROOT / "docs" / doc).read_text(encoding="utf-8")
+    assert recorded == out.read_text(encoding="utf-8")
+
+
+def test_the_joined_table_is_rendered_from_both_peers_run(tmp_path: Path) -> None:
+    """`docs/vs_peers.md` is `bench/vs_peers.py --from-json` of the run that measured both
+    peers in one invocation (README's comparison table comes from it)."""
+    out = tmp_path / "vs_peers.md"
+    runs = [
+        ROOT / "docs" / "vs_peers_data" / f"run1_{peer}_8_families_busy.json"
+        for peer in ("vllm", "sglang")
+    ]
+    argv = ["--from-json", *map(str, runs), "--sizes", "1K,16K,64K", "--markdown", str(out)]
+    assert vs_peers.main(argv) == 0
+    recorded = (ROOT / "docs" / "vs_peers.md").read_text(encoding="utf-8")
     assert recorded == out.read_text(encoding="utf-8")
