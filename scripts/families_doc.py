@@ -68,6 +68,14 @@ def dialect(family: str) -> str:
     return dialect(parent) if parent else "?"
 
 
+def fenced(lines: list[str]) -> list[str]:
+    """A `text` code block holding `lines`, its fence longer than any run of backticks in them,
+    so that markup which writes a fence itself (a ```json block) cannot close it early."""
+    runs = [len(run) for line in lines for run in re.findall(r"`+", line)]
+    fence = "`" * max(3, max(runs, default=0) + 1)
+    return [fence + "text", *lines, fence]
+
+
 def prose(comment: list[str]) -> list[str]:
     """The leading comment as Markdown: paragraphs, `-` bullets, indented lines as code."""
     out: list[str] = []
@@ -78,7 +86,7 @@ def prose(comment: list[str]) -> list[str]:
             code.append(line.rstrip())
             continue
         if code:
-            out += ["", "```text", *[c[2:] if c.startswith("  ") else c for c in code], "```", ""]
+            out += ["", *fenced([c[2:] if c.startswith("  ") else c for c in code]), ""]
             code = []
         if not line.strip():
             in_bullet = False
@@ -89,7 +97,7 @@ def prose(comment: list[str]) -> list[str]:
         else:
             out.append(line.rstrip())
     if code:
-        out += ["", "```text", *[c[2:] if c.startswith("  ") else c for c in code], "```"]
+        out += ["", *fenced([c[2:] if c.startswith("  ") else c for c in code])]
     text = "\n".join(out)
     return re.sub(r"\n{3,}", "\n\n", text).strip().split("\n")
 
@@ -159,13 +167,11 @@ def catalogue() -> str:
             "",
             "Its grammar, after the comment:",
             "",
-            "```text",
-            *body.strip().split("\n"),
-            "```",
+            *fenced(body.strip().split("\n")),
         ]
         text = example(family)
         if text is not None:
-            out += ["", "Rendered:", "", "```text", *text.split("\n"), "```"]
+            out += ["", "Rendered:", "", *fenced(text.split("\n"))]
     return "\n".join(out) + "\n"
 
 

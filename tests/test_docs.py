@@ -41,7 +41,9 @@ def _tracked() -> dict[str, str]:
 
 
 def _headings(doc: Path) -> list[str]:
-    text = re.sub(r"^```.*?^```", "", doc.read_text(encoding="utf-8"), flags=re.M | re.S)
+    # a code block ends at a fence of its own backticks or more, alone on its line
+    fences = r"^(`{3,})[^\n]*\n.*?^\1`*[ \t]*$"
+    text = re.sub(fences, "", doc.read_text(encoding="utf-8"), flags=re.M | re.S)
     return [line.lstrip("#").strip() for line in text.split("\n") if re.match(r"#{1,6} ", line)]
 
 

@@ -76,7 +76,7 @@ def chunkings(text: str, one_char: bool) -> dict[str, list[str]]:
 
 def test_every_name_is_registered_in_sglangs_parser_tables() -> None:
     names = toolgrammar.families()
-    assert len(names) == 85  # 59 grammars and their aliases
+    assert len(names) == 87  # 61 grammars and their aliases
     for name in names:
         cls = FunctionCallParser.ToolCallParserEnum[adapter.PREFIX + name]
         assert issubclass(cls, adapter.ToolgrammarDetector) and cls.family == name
