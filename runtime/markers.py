@@ -188,7 +188,7 @@ class OpenerInValue:
         limit = start + MAX_OPENER_WAIT  # a decider must start before it
         at, lit = deciders.search(text, start, limit + deciders.max_prefix)
         if 0 <= at < limit:
-            if not eof and deciders.may_grow(text, at, lit):
+            if not eof and self._may_start_earlier(text, start, at, lit):
                 return None
             if lit in self.new_call:
                 return True
@@ -197,3 +197,13 @@ class OpenerInValue:
         if len(text) >= limit + deciders.max_prefix:
             return False
         return True if eof else None
+
+    def _may_start_earlier(self, text: str, start: int, at: int, lit: str) -> bool:
+        """Whether more text may still turn a marker found at `at` into another: a longer
+        one there (`PREFIX<` of `PREFIX</`), or one beginning before it in a tail that is
+        not complete yet (MiniMax-M3's name end `>` inside `]<]minimax[>` of a cut-off
+        `]<]minimax[>[</content>`). Either way the whole text would decide by the other."""
+        deciders = self.deciders
+        if deciders.may_grow(text, at, lit):
+            return True
+        return len(text) - deciders.held(text, start) < at

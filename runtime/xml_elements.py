@@ -13,7 +13,12 @@ no schema) streams as a JSON string as it arrives; a child element inside such a
 its text. Any other value is buffered whole and converted once its closing tag arrives, so
 typed values are never streamed early. Whitespace between arguments, and any stray text
 there, is markup. A tag whose name is blank or starts with `/`, or nesting deeper than
-`max_depth`, is text of the element around it.
+`max_depth`, is text of the element around it; a tag opener with no `>` within 256
+characters is no tag (between arguments the reading goes on right after it).
+
+A closer of the call or the section ends an open value, at any depth; a call opener inside a
+value waits for the marker that decides it (`OpenerInValue`, docs/policies.md, "Markers
+inside values"): a new call ends the value before it, else it is the value's text.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from typing import Any, Callable, Sequence
 
 from .batched import MarkupArgs
 from .coerce import coerce_text, json_text
-from .markers import markers
+from .markers import OpenerInValue, markers
 from .protocol import Call, DialectRow, Sink, render_value_text, the_call
 from .schemas import item_schema, property_schema, schema_types, streams_as_text
 from .spec import XmlElements
@@ -50,7 +55,6 @@ class XmlElementsBuilder(MarkupArgs):
 
     __slots__ = (
         "_open",
-        "_stops",
         "_between",
         "_count",
         "_key",
@@ -63,6 +67,7 @@ class XmlElementsBuilder(MarkupArgs):
         "_unwraps",
         "_wrapper",
         "_first",
+        "_in_value",
     )
 
     spec: XmlElements
@@ -70,7 +75,6 @@ class XmlElementsBuilder(MarkupArgs):
     def __init__(self, spec: XmlElements, stops: tuple[str, ...], sink: Sink) -> None:
         super().__init__(spec, sink, BETWEEN)
         self._open = spec.prefix + "<"
-        self._stops = stops
         self._between = markers((self._open, *stops))
         self._count = 0
         self._key = ""
@@ -83,6 +87,7 @@ class XmlElementsBuilder(MarkupArgs):
         self._unwraps = sink.unwraps
         self._wrapper = False  # the element being read is a wrapper (`runtime/unwrap.py`)
         self._first = True  # no element read yet: only the first may be a wrapper
+        self._in_value = OpenerInValue(stops, (spec.prefix + "</",), (self._open,))
 
     # -- the push interface ----------------------------------------------------------
 
@@ -102,15 +107,15 @@ class XmlElementsBuilder(MarkupArgs):
                 pos = at + len(lit)
                 self.state = TAG
             elif state == TAG:
-                close = text.find(">", pos)
+                close = text.find(">", pos, pos + _MAX_NAME + 1)
                 if close < 0:
-                    if end - pos > _MAX_NAME:
+                    if end - pos > _MAX_NAME:  # no `>` near enough: not a tag, read on after it
                         self.state = BETWEEN
                         continue
                     return end if eof else pos
                 name = text[pos:close]
                 pos = close + 1
-                if not name.strip() or name.startswith("/") or len(name) > _MAX_NAME:
+                if not name.strip() or name.startswith("/"):
                     self.state = BETWEEN  # a stray closing tag or junk between arguments
                     continue
                 self._start(name)
@@ -177,12 +182,21 @@ class XmlElementsBuilder(MarkupArgs):
             self._stack = []
         return pos
 
-    def _is_stop(self, text: str, pos: int) -> bool:
-        return any(text.startswith(stop, pos) for stop in self._stops)
-
     def _leaf(self, text: str, pos: int, eof: bool) -> int:
-        """A streamed string value: its text up to its closing tag or a stop marker."""
+        """A streamed string value: its text up to its closing tag or a stop marker; a call
+        opener in it waits for what decides it, and then ends the value or is its text."""
         at, lit = self._body_end(text, pos)
+        while lit in self._in_value.held:
+            ends_value = self._in_value.ends_value(text, at + len(lit), eof)
+            if ends_value:
+                break
+            stop = at if ends_value is None else at + len(lit)  # it waits, or is text
+            if stop > pos:
+                self.emit(_json_string_body(text[pos:stop]))
+            if ends_value is None:
+                return stop
+            pos = stop
+            at, lit = self._body_end(text, pos)
         # a tail that may begin a closing tag waits; at the end of output it is markup
         stop = at if at >= 0 else len(text) - self._body_held(text, pos)
         if stop > pos:
@@ -232,10 +246,13 @@ class XmlElementsBuilder(MarkupArgs):
     # -- a nested value: buffered until its closing tag ------------------------------
 
     def _tree(self, text: str, pos: int, eof: bool) -> int:
-        """Match tags until the top element closes; a stop marker ends the arguments."""
-        prefix, end = self.spec.prefix, len(text)
+        """Match tags until the top element closes. A closer of the call or the section ends
+        the value and the arguments; a call opener waits for what decides it
+        (docs/policies.md, "Markers inside values"): a new call ends them too, text stays
+        in the value (`_parse` reads it as text again)."""
+        end = len(text)
         while True:
-            at = text.find(self._open, pos) if prefix else text.find("<", pos)
+            at = text.find(self._open, pos)
             if at < 0:
                 keep = self._partial_open(text, pos, end)
                 self._buffer.append(text[pos:keep])
@@ -243,15 +260,30 @@ class XmlElementsBuilder(MarkupArgs):
                     self._close_tree()
                     return end
                 return keep
-            close = text.find(">", at + len(self._open))
+            stop = self._stop_at(text, at, eof)
+            if stop is None:  # a marker may still be arriving: it and what follows wait
+                self._buffer.append(text[pos:at])
+                return at
+            if stop in self._in_value.held:
+                ends_value = self._in_value.ends_value(text, at + len(stop), eof)
+                if ends_value is not False:  # a new call (or not decided yet)
+                    return self._stop_in_tree(text, pos, at, ends_value)
+                self._buffer.append(text[pos : at + len(stop)])  # the opener is text
+                pos = at + len(stop)
+                continue
+            name_at = at + len(self._open)
+            close = text.find(">", name_at, name_at + _MAX_NAME + 1)
             if close < 0:
-                too_long = end - at > _MAX_NAME + len(self._open)  # not a tag: text
-                self._buffer.append(text[pos : end if too_long else at])
+                if end - name_at > _MAX_NAME:  # no `>` near enough: the opener is text
+                    self._buffer.append(text[pos:name_at])
+                    pos = name_at
+                    continue
+                self._buffer.append(text[pos:at])
                 if eof:  # the output ends inside a tag: it is markup
                     self._close_tree()
                     return end
-                return end if too_long else at
-            tag = text[at + len(self._open) : close]
+                return at
+            tag = text[name_at:close]
             if tag.startswith("/"):
                 name = tag[1:]
                 if self._stack and name == self._stack[-1]:
@@ -260,20 +292,34 @@ class XmlElementsBuilder(MarkupArgs):
                     self._buffer.append(text[pos:at])
                     self._close_tree()
                     return close + 1
-                elif self._is_stop(text, at):
-                    self._buffer.append(text[pos:at])
-                    self._close_tree()
-                    self._finish()
-                    return at
-            elif self._is_stop(text, at):
-                self._buffer.append(text[pos:at])
-                self._close_tree()
-                self._finish()
-                return at
+                elif stop:  # the call's or the section's closer
+                    return self._stop_in_tree(text, pos, at, True)
+            elif stop:
+                return self._stop_in_tree(text, pos, at, True)
             elif tag.strip() and len(self._stack) + 1 < self.spec.max_depth:
                 self._stack.append(tag)
             self._buffer.append(text[pos : close + 1])
             pos = close + 1
+
+    def _stop_at(self, text: str, at: int, eof: bool) -> str | None:
+        """The stop marker that starts at `at` ("" when none does), or None while more
+        text may still make one there (whole and streamed text must read the tag alike)."""
+        stops = self._stop_markers
+        found = stops.at(text, at)
+        if eof:
+            return "" if found is None else found.group()
+        if found is None:
+            return None if stops.could_start(text, at) else ""
+        return None if stops.may_grow(text, at, found.group()) else found.group()
+
+    def _stop_in_tree(self, text: str, pos: int, at: int, ends_value: bool | None) -> int:
+        """A stop marker at `at` inside a nested value: it ends the value and the arguments
+        (True), or it and what follows wait (None)."""
+        self._buffer.append(text[pos:at])
+        if ends_value:
+            self._close_tree()
+            self._finish()
+        return at
 
     def _partial_open(self, text: str, pos: int, end: int) -> int:
         """Where buffered text stops: before a tail that may begin a tag."""
@@ -285,7 +331,7 @@ class XmlElementsBuilder(MarkupArgs):
     def _close_tree(self) -> None:
         body = "".join(self._buffer)
         self._buffer = []
-        node = _parse(body, self._key, self.spec.prefix, self.spec.max_depth)
+        node = _parse(body, self._key, self.spec.prefix, self.spec.max_depth, self._in_value.held)
         wrapper, self._wrapper = self._wrapper, False
         members = self._members(node) if wrapper else None
         if members is not None:  # the wrapper's members stand in its place
@@ -320,8 +366,12 @@ class XmlElementsBuilder(MarkupArgs):
 # -- converting a buffered element ---------------------------------------------------
 
 
-def _parse(body: str, name: str, prefix: str, max_depth: int) -> _Node:
-    """The element tree of a complete body (unclosed elements close at its end)."""
+def _parse(
+    body: str, name: str, prefix: str, max_depth: int, texts: frozenset[str] = frozenset()
+) -> _Node:
+    """The element tree of a complete body (unclosed elements close at its end), read as
+    `_tree` read it: a call opener in `texts` left in the body was decided as text, and so
+    is a tag opener with no `>` within _MAX_NAME characters."""
     opener = prefix + "<"
     root = _Node(name)
     stack = [root]
@@ -331,13 +381,19 @@ def _parse(body: str, name: str, prefix: str, max_depth: int) -> _Node:
         if at < 0:
             stack[-1].texts.append(body[pos:])
             break
-        close = body.find(">", at + len(opener))
+        name_at = at + len(opener)
+        literal = next((lit for lit in texts if body.startswith(lit, at)), None)
+        close = -1 if literal else body.find(">", name_at, name_at + _MAX_NAME + 1)
         if close < 0:
-            stack[-1].texts.append(body[pos:])
-            break
+            text_end = at + len(literal) if literal else name_at
+            if not literal and len(body) - name_at <= _MAX_NAME:  # a tag cut short
+                text_end = len(body)
+            stack[-1].texts.append(body[pos:text_end])
+            pos = text_end
+            continue
         if at > pos:
             stack[-1].texts.append(body[pos:at])
-        tag = body[at + len(opener) : close]
+        tag = body[name_at:close]
         if tag.startswith("/") and len(stack) > 1 and tag[1:] == stack[-1].name:
             stack.pop()
         elif tag.strip() and not tag.startswith("/") and len(stack) < max_depth:

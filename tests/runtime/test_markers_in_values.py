@@ -7,9 +7,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from grammar_text import read_both, spec_of
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import toolgrammar
-from toolgrammar.invariants import check_text, run, split_at
+from toolgrammar.invariants import check_text, comparable, run, split_at
 from toolgrammar.runtime import tables
 from toolgrammar.runtime.markers import MAX_OPENER_WAIT, OpenerInValue
 from toolgrammar.runtime.registry import get_spec
@@ -90,3 +93,122 @@ def test_whole_and_every_split_agree(value: str) -> None:
     assert [c.function.arguments for c in streamed.tool_calls] == [
         c.function.arguments for c in whole.tool_calls
     ]
+
+
+# -- xml_elements (MiniMax-M3): the rule at every depth ---------------------------------
+
+NS = "]<]minimax[>["
+
+
+def test_a_marker_inside_a_marker_not_complete_yet_does_not_decide() -> None:
+    """MiniMax-M3's name end `>` is inside its prefix: `]<]minimax[>` cut off after the
+    opener is not the `>` ending a name until the text says which marker it begins."""
+    decide = OpenerInValue(_stops("minimax_m3"), (NS + "</",), (NS + "<",))
+    opener = NS + "<invoke name="
+    start = len(opener)
+    cut = opener + " then the name" + NS[:-1]  # `]<]minimax[>` with no `[` yet
+    assert decide.ends_value(cut, start, eof=False) is None
+    assert decide.ends_value(cut + "[</content>", start, eof=False) is False  # own closer
+    assert decide.ends_value(cut + "[<b>", start, eof=False) is True  # a key opener
+    assert decide.ends_value(cut, start, eof=True) is False  # `>` after no name: text
+    assert decide.ends_value(opener + '"get_weather">', start, eof=False) is True
+
+
+DEPTH_TWO = (
+    'family x\nsection "<calls>" "</calls>"\n'
+    'call "<invoke name=\\"" name(until="\\">") "\\">" ws xml_elements(max_depth=2) ws "</invoke>"\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("value", "calls"),
+    [
+        # beyond max_depth `<c>` is text of `<b>`: the opener in it is text all the same
+        (
+            "<a><b><c>see <invoke name= x</c></b></a></invoke>",
+            [("f", '{"a": {"b": "<c>see <invoke name= x</c>"}}')],
+        ),
+        # a call header: the value ends before it at any depth, the next call is read
+        (
+            '<a><b><c>see <invoke name="g"><k>1</k></invoke>',
+            [("f", '{"a": {"b": "<c>see "}}'), ("g", '{"k": "1"}')],
+        ),
+        # the call's closer ends the open value at any depth
+        ("<a><b>1</invoke>", [("f", '{"a": {"b": "1"}}')]),
+    ],
+)
+def test_nested_elements_follow_the_rule_at_every_depth(value: str, calls: list) -> None:
+    text = '<calls><invoke name="f">' + value + "</calls>"
+    assert read_both(spec_of(DEPTH_TWO), text, None, "stop") == (None, None, calls)
+
+
+def test_xml_elements_wait_is_bounded() -> None:
+    """An invoke opener with nothing deciding it within MAX_OPENER_WAIT characters is text,
+    in a nested value too; whole and split agree."""
+    filler = "z" * (MAX_OPENER_WAIT + 5)
+    text = (
+        f'{NS}<tool_call>\n{NS}<invoke name="configure">{NS}<limits>{NS}<invoke name={filler}'
+        f"{NS}<max>1{NS}</max>{NS}</limits>{NS}</invoke>\n{NS}</tool_call>"
+    )
+    assert check_text("minimax_m3", text, TOOLS, {}, cuts=[len(text)]) == []
+    [call] = toolgrammar.parse("minimax_m3", text, TOOLS).tool_calls
+    limits = json.loads(call.function.arguments)["limits"]
+    assert limits["max"] == 1 and limits["$text"].startswith(NS + "<invoke name=zzz")
+
+
+# fragments a value may hold: the family's markers whole and in pieces, a name, its end
+FRAGMENTS = [
+    "a",
+    " b",
+    "\n",
+    NS,
+    NS[:5],
+    ">",
+    '"',
+    NS + "<",
+    NS + "</",
+    NS + "<invoke name=",
+    NS + '<invoke name="get_weather">',
+    '"get_weather">',
+    NS + "</invoke>",
+    NS + "</tool_call>",
+    NS + "<max>",
+    NS + "</max>",
+    NS + "<item>",
+    NS + "</item>",
+    NS + "</content>",
+    NS + "</limits>",
+]
+# where the value is: a streamed string, a nested object, one level deeper, an array item
+PLACES = [
+    ('<invoke name="write_file">' + NS + "<content>", NS + "</content>"),
+    ('<invoke name="configure">' + NS + "<limits>", NS + "</limits>"),
+    (
+        '<invoke name="configure">' + NS + "<limits>" + NS + "<max>",
+        NS + "</max>" + NS + "</limits>",
+    ),
+    ('<invoke name="configure">' + NS + "<tags>" + NS + "<item>", NS + "</item>" + NS + "</tags>"),
+]
+ENDINGS = ["", NS + "</invoke>", NS + "</invoke>\n" + NS + "</tool_call>"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    place=st.sampled_from(PLACES),
+    fragments=st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=6),
+    closed=st.booleans(),
+    ending=st.sampled_from(ENDINGS),
+    finish=st.sampled_from(["stop", "length"]),
+)
+def test_xml_elements_values_holding_marker_fragments_read_alike_at_every_split(
+    place: tuple[str, str], fragments: list[str], closed: bool, ending: str, finish: str
+) -> None:
+    """Whole, char by char, and in two pieces at every point, a MiniMax-M3 value holding
+    pieces of the family's markup reads the same (and the stream only adds)."""
+    head, own_closer = place
+    text = f"{NS}<tool_call>\n{NS}{head}{''.join(fragments)}{own_closer if closed else ''}{ending}"
+    assert check_text("minimax_m3", text, TOOLS, {}, cuts=[len(text)], finish=finish) == []
+    whole = comparable(run("minimax_m3", [text], TOOLS, {}, finish)[1])
+    for point in range(1, len(text)):
+        pieces = [text[:point], text[point:]]
+        assert comparable(run("minimax_m3", pieces, TOOLS, {}, finish)[1]) == whole, point
