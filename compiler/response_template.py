@@ -434,12 +434,18 @@ def _call(field: TemplateField) -> ir.CallStmt:
     else:
         pieces = [Lit(_markers(TOOL_CALLS, "open", field.open, None))]
     captures = {p.name for p in pieces if isinstance(p, Group)}
-    items = _opener_items(pieces, sources)
-    items += _body_items(field, sources, captures)
+    items = [_on_line(item, 1) for item in _opener_items(pieces, sources)]
+    items += [_on_line(item, 2) for item in _body_items(field, sources, captures)]
     closes = _markers(TOOL_CALLS, "close", field.close, field.close_pattern)
     if closes:
-        items += [ir.Element(name="ws"), _lit(closes, optional=True)]
+        items += [_on_line(ir.Element(name="ws"), 3), _on_line(_lit(closes), 3)]
     return ir.CallStmt(items=tuple(items))
+
+
+def _on_line(item: ir.Item, line: int) -> ir.Item:
+    """`item` placed on a line of its own group, so the printed call reads as opener, body
+    and closer lines."""
+    return item.model_copy(update={"line": line})
 
 
 def _opener_items(pieces: list[Piece], sources: CallSources) -> list[ir.Item]:
@@ -447,6 +453,10 @@ def _opener_items(pieces: list[Piece], sources: CallSources) -> list[ir.Item]:
     where = "field 'tool_calls'"
     if not pieces or not isinstance(pieces[0], Lit) or pieces[0].optional:
         raise ResponseTemplateError(f"{where}: `open_pattern` must start with literal text")
+    first = pieces[0]
+    stripped = tuple(text.lstrip() for text in first.texts)  # type: ignore[union-attr]
+    if all(stripped):  # whitespace touching markup is markup: the opener starts at its text
+        pieces = [Lit(tuple(dict.fromkeys(stripped))), *pieces[1:]]
     items: list[ir.Item] = []
     for index, piece in enumerate(pieces):
         if isinstance(piece, Lit):
