@@ -215,17 +215,24 @@ def pattern_pieces(pattern: str) -> list[Piece]:
                 continue
             if nxt.isalnum() and nxt not in _ESCAPES:
                 raise _Unsupported(f"the class `\\{nxt}` outside a named group in /{pattern}/")
-            _append_text(pieces, _ESCAPES.get(nxt, nxt))
-            i += 2
+            i = _char_piece(pieces, _ESCAPES.get(nxt, nxt), pattern, i + 2)
         elif ch == "(":
             end = _closing_paren(pattern, i)
             i = _group_piece(pattern, i, end, pieces)
         elif ch in ".[]{}*+?|^$)":
             raise _Unsupported(f"`{ch}` at {i} in /{pattern}/")
         else:
-            _append_text(pieces, ch)
-            i += 1
+            i = _char_piece(pieces, ch, pattern, i + 1)
     return pieces
+
+
+def _char_piece(pieces: list[Piece], char: str, pattern: str, after: int) -> int:
+    """One literal character, or an optional one (`x?`; optional whitespace is a `ws`)."""
+    if pattern[after : after + 1] != "?":
+        _append_text(pieces, char)
+        return after
+    pieces.append(Space() if char.isspace() else Lit((char,), optional=True))
+    return after + 1
 
 
 def _append_text(pieces: list[Piece], text: str) -> None:
