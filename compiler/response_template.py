@@ -292,10 +292,10 @@ def _value(value: Any) -> ir.Value:
     return ir.StrList(items=tuple(ir.Str(value=v) for v in value))
 
 
-def _element(name: str, **args: Any) -> ir.Element:
+def _element(word: str, /, **args: Any) -> ir.Element:
     """An element with the given arguments; `None` ones are left out."""
     return ir.Element(
-        name=name,
+        name=word,
         args=tuple(ir.Arg(name=k, value=_value(v)) for k, v in args.items() if v is not None),
     )
 
@@ -442,11 +442,18 @@ def _call(field: TemplateField) -> ir.CallStmt:
         pieces = [Lit(_markers(TOOL_CALLS, "open", field.open, None))]
     captures = {p.name for p in pieces if isinstance(p, Group)}
     items = [_on_line(item, 1) for item in _opener_items(pieces, sources)]
-    items += [_on_line(item, 2) for item in _body_items(field, sources, captures)]
+    body = _body_items(field, sources, captures)
+    if items and body and _is_ws(items[-1]) and _is_ws(body[0]):
+        body = body[1:]  # one run of whitespace between the opener and the body
+    items += [_on_line(item, 2) for item in body]
     closes = _markers(TOOL_CALLS, "close", field.close, field.close_pattern)
     if closes:
         items += [_on_line(ir.Element(name="ws"), 3), _on_line(_lit(closes), 3)]
     return ir.CallStmt(items=tuple(items))
+
+
+def _is_ws(item: ir.Item) -> bool:
+    return isinstance(item, ir.Element) and item.name == "ws"
 
 
 def _on_line(item: ir.Item, line: int) -> ir.Item:

@@ -142,8 +142,8 @@ class KvLinesBuilder(MarkupArgs):
         at, lit = self._line_ends.search(text, pos)
         if at >= 0 and not eof and self._line_ends.may_grow(text, at, lit):
             at = -1
-        if at < 0:
-            stop = len(text) - (0 if eof else self._line_ends.held(text, pos))
+        if at < 0:  # what may begin a marker waits; at the end of output it is markup
+            stop = len(text) - self._line_ends.held(text, pos)
             self._value_text(text[pos:stop])
             if eof:
                 self._finish()
