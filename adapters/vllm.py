@@ -80,8 +80,12 @@ PREFIX = "tg-"
 # spelling that varies per checkpoint cannot come from the command line of a tool parser.
 PARAMS_ENV = "TOOLGRAMMAR_VLLM_PARAMS"
 # vLLM wraps the parsers registered under these names in model-specific unified parsers
-# that expect vLLM's own classes, so toolgrammar never takes these names over.
-_WRAPPED_BY_VLLM = frozenset({"kimi_k3", "cohere_command3", "cohere_command4", "minicpmv"})
+# that expect vLLM's own classes, so toolgrammar never takes these names over (`beam` is
+# vLLM's response-template parser: its tool and reasoning parsers stand for one unified
+# parser together, and `--reasoning-parser beam` refuses any other tool parser).
+_WRAPPED_BY_VLLM = frozenset(
+    {"kimi_k3", "cohere_command3", "cohere_command4", "minicpmv", "beam"}
+)
 
 # A unified vLLM parser builds its reasoning parser, then its tool parser, in one call on
 # one thread: a companion reasoning parser announces its family here and the tool parser

@@ -70,7 +70,7 @@ def chunkings(family: str, text: str) -> dict[str, list[str]]:
 def test_every_family_is_registered_in_vllms_managers() -> None:
     ToolParserManager.import_tool_parser("toolgrammar.adapters.vllm")  # as --tool-parser-plugin
     names = toolgrammar.families()
-    assert len(names) == 82  # 56 grammars and their aliases
+    assert len(names) == 83  # 57 grammars and their aliases
     registered = set(ToolParserManager.list_registered())
     reasoning = set(ReasoningParserManager.list_registered())
     for name in names:
@@ -103,7 +103,7 @@ def test_override_takes_vllms_own_names_and_leaves_wrapped_ones() -> None:
         assert ToolParserManager.get_tool_parser("qwen3_coder") is plugin.tool_parser_class(
             "qwen3_coder"
         )
-        for wrapped in ("kimi_k3", "cohere_command3", "cohere_command4"):
+        for wrapped in ("kimi_k3", "cohere_command3", "cohere_command4", "beam"):
             assert wrapped not in names
         # a name vLLM does not have is not invented
         assert all(
