@@ -83,9 +83,7 @@ PARAMS_ENV = "TOOLGRAMMAR_VLLM_PARAMS"
 # that expect vLLM's own classes, so toolgrammar never takes these names over (`beam` is
 # vLLM's response-template parser: its tool and reasoning parsers stand for one unified
 # parser together, and `--reasoning-parser beam` refuses any other tool parser).
-_WRAPPED_BY_VLLM = frozenset(
-    {"kimi_k3", "cohere_command3", "cohere_command4", "minicpmv", "beam"}
-)
+_WRAPPED_BY_VLLM = frozenset({"kimi_k3", "cohere_command3", "cohere_command4", "minicpmv", "beam"})
 
 # A unified vLLM parser builds its reasoning parser, then its tool parser, in one call on
 # one thread: a companion reasoning parser announces its family here and the tool parser

@@ -342,16 +342,20 @@ def call_sources(name: str, field: TemplateField) -> CallSources:
     function = transform.get("function") if isinstance(transform, dict) else None
     if not isinstance(function, dict):
         raise ResponseTemplateError(
-            f"{where}: `transform` must write {{\"function\": {{\"name\": …, \"arguments\": …}}}}"
+            f'{where}: `transform` must write {{"function": {{"name": …, "arguments": …}}}}'
             " (a template without one is not supported)"
         )
     paths = []
     for key in ("name", "arguments"):
-        found = _PLACEHOLDER.fullmatch(function.get(key)) if isinstance(function.get(key), str) else None
+        found = (
+            _PLACEHOLDER.fullmatch(function.get(key))
+            if isinstance(function.get(key), str)
+            else None
+        )
         if found is None:
             raise ResponseTemplateError(
                 f"{where}: `transform` function.{key} must be one placeholder such as "
-                f"\"{{name}}\" (a literal or a mixed string is not supported)"
+                f'"{{name}}" (a literal or a mixed string is not supported)'
             )
         paths.append(tuple(found.group(1).split(".")))
     return CallSources(name=paths[0], arguments=paths[1])
@@ -376,8 +380,10 @@ def _reasoning(field: TemplateField) -> ir.ReasoningStmt:
 
 
 def _strs(texts: tuple[str, ...]) -> ir.Str | ir.StrList:
-    return ir.Str(value=texts[0]) if len(texts) == 1 else ir.StrList(
-        items=tuple(ir.Str(value=t) for t in texts)
+    return (
+        ir.Str(value=texts[0])
+        if len(texts) == 1
+        else ir.StrList(items=tuple(ir.Str(value=t) for t in texts))
     )
 
 
@@ -429,7 +435,9 @@ def _call(field: TemplateField) -> ir.CallStmt:
     if field.join is not None:
         raise ResponseTemplateError(f"{where}: `join` is not supported on tool calls")
     if field.open is None and field.open_pattern is None:
-        raise ResponseTemplateError(f"{where}: an implicit tool_calls field (no `open`) is not supported")
+        raise ResponseTemplateError(
+            f"{where}: an implicit tool_calls field (no `open`) is not supported"
+        )
     sources = call_sources(TOOL_CALLS, field)
     if field.open_pattern is not None:
         if field.open is not None:
@@ -437,7 +445,9 @@ def _call(field: TemplateField) -> ir.CallStmt:
         try:
             pieces = pattern_pieces(field.open_pattern)
         except _Unsupported as why:
-            raise ResponseTemplateError(f"{where}: `open_pattern` is not supported: {why}") from None
+            raise ResponseTemplateError(
+                f"{where}: `open_pattern` is not supported: {why}"
+            ) from None
     else:
         pieces = [Lit(_markers(TOOL_CALLS, "open", field.open, None))]
     captures = {p.name for p in pieces if isinstance(p, Group)}
@@ -507,9 +517,7 @@ def _name_items(group: Group, rest: list[Piece], sources: CallSources) -> list[i
     ]
 
 
-def _body_items(
-    field: TemplateField, sources: CallSources, captures: set[str]
-) -> list[ir.Item]:
+def _body_items(field: TemplateField, sources: CallSources, captures: set[str]) -> list[ir.Item]:
     """The content parser as an argument dialect."""
     where = "field 'tool_calls'"
     named_by_opener = sources.name == ("name",) and "name" in captures
@@ -519,7 +527,7 @@ def _body_items(
         if not named_by_opener or sources.arguments != ("content",) or field.transform_each:
             raise ResponseTemplateError(
                 f"{where}: content {field.content!r} needs the name from `open_pattern`'s "
-                "`name` group and `arguments` = \"{content}\""
+                '`name` group and `arguments` = "{content}"'
             )
         if field.content == "xml-inline":
             return [_xml_inline(field.content_args)]
@@ -535,20 +543,20 @@ def _json_items(field: TemplateField, sources: CallSources, named_by_opener: boo
     if named_by_opener:
         if sources.arguments != ("content",) or field.transform_each:
             raise ResponseTemplateError(
-                f"{where}: with the name from `open_pattern`, `arguments` must be \"{{content}}\""
+                f'{where}: with the name from `open_pattern`, `arguments` must be "{{content}}"'
             )
         return [ir.Element(name="ws"), ir.Element(name="json_args")]
     if field.transform_each:
         if len(sources.name) != 1 or len(sources.arguments) != 1:
             raise ResponseTemplateError(
-                f"{where}: `transform_each` must name one key of each element, as \"{{name}}\""
+                f'{where}: `transform_each` must name one key of each element, as "{{name}}"'
             )
         keys = {"name": [sources.name[0]], "arguments": [sources.arguments[0]]}
         return [ir.Element(name="ws"), _element("json_call_array", **keys)]
     if len(sources.name) != 2 or len(sources.arguments) != 2 or sources.name[0] != "content":
         raise ResponseTemplateError(
             f"{where}: `transform` must take the name and arguments from keys of the body, "
-            "as \"{content.name}\" and \"{content.arguments}\""
+            'as "{content.name}" and "{content.arguments}"'
         )
     keys = {"name": [sources.name[1]], "arguments": [sources.arguments[1]]}
     return [ir.Element(name="ws"), _element("json_call", **keys)]
@@ -570,14 +578,18 @@ def _xml_inline(args: dict[str, Any]) -> ir.Element:
     where = "field 'tool_calls'"
     unknown = set(args) - {"tag_pattern", "value_parser", "merge_duplicates"}
     if unknown:
-        raise ResponseTemplateError(f"{where}: xml-inline content_args {sorted(unknown)} not supported")
+        raise ResponseTemplateError(
+            f"{where}: xml-inline content_args {sorted(unknown)} not supported"
+        )
     pattern = args.get("tag_pattern")
     if not isinstance(pattern, str):
         raise ResponseTemplateError(f"{where}: xml-inline needs a `tag_pattern` string")
     try:
         pieces = pattern_pieces(pattern)
     except _Unsupported as why:
-        raise ResponseTemplateError(f"{where}: xml-inline `tag_pattern` is not supported: {why}") from None
+        raise ResponseTemplateError(
+            f"{where}: xml-inline `tag_pattern` is not supported: {why}"
+        ) from None
     shape = [type(p).__name__ for p in pieces]
     lits = [p for p in pieces if isinstance(p, Lit)]
     groups = [p for p in pieces if isinstance(p, Group)]
@@ -620,7 +632,12 @@ def _closer(after: list[Piece]) -> tuple[bool, tuple[str, ...], tuple[str, ...]]
     lookahead markers that end a value without being consumed."""
     where = "field 'tool_calls'"
     newline = False
-    if after and isinstance(after[0], Lit) and not after[0].optional and after[0].texts[0].startswith("\n"):
+    if (
+        after
+        and isinstance(after[0], Lit)
+        and not after[0].optional
+        and after[0].texts[0].startswith("\n")
+    ):
         rest = after[0].texts[0][1:]
         newline = True
         after = ([Lit((rest,))] if rest else []) + after[1:]
@@ -664,11 +681,17 @@ def _kv_lines(args: dict[str, Any]) -> ir.Element:
         raise ResponseTemplateError(
             f"field 'tool_calls': kv-lines content_args {sorted(unknown)} not supported"
         )
-    if args.get("strip", True) is not True or not _strips(args.get("value_parser") or {"name": "text"}):
-        raise ResponseTemplateError("field 'tool_calls': kv-lines without stripping is not supported")
+    if args.get("strip", True) is not True or not _strips(
+        args.get("value_parser") or {"name": "text"}
+    ):
+        raise ResponseTemplateError(
+            "field 'tool_calls': kv-lines without stripping is not supported"
+        )
     line_sep, kv_sep = args.get("line_sep", "\n"), args.get("kv_sep", ":")
     if not isinstance(line_sep, str) or not isinstance(kv_sep, str) or not line_sep or not kv_sep:
-        raise ResponseTemplateError("field 'tool_calls': kv-lines separators must be non-empty strings")
+        raise ResponseTemplateError(
+            "field 'tool_calls': kv-lines separators must be non-empty strings"
+        )
     return _element("kv_lines", line_sep=line_sep, kv_sep=kv_sep)
 
 
@@ -689,7 +712,9 @@ def template_grammar(template: Any, name: str = "hf") -> ir.Grammar:
             f"defaults: {sorted(set(loaded.defaults) - {'role'})[0]!r} is not supported (only role)"
         )
     if loaded.start_anchor is None and loaded.start_anchor_pattern is None:
-        raise ResponseTemplateError("response_template: needs `start_anchor` or `start_anchor_pattern`")
+        raise ResponseTemplateError(
+            "response_template: needs `start_anchor` or `start_anchor_pattern`"
+        )
     if TOOL_CALLS not in loaded.fields:
         raise ResponseTemplateError("response_template: a `tool_calls` field is needed")
     statements: list[Any] = [ir.FamilyStmt(name=ir.Ident(name=name))]

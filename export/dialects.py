@@ -120,9 +120,7 @@ def keyvalue_args(
     return values.object(tool.parameters)
 
 
-def kv_lines(
-    builder: Builder, item: KvLines, tool: Tool | None, stops: tuple[str, ...]
-) -> Node:
+def kv_lines(builder: Builder, item: KvLines, tool: Tool | None, stops: tuple[str, ...]) -> Node:
     """`key: value` lines, one per parameter: a string value is raw text that holds no line
     separator or stop, any other value its literal syntax or compact JSON on one line."""
     assert tool is not None
@@ -134,10 +132,7 @@ def kv_lines(
         for b in branches(schema):
             head = Lit(f"{key}{item.kv_sep}")
             if "enum" in b:
-                options += [
-                    seq(head, Lit(space + render_value_text(v)))
-                    for v in b["enum"]
-                ]
+                options += [seq(head, Lit(space + render_value_text(v))) for v in b["enum"]]
             elif b["type"] == "string":
                 options.append(seq(head, Text("raw", avoid)))
             else:

@@ -124,7 +124,9 @@ class KvLinesBuilder(MarkupArgs):
         self._schema = self.schema_of(key)
         self._wrapper = self._first and self._unwraps(key)
         self._first = False
-        self._as_text = (self._schema is None or streams_as_text(self._schema)) and not self._wrapper
+        self._as_text = (
+            self._schema is None or streams_as_text(self._schema)
+        ) and not self._wrapper
         self._started = False
         self._pend = ""
         self._typed = []

@@ -25,7 +25,10 @@ JSON_ARGS: dict[str, Any] = {
             "repeats": True,
             "content": "json",
             "content_args": {"allow_non_json": True},
-            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+            "transform": {
+                "type": "function",
+                "function": {"name": "{name}", "arguments": "{content}"},
+            },
         },
     },
 }
@@ -63,7 +66,10 @@ JSON_ARRAY: dict[str, Any] = {
             "repeats": True,
             "content": "json",
             "transform_each": True,
-            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}},
+            "transform": {
+                "type": "function",
+                "function": {"name": "{name}", "arguments": "{arguments}"},
+            },
         },
     },
 }
@@ -100,7 +106,10 @@ KV_LINES: dict[str, Any] = {
             "repeats": True,
             "content": "kv-lines",
             "content_args": {"line_sep": "\n", "kv_sep": ":"},
-            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+            "transform": {
+                "type": "function",
+                "function": {"name": "{name}", "arguments": "{content}"},
+            },
         },
     },
 }
@@ -126,7 +135,7 @@ OUTPUTS: dict[str, list[str]] = {
         '<think>hm</think>Let me see.<tool_call name="get_weather">\n{"city": "Paris", "days": 3}'
         '\n</tool_call><tool_call name="write_file">{"path": "a", "content": "x\\ny"}</tool_call>',
         '<tool_call name="get_weather">{"city": "Par',
-        'A plain answer.<|im_end|>',
+        "A plain answer.<|im_end|>",
     ],
     "json_call": [
         '<|answer|>Sure.<|end|><tool_call>{"tool": "get_weather", "args": {"city": "Oslo"}}'
@@ -136,7 +145,7 @@ OUTPUTS: dict[str, list[str]] = {
     "json_array": [
         '<thinking>ok</thinking>[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Rome"}},'
         ' {"name": "write_file", "arguments": {"path": "c", "content": ""}}]</s>',
-        '<think>a</think>Done.',
+        "<think>a</think>Done.",
     ],
     "xml_inline": [
         '<reasoning>check</reasoning><invoke name="get_weather"><arg name="city"> Paris </arg>'

@@ -115,9 +115,17 @@ REFUSED = [
     ("beam", _set("fields.content.content", "json"), "field 'content': content 'json'"),
     ("beam", _set("fields.thinking.content", "int"), "field 'thinking': content 'int'"),
     ("beam", _set("fields.content.join", "\n"), "field 'content': `join`"),
-    ("beam", _set("fields.thinking.transform", {"x": "{content}"}), "field 'thinking': `transform`"),
+    (
+        "beam",
+        _set("fields.thinking.transform", {"x": "{content}"}),
+        "field 'thinking': `transform`",
+    ),
     ("beam", _set("fields.thinking.open", ...), "implicit reasoning field"),
-    ("json_array", _set("fields.thinking.open_pattern", r"<a>.*"), "field 'thinking': `open_pattern`"),
+    (
+        "json_array",
+        _set("fields.thinking.open_pattern", r"<a>.*"),
+        "field 'thinking': `open_pattern`",
+    ),
     ("beam", _set("fields.tool_calls.transform", ...), "`transform` must write"),
     ("beam", _set("fields.tool_calls.join", ","), "`join` is not supported on tool calls"),
     ("beam", _set("fields.tool_calls.content", "text"), "content 'text' cannot carry"),
@@ -130,13 +138,25 @@ REFUSED = [
         _set("fields.tool_calls.content_args.value_parser", {"name": "json"}),
         "value_parser 'json'",
     ),
-    ("beam", _set("fields.tool_calls.content_args.tag_pattern", r"<p>(?P<value>.*?)</p>"), "tag_pattern"),
+    (
+        "beam",
+        _set("fields.tool_calls.content_args.tag_pattern", r"<p>(?P<value>.*?)</p>"),
+        "tag_pattern",
+    ),
     ("beam", _set("fields.tool_calls.content_args", {}), "needs a `tag_pattern`"),
     ("beam", _set("start_anchor_pattern", ...), "start_anchor"),
     ("beam", _set("fields.tool_calls.open", "<x>"), "both `open` and `open_pattern`"),
-    ("json_args", _set("fields.tool_calls.content_args", {"unquoted_keys": True}), "'unquoted_keys'"),
+    (
+        "json_args",
+        _set("fields.tool_calls.content_args", {"unquoted_keys": True}),
+        "'unquoted_keys'",
+    ),
     ("json_args", _set("fields.tool_calls.transform.function.name", "fixed"), "function.name"),
-    ("json_call", _set("fields.tool_calls.transform.function.name", "{content.a.b}"), "keys of the body"),
+    (
+        "json_call",
+        _set("fields.tool_calls.transform.function.name", "{content.a.b}"),
+        "keys of the body",
+    ),
     ("json_array", _set("fields.tool_calls.transform_each", False), "keys of the body"),
     ("kv_lines", _set("fields.tool_calls.content_args", {"strip": False}), "without stripping"),
     ("kv_lines", _set("fields.tool_calls.content_args", {"kv_sep": ""}), "non-empty"),
@@ -186,7 +206,9 @@ def test_hf_needs_a_template_and_only_hf_takes_one() -> None:
 def test_beam_grammar_reads_as_beams_template() -> None:
     """The committed grammar, refined by hand, reads the outputs as the template does."""
     for text in OUTPUTS["beam"]:
-        want = toolgrammar.parse("hf", text, TOOLS, response_template=TEMPLATES["beam"], ids="sequential")
+        want = toolgrammar.parse(
+            "hf", text, TOOLS, response_template=TEMPLATES["beam"], ids="sequential"
+        )
         assert toolgrammar.parse("beam", text, TOOLS, ids="sequential").to_dict() == want.to_dict()
 
 
@@ -222,7 +244,13 @@ assert message.tool_calls[0].function.name == "get_weather", message
 
 def test_hf_needs_no_compiler_extra() -> None:
     done = subprocess.run(
-        [sys.executable, "-c", WITHOUT_COMPILER_EXTRA, json.dumps(TEMPLATES["beam"]), OUTPUTS["beam"][0]],
+        [
+            sys.executable,
+            "-c",
+            WITHOUT_COMPILER_EXTRA,
+            json.dumps(TEMPLATES["beam"]),
+            OUTPUTS["beam"][0],
+        ],
         capture_output=True,
         text=True,
     )

@@ -50,7 +50,9 @@ def test_a_string_value_streams_as_it_arrives_and_a_typed_one_at_its_line_end() 
     sent = []
     for piece in ['<call name="f">s: hel', "lo  ", "wor", "ld\nn: 1", "2", "\n"]:
         sent.append(
-            "".join(d.tool_calls[0].function.arguments or "" for d in engine.feed(piece) if d.tool_calls)
+            "".join(
+                d.tool_calls[0].function.arguments or "" for d in engine.feed(piece) if d.tool_calls
+            )
         )
     assert sent == ['{"s": "hel', "lo", "  wor", 'ld"', "", ', "n": 12']
 
