@@ -5,6 +5,7 @@ Run inside the environment `scripts/vllm_env.sh` builds (`scripts/test.sh` does)
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import sys
@@ -93,6 +94,27 @@ def test_every_registered_name_parses_through_vllm(name: str) -> None:
     want = expected(case)
     got = h.stream(name, h.token_deltas(h.tokenizer(name), case.text), case.tools, case.finish)
     assert same(got, want) and got.calls
+
+
+def test_tg_hf_reads_the_tokenizers_response_template() -> None:
+    """`tg-hf` takes the checkpoint's template from the tokenizer (its init kwargs, as
+    tokenizer_config.json gives them) and reads as family beam, whose grammar came from it;
+    without a template it is a clear error when vLLM builds it."""
+    template = json.loads((Path(__file__).parents[1] / "templates" / "beam.json").read_text())
+    tok = copy.copy(h.tokenizer("beam"))
+    tok.init_kwargs = {**tok.init_kwargs, "response_template": template}
+    cls = ToolParserManager.get_tool_parser(plugin.PREFIX + "hf")
+    case = next(
+        c for c in CASES["beam"] if c.tools is not None and not c.options and c.expect["tool_calls"]
+    )
+    req = h.request(case.tools, stream=False)
+    got = cls(tok, req.tools).extract_tool_calls(case.text, req)
+    want = toolgrammar.parse("beam", case.text, case.tools)
+    assert [(c.function.name, c.function.arguments) for c in got.tool_calls] == [
+        (c.function.name, c.function.arguments) for c in want.tool_calls
+    ]
+    with pytest.raises(ValueError, match="response_template"):
+        cls(h.tokenizer("beam"), req.tools)
 
 
 def test_override_takes_vllms_own_names_and_leaves_wrapped_ones() -> None:
