@@ -52,8 +52,9 @@ PLUGINS_ENV = "SGLANG_PLUGINS"
 PLUGIN_NAME = "toolgrammar"
 OVERRIDE_ENV = "TOOLGRAMMAR_SGLANG_OVERRIDE"
 # SGLang's serving layer reads detector internals by parser name for these (kimi_k3's chat
-# encoding takes the detector's end-of-turn token as a stop string), so they stay SGLang's.
-_REACHED_INTO_BY_SGLANG = frozenset({"kimi_k3"})
+# encoding takes the detector's end-of-turn token as a stop string; beam's Responses tools
+# and structural tags come from its response-template detector), so they stay SGLang's.
+_REACHED_INTO_BY_SGLANG = frozenset({"kimi_k3", "beam"})
 
 
 def _class_name(family: str, kind: str) -> str:

@@ -72,6 +72,7 @@ __all__ = [
     "params",
     "reasoning_parser_class",
     "register",
+    "response_template_of",
     "tool_parser_class",
 ]
 
@@ -80,8 +81,13 @@ PREFIX = "tg-"
 # spelling that varies per checkpoint cannot come from the command line of a tool parser.
 PARAMS_ENV = "TOOLGRAMMAR_VLLM_PARAMS"
 # vLLM wraps the parsers registered under these names in model-specific unified parsers
-# that expect vLLM's own classes, so toolgrammar never takes these names over.
-_WRAPPED_BY_VLLM = frozenset({"kimi_k3", "cohere_command3", "cohere_command4", "minicpmv"})
+# that expect vLLM's own classes, so toolgrammar never takes these names over (`beam` is
+# vLLM's response-template parser: its tool and reasoning parsers stand for one unified
+# parser together, and `--reasoning-parser beam` refuses any other tool parser; so is `hf`,
+# whose toolgrammar counterpart is `tg-hf`).
+_WRAPPED_BY_VLLM = frozenset(
+    {"kimi_k3", "cohere_command3", "cohere_command4", "minicpmv", "beam", "hf"}
+)
 
 # A unified vLLM parser builds its reasoning parser, then its tool parser, in one call on
 # one thread: a companion reasoning parser announces its family here and the tool parser
@@ -110,6 +116,32 @@ def _request_tools(request: Any) -> list[dict[str, Any]] | None:
         if isinstance(tool, dict):
             out.append(tool)
     return out
+
+
+def response_template_of(tokenizer: Any, given: Any = None) -> dict[str, Any] | None:
+    """The response template a `tg-hf` parser reads with, found as vLLM's own `hf` finds it:
+    the one given to the parser, else the tokenizer's `response_template` attribute, else
+    its `init_kwargs` entry (from tokenizer_config.json)."""
+    template = given
+    if template is None:
+        template = getattr(tokenizer, "response_template", None)
+    if not isinstance(template, dict):
+        template = (getattr(tokenizer, "init_kwargs", None) or {}).get("response_template")
+    return template if isinstance(template, dict) else None
+
+
+def _template_for(family: str, tokenizer: Any, given: Any) -> dict[str, Any] | None:
+    """The template of a template family (`hf`), or None for a grammar family; a template
+    family without one is a clear error at server start, where vLLM builds the parser."""
+    if family not in toolgrammar.TEMPLATE_FAMILIES:
+        return None
+    template = response_template_of(tokenizer, given)
+    if template is None:
+        raise ValueError(
+            f"{PREFIX}{family} needs the checkpoint's `response_template` (tokenizer_config.json)"
+            " and the tokenizer has none"
+        )
+    return template
 
 
 def params(family: str) -> dict[str, str] | None:
@@ -180,12 +212,13 @@ class ToolgrammarToolParser(ToolParser):
     # vLLM sets it to True on the instance when no reasoning parser is configured.
     skip_reasoning_parsing: bool = False
 
-    def __init__(self, tokenizer: Any, tools: list[Any] | None = None, **_: Any) -> None:
+    def __init__(self, tokenizer: Any, tools: list[Any] | None = None, **kwargs: Any) -> None:
         if not self.family:
             raise TypeError("use tool_parser_class(family) for a parser of one family")
         super().__init__(tokenizer, tools)
         self._params = params(self.family)
-        self._spec = with_params(get_spec(self.family), self._params)
+        self._template = _template_for(self.family, tokenizer, kwargs.get("response_template"))
+        self._spec = with_params(toolgrammar.family_spec(self.family, self._template), self._params)
         self._stream: toolgrammar.StreamParser | None = None
         announced = getattr(_announced, "family", None)
         _announced.family = None
@@ -198,7 +231,12 @@ class ToolgrammarToolParser(ToolParser):
         return self.skip_reasoning_parsing or not self._reports_reasoning
 
     def _parser(self, request: Any) -> toolgrammar.StreamParser:
-        return toolgrammar.StreamParser(self.family, _request_tools(request), params=self._params)
+        return toolgrammar.StreamParser(
+            self.family,
+            _request_tools(request),
+            params=self._params,
+            response_template=self._template,
+        )
 
     def adjust_request(self, request: Any) -> Any:
         """vLLM's request adjustment, then keep the family's special-token markers in the
@@ -277,6 +315,7 @@ class ToolgrammarReasoningParser(ReasoningParser):
         if not self.family:
             raise TypeError("use reasoning_parser_class(family) for a parser of one family")
         super().__init__(tokenizer, *args, **kwargs)
+        self._template = _template_for(self.family, tokenizer, kwargs.get("response_template"))
         _announced.family = self.family
 
     def is_reasoning_end(self, input_ids: Sequence[int]) -> bool:
@@ -293,7 +332,11 @@ class ToolgrammarReasoningParser(ReasoningParser):
 
     def extract_reasoning(self, model_output: str, request: Any) -> tuple[str | None, str | None]:
         message = toolgrammar.parse(
-            self.family, model_output, _request_tools(request), params=params(self.family)
+            self.family,
+            model_output,
+            _request_tools(request),
+            params=params(self.family),
+            response_template=self._template,
         )
         return message.reasoning, model_output
 
@@ -323,7 +366,8 @@ _reasoning_classes: dict[str, type[ToolgrammarReasoningParser]] = {}
 
 def tool_parser_class(family: str) -> type[ToolgrammarToolParser]:
     """The tool-parser class of one registered family name (UnknownFamily if none)."""
-    get_spec(family)
+    if family not in toolgrammar.TEMPLATE_FAMILIES:
+        get_spec(family)
     if family not in _tool_classes:
         name = _class_name(family, "ToolParser")
         cls = type(name, (ToolgrammarToolParser,), {"family": family, "__module__": __name__})
@@ -334,7 +378,8 @@ def tool_parser_class(family: str) -> type[ToolgrammarToolParser]:
 
 def reasoning_parser_class(family: str) -> type[ToolgrammarReasoningParser]:
     """The companion reasoning-parser class of one registered family name."""
-    get_spec(family)
+    if family not in toolgrammar.TEMPLATE_FAMILIES:
+        get_spec(family)
     if family not in _reasoning_classes:
         name = _class_name(family, "ReasoningParser")
         cls = type(name, (ToolgrammarReasoningParser,), {"family": family, "__module__": __name__})
@@ -349,7 +394,7 @@ def register(override: bool = False) -> list[str]:
     names registered."""
     vllm_names = set(ToolParserManager.list_registered())
     names: list[str] = []
-    for family in toolgrammar.families():
+    for family in (*toolgrammar.families(), *toolgrammar.TEMPLATE_FAMILIES):
         ToolParserManager.register_module(PREFIX + family, module=tool_parser_class(family))
         ReasoningParserManager.register_module(
             PREFIX + family, module=reasoning_parser_class(family)

@@ -495,6 +495,14 @@ ELEMENTS: dict[str, ElementSig] = {
         params={"string": Param(ArgType.STRING, required=True)},
         is_dialect=True,
     ),
+    "kv_lines": ElementSig(
+        rt.KvLines,
+        params={
+            "line_sep": Param(ArgType.STRING, default="\n"),
+            "kv_sep": Param(ArgType.STRING, default=":"),
+        },
+        is_dialect=True,
+    ),
     "python_calls": ElementSig(
         rt.PythonCalls,
         params={"list": Param(ArgType.BOOL, default=True)},

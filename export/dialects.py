@@ -16,6 +16,7 @@ from ..runtime.spec import (
     JsonCall,
     JsonCallArray,
     KeyValueArgs,
+    KvLines,
     PythonCalls,
     XmlElements,
     XmlParams,
@@ -117,6 +118,28 @@ def keyvalue_args(
     assert tool is not None
     values = Values(builder.g, "keyvalue", stops, delim=item.string)
     return values.object(tool.parameters)
+
+
+def kv_lines(builder: Builder, item: KvLines, tool: Tool | None, stops: tuple[str, ...]) -> Node:
+    """`key: value` lines, one per parameter: a string value is raw text that holds no line
+    separator or stop, any other value its literal syntax or compact JSON on one line."""
+    assert tool is not None
+    avoid = tuple(sorted({*stops, item.line_sep}))
+    space = "" if item.kv_sep[-1:].isspace() else " "
+    params = []
+    for key, schema in tool.properties.items():
+        options = []
+        for b in branches(schema):
+            head = Lit(f"{key}{item.kv_sep}")
+            if "enum" in b:
+                options += [seq(head, Lit(space + render_value_text(v))) for v in b["enum"]]
+            elif b["type"] == "string":
+                options.append(seq(head, Text("raw", avoid)))
+            else:
+                value = _scalar(b) or Json(schema_text(_strict_value(b)), avoid)
+                options.append(seq(head, Lit(space), value))
+        params.append((alt(*options), key in tool.required))
+    return ordered(builder.g, f"{tool.name}_lines", params, Lit(item.line_sep))
 
 
 def python_calls(
@@ -239,6 +262,7 @@ EXPORT_RULES: dict[type, Callable[[Builder, Any, Tool | None, tuple[str, ...]], 
     XmlParams: xml_params,
     XmlElements: xml_elements,
     KeyValueArgs: keyvalue_args,
+    KvLines: kv_lines,
     PythonCalls: python_calls,
     JsonArgs: json_args,
     JsonCall: json_call,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from .json_args import JSON_ARGS
 from .json_call import JSON_CALL, JSON_CALL_ARRAY
 from .keyvalue_args import KEYVALUE_ARGS
+from .kv_lines import KV_LINES
 from .protocol import DialectRow
 from .python_calls import PYTHON_CALLS
 from .xml_elements import XML_ELEMENTS
@@ -22,6 +23,7 @@ DIALECTS: dict[type, DialectRow] = {
         XML_PARAMS,
         XML_ELEMENTS,
         KEYVALUE_ARGS,
+        KV_LINES,
         PYTHON_CALLS,
         JSON_ARGS,
         JSON_CALL,

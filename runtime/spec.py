@@ -177,6 +177,16 @@ class KeyValueArgs:
 
 
 @dataclass(frozen=True, slots=True)
+class KvLines:
+    """`key: value` lines: one argument per `line_sep`, split at the first `kv_sep`, key and
+    value stripped (a response template's `kv-lines`)."""
+
+    line_sep: str = "\n"
+    kv_sep: str = ":"
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class PythonCalls:
     """Python calls `NAME(key=value, …)`: in `[…]` separated by commas (`list`), or one after
     another (OLMo 3's one per line). Each is a call of its own."""
@@ -226,7 +236,7 @@ class JsonCallArray:
 
 
 Dialect = Union[
-    XmlParams, XmlElements, KeyValueArgs, PythonCalls, JsonArgs, JsonCall, JsonCallArray
+    XmlParams, XmlElements, KeyValueArgs, KvLines, PythonCalls, JsonArgs, JsonCall, JsonCallArray
 ]
 Item = Union[
     Lit,
@@ -236,6 +246,7 @@ Item = Union[
     XmlParams,
     XmlElements,
     KeyValueArgs,
+    KvLines,
     PythonCalls,
     JsonArgs,
     JsonCall,

@@ -31,6 +31,7 @@ from .runtime.params import UnknownParam, with_params
 from .runtime.render import RenderError, render_output
 from .runtime.registry import UnknownFamily, families, get_spec
 from .runtime.schemas import ToolSchemas
+from .runtime.spec import FamilySpec
 from .runtime.trace import Trace, TraceEvent, TracingEngine, format_event, print_trace
 
 if TYPE_CHECKING:  # for type checkers only; at run time `__getattr__` loads them on first use
@@ -40,6 +41,7 @@ __all__ = [
     "Delta",
     "ExportError",
     "Function",
+    "TEMPLATE_FAMILIES",
     "FunctionDelta",
     "Message",
     "StreamParser",
@@ -51,6 +53,7 @@ __all__ = [
     "assemble",
     "export",
     "families",
+    "family_spec",
     "format_event",
     "parse",
     "print_trace",
@@ -59,6 +62,28 @@ __all__ = [
 ]
 
 FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter")
+TEMPLATE_FAMILIES = ("hf",)
+"""Names whose markup comes from the caller's `response_template`, not from a grammar file:
+not in `families()`, which lists the grammars' names."""
+
+
+def family_spec(family: str, response_template: Mapping[str, Any] | None = None) -> FamilySpec:
+    """The spec `family` names; for `hf`, the one compiled from `response_template` (cached
+    by value). The template compiler is loaded on first use: parsing any other family never
+    needs it."""
+    if family in TEMPLATE_FAMILIES:
+        if response_template is None:
+            raise ValueError(
+                f"family {family!r} reads the checkpoint's response_template: pass "
+                "response_template=… (CLI: --response-template FILE)"
+            )
+        compiler = importlib.import_module(".compiler.response_template", __name__)
+        return compiler.template_spec(response_template, family)
+    if response_template is not None:
+        raise ValueError(
+            f"response_template is read by {', '.join(TEMPLATE_FAMILIES)} only, not {family!r}"
+        )
+    return get_spec(family)
 
 
 class StreamParser:
@@ -76,6 +101,8 @@ class StreamParser:
     `chatcmpl-tool-<32 hex>`, and a family whose markup carries an id uses that.
     `trace` receives an event for every step the parser takes (`runtime/trace.py`,
     `docs/debugging.md`); `toolgrammar.print_trace()` makes one that prints them.
+    `response_template` is the checkpoint's `response_template` (a dict) that family `hf`
+    reads its output with (docs/response_templates.md); no other family takes one.
     """
 
     def __init__(
@@ -89,10 +116,11 @@ class StreamParser:
         ids: Literal["random", "sequential"] = "random",
         params: Mapping[str, str] | None = None,
         trace: Trace | None = None,
+        response_template: Mapping[str, Any] | None = None,
     ) -> None:
         _check_options(family, reasoning_open, unknown_tools, ids, params)
         self.family = family
-        spec = with_params(get_spec(family), params)
+        spec = with_params(family_spec(family, response_template), params)
         options: dict[str, Any] = {
             "reasoning_open": reasoning_open,
             "block_open": block_open,
@@ -191,6 +219,7 @@ def render(
     reasoning: str | None = None,
     after: str | None = None,
     params: Mapping[str, str] | None = None,
+    response_template: Mapping[str, Any] | None = None,
 ) -> str:
     """The text a model of `family` writes for `calls` (each `{"name": …, "arguments": {…}}`
     or a `(name, arguments)` pair), with optional reasoning before and content around them.
@@ -199,11 +228,16 @@ def render(
     it reads back the same (a string holding the family's own closing marker, `"3"` for an
     integer parameter), `RenderError` says which.
     """
-    spec = with_params(get_spec(family), params)
+    spec = with_params(family_spec(family, response_template), params)
     pairs = [_call_pair(call) for call in calls]
     text = render_output(spec, pairs, content=content, reasoning=reasoning, after=after)
     message = parse(
-        family, text, tools, params=params, reasoning_open=False if reasoning is None else None
+        family,
+        text,
+        tools,
+        params=params,
+        reasoning_open=False if reasoning is None else None,
+        response_template=response_template,
     )
     got = [(c.function.name, _json_value_or_text(c.function.arguments)) for c in message.tool_calls]
     if got != pairs:

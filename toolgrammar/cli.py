@@ -17,6 +17,7 @@ from typing import Any, Sequence
 import toolgrammar
 
 from .check import check
+from .compiler.response_template import ResponseTemplateError, template_text
 from .export import ExportError, export
 from .runtime.registry import UnknownFamily, families, get_spec, registered
 
@@ -90,6 +91,32 @@ def _read_params(given: list[str]) -> dict[str, str]:
     return params
 
 
+def _read_template(path: str | None) -> dict[str, Any] | None:
+    """A response template file: the template itself, or a tokenizer_config.json that holds
+    one under `response_template`."""
+    if path is None:
+        return None
+    try:
+        data = json.loads(_read_text(path))
+    except json.JSONDecodeError as error:
+        raise CliError(f"{path}:{error.lineno}:{error.colno}: invalid JSON: {error.msg}") from None
+    if isinstance(data, dict) and isinstance(data.get("response_template"), dict):
+        data = data["response_template"]  # a whole tokenizer_config.json
+    if not isinstance(data, dict):
+        raise CliError(f"{path}: expected a JSON object (a response_template)")
+    return data
+
+
+def cmd_import_template(args: argparse.Namespace) -> int:
+    """Print the grammar that reads what the template describes, to commit and refine."""
+    template = _read_template(args.template)
+    try:
+        sys.stdout.write(template_text(template, args.name))
+    except ResponseTemplateError as error:
+        raise CliError(f"{args.template}: {error}") from None
+    return 0
+
+
 def cmd_families(args: argparse.Namespace) -> int:
     for name in families():
         spec = get_spec(name)
@@ -107,6 +134,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
         "unknown_tools": args.unknown_tools,
         "ids": args.ids,
         "params": _read_params(args.param),
+        "response_template": _read_template(args.response_template),
     }
     if args.trace:
         options["trace"] = toolgrammar.print_trace(sys.stderr)
@@ -147,6 +175,7 @@ def cmd_render(args: argparse.Namespace) -> int:
             reasoning=args.reasoning,
             after=args.after,
             params=_read_params(args.param),
+            response_template=_read_template(args.response_template),
         )
     except (toolgrammar.UnknownFamily, ValueError) as error:
         raise CliError(str(error)) from None
@@ -297,6 +326,11 @@ def make_parser() -> argparse.ArgumentParser:
         "or message (default: the grammar says)",
     )
     parse_command.add_argument("--unknown-tools", default="keep", choices=["keep", "drop"])
+    parse_command.add_argument(
+        "--response-template",
+        metavar="FILE",
+        help="family hf: the checkpoint's response_template (JSON, or its tokenizer_config.json)",
+    )
     parse_command.add_argument("--ids", default="random", choices=["random", "sequential"])
     parse_command.add_argument(
         "--trace",
@@ -323,7 +357,20 @@ def make_parser() -> argparse.ArgumentParser:
     render_command.add_argument(
         "--param", action="append", default=[], metavar="NAME=VALUE", help="a grammar param"
     )
+    render_command.add_argument(
+        "--response-template", metavar="FILE", help="family hf: the response_template (JSON)"
+    )
     render_command.set_defaults(func=cmd_render)
+
+    import_command = sub.add_parser(
+        "import-template",
+        help="print the grammar (.tg) equivalent to a checkpoint's response_template",
+    )
+    import_command.add_argument(
+        "template", help="the response_template JSON, or a tokenizer_config.json holding one"
+    )
+    import_command.add_argument("--name", default="hf", help="the family name (default hf)")
+    import_command.set_defaults(func=cmd_import_template)
 
     export_command = sub.add_parser(
         "export", help="the grammar of a family's output for constrained decoding"

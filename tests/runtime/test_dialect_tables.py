@@ -63,6 +63,7 @@ SAMPLES = {
     "xml_params": ({"open": "<p=", "key_end": ">", "value_end": "</p>"}, "<p=a>x</p>", False),
     "xml_elements": ({}, "<a>x</a>", False),
     "keyvalue_args": ({"string": '"'}, '{a:"x"}', False),
+    "kv_lines": ({}, "a: x\n", False),
     "python_calls": ({}, "[f(a='x')]", True),
     "json_args": ({}, '{"a": "x"}', False),
     "json_call": ({}, '{"name": "f", "arguments": {"a": "x"}}', True),

@@ -76,7 +76,7 @@ def chunkings(text: str, one_char: bool) -> dict[str, list[str]]:
 
 def test_every_name_is_registered_in_sglangs_parser_tables() -> None:
     names = toolgrammar.families()
-    assert len(names) == 87  # 61 grammars and their aliases
+    assert len(names) == 88  # 62 grammars and their aliases
     for name in names:
         cls = FunctionCallParser.ToolCallParserEnum[adapter.PREFIX + name]
         assert issubclass(cls, adapter.ToolgrammarDetector) and cls.family == name
@@ -110,6 +110,7 @@ def test_override_takes_sglangs_own_names_but_the_ones_it_reaches_into() -> None
         table = FunctionCallParser.ToolCallParserEnum
         assert table["qwen3_coder"] is adapter.tool_detector_class("qwen3_coder")
         assert "kimi_k3" not in names and table["kimi_k3"] is saved["kimi_k3"]
+        assert "beam" not in names and table["beam"] is saved["beam"]
         # a name SGLang does not have is not invented
         assert all(n.startswith(adapter.PREFIX) or n in saved for n in names)
         # registering again changes nothing

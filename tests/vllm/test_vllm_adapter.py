@@ -5,6 +5,7 @@ Run inside the environment `scripts/vllm_env.sh` builds (`scripts/test.sh` does)
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import sys
@@ -70,7 +71,7 @@ def chunkings(family: str, text: str) -> dict[str, list[str]]:
 def test_every_family_is_registered_in_vllms_managers() -> None:
     ToolParserManager.import_tool_parser("toolgrammar.adapters.vllm")  # as --tool-parser-plugin
     names = toolgrammar.families()
-    assert len(names) == 87  # 61 grammars and their aliases
+    assert len(names) == 88  # 62 grammars and their aliases
     registered = set(ToolParserManager.list_registered())
     reasoning = set(ReasoningParserManager.list_registered())
     for name in names:
@@ -95,6 +96,27 @@ def test_every_registered_name_parses_through_vllm(name: str) -> None:
     assert same(got, want) and got.calls
 
 
+def test_tg_hf_reads_the_tokenizers_response_template() -> None:
+    """`tg-hf` takes the checkpoint's template from the tokenizer (its init kwargs, as
+    tokenizer_config.json gives them) and reads as family beam, whose grammar came from it;
+    without a template it is a clear error when vLLM builds it."""
+    template = json.loads((Path(__file__).parents[1] / "templates" / "beam.json").read_text())
+    tok = copy.copy(h.tokenizer("beam"))
+    tok.init_kwargs = {**tok.init_kwargs, "response_template": template}
+    cls = ToolParserManager.get_tool_parser(plugin.PREFIX + "hf")
+    case = next(
+        c for c in CASES["beam"] if c.tools is not None and not c.options and c.expect["tool_calls"]
+    )
+    req = h.request(case.tools, stream=False)
+    got = cls(tok, req.tools).extract_tool_calls(case.text, req)
+    want = toolgrammar.parse("beam", case.text, case.tools)
+    assert [(c.function.name, c.function.arguments) for c in got.tool_calls] == [
+        (c.function.name, c.function.arguments) for c in want.tool_calls
+    ]
+    with pytest.raises(ValueError, match="response_template"):
+        cls(h.tokenizer("beam"), req.tools)
+
+
 def test_override_takes_vllms_own_names_and_leaves_wrapped_ones() -> None:
     saved = dict(ToolParserManager.tool_parsers)
     try:
@@ -103,7 +125,7 @@ def test_override_takes_vllms_own_names_and_leaves_wrapped_ones() -> None:
         assert ToolParserManager.get_tool_parser("qwen3_coder") is plugin.tool_parser_class(
             "qwen3_coder"
         )
-        for wrapped in ("kimi_k3", "cohere_command3", "cohere_command4"):
+        for wrapped in ("kimi_k3", "cohere_command3", "cohere_command4", "beam"):
             assert wrapped not in names
         # a name vLLM does not have is not invented
         assert all(

@@ -1,0 +1,257 @@
+"""Response templates (docs/response_templates.md): compiled into the family model, printed
+as a grammar that builds and reads the same, refused in one line where the language cannot
+say them, and read by family `hf` with every invariant holding."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+import toolgrammar
+from response_templates import OUTPUTS, TEMPLATES
+from toolgrammar.check import check
+from toolgrammar.cli import main
+from toolgrammar.compiler import compile_grammar_text
+from toolgrammar.compiler import response_template as rt
+from toolgrammar.compiler.frontend import parse_grammar
+from toolgrammar.invariants import check_text
+from toolgrammar.runtime.registry import registered
+
+TOOLS = json.loads((Path(__file__).parent / "corpus" / "tools.json").read_text(encoding="utf-8"))
+NAMES = sorted(TEMPLATES)
+CALLS = [
+    {"name": "get_weather", "arguments": {"city": "Paris", "days": 3}},
+    {"name": "write_file", "arguments": {"path": "notes.txt", "content": "one two"}},
+]
+
+
+def _printed_spec(name: str) -> Any:
+    """The spec of the grammar import-template prints, built by the whole compiler."""
+    code = compile_grammar_text(rt.template_text(TEMPLATES[name], name), f"{name}.tg")
+    namespace: dict[str, Any] = {}
+    exec(compile(code, f"{name}.py", "exec"), namespace)
+    return namespace["SPEC"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_printed_grammar_parses_back_to_the_same_ir(name: str) -> None:
+    grammar = rt.template_grammar(TEMPLATES[name], name)
+    again = parse_grammar(rt.template_text(TEMPLATES[name], name), f"{name}.tg")
+    assert again.shape() == grammar.shape()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_printed_grammar_reads_as_the_template(name: str) -> None:
+    """The grammar import-template prints, built, gives the same messages as the template
+    compiled at parser creation, on hand-written outputs and rendered calls."""
+    template = TEMPLATES[name]
+    rendered = toolgrammar.render("hf", CALLS, TOOLS, content="Sure.", response_template=template)
+    with registered(_printed_spec(name)):
+        for text in [*OUTPUTS[name], rendered]:
+            for finish in ("stop", "length"):
+                want = toolgrammar.parse(
+                    "hf", text, TOOLS, finish, response_template=template, ids="sequential"
+                )
+                got = toolgrammar.parse(name, text, TOOLS, finish, ids="sequential")
+                assert got.to_dict() == want.to_dict(), text
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_rendered_calls_read_back(name: str) -> None:
+    template = TEMPLATES[name]
+    for calls in (CALLS[:1], CALLS):
+        text = toolgrammar.render("hf", calls, TOOLS, response_template=template)
+        message = toolgrammar.parse("hf", text, TOOLS, response_template=template)
+        got = [(c.function.name, json.loads(c.function.arguments)) for c in message.tool_calls]
+        assert got == [(c["name"], c["arguments"]) for c in calls]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_cut_every_split(name: str) -> None:
+    template = TEMPLATES[name]
+    texts = [*OUTPUTS[name], toolgrammar.render("hf", CALLS, TOOLS, response_template=template)]
+    for seed, text in enumerate(texts):
+        for finish in ("stop", "length"):
+            violations = check_text(
+                "hf", text, TOOLS, {"response_template": template}, finish=finish, seed=seed
+            )
+            assert not violations, "\n".join(map(str, violations[:3]))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_random_outputs_keep_the_invariants(name: str) -> None:
+    """`toolgrammar check` over the template's family: random calls, cuts and mutants."""
+    with registered(rt.template_spec(TEMPLATES[name], f"tpl_{name}")):
+        report = check(f"tpl_{name}", budget=2.0, seed=21)
+    assert report.ok, report.summary()
+
+
+def _set(path: str, value: Any) -> Callable[[dict], None]:
+    """A mutation that sets `path` (dotted) to `value`; `...` deletes it."""
+
+    def apply(template: dict) -> None:
+        *parents, last = path.split(".")
+        node = template
+        for part in parents:
+            node = node[part]
+        if value is ...:
+            del node[last]
+        else:
+            node[last] = value
+
+    return apply
+
+
+REFUSED = [
+    ("beam", _set("fields.answer", {"open": "<a>"}), "field 'answer'"),
+    ("beam", _set("defaults.tone", "dry"), "defaults: 'tone'"),
+    ("beam", _set("version", 2), "response_template.version"),
+    ("beam", _set("fields.content.content", "json"), "field 'content': content 'json'"),
+    ("beam", _set("fields.thinking.content", "int"), "field 'thinking': content 'int'"),
+    ("beam", _set("fields.content.join", "\n"), "field 'content': `join`"),
+    (
+        "beam",
+        _set("fields.thinking.transform", {"x": "{content}"}),
+        "field 'thinking': `transform`",
+    ),
+    ("beam", _set("fields.thinking.open", ...), "implicit reasoning field"),
+    (
+        "json_array",
+        _set("fields.thinking.open_pattern", r"<a>.*"),
+        "field 'thinking': `open_pattern`",
+    ),
+    ("beam", _set("fields.tool_calls.transform", ...), "`transform` must write"),
+    ("beam", _set("fields.tool_calls.join", ","), "`join` is not supported on tool calls"),
+    ("beam", _set("fields.tool_calls.content", "text"), "content 'text' cannot carry"),
+    ("beam", _set("fields.tool_calls.open_pattern", r" to=(?P<tool>\w+)>"), "capture 'tool'"),
+    ("beam", _set("fields.tool_calls.open_pattern", r"(?P<name>\w+)>"), "start with literal"),
+    ("beam", _set("fields.tool_calls.open_pattern", r" to=(?P<name>\w+)"), "followed by literal"),
+    ("beam", _set("fields.tool_calls.open_pattern", r" to=\w+"), "the class"),
+    (
+        "beam",
+        _set("fields.tool_calls.content_args.value_parser", {"name": "json"}),
+        "value_parser 'json'",
+    ),
+    (
+        "beam",
+        _set("fields.tool_calls.content_args.tag_pattern", r"<p>(?P<value>.*?)</p>"),
+        "tag_pattern",
+    ),
+    ("beam", _set("fields.tool_calls.content_args", {}), "needs a `tag_pattern`"),
+    ("beam", _set("start_anchor_pattern", ...), "start_anchor"),
+    ("beam", _set("fields.tool_calls.open", "<x>"), "both `open` and `open_pattern`"),
+    (
+        "json_args",
+        _set("fields.tool_calls.content_args", {"unquoted_keys": True}),
+        "'unquoted_keys'",
+    ),
+    ("json_args", _set("fields.tool_calls.transform.function.name", "fixed"), "function.name"),
+    (
+        "json_call",
+        _set("fields.tool_calls.transform.function.name", "{content.a.b}"),
+        "keys of the body",
+    ),
+    ("json_array", _set("fields.tool_calls.transform_each", False), "keys of the body"),
+    ("kv_lines", _set("fields.tool_calls.content_args", {"strip": False}), "without stripping"),
+    ("kv_lines", _set("fields.tool_calls.content_args", {"kv_sep": ""}), "non-empty"),
+    ("kv_lines", _set("fields", {}), "response_template.fields"),
+    ("kv_lines", _set("fields.tool_calls.repeats", "often"), "fields.tool_calls.repeats"),
+]
+
+
+@pytest.mark.parametrize("name, mutate, message", REFUSED, ids=[m for _, _, m in REFUSED])
+def test_what_the_language_cannot_say_is_refused_in_one_line(
+    name: str, mutate: Callable[[dict], None], message: str
+) -> None:
+    template = copy.deepcopy(TEMPLATES[name])
+    mutate(template)
+    with pytest.raises(rt.ResponseTemplateError) as error:
+        rt.template_spec(template)
+    assert message in str(error.value) and "\n" not in str(error.value)
+    with pytest.raises(ValueError):  # the API's error for a bad option
+        toolgrammar.parse("hf", "x", response_template=template)
+
+
+def test_not_a_template_is_refused() -> None:
+    for bad in ([], "x", None):
+        with pytest.raises(rt.ResponseTemplateError):
+            rt.template_spec(bad)
+
+
+def test_compiled_templates_are_cached_by_value_and_bounded() -> None:
+    first = rt.template_spec(TEMPLATES["beam"])
+    assert rt.template_spec(copy.deepcopy(TEMPLATES["beam"])) is first
+    for size in range(rt.CACHE_SIZE + 1):
+        template = copy.deepcopy(TEMPLATES["json_args"])
+        template["fields"]["tool_calls"]["close"] = f"</tool_call{size}>"
+        rt.template_spec(template)
+    assert len(rt._CACHE) <= rt.CACHE_SIZE
+    assert rt.template_spec(TEMPLATES["beam"]) is not first  # it was evicted, then rebuilt
+
+
+def test_hf_needs_a_template_and_only_hf_takes_one() -> None:
+    with pytest.raises(ValueError, match="response_template"):
+        toolgrammar.parse("hf", "text")
+    with pytest.raises(ValueError, match="hf only"):
+        toolgrammar.parse("hermes", "text", response_template=TEMPLATES["beam"])
+    assert "hf" in toolgrammar.TEMPLATE_FAMILIES and "hf" not in toolgrammar.families()
+
+
+def test_beam_grammar_reads_as_beams_template() -> None:
+    """The committed grammar, refined by hand, reads the outputs as the template does."""
+    for text in OUTPUTS["beam"]:
+        want = toolgrammar.parse(
+            "hf", text, TOOLS, response_template=TEMPLATES["beam"], ids="sequential"
+        )
+        assert toolgrammar.parse("beam", text, TOOLS, ids="sequential").to_dict() == want.to_dict()
+
+
+def test_cli_import_template_and_parse(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = tmp_path / "tokenizer_config.json"
+    path.write_text(json.dumps({"response_template": TEMPLATES["kv_lines"]}), encoding="utf-8")
+    assert main(["import-template", str(path), "--name", "mine"]) == 0
+    printed = capsys.readouterr().out
+    assert printed == rt.template_text(TEMPLATES["kv_lines"], "mine")
+    output = tmp_path / "out.txt"
+    output.write_text(OUTPUTS["kv_lines"][0], encoding="utf-8")
+    assert main(["parse", "hf", str(output), "--response-template", str(path)]) == 0
+    message = json.loads(capsys.readouterr().out)["message"]
+    assert message["tool_calls"][0]["function"]["name"] == "get_weather"
+    assert main(["parse", "hf", str(output)]) == 2
+    assert "response_template" in capsys.readouterr().err
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"fields": {"x": {}}}', encoding="utf-8")
+    assert main(["import-template", str(bad)]) == 2
+    assert "field 'x'" in capsys.readouterr().err
+
+
+WITHOUT_COMPILER_EXTRA = """
+import sys
+for name in ("lark", "jinja2", "black"):
+    sys.modules[name] = None  # as in an environment without the compiler extra
+import json, toolgrammar
+template = json.loads(sys.argv[1])
+message = toolgrammar.parse("hf", sys.argv[2], response_template=template)
+assert message.tool_calls[0].function.name == "get_weather", message
+"""
+
+
+def test_hf_needs_no_compiler_extra() -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            WITHOUT_COMPILER_EXTRA,
+            json.dumps(TEMPLATES["beam"]),
+            OUTPUTS["beam"][0],
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
