@@ -267,16 +267,31 @@ class CompiledFamily:
                     )
 
 
-_COMPILED: dict[int, CompiledFamily] = {}
+# The compiled families, by spec value, the most recently used last; and the same by the
+# identity of each spec object asked for, with that object (kept alive: its id is not reused)
+_COMPILED: dict[FamilySpec, CompiledFamily] = {}
+_BY_ID: dict[int, tuple[FamilySpec, CompiledFamily]] = {}
+_COMPILED_LIMIT = 256
 
 
 def compiled(spec: FamilySpec) -> CompiledFamily:
-    """The tables of `spec`, made once per spec object. The cache keeps the spec alive (so
-    its id is not reused) and is bounded: a server that fills many distinct `params` makes a
-    new spec for each, and must not grow without end."""
-    family = _COMPILED.get(id(spec))
-    if family is None or family.spec is not spec:
-        if len(_COMPILED) >= 256:
-            _COMPILED.clear()
-        family = _COMPILED[id(spec)] = CompiledFamily(spec)
+    """The tables of `spec`, made once per spec value. Bounded, least recently used out
+    first: a server that fills many distinct `params` makes a new spec for each, and must
+    not grow without end; an equal spec made again (`params` filled once more after its
+    cache let it go) finds the tables already made. A spec object asked for before is
+    found by identity, without hashing the whole spec (a parser is made per request)."""
+    key = id(spec)
+    known = _BY_ID.pop(key, None)
+    if known is not None and known[0] is spec:
+        _BY_ID[key] = known  # (re)inserted last: the most recently used
+        return known[1]
+    family = _COMPILED.pop(spec, None)
+    if family is None:
+        family = CompiledFamily(spec)
+        if len(_COMPILED) >= _COMPILED_LIMIT:
+            del _COMPILED[next(iter(_COMPILED))]
+    _COMPILED[spec] = family
+    if len(_BY_ID) >= _COMPILED_LIMIT:
+        del _BY_ID[next(iter(_BY_ID))]
+    _BY_ID[key] = (spec, family)
     return family

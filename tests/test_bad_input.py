@@ -250,7 +250,24 @@ def test_many_distinct_params_keep_the_caches_bounded() -> None:
             "hy_v4", text, TOOLS, params={"suffix": suffix}, reasoning_open=False
         )
         assert [c.function.name for c in message.tool_calls] == ["get_weather"]
-        assert len(tables._COMPILED) <= 256
+        assert len(tables._COMPILED) <= tables._COMPILED_LIMIT
+        assert len(tables._BY_ID) <= tables._COMPILED_LIMIT
+
+
+def test_the_compiled_family_cache_is_keyed_by_value() -> None:
+    # a spec filled again with the same params (its own cache let the first go) is an equal
+    # spec of its own: its tables are found, not compiled again
+    from toolgrammar.runtime import params, tables
+
+    spec = toolgrammar.get_spec("hy_v4")
+    first = params.with_params(spec, {"suffix": ":again"})
+    params._filled.cache_clear()
+    second = params.with_params(spec, {"suffix": ":again"})
+    assert first is not second and first == second
+    assert tables.compiled(first) is tables.compiled(second)
+    assert tables.compiled(params.with_params(spec, {"suffix": ":other"})) is not tables.compiled(
+        first
+    )
 
 
 def _stream(family: str, text: str, size: int, tools=TOOLS):  # type: ignore[no-untyped-def]
