@@ -365,8 +365,11 @@ def count_all_scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     ):
         for name in names:
             monkeypatch.setattr(module, name, _CountingPattern(getattr(module, name), scanned))
-    strings = {q: _CountingPattern(p, scanned) for q, p in python_calls._WHOLE_STRINGS.items()}
-    monkeypatch.setattr(python_calls, "_WHOLE_STRINGS", strings)
+    for table in ("_WHOLE_STRINGS", "_SIMPLE_RUNS"):
+        patterns = getattr(python_calls, table).items()
+        monkeypatch.setattr(
+            python_calls, table, {q: _CountingPattern(p, scanned) for q, p in patterns}
+        )
     for module, factory in (
         (xml_params, "_whole_param"),
         (keyvalue_args, "_whole_member"),
@@ -409,6 +412,10 @@ def _hostile(family: str) -> dict[str, Any]:
     out["names without arguments"] = lambda n: named * (n // len(named) + 1)
     for run in ("[", "{", '"', "\\", '{"a": ', '["', '\\"', "(", "<", "="):
         out["run of " + run] = (lambda run: lambda n: opener + "get_weather" + run * n)(run)
+    # in prose: a lookahead opener (`&"["`, `&"{"`) at every character
+    for run in ("[", "{", "[ ", "{\n", "[,", ";"):
+        out["prose run of " + run] = (lambda run: lambda n: "Text " + run * (n // len(run)))(run)
+    out["unclosed string of backslashes"] = lambda n: call[:key_at] + "k='" + "\\" * n
     return out
 
 
@@ -460,6 +467,9 @@ def test_hostile_outputs_are_read_in_linear_work_the_same_streamed(
             partial.strip(),
             [],
         )
+    for kind in (kind for kind in hostile if kind.startswith("prose run of ")):
+        text = hostile[kind](4 * _HUGE)  # no call opens there: the text comes back as it is
+        assert (wholes[kind].content, wholes[kind].tool_calls) == (text.strip(), []), kind
     prose = hostile["marker fragments"](4 * _HUGE)
     assert (wholes["marker fragments"].content, wholes["marker fragments"].tool_calls) == (
         prose.strip(),
