@@ -97,9 +97,7 @@ class Requests:
 
     def _schema(self, n: int) -> dict:
         rng = self.rng
-        props = {
-            f"p{(n + k) % 50}": {"type": rng.choice(TYPES)} for k in range(rng.randint(1, 4))
-        }
+        props = {f"p{(n + k) % 50}": {"type": rng.choice(TYPES)} for k in range(rng.randint(1, 4))}
         props["city"] = {"type": "string"}
         if rng.random() < 0.05:  # a type typing cannot read: one ToolSchemaWarning per tool
             props["odd"] = {"type": "strng"}
@@ -218,7 +216,9 @@ def run(total: int, checkpoints: int, seed: int, report: Callable[[str], None]) 
             gc.collect()
             rss.append(rss_mb())
             sizes = cache_sizes()
-            over += [f"{name} {size} > {bound}" for name, (size, bound) in sizes.items() if size > bound]
+            over += [
+                f"{name} {size} > {bound}" for name, (size, bound) in sizes.items() if size > bound
+            ]
             busiest = ", ".join(f"{name} {size}/{bound}" for name, (size, bound) in sizes.items())
             elapsed = time.perf_counter() - started
             report(f"{n:>8} requests  {elapsed:7.1f} s  RSS {rss[-1]:7.1f} MB  {busiest}")

@@ -54,9 +54,7 @@ _WHOLE_STRINGS = {
 # a string's characters up to its next quote (or next other escape, or lone backslash),
 # its escapes all of _SIMPLE_ESCAPES: taken in one match and decoded at once (a run of
 # backslashes otherwise goes through the loop of _string two characters at a time)
-_SIMPLE_RUNS = {
-    q: re.compile(rf"[^\\{q}]*+(?:\\{_SIMPLE_CLASS}[^\\{q}]*+)*+") for q in "'\""
-}
+_SIMPLE_RUNS = {q: re.compile(rf"[^\\{q}]*+(?:\\{_SIMPLE_CLASS}[^\\{q}]*+)*+") for q in "'\""}
 # What may follow a one-quote string's closing quote (after whitespace), besides a marker or
 # the end of output; a quote followed by anything else is a character of the string (models
 # write `cmd='echo 'hi' x'` unescaped, as the templates do not escape): top-level values end

@@ -24,7 +24,9 @@ def _quick_families() -> list[str]:
         spec = get_spec(name)
         family = compiled(spec)
         quick = family.quick_content_markers is not family.content_markers
-        if name == spec.name and (quick or family.quick_section_markers is not family.section_markers):
+        if name == spec.name and (
+            quick or family.quick_section_markers is not family.section_markers
+        ):
             found.append(name)
     return found
 
