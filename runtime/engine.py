@@ -120,6 +120,7 @@ class Engine:
     """Incremental parser for one output of one family."""
 
     _readers: tuple[Reader, ...]  # indexed by item kind; set below the class
+    _quick = True  # openers that would only give their text back are passed over (`_scan`)
 
     def __init__(
         self,
@@ -238,14 +239,17 @@ class Engine:
     def _scan(self, buf: str, pos: int, eof: bool) -> int:
         family = self.family
         mode = self.mode
+        # a call opener on text its call would only give back is passed over: the same
+        # result, without making the call (`tables._gives_back`); not at the end of the
+        # output, where a section's opener may go back with it, nor before the prompt's
+        # marker is read
+        quick = self._quick and not eof and not self._state.prompt
         if self._state.routed and mode != SECTION:
             markers = family.routed_markers
-        elif mode == CONTENT:
-            markers = family.content_markers
-        elif mode == REASONING:
-            markers = family.reasoning_markers
+        elif mode == CONTENT or mode == REASONING:
+            markers = family.quick_content_markers if quick else family.content_markers
         else:
-            markers = family.section_markers
+            markers = family.quick_section_markers if quick else family.section_markers
         at, lit = markers.search(buf, pos)
         if at < 0:
             held = markers.held(buf, pos)

@@ -21,7 +21,16 @@ from .json_stream import (
     whole_members,
 )
 from .markers import markers
-from .protocol import Call, DialectRow, Pairs, Sink, json_object, no_literals, the_call
+from .protocol import (
+    Call,
+    DialectRow,
+    Opening,
+    Pairs,
+    Sink,
+    json_object,
+    no_literals,
+    the_call,
+)
 from .spec import JsonArgs, JsonCall, JsonCallArray
 
 _MAX_NAME = 256  # a call's name is at most this long, as `name(max_len=256)` reads one
@@ -463,8 +472,29 @@ def render_json_call_array(item: JsonCallArray, calls: Sequence[Call]) -> str:
     return "[" + ", ".join(call_object(item, name, pairs) for name, pairs in calls) + "]"
 
 
+# JSON's whitespace, as the scanners skip it (`json_args.skip_whitespace`)
+_JSON_SPACE = r" \t\n\r"
+
+
+def json_call_opening(item: JsonCall) -> Opening:
+    """`{`, whitespace, then a key's quote (or the `}` of an empty object)."""
+    return Opening("{", _JSON_SPACE, '"}')
+
+
+def json_call_array_opening(item: JsonCallArray) -> Opening:
+    """`[`, whitespace, then an element's `{` (or the `]` of an empty array); a bare list
+    (`bare=true`) that starts with `{` has no `[` and is not this text."""
+    return Opening("[", _JSON_SPACE, r"{\]")
+
+
 JSON_CALL = DialectRow(
-    JsonCall, "json_call", JsonCallBuilder, render_json_call, no_literals, names_calls=True
+    JsonCall,
+    "json_call",
+    JsonCallBuilder,
+    render_json_call,
+    no_literals,
+    names_calls=True,
+    opening=json_call_opening,
 )
 JSON_CALL_ARRAY = DialectRow(
     JsonCallArray,
@@ -474,4 +504,5 @@ JSON_CALL_ARRAY = DialectRow(
     no_literals,
     names_calls=True,
     lists_calls=True,
+    opening=json_call_array_opening,
 )

@@ -39,17 +39,15 @@ _CLOSERS = {"{": "}", "(": ")"}
 
 
 _SPACE = re.compile(r"\s*")
-_RAW_TOKENS: dict[tuple[str, tuple[str, ...]], re.Pattern[str]] = {}
 
 
+@lru_cache(maxsize=256)
 def _raw_tokens(delim: str, stops: tuple[str, ...]) -> re.Pattern[str]:
     """What ends or nests a bare value: the string delimiter, brackets, `,` and the stops
-    (made once per family and call position, not once per call)."""
-    found = _RAW_TOKENS.get((delim, stops))
-    if found is None:
-        alts = "".join("|" + re.escape(s) for s in stops)
-        found = _RAW_TOKENS[delim, stops] = re.compile(re.escape(delim) + r"|[{}\[\](),]" + alts)
-    return found
+    (made once per family and call position, not once per call; bounded, as a server
+    filling many `params` makes new stops for each)."""
+    alts = "".join("|" + re.escape(s) for s in stops)
+    return re.compile(re.escape(delim) + r"|[{}\[\](),]" + alts)
 
 
 def _json_string_body(text: str) -> str:

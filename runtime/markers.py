@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 from .spec import Name, name_of
 
 
 def _no_match(text: str, pos: int = 0) -> None:
     return None
+
+
+def _alternative(lit: str, guard: str | None) -> str:
+    """The search's alternative for `lit`: itself, where its guard does not match."""
+    return re.escape(lit) if guard is None else f"(?!{guard}){re.escape(lit)}"
 
 
 class Markers:
@@ -32,10 +37,22 @@ class Markers:
         "growing",
     )
 
-    def __init__(self, literals: Iterable[str]) -> None:
+    def __init__(self, literals: Iterable[str], guards: Mapping[str, str] | None = None) -> None:
+        """`guards`: per literal, a regex of text at its place where it is not found (the
+        search goes on past it), for a literal no shorter one of the set begins (else
+        that one would be found there instead)."""
         unique = sorted({lit for lit in literals if lit}, key=lambda lit: (-len(lit), lit))
         self.literals: tuple[str, ...] = tuple(unique)
-        self._regex = re.compile("|".join(re.escape(lit) for lit in unique)) if unique else None
+        guards = {
+            lit: guard
+            for lit, guard in (guards or {}).items()
+            if lit in unique and not any(lit.startswith(o) and o != lit for o in unique)
+        }
+        self._regex = (
+            re.compile("|".join(_alternative(lit, guards.get(lit)) for lit in unique))
+            if unique
+            else None
+        )
         # `at(text, pos)`: the match of a marker starting at `pos` (longest first), or None;
         # the compiled pattern's own method, for loops that ask at every token
         self.at: Callable[..., re.Match[str] | None] = (

@@ -142,6 +142,28 @@ def _json(value: Any) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class Opening:
+    """How every text a naming dialect reads as a call begins, as far as it decides at once:
+    `lead` (plain text), then any run of the characters of `space` (the body of a regex
+    character class), then one of `first` (another class body). On text with `lead` and its
+    run followed by any other character (a marker that ends the dialect included), the
+    builder fails before any call, having read no further than that character, so the
+    engine gives the text back (docs/policies.md, 'Malformed calls'); the engine passes
+    over such text without making the call, which a long run of `[` or `{` in prose
+    otherwise costs at every character (`tables._gives_back`).
+    """
+
+    lead: str
+    space: str
+    first: str
+
+
+def no_opening(_: Any) -> None:
+    """A dialect that promises nothing about how its calls begin."""
+    return None
+
+
+@dataclass(frozen=True, slots=True)
 class DialectRow:
     """One argument dialect, as every part of the runtime needs it."""
 
@@ -153,6 +175,9 @@ class DialectRow:
     literals: Callable[[Any], tuple[str, ...]]  # the markup literals an item names
     names_calls: bool = False  # a `CallsBuilder`: it reads the call's name itself
     lists_calls: bool = False  # one item holds every call of the output (`[a(), b()]`)
+    # (item) -> how every call it reads begins (`Opening`), or None: a naming dialect's
+    # promise that lets the engine pass over text that opens none without trying a call
+    opening: Callable[[Any], Opening | None] = no_opening
 
 
 def no_literals(_: Any) -> tuple[str, ...]:

@@ -28,7 +28,7 @@ from typing import Any, Sequence
 from .batched import Batched
 from .coerce import coerce_json, json_text
 from .markers import markers
-from .protocol import Call, DialectRow, Pairs, Sink, no_literals
+from .protocol import Call, DialectRow, Opening, Pairs, Sink, no_literals
 from .schemas import streams_as_text
 from .spec import PythonCalls
 from .unwrap import members_text, wrapped_object, write_members
@@ -51,6 +51,10 @@ _WHOLE_STRINGS = {
     q: re.compile(rf"([^\\{q}]*+(?:\\{_SIMPLE_CLASS}[^\\{q}]*+)*+){q}(?=[ \t\n\r]*+[,)\]}}])")
     for q in "'\""
 }
+# a string's characters up to its next quote (or next other escape, or lone backslash),
+# its escapes all of _SIMPLE_ESCAPES: taken in one match and decoded at once (a run of
+# backslashes otherwise goes through the loop of _string two characters at a time)
+_SIMPLE_RUNS = {q: re.compile(rf"[^\\{q}]*+(?:\\{_SIMPLE_CLASS}[^\\{q}]*+)*+") for q in "'\""}
 # What may follow a one-quote string's closing quote (after whitespace), besides a marker or
 # the end of output; a quote followed by anything else is a character of the string (models
 # write `cmd='echo 'hi' x'` unescaped, as the templates do not escape): top-level values end
@@ -92,7 +96,6 @@ class PythonCallsBuilder(Batched):
         "_commit",
         "_stops",
         "_next_stop",
-        "_next_backslash",
         "_state",
         "_in_call",
         "_count",
@@ -123,10 +126,9 @@ class PythonCallsBuilder(Batched):
         self.calls = 0
         self._commit = sink.commit_call
         self._stops = markers(stops)
-        # the strings of one text share these searches (see _string), the calls read one
+        # the strings of one text share this search (see _string), the calls read one
         # after another from it too (each list of calls is a builder of its own)
         self._next_stop = sink.next_stop(stops)
-        self._next_backslash = sink.next_stop(("\\",))
         self._state = START if spec.list else CALLS
         self._in_call = False
         self._count = 0
@@ -306,20 +308,11 @@ class PythonCallsBuilder(Batched):
         self._state = RAW
         return pos
 
-    def _next_special(self, text: str, pos: int, quote: str) -> int:
-        """The next backslash or quote character at or after `pos` (or the end of text).
-
-        Backslashes are rare: where the next one lies is remembered for the text at hand,
-        else every string of a whole output would search the rest of it (quadratic)."""
-        backslash = self._next_backslash.find(text, pos)
-        found = [i for i in (backslash, text.find(quote, pos)) if i >= 0]
-        return min(found) if found else len(text)
-
     def _string(self, text: str, pos: int, eof: bool) -> int:
         """Stream a string's characters, decoding escapes, up to its closing quote or a
         marker of the call (markers win: the string and the calls end there)."""
         quote, out = self._quote, []
-        stop_at = self._next_stop.find(text, pos)  # (remembered: see _next_special)
+        stop_at = self._next_stop.find(text, pos)  # (remembered for the text: see NextStop)
         # text that may still begin a marker waits, unless the output ends here
         end = stop_at if stop_at >= 0 else len(text) - (0 if eof else self._stops.held(text, pos))
         whole = _WHOLE_STRINGS[quote].match(text, pos, end) if len(quote) == 1 else None
@@ -330,10 +323,11 @@ class PythonCallsBuilder(Batched):
             self.emit('"')
             self._state = ARGS
             return whole.end()
+        simple = _SIMPLE_RUNS[quote[0]]
         while pos < end:
-            at = min(self._next_special(text, pos, quote[0]), end)
+            at = simple.match(text, pos, end).end()  # type: ignore[union-attr]
             if at > pos:
-                out.append(text[pos:at])
+                out.append(_decode_simple(text[pos:at]))
                 pos = at
             if pos >= end:
                 break
@@ -647,6 +641,14 @@ def render_python_calls(item: PythonCalls, calls: Sequence[Call]) -> str:
     return f"[{', '.join(texts)}]" if item.list else "\n".join(texts)
 
 
+def python_calls_opening(item: PythonCalls) -> Opening:
+    """A list's `[` (with `list=true`), spaces and commas, then a name's first letter (or
+    the `]` of an empty list): `[1, 2]` or `[[` is no call list from its second character."""
+    if item.list:
+        return Opening("[", r"\s,", r"A-Za-z_\]")
+    return Opening("", r"\s,", "A-Za-z_")
+
+
 PYTHON_CALLS = DialectRow(
     PythonCalls,
     "python_calls",
@@ -655,4 +657,5 @@ PYTHON_CALLS = DialectRow(
     no_literals,
     names_calls=True,
     lists_calls=True,
+    opening=python_calls_opening,
 )

@@ -11,6 +11,7 @@ its exact message, worked out once per place. Type spellings `schemas.py` reads 
 
 from __future__ import annotations
 
+import sys
 import warnings
 from typing import Any
 
@@ -23,6 +24,7 @@ _SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties")
 _SCHEMA_ONES = ("items", "additionalProperties", "not", "if", "then", "else", "contains")
 Crumbs = Any  # a node's place: None at the root, else (its key, its parent's crumbs)
 _FOUND: dict[tuple[str, str], str] = {}  # (tool, first flagged path) -> message, bounded
+_LIMIT = 256  # places remembered, and warnings the caller's module remembers as shown
 
 
 class ToolSchemaWarning(UserWarning):
@@ -38,7 +40,7 @@ def warn_about_schema(tool: str, schema: Any, types: frozenset[str]) -> None:
     key = (tool, path)
     message = _FOUND.get(key)
     if message is None:
-        if len(_FOUND) >= 256:
+        if len(_FOUND) >= _LIMIT:
             _FOUND.clear()
         message = _FOUND[key] = _explain(schema, path)
     if len(message) > 300:  # a pointer into a very deep schema: its two ends say enough
@@ -50,6 +52,17 @@ def warn_about_schema(tool: str, schema: Any, types: frozenset[str]) -> None:
             ToolSchemaWarning,
             stacklevel=2,
         )
+        _bound_shown(sys._getframe(1).f_globals)
+
+
+def _bound_shown(caller: dict[str, Any]) -> None:
+    """Keep the `warnings` module's record of what was shown from the caller's module (the
+    one `stacklevel=2` names) bounded: it holds every distinct message, and each names its
+    tool, so a long-running server meeting ever new tools with bad schemas would grow it
+    without end. Cleared when full: a warning may then be shown once more."""
+    shown = caller.get("__warningregistry__")
+    if isinstance(shown, dict) and len(shown) > _LIMIT:
+        shown.clear()
 
 
 def _first_suspect(schema: Any, types: frozenset[str]) -> str | None:

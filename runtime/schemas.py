@@ -9,6 +9,7 @@ types, property and item schemas) are cached on those nodes. `coerce.py` types v
 
 from __future__ import annotations
 
+import marshal
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -233,28 +234,49 @@ def _compile(root: object) -> ResolvedSchema | None:
         return None
 
 
-_ROOTS: dict[int, tuple[dict, ResolvedSchema | None]] = {}
+# Raw schemas already compiled, by value (`_value_key`), the most recently used last.
+_ROOTS: dict[bytes, ResolvedSchema | None] = {}
+_ROOTS_LIMIT = 512  # a server rotating more distinct schemas compiles the older ones again
+
+
+def _value_key(schema: dict) -> bytes | None:
+    """What `schema` holds now, as bytes that tell apart every two values typing could read
+    differently (`1`, `1.0` and `True` included, as `==` does not), or None for a schema
+    of objects `marshal` refuses (a dict subclass, a custom object) or nested absurdly deep.
+
+    A key by value, not by `id()`: a caller that changes a schema dict in place after its
+    first use gets the new reading. `marshal` is C and about as fast as `repr` is slow
+    (a few µs for a tool's parameters, once per tool per request); its bytes read back as
+    the same value, so equal keys are equal schemas.
+    """
+    try:
+        return marshal.dumps(schema)
+    except (ValueError, RecursionError):
+        return None
 
 
 def resolve(schema: object) -> ResolvedSchema | None:
-    """`schema` as a graph node: already one, or a raw dict compiled once (cached by identity);
-    None when it is no usable schema.
+    """`schema` as a graph node: already one, or a raw dict compiled once per value (the
+    cache is bounded, least recently used out first); None when it is no usable schema.
 
-    The cache holds the raw dict, so its id cannot be reused while cached; a raw dict
-    mutated after its first use keeps its first reading.
+    The graph is compiled from a private copy (the value the key holds), so a caller that
+    mutates its dict later changes neither the cached graph nor what the old value reads.
+    A schema `_value_key` cannot key is compiled every time it is asked for.
     """
     if isinstance(schema, ResolvedSchema):
         return schema
     if not isinstance(schema, dict):
         return None
-    hit = _ROOTS.get(id(schema))
-    if hit is not None and hit[0] is schema:
-        return hit[1]
-    node = _compile(schema)
-    if len(_ROOTS) >= 512:
-        _ROOTS.clear()
-    _ROOTS[id(schema)] = (schema, node)
-    return node
+    key = _value_key(schema)
+    if key is None:
+        return _compile(schema)
+    node = _ROOTS.pop(key, _MISSING)
+    if node is _MISSING:
+        node = _compile(marshal.loads(key))
+        if len(_ROOTS) >= _ROOTS_LIMIT:
+            del _ROOTS[next(iter(_ROOTS))]
+    _ROOTS[key] = node  # (re)inserted last: the most recently used
+    return node  # type: ignore[return-value]
 
 
 # --------------------------------------------------------------------------- schema facts
@@ -630,6 +652,6 @@ class ToolSchemas:
             return None
         schema = self._params.get(tool)
         warn_about_schema(tool, schema, TYPE_SPELLINGS)  # the first time a call to it is read
-        root = resolve(schema)  # shared while the same dict is passed again
+        root = resolve(schema)  # shared by every request passing a schema of this value
         self._roots[tool] = root
         return root

@@ -9,7 +9,7 @@ from typing import Iterable
 from .dialects import DIALECTS
 from .markers import Markers, markers
 from .protocol import Stops
-from .spec import CallShape, FamilySpec, Lit, Name, Skip, Ws
+from .spec import CallShape, FamilySpec, Lit, Name, Skip, Ws, markup_literals
 
 # the kinds of a call's items; a naming dialect finds the call's name itself, so a
 # failure before it means "not a call"
@@ -119,6 +119,61 @@ def _runs(call: tuple, openers: Iterable[str]) -> tuple[_Run | None, ...]:
     return tuple(runs)
 
 
+def _begins_within(literals: Iterable[str], chars: str) -> bool:
+    """Whether one of `literals` begins with a character of the regex class body `chars`."""
+    if not chars:
+        return False
+    within = re.compile(f"[{chars}]")
+    return any(within.match(lit) for lit in literals if lit)
+
+
+def _gives_back(
+    opener: str, peek: bool, shape: CallShape, start: int, literals: Iterable[str]
+) -> str | None:
+    """A regex of text at a call opener on which the call it starts certainly ends before
+    its name, having read no further than the match's end: the engine gives that text back
+    and scans on from there, so the scan may pass over it without making the call (a long
+    run of `[` in prose otherwise makes and drops one call per character). None when the
+    call's items after `opener` (a lookahead: at it) do not decide so at once.
+
+    After any whitespace items, two ways: a required lookahead literal that is not there
+    (the next character is none of its first ones), or a naming dialect whose `Opening`
+    fails at the character after its lead and run (a marker that ends the dialect there
+    ends it before any call too: the same text goes back).
+    A way whose text may hold, past the opener's first character, the first character of
+    a marker of the family (`literals`) is left out: the call would have read past that
+    marker, while the scan, going on from the opener's next character, would find it.
+    """
+    pattern = "" if peek else re.escape(opener)
+    inner = "" if peek else re.escape(opener[1:])  # the text's characters past its first
+    items, index = shape.call, start
+    while index < len(items) and isinstance(items[index], Ws):
+        pattern += r"\s*+"
+        inner += r"\s"
+        index += 1
+    ways: list[tuple[str, str]] = []
+    item = items[index] if index < len(items) else None
+    if isinstance(item, Lit) and item.peek and not item.optional:
+        firsts = "".join(sorted({re.escape(text[0]) for text in item.texts if text}))
+        ways.append((f"(?=[^{firsts}])", inner))
+        index += 1
+        item = items[index] if index < len(items) else None
+    row = DIALECTS.get(type(item))
+    opening = row.opening(item) if row is not None and row.names_calls else None
+    if opening is not None:
+        lead = opening.lead[1:] if peek and index == start else opening.lead  # (at the opener)
+        ways.append(
+            (
+                f"{re.escape(opening.lead)}[{opening.space}]*+(?=[^{opening.first}])",
+                inner + re.escape(lead) + opening.space,
+            )
+        )
+    kept = [way for way, chars in ways if not _begins_within(literals, chars)]
+    if not kept:
+        return None
+    return pattern + "(?:" + "|".join(kept) + ")"
+
+
 class CompiledFamily:
     """What the engine derives once from a spec and shares between parsers."""
 
@@ -143,6 +198,8 @@ class CompiledFamily:
         "content_markers",
         "reasoning_markers",
         "section_markers",
+        "quick_content_markers",
+        "quick_section_markers",
         "call_drop_prefixes",
         "section_drop_prefixes",
         "name_markers",
@@ -202,15 +259,14 @@ class CompiledFamily:
             self.routes = dict(m.routes)
             self.message_ends = set(m.ends)
             self.recipient = re.compile(m.recipient)
-        self.content_markers = markers((*reasoning, *entry, *self.ignore, *message_markers))
-        self.reasoning_markers = markers((*reasoning, *entry, *self.ignore, *message_markers))
+        outside = (*reasoning, *entry, *self.ignore, *message_markers)
+        self.content_markers = markers(outside)
+        self.reasoning_markers = self.content_markers
         # a message routed to reasoning or content: calls are text there
         self.routed_markers = markers((*self.ignore, *message_markers))
         # a section opener repeated inside the section is markup, not text
-        self.section_markers = markers(
-            (*self.openers, *self.section_opens, *self.section_closes, *self.ignore)
-            + message_markers
-        )
+        inside = (*self.openers, *self.section_opens, *self.section_closes, *self.ignore)
+        self.section_markers = markers(inside + message_markers)
         # an unfinished marker of these at the end of output is an unfinished call opener
         # (a message's end or header end cut short too; not its header opener, which is
         # also everyday prose: "to")
@@ -265,18 +321,62 @@ class CompiledFamily:
                         [h for literals, _ in headers for h in literals],
                         [end for _, ends in headers for end in ends],
                     )
+        # the same searches, passing over call openers where the call would only give its
+        # text back (`_gives_back`); the engine uses them while nothing else is pending
+        guards = self._opener_guards(message_markers)
+        self.quick_content_markers = Markers(outside, guards) if guards else self.content_markers
+        self.quick_section_markers = (
+            Markers(inside + message_markers, guards) if guards else self.section_markers
+        )
+
+    def _opener_guards(self, message_markers: tuple[str, ...]) -> dict[str, str]:
+        """Per call opener with a `_gives_back` pattern, that pattern: only for an opener
+        that opens one shape and is no other marker (ignored, a block's, a message's)."""
+        others = {*self.ignore, *self.section_opens, *self.section_closes, *message_markers}
+        others |= self.reasoning_opens | self.reasoning_closes
+        literals = markup_literals(self.spec)
+        guards = {}
+        for opener, starts in self.openers.items():
+            if len(starts) != 1 or opener in others:
+                continue
+            number, start = starts[0]
+            found = _gives_back(
+                opener,
+                opener in self.peek_openers,
+                self.shapes[number],
+                start,
+                literals,
+            )
+            if found is not None:
+                guards[opener] = found
+        return guards
 
 
-_COMPILED: dict[int, CompiledFamily] = {}
+# The compiled families, by spec value, the most recently used last; and the same by the
+# identity of each spec object asked for, with that object (kept alive: its id is not reused)
+_COMPILED: dict[FamilySpec, CompiledFamily] = {}
+_BY_ID: dict[int, tuple[FamilySpec, CompiledFamily]] = {}
+_COMPILED_LIMIT = 256
 
 
 def compiled(spec: FamilySpec) -> CompiledFamily:
-    """The tables of `spec`, made once per spec object. The cache keeps the spec alive (so
-    its id is not reused) and is bounded: a server that fills many distinct `params` makes a
-    new spec for each, and must not grow without end."""
-    family = _COMPILED.get(id(spec))
-    if family is None or family.spec is not spec:
-        if len(_COMPILED) >= 256:
-            _COMPILED.clear()
-        family = _COMPILED[id(spec)] = CompiledFamily(spec)
+    """The tables of `spec`, made once per spec value. Bounded, least recently used out
+    first: a server that fills many distinct `params` makes a new spec for each, and must
+    not grow without end; an equal spec made again (`params` filled once more after its
+    cache let it go) finds the tables already made. A spec object asked for before is
+    found by identity, without hashing the whole spec (a parser is made per request)."""
+    key = id(spec)
+    known = _BY_ID.pop(key, None)
+    if known is not None and known[0] is spec:
+        _BY_ID[key] = known  # (re)inserted last: the most recently used
+        return known[1]
+    family = _COMPILED.pop(spec, None)
+    if family is None:
+        family = CompiledFamily(spec)
+        if len(_COMPILED) >= _COMPILED_LIMIT:
+            del _COMPILED[next(iter(_COMPILED))]
+    _COMPILED[spec] = family
+    if len(_BY_ID) >= _COMPILED_LIMIT:
+        del _BY_ID[next(iter(_BY_ID))]
+    _BY_ID[key] = (spec, family)
     return family

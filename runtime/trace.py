@@ -247,6 +247,7 @@ class TracingEngine(Engine):
     """An `Engine` that reports what it does to `trace` (see the module's docstring)."""
 
     _readers = tuple(_traced(reader) for reader in Engine._readers)
+    _quick = False  # every call opener found is told, even one whose call gives its text back
 
     def __init__(self, spec: FamilySpec, tools: Any, *, trace: Trace, **options: Any) -> None:
         super().__init__(spec, tools, **options)

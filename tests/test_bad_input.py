@@ -250,7 +250,24 @@ def test_many_distinct_params_keep_the_caches_bounded() -> None:
             "hy_v4", text, TOOLS, params={"suffix": suffix}, reasoning_open=False
         )
         assert [c.function.name for c in message.tool_calls] == ["get_weather"]
-        assert len(tables._COMPILED) <= 256
+        assert len(tables._COMPILED) <= tables._COMPILED_LIMIT
+        assert len(tables._BY_ID) <= tables._COMPILED_LIMIT
+
+
+def test_the_compiled_family_cache_is_keyed_by_value() -> None:
+    # a spec filled again with the same params (its own cache let the first go) is an equal
+    # spec of its own: its tables are found, not compiled again
+    from toolgrammar.runtime import params, tables
+
+    spec = toolgrammar.get_spec("hy_v4")
+    first = params.with_params(spec, {"suffix": ":again"})
+    params._filled.cache_clear()
+    second = params.with_params(spec, {"suffix": ":again"})
+    assert first is not second and first == second
+    assert tables.compiled(first) is tables.compiled(second)
+    assert tables.compiled(params.with_params(spec, {"suffix": ":other"})) is not tables.compiled(
+        first
+    )
 
 
 def _stream(family: str, text: str, size: int, tools=TOOLS):  # type: ignore[no-untyped-def]
@@ -348,8 +365,11 @@ def count_all_scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     ):
         for name in names:
             monkeypatch.setattr(module, name, _CountingPattern(getattr(module, name), scanned))
-    strings = {q: _CountingPattern(p, scanned) for q, p in python_calls._WHOLE_STRINGS.items()}
-    monkeypatch.setattr(python_calls, "_WHOLE_STRINGS", strings)
+    for table in ("_WHOLE_STRINGS", "_SIMPLE_RUNS"):
+        patterns = getattr(python_calls, table).items()
+        monkeypatch.setattr(
+            python_calls, table, {q: _CountingPattern(p, scanned) for q, p in patterns}
+        )
     for module, factory in (
         (xml_params, "_whole_param"),
         (keyvalue_args, "_whole_member"),
@@ -392,7 +412,16 @@ def _hostile(family: str) -> dict[str, Any]:
     out["names without arguments"] = lambda n: named * (n // len(named) + 1)
     for run in ("[", "{", '"', "\\", '{"a": ', '["', '\\"', "(", "<", "="):
         out["run of " + run] = (lambda run: lambda n: opener + "get_weather" + run * n)(run)
+    # in prose: a lookahead opener (`&"["`, `&"{"`) at every character
+    for run in ("[", "{", "[ ", "{\n", "[,", ";"):
+        out["prose run of " + run] = (lambda run: lambda n: "Text " + run * (n // len(run)))(run)
+    out["unclosed string of backslashes"] = lambda n: call[:key_at] + "k='" + "\\" * n
     return out
+
+
+# the hostile text is the whole output of a prompt that opened no reasoning and no call
+# (functionary_v32's prompt ends with `>>>`, after which `Text {` would be a call's name)
+_NOTHING_OPEN = {"reasoning_open": False, "block_open": False}
 
 
 def _kinds() -> list[str]:
@@ -417,13 +446,13 @@ def test_hostile_outputs_are_read_in_linear_work_the_same_streamed(
         for size in (_HUGE, 4 * _HUGE):
             text = make(size)
             scanned[0] = 0
-            wholes[kind, size] = toolgrammar.parse(family, text, TOOLS, reasoning_open=False)
+            wholes[kind, size] = toolgrammar.parse(family, text, TOOLS, **_NOTHING_OPEN)
             work.append(scanned[0])
         assert work[1] <= 5 * work[0] + 1000, f"{kind}: {work[0]} then {work[1]} characters scanned"
     monkeypatch.undo()
     for kind, make in hostile.items():
         text = make(_HUGE)
-        parser = toolgrammar.StreamParser(family, TOOLS, reasoning_open=False)
+        parser = toolgrammar.StreamParser(family, TOOLS, **_NOTHING_OPEN)
         deltas = [d for i in range(0, len(text), 16) for d in parser.feed(text[i : i + 16])]
         streamed = toolgrammar.assemble(deltas + parser.finish())
         assert _read(streamed) == _read(wholes[kind, _HUGE]), kind
@@ -443,6 +472,9 @@ def test_hostile_outputs_are_read_in_linear_work_the_same_streamed(
             partial.strip(),
             [],
         )
+    for kind in (kind for kind in hostile if kind.startswith("prose run of ")):
+        text = hostile[kind](4 * _HUGE)  # no call opens there: the text comes back as it is
+        assert (wholes[kind].content, wholes[kind].tool_calls) == (text.strip(), []), kind
     prose = hostile["marker fragments"](4 * _HUGE)
     assert (wholes["marker fragments"].content, wholes["marker fragments"].tool_calls) == (
         prose.strip(),

@@ -6,11 +6,13 @@ A resolved `$ref` is observed through typing: the value is typed as its target s
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from schema_examples import A, B, DEFS_TOOL, I, N, NULL, O, S, same
 from toolgrammar.runtime.coerce import coerce_json, coerce_text
-from toolgrammar.runtime.schemas import ToolSchemas, streams_as_text
+from toolgrammar.runtime.schemas import ToolSchemas, schema_types, streams_as_text
 
 # --------------------------------------------------------------------------- streams_as_text
 
@@ -121,6 +123,68 @@ def test_same_tools_share_their_compiled_schemas() -> None:
     assert ToolSchemas(tools).param_schema("demo", "tree") is ToolSchemas(tools).param_schema(
         "demo", "tree"
     )
+
+
+def test_a_schema_changed_in_place_is_read_anew() -> None:
+    # the compiled-schema cache was keyed by the dict's id(): a caller that changed its
+    # tools' schemas in place after a first request kept their first reading
+    import toolgrammar
+
+    schema = {"type": "object", "properties": {"count": {"type": "string"}}}
+    tools = [{"type": "function", "function": {"name": "f", "parameters": schema}}]
+    text = '<tool_call>{"name": "f", "arguments": {"count": "3"}}</tool_call>'
+
+    def arguments() -> dict:
+        (call,) = toolgrammar.parse("hermes", text, tools).tool_calls
+        return json.loads(call.function.arguments)
+
+    assert arguments() == {"count": "3"}
+    schema["properties"]["count"]["type"] = "integer"
+    assert arguments() == {"count": 3}
+    schema["properties"]["count"]["type"] = "string"  # and back: the first reading again
+    assert arguments() == {"count": "3"}
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        ({"enum": [1]}, {"enum": [True]}),  # `1 == True`: equality would not tell them apart
+        ({"enum": [1]}, {"enum": [1.5]}),
+        ({"type": "integer", "nullable": 1}, {"type": "integer", "nullable": True}),
+    ],
+)
+def test_a_cached_schema_is_told_apart_by_value_and_type(before: dict, after: dict) -> None:
+    schema = {"properties": {"x": dict(before)}}
+    first = schema_types(ToolSchemas([{"name": "f", "parameters": schema}]).param_schema("f", "x"))
+    schema["properties"]["x"] = after
+    second = ToolSchemas([{"name": "f", "parameters": schema}]).param_schema("f", "x")
+    assert schema_types(second) == schema_types(after) != first
+
+
+def test_a_cached_graph_is_not_the_callers_dict() -> None:
+    # the graph is compiled from a copy: mutating the caller's lists later changes nothing
+    # cached for the value it had
+    enum = ["a", "b"]
+    tools = [{"name": "f", "parameters": {"properties": {"x": {"enum": enum}}}}]
+    node = ToolSchemas(tools).param_schema("f", "x")
+    enum.append(3)
+    assert node == {"enum": ["a", "b"]}
+    assert schema_types(ToolSchemas(tools).param_schema("f", "x")) == ("integer", "string")
+
+
+def test_the_schema_cache_is_bounded() -> None:
+    from toolgrammar.runtime import schemas
+
+    for n in range(schemas._ROOTS_LIMIT + 100):
+        ToolSchemas([{"name": "f", "parameters": {"properties": {f"k{n}": S}}}]).param_schema(
+            "f", "k"
+        )
+        assert len(schemas._ROOTS) <= schemas._ROOTS_LIMIT
+    # one the cache cannot key (a dict subclass marshal refuses) is read, not cached
+    odd = type("Odd", (dict,), {})(properties={"x": I})
+    before = len(schemas._ROOTS)
+    assert ToolSchemas([{"name": "f", "parameters": odd}]).param_schema("f", "x") == I
+    assert len(schemas._ROOTS) == before
 
 
 def test_coerce_json_through_recursive_schema(demo: ToolSchemas) -> None:

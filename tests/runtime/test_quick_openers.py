@@ -1,0 +1,99 @@
+"""Call openers passed over where the call would only give its text back (`Opening`,
+`tables._gives_back`): the scan must read every output exactly as it reads it with that
+shortcut off, whole and streamed, whatever surrounds the openers."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import toolgrammar
+from toolgrammar.runtime.engine import Engine
+from toolgrammar.runtime.registry import get_spec
+from toolgrammar.runtime.spec import markup_literals
+from toolgrammar.runtime.tables import compiled
+
+from corpus_format import TOOLS
+
+
+def _quick_families() -> list[str]:
+    """Every family (registered name, no alias) with an opener the scan may pass over."""
+    found = []
+    for name in toolgrammar.families():
+        spec = get_spec(name)
+        family = compiled(spec)
+        quick = family.quick_content_markers is not family.content_markers
+        if name == spec.name and (
+            quick or family.quick_section_markers is not family.section_markers
+        ):
+            found.append(name)
+    return found
+
+
+QUICK = _quick_families()
+
+
+def test_the_families_that_need_it_pass_over_openers() -> None:
+    # a lookahead opener (`&"["`, `&"{"`) before a naming dialect, and a literal opener
+    # whose call reads such a dialect next
+    assert {"pythonic", "llama4_pythonic", "llama3_json", "xlam", "hermes"} <= set(QUICK)
+
+
+def _pieces(family: str) -> list[str]:
+    """What the outputs are made of: the family's markers and their first characters,
+    brackets, separators, spaces, words, a whole call."""
+    literals = sorted(markup_literals(get_spec(family)))
+    call = toolgrammar.render(family, [{"name": "get_weather", "arguments": {"city": "Paris"}}])
+    return [
+        *literals,
+        *{lit[0] for lit in literals},
+        *"[]{}(),;:\"' \n\t\f",
+        "get_weather",
+        "get_weather(",
+        '"name": ',
+        "x",
+        call,
+    ]
+
+
+def _read(family: str, text: str, size: int) -> tuple:
+    """The whole parse and the stream in `size`-character deltas, as comparable values."""
+    whole = toolgrammar.parse(family, text, TOOLS, ids="sequential", reasoning_open=False)
+    parser = toolgrammar.StreamParser(family, TOOLS, ids="sequential", reasoning_open=False)
+    deltas = [d for i in range(0, len(text), size) for d in parser.feed(text[i : i + size])]
+    streamed = toolgrammar.assemble(deltas + parser.finish())
+    return whole, streamed
+
+
+@pytest.mark.parametrize("family", QUICK)
+def test_passing_over_openers_reads_as_making_their_calls(
+    family: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pieces = _pieces(family)
+    rng = random.Random(family)
+    texts = ["".join(rng.choices(pieces, k=rng.randint(1, 24))) for _ in range(300)]
+    quick = [_read(family, text, 1 + n % 5) for n, text in enumerate(texts)]
+    monkeypatch.setattr(Engine, "_quick", False)
+    slow = [_read(family, text, 1 + n % 5) for n, text in enumerate(texts)]
+    for text, fast_read, slow_read in zip(texts, quick, slow):
+        assert fast_read == slow_read, text
+
+
+@pytest.mark.parametrize("run", ["[", "{", "[ ", "{\n", "[,", ";", "<|python_start|>"])
+@pytest.mark.parametrize("family", ["pythonic", "llama4_pythonic", "llama3_json", "xlam"])
+def test_a_run_of_openers_in_prose_makes_no_call(family: str, run: str) -> None:
+    # each of these used to make and drop one call per opener (~20 µs a character)
+    made = []
+    original = Engine._new_call
+
+    def counting(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        made.append(1)
+        return original(self, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Engine, "_new_call", counting)
+        text = "Prose " + run * 2000 + " end."
+        message = toolgrammar.parse(family, text, TOOLS)
+    assert message.content == text.strip() and message.tool_calls == []
+    assert len(made) <= 2, f"{len(made)} calls made for {len(text)} characters"
