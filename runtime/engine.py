@@ -393,6 +393,8 @@ class Engine:
         if any(marker.startswith(rest) for marker in (messages.header_end, *messages.fields)):
             if not eof:
                 return pos  # the recipient or the header's end is still arriving
+            if not rest:  # the output ends right after the opener or the recipient
+                return self._header_is_text(pos) if self._stopped else self._header_cut(buf)
             if end > pos:
                 return self._header_cut(buf)
         return self._header_is_text(pos)
@@ -848,8 +850,12 @@ class Engine:
             call.item = best
             call.ws_tail.clear()
             return pos + best_at
-        if not eof and len(buf) - pos < _MAX_JUNK and not any(0 <= window.find(e) for e in ends):
-            return self._wait(pos)  # the next literal may still arrive
+        if len(buf) - pos < _MAX_JUNK and not any(0 <= window.find(e) for e in ends):
+            if not eof:
+                return self._wait(pos)  # the next literal may still arrive
+            if not self._stopped:  # cut short before it: had the output gone on, the
+                self._end_call()  # literal could have come, and this text was the call's
+                return len(buf)
         self._end_call()
         return pos
 
