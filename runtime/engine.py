@@ -29,7 +29,7 @@ from .markers import Markers, NextStop, markers
 from .modes import CALL, CONTENT, HEADER, REASONING, SECTION
 from .protocol import ArgumentsBuilder
 from .schemas import ToolSchemas
-from .spec import BAD_NAME, Dialect, FamilySpec, Lit, Name, Skip, Ws, name_of
+from .spec import BAD_NAME, Dialect, FamilySpec, Lit, Name, Skip, Ws, name_of, never_a_name
 from .state import EngineState
 from .unwrap import WRAPPER_KEYS
 from .tables import DIALECT, LIT, NAME, NAMING_DIALECT, SKIP, WS, compiled
@@ -662,13 +662,9 @@ class Engine:
         cut = self.family.name_markers[call.shape, call.item].held(buf, pos)
         raw = buf[pos : len(buf) - cut].strip()
         if item.requested and not self.tools.may_be_requested(raw):
-            return self._abandon(call, pos)  # prose: no requested tool is named so
-        if item.pattern is None:
-            not_a_name = bool(BAD_NAME.search(raw))
-        else:  # a header may hold spaces; words that do not fit it are prose
-            not_a_name = bool(re.search(r"\s", raw)) and not re.fullmatch(item.pattern, raw)
-        if not_a_name:
-            return self._abandon(call, pos)
+            return self._no_name(call, pos)  # prose: no requested tool is named so
+        if never_a_name(item, raw):
+            return self._no_name(call, pos)
         if not self._stopped:
             return self._unfinished(len(buf))
         name, header_id = name_of(item, raw)
@@ -682,6 +678,14 @@ class Engine:
             return len(buf)
         if cut:
             return self._unfinished(len(buf))
+        return self._abandon(call, pos)
+
+    def _no_name(self, call: _Call, pos: int) -> int:
+        """The output ends in text that no name holds: the opener goes back as it would
+        have had more text followed, whatever the finish reason. A section opener before it
+        stays markup then (text after it), so a normal stop reads as a `length` cut does,
+        not with the section opener given back in front of the text."""
+        self._state.section_opener = ""
         return self._abandon(call, pos)
 
     def _undoubled(self, name: str, separator: str) -> str:

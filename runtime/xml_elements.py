@@ -102,7 +102,7 @@ class XmlElementsBuilder(MarkupArgs):
                 pos = at + len(lit)
                 self.state = TAG
             elif state == TAG:
-                close = text.find(">", pos)
+                close = text.find(">", pos, pos + _MAX_NAME + 1)  # a longer name is junk
                 if close < 0:
                     if end - pos > _MAX_NAME:
                         self.state = BETWEEN
@@ -243,14 +243,20 @@ class XmlElementsBuilder(MarkupArgs):
                     self._close_tree()
                     return end
                 return keep
-            close = text.find(">", at + len(self._open))
+            name_at = at + len(self._open)
+            # a tag's name is at most _MAX_NAME characters, decided on that much text alone,
+            # so that the whole parse and every streaming of it agree
+            close = text.find(">", name_at, name_at + _MAX_NAME + 1)
             if close < 0:
-                too_long = end - at > _MAX_NAME + len(self._open)  # not a tag: text
-                self._buffer.append(text[pos : end if too_long else at])
+                if end > name_at + _MAX_NAME:  # no tag: its opener is text of the value
+                    self._buffer.append(text[pos:name_at])
+                    pos = name_at
+                    continue
+                self._buffer.append(text[pos:at])
                 if eof:  # the output ends inside a tag: it is markup
                     self._close_tree()
                     return end
-                return end if too_long else at
+                return at
             tag = text[at + len(self._open) : close]
             if tag.startswith("/"):
                 name = tag[1:]

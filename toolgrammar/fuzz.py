@@ -99,11 +99,20 @@ class FuzzFinding:
         return (
             f"{self.family} [{self.invariant}] {_clip(self.detail)}\n"
             f"  text     = {_clip(repr(self.text))} (shrunk from {self.original} characters)\n"
-            f"  split    = {_clip(str(self.split))}\n"
+            f"  split    = {describe_split(self.text, self.split)}\n"
             f"  parse    = finish {self.finish!r}, options {self.options}, tools {self.tools}, "
             f"generator {self.generator}\n"
             f"  replay: toolgrammar fuzz {self.family} --seed {self.seed} --inputs 1"
         )
+
+
+def describe_split(text: str, split: list[int]) -> str:
+    """Where the stream was cut into deltas, said briefly: whole, 1-char, or the points."""
+    if not split:
+        return "whole (one feed)"
+    if split == list(range(1, len(text))):
+        return "1-char (one feed per character)"
+    return _clip(str(split))
 
 
 def _clip(text: str, limit: int = 800) -> str:
