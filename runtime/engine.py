@@ -563,9 +563,14 @@ class Engine:
         at, until = skip_markers.search(buf, pos, reach)
         if self._marker_before(buf, pos, at, until, item):  # the skipped text was not a header
             return self._mismatch(call, buf, pos, eof)
-        if at >= 0 and not eof and self._may_be_marker(buf, at):
-            return self._wait(pos)  # `[` may be the start of `[TOOL_CALLS]`
+        if at >= 0 and self._may_be_marker(buf, at):
+            if not eof:
+                return self._wait(pos)  # `[` may be the start of `[TOOL_CALLS]`
+            if len(buf) - at > len(until):  # `[TOOL_CA` cut at the end: markup that would
+                return self._mismatch(call, buf, pos, eof)  # end the call there, whole
         end = at if at >= 0 else reach
+        if at < 0 and reach == len(buf):  # a tail that may begin the `until` is not prose
+            end -= skip_markers.held(buf, pos)  # yet: read whole, it is the `until` itself
         if not item.keep and not call.committed and _PROSE.search(buf, pos, end):
             return self._abandon(call, pos)  # words, not a header: the text goes back now
         if at >= 0 and at - pos <= item.max_len:

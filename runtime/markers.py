@@ -160,7 +160,8 @@ class OpenerInValue:
     (`name_ends`) says so when the text before it is a name. Any other (a closer: the
     value's own, the call's, the section's) says the opener was text of the value. Nothing
     within MAX_OPENER_WAIT characters: text; the end of the output first: a call began,
-    unless the text after the opener is already no name.
+    unless the text after the opener is already no name or ends in a cut-off marker that
+    can only be one of the others.
     (A closer of the call or the section met inside a value ends it at once, as the peers'
     parsers end it.)
 
@@ -200,6 +201,14 @@ class OpenerInValue:
         if not eof:
             return None
         # the end of the output first: a call began, unless what follows the opener is no
-        # name however the output had gone on (as its name's end would then have said)
-        raw = text[start : len(text) - deciders.held(text, start)].strip()
+        # name however the output had gone on (as its name's end would then have said), or
+        # ends in a marker cut short that can only be one that says the opener was text
+        cut = deciders.held(text, start)
+        if cut and not any(
+            lit.startswith(text[len(text) - cut :])
+            and (lit in self.new_call or lit in self.name_ends)
+            for lit in deciders.literals
+        ):
+            return False
+        raw = text[start : len(text) - cut].strip()
         return not any(never_a_name(name, raw) for name in self.name_ends.values())
