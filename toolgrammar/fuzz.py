@@ -15,8 +15,9 @@ grammar expects and every grammar must survive (docs/fuzzing.md):
   marks, NUL, U+2028, a BOM, confusables of marker characters put anywhere.
 
 Each input is checked by the invariant checker the test suite uses
-(`invariants.check_text`): nothing raises from the whole parse or the streaming API;
-whole and stream agree at a 1-character and a random splitting; streamed arguments are a
+(`invariants.check_text`): nothing raises (or warns) from the whole parse or the
+streaming API; whole and stream agree, streamed one character at a time or in random
+chunks (one of the two per input, by its seed); streamed arguments are a
 prefix of the final ones, which `json.loads` to an object; nothing is lost (the output
 cut at a random point reads as the start of the whole reading, and ended at a normal
 stop as that and more). A failure is shrunk (ddmin on characters) and reported with the
@@ -33,6 +34,7 @@ import random
 import sys
 import time
 import traceback
+import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -45,7 +47,7 @@ from .runtime.registry import families, get_spec
 from .runtime.spec import markup_literals
 
 GENERATORS = ("soup", "corpus", "rendered", "noise", "unicode")
-EXCEPTION = "exception"  # the invariant of an error raised out of the parser
+EXCEPTION = "exception"  # the invariant of an error (or a warning) raised out of the parser
 MAX_LENGTH = 1500  # longer inputs are cut to a window: 1-char streaming costs per character
 SHRINK_SECONDS = 10.0  # per finding: a report must come back even on a busy machine
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus"
@@ -376,8 +378,8 @@ Checker = Callable[[FuzzInput, str, int], Violation | None]
 
 def check_input(item: FuzzInput, text: str, cut: int) -> Violation | None:
     """The first invariant `text` breaks, by the test suite's checker: at its end, prefix,
-    termination, parity (1-char and random splits) and nothing lost; cut short at `cut`,
-    nothing lost. An exception out of the parser is a violation of its own."""
+    termination, parity (1-char or random chunks) and nothing lost; cut short at `cut`,
+    nothing lost. An exception or a warning out of the parser is a violation of its own."""
     # one streaming per input, 1-char or random chunks (the seed picks), keeps a run of a
     # million inputs within an hour; the whole parse is checked against it either way
     streaming = "1-char" if item.seed % 2 else "random"
@@ -385,19 +387,23 @@ def check_input(item: FuzzInput, text: str, cut: int) -> Violation | None:
         if at == len(text) and not splittings:
             continue
         try:
-            found = check_text(
-                item.family,
-                text,
-                item.tools,
-                item.options,
-                seed=item.seed,
-                cuts=[at],
-                finish=item.finish,
-                lost=True,
-                splittings=splittings,
-            )
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")  # a warning on stderr is raised text too
+                found = check_text(
+                    item.family,
+                    text,
+                    item.tools,
+                    item.options,
+                    seed=item.seed,
+                    cuts=[at],
+                    finish=item.finish,
+                    lost=True,
+                    splittings=splittings,
+                )
         except Exception as error:  # the finding itself: nothing may raise out of a parser
             return Violation(EXCEPTION, text[:at], [], _describe(error))
+        if caught:
+            return Violation(EXCEPTION, text[:at], [], f"warned: {caught[0].message}")
         if found:
             return found[0]
     return None
