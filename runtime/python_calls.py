@@ -212,6 +212,8 @@ class PythonCallsBuilder(Batched):
                     after = found.end() if found else pos
                     while after < end and text[after] in " \t\n":
                         after += 1
+                    if found and after + 1 == end and text[after] == "=" and not eof:
+                        return pos  # `key=` may still become `key==`, which is no key
                     if (
                         found
                         and after < end

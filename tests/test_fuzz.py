@@ -128,6 +128,7 @@ FIXED = [
     ),
     ("mimo", "<function=e><parameter=><tool_call></parameter>", "length", {}, 42),
     ("mistral", "[TOOL_CALLS]a\u2028[TOOL_CALLS]u", "stop", {}, 25),
+    ("pythonic", "[_(p==", "length", {}, 6),
     ("inkling", ">\r<|content_invoke_tool_json|>", "length", {"reasoning_open": False}, 30),
     (
         "kimi_k3",
