@@ -12,6 +12,7 @@ import ast
 import json
 import math
 import re
+import warnings
 from json.encoder import encode_basestring  # json.dumps(str, ensure_ascii=False), in C
 
 from .schemas import (
@@ -68,6 +69,16 @@ def _decode_strict_json(text: str) -> object:
 
 
 _MAX_LITERAL = 100_000  # longer text is not read as a Python literal (ast is not linear-cheap)
+
+
+def parse_python(text: str) -> ast.Expression:
+    """`text` parsed as one Python expression, quietly: `1abc` and an invalid escape such as
+    `'\\/'` make the compiler warn (SyntaxWarning, or DeprecationWarning before Python
+    3.12) on stderr before it reads or refuses them; a parser's input must not."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return ast.parse(text, mode="eval")
 
 
 def _from_python(node: ast.AST, depth: int = 0) -> object:
@@ -127,7 +138,7 @@ def _decode_container(text: str) -> object:
                 return parsed
     if len(text) <= _MAX_LITERAL:
         try:
-            tree = ast.parse(text, mode="eval")
+            tree = parse_python(text)
         except (ValueError, SyntaxError, MemoryError, RecursionError):
             return _NOT_JSON
         parsed = _from_python(tree.body)

@@ -29,7 +29,7 @@ from .markers import Markers, NextStop, markers
 from .modes import CALL, CONTENT, HEADER, REASONING, SECTION
 from .protocol import ArgumentsBuilder
 from .schemas import ToolSchemas
-from .spec import BAD_NAME, Dialect, FamilySpec, Lit, Name, Skip, Ws, name_of
+from .spec import BAD_NAME, Dialect, FamilySpec, Lit, Name, Skip, Ws, name_of, never_a_name
 from .state import EngineState
 from .unwrap import WRAPPER_KEYS
 from .tables import DIALECT, LIT, NAME, NAMING_DIALECT, SKIP, WS, compiled
@@ -397,6 +397,8 @@ class Engine:
         if any(marker.startswith(rest) for marker in (messages.header_end, *messages.fields)):
             if not eof:
                 return pos  # the recipient or the header's end is still arriving
+            if not rest:  # the output ends right after the opener or the recipient
+                return self._header_is_text(pos) if self._stopped else self._header_cut(buf)
             if end > pos:
                 return self._header_cut(buf)
         return self._header_is_text(pos)
@@ -565,9 +567,14 @@ class Engine:
         at, until = skip_markers.search(buf, pos, reach)
         if self._marker_before(buf, pos, at, until, item):  # the skipped text was not a header
             return self._mismatch(call, buf, pos, eof)
-        if at >= 0 and not eof and self._may_be_marker(buf, at):
-            return self._wait(pos)  # `[` may be the start of `[TOOL_CALLS]`
+        if at >= 0 and self._may_be_marker(buf, at):
+            if not eof:
+                return self._wait(pos)  # `[` may be the start of `[TOOL_CALLS]`
+            if len(buf) - at > len(until):  # `[TOOL_CA` cut at the end: markup that would
+                return self._mismatch(call, buf, pos, eof)  # end the call there, whole
         end = at if at >= 0 else reach
+        if at < 0 and reach == len(buf):  # a tail that may begin the `until` is not prose
+            end -= skip_markers.held(buf, pos)  # yet: read whole, it is the `until` itself
         if not item.keep and not call.committed and _PROSE.search(buf, pos, end):
             return self._abandon(call, pos)  # words, not a header: the text goes back now
         if at >= 0 and at - pos <= item.max_len:
@@ -664,13 +671,9 @@ class Engine:
         cut = self.family.name_markers[call.shape, call.item].held(buf, pos)
         raw = buf[pos : len(buf) - cut].strip()
         if item.requested and not self.tools.may_be_requested(raw):
-            return self._abandon(call, pos)  # prose: no requested tool is named so
-        if item.pattern is None:
-            not_a_name = bool(BAD_NAME.search(raw))
-        else:  # a header may hold spaces; words that do not fit it are prose
-            not_a_name = bool(re.search(r"\s", raw)) and not re.fullmatch(item.pattern, raw)
-        if not_a_name:
-            return self._abandon(call, pos)
+            return self._no_name(call, pos)  # prose: no requested tool is named so
+        if never_a_name(item, raw):
+            return self._no_name(call, pos)
         if not self._stopped:
             return self._unfinished(len(buf))
         name, header_id = name_of(item, raw)
@@ -684,6 +687,14 @@ class Engine:
             return len(buf)
         if cut:
             return self._unfinished(len(buf))
+        return self._abandon(call, pos)
+
+    def _no_name(self, call: _Call, pos: int) -> int:
+        """The output ends in text that no name holds: the opener goes back as it would
+        have had more text followed, whatever the finish reason. A section opener before it
+        stays markup then (text after it), so a normal stop reads as a `length` cut does,
+        not with the section opener given back in front of the text."""
+        self._state.section_opener = ""
         return self._abandon(call, pos)
 
     def _undoubled(self, name: str, separator: str) -> str:
@@ -852,8 +863,12 @@ class Engine:
             call.item = best
             call.ws_tail.clear()
             return pos + best_at
-        if not eof and len(buf) - pos < _MAX_JUNK and not any(0 <= window.find(e) for e in ends):
-            return self._wait(pos)  # the next literal may still arrive
+        if len(buf) - pos < _MAX_JUNK and not any(0 <= window.find(e) for e in ends):
+            if not eof:
+                return self._wait(pos)  # the next literal may still arrive
+            if not self._stopped:  # cut short before it: had the output gone on, the
+                self._end_call()  # literal could have come, and this text was the call's
+                return len(buf)
         self._end_call()
         return pos
 

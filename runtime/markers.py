@@ -11,7 +11,7 @@ import re
 from functools import lru_cache
 from typing import Callable, Iterable, Mapping, Sequence
 
-from .spec import Name, name_of
+from .spec import Name, name_of, never_a_name
 
 
 def _no_match(text: str, pos: int = 0) -> None:
@@ -176,7 +176,9 @@ class OpenerInValue:
     call began: the value ends before the opener. A marker that ends a call's name
     (`name_ends`) says so when the text before it is a name. Any other (a closer: the
     value's own, the call's, the section's) says the opener was text of the value. Nothing
-    within MAX_OPENER_WAIT characters: text; the end of the output first: a call began.
+    within MAX_OPENER_WAIT characters: text; the end of the output first: a call began,
+    unless the text after the opener is already no name or ends in a cut-off marker that
+    can only be one of the others.
     (A closer of the call or the section met inside a value ends it at once, as the peers'
     parsers end it.)
 
@@ -213,7 +215,20 @@ class OpenerInValue:
             return name is not None and bool(name_of(name, text[start:at].strip())[0])
         if len(text) >= limit + deciders.max_prefix:
             return False
-        return True if eof else None
+        if not eof:
+            return None
+        # the end of the output first: a call began, unless what follows the opener is no
+        # name however the output had gone on (as its name's end would then have said), or
+        # ends in a marker cut short that can only be one that says the opener was text
+        cut = deciders.held(text, start)
+        if cut and not any(
+            lit.startswith(text[len(text) - cut :])
+            and (lit in self.new_call or lit in self.name_ends)
+            for lit in deciders.literals
+        ):
+            return False
+        raw = text[start : len(text) - cut].strip()
+        return not any(never_a_name(name, raw) for name in self.name_ends.values())
 
     def _may_start_earlier(self, text: str, start: int, at: int, lit: str) -> bool:
         """Whether more text may still turn a marker found at `at` into another: a longer

@@ -22,11 +22,10 @@ import json
 from json.encoder import encode_basestring  # json.dumps(str, ensure_ascii=False), in C
 import math
 import re
-import warnings
 from typing import Any, Sequence
 
 from .batched import Batched
-from .coerce import coerce_json, json_text
+from .coerce import coerce_json, json_text, parse_python
 from .markers import markers
 from .protocol import Call, DialectRow, Opening, Pairs, Sink, no_literals
 from .schemas import streams_as_text
@@ -215,6 +214,8 @@ class PythonCallsBuilder(Batched):
                     after = found.end() if found else pos
                     while after < end and text[after] in " \t\n":
                         after += 1
+                    if found and after + 1 == end and text[after] == "=" and not eof:
+                        return pos  # `key=` may still become `key==`, which is no key
                     if (
                         found
                         and after < end
@@ -582,9 +583,7 @@ def _literal(raw: str, repair: bool = True) -> object:
 
     A literal whose one-quote strings hold unescaped quotes is read with them escaped."""
     try:
-        with warnings.catch_warnings():  # `1abc` warns on stderr before it fails to parse
-            warnings.simplefilter("ignore", SyntaxWarning)
-            tree = ast.parse(raw, mode="eval")
+        tree = parse_python(raw)
         return _convert(tree.body)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         if repair and ("'" in raw or '"' in raw):

@@ -97,6 +97,19 @@ def name_of(item: Name, raw: str) -> tuple[str, str | None]:
     return name, header_id
 
 
+def never_a_name(item: Name, raw: str) -> bool:
+    """Whether the stripped text `raw`, read for `item` up to the end of the output, is no
+    name however it would have gone on: a bare name holds none of BAD_NAME; a header (a
+    name with a pattern) may hold spaces, but words that do not fit it are prose, unless
+    the pattern starts with a lookahead (kimi_k3's `(?=.*\btool="…").*`, attributes in
+    any order): text of any shape may still grow into one of those (`l tool=`)."""
+    if item.pattern is None:
+        return bool(BAD_NAME.search(raw))
+    if item.pattern.startswith("(?="):
+        return False
+    return bool(re.search(r"\s", raw)) and not re.fullmatch(item.pattern, raw)
+
+
 @dataclass(frozen=True, slots=True)
 class Skip:
     """Markup of no fixed spelling up to (not including) the first of `until`, at most

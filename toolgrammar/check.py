@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .invariants import Violation, check_text, run
+from .invariants import Violation, check_text, run, shrink
 from .probes import (
     deep_json_outputs,
     hold_allowance,
@@ -284,22 +284,6 @@ def _mutate(text: str, rng: random.Random) -> str:
     return text
 
 
-def _shrink(fails: Callable[[str], bool], text: str, deadline: float) -> str:
-    """The text with chunks removed while `fails` still holds (ddmin, bounded in time)."""
-    chunk = max(1, len(text) // 2)
-    while chunk >= 1 and time.monotonic() < deadline:
-        at, smaller = 0, False
-        while at < len(text) and time.monotonic() < deadline:
-            candidate = text[:at] + text[at + chunk :]
-            if candidate != text and fails(candidate):
-                text, smaller = candidate, True
-            else:
-                at += chunk
-        if not smaller:
-            chunk //= 2
-    return text
-
-
 def check(
     family: str,
     *,
@@ -431,7 +415,8 @@ def _finding(
         found = check_text(family, text, tools, sample.options, seed=sample.seed, cuts=[len(text)])
         return any(v.invariant == violation.invariant for v in found)
 
-    text = _shrink(fails, violation.text, min(deadline, time.monotonic() + 5.0))
+    end = min(deadline, time.monotonic() + 5.0)
+    text, _ = shrink(lambda text, cut: fails(text), violation.text, len(violation.text), end)
     found = check_text(family, text, tools, sample.options, seed=sample.seed, cuts=[len(text)])
     best = next((v for v in found if v.invariant == violation.invariant), violation)
     return Finding(violation.invariant, best.text, best.split, best.detail, sample.seed)

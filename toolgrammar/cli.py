@@ -18,6 +18,7 @@ import toolgrammar
 
 from .check import check
 from .compiler.response_template import ResponseTemplateError, template_text
+from .fuzz import fuzz
 from .export import ExportError, export
 from .runtime.registry import UnknownFamily, families, get_spec, registered
 
@@ -246,6 +247,38 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def cmd_fuzz(args: argparse.Namespace) -> int:
+    if args.family != "all":
+        try:
+            get_spec(args.family)
+        except UnknownFamily as error:
+            raise CliError(str(error)) from None
+    if args.inputs is not None and args.inputs < 1:
+        raise CliError("--inputs must be at least 1")
+    started = time.monotonic()
+    live = sys.stderr.isatty()
+
+    def progress(report: Any) -> None:
+        """A live count on a terminal; a line every 10,000 inputs in a log."""
+        elapsed = time.monotonic() - started
+        line = (
+            f"{report.total} inputs, {report.exceptions} exceptions, "
+            f"{report.violations} violations, {elapsed:.0f} s"
+        )
+        if live:
+            print("\r" + line, end="", file=sys.stderr, flush=True)
+        elif report.total // 10_000 != (report.total - len(report.inputs)) // 10_000:
+            print(line, file=sys.stderr, flush=True)
+
+    report = fuzz(
+        args.family, inputs=args.inputs, budget=args.budget, seed=args.seed, progress=progress
+    )
+    if live:
+        print(file=sys.stderr)
+    print(report.summary())
+    return 0 if report.ok else 1
+
+
 def cmd_build(args: argparse.Namespace) -> int:
     if COMPILER_MISSING is not None:
         raise CliError(
@@ -344,6 +377,24 @@ def make_parser() -> argparse.ArgumentParser:
     check_command.add_argument("--budget", type=float, default=60.0, help="seconds (default 60)")
     check_command.add_argument("--seed", type=int, default=0, help="replay a run (default 0)")
     check_command.set_defaults(func=cmd_check)
+
+    fuzz_command = sub.add_parser(
+        "fuzz", help="hostile outputs against every invariant, failures shrunk with a seed"
+    )
+    fuzz_command.add_argument("family", help="a registered family, or 'all' (every grammar)")
+    fuzz_command.add_argument(
+        "--budget", type=float, help="seconds in all (default: no limit but --inputs)"
+    )
+    fuzz_command.add_argument(
+        "--inputs",
+        type=int,
+        help="inputs in all, shared between the families (default: 1000 a family "
+        "without --budget)",
+    )
+    fuzz_command.add_argument(
+        "--seed", type=int, default=0, help="replay a run, or a finding's input (default 0)"
+    )
+    fuzz_command.set_defaults(func=cmd_fuzz)
 
     render_command = sub.add_parser("render", help="write calls in a family's markup")
     render_command.add_argument("family")

@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import random
 import re
+import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from . import StreamParser
 from .runtime.deltas import Delta, Message, assemble
@@ -79,12 +80,16 @@ def check_text(
     cuts: list[int] | None = None,
     finish: str = "stop",
     lost: bool = False,
+    splittings: bool | str = True,
 ) -> list[Violation]:
     """Prefix, termination and parity at every cut (or the given ones), 1-char/random/whole.
 
     With `lost`, also "nothing lost": the output cut short (a `length` cut) reads as the
     start of the whole output's reading (content, reasoning, the calls' names), and ended
     at a normal stop it reads as that and more (a stop only adds what was held back).
+    Without `splittings`, each cut is parsed whole only; with "1-char" or "random", it is
+    streamed in that splitting only (the fuzzer streams each input one way, and checks
+    "nothing lost" alone at its extra cut).
     """
     options = options or {}
     rng = random.Random(seed)
@@ -92,7 +97,10 @@ def check_text(
     final = run(family, [text], tools, options, finish)[1] if lost else None
     for cut in range(len(text) + 1) if cuts is None else cuts:
         prefix = text[:cut]
-        _, whole = run(family, [prefix], tools, options, finish)
+        if final is not None and cut == len(text):
+            whole = final  # the same text, parsed the same way
+        else:
+            _, whole = run(family, [prefix], tools, options, finish)
         expect = comparable(whole)
         if final is not None:
             cut_short = (
@@ -113,13 +121,24 @@ def check_text(
                 continue
             if not isinstance(value, dict):
                 found.append(Violation("termination", prefix, [], f"not an object: {value!r}"))
-        for points in (list(range(1, len(prefix))), random_points(prefix, rng)):
+        for points in _splittings(prefix, rng, splittings):
             per_feed, message = run(family, split_at(prefix, points), tools, options, finish)
             got = comparable(message)
             if got != expect:
                 found.append(Violation("parity", prefix, points, f"expected {expect}, got {got}"))
             found.extend(_prefix_violations(prefix, points, per_feed, message))
     return found
+
+
+def _splittings(text: str, rng: random.Random, which: bool | str) -> list[list[int]]:
+    """The split points of each splitting asked for: 1-char and random (True), none
+    (False), or the one named."""
+    out = []
+    if which is True or which == "1-char":
+        out.append(list(range(1, len(text))))
+    if which is True or which == "random":
+        out.append(random_points(text, rng))
+    return out
 
 
 _LAST_WORD = re.compile(r"[^\W_]+\Z")
@@ -182,3 +201,28 @@ def _prefix_violations(
                 )
                 return out
     return out
+
+
+def shrink(
+    fails: Callable[[str, int], bool], text: str, cut: int, deadline: float
+) -> tuple[str, int]:
+    """`text` with chunks removed while `fails(text, cut)` still holds (ddmin, bounded in
+    time), and where the cut point moved to.
+
+    The cut is where the output stopped in the failing reading; a chunk removed before it
+    moves it back, so a "nothing lost" finding (a cut compared with the whole output)
+    shrinks both the text before the cut and the text after it.
+    """
+    chunk = max(1, len(text) // 2)
+    while chunk >= 1 and time.monotonic() < deadline:
+        at, smaller = 0, False
+        while at < len(text) and time.monotonic() < deadline:
+            candidate = text[:at] + text[at + chunk :]
+            moved = cut - max(0, min(cut, at + chunk) - at)
+            if candidate != text and fails(candidate, moved):
+                text, cut, smaller = candidate, moved, True
+            else:
+                at += chunk
+        if not smaller:
+            chunk //= 2
+    return text, cut

@@ -43,21 +43,23 @@ def _glm(value: str) -> str:
 
 
 @pytest.mark.parametrize(
-    "after, ends",
+    "after, ends, at_end",
     [
-        ("get_weather<arg_key>city", True),  # a name and a key: a new call
-        ("get_weather</tool_call>", True),  # a name and the closer: a call with no arguments
-        (" and more</tool_call>", False),  # no name before the closer: text
-        (" strings</arg_value>", False),  # the value's own closer: text
+        ("get_weather<arg_key>city", True, True),  # a name and a key: a new call
+        ("get_weather</tool_call>", True, True),  # a name and the closer: a call, no arguments
+        (" and more</tool_call>", False, False),  # no name before the closer: text
+        (" strings</arg_value>", False, True),  # the value's own closer: text
     ],
 )
-def test_the_first_marker_after_the_opener_decides(after: str, ends: bool) -> None:
+def test_the_first_marker_after_the_opener_decides(after: str, ends: bool, at_end: bool) -> None:
     decide = OpenerInValue(_stops("glm45"), ("</arg_value>",), ("<arg_key>",))
     text = "<tool_call>" + after
     assert decide.ends_value(text, len("<tool_call>"), eof=False) is ends
     before = text[: text.rindex("<")]  # the deciding marker not there yet
     assert decide.ends_value(before, len("<tool_call>"), eof=False) is None
-    assert decide.ends_value(before, len("<tool_call>"), eof=True) is True  # output ended
+    # the output ended there: a call began if what follows the opener may be a name
+    # (" strings" may; " and more" is none, so the opener was the value's text)
+    assert decide.ends_value(before, len("<tool_call>"), eof=True) is at_end
 
 
 def test_the_wait_is_bounded() -> None:

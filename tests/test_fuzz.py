@@ -1,0 +1,170 @@
+"""`toolgrammar fuzz`: every grammar survives a bounded run, and a planted bug is caught,
+shrunk and replayed from its seed."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import toolgrammar
+from corpus_format import TOOLS
+from toolgrammar import invariants
+from toolgrammar.cli import main
+from toolgrammar.fuzz import (
+    EXCEPTION,
+    GENERATORS,
+    FuzzInput,
+    check_input,
+    fuzz,
+    grammars,
+    make_input,
+)
+from toolgrammar.invariants import shrink
+
+sys.path.insert(0, str(Path(__file__).parent / "check_fixtures"))
+from broken_runtimes import MUTANTS  # noqa: E402
+
+FAMILIES = grammars()
+PLANTED = "\\u"  # the text a planted parser bug raises on: soup writes it often
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_every_grammar_survives_a_bounded_fuzz(family: str) -> None:
+    # a CI bound (about 20 inputs a family, a few seconds for all); a deeper run:
+    # `toolgrammar fuzz all --inputs 1000000` (docs/fuzzing.md)
+    report = fuzz(family, inputs=20, seed=FAMILIES.index(family))
+    assert report.total == 20
+    assert report.ok, report.summary()
+
+
+class _RaisingParser(toolgrammar.StreamParser):
+    """A parser with a planted bug: it raises once the text fed so far holds PLANTED."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._seen = ""
+
+    def feed(self, text: str) -> list[Any]:
+        self._seen += text
+        if PLANTED in self._seen:
+            raise RuntimeError("planted")
+        return super().feed(text)
+
+
+def test_a_planted_exception_is_caught_shrunk_and_replayed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(invariants, "StreamParser", _RaisingParser)
+    report = fuzz("hermes", inputs=200, seed=1, shrink_seconds=5)
+    assert report.exceptions >= 1 and not report.ok
+    finding = next(f for f in report.findings if f.invariant == EXCEPTION)
+    assert finding.text == PLANTED  # shrunk to the two characters that raise
+    assert "RuntimeError: planted" in finding.detail
+    assert f"toolgrammar fuzz hermes --seed {finding.seed} --inputs 1" in str(finding)
+    replay = fuzz("hermes", inputs=1, seed=finding.seed, shrink_seconds=5)
+    assert [(f.invariant, f.text) for f in replay.findings] == [(EXCEPTION, PLANTED)]
+
+
+@pytest.mark.parametrize("mutant", ["closer_not_recognised_across_a_split"])
+def test_a_broken_runtime_is_caught_with_a_short_reproduction(
+    mutant: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a scanner that never holds back a partial marker: streamed text differs from whole
+    breaks, invariant = MUTANTS[mutant]
+    with breaks(monkeypatch):
+        report = fuzz("qwen3_coder", inputs=150, seed=1, shrink_seconds=5)
+    monkeypatch.undo()
+    assert report.violations >= 1, report.summary()
+    finding = next(f for f in report.findings if f.invariant == invariant)
+    assert len(finding.text) < 100 and finding.split, str(finding)
+    assert "split    = " in str(finding) and "replay: toolgrammar fuzz qwen3_coder" in str(finding)
+    assert fuzz("qwen3_coder", inputs=1, seed=finding.seed).ok  # whole again
+
+
+def test_same_seed_same_inputs() -> None:
+    first = [make_input("kimi_k2", seed) for seed in range(30)]
+    assert first == [make_input("kimi_k2", seed) for seed in range(30)]
+    one, two = fuzz("kimi_k2", inputs=40, seed=9), fuzz("kimi_k2", inputs=40, seed=9)
+    assert one.by_generator == two.by_generator and one.total == two.total == 40
+    assert {item.generator for item in first} == set(GENERATORS)
+
+
+def test_all_shares_the_inputs_between_the_grammars() -> None:
+    report = fuzz("all", inputs=2 * len(FAMILIES), seed=3)
+    assert set(report.inputs) == set(FAMILIES)
+    assert set(report.inputs.values()) == {2}
+
+
+def test_a_budget_ends_the_run() -> None:
+    started = time.monotonic()
+    report = fuzz("hermes", budget=0.3, seed=4)
+    assert report.total >= 1 and time.monotonic() - started < 10
+
+
+def test_shrink_moves_the_cut_with_the_text() -> None:
+    # a "nothing lost" finding compares the text before the cut with the whole output:
+    # both sides shrink, and the cut follows what is removed before it
+    def fails(text: str, cut: int) -> bool:
+        return "ab" in text[:cut] and "z" in text[cut:]
+
+    assert shrink(fails, "xxabyyy|yyzzz", 7, time.monotonic() + 5) == ("abz", 2)
+
+
+# the fuzzer's findings, shrunk, after their fixes: each reads as the invariants say now
+FIXED = [
+    ("longcat", '<longcat_tool_call>{"name":"r","":""}}</longcat_tool_call>', "stop", {}, 42),
+    ("muse", "to=e", "stop", {"reasoning_open": True}, 3),
+    ("kimi_k2", '<|tool_call_section_begin|><|tool_call_begin|>u "', "stop", {}, 49),
+    (
+        "deepseek_v4",
+        '<｜DSML｜invoke name="e"><｜DSML｜parameter><｜DSML｜invoke name=", h">',
+        "stop",
+        {"reasoning_open": False},
+        63,
+    ),
+    ("mimo", "<function=e><parameter=><tool_call></parameter>", "length", {}, 42),
+    ("mistral", "[TOOL_CALLS]a\u2028[TOOL_CALLS]u", "stop", {}, 25),
+    ("pythonic", "[_(p==", "length", {}, 6),
+    ("inkling", ">\r<|content_invoke_tool_json|>", "length", {"reasoning_open": False}, 30),
+    (
+        "kimi_k3",
+        '<|open|>tools<|sep|><|open|>calll tool=""',
+        "length",
+        {"reasoning_open": False},
+        39,
+    ),
+    (
+        "minimax_m3",
+        ']<]minimax[>[<tool_call>]<]minimax[>[<invoke name="0">]<]minimax[>[<p1>]<]minimax[>[<'
+        + "i" * 257
+        + ">]<]minimax[>[</p1>]<",
+        "length",
+        {"reasoning_open": False},
+        999,
+    ),
+]
+
+
+@pytest.mark.parametrize("family, text, finish, options, cut", FIXED, ids=[f[0] for f in FIXED])
+def test_fixed_findings_stay_fixed(
+    family: str, text: str, finish: str, options: dict[str, Any], cut: int
+) -> None:
+    for seed in (1, 2):  # 1: streamed one character at a time, 2: in random chunks
+        cut = min(cut, len(text))
+        item = FuzzInput(family, text, None, options, finish, "soup", seed, cut)
+        for tools in (None, TOOLS):
+            item.tools = tools
+            assert check_input(item, text, cut) is None
+
+
+def test_cli_fuzz(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fuzz", "hermes", "--inputs", "5", "--seed", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "fuzz: 5 inputs over 1 families" in out and "exceptions 0, violations 0" in out
+    assert main(["fuzz", "no_such_family"]) == 2
+    assert "unknown family" in capsys.readouterr().err
+    assert main(["fuzz", "hermes", "--inputs", "0"]) == 2
