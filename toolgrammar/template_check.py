@@ -35,7 +35,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment
 
 from . import parse
 from .runtime.params import with_params
-from .runtime.registry import UnknownFamily, get_spec
+from .runtime.registry import get_spec
 from .runtime.spec import FamilySpec, Lit, markup_literals
 
 TOOLS: list[dict[str, Any]] = [
