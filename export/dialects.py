@@ -23,7 +23,7 @@ from ..runtime.spec import (
 )
 from ..runtime.xml_params import render_key
 from .schema import ExportError, Tool, branches, schema_text
-from .tree import EMPTY, Json, Lit, Node, Pat, Rep, Text, alt, seq
+from .tree import EMPTY, Json, Lit, Node, Opt, Pat, Rep, Text, alt, seq
 from .values import WS, Values, ordered
 
 if TYPE_CHECKING:
@@ -69,6 +69,10 @@ def xml_params(
                 )
                 if "enum" in b:
                     value: Node = Lit(render_value_text(sample, item.xml_unescape))
+                    if isinstance(sample, str):  # kept verbatim: only what the parser trims
+                        before, after = _string_padding(item)
+                        options.append(seq(head, before, value, after, Lit(item.value_end)))
+                        continue
                 elif b["type"] == "string":
                     options.append(seq(head, Text("raw", avoid, end=item.value_end)))
                     continue
@@ -77,6 +81,18 @@ def xml_params(
                 options.append(seq(head, pad, value, pad, Lit(item.value_end)))
         params.append((seq(WS, alt(*options)), key in tool.required))
     return ordered(builder.g, f"{tool.name}_params", params, EMPTY)
+
+
+def _string_padding(item: XmlParams) -> tuple[Node, Node]:
+    """The whitespace the parser trims around a string value (`strip`: any; `trim_newline`:
+    one newline after KEY_END and, unless `keep_last_newline`, one before the closer): a
+    string enum member padded with more would read as another string, not the member."""
+    if item.strip:
+        return WS, WS
+    if not item.trim_newline:
+        return EMPTY, EMPTY
+    newline = Opt(alt(Lit("\n"), Lit("\r\n")))
+    return newline, EMPTY if item.keep_last_newline else newline
 
 
 def xml_elements(

@@ -60,6 +60,27 @@ def _set(chars: str, negated: bool = False, extra: frozenset[str] = frozenset())
     return CharSet(negated, frozenset(chars) | extra)
 
 
+def _python_string(quote: str) -> Syntax:
+    """The inside of a Python string quoted by `quote`: plain characters, the short escapes,
+    `\\xHH`, `\\uHHHH` and `\\UHHHHHHHH`."""
+    pattern = (
+        f"(?:[^{quote}\\\\\\x00-\\x1f]|\\\\['\"\\\\nrt]"
+        r"|\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\U[0-9a-fA-F]{8})"
+    )
+    hexes = {"x": 2, "u": 4, "U": 8}
+    states: list[tuple[tuple[CharSet, int], ...]] = [
+        ((_set(quote + "\\", True, _CONTROL), 0), (_set("\\"), 1)),
+        (
+            (_set("'\"\\nrt"), 0),
+            *((_set(c), 2 + sum(list(hexes.values())[:i])) for i, c in enumerate(hexes)),
+        ),
+    ]
+    for width in hexes.values():  # a run of `width` hex digits, back to plain text
+        first = len(states)
+        states += [((_set(_HEX), first + k + 1 if k + 1 < width else 0),) for k in range(width)]
+    return Syntax(pattern, tuple(states), frozenset({0}))
+
+
 SYNTAXES: dict[str, Syntax] = {
     # whitespace only (the run before an opener, in the opener's lexeme)
     "space": Syntax(r"[ \t\r\n]", (((_set(" \t\r\n"), 0),),), frozenset({0})),
@@ -85,18 +106,11 @@ SYNTAXES: dict[str, Syntax] = {
         ),
         frozenset({0}),
     ),
-    # the inside of a Python string in single / double quotes, with the common escapes
+    # the inside of a Python string in single / double quotes, with the escapes Python's repr
+    # writes (the renderer's: `\\u2028` for a character repr does not print as it is)
     # (no control characters: Python's own literal reader refuses some of them)
-    "py1": Syntax(
-        r"(?:[^'\\\x00-\x1f]|\\['\"\\nrt])",
-        (((_set("'\\", True, _CONTROL), 0), (_set("\\"), 1)), ((_set("'\"\\nrt"), 0),)),
-        frozenset({0}),
-    ),
-    "py2": Syntax(
-        r'(?:[^"\\\x00-\x1f]|\\[\'"\\nrt])',
-        (((_set('"\\', True, _CONTROL), 0), (_set("\\"), 1)), ((_set("'\"\\nrt"), 0),)),
-        frozenset({0}),
-    ),
+    "py1": _python_string("'"),
+    "py2": _python_string('"'),
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,11 +21,37 @@ FAMILIES = sorted({get_spec(name).name for name in toolgrammar.families()})
 BROKEN = sorted((Path(__file__).parent / "check_fixtures").glob("*.tg"))
 
 
+# Export bugs the export proof found and that are not fixed yet: family -> the start of the
+# finding's detail. Only that finding may fail; any other fails the test.
+OPEN_EXPORT_BUGS: dict[str, dict[str, str]] = {
+    # llguidance's GBNF front end turns a rule of terminals alone into one greedy lexeme: the
+    # `,p2:true` of a later parameter swallows the `,` of `,p1:` (export/gbnf.py writes every
+    # literal a character at a time), so the GBNF export rejects some parameter sequences;
+    # both keyvalue_args families show it
+    "functiongemma": {"export": "export gbnf"},
+    "gemma4": {"export": "export gbnf"},
+    # a GBNF walk in required mode writes a string argument whose value is not a string
+    # against its schema (found when this seed first reached it; not analysed yet)
+    "llama4_pythonic": {"export walks": "export gbnf --mode required"},
+    # llguidance's GBNF parser holds at most 2000 items in a row: a long sample string value
+    # through the right-recursive string rule passes it
+    "nemotron_v3": {"export": "export gbnf --mode auto: rejected"},
+}
+
+
 @pytest.mark.parametrize("family", FAMILIES)
 def test_every_grammar_passes_its_own_check(family: str) -> None:
     # a bounded budget in CI; `toolgrammar check FAMILY --budget 60` runs deeper
     report = check(family, budget=0.3, seed=FAMILIES.index(family))
     assert report.samples >= 1 and report.cuts >= 1
+    assert report.checked["export"] >= 1 and report.checked["export walks"] >= 5
+    if family in OPEN_EXPORT_BUGS:
+        known = OPEN_EXPORT_BUGS[family]
+        failed = {name for name, count in report.failed.items() if count}
+        assert failed <= set(known), report.summary()
+        for name in failed:
+            assert report.findings[name].detail.startswith(known[name]), report.summary()
+        return
     assert report.ok, report.summary()
 
 
@@ -32,7 +59,9 @@ def test_every_grammar_passes_its_own_check(family: str) -> None:
 def test_broken_grammars_are_caught_with_a_reproduction(
     path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["check", str(path), "--budget", "3", "--seed", "1"]) == 1
+    # the export proof takes the first seconds of the budget: 15 s reach the faulty samples
+    # on a busy machine
+    assert main(["check", str(path), "--budget", "15", "--seed", "1"]) == 1
     out = capsys.readouterr().out
     assert "round trip" in out and "FAILED" in out
     assert "  text  = " in out and "replay: --seed 1 (sample " in out
@@ -102,3 +131,33 @@ def test_a_probe_with_nothing_to_check_says_skipped_not_ok() -> None:
     assert any(line.split() == ["round", "trip", "3", "checked", "ok"] for line in lines)
     promptness = next(line for line in lines if line.split()[0] == "promptness")
     assert promptness.split()[1:] == ["0", "checked", "skipped", "(nothing", "to", "check)"]
+
+
+def test_an_export_that_disagrees_with_the_parser_is_caught(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """qwen3_coder's samples under Hermes' export: the export rejects what the renderer
+    writes (shown with the byte where it stops), and its walks write what the parser does not
+    read as calls (shown with the walk's seed)."""
+    from toolgrammar import check as check_module
+
+    def hermes_export(self: Any, fmt: str, mode: str, json_form: str, reasoning_open: Any) -> str:
+        options = {"json": json_form} if fmt == "lark" else {}
+        return toolgrammar.export("hermes", self.tools, fmt, mode, **options)
+
+    monkeypatch.setattr(check_module._Exports, "grammar", hermes_export)
+    report = check("qwen3_coder", budget=0.0, seed=3)
+    assert report.failed["export"] and report.failed["export walks"], report.summary()
+    assert "rejected at byte" in report.findings["export"].detail
+    assert "walk seed" in report.findings["export walks"].detail
+
+
+def test_without_llguidance_the_export_proof_says_skipped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from toolgrammar import check as check_module
+
+    monkeypatch.setattr(check_module, "EXPORT_MISSING", ImportError("no llguidance"))
+    report = check("hermes", budget=0.0, seed=0)
+    assert report.ok and report.checked["export"] == report.checked["export walks"] == 0
+    assert "export             0 checked  skipped (needs llguidance" in report.summary()

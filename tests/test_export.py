@@ -11,7 +11,6 @@ from __future__ import annotations
 import collections
 import io
 import json
-import math
 import random
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -28,7 +27,7 @@ from export_helpers import (
     closing_walk,
     compiled,
     random_value,
-    validates,
+    walk_problem,
 )
 from toolgrammar.cli import main
 from toolgrammar.export import ExportError
@@ -226,31 +225,8 @@ def test_mutants_are_rejected(family: str) -> None:
 
 
 def _check_walk(family: str, text: str, mode: str) -> None:
-    calls = _calls(family, text)
-    if mode != "auto":
-        assert calls, text
-    if mode.startswith("named:"):
-        assert [name for name, _ in calls] == [mode[len("named:") :]], text
-    for name, args in calls:
-        assert name in SCHEMAS, text
-        assert validates(args, SCHEMAS[name]), (name, args, text)
-    written = [{"name": n, "arguments": a} for n, a in calls]
-    if any(_overflows(args) for _, args in calls):  # 1e999 is JSON; Python reads it as inf
-        with pytest.raises(toolgrammar.RenderError, match="not JSON"):
-            toolgrammar.render(family, written, TOOLS)
-        return
-    again = toolgrammar.render(family, written, TOOLS)
-    assert _calls(family, again, reasoning_open=False) == calls, (text, again)
-
-
-def _overflows(value: Any) -> bool:
-    if isinstance(value, float):
-        return not math.isfinite(value)
-    if isinstance(value, dict):
-        return any(_overflows(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_overflows(v) for v in value)
-    return False
+    problem = walk_problem(family, text, mode, TOOLS, SCHEMAS)
+    assert problem is None, (problem, text)
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -465,5 +441,5 @@ def test_harmony_exports_a_call_named_by_its_recipient() -> None:
         bare = '<|channel|>commentary to=get_weather<|message|>{"city": "Paris"}<|call|>'
         assert accepts(grammar, bare, fmt)
         assert accepts(grammar, 'to=write_file<|message|>{"path": "a"}<|call|>', fmt)
-        assert not accepts(grammar, '<|channel|>commentary to=get_time<|message|>{}<|call|>', fmt)
+        assert not accepts(grammar, "<|channel|>commentary to=get_time<|message|>{}<|call|>", fmt)
         assert _calls("openai", bare) == [("get_weather", {"city": "Paris"})]

@@ -10,7 +10,13 @@ renderer, `runtime/render.py`), then checks, for each:
 - kept and promptness: one watched value per family (`probes.py`);
 - bad input: mutated outputs (spans deleted, doubled, swapped), markup soup, a 10 MB
   value (bounded state) and JSON nested 10,000 deep never raise, stay at parity and
-  terminate.
+  terminate;
+- export: every sample is accepted by the family's exported grammar (lark with native and
+  rule JSON, GBNF; every mode that admits it: `auto`, `required` when it has no content,
+  `named:TOOL` when it calls only that tool), and random walks of the export through
+  llguidance (`export_check.py`, shared with tests/test_export.py) end, parse back to calls
+  that are schema-valid and survive a render (export walks). One round of walks always runs,
+  more while the budget lasts. Skipped, and said so, without llguidance (the test extra).
 
 A violation is reported with the exact text, the split, the invariant and a replay
 seed, after shrinking the text while the violation persists.
@@ -24,6 +30,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .export import ExportError, export
 from .invariants import Violation, check_text, run, shrink
 from .probes import (
     deep_json_outputs,
@@ -41,6 +48,13 @@ from .runtime.registry import get_spec
 from .runtime.render import RenderError, render_output
 from .runtime.spec import FamilySpec, markup_literals
 
+try:  # llguidance (the test extra) runs the exported grammars; without it the proof is skipped
+    from .export_check import closing_markers, closing_walk, rejection, walk_problem
+except ImportError as missing:
+    EXPORT_MISSING: ImportError | None = missing
+else:
+    EXPORT_MISSING = None
+
 ALPHABET = list("abcxyz XYZ019.,:;-_/") + [
     '"', "\\", "'", "<", ">", "{", "}", "[", "]", "\n", "\t", "é", "中", "😀", "\u2028", "&", "=",
 ]  # fmt: skip
@@ -54,6 +68,8 @@ INVARIANTS = (
     "kept",
     "promptness",
     "bad input",
+    "export",
+    "export walks",
 )
 # strings a careless coercion would type: a string parameter must keep them as strings
 COERCION_BAIT = ["42", "-1.5", "true", "false", "null", "[1, 2]", '{"a": 1}', " 7 ", "0x1F", ""]
@@ -112,6 +128,8 @@ class CheckReport:
         for name in INVARIANTS:
             if self.failed[name]:
                 state = f"{self.failed[name]} FAILED"
+            elif name.startswith("export") and EXPORT_MISSING is not None:
+                state = f"skipped (needs llguidance, the test extra: {EXPORT_MISSING})"
             else:  # nothing checked is not a pass: the probe found nothing to run on
                 state = "ok" if self.checked[name] else "skipped (nothing to check)"
             lines.append(f"  {name:<12} {self.checked[name]:>7} checked  {state}")
@@ -304,6 +322,9 @@ def check(
     start = time.monotonic()
     deadline = start + budget
     _probes(family, spec, tools, markers, report, random.Random(seed))
+    exports = _Exports(family, tools)
+    walks = _walk_plan(tools)
+    walk_rng = random.Random(f"walks:{seed}")  # its own: the samples stay those of the seed
     while time.monotonic() < deadline or report.samples == 0:
         sample_seed = rng.randrange(2**32)
         sample = make_sample(spec, tools, sample_seed)
@@ -311,6 +332,11 @@ def check(
             continue
         report.samples += 1
         _check_sample(family, sample, tools, markers, report, deadline)
+        _check_sample_exports(exports, sample, report)
+        # one round of walks always, then one walk per sample while the budget lasts
+        first_round = report.checked["export walks"] < len(walks)
+        for plan in walks if first_round else [walks[report.samples % len(walks)]]:
+            _check_walk(exports, plan, walk_rng.randrange(2**32), report)
         if progress is not None:
             progress(report.samples)
     report.seconds = time.monotonic() - start
@@ -360,6 +386,106 @@ def _check_sample(
         problem_text = survives(family, bad, tools, srng)
         if problem_text:
             _record(report, Finding("bad input", bad, [], problem_text, seed, number))
+
+
+# --------------------------------------------------------------------------- the export
+
+
+class _Exports:
+    """The family's exported grammars for the check's tools, made once per (format, mode,
+    JSON form, reasoning_open)."""
+
+    def __init__(self, family: str, tools: list[dict[str, Any]]) -> None:
+        self.family, self.tools = family, tools
+        self.schemas = {t["function"]["name"]: t["function"]["parameters"] for t in tools}
+        self._made: dict[tuple, str] = {}
+
+    def grammar(self, fmt: str, mode: str, json_form: str, reasoning_open: bool | None) -> str:
+        key = (fmt, mode, json_form, reasoning_open)
+        if key not in self._made:
+            options: dict[str, Any] = {"reasoning_open": reasoning_open}
+            if fmt == "lark":
+                options["json"] = json_form
+            self._made[key] = export(self.family, self.tools, fmt, mode, **options)
+        return self._made[key]
+
+
+def _modes(sample: Sample) -> list[str]:
+    """The export modes whose grammar must accept the sample: `required` takes no content,
+    `named:TOOL` exactly one call to that tool."""
+    modes = ["auto"]
+    if not sample.content:
+        modes.append("required")
+        if len(sample.calls) == 1:
+            modes.append(f"named:{sample.calls[0][0]}")
+    return modes
+
+
+FORMATS = (("lark", "native"), ("lark", "rules"), ("gbnf", "rules"))
+
+
+def _check_sample_exports(exports: _Exports, sample: Sample, report: CheckReport) -> None:
+    """Every export that admits the sample accepts it: what the renderer writes (what the
+    parser reads) a constrained model may write."""
+    if EXPORT_MISSING is not None:
+        return
+    reasoning_open = sample.options.get("reasoning_open")
+    for mode in _modes(sample):
+        for fmt, json_form in FORMATS:
+            report.checked["export"] += 1
+            where = f"{fmt}{'/' + json_form if fmt == 'lark' else ''} --mode {mode}"
+            try:
+                grammar = exports.grammar(fmt, mode, json_form, reasoning_open)
+                problem = rejection(grammar, sample.text, fmt)
+            except (ExportError, ValueError) as error:
+                problem = f"the export fails: {error}"
+            if problem:
+                detail = f"export {where}: {problem}"
+                finding = Finding("export", sample.text, [], detail, report.seed, report.samples)
+                _record(report, finding)
+                return  # one finding per sample: the first export that rejects it
+
+
+def _walk_plan(tools: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    """(format, mode, JSON form) of one round of walks."""
+    named = f"named:{tools[0]['function']['name']}"
+    return [
+        ("lark", "required", "native"),
+        ("lark", "required", "rules"),
+        ("lark", "auto", "native"),
+        ("lark", named, "native"),
+        ("gbnf", "required", "rules"),
+    ]
+
+
+def _check_walk(
+    exports: _Exports, plan: tuple[str, str, str], walk_seed: int, report: CheckReport
+) -> None:
+    """A random walk of one export ends, and parses back to valid calls that render."""
+    if EXPORT_MISSING is not None:
+        return
+    fmt, mode, json_form = plan
+    report.checked["export walks"] += 1
+    where = f"{fmt}{'/' + json_form if fmt == 'lark' else ''} --mode {mode}"
+    try:
+        grammar = exports.grammar(fmt, mode, json_form, None)
+        options: dict[str, Any] = {"budget": 250}
+        if fmt == "gbnf":  # the closing markers are read from the same export in lark
+            lark = exports.grammar("lark", mode, "rules", None)
+            options.update(budget=150, fmt="gbnf", markers=closing_markers(lark))
+        data, ended = closing_walk(grammar, random.Random(walk_seed), **options)
+    except (ExportError, ValueError, AssertionError) as error:
+        detail = f"export {where}: the walk fails: {error}"
+        _record(report, Finding("export walks", "", [], detail, walk_seed, report.samples))
+        return
+    text = data.decode("utf-8", "replace")
+    if not ended:
+        problem = "a dead end: the grammar allows no byte, and no end, after this text"
+    else:
+        problem = walk_problem(exports.family, text, mode, exports.tools, exports.schemas)
+    if problem:
+        detail = f"export {where} (walk seed {walk_seed}): {problem}"
+        _record(report, Finding("export walks", text, [], detail, report.seed, report.samples))
 
 
 def _probes(

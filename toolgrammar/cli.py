@@ -19,6 +19,7 @@ import toolgrammar
 from .check import check
 from .compiler.response_template import ResponseTemplateError, template_text
 from .fuzz import fuzz
+from .template_check import check_template
 from .export import ExportError, export
 from .runtime.registry import UnknownFamily, families, get_spec, registered
 
@@ -241,10 +242,36 @@ def cmd_check(args: argparse.Namespace) -> int:
             get_spec(family)
         except UnknownFamily as error:
             raise CliError(str(error)) from None
+        template_ok = _check_template(family, args)
         report = check(family, budget=args.budget, seed=args.seed, progress=dot)
     print(file=sys.stderr)
     print(report.summary())
-    return 0 if report.ok else 1
+    return 0 if report.ok and template_ok else 1
+
+
+def _check_template(family: str, args: argparse.Namespace) -> bool:
+    """`--template FILE`: the round trip through the model's chat template, printed first."""
+    if args.template is None:
+        return True
+    variables = {}
+    for item in args.template_var:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise CliError(f"--template-var takes NAME=VALUE, got {item!r}")
+        try:
+            variables[name] = json.loads(value)
+        except ValueError:
+            variables[name] = value  # a bare word is a string: eos_token=<|im_end|>
+    report = check_template(
+        family,
+        Path(args.template),
+        variables=variables,
+        stop=args.stop,
+        params=_read_params(args.param),
+        mutable=args.mutable,
+    )
+    print(report.summary())
+    return report.ok
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
@@ -376,6 +403,34 @@ def make_parser() -> argparse.ArgumentParser:
     check_command.add_argument("family", help="a registered family, or a grammar file (.tg)")
     check_command.add_argument("--budget", type=float, default=60.0, help="seconds (default 60)")
     check_command.add_argument("--seed", type=int, default=0, help="replay a run (default 0)")
+    check_command.add_argument(
+        "--template",
+        metavar="FILE.jinja",
+        help="also round-trip conversations through the model's chat template",
+    )
+    check_command.add_argument(
+        "--template-var",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a variable for the template, VALUE as JSON or a bare string "
+        "(enable_thinking=true, eos_token=<|im_end|>; repeatable)",
+    )
+    check_command.add_argument(
+        "--stop",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="a stop string of the model besides eos_token and the template's turn end",
+    )
+    check_command.add_argument(
+        "--mutable",
+        action="store_true",
+        help="let the template change lists, as llama.cpp does (transformers refuses)",
+    )
+    check_command.add_argument(
+        "--param", action="append", default=[], metavar="NAME=VALUE", help="a grammar param"
+    )
     check_command.set_defaults(func=cmd_check)
 
     fuzz_command = sub.add_parser(

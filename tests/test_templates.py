@@ -1,0 +1,209 @@
+"""Every family against the chat templates it serves (`grammars/templates.toml`), and the
+template round trip's own behaviour on small templates written here.
+
+The real templates come from the llama-cpp-python sdist, fetched once into `.cache/` by
+`scripts/fetch_templates.py`; a failed fetch fails the test with its reason (CI runs on a
+clean clone, so a skip would hide that nothing was checked).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolgrammar.cli import main
+from toolgrammar.template_check import (
+    FINDING_KINDS,
+    check_template,
+    template_table,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+ROWS = template_table()
+
+
+def _fetcher() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "fetch_templates", ROOT / "scripts/fetch_templates.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def template_folder() -> Path:
+    fetcher = _fetcher()
+    try:
+        return fetcher.templates_dir()
+    except fetcher.FetchError as error:
+        pytest.fail(f"the chat templates could not be fetched: {error}", pytrace=False)
+
+
+def _row_id(row: dict[str, Any]) -> str:
+    variables = ",".join(f"{k}={v}" for k, v in sorted(row.get("variables", {}).items()))
+    variables = "".join(c for c in variables if c.isascii())  # test ids stay readable
+    return f"{row['family']}/{row['file']}" + (f"[{variables}]" if variables else "")
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[_row_id(row) for row in ROWS])
+def test_family_round_trips_through_its_chat_template(
+    row: dict[str, Any], template_folder: Path
+) -> None:
+    report = check_template(
+        row["family"],
+        template_folder / row["file"],
+        variables=row.get("variables"),
+        stop=row.get("stop", ()),
+        params=row.get("params"),
+        mutable=row.get("mutable", False),
+    )
+    assert report.kinds == set(row.get("known", ())), report.summary()
+
+
+def test_the_table_is_well_formed(template_folder: Path) -> None:
+    """Every row names a fetched template, known findings are findings with a reason, and no
+    (family, template, options) row is there twice."""
+    seen = set()
+    for row in ROWS:
+        assert (template_folder / row["file"]).is_file(), row["file"]
+        assert set(row.get("known", ())) <= set(FINDING_KINDS), row
+        assert bool(row.get("known")) == bool(row.get("why")), row
+        key = json.dumps(row, sort_keys=True, ensure_ascii=False)
+        assert key not in seen, row
+        seen.add(key)
+
+
+# --------------------------------------------------------------------------- small templates
+
+CHATML = """{%- for message in messages -%}
+<|im_start|>{{ message.role }}
+{%- if message.content %}
+{{ message.content }}{% endif %}
+{%- for call in message.tool_calls or [] %}
+<tool_call>
+{{ {"name": call.function.name, "arguments": call.function.arguments} | tojson }}
+</tool_call>
+{%- endfor %}<|im_end|>
+{% endfor -%}
+{%- if add_generation_prompt %}<|im_start|>assistant
+{% endif -%}"""
+
+
+def test_a_chatml_template_round_trips_hermes() -> None:
+    report = check_template("hermes", CHATML, name="chatml")
+    assert report.ok, report.summary()
+    assert report.conversations == 4
+    assert report.prompt_end.endswith("<|im_start|>assistant\n")
+
+
+def test_tojson_keeps_non_ascii_and_takes_hf_keywords() -> None:
+    """HF's tojson: no HTML escaping, no sorting, ensure_ascii/indent/sort_keys as given."""
+    from toolgrammar.template_check import load_template, render
+
+    template = load_template(
+        "{{ messages[0] | tojson }}|{{ messages[0] | tojson(indent=1, sort_keys=true) }}"
+        "|{{ messages[0] | tojson(ensure_ascii=true) }}"
+    )
+    text = render(template, [{"z": "é<&>", "a": 1}], add_generation_prompt=False, variables={})
+    plain, indented, ascii_only = text.split("|")
+    assert plain == '{"z": "é<&>", "a": 1}'
+    assert indented == '{\n "a": 1,\n "z": "é<&>"\n}'
+    assert ascii_only == '{"z": "\\u00e9<&>", "a": 1}'
+
+
+def test_a_prompt_that_opens_reasoning_the_grammar_does_not_is_a_prompt_finding() -> None:
+    """Qwen3.5's shape: the prompt ends in `<think>\\n`, the turn goes on inside reasoning; the
+    grammar's default (outside) reads the reasoning as content."""
+    thinking = CHATML.replace(
+        "<|im_start|>assistant\n{% endif -%}", "<|im_start|>assistant\n<think>\n{% endif -%}"
+    ).replace(
+        "{%- if message.content %}",
+        "{%- if message.reasoning_content %}{{ '\\n<think>\\n' + message.reasoning_content }}"
+        "{{ '\\n</think>' }}{% endif %}{%- if message.content %}",
+    )
+    report = check_template("hermes", thinking, name="thinking")
+    assert report.kinds == {"prompt"}, report.summary()
+    assert "does not open reasoning" in report.summary()
+
+
+def test_the_grammars_opened_block_against_a_prompt_that_does_not_open_it() -> None:
+    """glm45 says the prompt opens `<think>`; a prompt that does not is noted, and it is a
+    finding only where the grammar's default then reads the turn differently."""
+    glm = (
+        "{%- for m in messages %}<|{{ m.role }}|>{% if m.role == 'assistant' %}\n"
+        "{% if m.reasoning_content %}<think>{{ m.reasoning_content }}</think>{% endif %}"
+        "{{ m.content }}{% for c in m.tool_calls or [] %}<tool_call>{{ c.function.name }}"
+        "{% for k, v in c.function.arguments.items() %}<arg_key>{{ k }}</arg_key><arg_value>"
+        "{{ v | tojson if v is not string else v }}</arg_value>{% endfor %}</tool_call>"
+        "{% endfor %}{% else %}{{ m.content }}{% endif %}{% endfor %}"
+        "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+    )
+    report = check_template("glm45", glm, name="glm")
+    assert "prompt" in report.kinds, report.summary()
+    assert "the grammar says the prompt opens reasoning" in report.summary()
+
+
+def test_a_template_without_tool_calls_is_one_clear_line() -> None:
+    report = check_template("hermes", "{% for m in messages %}{{ m.content }}{% endfor %}")
+    assert report.kinds == {"no tool calls"}
+    assert report.summary().count("\n") == 0
+    assert "does not write tool calls" in report.summary()
+
+
+@pytest.mark.parametrize(
+    "source, said",
+    [
+        ("{% if x %}", "cannot load: line 1"),
+        ("{{ messages[0].nope.deeper }}", "cannot render: UndefinedError"),
+        ("{{ raise_exception('no tools here') }}", "refuses every conversation"),
+        ("{{ raise_exception('no tools here') if add_generation_prompt }}", "refuses every"),
+        ("{% set _ = messages.append(1) %}", "cannot render: SecurityError"),
+    ],
+)
+def test_a_template_that_cannot_render_is_one_line(source: str, said: str) -> None:
+    report = check_template("hermes", source)
+    assert report.kinds == {"render"}
+    assert said in report.summary() and report.summary().count("\n") == 0, report.summary()
+
+
+def test_mutable_renders_templates_that_append_as_llama_cpp_does() -> None:
+    source = "{% set seen = [] %}{% set _ = seen.append(1) %}" + CHATML
+    assert check_template("hermes", source, mutable=True).ok
+
+
+def test_arguments_printed_as_they_are_get_json_text() -> None:
+    """A template that prints `arguments` without `tojson` wants JSON text (Kimi K2's)."""
+    source = CHATML.replace(
+        '{{ {"name": call.function.name, "arguments": call.function.arguments} | tojson }}',
+        '{"name": "{{ call.function.name }}", "arguments": {{ call.function.arguments }}}',
+    )
+    report = check_template("hermes", source)
+    assert report.ok, report.summary()
+    assert any("JSON text" in note for note in report.notes)
+
+
+def test_cli_check_template(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "chatml.jinja"
+    path.write_text(CHATML, encoding="utf-8")
+    assert main(["check", "hermes", "--template", str(path), "--budget", "0.2"]) == 0
+    assert "hermes: template chatml.jinja: 4 conversations" in capsys.readouterr().out
+    path.write_text("{% for m in messages %}{{ m.content }}{% endfor %}", encoding="utf-8")
+    assert main(["check", "hermes", "--template", str(path), "--budget", "0.2"]) == 1
+    assert "does not write tool calls" in capsys.readouterr().out
+
+
+def test_cli_template_var_reaches_the_template(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "gated.jinja"
+    path.write_text("{% if not ok %}{{ raise_exception('set ok') }}{% endif %}" + CHATML)
+    argv = ["check", "hermes", "--template", str(path), "--budget", "0.2"]
+    assert main(argv) == 1
+    assert main([*argv, "--template-var", "ok=true"]) == 0
+    capsys.readouterr()

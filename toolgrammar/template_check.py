@@ -1,0 +1,691 @@
+"""`toolgrammar check --template`: a grammar against the model's own chat template.
+
+The chat template is the ground truth of a model's markup: it is what the model was trained
+to write. This module renders a few conversations through it with jinja2 under the
+conventions serving stacks use for Hugging Face templates (`messages` with assistant
+`tool_calls` and tool results, `tools` in OpenAI's function shape, `add_generation_prompt`,
+`bos_token`/`eos_token`, `raise_exception`, HF's `tojson`, `strftime_now`, the loopcontrols
+extension and the `{% generation %}` block), cuts the final assistant turn out (the
+conversation rendered with it, after the same conversation's generation prompt), parses it
+with the family's grammar and requires the calls, the content and the reasoning back.
+
+It also reads what the generation prompt leaves open at its end (a reasoning block, a message
+header, a call opener) and compares it with the grammar's `prompt_opened` settings, because a
+parser that starts outside a block the prompt opened reads the whole output wrongly.
+
+Everything a template can do wrong (not render, raise, not write tool calls) ends as a
+finding with one line of explanation, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterable
+
+import jinja2
+from jinja2 import nodes
+from jinja2.ext import Extension, loopcontrols
+from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment
+
+from . import parse
+from .runtime.params import with_params
+from .runtime.registry import get_spec
+from .runtime.spec import FamilySpec, Lit, markup_literals
+
+TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "The weather in a city.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string", "description": "The city."},
+                    "days": {"type": "integer", "description": "How many days ahead."},
+                    "metric": {"type": "boolean"},
+                },
+                "required": ["city"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "search_docs",
+            "description": "Search the documentation.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string"},
+                    "tags": {"type": "array", "items": {"type": "string"}},
+                },
+                "required": ["query"],
+            },
+        },
+    },
+]
+# Mistral's templates require ids of 9 letters and digits; other templates take any string
+CALL_IDS = ("aB3dE6gH9", "kL2mN5pQ8")
+FINDING_KINDS = ("render", "no tool calls", "calls", "content", "reasoning", "prompt")
+# a plain reply whose turn end tells what the template writes after the model's text
+TURN_END_PROBE = "Sentinel reply 7q."
+
+
+class TemplateProblem(Exception):
+    """The template cannot be loaded or rendered: one line saying why."""
+
+
+class TemplateRefusal(TemplateProblem):
+    """The template refused one conversation (`raise_exception`): a limit of the model
+    (Llama 3.1 takes one call per turn), not a broken template."""
+
+
+@dataclass(frozen=True)
+class Call:
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """A conversation whose last message is the assistant turn the model writes."""
+
+    title: str
+    messages: tuple[dict[str, Any], ...]
+    calls: tuple[Call, ...] = ()
+    content: str = ""
+    reasoning: str = ""
+
+
+@dataclass
+class TemplateFinding:
+    kind: str  # one of FINDING_KINDS
+    conversation: str
+    detail: str
+
+    def __str__(self) -> str:
+        where = f" ({self.conversation})" if self.conversation else ""
+        return f"  [{self.kind}]{where} {self.detail}"
+
+
+@dataclass
+class TemplateReport:
+    """What the round trip through one template found for one family."""
+
+    family: str
+    template: str
+    conversations: int = 0
+    prompt_end: str = ""  # the last characters of the generation prompt, for the report
+    findings: list[TemplateFinding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the template leaves out, not errors
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    @property
+    def kinds(self) -> set[str]:
+        return {finding.kind for finding in self.findings}
+
+    def summary(self) -> str:
+        """One line when the template could not be used at all, else a line per finding."""
+        for finding in self.findings:
+            if finding.kind == "render" or (
+                finding.kind == "no tool calls" and not finding.conversation
+            ):
+                return f"{self.family}: template {self.template}: FAILED: {finding.detail}"
+        state = "ok" if self.ok else f"{len(self.findings)} FAILED"
+        head = f"{self.family}: template {self.template}: {self.conversations} conversations, "
+        lines = [head + f"prompt ends {self.prompt_end!r}: {state}"]
+        lines += [str(finding) for finding in self.findings]
+        lines += [f"  note: {note}" for note in self.notes]
+        return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+class GenerationBlock(Extension):
+    """`{% generation %}…{% endgeneration %}`: transformers marks the assistant's tokens for
+    training masks with it; for rendering, the block is its body."""
+
+    tags = {"generation"}
+
+    def parse(self, parser: Any) -> list[nodes.Node]:
+        next(parser.stream)
+        return parser.parse_statements(("name:endgeneration",), drop_needle=True)
+
+
+def _raise_exception(message: str) -> None:
+    """Templates call this to refuse a conversation (HF's global of the same name)."""
+    raise TemplateRefusal(f"the template refuses the conversation: {message}")
+
+
+def _tojson(
+    value: Any,
+    ensure_ascii: bool = False,
+    indent: int | None = None,
+    separators: tuple[str, str] | None = None,
+    sort_keys: bool = False,
+) -> str:
+    """HF's `tojson`: plain `json.dumps` with its keyword arguments (jinja's own escapes
+    HTML and sorts keys, which no model was trained on)."""
+    return json.dumps(
+        value,
+        ensure_ascii=ensure_ascii,
+        indent=indent,
+        separators=separators,
+        sort_keys=sort_keys,
+        default=_listed,
+    )
+
+
+def _listed(value: Any) -> Any:
+    """A lazy sequence (`tools | map(attribute='function')`) is dumped as the list it yields,
+    as llama.cpp's template engine does, instead of failing."""
+    if isinstance(value, Iterable) and not isinstance(value, (str, bytes, dict)):
+        return list(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _strftime_now(format: str) -> str:
+    return datetime.now().strftime(format)
+
+
+def environment(mutable: bool = False) -> SandboxedEnvironment:
+    """The jinja2 environment serving stacks render Hugging Face chat templates in.
+
+    transformers renders in an immutable sandbox (`list.append` is refused); `mutable=True`
+    allows it, as llama.cpp's engine does, for templates written against that engine.
+    """
+    kind = SandboxedEnvironment if mutable else ImmutableSandboxedEnvironment
+    env = kind(trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols, GenerationBlock])
+    env.filters["tojson"] = _tojson
+    env.globals["raise_exception"] = _raise_exception
+    env.globals["strftime_now"] = _strftime_now
+    return env
+
+
+def load_template(source: str, mutable: bool = False) -> jinja2.Template:
+    try:
+        return environment(mutable).from_string(source)
+    except jinja2.TemplateSyntaxError as error:
+        raise TemplateProblem(f"cannot load: line {error.lineno}: {error.message}") from None
+
+
+def render(
+    template: jinja2.Template,
+    messages: Iterable[dict[str, Any]],
+    *,
+    add_generation_prompt: bool,
+    variables: dict[str, Any],
+) -> str:
+    """One rendering, every failure a TemplateProblem with the template's own message."""
+    context = {"bos_token": "<s>", "eos_token": "</s>", **variables}
+    try:
+        return template.render(
+            messages=list(messages),
+            tools=TOOLS,
+            add_generation_prompt=add_generation_prompt,
+            **context,
+        )
+    except TemplateProblem:
+        raise
+    except Exception as error:  # a template is code: any error it raises is its report
+        raise TemplateProblem(f"cannot render: {type(error).__name__}: {error}") from None
+
+
+# --------------------------------------------------------------------------- conversations
+
+
+def _call_message(calls: Iterable[Call], as_text: bool) -> list[dict[str, Any]]:
+    """The `tool_calls` of an assistant message; `as_text` writes arguments as JSON text,
+    for templates that print them as they are instead of through `tojson`."""
+    out = []
+    for number, call in enumerate(calls):
+        arguments: Any = (
+            json.dumps(call.arguments, ensure_ascii=False) if as_text else call.arguments
+        )
+        out.append(
+            {
+                "id": CALL_IDS[number % len(CALL_IDS)],
+                "type": "function",
+                "function": {"name": call.name, "arguments": arguments},
+            }
+        )
+    return out
+
+
+def conversations(
+    spec: FamilySpec, reasoning_field: str, as_text: bool = False
+) -> list[Conversation]:
+    """A call alone, content with two calls, a reply after a tool result and, for a family
+    that reads reasoning, reasoning before a call."""
+    weather = Call("get_weather", {"city": "Zürich", "days": 3, "metric": True})
+    search = Call("search_docs", {"query": 'umbrella "policy"', "tags": ["rain", "travel"]})
+    system = {"role": "system", "content": "You are a helpful assistant."}
+    ask = {"role": "user", "content": "What is the weather in Zürich?"}
+
+    def assistant(calls: tuple[Call, ...], content: str = "", reasoning: str = "") -> dict:
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if calls:
+            message["tool_calls"] = _call_message(calls, as_text)
+        if reasoning:
+            message[reasoning_field] = reasoning
+        return message
+
+    result = {"role": "tool", "tool_call_id": CALL_IDS[0], "name": "get_weather"}
+    result["content"] = json.dumps({"temperature": 21, "sky": "clear"})
+    reply = "It is 21 degrees and clear in Zürich."
+    found = [
+        Conversation("one call", (system, ask, assistant((weather,))), (weather,)),
+        Conversation(
+            "content and two calls",
+            (ask, assistant((weather, search), "Let me check both.")),
+            (weather, search),
+            "Let me check both.",
+        ),
+        Conversation(
+            "reply after a tool result",
+            (ask, assistant((weather,)), result, assistant((), reply)),
+            content=reply,
+        ),
+    ]
+    if spec.reasoning:
+        thought = "The user wants the weather, so I call the tool."
+        found.append(
+            Conversation(
+                "reasoning and a call",
+                (ask, assistant((weather,), reasoning=thought)),
+                (weather,),
+                reasoning=thought,
+            )
+        )
+    return found
+
+
+def reasoning_field(source: str) -> str:
+    """The message field the template reads the assistant's reasoning from."""
+    if "reasoning_content" in source:
+        return "reasoning_content"
+    if ".thinking" in source or "'thinking'" in source or '"thinking"' in source:
+        return "thinking"
+    return "reasoning_content"
+
+
+# --------------------------------------------------------------------------- cutting
+
+
+def _common_prefix(a: str, b: str) -> int:
+    size = min(len(a), len(b))
+    for index in range(size):
+        if a[index] != b[index]:
+            return index
+    return size
+
+
+def _marker_start(text: str, at: int, markers: Iterable[str]) -> int:
+    """`at`, moved back to the start of a marker of `text` it falls inside: the prompt and
+    the turn part where a marker differs (`<think>`, `</think>`), not inside its shared `<`."""
+    moved = True
+    while moved:
+        moved = False
+        for marker in markers:
+            for start in range(max(0, at - len(marker) + 1), at):
+                if text.startswith(marker, start):
+                    at, moved = start, True
+                    break
+    return at
+
+
+def assistant_turn(
+    template: jinja2.Template,
+    conversation: Conversation,
+    variables: dict[str, Any],
+    markers: Iterable[str] = (),
+) -> tuple[str, str, str]:
+    """(prompt, turn, unused prompt tail): the generation prompt of the conversation before
+    its last message, and what the whole conversation writes after it. When the whole
+    conversation does not begin with the generation prompt (a template that leaves the
+    prompt's `<think>` out of history), the turn starts where they part (never inside one of
+    `markers`) and the prompt's unused tail is returned for the report."""
+    history = conversation.messages[:-1]
+    prompt = render(template, history, add_generation_prompt=True, variables=variables)
+    whole = render(
+        template, conversation.messages, add_generation_prompt=False, variables=variables
+    )
+    shared = _common_prefix(prompt, whole)
+    if shared < len(prompt):
+        shared = _marker_start(prompt, shared, markers)
+    return prompt, whole[shared:], prompt[shared:]
+
+
+def cut_at_stop(turn: str, stops: Iterable[str]) -> str:
+    """The model's output: the turn up to its first stop string (a serving stack stops at
+    the end-of-turn token and does not pass it to the parser)."""
+    end = len(turn)
+    for stop in stops:
+        if stop and (at := turn.find(stop)) != -1:
+            end = min(end, at)
+    return turn[:end]
+
+
+def turn_end(
+    template: jinja2.Template, variables: dict[str, Any], markers: Iterable[str] = ()
+) -> list[str]:
+    """Where generation stops: the first special token, in the line the template writes after
+    a plain assistant reply, that is no part of the grammar's markup (`<|im_end|>`; Cohere's
+    `<|END_OF_TURN_TOKEN|>` after its `<|END_RESPONSE|>`; Kimi K3's `<|end_of_msg|>` after
+    the `<|close|>…<|sep|>` tags its grammar reads), or else that line."""
+    plain = Conversation(
+        "plain reply",
+        (
+            {"role": "user", "content": "Say something."},
+            {"role": "assistant", "content": TURN_END_PROBE},
+        ),
+    )
+    try:
+        _, turn, _ = assistant_turn(template, plain, variables)
+    except TemplateRefusal:  # a template that wants tools in every turn: no turn end known
+        return []
+    at = turn.find(TURN_END_PROBE)
+    if at == -1:
+        return []
+    after = turn[at + len(TURN_END_PROBE) :].strip()
+    first_line = after.split("\n", 1)[0]
+    tokens = re.findall(r"<[^<>\s]+>|\[/?[A-Z_]+\]", first_line)
+    ours = [token for token in tokens if not any(token in marker for marker in markers)]
+    return ours[:1] if tokens else [first_line]
+
+
+# --------------------------------------------------------------------------- the prompt
+
+
+@dataclass(frozen=True)
+class PromptEnd:
+    """What the generation prompt leaves open at its end."""
+
+    reasoning: bool  # it ends with one of the grammar's reasoning openers
+    block: bool  # it ends with the grammar's `prompt_opened` opener (`prompt_opens`)
+    opener: str  # a call, section or message opener it ends with that the grammar does not flag
+
+
+def prompt_end(spec: FamilySpec, prompt: str) -> PromptEnd:
+    tail = prompt.rstrip()
+    reasoning = any(tail.endswith(o.strip()) for r in spec.reasoning for o in r.opens if o.strip())
+    flagged = spec.prompt_opens.strip()
+    block = bool(flagged) and tail.endswith(flagged)
+    unflagged = "" if block else next((o for o in _openers(spec) if tail.endswith(o)), "")
+    return PromptEnd(reasoning, block, unflagged)
+
+
+def _openers(spec: FamilySpec) -> list[str]:
+    """Literals that open a call, a section or a message, longest first."""
+    found = {text for shape in spec.shapes for text, _ in shape.openers}
+    if spec.section:
+        found |= set(spec.section.opens)
+    if spec.messages:
+        found |= set(spec.messages.header)
+    for shape in spec.shapes:
+        if shape.call and isinstance(shape.call[0], Lit):
+            found |= set(shape.call[0].texts)
+    return sorted((o.strip() for o in found if o.strip()), key=len, reverse=True)
+
+
+def _prompt_mismatches(spec: FamilySpec, end: PromptEnd) -> list[str]:
+    """Where the grammar's `prompt_opened` defaults and the template's prompt disagree."""
+    found = []
+    grammar_reasoning = any(r.prompt_opened for r in spec.reasoning)
+    if end.reasoning != grammar_reasoning:
+        opens = spec.reasoning[0].opens[0] if spec.reasoning else ""
+        said = "opens" if grammar_reasoning else "does not open"
+        does = "opens it" if end.reasoning else "does not"
+        found.append(f"the grammar says the prompt {said} reasoning ({opens!r}); this one {does}")
+    if spec.prompt_opens and not end.block:
+        found.append(
+            f"the grammar says the prompt ends with {spec.prompt_opens!r}; this one does not"
+        )
+    if end.opener:
+        found.append(
+            f"the prompt ends with the opener {end.opener!r}, which the grammar does not flag "
+            "prompt_opened"
+        )
+    return found
+
+
+# --------------------------------------------------------------------------- the round trip
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What the parser read from one output: calls as (name, JSON value), content, reasoning."""
+
+    calls: list[tuple[str, Any]]
+    content: str | None
+    reasoning: str | None
+
+
+def _read(
+    family: str, output: str, params: dict[str, str], options: dict[str, Any]
+) -> Reading | str:
+    """The parser's reading of `output`, or why it failed (it must not raise: a finding)."""
+    try:
+        message = parse(family, output, TOOLS, "stop", params=params, **options)
+    except Exception as error:
+        return f"the parser raised {error!r}"
+    calls = [(c.function.name, _json_or_text(c.function.arguments)) for c in message.tool_calls]
+    return Reading(calls, _text_or_none(message.content), _text_or_none(message.reasoning))
+
+
+def _text_or_none(text: str | None) -> str | None:
+    """Text as compared: whitespace at its ends is the markup's, and no text is None."""
+    return (text or "").strip() or None
+
+
+def _differences(
+    conversation: Conversation, output: str, reading: Reading, notes: list[str]
+) -> list[TemplateFinding]:
+    """The calls, and the content and reasoning the template wrote, against the reading."""
+    title, found = conversation.title, []
+    wrote = [(c.name, c.arguments) for c in conversation.calls if c.name in output]
+    if len(wrote) < len(conversation.calls):  # the template's limit: nothing to read back
+        notes.append(f"{title}: the template writes {len(wrote)} of the turn's calls")
+    if reading.calls != wrote:
+        detail = f"wrote {wrote!r}, read {reading.calls!r} from {output!r}"
+        found.append(TemplateFinding("calls", title, detail))
+    for kind, text, read in (
+        ("content", conversation.content, reading.content),
+        ("reasoning", conversation.reasoning, reading.reasoning),
+    ):
+        if text and text not in output:  # left out by the template: nothing to read back
+            notes.append(f"{title}: the template does not write the turn's {kind}")
+        elif read != _text_or_none(text):
+            detail = f"wrote {text!r}, read {read!r} from {output!r}"
+            found.append(TemplateFinding(kind, title, detail))
+    return found
+
+
+def _json_or_text(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _writes_python_repr(output: str, conversation: Conversation) -> bool:
+    """The template printed a dict of arguments as Python (`{'city': …}`): it wants them as
+    JSON text, as some templates do."""
+    return any(repr(c.arguments) in output for c in conversation.calls if c.arguments)
+
+
+def check_template(
+    family: str,
+    template: str | Path,
+    *,
+    variables: dict[str, Any] | None = None,
+    stop: Iterable[str] = (),
+    params: dict[str, str] | None = None,
+    name: str | None = None,
+    mutable: bool = False,
+) -> TemplateReport:
+    """Round-trip `family`'s grammar through a chat template (a path, or the template's text).
+
+    `variables` are passed to the template (`enable_thinking`, `bos_token`, …); `stop`
+    lists the model's stop strings besides `eos_token` and the template's turn end;
+    `params` are the grammar's params; `mutable` renders as llama.cpp does, letting the
+    template change lists (see `environment`).
+    """
+    spec = with_params(get_spec(family), params)
+    label = name or (Path(template).name if _is_path(template) else "<template>")
+    report = TemplateReport(spec.name, label)
+    run = _Run(family, spec, dict(variables or {}), list(stop), dict(params or {}), report)
+    try:
+        run.all(_source(template), mutable)
+    except TemplateProblem as problem:
+        report.findings.append(TemplateFinding("render", "", str(problem)))
+    return report
+
+
+def _is_path(template: str | Path) -> bool:
+    """A Path, or a one-line string naming a `.jinja` file (a template's text has markup)."""
+    if isinstance(template, Path):
+        return True
+    return template.endswith(".jinja") and "\n" not in template and "{" not in template
+
+
+def _source(template: str | Path) -> str:
+    if not _is_path(template):
+        return str(template)
+    path = Path(template)
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise TemplateProblem(f"cannot read {path}: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise TemplateProblem(f"{path} is not UTF-8 text: {error.reason}") from None
+
+
+@dataclass
+class _Run:
+    """One template against one family: every conversation, into `report`."""
+
+    family: str
+    spec: FamilySpec
+    variables: dict[str, Any]
+    stop: list[str]
+    params: dict[str, str]
+    report: TemplateReport
+
+    def all(self, source: str, mutable: bool) -> None:
+        template = load_template(source, mutable)
+        markers = sorted(markup_literals(self.spec), key=len, reverse=True)
+        eos = self.variables.get("eos_token", "</s>")
+        stops = [*self.stop, eos, *turn_end(template, self.variables, markers)]
+        field_name = reasoning_field(source)
+        as_text = False
+        for conversation in conversations(self.spec, field_name):
+            try:
+                prompt, turn, unused = assistant_turn(
+                    template, conversation, self.variables, markers
+                )
+                if not as_text and _writes_python_repr(turn, conversation):
+                    as_text = True
+                    note = "the template prints arguments as they are: given as JSON text"
+                    self.report.notes.append(note)
+                if as_text:
+                    conversation = _with_text_arguments(self.spec, conversation, field_name)
+                    prompt, turn, unused = assistant_turn(
+                        template, conversation, self.variables, markers
+                    )
+            except TemplateRefusal as refusal:
+                self.report.notes.append(f"{conversation.title}: {refusal}")
+                continue
+            if unused:
+                self.report.notes.append(
+                    f"{conversation.title}: the turn replaces the prompt's {unused!r} "
+                    f"with {turn[: len(unused) + 8]!r}"
+                )
+            self.one(conversation, prompt, turn, unused, cut_at_stop(turn, stops))
+        if self.report.conversations == 0:
+            raise TemplateProblem("the template refuses every conversation")
+        self._no_calls_at_all()
+
+    def _no_calls_at_all(self) -> None:
+        """A template that writes no call in any conversation is one finding, not one each."""
+        with_calls = [f for f in self.report.findings if f.kind == "no tool calls"]
+        expected = sum(1 for c in conversations(self.spec, "reasoning_content") if c.calls)
+        if with_calls and len(with_calls) == expected:
+            detail = f"the template does not write tool calls (none in {expected} conversations)"
+            others = [f for f in self.report.findings if f.kind != "no tool calls"]
+            self.report.findings = [TemplateFinding("no tool calls", "", detail), *others]
+
+    def one(
+        self, conversation: Conversation, prompt: str, turn: str, unused: str, output: str
+    ) -> None:
+        """Read the turn as the prompt left it open, then with the grammar's defaults."""
+        report = self.report
+        end = prompt_end(self.spec, prompt)
+        if report.conversations == 0:
+            report.prompt_end = prompt[-40:]
+        report.conversations += 1
+        if conversation.calls and not any(c.name in output for c in conversation.calls):
+            detail = f"the template does not write the assistant's tool calls: {output!r}"
+            report.findings.append(TemplateFinding("no tool calls", conversation.title, detail))
+            return
+        options: dict[str, Any] = {"reasoning_open": self._opened(prompt, turn, unused, end)}
+        if self.spec.prompt_opens:
+            options["block_open"] = end.block
+        reading = _read(self.family, output, self.params, options)
+        if isinstance(reading, str):
+            report.findings.append(TemplateFinding("calls", conversation.title, reading))
+            return
+        found = _differences(conversation, output, reading, report.notes)
+        report.findings += found
+        mismatches = _prompt_mismatches(self.spec, end)
+        if found or not mismatches:
+            return
+        by_default = _read(self.family, output, self.params, {})
+        if by_default == reading:  # the defaults read this turn the same: harmless
+            for mismatch in mismatches:
+                if mismatch + " (harmless here)" not in report.notes:
+                    report.notes.append(mismatch + " (harmless here)")
+            return
+        detail = f"{'; '.join(mismatches)}: with the grammar's defaults it reads {by_default!r}"
+        report.findings.append(TemplateFinding("prompt", conversation.title, detail))
+
+    def _opened(self, prompt: str, turn: str, unused: str, end: PromptEnd) -> bool:
+        """Whether the turn, as the template writes it, starts inside reasoning.
+
+        When the prompt and the turn part, the turn follows their shared text: it is inside
+        a block that text opened, or that the prompt's unused tail opened if the turn goes
+        on with the block's closer (GLM-4.7's history writes `</think>` for the prompt's
+        `<think>`); a history that leaves the block out (MiniMax-M2) starts outside it.
+        """
+        if not unused:
+            return end.reasoning
+        shared = prompt_end(self.spec, prompt[: len(prompt) - len(unused)])
+        if shared.reasoning:
+            return True
+        closes = [c.strip() for r in self.spec.reasoning for c in r.closes if c.strip()]
+        return end.reasoning and any(turn.lstrip().startswith(c) for c in closes)
+
+
+def _with_text_arguments(
+    spec: FamilySpec, conversation: Conversation, field_name: str
+) -> Conversation:
+    """The same conversation with every call's arguments as JSON text."""
+    by_title = {c.title: c for c in conversations(spec, field_name, as_text=True)}
+    return by_title[conversation.title]
+
+
+def template_table() -> list[dict[str, Any]]:
+    """The rows of `grammars/templates.toml`: which chat templates each family serves."""
+    text = resources.files("toolgrammar.grammars").joinpath("templates.toml").read_text("utf-8")
+    return list(tomllib.loads(text)["template"])
