@@ -20,7 +20,7 @@ import re
 from collections import OrderedDict
 from dataclasses import dataclass
 from itertools import product
-from typing import Any, Literal as L, Union
+from typing import Any, Iterator, Literal as L, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -135,9 +135,9 @@ class _Unsupported(Exception):
     """A regex construct with no grammar counterpart (reported with its field)."""
 
 
-def _closing_paren(pattern: str, start: int) -> int:
-    """The index of the `)` that closes the group opened at `start` (escapes and classes
-    skipped)."""
+def _top_level(pattern: str, start: int) -> Iterator[tuple[int, str, int]]:
+    """Each character of `pattern` from `start` outside escapes and classes, with the group
+    depth after it: what both readers of a group's structure need."""
     depth, i, in_class = 0, start, False
     while i < len(pattern):
         ch = pattern[i]
@@ -148,36 +148,27 @@ def _closing_paren(pattern: str, start: int) -> int:
             in_class = ch != "]"
         elif ch == "[":
             in_class = True
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                return i
+        else:
+            depth += (ch == "(") - (ch == ")")
+            yield i, ch, depth
         i += 1
+
+
+def _closing_paren(pattern: str, start: int) -> int:
+    """The index of the `)` that closes the group opened at `start`."""
+    for i, ch, depth in _top_level(pattern, start):
+        if ch == ")" and depth == 0:
+            return i
     raise _Unsupported(f"an unbalanced group in /{pattern}/")
 
 
 def _split_alternatives(body: str) -> list[str]:
     """`body` split at its top-level `|`."""
-    parts, depth, start, i, in_class = [], 0, 0, 0, False
-    while i < len(body):
-        ch = body[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = ch != "]"
-        elif ch == "[":
-            in_class = True
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        elif ch == "|" and depth == 0:
+    parts, start = [], 0
+    for i, ch, depth in _top_level(body, 0):
+        if ch == "|" and depth == 0:
             parts.append(body[start:i])
             start = i + 1
-        i += 1
     parts.append(body[start:])
     return parts
 
