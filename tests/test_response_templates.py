@@ -20,6 +20,7 @@ from toolgrammar.cli import main
 from toolgrammar.compiler import compile_grammar_text
 from toolgrammar.compiler import response_template as rt
 from toolgrammar.compiler.frontend import parse_grammar
+from toolgrammar.export_check import accepts
 from toolgrammar.invariants import check_text
 from toolgrammar.runtime.registry import registered
 
@@ -271,3 +272,39 @@ def test_hf_needs_no_compiler_extra() -> None:
         text=True,
     )
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_export_from_a_template_accepts_its_renders(name: str) -> None:
+    """`toolgrammar.export("hf", …, response_template=T)` is the grammar of the template's
+    family: rendered calls are in it, in lark and GBNF (but where OPEN_EXPORT_BUGS names the
+    export), and bare content is not a call."""
+    template = TEMPLATES[name]
+    open_bug = "export" in OPEN_EXPORT_BUGS.get(name, set())
+    text = toolgrammar.render("hf", CALLS, TOOLS, response_template=template)
+    for fmt in ("lark", "gbnf"):
+        grammar = toolgrammar.export(
+            "hf", TOOLS, format=fmt, mode="required", response_template=template
+        )
+        assert "from the checkpoint's response_template" in grammar
+        assert accepts(grammar, text, fmt) or open_bug, (fmt, text)
+        assert not accepts(grammar, "Just text.", fmt)
+
+
+def test_export_cli_reads_the_template(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = tmp_path / "tokenizer_config.json"
+    path.write_text(json.dumps({"response_template": TEMPLATES["json_args"]}), encoding="utf-8")
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(TOOLS), encoding="utf-8")
+    assert main(["export", "hf", "--tools", str(tools), "--response-template", str(path)]) == 0
+    printed = capsys.readouterr().out
+    assert printed == toolgrammar.export("hf", TOOLS, response_template=TEMPLATES["json_args"])
+    assert main(["export", "hf", "--tools", str(tools)]) == 2
+    assert "response_template" in capsys.readouterr().err
+    assert main(["export", "hermes", "--tools", str(tools), "--response-template", str(path)]) == 2
+    assert "hf only" in capsys.readouterr().err
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"fields": {"answer": {"open": "<a>"}}}), encoding="utf-8")
+    assert main(["export", "hf", "--tools", str(tools), "--response-template", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "field 'answer'" in err and err.count("\n") == 1
