@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -193,6 +194,188 @@ def test_what_the_language_cannot_say_is_refused_in_one_line(
     assert message in str(error.value) and "\n" not in str(error.value)
     with pytest.raises(ValueError):  # the API's error for a bad option
         toolgrammar.parse("hf", "x", response_template=template)
+
+
+def _steps(*mutations: Callable[[dict], None]) -> Callable[[dict], None]:
+    def apply(template: dict) -> None:
+        for mutation in mutations:
+            mutation(template)
+
+    return apply
+
+
+_PLAIN_OPENER = r"<tool_call name=\"(?P<name>[\w.\-]+)\">"
+# What of the template format is not supported: one template per construct, and the exact line
+# the compiler refuses it with, which docs/response_templates.md ("Not supported") lists.
+UNSUPPORTED: list[tuple[str, Callable[[dict], None], str]] = [
+    (
+        "beam",
+        _set("fields.answer", {"open": "<a>"}),
+        "field 'answer': only thinking, content and tool_calls fields are supported",
+    ),
+    ("beam", _set("defaults.tone", "dry"), "defaults: 'tone' is not supported (only role)"),
+    (
+        "beam",
+        _set("fields.content.content", "json"),
+        "field 'content': content 'json' is not supported on a streamed text field",
+    ),
+    (
+        "beam",
+        _set("fields.thinking.content", "int"),
+        "field 'thinking': content 'int' is not supported on a streamed text field",
+    ),
+    (
+        "beam",
+        _set("fields.thinking.transform", {"x": "{content}"}),
+        "field 'thinking': `transform` is not supported on a streamed text field",
+    ),
+    (
+        "beam",
+        _set("fields.content.join", "\n"),
+        "field 'content': `join` is not supported on a streamed text field",
+    ),
+    (
+        "json_args",
+        _set("fields.content.content_args", {"strip": True}),
+        "field 'content': `content_args` is not supported on a streamed text field",
+    ),
+    (
+        "beam",
+        _set("fields.thinking.open", ...),
+        "field 'thinking': an implicit reasoning field (no `open`) is not supported; give its "
+        "opener (the prompt's, read with reasoning_open=True)",
+    ),
+    (
+        "json_args",
+        _set("fields.tool_calls.open_pattern", ...),
+        "field 'tool_calls': an implicit tool_calls field (no `open`) is not supported",
+    ),
+    ("json_args", _set("fields.tool_calls", ...), "response_template: a `tool_calls` field is needed"),
+    (
+        "beam",
+        _set("fields.tool_calls.join", ","),
+        "field 'tool_calls': `join` is not supported on tool calls",
+    ),
+    *[
+        (
+            "json_args",
+            _set("fields.tool_calls.content", kind),
+            f"field 'tool_calls': content '{kind}' cannot carry tool calls",
+        )
+        for kind in ("text", "int", "float", "bool")
+    ],
+    (
+        "beam",
+        _set("fields.tool_calls.transform", ...),
+        "field 'tool_calls': `transform` must write "
+        '{"function": {"name": …, "arguments": …}} (a template without one is not supported)',
+    ),
+    (
+        "json_args",
+        _set("fields.tool_calls.transform.function.name", "fixed"),
+        "field 'tool_calls': `transform` function.name must be one placeholder such as "
+        '"{name}" (a literal or a mixed string is not supported)',
+    ),
+    (
+        "json_call",
+        _set("fields.tool_calls.transform.function.name", "{content.a.b}"),
+        "field 'tool_calls': `transform` must take the name and arguments from keys of the "
+        'body, as "{content.name}" and "{content.arguments}"',
+    ),
+    *[
+        (
+            "json_args",
+            _set("fields.tool_calls.content_args", {option: value}),
+            f"field 'tool_calls': json content_args '{option}' is not supported",
+        )
+        for option, value in (("unquoted_keys", True), ("string_delims", ["'"]))
+    ],
+    *[
+        (
+            "xml_inline",
+            _set("fields.tool_calls.content_args.value_parser", {"name": kind}),
+            f"field 'tool_calls': value_parser '{kind}' is not supported (values are typed by "
+            "the tool's schema)",
+        )
+        for kind in ("int", "json")
+    ],
+    (
+        "beam",
+        _set("fields.tool_calls.content_args.tag_pattern", r"<p>(?P<value>.*?)</p>"),
+        "field 'tool_calls': xml-inline `tag_pattern` must read OPEN (?P<key>…) KEY_END "
+        "(?P<value>…) CLOSE",
+    ),
+    (
+        "kv_lines",
+        _set("fields.tool_calls.content_args", {"strip": False}),
+        "field 'tool_calls': kv-lines without stripping is not supported",
+    ),
+    (
+        "beam",
+        _set("fields.tool_calls.open_pattern", r" to=\w+"),
+        r"field 'tool_calls': `open_pattern` is not supported: the class `\w` outside a named "
+        r"group in / to=\w+/",
+    ),
+    (
+        "json_args",
+        _set("fields.tool_calls.open_pattern", "(?<=x)" + _PLAIN_OPENER),
+        "field 'tool_calls': `open_pattern` is not supported: the group `(?<=x)` in "
+        f"/(?<=x){_PLAIN_OPENER}/",
+    ),
+    (
+        "json_args",
+        _set("fields.tool_calls.open_pattern", _PLAIN_OPENER + "(?P=name)"),
+        "field 'tool_calls': `open_pattern` is not supported: the group `(?P=name)` in "
+        f"/{_PLAIN_OPENER}(?P=name)/",
+    ),
+    (
+        "json_args",
+        _set("fields.tool_calls.open_pattern", r"<tool_call id=\"(?P<id>\d+)\" " + _PLAIN_OPENER[11:]),
+        "field 'tool_calls': the capture 'id' of `open_pattern` is not supported (only `name`, "
+        "the function name)",
+    ),
+    (
+        "beam",
+        _set("fields.tool_calls.open_pattern", r"(?P<name>\w+)>"),
+        "field 'tool_calls': `open_pattern` must start with literal text",
+    ),
+    (
+        "beam",
+        _set("fields.tool_calls.open_pattern", r" to=(?P<name>\w+)"),
+        "field 'tool_calls': the `name` group of `open_pattern` must be followed by literal text",
+    ),
+    (
+        "json_array",
+        _set("fields.thinking.open_pattern", r"<a>.*"),
+        "field 'thinking': `open_pattern` must be literal text or a choice of literals (named "
+        "groups only in the tool_calls opener): `.` at 3 in /<a>.*/",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "name, mutate, line", UNSUPPORTED, ids=[line[:60] for _, _, line in UNSUPPORTED]
+)
+def test_each_unsupported_construct_is_refused_with_its_documented_line(
+    name: str, mutate: Callable[[dict], None], line: str
+) -> None:
+    template = copy.deepcopy(TEMPLATES[name])
+    mutate(template)
+    with pytest.raises(rt.ResponseTemplateError) as error:
+        rt.template_spec(template)
+    assert str(error.value) == line
+    assert f"``{line}``" in _not_supported_section()
+
+
+def test_the_docs_list_no_refusal_the_compiler_does_not_give() -> None:
+    listed = re.findall(r"``(.+?)``", _not_supported_section())
+    assert listed and sorted(listed) == sorted(line for _, _, line in UNSUPPORTED)
+
+
+def _not_supported_section() -> str:
+    text = (Path(__file__).parents[1] / "docs" / "response_templates.md").read_text("utf-8")
+    start = text.index("## Not supported")
+    return text[start : text.index("\n## ", start + 1)]
 
 
 def test_not_a_template_is_refused() -> None:
