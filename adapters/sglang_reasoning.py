@@ -47,7 +47,9 @@ class ToolgrammarReasoningDetector(BaseReasoningFormatDetector):
         self._params = params_from_env(PARAMS_ENV, self.family)
         # SGLang passes its tokenizer because this signature names it (a template family's
         # template; the scheduler builds this detector at server start)
-        self._template = template_for(PREFIX + self.family, self.family, tokenizer, response_template)
+        self._template = template_for(
+            PREFIX + self.family, self.family, tokenizer, response_template
+        )
         self._reasoning_open = True if force_reasoning else None
         self._passes_output = tool_call_parser_active
         self._stream = toolgrammar.StreamParser(

@@ -71,12 +71,12 @@ class ToolgrammarDetector(BaseFormatDetector):
             raise TypeError("use tool_detector_class(family) for a detector of one family")
         super().__init__()
         self._params = params_from_env(PARAMS_ENV, self.family)
-        self._template = template_for(PREFIX + self.family, self.family, tokenizer, response_template)
+        self._template = template_for(
+            PREFIX + self.family, self.family, tokenizer, response_template
+        )
         # a bad param or template fails here: SGLang builds a detector at the first request's
         # constraints
-        toolgrammar.StreamParser(
-            self.family, params=self._params, response_template=self._template
-        )
+        toolgrammar.StreamParser(self.family, params=self._params, response_template=self._template)
         # decided when the first text arrives (`_pair`): SGLang's chat endpoint builds the
         # reasoning parser first, its Responses endpoint builds it second
         self._paired: bool | None = None

@@ -250,7 +250,11 @@ UNSUPPORTED: list[tuple[str, Callable[[dict], None], str]] = [
         _set("fields.tool_calls.open_pattern", ...),
         "field 'tool_calls': an implicit tool_calls field (no `open`) is not supported",
     ),
-    ("json_args", _set("fields.tool_calls", ...), "response_template: a `tool_calls` field is needed"),
+    (
+        "json_args",
+        _set("fields.tool_calls", ...),
+        "response_template: a `tool_calls` field is needed",
+    ),
     (
         "beam",
         _set("fields.tool_calls.join", ","),
@@ -330,7 +334,9 @@ UNSUPPORTED: list[tuple[str, Callable[[dict], None], str]] = [
     ),
     (
         "json_args",
-        _set("fields.tool_calls.open_pattern", r"<tool_call id=\"(?P<id>\d+)\" " + _PLAIN_OPENER[11:]),
+        _set(
+            "fields.tool_calls.open_pattern", r"<tool_call id=\"(?P<id>\d+)\" " + _PLAIN_OPENER[11:]
+        ),
         "field 'tool_calls': the capture 'id' of `open_pattern` is not supported (only `name`, "
         "the function name)",
     ),

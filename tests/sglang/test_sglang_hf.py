@@ -149,7 +149,9 @@ def test_the_template_comes_from_the_attribute_or_the_caller() -> None:
 def test_no_template_is_a_clear_error_where_sglang_builds_the_detector() -> None:
     tools = h.sglang_tools(TOOLS)
     for tok, said in ((served(None), "the tokenizer has none"), (None, "no tokenizer")):
-        with pytest.raises(ValueError, match=f"tg-hf needs the checkpoint's `response_template`.*{said}"):
+        with pytest.raises(
+            ValueError, match=f"tg-hf needs the checkpoint's `response_template`.*{said}"
+        ):
             FunctionCallParser(tools, NAME, tokenizer=tok)
         # the scheduler builds the reasoning parser at server start, with the tokenizer
         with pytest.raises(ValueError, match="tg-hf needs the checkpoint's `response_template`"):

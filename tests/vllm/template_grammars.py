@@ -61,7 +61,10 @@ VLLM_XML: dict[str, Any] = {
             "repeats": True,
             "content": "xml-inline",
             "content_args": {"tag_pattern": r'<arg name="(?P<key>[^"]+)">(?P<value>.*?)</arg>'},
-            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+            "transform": {
+                "type": "function",
+                "function": {"name": "{name}", "arguments": "{content}"},
+            },
         },
     },
 }
@@ -184,7 +187,9 @@ def rendered(name: str, mode: str, rng: random.Random) -> list[str]:
     for i in range(SAMPLES):
         if mode == "auto" and i % 3 == 2:
             samples.append(
-                toolgrammar.render("hf", [], TOOLS, content="The answer.", response_template=template)
+                toolgrammar.render(
+                    "hf", [], TOOLS, content="The answer.", response_template=template
+                )
             )
             continue
         while True:  # calls the markup can write so that they read back the same

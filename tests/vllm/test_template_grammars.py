@@ -61,7 +61,9 @@ def test_vllm_derives_only_xml_inline_and_plain_json_arguments_named_by_the_open
 
 
 def _calls(name: str, text: str) -> bool:
-    return bool(toolgrammar.parse("hf", text, tg.TOOLS, response_template=tg.COMPARED[name]).tool_calls)
+    return bool(
+        toolgrammar.parse("hf", text, tg.TOOLS, response_template=tg.COMPARED[name]).tool_calls
+    )
 
 
 def _as_vllm_writes(name: str, text: str) -> str:
@@ -85,9 +87,7 @@ DERIVED = [(n, m) for n in tg.COMPARED for m in tg.MODES if tg.theirs(n, m) is n
 
 
 @pytest.mark.parametrize("name, mode", DERIVED)
-def test_every_render_vllm_refuses_is_refused_for_a_documented_reason(
-    name: str, mode: str
-) -> None:
+def test_every_render_vllm_refuses_is_refused_for_a_documented_reason(name: str, mode: str) -> None:
     """Respelled as vLLM's grammar writes it, each render it refused is taken; but an answer
     without calls where the template has no `content` field: vLLM's `auto` then admits calls
     only."""
