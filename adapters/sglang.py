@@ -9,7 +9,8 @@ group `sglang.srt.plugins`), which SGLang loads in every process it starts, sche
 included; so `python -m sglang.launch_server --tool-call-parser tg-...` works as well, as long
 as `SGLANG_PLUGINS`, if set, names `toolgrammar` (the launcher adds it). See docs/sglang.md.
 
-Importing this module registers, for every name of `toolgrammar.families()`, a detector class
+Importing this module registers, for every name of `toolgrammar.families()` and
+`toolgrammar.TEMPLATE_FAMILIES` (`hf`: the tokenizer's `response_template`), a detector class
 as `tg-NAME` in `FunctionCallParser.ToolCallParserEnum` and a companion reasoning detector as
 `tg-NAME` in `ReasoningParser.DetectorMap`. With `TOOLGRAMMAR_SGLANG_OVERRIDE=1` the tool
 detectors also take SGLang's own parser names that are toolgrammar family names
@@ -29,7 +30,7 @@ from sglang.srt.function_call.function_call_parser import FunctionCallParser
 from sglang.srt.parser.reasoning_parser import ReasoningParser
 
 import toolgrammar
-from toolgrammar.adapters.sglang_pairing import PARAMS_ENV
+from toolgrammar.adapters.sglang_pairing import PARAMS_ENV, PREFIX
 from toolgrammar.adapters.sglang_reasoning import ToolgrammarReasoningDetector
 from toolgrammar.adapters.sglang_tools import ToolgrammarDetector
 
@@ -46,7 +47,6 @@ __all__ = [
     "tool_detector_class",
 ]
 
-PREFIX = "tg-"
 # SGLang's allow-list of general plugins, and this package's entry in it (pyproject.toml)
 PLUGINS_ENV = "SGLANG_PLUGINS"
 PLUGIN_NAME = "toolgrammar"
@@ -67,9 +67,15 @@ _sglang_names: set[str] = set()
 _reasoning_classes: dict[str, type[ToolgrammarReasoningDetector]] = {}
 
 
+def _known(family: str) -> None:
+    """UnknownFamily for a name that is neither a grammar nor a template family."""
+    if family not in toolgrammar.TEMPLATE_FAMILIES:
+        toolgrammar.StreamParser(family)
+
+
 def tool_detector_class(family: str) -> type[ToolgrammarDetector]:
     """The detector class of one registered family name (UnknownFamily if none)."""
-    toolgrammar.StreamParser(family)  # UnknownFamily for a name no grammar has
+    _known(family)
     if family not in _tool_classes:
         name = _class_name(family, "Detector")
         cls = type(name, (ToolgrammarDetector,), {"family": family, "__module__": __name__})
@@ -80,7 +86,7 @@ def tool_detector_class(family: str) -> type[ToolgrammarDetector]:
 
 def reasoning_detector_class(family: str) -> type[ToolgrammarReasoningDetector]:
     """The companion reasoning detector class of one registered family name."""
-    toolgrammar.StreamParser(family)
+    _known(family)
     if family not in _reasoning_classes:
         name = _class_name(family, "ReasoningDetector")
         cls = type(
@@ -92,15 +98,15 @@ def reasoning_detector_class(family: str) -> type[ToolgrammarReasoningDetector]:
 
 
 def register(override: bool = False) -> list[str]:
-    """Register every family as `tg-NAME` (tool and reasoning detector); with `override`, the
-    tool detectors also under SGLang's own names that are family names. Returns the tool-parser
-    names registered. Idempotent."""
+    """Register every family (and template family) as `tg-NAME` (tool and reasoning detector);
+    with `override`, the tool detectors also under SGLang's own names that are family names.
+    Returns the tool-parser names registered. Idempotent."""
     tool_parsers = FunctionCallParser.ToolCallParserEnum
     _sglang_names.update(
         n for n, c in tool_parsers.items() if not issubclass(c, ToolgrammarDetector)
     )
     names: list[str] = []
-    for family in toolgrammar.families():
+    for family in (*toolgrammar.families(), *toolgrammar.TEMPLATE_FAMILIES):
         tool_parsers[PREFIX + family] = tool_detector_class(family)
         # SGLang looks reasoning parsers up lower-cased
         ReasoningParser.DetectorMap[(PREFIX + family).lower()] = reasoning_detector_class(family)

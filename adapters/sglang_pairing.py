@@ -17,6 +17,8 @@ from __future__ import annotations
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+# The prefix of every name the adapter registers (`tg-NAME`)
+PREFIX = "tg-"
 # The grammar params of a family's tool and reasoning detectors alike (`env_params`)
 PARAMS_ENV = "TOOLGRAMMAR_SGLANG_PARAMS"
 

@@ -21,7 +21,8 @@ from sglang.srt.parser.reasoning_parser import BaseReasoningFormatDetector, Stre
 
 import toolgrammar
 from toolgrammar.adapters.env_params import params_from_env
-from toolgrammar.adapters.sglang_pairing import PARAMS_ENV, Pairing, announce
+from toolgrammar.adapters.response_template import template_for
+from toolgrammar.adapters.sglang_pairing import PARAMS_ENV, PREFIX, Pairing, announce
 
 
 class ToolgrammarReasoningDetector(BaseReasoningFormatDetector):
@@ -34,6 +35,8 @@ class ToolgrammarReasoningDetector(BaseReasoningFormatDetector):
         stream_reasoning: bool = True,
         force_reasoning: bool | None = None,
         tool_call_parser_active: bool = False,
+        tokenizer: Any = None,
+        response_template: Any = None,
         **options: Any,
     ) -> None:
         if not self.family:
@@ -42,10 +45,19 @@ class ToolgrammarReasoningDetector(BaseReasoningFormatDetector):
         # finds no think-end token ids and leaves grammar-gated reasoning off.
         super().__init__("", "", stream_reasoning=stream_reasoning)
         self._params = params_from_env(PARAMS_ENV, self.family)
+        # SGLang passes its tokenizer because this signature names it (a template family's
+        # template; the scheduler builds this detector at server start)
+        self._template = template_for(
+            PREFIX + self.family, self.family, tokenizer, response_template
+        )
         self._reasoning_open = True if force_reasoning else None
         self._passes_output = tool_call_parser_active
         self._stream = toolgrammar.StreamParser(
-            self.family, None, reasoning_open=self._reasoning_open, params=self._params
+            self.family,
+            None,
+            reasoning_open=self._reasoning_open,
+            params=self._params,
+            response_template=self._template,
         )
         self._held: list[str] = []
         if tool_call_parser_active:
@@ -56,7 +68,12 @@ class ToolgrammarReasoningDetector(BaseReasoningFormatDetector):
 
     def detect_and_parse(self, text: str) -> StreamingParseResult:
         message = toolgrammar.parse(
-            self.family, text, None, reasoning_open=self._reasoning_open, params=self._params
+            self.family,
+            text,
+            None,
+            reasoning_open=self._reasoning_open,
+            params=self._params,
+            response_template=self._template,
         )
         normal = text if self._passes_output else (message.content or "")
         return StreamingParseResult(normal_text=normal, reasoning_text=message.reasoning)

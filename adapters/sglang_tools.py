@@ -31,10 +31,10 @@ from xgrammar.structural_tag import GrammarFormat
 import toolgrammar
 from toolgrammar.adapters.env_params import params_from_env
 from toolgrammar.adapters.markup import nonblank_markup_literals
-from toolgrammar.adapters.sglang_pairing import PARAMS_ENV, take
+from toolgrammar.adapters.response_template import template_for
+from toolgrammar.adapters.sglang_pairing import PARAMS_ENV, PREFIX, take
 from toolgrammar.adapters.sglang_reasoning import ToolgrammarReasoningDetector
 from toolgrammar.runtime.params import with_params
-from toolgrammar.runtime.registry import get_spec
 
 logger = logging.getLogger(__name__)
 
@@ -60,17 +60,23 @@ class ToolgrammarDetector(BaseFormatDetector):
 
     Reasoning the family's markup holds is returned as normal text, in output order, unless the
     companion reasoning detector (`--reasoning-parser tg-NAME`) announced itself: it reports it.
+    A template family (`hf`) reads the `response_template` passed here, else the tokenizer's
+    (SGLang passes its tokenizer to a detector whose signature names `tokenizer`).
     """
 
     family: ClassVar[str] = ""
 
-    def __init__(self) -> None:
+    def __init__(self, tokenizer: Any = None, response_template: Any = None) -> None:
         if not self.family:
             raise TypeError("use tool_detector_class(family) for a detector of one family")
         super().__init__()
         self._params = params_from_env(PARAMS_ENV, self.family)
-        # a bad param fails here: SGLang builds a detector at the first request's constraints
-        toolgrammar.StreamParser(self.family, params=self._params)
+        self._template = template_for(
+            PREFIX + self.family, self.family, tokenizer, response_template
+        )
+        # a bad param or template fails here: SGLang builds a detector at the first request's
+        # constraints
+        toolgrammar.StreamParser(self.family, params=self._params, response_template=self._template)
         # decided when the first text arrives (`_pair`): SGLang's chat endpoint builds the
         # reasoning parser first, its Responses endpoint builds it second
         self._paired: bool | None = None
@@ -97,6 +103,7 @@ class ToolgrammarDetector(BaseFormatDetector):
             tool_dicts(tools),
             reasoning_open=self._reasoning_open,
             params=self._params,
+            response_template=self._template,
         )
 
     def _normal_text(self, deltas: list[toolgrammar.Delta]) -> str:
@@ -127,7 +134,7 @@ class ToolgrammarDetector(BaseFormatDetector):
 
     def _markers(self) -> frozenset[str]:
         """The family's non-blank markup literals, its params filled."""
-        spec = with_params(get_spec(self.family), self._params)
+        spec = with_params(toolgrammar.family_spec(self.family, self._template), self._params)
         return nonblank_markup_literals(spec)
 
     def detect_and_parse(self, text: str, tools: list[Any]) -> StreamingParseResult:
@@ -216,6 +223,7 @@ class ToolgrammarDetector(BaseFormatDetector):
                 format="gbnf",
                 mode=mode,
                 params=self._params,
+                response_template=self._template,
                 reasoning_open=export_reasoning_open(
                     configured_reasoning_parser(), self._reasoning_open
                 ),

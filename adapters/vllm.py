@@ -60,6 +60,7 @@ from vllm.tool_parsers import ToolParser, ToolParserManager
 import toolgrammar
 from toolgrammar.adapters.env_params import params_from_env
 from toolgrammar.adapters.markup import special_markers
+from toolgrammar.adapters.response_template import response_template_of, template_for
 from toolgrammar.runtime.deltas import Delta
 from toolgrammar.runtime.params import with_params
 from toolgrammar.runtime.registry import get_spec
@@ -118,30 +119,10 @@ def _request_tools(request: Any) -> list[dict[str, Any]] | None:
     return out
 
 
-def response_template_of(tokenizer: Any, given: Any = None) -> dict[str, Any] | None:
-    """The response template a `tg-hf` parser reads with, found as vLLM's own `hf` finds it:
-    the one given to the parser, else the tokenizer's `response_template` attribute, else
-    its `init_kwargs` entry (from tokenizer_config.json)."""
-    template = given
-    if template is None:
-        template = getattr(tokenizer, "response_template", None)
-    if not isinstance(template, dict):
-        template = (getattr(tokenizer, "init_kwargs", None) or {}).get("response_template")
-    return template if isinstance(template, dict) else None
-
-
 def _template_for(family: str, tokenizer: Any, given: Any) -> dict[str, Any] | None:
     """The template of a template family (`hf`), or None for a grammar family; a template
     family without one is a clear error at server start, where vLLM builds the parser."""
-    if family not in toolgrammar.TEMPLATE_FAMILIES:
-        return None
-    template = response_template_of(tokenizer, given)
-    if template is None:
-        raise ValueError(
-            f"{PREFIX}{family} needs the checkpoint's `response_template` (tokenizer_config.json)"
-            " and the tokenizer has none"
-        )
-    return template
+    return template_for(PREFIX + family, family, tokenizer, given)
 
 
 def params(family: str) -> dict[str, str] | None:

@@ -18,8 +18,9 @@ import sys
 from types import ModuleType
 from typing import Any, Literal, Mapping
 
+from .. import family_spec
 from ..runtime.params import UnknownParam, with_params
-from ..runtime.registry import UnknownFamily, get_spec
+from ..runtime.registry import UnknownFamily
 from . import gbnf, lark
 from .build import Mode, build
 from .schema import ExportError, load_tools
@@ -28,6 +29,9 @@ from .values import expand_json
 __all__ = ["ExportError", "export"]
 
 FORMATS = ("lark", "gbnf")
+# the `source` of a spec compiled from a response template (compiler/response_template.py's
+# SOURCE; not imported from there, which would load pydantic for every export)
+TEMPLATE_SOURCE = "response_template"
 
 
 def export(
@@ -40,6 +44,7 @@ def export(
     reasoning_open: bool | None = None,
     block_open: bool | None = None,
     json: Literal["native", "rules"] = "native",
+    response_template: Mapping[str, Any] | None = None,
 ) -> str:
     """The grammar text. `mode` is `auto` (free text, then calls if the model opens one),
     `required` (at least one call) or `named:NAME` (exactly one call, to NAME).
@@ -48,10 +53,11 @@ def export(
     section or message the grammar flags `prompt_opened` (default: the grammar's), so the
     output may begin with the rest of that block. `json="native"` hands JSON arguments to llguidance as
     `%json` in lark; `"rules"` writes them as rules whose strings cannot hold the family's
-    markers (always so in GBNF).
+    markers (always so in GBNF). `response_template` is the checkpoint's template that family
+    `hf` reads (docs/response_templates.md): its export is the grammar of that template.
 
-    Raises `ExportError` on an unknown family, param, tool, mode or format, or a tools list
-    it cannot read.
+    Raises `ExportError` on an unknown family, param, tool, mode or format, a tools list it
+    cannot read, or a response template missing, refused or given to another family.
     """
     if not isinstance(family, str):
         raise ExportError(f"family must be a name, not {type(family).__name__}")
@@ -60,23 +66,30 @@ def export(
     if json not in ("native", "rules"):
         raise ExportError(f"json must be 'native' or 'rules', not {json!r}")
     try:
-        spec = with_params(get_spec(family), params)
+        spec = with_params(family_spec(family, response_template), params)
     except UnknownFamily as e:
         raise ExportError(str(e)) from None
-    except (UnknownParam, TypeError) as e:
+    except (UnknownParam, TypeError, ValueError) as e:  # a template error is a ValueError
         raise ExportError(str(e)) from None
     loaded = load_tools(tools)
     grammar = build(spec, loaded, Mode.parse(mode), reasoning_open, block_open)
     grammar.header = [
         f"toolgrammar export: family {spec.name}, mode {mode}, "
         f"tools {', '.join(t.name for t in loaded)}",
-        f"from grammars/{spec.name}.tg (sha256 {spec.source_sha256[:12]}); regenerate, do not edit",
+        f"from {_source(spec)} (sha256 {spec.source_sha256[:12]}); regenerate, do not edit",
     ]
     if format == "gbnf":
         return gbnf.write(grammar)
     if json == "rules":
         expand_json(grammar)
     return lark.write(grammar)
+
+
+def _source(spec: Any) -> str:
+    """Where the grammar came from: a grammar file, or a response template (no file)."""
+    if spec.source == TEMPLATE_SOURCE:
+        return "the checkpoint's response_template"
+    return f"grammars/{spec.name}.tg"
 
 
 class _CallablePackage(ModuleType):

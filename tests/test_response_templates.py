@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,7 @@ from toolgrammar.cli import main
 from toolgrammar.compiler import compile_grammar_text
 from toolgrammar.compiler import response_template as rt
 from toolgrammar.compiler.frontend import parse_grammar
+from toolgrammar.export_check import accepts
 from toolgrammar.invariants import check_text
 from toolgrammar.runtime.registry import registered
 
@@ -194,6 +196,247 @@ def test_what_the_language_cannot_say_is_refused_in_one_line(
         toolgrammar.parse("hf", "x", response_template=template)
 
 
+def _steps(*mutations: Callable[[dict], None]) -> Callable[[dict], None]:
+    def apply(template: dict) -> None:
+        for mutation in mutations:
+            mutation(template)
+
+    return apply
+
+
+_PLAIN_OPENER = r"<tool_call name=\"(?P<name>[\w.\-]+)\">"
+_XML_TAG = r"<arg name=\"(?P<key>[^\"]+)\">(?P<value>.*?)</arg>"
+# What of the template format is not supported: one template per construct, and the exact line
+# the compiler refuses it with, which docs/response_templates.md ("Not supported") lists.
+UNSUPPORTED: list[tuple[str, Callable[[dict], None], str]] = [
+    (
+        "beam",
+        _set("fields.answer", {"open": "<a>"}),
+        "field 'answer': only thinking, content and tool_calls fields are supported",
+    ),
+    ("beam", _set("defaults.tone", "dry"), "defaults: 'tone' is not supported (only role)"),
+    (
+        "beam",
+        _set("fields.content.content", "json"),
+        "field 'content': content 'json' is not supported on a streamed text field",
+    ),
+    (
+        "beam",
+        _set("fields.thinking.content", "int"),
+        "field 'thinking': content 'int' is not supported on a streamed text field",
+    ),
+    (
+        "beam",
+        _set("fields.thinking.transform", {"x": "{content}"}),
+        "field 'thinking': `transform` is not supported on a streamed text field",
+    ),
+    (
+        "beam",
+        _set("fields.content.join", "\n"),
+        "field 'content': `join` is not supported on a streamed text field",
+    ),
+    (
+        "json_args",
+        _set("fields.content.content_args", {"strip": True}),
+        "field 'content': `content_args` is not supported on a streamed text field",
+    ),
+    (
+        "beam",
+        _set("fields.thinking.open", ...),
+        "field 'thinking': an implicit reasoning field (no `open`) is not supported; give its "
+        "opener (the prompt's, read with reasoning_open=True)",
+    ),
+    (
+        "json_args",
+        _set("fields.tool_calls.open_pattern", ...),
+        "field 'tool_calls': an implicit tool_calls field (no `open`) is not supported",
+    ),
+    (
+        "json_args",
+        _set("fields.tool_calls", ...),
+        "response_template: a `tool_calls` field is needed",
+    ),
+    (
+        "beam",
+        _set("fields.tool_calls.join", ","),
+        "field 'tool_calls': `join` is not supported on tool calls",
+    ),
+    *[
+        (
+            "json_args",
+            _set("fields.tool_calls.content", kind),
+            f"field 'tool_calls': content '{kind}' cannot carry tool calls",
+        )
+        for kind in ("text", "int", "float", "bool")
+    ],
+    (
+        "beam",
+        _set("fields.tool_calls.transform", ...),
+        "field 'tool_calls': `transform` must write "
+        '{"function": {"name": …, "arguments": …}} (a template without one is not supported)',
+    ),
+    (
+        "json_args",
+        _set("fields.tool_calls.transform.function.name", "fixed"),
+        "field 'tool_calls': `transform` function.name must be one placeholder such as "
+        '"{name}" (a literal or a mixed string is not supported)',
+    ),
+    (
+        "json_call",
+        _set("fields.tool_calls.transform.function.name", "{content.a.b}"),
+        "field 'tool_calls': `transform` must take the name and arguments from keys of the "
+        'body, as "{content.name}" and "{content.arguments}"',
+    ),
+    *[
+        (
+            "json_args",
+            _set("fields.tool_calls.content_args", {option: value}),
+            f"field 'tool_calls': json content_args '{option}' is not supported",
+        )
+        for option, value in (("unquoted_keys", True), ("string_delims", ["'"]))
+    ],
+    *[
+        (
+            "xml_inline",
+            _set("fields.tool_calls.content_args.value_parser", {"name": kind}),
+            f"field 'tool_calls': value_parser '{kind}' is not supported (values are typed by "
+            "the tool's schema)",
+        )
+        for kind in ("int", "json")
+    ],
+    (
+        "beam",
+        _set("fields.tool_calls.content_args.tag_pattern", r"<p>(?P<value>.*?)</p>"),
+        "field 'tool_calls': xml-inline `tag_pattern` must read OPEN (?P<key>…) KEY_END "
+        "(?P<value>…) CLOSE",
+    ),
+    (
+        "kv_lines",
+        _set("fields.tool_calls.content_args", {"strip": False}),
+        "field 'tool_calls': kv-lines without stripping is not supported",
+    ),
+    (
+        "beam",
+        _set("fields.tool_calls.open_pattern", r" to=\w+"),
+        r"field 'tool_calls': `open_pattern` is not supported: the class `\w` outside a named "
+        r"group in / to=\w+/",
+    ),
+    (
+        "json_args",
+        _set("fields.tool_calls.open_pattern", "(?<=x)" + _PLAIN_OPENER),
+        "field 'tool_calls': `open_pattern` is not supported: the group `(?<=x)` in "
+        f"/(?<=x){_PLAIN_OPENER}/",
+    ),
+    (
+        "json_args",
+        _set("fields.tool_calls.open_pattern", _PLAIN_OPENER + "(?P=name)"),
+        "field 'tool_calls': `open_pattern` is not supported: the group `(?P=name)` in "
+        f"/{_PLAIN_OPENER}(?P=name)/",
+    ),
+    (
+        "json_args",
+        _set(
+            "fields.tool_calls.open_pattern", r"<tool_call id=\"(?P<id>\d+)\" " + _PLAIN_OPENER[11:]
+        ),
+        "field 'tool_calls': the capture 'id' of `open_pattern` is not supported (only `name`, "
+        "the function name)",
+    ),
+    (
+        "beam",
+        _set("fields.tool_calls.open_pattern", r"(?P<name>\w+)>"),
+        "field 'tool_calls': `open_pattern` must start with literal text",
+    ),
+    (
+        "beam",
+        _set("fields.tool_calls.open_pattern", r" to=(?P<name>\w+)"),
+        "field 'tool_calls': the `name` group of `open_pattern` must be followed by literal text",
+    ),
+    (
+        "json_args",
+        _set("fields.tool_calls.open_pattern", _PLAIN_OPENER + "(?=\\{)"),
+        "field 'tool_calls': a lookahead in `open_pattern` is not supported",
+    ),
+    (
+        "json_args",
+        _set("fields.tool_calls.transform.function.arguments", "{content.args}"),
+        "field 'tool_calls': with the name from `open_pattern`, `arguments` must be " '"{content}"',
+    ),
+    (
+        "json_array",
+        _set("fields.tool_calls.transform.function.name", "{fn.name}"),
+        "field 'tool_calls': `transform_each` must name one key of each element, as \"{name}\"",
+    ),
+    (
+        "xml_inline",
+        _set("fields.tool_calls.content_args.strip_values", True),
+        "field 'tool_calls': xml-inline content_args ['strip_values'] not supported",
+    ),
+    (
+        "xml_inline",
+        _set("fields.tool_calls.content_args.tag_pattern", _XML_TAG.replace('">(', '">\\s*(')),
+        "field 'tool_calls': xml-inline needs literal text between key and value",
+    ),
+    (
+        "xml_inline",
+        _set("fields.tool_calls.content_args.tag_pattern", _XML_TAG.replace(".*?", "[^<]*")),
+        "field 'tool_calls': xml-inline value group must be `.*?`",
+    ),
+    (
+        "xml_inline",
+        _set(
+            "fields.tool_calls.content_args.tag_pattern",
+            _XML_TAG.replace("</arg>", "(?=</invoke>)"),
+        ),
+        "field 'tool_calls': xml-inline `tag_pattern` must end with a literal closer",
+    ),
+    (
+        "xml_inline",
+        _set("fields.tool_calls.content_args.tag_pattern", _XML_TAG + "\\d"),
+        "field 'tool_calls': xml-inline `tag_pattern` is not supported: the class `\\d` outside "
+        f"a named group in /{_XML_TAG}\\d/",
+    ),
+    (
+        "kv_lines",
+        _set("fields.tool_calls.content_args.comment", "#"),
+        "field 'tool_calls': kv-lines content_args ['comment'] not supported",
+    ),
+    (
+        "json_array",
+        _set("fields.thinking.open_pattern", r"<a>.*"),
+        "field 'thinking': `open_pattern` must be literal text or a choice of literals (named "
+        "groups only in the tool_calls opener): `.` at 3 in /<a>.*/",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "name, mutate, line", UNSUPPORTED, ids=[line[:60] for _, _, line in UNSUPPORTED]
+)
+def test_each_unsupported_construct_is_refused_with_its_documented_line(
+    name: str, mutate: Callable[[dict], None], line: str
+) -> None:
+    template = copy.deepcopy(TEMPLATES[name])
+    mutate(template)
+    with pytest.raises(rt.ResponseTemplateError) as error:
+        rt.template_spec(template)
+    assert str(error.value) == line
+    assert line in _listed()
+
+
+def test_the_docs_list_no_refusal_the_compiler_does_not_give() -> None:
+    listed = _listed()
+    assert listed and sorted(listed) == sorted(line for _, _, line in UNSUPPORTED)
+
+
+def _listed() -> list[str]:
+    """The error lines docs/response_templates.md's "Not supported" lists, as ``code`` (a line
+    that ends with a backtick is written with a space before the closing ``)."""
+    text = (Path(__file__).parents[1] / "docs" / "response_templates.md").read_text("utf-8")
+    start = text.index("## Not supported")
+    section = text[start : text.index("\n## ", start + 1)]
+    return re.findall(r"``(.+?) ?``(?!`)", section)
+
+
 def test_not_a_template_is_refused() -> None:
     for bad in ([], "x", None):
         with pytest.raises(rt.ResponseTemplateError):
@@ -271,3 +514,39 @@ def test_hf_needs_no_compiler_extra() -> None:
         text=True,
     )
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_export_from_a_template_accepts_its_renders(name: str) -> None:
+    """`toolgrammar.export("hf", …, response_template=T)` is the grammar of the template's
+    family: rendered calls are in it, in lark and GBNF (but where OPEN_EXPORT_BUGS names the
+    export), and bare content is not a call."""
+    template = TEMPLATES[name]
+    open_bug = "export" in OPEN_EXPORT_BUGS.get(name, set())
+    text = toolgrammar.render("hf", CALLS, TOOLS, response_template=template)
+    for fmt in ("lark", "gbnf"):
+        grammar = toolgrammar.export(
+            "hf", TOOLS, format=fmt, mode="required", response_template=template
+        )
+        assert "from the checkpoint's response_template" in grammar
+        assert accepts(grammar, text, fmt) or open_bug, (fmt, text)
+        assert not accepts(grammar, "Just text.", fmt)
+
+
+def test_export_cli_reads_the_template(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = tmp_path / "tokenizer_config.json"
+    path.write_text(json.dumps({"response_template": TEMPLATES["json_args"]}), encoding="utf-8")
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(TOOLS), encoding="utf-8")
+    assert main(["export", "hf", "--tools", str(tools), "--response-template", str(path)]) == 0
+    printed = capsys.readouterr().out
+    assert printed == toolgrammar.export("hf", TOOLS, response_template=TEMPLATES["json_args"])
+    assert main(["export", "hf", "--tools", str(tools)]) == 2
+    assert "response_template" in capsys.readouterr().err
+    assert main(["export", "hermes", "--tools", str(tools), "--response-template", str(path)]) == 2
+    assert "hf only" in capsys.readouterr().err
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"fields": {"answer": {"open": "<a>"}}}), encoding="utf-8")
+    assert main(["export", "hf", "--tools", str(tools), "--response-template", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "field 'answer'" in err and err.count("\n") == 1

@@ -199,6 +199,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             reasoning_open=args.reasoning_open,
             block_open=args.block_open,
             json=args.json,
+            response_template=_read_template(args.response_template),
         )
     except ExportError as error:
         raise CliError(str(error)) from None
@@ -511,6 +512,11 @@ def make_parser() -> argparse.ArgumentParser:
         default=None,
         help="the prompt ended with the opener of the grammar's `prompt_opened` call, section "
         "or message (default: the grammar says)",
+    )
+    export_command.add_argument(
+        "--response-template",
+        metavar="FILE",
+        help="family hf: the response_template (JSON, or its tokenizer_config.json)",
     )
     export_command.set_defaults(func=cmd_export)
     return parser

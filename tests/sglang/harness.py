@@ -76,7 +76,7 @@ class Result:
 
 
 def _reasoning_parser(
-    name: str, stream_reasoning: bool, force_reasoning: bool, tool_active: bool
+    name: str, stream_reasoning: bool, force_reasoning: bool, tool_active: bool, tokenizer: Any
 ) -> ReasoningParser:
     # as serving_chat builds it: stream_reasoning from the request (default True; False for a
     # whole output), force reasoning from the template or request, whether a tool parser follows
@@ -85,6 +85,7 @@ def _reasoning_parser(
         stream_reasoning=stream_reasoning,
         force_reasoning=force_reasoning,
         tool_call_parser_active=tool_active,
+        tokenizer=tokenizer,
     )
 
 
@@ -96,14 +97,20 @@ def stream(
     paired: bool,
     stream_reasoning: bool = True,
     force_reasoning: bool = False,
+    tokenizer: Any = None,
 ) -> Result:
-    """One streamed choice; the finish reason comes with the last delta (not an abort)."""
+    """One streamed choice; the finish reason comes with the last delta (not an abort).
+    `tokenizer` is the served tokenizer, which SGLang hands to the parsers."""
     steps = [d for d in deltas if d] or [""]
     tool_active = bool(tools)
     reasoning_parser = (
-        _reasoning_parser(name, stream_reasoning, force_reasoning, tool_active) if paired else None
+        _reasoning_parser(name, stream_reasoning, force_reasoning, tool_active, tokenizer)
+        if paired
+        else None
     )
-    parser = FunctionCallParser(sglang_tools(tools), name) if tool_active else None
+    parser = (
+        FunctionCallParser(sglang_tools(tools), name, tokenizer=tokenizer) if tool_active else None
+    )
     content: list[str] = []
     reasoning: list[str] = []
     calls: dict[int, dict[str, Any]] = {}
@@ -156,17 +163,20 @@ def whole(
     *,
     paired: bool,
     force_reasoning: bool = False,
+    tokenizer: Any = None,
 ) -> Result:
     """One non-streamed choice, as the serving layer's reasoning step and `_process_tool_calls`
     (tool_choice "auto") handle it."""
     tool_active = bool(tools)
     reasoning = None
     if paired:
-        parser = _reasoning_parser(name, False, force_reasoning, tool_active)
+        parser = _reasoning_parser(name, False, force_reasoning, tool_active, tokenizer)
         reasoning, text = parser.parse_non_stream(text)
     calls: list[tuple[str, str]] = []
     if tool_active:
-        parser = FunctionCallParser(sglang_tools(tools), name, tool_choice="auto")
+        parser = FunctionCallParser(
+            sglang_tools(tools), name, tool_choice="auto", tokenizer=tokenizer
+        )
         if parser.has_tool_call(text):
             text, items = parser.parse_non_stream(text)
             calls = [(item.name, item.parameters) for item in items]

@@ -54,15 +54,18 @@ def backend() -> XGrammarGrammarBackend:
     return XGrammarGrammarBackend(tok, vocab_size=len(tok), model_eos_token_ids=[EOS])
 
 
-def constraint(name: str, tool_choice: Any, tools: list[dict[str, Any]] = TOOLS) -> Any:
-    """The constraint SGLang's serving layer puts in the sampling params for the request."""
+def constraint(
+    name: str, tool_choice: Any, tools: list[dict[str, Any]] = TOOLS, tokenizer: Any = None
+) -> Any:
+    """The constraint SGLang's serving layer puts in the sampling params for the request
+    (`tokenizer`: the served one, which SGLang hands the detector)."""
     request = ChatCompletionRequest(
         model="m",
         messages=[{"role": "user", "content": "hi"}],
         tools=tools,
         tool_choice=tool_choice,
     )
-    parser = FunctionCallParser(request.tools, adapter.PREFIX + name)
+    parser = FunctionCallParser(request.tools, adapter.PREFIX + name, tokenizer=tokenizer)
     found = parser.get_structure_constraint(request.tool_choice)
     if found is None:
         return None
