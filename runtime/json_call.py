@@ -8,6 +8,7 @@ model's own bytes and are typed the same way.
 from __future__ import annotations
 
 import json
+import re
 from typing import Sequence
 
 from .json_args import JsonArgsBuilder, skip_to_stop, skip_whitespace
@@ -228,8 +229,11 @@ class JsonCallBuilder:
         returns -1 before anything is called, and the outer scanner reads it.
         """
         spec = self.spec
-        if spec.name_is_key or text.rfind("}", pos, stop) < 0:
+        if spec.name_is_key:
             return -1
+        # (no `rfind("}")` first: over a run of `{"` that no object closes, one per call,
+        # it read the rest of the output each time; the members' own reading stops at the
+        # first thing that is no whole object)
         found = whole_members(text, pos, stop)
         if found is None:
             return -1
@@ -504,9 +508,11 @@ def json_call_opening(item: JsonCall) -> Opening:
 
 
 def json_call_array_opening(item: JsonCallArray) -> Opening:
-    """`[`, whitespace, then an element's `{` (or the `]` of an empty array); a bare list
+    """`[`, whitespace, then an element's `{` (or the `]` of an empty array), and that
+    element's own opening: `[{[` is no call array from its third character. A bare list
     (`bare=true`) that starts with `{` has no `[` and is not this text."""
-    return Opening("[", _JSON_SPACE, r"{\]")
+    element = f"{re.escape(_OPENING.lead)}[{_OPENING.space}]*+(?=[^{_OPENING.first}])"
+    return Opening("[", _JSON_SPACE, r"{\]", element, re.escape(_OPENING.lead) + _OPENING.space)
 
 
 JSON_CALL = DialectRow(

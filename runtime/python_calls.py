@@ -637,12 +637,18 @@ def render_python_calls(item: PythonCalls, calls: Sequence[Call]) -> str:
     return f"[{', '.join(texts)}]" if item.list else "\n".join(texts)
 
 
+# a name no `(` follows (`[a[`), as the builder's NAME state decides it: a name of at most
+# _MAX_NAME characters, spaces or tabs, then anything else (a longer name or run included)
+_NO_CALL_NAME = rf"[A-Za-z_][\w.\-]{{0,{_MAX_NAME - 1}}}+[ \t]{{0,{_MAX_NAME}}}+(?=[^(])"
+
+
 def python_calls_opening(item: PythonCalls) -> Opening:
     """A list's `[` (with `list=true`), spaces and commas, then a name's first letter (or
-    the `]` of an empty list): `[1, 2]` or `[[` is no call list from its second character."""
+    the `]` of an empty list) and its `(`: `[1, 2]` or `[[` is no call list from its second
+    character, `[a[` from its third (the builder reads no further than the name's start)."""
     if item.list:
-        return Opening("[", r"\s,", r"A-Za-z_\]")
-    return Opening("", r"\s,", "A-Za-z_")
+        return Opening("[", r"\s,", r"A-Za-z_\]", _NO_CALL_NAME)
+    return Opening("", r"\s,", "A-Za-z_", _NO_CALL_NAME)
 
 
 PYTHON_CALLS = DialectRow(
