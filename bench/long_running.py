@@ -66,7 +66,7 @@ def cache_sizes() -> dict[str, tuple[int, int]]:
         "tables._BY_ID": (len(tables._BY_ID), tables._COMPILED_LIMIT),
         "params._filled": _lru(params._filled),
         "markers._cached": _lru(markers._cached),
-        "markers._BY_TUPLE": (len(markers._BY_TUPLE), 4096),
+        "markers._by_tuple": _lru(markers._by_tuple),
         "keyvalue_args._raw_tokens": _lru(keyvalue_args._raw_tokens),
         "keyvalue_args._whole_member": _lru(keyvalue_args._whole_member),
         "xml_params._whole_param": _lru(xml_params._whole_param),

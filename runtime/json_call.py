@@ -8,6 +8,7 @@ model's own bytes and are typed the same way.
 from __future__ import annotations
 
 import json
+import re
 from typing import Sequence
 
 from .json_args import JsonArgsBuilder, skip_to_stop, skip_whitespace
@@ -195,10 +196,29 @@ class JsonCallBuilder:
             if new == pos and outer.state != PAUSED:
                 break
             pos = new
+        if not self.done and stop < end and self._marker_at_opening(text[stop]):
+            self._end()
+            self.malformed = True  # no call object, whatever the marker turns out to be
+            return stop
         if not self.done and (at >= 0 or eof):
             self._end()
             return stop if at >= 0 else end  # a partial marker at the end is markup
         return pos
+
+    def _marker_at_opening(self, first: str) -> bool:
+        """Whether a marker, whole or still arriving, begins right after the object's `{`
+        (and whitespace) with a `first` character no call object has there (`{<|` of
+        llama3's `{<|python_tag|>`): the text is no call either way, as `Opening` promises,
+        so the builder fails there at once; a marker cut short at the end of the output
+        is then read where the `{` was, as text before a whole one would be."""
+        outer = self._outer
+        return (
+            not self.committed
+            and outer is not None
+            and outer.opened_only
+            and first not in _OPENING.first
+            and first not in " \t\n\r"  # (JSON whitespace: a marker may begin with it)
+        )
 
     def _whole(self, text: str, pos: int, stop: int) -> int:
         """The fast path for a call object already whole before `stop`, in the common shape:
@@ -209,8 +229,11 @@ class JsonCallBuilder:
         returns -1 before anything is called, and the outer scanner reads it.
         """
         spec = self.spec
-        if spec.name_is_key or text.rfind("}", pos, stop) < 0:
+        if spec.name_is_key:
             return -1
+        # (no `rfind("}")` first: over a run of `{"` that no object closes, one per call,
+        # it read the rest of the output each time; the members' own reading stops at the
+        # first thing that is no whole object)
         found = whole_members(text, pos, stop)
         if found is None:
             return -1
@@ -476,15 +499,20 @@ def render_json_call_array(item: JsonCallArray, calls: Sequence[Call]) -> str:
 _JSON_SPACE = r" \t\n\r"
 
 
+_OPENING = Opening("{", _JSON_SPACE, '"}')
+
+
 def json_call_opening(item: JsonCall) -> Opening:
     """`{`, whitespace, then a key's quote (or the `}` of an empty object)."""
-    return Opening("{", _JSON_SPACE, '"}')
+    return _OPENING
 
 
 def json_call_array_opening(item: JsonCallArray) -> Opening:
-    """`[`, whitespace, then an element's `{` (or the `]` of an empty array); a bare list
+    """`[`, whitespace, then an element's `{` (or the `]` of an empty array), and that
+    element's own opening: `[{[` is no call array from its third character. A bare list
     (`bare=true`) that starts with `{` has no `[` and is not this text."""
-    return Opening("[", _JSON_SPACE, r"{\]")
+    element = f"{re.escape(_OPENING.lead)}[{_OPENING.space}]*+(?=[^{_OPENING.first}])"
+    return Opening("[", _JSON_SPACE, r"{\]", element, re.escape(_OPENING.lead) + _OPENING.space)
 
 
 JSON_CALL = DialectRow(

@@ -220,6 +220,12 @@ class JsonScanner:
     def started(self) -> bool:
         return bool(self.stack) or self.state not in (VALUE, ERROR)
 
+    @property
+    def opened_only(self) -> bool:
+        """Whether all read so far is the outermost opening bracket and whitespace: what
+        comes next decides whether the text is the value a caller looks for."""
+        return len(self.stack) == 1 and self._first and self.state in (KEY, VALUE)
+
     # -- emission --------------------------------------------------------------
 
     def _flush(self, text: str, in_string: bool = False) -> None:

@@ -146,18 +146,23 @@ def _cached(literals: frozenset[str]) -> Markers:
     return Markers(literals)
 
 
-_BY_TUPLE: dict[tuple[str, ...], Markers] = {}
+# a family's stop tuples, by value: many tuples (orders, params) may name one set
+BY_TUPLE_LIMIT = 4096
+
+
+@lru_cache(maxsize=BY_TUPLE_LIMIT)
+def _by_tuple(literals: tuple[str, ...]) -> Markers:
+    """The `Markers` of a tuple of literals, without making a set on every call: a call's
+    builders ask for their stops once each. Bounded, the least recently used out first, so
+    that a process serving many `params` values keeps the ones in use (a plain dict that
+    stopped adding when full kept the first 4096 for good)."""
+    return _cached(frozenset(literals))
 
 
 def markers(literals: Iterable[str]) -> Markers:
     """A shared `Markers` for this set of literals (they are built once per family)."""
     if type(literals) is tuple:  # a family's stop tuples come back once per call: no set
-        found = _BY_TUPLE.get(literals)
-        if found is None:
-            found = _cached(frozenset(literals))
-            if len(_BY_TUPLE) < 4096:
-                _BY_TUPLE[literals] = found
-        return found
+        return _by_tuple(literals)
     return _cached(frozenset(literals))
 
 

@@ -151,11 +151,20 @@ class Opening:
     engine gives the text back (docs/policies.md, 'Malformed calls'); the engine passes
     over such text without making the call, which a long run of `[` or `{` in prose
     otherwise costs at every character (`tables._gives_back`).
+
+    `then`, a regex matched at that one of `first`, says more text the builder fails on
+    before any call: a call array's element `{` with no key after it (`[{[`), a Python
+    name that no `(` follows (`[a[`). Its match must be bounded (a constant length, or
+    runs that the scan would read anyway), end on the character that tells, and hold
+    nothing the builder reads past but the characters of `then_reads` (a class body), so
+    that a marker it may hold is found by the scan as the call would find it.
     """
 
     lead: str
     space: str
     first: str
+    then: str = ""
+    then_reads: str = ""
 
 
 def no_opening(_: Any) -> None:

@@ -42,6 +42,8 @@ _SIMPLE_ESCAPES = {
     "a": "\a", "b": "\b", "f": "\f", "v": "\v", "\n": "",
 }  # fmt: skip
 _HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
+# the digits of such an escape, read as Python's own parser reads them: ASCII hex, nothing else
+_HEX_DIGITS = re.compile(r"[0-9a-fA-F]*")
 # the rest of a one-quote string, up to its closing quote, when its escapes are all of
 # _SIMPLE_ESCAPES (any other escape, or no closing quote yet: the loop of _string reads it);
 # runs of plain characters are taken whole (possessive), so the match is linear and quick
@@ -493,13 +495,11 @@ def _escape(text: str, pos: int, end: int | None = None) -> tuple[str, int]:
     if width is None:
         return text[pos : pos + 2], 2  # an unknown escape keeps its backslash, as Python does
     digits = text[pos + 2 : min(pos + 2 + width, end)]
-    if len(digits) < width:
-        hexdigits = all(c in "0123456789abcdefABCDEF" for c in digits)
-        return ("", 0) if hexdigits else (text[pos : pos + 2], 2)
-    try:
-        code = int(digits, 16)
-    except ValueError:
+    if not _HEX_DIGITS.fullmatch(digits):  # (`int(…, 16)` also takes ` 4e2`, `4_e2`, `0x12`)
         return text[pos : pos + 2], 2
+    if len(digits) < width:
+        return "", 0  # the rest of its digits may still be arriving
+    code = int(digits, 16)
     if code > 0x10FFFF:
         return text[pos : pos + 2], 2
     own = text[pos : pos + 2 + width]
@@ -510,10 +510,7 @@ def _escape(text: str, pos: int, end: int | None = None) -> tuple[str, int]:
         if len(low) < 2 + width and (wanted + "d")[: len(low)] == low[:3].lower()[: len(low)]:
             return "", 0  # the low half may still be arriving
         if low.startswith(wanted):
-            try:
-                second = int(low[2:], 16)
-            except ValueError:
-                second = -1
+            second = int(low[2:], 16) if _HEX_DIGITS.fullmatch(low[2:]) else -1
             if 0xDC00 <= second <= 0xDFFF:
                 return chr(0x10000 + ((code - 0xD800) << 10) + (second - 0xDC00)), 4 + 2 * width
         return own, 2 + width
@@ -640,12 +637,18 @@ def render_python_calls(item: PythonCalls, calls: Sequence[Call]) -> str:
     return f"[{', '.join(texts)}]" if item.list else "\n".join(texts)
 
 
+# a name no `(` follows (`[a[`), as the builder's NAME state decides it: a name of at most
+# _MAX_NAME characters, spaces or tabs, then anything else (a longer name or run included)
+_NO_CALL_NAME = rf"[A-Za-z_][\w.\-]{{0,{_MAX_NAME - 1}}}+[ \t]{{0,{_MAX_NAME}}}+(?=[^(])"
+
+
 def python_calls_opening(item: PythonCalls) -> Opening:
     """A list's `[` (with `list=true`), spaces and commas, then a name's first letter (or
-    the `]` of an empty list): `[1, 2]` or `[[` is no call list from its second character."""
+    the `]` of an empty list) and its `(`: `[1, 2]` or `[[` is no call list from its second
+    character, `[a[` from its third (the builder reads no further than the name's start)."""
     if item.list:
-        return Opening("[", r"\s,", r"A-Za-z_\]")
-    return Opening("", r"\s,", "A-Za-z_")
+        return Opening("[", r"\s,", r"A-Za-z_\]", _NO_CALL_NAME)
+    return Opening("", r"\s,", "A-Za-z_", _NO_CALL_NAME)
 
 
 PYTHON_CALLS = DialectRow(

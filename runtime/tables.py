@@ -162,12 +162,11 @@ def _gives_back(
     opening = row.opening(item) if row is not None and row.names_calls else None
     if opening is not None:
         lead = opening.lead[1:] if peek and index == start else opening.lead  # (at the opener)
-        ways.append(
-            (
-                f"{re.escape(opening.lead)}[{opening.space}]*+(?=[^{opening.first}])",
-                inner + re.escape(lead) + opening.space,
-            )
-        )
+        head = f"{re.escape(opening.lead)}[{opening.space}]*+"
+        read = inner + re.escape(lead) + opening.space
+        ways.append((f"{head}(?=[^{opening.first}])", read))
+        if opening.then:  # (a way of its own: what it reads may begin a marker)
+            ways.append((head + opening.then, read + opening.then_reads))
     kept = [way for way, chars in ways if not _begins_within(literals, chars)]
     if not kept:
         return None

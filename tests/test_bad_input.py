@@ -414,7 +414,7 @@ def _hostile(family: str) -> dict[str, Any]:
     for run in ("[", "{", '"', "\\", '{"a": ', '["', '\\"', "(", "<", "="):
         out["run of " + run] = (lambda run: lambda n: opener + "get_weather" + run * n)(run)
     # in prose: a lookahead opener (`&"["`, `&"{"`) at every character
-    for run in ("[", "{", "[ ", "{\n", "[,", ";"):
+    for run in ("[", "{", "[ ", "{\n", "[,", ";", "[{", "[a", '{"'):
         out["prose run of " + run] = (lambda run: lambda n: "Text " + run * (n // len(run)))(run)
     out["unclosed string of backslashes"] = lambda n: call[:key_at] + "k='" + "\\" * n
     return out

@@ -146,6 +146,13 @@ FIXED = [
         {"reasoning_open": False},
         999,
     ),
+    # a `{` then a marker cut at the end: the marker is no call object's next character
+    ("llama3_json", "{<|", "stop", {}, 3),
+    ("llama3_json", "x { <|python_ta", "length", {}, 15),
+    # a cut `\u` escape, then what no hex digit is: `int(…, 16)` had read ` 4e2` whole
+    ("pythonic", "[w(h='\\u\x0b4e2", "length", {}, 14),
+    ("olmo3", '<function_calls>e(h="\\u\u2029de0', "length", {}, 29),
+    ("llama4_pythonic", "<|python_start|>[f(p='\\u\u3000028')]", "stop", {}, 31),
 ]
 
 

@@ -53,6 +53,9 @@ def _pieces(family: str) -> list[str]:
         "get_weather(",
         '"name": ',
         "x",
+        "[{",  # an element with no key (json_call_array's `Opening.then`)
+        "[a",  # a name no `(` follows (python_calls')
+        "a ",
         call,
     ]
 
@@ -80,10 +83,13 @@ def test_passing_over_openers_reads_as_making_their_calls(
         assert fast_read == slow_read, text
 
 
-@pytest.mark.parametrize("run", ["[", "{", "[ ", "{\n", "[,", ";", "<|python_start|>"])
+@pytest.mark.parametrize(
+    "run", ["[", "{", "[ ", "{\n", "[,", ";", "<|python_start|>", "[{", "[ {\n", "[a", "[ab  "]
+)
 @pytest.mark.parametrize("family", ["pythonic", "llama4_pythonic", "llama3_json", "xlam"])
 def test_a_run_of_openers_in_prose_makes_no_call(family: str, run: str) -> None:
-    # each of these used to make and drop one call per opener (~20 µs a character)
+    # each of these used to make and drop one call per opener (~20 µs a character; `[{`
+    # and `[a`, which fail at their second or third character, ~5 µs)
     made = []
     original = Engine._new_call
 
