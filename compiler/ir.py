@@ -342,6 +342,19 @@ class IgnoreStmt(Node):
         return f"ignore {self.markers}"
 
 
+class ContentStmt(Node):
+    """`content OPENS [CLOSES]`: how the family's model writes content (Functionary v3.2's
+    `>>>all\n` block); its markers are markup wherever they appear outside a call."""
+
+    kind: L["content"] = "content"
+    opens: Markers
+    closes: Markers | None = None
+
+    def __str__(self) -> str:
+        closes = f" {self.closes}" if self.closes is not None else ""
+        return f"content {self.opens}{closes}"
+
+
 class CallStmt(Node):
     kind: L["call"] = "call"
     items: tuple[Item, ...]
@@ -372,6 +385,7 @@ Statement = Annotated[
         ReasoningStmt,
         SectionStmt,
         IgnoreStmt,
+        ContentStmt,
         MessagesStmt,
         RouteStmt,
         CallStmt,

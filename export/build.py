@@ -204,16 +204,34 @@ class Builder:
         for first, rest in entries:
             if first and not any(first.startswith(p) for p in peeks):
                 # the text's lexeme runs up to and through the opener
-                with_text.append(seq(Text("raw", self.text_avoid, end=first), rest))
+                text = Text("raw", self.text_avoid, end=first)
+                with_text.append(seq(alt(text, *self._content_block(first)), rest))
             else:
                 # a lookahead opener (`{`, `[`), or one that starts with it: the text cannot
                 # hold that character at all, so its lexeme ends there by itself
                 text = Opt(Text("raw", self.text_avoid, nonempty=True))
+                text = alt(text, *self._content_block(""))
                 with_text.append(seq(text, Lit(first), rest) if first else seq(text, rest))
         calls = self.g.rule("text_then_calls", alt(*with_text))
         if self.mode.kind != "auto":
             return calls
-        return alt(calls, Opt(Text("raw", self.text_avoid, nonempty=True)))
+        alone = Opt(Text("raw", self.text_avoid, nonempty=True))
+        return alt(calls, alone, *self._content_block(None))
+
+    def _content_block(self, then: str | None) -> list[Node]:
+        """Content in the family's own block (`content` statement), written as `render`
+        writes it: its opener, the text, its closer; then the call opener `then` ("" for a
+        lookahead, None for the end of the output). Empty when content is bare text."""
+        content = self.spec.content
+        if content is None:
+            return []
+        text = Text("raw", self.text_avoid, nonempty=then is None)
+        if content.closes:
+            body = alt(*(Text("raw", self.text_avoid, end=c) for c in content.closes))
+            after = Text("space", (), end=then) if then else EMPTY
+        else:  # the block runs up to the next block's opener (or the end)
+            body, after = (Text("raw", self.text_avoid, end=then) if then else text), EMPTY
+        return [seq(alt(*(self._opener(o) for o in content.opens)), body, after)]
 
     def _calls_block(self) -> list[tuple[str, Node]]:
         """The ways the calls can start: (first literal, the rest), "" for a lookahead."""

@@ -292,6 +292,19 @@ class Section:
 
 
 @dataclass(frozen=True, slots=True)
+class Content:
+    """How the family's model writes content: `opens` TEXT `closes` (Functionary v3.2's
+    `>>>all\n` block, ended by the next block; Kimi K3's response element). The first
+    spelling of each is the one `render` writes; every spelling is also in the family's
+    `ignore` markers, so the parser reads them as markup wherever they appear outside a call.
+    """
+
+    opens: tuple[str, ...]
+    closes: tuple[str, ...] = ()
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Messages:
     """An output made of messages: HEADER RECIPIENT [FIELD …] HEADER_END body, ended by one
     of `ends` or by the next header. `header` lists the opener's spellings; a `fields` marker
@@ -348,6 +361,8 @@ class FamilySpec:
     # the marker the family's prompt usually ends with (a `prompt_opened` call's first opener,
     # section opener or message header): output is read as if it followed it ("": none)
     prompt_opens: str = ""
+    # how the model writes content (`content` statement); None: as bare text
+    content: Content | None = None
 
     @property
     def shapes(self) -> tuple[CallShape, ...]:
