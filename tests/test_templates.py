@@ -62,6 +62,8 @@ def test_family_round_trips_through_its_chat_template(
         stop=row.get("stop", ()),
         params=row.get("params"),
         mutable=row.get("mutable", False),
+        arguments=row.get("arguments", "object"),
+        tools_variables=row.get("tools_variables"),
     )
     assert report.kinds == set(row.get("known", ())), report.summary()
 
