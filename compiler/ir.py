@@ -523,7 +523,9 @@ ELEMENTS: dict[str, ElementSig] = {
         is_dialect=True,
         gives_name=True,
     ),
-    "json_args": ElementSig(rt.JsonArgs, is_dialect=True),
+    "json_args": ElementSig(
+        rt.JsonArgs, params={"raw": Param(ArgType.STRING, default="")}, is_dialect=True
+    ),
     "json_call": ElementSig(
         rt.JsonCall,
         params={

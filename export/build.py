@@ -135,7 +135,7 @@ class Builder:
         for number, shape in enumerate(self.spec.shapes):
             for first, start in _leading(shape.call):
                 if first == self.prompt:
-                    tools = self.tools if self._uses_name(shape) else [None]
+                    tools = self._named_tools(shape) if self._uses_name(shape) else [None]
                     firsts += [self._first_items(shape, number, start, t) for t in tools]
         if not firsts:
             return EMPTY
@@ -266,6 +266,9 @@ class Builder:
             if self._named_by_recipient(shape):
                 out += self._recipient_entries(shape, number)
                 continue
+            tools = self._named_tools(shape) if per_tool else []
+            if per_tool and not tools:
+                continue  # a shape for other names (Functionary's `python`): none requested
             for first, start in _leading(shape.call):
                 if per_tool:
                     rest = alt(
@@ -275,7 +278,7 @@ class Builder:
                                 self._items(shape, number, start, t),
                                 key=(number, start, t.name),
                             )
-                            for t in self.tools
+                            for t in tools
                         )
                     )
                 else:
@@ -286,6 +289,19 @@ class Builder:
                     )
                 out.append((first, rest))
         return out
+
+    def _named_tools(self, shape: CallShape) -> list[Tool]:
+        """The requested tools whose names the shape's name item can write (a `pattern`
+        may read one name only: Functionary's raw-code shape for `python`)."""
+        items = [item for item in shape.call if isinstance(item, Name)]
+        return [t for t in self.tools if all(self._writes(item, t.name) for item in items)]
+
+    def _writes(self, item: Name, name: str) -> bool:
+        try:
+            self._header(item, name)
+        except ExportError:
+            return False
+        return True
 
     @staticmethod
     def _named_by_recipient(shape: CallShape) -> bool:

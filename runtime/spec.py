@@ -210,8 +210,12 @@ class PythonCalls:
 
 @dataclass(frozen=True, slots=True)
 class JsonArgs:
-    """The arguments are one JSON object, streamed as the model's own bytes."""
+    """The arguments are one JSON object, streamed as the model's own bytes.
 
+    With `raw` (a key), arguments that do not open with `{` are raw text up to the next
+    marker, held as `{RAW: TEXT}` (Functionary's `python` tool: its code, as `code`)."""
+
+    raw: str = ""
     line: int = 0
 
 

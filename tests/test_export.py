@@ -466,3 +466,21 @@ def test_content_comes_in_the_familys_own_block(fmt: str) -> None:
     text = '>>>all\nLet me check.>>>get_weather\n{"city": "Paris"}'
     assert accepts(toolgrammar.export("functionary_v32", TOOLS, fmt), text, fmt)
     assert accepts(toolgrammar.export("functionary_v32", TOOLS, fmt), ">>>all\nHello.", fmt)
+
+
+def test_a_shape_for_one_name_exports_only_for_that_tool() -> None:
+    """Functionary v3.2's raw-code shape reads only `python`: the export writes it for a
+    requested `python` tool (as JSON: the canonical subset) and leaves it out otherwise."""
+    python = {
+        "type": "function",
+        "function": {
+            "name": "python",
+            "parameters": {"type": "object", "properties": {"code": {"type": "string"}}},
+        },
+    }
+    for fmt in ("lark", "gbnf"):
+        grammar = toolgrammar.export("functionary_v32", [*TOOLS, python], fmt)
+        assert accepts(grammar, '>>>python\n{"code": "print(1)"}', fmt)
+        assert not accepts(grammar, ">>>python\nprint(1)", fmt)
+        without = toolgrammar.export("functionary_v32", TOOLS, fmt)
+        assert not accepts(without, '>>>python\n{"code": "print(1)"}', fmt)
