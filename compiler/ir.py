@@ -475,6 +475,7 @@ ELEMENTS: dict[str, ElementSig] = {
             "requested": Param(ArgType.BOOL, default=False),
             "recipient": Param(ArgType.BOOL, default=False),
             "after_last": Param(ArgType.STRING, default=""),
+            "fixed": Param(ArgType.STRING, default=""),
         },
         gives_name=True,
     ),

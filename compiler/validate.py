@@ -259,6 +259,12 @@ def _is_recipient_name(item: ir.Item) -> bool:
 
 
 def _validate_name(element: ir.Element, seen: set[str], report: Report) -> None:
+    if "fixed" in seen:
+        for word in sorted(seen - {"fixed"}):
+            report.error(
+                element, f"`{word}=` does not apply to `name(fixed=…)`: the name is not read"
+            )
+        return
     if not _is_recipient_name(element):
         if "until" not in seen:
             report.error(element, "`name` needs the argument `until=`")

@@ -384,9 +384,15 @@ class Builder:
 
     def _name(self, item: Name, name: str) -> Node:
         """The name as the item's pattern reads it back (an index becomes digits)."""
+        if item.fixed:  # the opener said it: nothing is written
+            return self._header(item, name)
         return seq(WS, self._header(item, name), WS)  # the parser strips the name's text
 
     def _header(self, item: Name, name: str) -> Node:
+        if item.fixed:
+            if name != item.fixed:
+                raise ExportError(f"{self.spec.name}: this call shape calls {item.fixed!r} only")
+            return EMPTY
         if item.pattern is None:
             return Lit(name)
         for shape in HEADER_SHAPES:

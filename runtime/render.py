@@ -55,6 +55,10 @@ HEADER_SHAPES = (
 
 def render_header(item: Name, name: str, index: int) -> str:
     """A name (or header) that the item's pattern reads back as `name`."""
+    if item.fixed:
+        if name != item.fixed:
+            raise RenderError(f"this call shape calls {item.fixed!r} only, not {name!r}")
+        return ""
     if item.pattern is None:
         return name
     for shape in HEADER_SHAPES:

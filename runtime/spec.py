@@ -67,6 +67,9 @@ class Name:
     last separator does (`ns.get_weather`), named by that part, unless a `route` names the
     recipient (a built-in `browser.search` stays the built-in's when only `search` is requested). With no tools requested,
     every recipient that no `route` names is a call. Any other message takes its route.
+
+    With `fixed`, the call's name is that word and nothing is read for it: the opener
+    before it says which tool is called (Functionary v3.1's `<|python_tag|>` calls `python`).
     """
 
     until: tuple[str, ...] = ()
@@ -77,6 +80,7 @@ class Name:
     requested: bool = False
     recipient: bool = False
     after_last: str = ""
+    fixed: str = ""  # the name, not in the call's text (Functionary v3.1's `<|python_tag|>`)
     line: int = 0
 
 

@@ -484,3 +484,8 @@ def test_a_shape_for_one_name_exports_only_for_that_tool() -> None:
         assert not accepts(grammar, ">>>python\nprint(1)", fmt)
         without = toolgrammar.export("functionary_v32", TOOLS, fmt)
         assert not accepts(without, '>>>python\n{"code": "print(1)"}', fmt)
+    for fmt in ("lark", "gbnf"):  # a fixed name: `<|python_tag|>` calls `python`
+        grammar = toolgrammar.export("functionary_v31", [*TOOLS, python], fmt)
+        assert accepts(grammar, '<|python_tag|>{"code": "print(1)"}', fmt)
+        without = toolgrammar.export("functionary_v31", TOOLS, fmt)
+        assert not accepts(without, '<|python_tag|>{"code": "print(1)"}', fmt)
