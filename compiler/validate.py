@@ -135,8 +135,8 @@ def _validate_aliases(grammar: ir.Grammar, stmt: ir.AliasesStmt, report: Report)
 
 
 def _validate_content(grammar: ir.Grammar, stmt: ir.ContentStmt, report: Report) -> None:
-    """A content block's markers are markup: none may be a call opener or a reasoning or
-    section marker, which would then mean two things."""
+    """A content block's openers are markup that must say one thing: none may also be a call
+    literal or a reasoning or section marker (a closer may end other blocks too)."""
     opens = stmt.opens.items if isinstance(stmt.opens, ir.StrList) else (stmt.opens,)
     closes: tuple[ir.Str, ...] = ()
     if stmt.closes is not None:
@@ -151,9 +151,9 @@ def _validate_content(grammar: ir.Grammar, stmt: ir.ContentStmt, report: Report)
         for item in call.items:
             if isinstance(item, ir.Literal) and not item.peek:
                 taken |= set(item.texts)
-    for node in (*opens, *closes):
+    for node in opens:
         if node.value in taken:
-            report.error(node, f"content marker {node} is also a call or block marker")
+            report.error(node, f"content opener {node} is also a call or block marker")
 
 
 def _validate_markers(stmt: ir.ReasoningStmt | ir.SectionStmt, report: Report) -> None:
