@@ -136,7 +136,8 @@ def _validate_aliases(grammar: ir.Grammar, stmt: ir.AliasesStmt, report: Report)
 
 def _validate_content(grammar: ir.Grammar, stmt: ir.ContentStmt, report: Report) -> None:
     """A content block's openers are markup that must say one thing: none may also be a call
-    literal or a reasoning or section marker (a closer may end other blocks too)."""
+    literal, a section marker or a reasoning opener (a reasoning closer may be one: Command A's
+    `<|START_TEXT|>` ends the plan and opens the answer; a closer may end other blocks too)."""
     opens = stmt.opens.items if isinstance(stmt.opens, ir.StrList) else (stmt.opens,)
     closes: tuple[ir.Str, ...] = ()
     if stmt.closes is not None:
@@ -145,8 +146,10 @@ def _validate_content(grammar: ir.Grammar, stmt: ir.ContentStmt, report: Report)
         if close.value and close.value in {o.value for o in opens}:
             report.error(close, f"content closer {close} is also an opener")
     taken: set[str] = set()
-    for other in grammar.of(ir.ReasoningStmt) + grammar.of(ir.SectionStmt):
-        taken |= {*ir.strings(other.opens), *ir.strings(other.closes)}
+    for reasoning in grammar.of(ir.ReasoningStmt):
+        taken |= set(ir.strings(reasoning.opens))
+    for section in grammar.of(ir.SectionStmt):
+        taken |= {*ir.strings(section.opens), *ir.strings(section.closes)}
     for call in grammar.of(ir.CallStmt):
         for item in call.items:
             if isinstance(item, ir.Literal) and not item.peek:
