@@ -30,6 +30,7 @@ STATEMENTS = (
     "reasoning",
     "section",
     "ignore",
+    "content",
     "messages",
     "route",
     "call",
@@ -50,7 +51,7 @@ class Mistake:
 
 UNKNOWN_STATEMENT = Mistake(
     "unknown statement `{token}`: statements are family, aliases, extends, param, "
-    "reasoning, section, ignore, messages, route and call",
+    "reasoning, section, ignore, content, messages, route and call",
     ("alias x", "family x alias y", 'family x reasoning "a" "b" sections'),
     suggest=STATEMENTS + ("prompt_opened", "optional"),  # the flags that end a statement
 )
@@ -408,6 +409,11 @@ class _ToIR(Transformer):
     def ignore(self, meta: Any, children: list[Any]) -> ir.IgnoreStmt:
         _, found = children
         return ir.IgnoreStmt(markers=found, **_pos(meta))
+
+    @v_args(meta=True)
+    def content(self, meta: Any, children: list[Any]) -> ir.ContentStmt:
+        _, opens, *closes = children  # `[_markers]` leaves no placeholder when absent
+        return ir.ContentStmt(opens=opens, closes=closes[0] if closes else None, **_pos(meta))
 
     @v_args(meta=True)
     def call(self, meta: Any, children: list[Any]) -> ir.CallStmt:

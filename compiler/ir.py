@@ -342,6 +342,19 @@ class IgnoreStmt(Node):
         return f"ignore {self.markers}"
 
 
+class ContentStmt(Node):
+    """`content OPENS [CLOSES]`: how the family's model writes content (Functionary v3.2's
+    `>>>all\n` block); its markers are markup wherever they appear outside a call."""
+
+    kind: L["content"] = "content"
+    opens: Markers
+    closes: Markers | None = None
+
+    def __str__(self) -> str:
+        closes = f" {self.closes}" if self.closes is not None else ""
+        return f"content {self.opens}{closes}"
+
+
 class CallStmt(Node):
     kind: L["call"] = "call"
     items: tuple[Item, ...]
@@ -372,6 +385,7 @@ Statement = Annotated[
         ReasoningStmt,
         SectionStmt,
         IgnoreStmt,
+        ContentStmt,
         MessagesStmt,
         RouteStmt,
         CallStmt,
@@ -461,6 +475,7 @@ ELEMENTS: dict[str, ElementSig] = {
             "requested": Param(ArgType.BOOL, default=False),
             "recipient": Param(ArgType.BOOL, default=False),
             "after_last": Param(ArgType.STRING, default=""),
+            "fixed": Param(ArgType.STRING, default=""),
         },
         gives_name=True,
     ),
@@ -509,7 +524,9 @@ ELEMENTS: dict[str, ElementSig] = {
         is_dialect=True,
         gives_name=True,
     ),
-    "json_args": ElementSig(rt.JsonArgs, is_dialect=True),
+    "json_args": ElementSig(
+        rt.JsonArgs, params={"raw": Param(ArgType.STRING, default="")}, is_dialect=True
+    ),
     "json_call": ElementSig(
         rt.JsonCall,
         params={

@@ -160,6 +160,23 @@ def _prompt_opens(grammar: ir.Grammar) -> str:
     return ""
 
 
+def _content(grammar: ir.Grammar) -> rt.Content | None:
+    found = grammar.of(ir.ContentStmt)
+    if not found:
+        return None
+    stmt = found[0]
+    closes = ir.strings(stmt.closes) if stmt.closes is not None else ()
+    return rt.Content(opens=ir.strings(stmt.opens), closes=closes, line=stmt.line)
+
+
+def _ignore(grammar: ir.Grammar, content: rt.Content | None) -> tuple[str, ...]:
+    """The `ignore` markers, then the content block's markers (markup outside a call too)."""
+    found = [m for stmt in grammar.of(ir.IgnoreStmt) for m in ir.strings(stmt.markers)]
+    if content is not None:
+        found += [m for m in (*content.opens, *content.closes) if m not in found]
+    return tuple(found)
+
+
 def lower(grammar: ir.Grammar, source: str, source_sha256: str) -> rt.FamilySpec:
     """The runtime spec of a checked grammar."""
     (family,) = grammar.of(ir.FamilyStmt)
@@ -172,6 +189,7 @@ def lower(grammar: ir.Grammar, source: str, source_sha256: str) -> rt.FamilySpec
             rt.CallShape(call=shape, openers=openers(shape), follows=follows(shape), line=stmt.line)
         )
     sections = grammar.of(ir.SectionStmt)
+    content = _content(grammar)
     return rt.FamilySpec(
         name=family.name.name,
         aliases=tuple(a.name for stmt in grammar.of(ir.AliasesStmt) for a in stmt.names),
@@ -182,11 +200,12 @@ def lower(grammar: ir.Grammar, source: str, source_sha256: str) -> rt.FamilySpec
         follows=follows(call),
         reasoning=tuple(_reasoning(s) for s in grammar.of(ir.ReasoningStmt)),
         section=_section(sections[0]) if sections else None,
-        ignore=tuple(m for stmt in grammar.of(ir.IgnoreStmt) for m in ir.strings(stmt.markers)),
+        ignore=_ignore(grammar, content),
         params=tuple((p.name.name, p.default.value) for p in grammar.of(ir.ParamStmt)),
         messages=_messages(grammar),
         alternatives=tuple(alternatives),
         prompt_opens=_prompt_opens(grammar),
+        content=content,
     )
 
 
@@ -279,6 +298,7 @@ class FamilyView:
     messages: Entry
     alternatives: tuple[Entry, ...]
     prompt_opens: Entry
+    content: Entry
 
 
 def header(source: str, sha256: str) -> tuple[str, ...]:
@@ -336,8 +356,17 @@ def family_view(
     if spec.ignore:
         ignore = Entry(
             py_expr(spec.ignore),
-            _comment("; ".join(f"{where(s)}: {s}" for s in grammar.of(ir.IgnoreStmt))),
+            _comment(
+                "; ".join(
+                    f"{where(s)}: {s}"
+                    for s in grammar.of(ir.IgnoreStmt) + grammar.of(ir.ContentStmt)
+                )
+            ),
         )
+    content = Entry("None")
+    if spec.content is not None:
+        stmt = grammar.of(ir.ContentStmt)[0]
+        content = Entry(py_expr(spec.content), _comment(f"{where(stmt)}: {stmt}"))
     alternatives = tuple(
         Entry(py_expr(shape), _comment(f"{where(stmt)}: another call shape"))
         for shape, stmt in zip(spec.alternatives, more_calls)
@@ -371,6 +400,7 @@ def family_view(
     used |= {"Reasoning"} if spec.reasoning else set()
     used |= {"Section"} if spec.section else set()
     used |= {"Messages"} if spec.messages else set()
+    used |= {"Content"} if spec.content else set()
     doc = grammar.doc if "".join(grammar.doc).strip() else (f"The {spec.name} family.",)
     return FamilyView(
         header=header(spec.source, spec.source_sha256),
@@ -390,6 +420,7 @@ def family_view(
         messages=messages,
         alternatives=alternatives,
         prompt_opens=prompt_opens,
+        content=content,
     )
 
 

@@ -46,6 +46,8 @@ def validate_grammar(
     for stmt in grammar.of(ir.ReasoningStmt) + grammar.of(ir.SectionStmt):
         _validate_markers(stmt, report)
     _validate_prompt_opened(grammar, report)
+    for content in grammar.of(ir.ContentStmt):
+        _validate_content(grammar, content, report)
     _validate_messages(grammar, report)
     for call in grammar.of(ir.CallStmt):
         _validate_call(call, report)
@@ -73,6 +75,7 @@ def _validate_statements(grammar: ir.Grammar, report: Report) -> None:
         (ir.AliasesStmt, "aliases"),
         (ir.ExtendsStmt, "extends"),
         (ir.SectionStmt, "section"),
+        (ir.ContentStmt, "content"),
     ):
         first, *more = grammar.of(kind) or [None]
         for stmt in more:
@@ -129,6 +132,31 @@ def _validate_aliases(grammar: ir.Grammar, stmt: ir.AliasesStmt, report: Report)
         elif alias.name in seen:
             report.error(alias, f"alias `{alias}` is listed twice")
         seen.add(alias.name)
+
+
+def _validate_content(grammar: ir.Grammar, stmt: ir.ContentStmt, report: Report) -> None:
+    """A content block's openers are markup that must say one thing: none may also be a call
+    literal, a section marker or a reasoning opener (a reasoning closer may be one: Command A's
+    `<|START_TEXT|>` ends the plan and opens the answer; a closer may end other blocks too)."""
+    opens = stmt.opens.items if isinstance(stmt.opens, ir.StrList) else (stmt.opens,)
+    closes: tuple[ir.Str, ...] = ()
+    if stmt.closes is not None:
+        closes = stmt.closes.items if isinstance(stmt.closes, ir.StrList) else (stmt.closes,)
+    for close in closes:
+        if close.value and close.value in {o.value for o in opens}:
+            report.error(close, f"content closer {close} is also an opener")
+    taken: set[str] = set()
+    for reasoning in grammar.of(ir.ReasoningStmt):
+        taken |= set(ir.strings(reasoning.opens))
+    for section in grammar.of(ir.SectionStmt):
+        taken |= {*ir.strings(section.opens), *ir.strings(section.closes)}
+    for call in grammar.of(ir.CallStmt):
+        for item in call.items:
+            if isinstance(item, ir.Literal) and not item.peek:
+                taken |= set(item.texts)
+    for node in opens:
+        if node.value in taken:
+            report.error(node, f"content opener {node} is also a call or block marker")
 
 
 def _validate_markers(stmt: ir.ReasoningStmt | ir.SectionStmt, report: Report) -> None:
@@ -234,6 +262,12 @@ def _is_recipient_name(item: ir.Item) -> bool:
 
 
 def _validate_name(element: ir.Element, seen: set[str], report: Report) -> None:
+    if "fixed" in seen:
+        for word in sorted(seen - {"fixed"}):
+            report.error(
+                element, f"`{word}=` does not apply to `name(fixed=…)`: the name is not read"
+            )
+        return
     if not _is_recipient_name(element):
         if "until" not in seen:
             report.error(element, "`name` needs the argument `until=`")

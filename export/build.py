@@ -135,7 +135,7 @@ class Builder:
         for number, shape in enumerate(self.spec.shapes):
             for first, start in _leading(shape.call):
                 if first == self.prompt:
-                    tools = self.tools if self._uses_name(shape) else [None]
+                    tools = self._named_tools(shape) if self._uses_name(shape) else [None]
                     firsts += [self._first_items(shape, number, start, t) for t in tools]
         if not firsts:
             return EMPTY
@@ -204,16 +204,34 @@ class Builder:
         for first, rest in entries:
             if first and not any(first.startswith(p) for p in peeks):
                 # the text's lexeme runs up to and through the opener
-                with_text.append(seq(Text("raw", self.text_avoid, end=first), rest))
+                text = Text("raw", self.text_avoid, end=first)
+                with_text.append(seq(alt(text, *self._content_block(first)), rest))
             else:
                 # a lookahead opener (`{`, `[`), or one that starts with it: the text cannot
                 # hold that character at all, so its lexeme ends there by itself
                 text = Opt(Text("raw", self.text_avoid, nonempty=True))
+                text = alt(text, *self._content_block(""))
                 with_text.append(seq(text, Lit(first), rest) if first else seq(text, rest))
         calls = self.g.rule("text_then_calls", alt(*with_text))
         if self.mode.kind != "auto":
             return calls
-        return alt(calls, Opt(Text("raw", self.text_avoid, nonempty=True)))
+        alone = Opt(Text("raw", self.text_avoid, nonempty=True))
+        return alt(calls, alone, *self._content_block(None))
+
+    def _content_block(self, then: str | None) -> list[Node]:
+        """Content in the family's own block (`content` statement), written as `render`
+        writes it: its opener, the text, its closer; then the call opener `then` ("" for a
+        lookahead, None for the end of the output). Empty when content is bare text."""
+        content = self.spec.content
+        if content is None:
+            return []
+        text = Text("raw", self.text_avoid, nonempty=then is None)
+        if content.closes:
+            body = alt(*(Text("raw", self.text_avoid, end=c) for c in content.closes))
+            after = Text("space", (), end=then) if then else EMPTY
+        else:  # the block runs up to the next block's opener (or the end)
+            body, after = (Text("raw", self.text_avoid, end=then) if then else text), EMPTY
+        return [seq(alt(*(self._opener(o) for o in content.opens)), body, after)]
 
     def _calls_block(self) -> list[tuple[str, Node]]:
         """The ways the calls can start: (first literal, the rest), "" for a lookahead."""
@@ -248,6 +266,9 @@ class Builder:
             if self._named_by_recipient(shape):
                 out += self._recipient_entries(shape, number)
                 continue
+            tools = self._named_tools(shape) if per_tool else []
+            if per_tool and not tools:
+                continue  # a shape for other names (Functionary's `python`): none requested
             for first, start in _leading(shape.call):
                 if per_tool:
                     rest = alt(
@@ -257,7 +278,7 @@ class Builder:
                                 self._items(shape, number, start, t),
                                 key=(number, start, t.name),
                             )
-                            for t in self.tools
+                            for t in tools
                         )
                     )
                 else:
@@ -268,6 +289,19 @@ class Builder:
                     )
                 out.append((first, rest))
         return out
+
+    def _named_tools(self, shape: CallShape) -> list[Tool]:
+        """The requested tools whose names the shape's name item can write (a `pattern`
+        may read one name only: Functionary's raw-code shape for `python`)."""
+        items = [item for item in shape.call if isinstance(item, Name)]
+        return [t for t in self.tools if all(self._writes(item, t.name) for item in items)]
+
+    def _writes(self, item: Name, name: str) -> bool:
+        try:
+            self._header(item, name)
+        except ExportError:
+            return False
+        return True
 
     @staticmethod
     def _named_by_recipient(shape: CallShape) -> bool:
@@ -350,9 +384,15 @@ class Builder:
 
     def _name(self, item: Name, name: str) -> Node:
         """The name as the item's pattern reads it back (an index becomes digits)."""
+        if item.fixed:  # the opener said it: nothing is written
+            return self._header(item, name)
         return seq(WS, self._header(item, name), WS)  # the parser strips the name's text
 
     def _header(self, item: Name, name: str) -> Node:
+        if item.fixed:
+            if name != item.fixed:
+                raise ExportError(f"{self.spec.name}: this call shape calls {item.fixed!r} only")
+            return EMPTY
         if item.pattern is None:
             return Lit(name)
         for shape in HEADER_SHAPES:

@@ -621,6 +621,10 @@ class Engine:
             call.kept.append(text)
 
     def _read_name(self, call: _Call, item: Name, buf: str, pos: int, eof: bool) -> int:
+        if item.fixed:  # the opener names the call: nothing to read
+            call.item += 1
+            self._commit(call, item.fixed, None)
+            return pos
         markers = self.family.name_markers[call.shape, call.item]
         reach = item.max_len + max(map(len, item.until))  # a name ends within this, or is none
         # search no further than that: a whole output of openers with no name end stays linear

@@ -1,5 +1,9 @@
 """The `json_args` dialect: the arguments are one JSON object, streamed as the model's bytes.
 
+With `raw=KEY`, arguments that do not open with `{` are raw text (Functionary's `python`
+tool writes its code bare): streamed as the string value of KEY, escaped as JSON, up to the
+next marker or the end of the output.
+
 Verbatim arguments keep the model's own bytes. Only a top-level value whose schema
 asks for a type other than string is held until complete, then typed and, if typing
 changed it, rewritten in place, so coercion never touches streamed text. A first key
@@ -50,6 +54,8 @@ class JsonArgsBuilder:
         "_closed",
         "_tried_whole",
         "_first_key",
+        "_raw",
+        "_raw_open",
     )
 
     def __init__(self, spec: JsonArgs, stops: tuple[str, ...], sink: Sink) -> None:
@@ -66,6 +72,8 @@ class JsonArgsBuilder:
         self._closed = False
         self._tried_whole = False
         self._scanner: JsonScanner | None = None  # made when the fast path cannot read it all
+        self._raw = spec.raw  # the key of raw-text arguments ("": none)
+        self._raw_open = False  # reading raw text: `{"KEY": "` is out, `"}` is not yet
 
     def _out(self, text: str) -> None:
         self._emitted = True
@@ -113,8 +121,13 @@ class JsonArgsBuilder:
                     self.close()
                 return pos
             if text[pos] != "{":
-                return self._fail(text, pos, eof)  # not an object: no arguments
+                if not self._raw:
+                    return self._fail(text, pos, eof)  # not an object: no arguments
+                self._raw_open = True
+                self._out("{" + json.dumps(self._raw, ensure_ascii=False) + ': "')
             self._started = True
+        if self._raw_open:
+            return self._read_raw(text, pos, end, eof, bound)
         if bound >= 0:
             at, stop = -1, bound
         else:
@@ -147,6 +160,21 @@ class JsonArgsBuilder:
             self.close()
             return end
         return pos
+
+    def _read_raw(self, text: str, pos: int, end: int, eof: bool, bound: int) -> int:
+        """Raw-text arguments: escaped into the string as they come, up to the next marker
+        (a part of one at the end is held until it tells), or all of it at the end."""
+        at = -1
+        if bound >= 0:
+            stop = bound
+        else:
+            at, _ = self._stops.search(text, pos)
+            stop = at if at >= 0 else (end if eof else end - self._stops.held(text, pos))
+        if stop > pos:
+            self._out(json.dumps(text[pos:stop], ensure_ascii=False)[1:-1])
+        if at >= 0 or (eof and bound < 0):
+            self.close()
+        return stop
 
     def _whole(self, text: str, pos: int, stop: int) -> int:
         """The fast path: arguments already whole in `text` are read by the C decoder.
@@ -209,6 +237,9 @@ class JsonArgsBuilder:
         if self._closed:
             return
         self._closed = True
+        if self._raw_open:
+            self.emit('"}')
+            return
         tail = self._scanner.close() if self._scanner is not None else ""
         self._scanner = None  # (it holds this builder's methods: no cycle left behind)
         if not self._emitted:

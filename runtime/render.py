@@ -32,6 +32,7 @@ __all__ = [  # the writers of values each dialect module keeps, gathered for cal
     "KEY_SHAPES",
     "RenderError",
     "lists_calls",
+    "content_block",
     "render_call",
     "render_element",
     "render_header",
@@ -54,6 +55,10 @@ HEADER_SHAPES = (
 
 def render_header(item: Name, name: str, index: int) -> str:
     """A name (or header) that the item's pattern reads back as `name`."""
+    if item.fixed:
+        if name != item.fixed:
+            raise RenderError(f"this call shape calls {item.fixed!r} only, not {name!r}")
+        return ""
     if item.pattern is None:
         return name
     for shape in HEADER_SHAPES:
@@ -107,14 +112,16 @@ def render_output(
     reasoning: str | None = None,
     after: str | None = None,
 ) -> str:
-    """The whole output: reasoning, content, the calls (in the section, if any), then text."""
+    """The whole output: reasoning, content, the calls (in the section, if any), then text.
+    Content (and the text after the calls) is written as the grammar's `content` statement
+    spells it (`>>>all\nTEXT`), else as bare text on its own line."""
     parts: list[str] = []
     if reasoning is not None:
         if not spec.reasoning:
             raise RenderError(f"family {spec.name!r} has no reasoning markers")
         parts.append(spec.reasoning[0].opens[0] + reasoning + spec.reasoning[0].closes[0])
     if content:
-        parts.append(content + "\n")
+        parts.append(content_block(spec, content) if spec.content else content + "\n")
     if calls and lists_calls(spec):  # one list holds every call
         body = render_call(spec, *calls[0], 0, more=calls[1:])
     else:
@@ -123,5 +130,12 @@ def render_output(
         body = spec.section.opens[0] + body + spec.section.closes[0]
     parts.append(body)
     if after:
-        parts.append("\n" + after)
+        parts.append(content_block(spec, after) if spec.content else "\n" + after)
     return "".join(parts)
+
+
+def content_block(spec: FamilySpec, text: str) -> str:
+    """`text` in the family's content block: its first opener and closer spellings."""
+    assert spec.content is not None
+    closes = spec.content.closes
+    return spec.content.opens[0] + text + (closes[0] if closes else "")

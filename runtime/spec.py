@@ -67,6 +67,9 @@ class Name:
     last separator does (`ns.get_weather`), named by that part, unless a `route` names the
     recipient (a built-in `browser.search` stays the built-in's when only `search` is requested). With no tools requested,
     every recipient that no `route` names is a call. Any other message takes its route.
+
+    With `fixed`, the call's name is that word and nothing is read for it: the opener
+    before it says which tool is called (Functionary v3.1's `<|python_tag|>` calls `python`).
     """
 
     until: tuple[str, ...] = ()
@@ -77,6 +80,7 @@ class Name:
     requested: bool = False
     recipient: bool = False
     after_last: str = ""
+    fixed: str = ""  # the name, not in the call's text (Functionary v3.1's `<|python_tag|>`)
     line: int = 0
 
 
@@ -210,8 +214,12 @@ class PythonCalls:
 
 @dataclass(frozen=True, slots=True)
 class JsonArgs:
-    """The arguments are one JSON object, streamed as the model's own bytes."""
+    """The arguments are one JSON object, streamed as the model's own bytes.
 
+    With `raw` (a key), arguments that do not open with `{` are raw text up to the next
+    marker, held as `{RAW: TEXT}` (Functionary's `python` tool: its code, as `code`)."""
+
+    raw: str = ""
     line: int = 0
 
 
@@ -292,6 +300,19 @@ class Section:
 
 
 @dataclass(frozen=True, slots=True)
+class Content:
+    """How the family's model writes content: `opens` TEXT `closes` (Functionary v3.2's
+    `>>>all\n` block, ended by the next block; Kimi K3's response element). The first
+    spelling of each is the one `render` writes; every spelling is also in the family's
+    `ignore` markers, so the parser reads them as markup wherever they appear outside a call.
+    """
+
+    opens: tuple[str, ...]
+    closes: tuple[str, ...] = ()
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Messages:
     """An output made of messages: HEADER RECIPIENT [FIELD …] HEADER_END body, ended by one
     of `ends` or by the next header. `header` lists the opener's spellings; a `fields` marker
@@ -348,6 +369,8 @@ class FamilySpec:
     # the marker the family's prompt usually ends with (a `prompt_opened` call's first opener,
     # section opener or message header): output is read as if it followed it ("": none)
     prompt_opens: str = ""
+    # how the model writes content (`content` statement); None: as bare text
+    content: Content | None = None
 
     @property
     def shapes(self) -> tuple[CallShape, ...]:

@@ -443,3 +443,49 @@ def test_harmony_exports_a_call_named_by_its_recipient() -> None:
         assert accepts(grammar, 'to=write_file<|message|>{"path": "a"}<|call|>', fmt)
         assert not accepts(grammar, "<|channel|>commentary to=get_time<|message|>{}<|call|>", fmt)
         assert _calls("openai", bare) == [("get_weather", {"city": "Paris"})]
+
+
+ANSWER_BLOCKS = (
+    'family x\ncontent ["<answer>", "<ans>"] "</answer>"\n'
+    'call "<tool_call>" ws json_call ws "</tool_call>"\n'
+)
+TOOL_CALL = f"<tool_call>{CALL_JSON}</tool_call>"
+
+
+@pytest.mark.parametrize("fmt", ["lark", "gbnf"])
+def test_content_comes_in_the_familys_own_block(fmt: str) -> None:
+    """A `content` statement's block is content the export allows, before the calls or alone,
+    in every opener spelling; its markers stay out of the text itself."""
+    grammar = _synthetic_export(ANSWER_BLOCKS, fmt)
+    assert accepts(grammar, "<answer>Let me check.</answer>" + TOOL_CALL, fmt)
+    assert accepts(grammar, "<ans>Let me check.</answer>" + TOOL_CALL, fmt)
+    assert accepts(grammar, "<answer>Hello there.</answer>", fmt)
+    assert accepts(grammar, "Hello there." + TOOL_CALL, fmt)  # bare text stays content
+    assert not accepts(grammar, "<answer>a <answer> b</answer>" + TOOL_CALL, fmt)
+    assert not accepts(grammar, "<answer>Let me check." + TOOL_CALL, fmt)  # never closed
+    text = '>>>all\nLet me check.>>>get_weather\n{"city": "Paris"}'
+    assert accepts(toolgrammar.export("functionary_v32", TOOLS, fmt), text, fmt)
+    assert accepts(toolgrammar.export("functionary_v32", TOOLS, fmt), ">>>all\nHello.", fmt)
+
+
+def test_a_shape_for_one_name_exports_only_for_that_tool() -> None:
+    """Functionary v3.2's raw-code shape reads only `python`: the export writes it for a
+    requested `python` tool (as JSON: the canonical subset) and leaves it out otherwise."""
+    python = {
+        "type": "function",
+        "function": {
+            "name": "python",
+            "parameters": {"type": "object", "properties": {"code": {"type": "string"}}},
+        },
+    }
+    for fmt in ("lark", "gbnf"):
+        grammar = toolgrammar.export("functionary_v32", [*TOOLS, python], fmt)
+        assert accepts(grammar, '>>>python\n{"code": "print(1)"}', fmt)
+        assert not accepts(grammar, ">>>python\nprint(1)", fmt)
+        without = toolgrammar.export("functionary_v32", TOOLS, fmt)
+        assert not accepts(without, '>>>python\n{"code": "print(1)"}', fmt)
+    for fmt in ("lark", "gbnf"):  # a fixed name: `<|python_tag|>` calls `python`
+        grammar = toolgrammar.export("functionary_v31", [*TOOLS, python], fmt)
+        assert accepts(grammar, '<|python_tag|>{"code": "print(1)"}', fmt)
+        without = toolgrammar.export("functionary_v31", TOOLS, fmt)
+        assert not accepts(without, '<|python_tag|>{"code": "print(1)"}', fmt)

@@ -133,3 +133,17 @@ AS_THE_MODEL_WRITES = {
 @pytest.mark.parametrize("family", sorted(AS_THE_MODEL_WRITES))
 def test_render_writes_the_spelling_the_grammar_gives(family: str) -> None:
     assert toolgrammar.render(family, WEATHER, TOOLS) == AS_THE_MODEL_WRITES[family]
+
+
+def test_content_is_written_in_the_familys_own_block() -> None:
+    """A grammar's `content` statement spells content as the model writes it (Functionary
+    v3.2's `>>>all\\n` block, ended by the next block); the parser reads it back."""
+    text = toolgrammar.render("functionary_v32", WEATHER, TOOLS, content="Sure.", after="Done.")
+    assert text == '>>>all\nSure.>>>get_weather\n{"city": "Paris"}>>>all\nDone.'
+    message = toolgrammar.parse("functionary_v32", text, TOOLS)
+    assert message.content == "Sure.Done."
+    assert [c.function.name for c in message.tool_calls] == ["get_weather"]
+    # the prompt ends with `>>>`: the model writes the rest of the block
+    assert toolgrammar.parse("functionary_v32", text[3:], TOOLS).content == "Sure.Done."
+    # bare text where the grammar has no `content` statement
+    assert toolgrammar.render("hermes", WEATHER, TOOLS, content="Sure.").startswith("Sure.\n<")

@@ -62,6 +62,8 @@ def test_family_round_trips_through_its_chat_template(
         stop=row.get("stop", ()),
         params=row.get("params"),
         mutable=row.get("mutable", False),
+        arguments=row.get("arguments", "object"),
+        tools_variables=row.get("tools_variables"),
     )
     assert report.kinds == set(row.get("known", ())), report.summary()
 
@@ -207,3 +209,54 @@ def test_cli_template_var_reaches_the_template(
     assert main(argv) == 1
     assert main([*argv, "--template-var", "ok=true"]) == 0
     capsys.readouterr()
+
+
+# a template as FireFunction v2's and Functionary v3.2's are written: the tools as JSON text in
+# `functions`, each call's arguments concatenated as a string
+CONCATENATING = """{{ 'Tools: ' + functions + '\\n' }}{%- for message in messages -%}
+<|im_start|>{{ message.role }}
+{{ message.content or '' }}
+{%- for call in message.tool_calls or [] %}
+<tool_call>
+{{ '{"name": "' + call.function.name + '", "arguments": ' + call.function.arguments + '}' }}
+</tool_call>
+{%- endfor %}<|im_end|>
+{% endfor -%}
+{%- if add_generation_prompt %}<|im_start|>assistant
+{% endif -%}"""
+
+
+def test_text_arguments_and_tools_under_another_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The adaptations serving stacks make by convention: a row (or the CLI) says them."""
+    assert check_template("hermes", CONCATENATING).kinds == {"render"}
+    report = check_template(
+        "hermes", CONCATENATING, arguments="text", tools_variables={"functions": "json"}
+    )
+    assert report.ok, report.summary()
+    path = tmp_path / "concat.jinja"
+    path.write_text(CONCATENATING, encoding="utf-8")
+    argv = ["check", "hermes", "--template", str(path), "--budget", "0.2"]
+    assert main(argv) == 1
+    assert main([*argv, "--text-arguments", "--tools-variable", "functions=json"]) == 0
+    assert main([*argv, "--tools-variable", "functions"]) == 2
+    assert "NAME=list or NAME=json" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="not one of"):
+        check_template("hermes", CHATML, tools_variables={"functions": "yaml"})
+
+
+def test_a_template_that_writes_instructions_after_the_history() -> None:
+    """Command R+'s shape: an instruction turn after the last message, then the generation
+    header; the answer is cut after that header, not where the renderings part."""
+    source = (
+        "{% for m in messages %}{{ '<|im_start|>' + m.role + '\\n' + (m.content or '') }}"
+        "{% for c in m.tool_calls or [] %}{{ '<tool_call>\\n' }}"
+        "{{ {'name': c.function.name, 'arguments': c.function.arguments} | tojson }}"
+        "{{ '\\n</tool_call>' }}{% endfor %}{{ '<|im_end|>\\n' }}{% endfor %}"
+        "{{ '<|im_start|>system\\nAnswer with tool calls.<|im_end|>\\n' }}"
+        "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+    )
+    report = check_template("hermes", source, name="instructed", stop=["<|im_end|>"])
+    assert report.ok, report.summary()
+    assert not any("replaces the prompt" in note for note in report.notes), report.notes

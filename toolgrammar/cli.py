@@ -19,7 +19,7 @@ import toolgrammar
 from .check import check
 from .compiler.response_template import ResponseTemplateError, template_text
 from .fuzz import fuzz
-from .template_check import check_template
+from .template_check import TOOLS_AS, check_template
 from .export import ExportError, export
 from .runtime.registry import UnknownFamily, families, get_spec, registered
 
@@ -263,6 +263,12 @@ def _check_template(family: str, args: argparse.Namespace) -> bool:
             variables[name] = json.loads(value)
         except ValueError:
             variables[name] = value  # a bare word is a string: eos_token=<|im_end|>
+    tools_variables = {}
+    for item in args.tools_variable:
+        name, sep, form = item.partition("=")
+        if not sep or not name or form not in TOOLS_AS:
+            raise CliError(f"--tools-variable takes NAME=list or NAME=json, got {item!r}")
+        tools_variables[name] = form
     report = check_template(
         family,
         Path(args.template),
@@ -270,6 +276,8 @@ def _check_template(family: str, args: argparse.Namespace) -> bool:
         stop=args.stop,
         params=_read_params(args.param),
         mutable=args.mutable,
+        arguments="text" if args.text_arguments else "object",
+        tools_variables=tools_variables,
     )
     print(report.summary())
     return report.ok
@@ -428,6 +436,18 @@ def make_parser() -> argparse.ArgumentParser:
         "--mutable",
         action="store_true",
         help="let the template change lists, as llama.cpp does (transformers refuses)",
+    )
+    check_command.add_argument(
+        "--text-arguments",
+        action="store_true",
+        help="hand the template every call's arguments as JSON text, not a dict",
+    )
+    check_command.add_argument(
+        "--tools-variable",
+        action="append",
+        default=[],
+        metavar="NAME=list|json",
+        help="also give the template the tools as NAME, the list or JSON text (repeatable)",
     )
     check_command.add_argument(
         "--param", action="append", default=[], metavar="NAME=VALUE", help="a grammar param"

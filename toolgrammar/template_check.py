@@ -49,7 +49,7 @@ TOOLS: list[dict[str, Any]] = [
                 "properties": {
                     "city": {"type": "string", "description": "The city."},
                     "days": {"type": "integer", "description": "How many days ahead."},
-                    "metric": {"type": "boolean"},
+                    "metric": {"type": "boolean", "description": "Celsius, not Fahrenheit."},
                 },
                 "required": ["city"],
             },
@@ -63,14 +63,22 @@ TOOLS: list[dict[str, Any]] = [
             "parameters": {
                 "type": "object",
                 "properties": {
-                    "query": {"type": "string"},
-                    "tags": {"type": "array", "items": {"type": "string"}},
+                    "query": {"type": "string", "description": "What to look for."},
+                    "tags": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "description": "Only pages with these tags.",
+                    },
                 },
                 "required": ["query"],
             },
         },
     },
 ]
+# Every parameter has a description, as in llama.cpp's test tools: Command R+'s template
+# concatenates each one into its prompt and cannot render a tool without them.
+ARGUMENTS = ("object", "text")  # how a call's arguments reach the template
+TOOLS_AS = ("list", "json")  # how a `tools_variables` entry holds the tools
 # Mistral's templates require ids of 9 letters and digits; other templates take any string
 CALL_IDS = ("aB3dE6gH9", "kL2mN5pQ8")
 FINDING_KINDS = ("render", "no tool calls", "calls", "content", "reasoning", "prompt")
@@ -363,8 +371,59 @@ def assistant_turn(
     )
     shared = _common_prefix(prompt, whole)
     if shared < len(prompt):
+        after_header = _after_generation_header(template, history, variables, prompt, whole)
+        if after_header is None:
+            after_header = _after_repeated_tail(prompt, whole, shared)
+        if after_header is not None:
+            return prompt, whole[after_header:], ""
         shared = _marker_start(prompt, shared, markers)
     return prompt, whole[shared:], prompt[shared:]
+
+
+def _after_generation_header(
+    template: jinja2.Template,
+    history: tuple[dict[str, Any], ...],
+    variables: dict[str, Any],
+    prompt: str,
+    whole: str,
+) -> int | None:
+    """Where the turn starts when the template writes the history differently before the
+    generation prompt than before the answer (Command R+ writes its instructions after the
+    last message, then the header; Hermes 2 Pro ends a tool message differently): after
+    the generation header (what `add_generation_prompt` adds), found again in the whole
+    conversation where it parts from the prompt or later. None when that header is not
+    there whole (a prompt that opens `<think>` the history leaves out)."""
+    try:
+        without = render(template, history, add_generation_prompt=False, variables=variables)
+    except TemplateProblem:
+        return None
+    if not prompt.startswith(without) or len(without) == len(prompt):
+        return None
+    header = prompt[len(without) :]
+    shared = _common_prefix(prompt, whole)
+    at = whole.find(header, max(0, shared - len(header) + 1))
+    return None if at == -1 else at + len(header)
+
+
+def _after_repeated_tail(prompt: str, whole: str, shared: int) -> int | None:
+    """Where the turn starts when the template writes the last user turn differently once
+    an answer follows (Mistral Nemo moves the system prompt into the last user turn): after
+    the prompt's tail, its whole last line at least, which the whole conversation writes
+    from where it parts from the prompt. None when it does not."""
+    tail = prompt.rstrip()
+    last_line = len(prompt) - (tail.rfind("\n") + 1)
+    if last_line == 0 or not tail:
+        return None
+    at = whole.find(prompt[-last_line:], shared)
+    while at != -1:
+        end = at + last_line
+        if (
+            end - shared <= len(prompt)
+            and whole[shared:end] == prompt[len(prompt) - (end - shared) :]
+        ):
+            return end
+        at = whole.find(prompt[-last_line:], at + 1)
+    return None
 
 
 def cut_at_stop(turn: str, stops: Iterable[str]) -> str:
@@ -534,23 +593,42 @@ def check_template(
     params: dict[str, str] | None = None,
     name: str | None = None,
     mutable: bool = False,
+    arguments: str = "object",
+    tools_variables: dict[str, str] | None = None,
 ) -> TemplateReport:
     """Round-trip `family`'s grammar through a chat template (a path, or the template's text).
 
     `variables` are passed to the template (`enable_thinking`, `bos_token`, …); `stop`
     lists the model's stop strings besides `eos_token` and the template's turn end;
     `params` are the grammar's params; `mutable` renders as llama.cpp does, letting the
-    template change lists (see `environment`).
+    template change lists (see `environment`). Serving stacks adapt some templates by
+    convention: `arguments="text"` hands every call's arguments over as JSON text, not a
+    dict (a template that concatenates them: Functionary v3.2's); `tools_variables` also
+    gives the tools under other names, as the list (`"list"`) or as JSON text indented by
+    two (`"json"`, what llama.cpp hands FireFunction v2's `functions`).
     """
+    if arguments not in ARGUMENTS:
+        raise ValueError(f"arguments must be one of {ARGUMENTS}, not {arguments!r}")
     spec = with_params(get_spec(family), params)
     label = name or (Path(template).name if _is_path(template) else "<template>")
     report = TemplateReport(spec.name, label)
-    run = _Run(family, spec, dict(variables or {}), list(stop), dict(params or {}), report)
+    context = {**tool_variables(tools_variables or {}), **(variables or {})}
+    run = _Run(family, spec, context, list(stop), dict(params or {}), report, arguments == "text")
     try:
         run.all(_source(template), mutable)
     except TemplateProblem as problem:
         report.findings.append(TemplateFinding("render", "", str(problem)))
     return report
+
+
+def tool_variables(names: dict[str, str]) -> dict[str, Any]:
+    """The tools under more variable names, each as the list or as JSON text."""
+    found: dict[str, Any] = {}
+    for variable, form in names.items():
+        if form not in TOOLS_AS:
+            raise ValueError(f"tools variable {variable!r}: {form!r} is not one of {TOOLS_AS}")
+        found[variable] = TOOLS if form == "list" else json.dumps(TOOLS, indent=2)
+    return found
 
 
 def _is_path(template: str | Path) -> bool:
@@ -582,6 +660,7 @@ class _Run:
     stop: list[str]
     params: dict[str, str]
     report: TemplateReport
+    text_arguments: bool = False  # every call's arguments as JSON text from the start
 
     def all(self, source: str, mutable: bool) -> None:
         template = load_template(source, mutable)
@@ -589,8 +668,8 @@ class _Run:
         eos = self.variables.get("eos_token", "</s>")
         stops = [*self.stop, eos, *turn_end(template, self.variables, markers)]
         field_name = reasoning_field(source)
-        as_text = False
-        for conversation in conversations(self.spec, field_name):
+        as_text = self.text_arguments
+        for conversation in conversations(self.spec, field_name, as_text):
             try:
                 prompt, turn, unused = assistant_turn(
                     template, conversation, self.variables, markers
@@ -599,7 +678,7 @@ class _Run:
                     as_text = True
                     note = "the template prints arguments as they are: given as JSON text"
                     self.report.notes.append(note)
-                if as_text:
+                if as_text and not self.text_arguments:
                     conversation = _with_text_arguments(self.spec, conversation, field_name)
                     prompt, turn, unused = assistant_turn(
                         template, conversation, self.variables, markers
