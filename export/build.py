@@ -18,7 +18,7 @@ from ..runtime.render import HEADER_SHAPES
 from ..runtime.spec import CallShape, FamilySpec, Item, Lit as SpecLit, Name, Reasoning, Skip, Ws
 from .dialects import EXPORT_RULES
 from .schema import ExportError, Tool
-from .tree import EMPTY, Grammar, Lit, Node, Opt, Pat, Rep, Text, alt, seq
+from .tree import EMPTY, Alt, Grammar, Lit, Node, Opt, Pat, Rep, Seq, Text, alt, seq
 from .values import WS
 
 
@@ -83,6 +83,8 @@ class Builder:
         self.text_avoid = tuple(sorted(m for m in markers if m))
         self._entries: list[tuple[str, Node]] | None = None
         self._call_rule: Node = EMPTY  # one call, any shape (made with the calls block)
+        # an output of content alone (auto mode)
+        self._content_only = Opt(Text("raw", self.text_avoid, nonempty=True))
 
     # -- the whole output ---------------------------------------------------------------
 
@@ -106,8 +108,21 @@ class Builder:
             start = seq(self._reasoning(), self._body(self.mode.kind == "auto"))
             if self.prompt:
                 start = alt(start, self._after_prompt())
-        g.rules = {"start": seq(start, WS), **g.rules}
+        g.rules = {"start": self._then_ws(start), **g.rules}
         return g
+
+    def _then_ws(self, node: Node) -> Node:
+        """`node`, then the whitespace the output may end with, except after content alone:
+        its text takes whitespace itself, and the same spaces read as either would make every
+        one of them a place where the trailing whitespace may start (GBNF through
+        llguidance, whose rows hold at most 2000 items, then stops after some 400 spaces)."""
+        if node == self._content_only:
+            return node
+        if isinstance(node, Alt):
+            return alt(*(self._then_ws(option) for option in node.options))
+        if isinstance(node, Seq) and node.items:
+            return seq(*node.items[:-1], self._then_ws(node.items[-1]))
+        return seq(node, WS)
 
     def _prompt_markers(self) -> set[str]:
         """With a block the prompt opened, the literals its calls go on with: text at the
@@ -213,7 +228,7 @@ class Builder:
         calls = self.g.rule("text_then_calls", alt(*with_text))
         if self.mode.kind != "auto":
             return calls
-        return alt(calls, Opt(Text("raw", self.text_avoid, nonempty=True)))
+        return alt(calls, self._content_only)
 
     def _calls_block(self) -> list[tuple[str, Node]]:
         """The ways the calls can start: (first literal, the rest), "" for a lookahead."""

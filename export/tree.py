@@ -86,32 +86,25 @@ class Json:
 Node = Union[Lit, Seq, Alt, Opt, Rep, Ref, Pat, Text, Json]
 
 # name -> (lark regex body, GBNF rules, the first named as the pattern): the only lexical
-# classes a grammar needs besides literals and text. The GBNF side repeats one character
-# per step (no `+`/`*` over a class): llguidance's GBNF front end would make a repeated
-# class one greedy lexeme that swallows characters the text around it needs. Exponents
-# have at most two digits: 1e999 would read as infinity.
+# classes a grammar needs besides literals and text. The GBNF side repeats with `+` (never by
+# right recursion: llguidance's Earley parser holds at most 2000 items in a row, and a
+# right-recursive rule adds one per character); `gbnf.py` keeps every rule out of
+# llguidance's lexer, so a repeated class is still read a character at a time. Exponents have
+# at most two digits: 1e999 would read as infinity.
 PATTERNS: dict[str, tuple[str, dict[str, str]]] = {
-    "ws": (r"[ \t\r\n]+", {"ws-tok": "[ \\t\\r\\n] ws-tok | [ \\t\\r\\n]"}),
-    "digits": (r"[0-9]+", {"digits-tok": "[0-9] digits-tok | [0-9]"}),
+    "ws": (r"[ \t\r\n]+", {"ws-tok": "[ \\t\\r\\n]+"}),
+    "digits": (r"[0-9]+", {"digits-tok": "[0-9]+"}),
     "header": (r"[A-Za-z0-9_.:\-]{1,64}", {"header-tok": "[A-Za-z0-9_.:\\x2D]{1,64}"}),
     "int": (
         r"-?(?:0|[1-9][0-9]*)",
-        {
-            "int-tok": '("-")? uint-tok',
-            "uint-tok": '"0" | [1-9] | [1-9] digits-tok',
-            "digits-tok": "[0-9] digits-tok | [0-9]",
-        },
+        {"int-tok": '("-")? uint-tok', "uint-tok": '"0" | [1-9] ([0-9])*'},
     ),
-    "uint": (
-        r"(?:0|[1-9][0-9]*)",
-        {"uint-tok": '"0" | [1-9] | [1-9] digits-tok', "digits-tok": "[0-9] digits-tok | [0-9]"},
-    ),
+    "uint": (r"(?:0|[1-9][0-9]*)", {"uint-tok": '"0" | [1-9] ([0-9])*'}),
     "number": (
         r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]{1,2})?",
         {
-            "number-tok": '("-")? uint-tok ("." digits-tok)? ([eE] ("+" | "-")? [0-9] ([0-9])?)?',
-            "uint-tok": '"0" | [1-9] | [1-9] digits-tok',
-            "digits-tok": "[0-9] digits-tok | [0-9]",
+            "number-tok": '("-")? uint-tok ("." [0-9]+)? ([eE] ("+" | "-")? [0-9] ([0-9])?)?',
+            "uint-tok": '"0" | [1-9] ([0-9])*',
         },
     ),
 }
