@@ -47,7 +47,8 @@ def export(
     grammar's `prompt_opened`); `block_open` that it ended with the opener of the call,
     section or message the grammar flags `prompt_opened` (default: the grammar's), so the
     output may begin with the rest of that block. `json="native"` hands JSON arguments to llguidance as
-    `%json` in lark; `"rules"` writes them as rules whose strings cannot hold the family's
+    `%json` in lark (a JSON value inside a markup parameter is rules even so: a marker in
+    its strings would end it); `"rules"` writes them as rules whose strings cannot hold the family's
     markers (always so in GBNF).
 
     Raises `ExportError` on an unknown family, param, tool, mode or format, or a tools list
@@ -74,8 +75,7 @@ def export(
     ]
     if format == "gbnf":
         return gbnf.write(grammar)
-    if json == "rules":
-        expand_json(grammar)
+    expand_json(grammar, only_in_markup=json == "native")
     return lark.write(grammar)
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ..runtime.tables import CompiledFamily
 from ..runtime.render import HEADER_SHAPES
 from ..runtime.spec import CallShape, FamilySpec, Item, Lit as SpecLit, Name, Reasoning, Skip, Ws
-from .dialects import EXPORT_RULES
+from .dialects import EXPORT_RULES, TAKE_CLOSER
 from .schema import ExportError, Tool
 from .tree import EMPTY, Alt, Grammar, Lit, Node, Opt, Pat, Rep, Seq, Text, alt, seq
 from .values import WS
@@ -170,7 +170,12 @@ class Builder:
             and not items[start + 1].peek
         ):
             head = alt(*(Text("header", (), end=t) for t in items[start + 1].texts))
-            rest = [self._cached_item(shape, number, i, tool) for i in range(start + 2, len(items))]
+            taken = _taken_closers(items)
+            rest = [
+                self._cached_item(shape, number, i, tool)
+                for i in range(start + 2, len(items))
+                if i not in taken
+            ]
             return seq(head, *rest)
         return self._items(shape, number, start, tool)
 
@@ -326,7 +331,12 @@ class Builder:
     # -- one call shape -----------------------------------------------------------------
 
     def _items(self, shape: CallShape, number: int, start: int, tool: Tool | None) -> Node:
-        nodes = [self._cached_item(shape, number, i, tool) for i in range(start, len(shape.call))]
+        taken = _taken_closers(shape.call)
+        nodes = [
+            self._cached_item(shape, number, i, tool)
+            for i in range(start, len(shape.call))
+            if i not in taken
+        ]
         return seq(*nodes)
 
     def _cached_item(self, shape: CallShape, number: int, index: int, tool: Tool | None) -> Node:
@@ -361,7 +371,11 @@ class Builder:
         rule = EXPORT_RULES.get(type(item))
         if rule is None:
             raise ExportError(f"cannot export grammar item {type(item).__name__}")
-        return rule(self, item, tool, self.cf.stops[number, index])
+        stops = self.cf.stops[number, index]
+        closer = _closer_after(shape.call, index) if type(item) in TAKE_CLOSER else None
+        if closer is not None:
+            return rule(self, item, tool, stops, closers=shape.call[closer].texts)
+        return rule(self, item, tool, stops)
 
     def _name(self, item: Name, name: str) -> Node:
         """The name as the item's pattern reads it back (an index becomes digits)."""
@@ -452,6 +466,29 @@ class Builder:
         if first_text != EMPTY and self.mode.kind != "named":
             starts.append(seq(first_text, text_msgs, tools))
         return alt(*starts)
+
+
+def _closer_after(call: tuple[Item, ...], index: int) -> int | None:
+    """The index of the literal that closes the item at `index` (after a `ws`, if any): a
+    required one, which a dialect in `TAKE_CLOSER` writes itself; None when there is none."""
+    after = index + 1
+    if after < len(call) and isinstance(call[after], Ws):
+        after += 1
+    if after < len(call):
+        lit = call[after]
+        if isinstance(lit, SpecLit) and not lit.optional and not lit.peek:
+            return after
+    return None
+
+
+def _taken_closers(call: tuple[Item, ...]) -> set[int]:
+    """The items a `TAKE_CLOSER` dialect writes itself: the `ws` and literal after it."""
+    taken: set[int] = set()
+    for index, item in enumerate(call):
+        closer = _closer_after(call, index) if type(item) in TAKE_CLOSER else None
+        if closer is not None:
+            taken.update(range(index + 1, closer + 1))
+    return taken
 
 
 def _leading(call: tuple[Item, ...]) -> list[tuple[str, int]]:

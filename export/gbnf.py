@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Callable
 
 from .printer import EMPTY_STRING, Printer
-from .text import CharSet, State, marker_free_states
+from .text import CharSet, State, marker_free_states, straddling
 from .tree import PATTERNS, Grammar, Json, Pat, Text
 from .values import expand_json
 
@@ -50,7 +50,8 @@ class GbnfPrinter(Printer):
     def __init__(self, g: Grammar) -> None:
         super().__init__(g)
         self.extra: dict[str, str] = {}  # rules the spellings add: name -> expression
-        self.text_rules: dict[tuple[str, tuple[str, ...]], str] = {}  # text -> its start rule
+        # (syntax, markers, endings it may not have) -> the text's rule
+        self.text_rules: dict[tuple[str, tuple[str, ...], tuple[str, ...]], str] = {}
 
     def write(self) -> str:
         expand_json(self.g)
@@ -71,10 +72,12 @@ class GbnfPrinter(Printer):
     def text(self, node: Text) -> str:
         if node.syntax in HEADER_LEFT_OUT:
             return self.literal(node.end)
-        key = (node.syntax, tuple(sorted(set(node.avoid))))
+        avoid = tuple(sorted(set(node.avoid)))
+        key = (node.syntax, avoid, straddling(avoid, node.end))
         if key not in self.text_rules:
             prefix = f"text{len(self.text_rules) + 1}"
-            self.extra.update(_text_rules(prefix, marker_free_states(node.syntax, key[1])))
+            states = marker_free_states(node.syntax, avoid, node.end)
+            self.extra.update(_text_rules(prefix, states))
             self.text_rules[key] = prefix
         start = self.text_rules[key]
         return f"{start} {self.literal(node.end)}" if node.end else start

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 from .printer import Printer
-from .text import SYNTAXES
+from .text import SYNTAXES, straddling
 from .tree import PATTERNS, Grammar, Json, Pat, Text
 
 
@@ -39,7 +39,7 @@ class LarkPrinter(Printer):
         return self._terminal(("pat", node.name), node.name.upper(), f"/{PATTERNS[node.name][0]}/")
 
     def text(self, node: Text) -> str:
-        body = text_expression(node.syntax, node.avoid, node.nonempty and not node.end)
+        body = text_expression(node.syntax, node.avoid, node.nonempty and not node.end, node.end)
         if node.end:
             body = f"({body}) {self.literal(node.end)}"
         return self._terminal(node, "TEXT", body)
@@ -61,8 +61,11 @@ class LarkPrinter(Printer):
         return self.terminals[key]
 
 
-def text_expression(syntax_name: str, avoid: tuple[str, ...], nonempty: bool) -> str:
-    """The lark (llguidance) expression of a body of `syntax_name` avoiding `avoid`."""
+def text_expression(
+    syntax_name: str, avoid: tuple[str, ...], nonempty: bool, end: str = ""
+) -> str:
+    """The lark (llguidance) expression of a body of `syntax_name` avoiding `avoid`, followed
+    by `end` (so not ending in a marker's first part that `end` would complete)."""
     syntax = SYNTAXES[syntax_name]
     if syntax.limit:
         repeat = f"{{{1 if nonempty else 0},{syntax.limit}}}"
@@ -72,6 +75,9 @@ def text_expression(syntax_name: str, avoid: tuple[str, ...], nonempty: bool) ->
     if avoid:
         alternatives = "|".join(_regex_literal(m) for m in sorted(set(avoid)))
         parts.append(f"~/(?s:.*)(?:{alternatives})(?s:.*)/")
+    bad_ends = straddling(tuple(avoid), end)
+    if bad_ends:
+        parts.append(f"~/(?s:.*)(?:{'|'.join(_regex_literal(p) for p in bad_ends)})/")
     return " & ".join(parts)
 
 

@@ -155,12 +155,27 @@ class State:
     accepting: bool
 
 
-def marker_free_states(syntax_name: str, avoid: tuple[str, ...]) -> list[State]:
-    """The automaton of a body of `syntax_name` that never contains a marker of `avoid`: the
-    product of the syntax's automaton and the markers' Aho-Corasick automaton, state 0
-    starting. States are numbered as they are reached and listed as they are built."""
+def straddling(avoid: tuple[str, ...], end: str) -> tuple[str, ...]:
+    """The endings a body followed by `end` must not have: a marker's first part whose rest
+    `end` begins with (`<call name=` before the `"` that closes a JSON string makes the
+    marker `<call name="`, which the parser would find there)."""
+    found = {
+        marker[:k]
+        for marker in avoid
+        for k in range(1, len(marker))
+        if end and end.startswith(marker[k:])
+    }
+    return tuple(sorted(found))
+
+
+def marker_free_states(syntax_name: str, avoid: tuple[str, ...], end: str = "") -> list[State]:
+    """The automaton of a body of `syntax_name` that never contains a marker of `avoid`, and
+    does not end in one of `straddling(avoid, end)`: the product of the syntax's automaton
+    and the markers' Aho-Corasick automaton, state 0 starting. States are numbered as they
+    are reached and listed as they are built."""
     syntax = SYNTAXES[syntax_name]
     ac = _AhoCorasick(avoid)
+    bad_ends = straddling(avoid, end)
     numbers: dict[tuple[int, str], int] = {}  # (syntax state, marker prefix) -> number
     built: set[int] = set()
     states: list[State] = []
@@ -189,5 +204,6 @@ def marker_free_states(syntax_name: str, avoid: tuple[str, ...]) -> list[State]:
             if not rest.empty():
                 move(rest, (q2, ""))
         built.add(number)
-        states.append(State(number, tuple(moves), q in syntax.accepting))
+        ends_well = not any(s.endswith(p) for p in bad_ends)  # `s`: the longest such suffix
+        states.append(State(number, tuple(moves), q in syntax.accepting and ends_well))
     return states

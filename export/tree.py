@@ -81,6 +81,10 @@ class Json:
 
     schema_text: str  # canonical JSON text, so the node stays hashable
     avoid: tuple[str, ...] = ()
+    # a value inside markup the parser reads as text up to the first marker (a markup
+    # dialect's parameter): `%json` cannot keep the markers out of its strings, and one there
+    # would cut the value short, so it is always written as rules
+    in_markup: bool = False
 
 
 Node = Union[Lit, Seq, Alt, Opt, Rep, Ref, Pat, Text, Json]

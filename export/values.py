@@ -137,11 +137,12 @@ class Values:
         return seq(Lit(json.dumps(name, ensure_ascii=False)), WS, Lit(":"), WS)
 
 
-def expand_json(g: Grammar) -> None:
-    """Replace every `Json` node of `g` by JSON rules (GBNF has no `%json`)."""
+def expand_json(g: Grammar, only_in_markup: bool = False) -> None:
+    """Replace every `Json` node of `g` by JSON rules (GBNF has no `%json`), or with
+    `only_in_markup` those `%json` cannot write (`Json.in_markup`)."""
 
     def walk(node: Node) -> Node:
-        if isinstance(node, Json):
+        if isinstance(node, Json) and (node.in_markup or not only_in_markup):
             return Values(g, "json", node.avoid).value(json.loads(node.schema_text))
         if isinstance(node, Seq):
             return Seq(tuple(walk(n) for n in node.items))

@@ -84,28 +84,12 @@ def test_every_cut_every_split(name: str) -> None:
             assert not violations, "\n".join(map(str, violations[:3]))
 
 
-# Export findings `check`'s export proof (added after these templates) reaches and that are
-# not fixed yet (docs/export.md): template -> the checks that may fail. Every invariant of the
-# parser must still hold; only these export checks may report, and only about the export.
-OPEN_EXPORT_BUGS: dict[str, set[str]] = {
-    # a walk in `required` mode writes a string where the schema asks for an object
-    "beam": {"export walks"},
-    # the kv_lines export rule rejects some rendered raw values before the call's closer, and
-    # its walks write a string where the schema asks for an array
-    "kv_lines": {"export", "export walks"},
-}
-
-
 @pytest.mark.parametrize("name", NAMES)
 def test_random_outputs_keep_the_invariants(name: str) -> None:
     """`toolgrammar check` over the template's family: random calls, cuts and mutants."""
     with registered(rt.template_spec(TEMPLATES[name], f"tpl_{name}")):
         report = check(f"tpl_{name}", budget=2.0, seed=21)
-    known = OPEN_EXPORT_BUGS.get(name, set())
-    failed = {check_name for check_name, count in report.failed.items() if count}
-    assert failed <= known, report.summary()
-    for check_name in failed:
-        assert report.findings[check_name].detail.startswith("export "), report.summary()
+    assert report.ok, report.summary()
 
 
 def _set(path: str, value: Any) -> Callable[[dict], None]:
@@ -271,3 +255,36 @@ def test_hf_needs_no_compiler_extra() -> None:
         text=True,
     )
     assert done.returncode == 0, done.stderr
+
+
+KV_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "f",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "a": {"type": "array", "items": {"type": "string"}},
+                    "s": {"type": "string"},
+                },
+            },
+        },
+    }
+]
+
+
+@pytest.mark.parametrize("fmt", ["lark", "gbnf"])
+def test_kv_lines_export_reads_values_as_the_parser_does(fmt: str) -> None:
+    """The export proof's kv_lines findings: a raw value on the last line runs into the
+    call's closer (`x</call` then `</call>`: the text's lexeme took `</call` and never let
+    the closer start), and a JSON value cannot hold a marker, not even one its closing quote
+    completes (`["x<call name="]`: the parser cuts the value at the call opener)."""
+    from export_helpers import accepts
+
+    with registered(rt.template_spec(TEMPLATES["kv_lines"], "tpl_kv_lines")):
+        grammar = toolgrammar.export("tpl_kv_lines", KV_TOOLS, fmt, "required")
+        call = {"name": "f", "arguments": {"a": ["y"], "s": "x</call"}}
+        assert accepts(grammar, toolgrammar.render("tpl_kv_lines", [call], KV_TOOLS), fmt)
+        assert accepts(grammar, '<call name="f">a: ["x<call name"]</call>', fmt)
+        assert not accepts(grammar, '<call name="f">a: ["x<call name="]</call>', fmt)
