@@ -46,10 +46,11 @@ def export(
     `reasoning_open` says the prompt already opened the reasoning block (default: the
     grammar's `prompt_opened`); `block_open` that it ended with the opener of the call,
     section or message the grammar flags `prompt_opened` (default: the grammar's), so the
-    output may begin with the rest of that block. `json="native"` hands JSON arguments to llguidance as
-    `%json` in lark (a JSON value inside a markup parameter is rules even so: a marker in
-    its strings would end it); `"rules"` writes them as rules whose strings cannot hold the family's
-    markers (always so in GBNF).
+    output may begin with the rest of that block. `json="native"` hands JSON arguments to
+    llguidance as `%json` in lark (a JSON value inside a markup parameter is rules even so:
+    a marker in its strings would end it); `"rules"` writes them as rules whose strings
+    cannot hold the family's markers (always so in GBNF). Each run of rules made from one
+    grammar line follows a comment naming that `file:line`.
 
     Raises `ExportError` on an unknown family, param, tool, mode or format, or a tools list
     it cannot read.

@@ -56,7 +56,7 @@ class Builder:
         self.spec, self.mode = spec, mode
         self.tools = [t for t in tools if mode.kind != "named" or t.name == mode.name]
         self.cf = CompiledFamily(spec)
-        self.g = Grammar()
+        self.g = Grammar(source=spec.source or f"grammars/{spec.name}.tg")
         self.reasoning_open = self.cf.prompt_opened if reasoning_open is None else reasoning_open
         # the marker the prompt ended with, when it opened a call, section or message (a
         # reasoning block the prompt opened comes first, as in the parser)
@@ -189,7 +189,8 @@ class Builder:
             for o in r.opens
             for c in self._closes(r)
         ]
-        return Opt(self.g.rule("reasoning", alt(*blocks)))
+        with self.g.at(self.spec.reasoning[0].line):
+            return Opt(self.g.rule("reasoning", alt(*blocks)))
 
     def _closes(self, reasoning: Reasoning) -> tuple[str, ...]:
         """What ends a reasoning block as the parser reads it: its closers, and a message's
@@ -230,7 +231,8 @@ class Builder:
                 # hold that character at all, so its lexeme ends there by itself
                 text = Opt(Text("raw", self.text_avoid, nonempty=True))
                 with_text.append(seq(text, Lit(first), rest) if first else seq(text, rest))
-        calls = self.g.rule("text_then_calls", alt(*with_text))
+        with self.g.at(self._calls_line()):
+            calls = self.g.rule("text_then_calls", alt(*with_text))
         if self.mode.kind != "auto":
             return calls
         return alt(calls, self._content_only)
@@ -245,48 +247,60 @@ class Builder:
         g, section = self.g, self.spec.section
         entries = self._call_entries()
         many = self.mode.kind != "named"
-        call = self._call_rule = g.rule(
-            "call", alt(*(seq(Lit(f), r) if f else r for f, r in entries))
-        )
+        with g.at(self._calls_line()):
+            call = self._call_rule = g.rule(
+                "call", alt(*(seq(Lit(f), r) if f else r for f, r in entries))
+            )
         more = Rep(seq(WS, call)) if many else EMPTY
         bare = [(f, seq(r, more)) for f, r in entries]
         if section is None:
             return bare
         close = alt(*(Lit(c) for c in section.closes))
-        inside = g.rule("section_body", seq(WS, call, more, WS, close))
+        with g.at(section.line):
+            inside = g.rule("section_body", seq(WS, call, more, WS, close))
         opens = alt(*(Lit(o) for o in section.opens))
         again = Rep(seq(WS, opens, inside)) if many else EMPTY  # more blocks, back to back
         wrapped = [(o, seq(inside, again)) for o in section.opens]
         return wrapped + (bare if section.optional else [])
+
+    def _calls_line(self) -> int:
+        """The grammar line of the first call shape (the rules any call goes through)."""
+        return _shape_line(self.spec.shapes[0]) if self.spec.shapes else 0
 
     def _call_entries(self) -> list[tuple[str, Node]]:
         out: list[tuple[str, Node]] = []
         for number, shape in enumerate(self.spec.shapes):
             if self._recovers_drift(shape):
                 continue
-            per_tool = self._uses_name(shape)
-            if self._named_by_recipient(shape):
-                out += self._recipient_entries(shape, number)
-                continue
-            for first, start in _leading(shape.call):
-                if per_tool:
-                    rest = alt(
-                        *(
-                            self.g.rule(
-                                f"call_{t.name}_{number}",
-                                self._items(shape, number, start, t),
-                                key=(number, start, t.name),
-                            )
-                            for t in self.tools
+            with self.g.at(_shape_line(shape)):
+                out += self._shape_entries(shape, number)
+        return out
+
+    def _shape_entries(self, shape: CallShape, number: int) -> list[tuple[str, Node]]:
+        """The ways one call shape begins: (first literal, the rest), per tool."""
+        out: list[tuple[str, Node]] = []
+        per_tool = self._uses_name(shape)
+        if self._named_by_recipient(shape):
+            return self._recipient_entries(shape, number)
+        for first, start in _leading(shape.call):
+            if per_tool:
+                rest = alt(
+                    *(
+                        self.g.rule(
+                            f"call_{t.name}_{number}",
+                            self._items(shape, number, start, t),
+                            key=(number, start, t.name),
                         )
+                        for t in self.tools
                     )
-                else:
-                    rest = self.g.rule(
-                        f"calls_{number}",
-                        self._items(shape, number, start, None),
-                        key=(number, start, None),
-                    )
-                out.append((first, rest))
+                )
+            else:
+                rest = self.g.rule(
+                    f"calls_{number}",
+                    self._items(shape, number, start, None),
+                    key=(number, start, None),
+                )
+            out.append((first, rest))
         return out
 
     @staticmethod
@@ -340,7 +354,14 @@ class Builder:
         return seq(*nodes)
 
     def _cached_item(self, shape: CallShape, number: int, index: int, tool: Tool | None) -> Node:
-        """A dialect's rules are made once per tool, however many ways the call begins."""
+        """A dialect's rules are made once per tool, however many ways the call begins (and
+        come from the item's grammar line)."""
+        with self.g.at(shape.call[index].line):
+            return self._cached_item_here(shape, number, index, tool)
+
+    def _cached_item_here(
+        self, shape: CallShape, number: int, index: int, tool: Tool | None
+    ) -> Node:
         item = shape.call[index]
         if isinstance(item, (SpecLit, Ws, Skip, Name)):
             return self._item(shape, number, index, tool)
@@ -451,7 +472,8 @@ class Builder:
             header = alt(
                 *(Text("space", (), end=f"{head_opener}{t}{m.header_end}") for t in targets)
             )
-            return self.g.rule(name, seq(Opt(sep), header, calls, WS, Lit(end)))
+            with self.g.at(m.line):
+                return self.g.rule(name, seq(Opt(sep), header, calls, WS, Lit(end)))
 
         tool_msg = tool_message(m.header[0], "tool_message")
         many = Rep(tool_msg) if self.mode.kind != "named" else EMPTY
@@ -466,6 +488,10 @@ class Builder:
         if first_text != EMPTY and self.mode.kind != "named":
             starts.append(seq(first_text, text_msgs, tools))
         return alt(*starts)
+
+
+def _shape_line(shape: CallShape) -> int:
+    return shape.line or (shape.call[0].line if shape.call else 0)
 
 
 def _closer_after(call: tuple[Item, ...], index: int) -> int | None:

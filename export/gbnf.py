@@ -85,10 +85,14 @@ class GbnfPrinter(Printer):
     def json(self, node: Json) -> str:
         raise AssertionError("expand_json left a Json node")
 
-    def document(self, rules: list[tuple[str, str]]) -> str:
-        everything = _off_the_lexer([*rules, *self.extra.items()])
+    def document(self, rules: list[tuple[str, str, str]]) -> str:
+        sources = {name: where for name, _, where in rules}
+        named = [(name, expression) for name, expression, _ in rules]
+        everything = _off_the_lexer([*named, *self.extra.items()])
         lines = [f"# {line}" for line in self.g.header]
-        lines += [f"{name} ::= {expression}" for name, expression in everything]
+        lines += self.with_sources(
+            [(n, f" ::= {e}", sources.get(n, "")) for n, e in everything], "#"
+        )
         return "\n".join(lines) + "\n"
 
 

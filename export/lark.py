@@ -47,11 +47,11 @@ class LarkPrinter(Printer):
     def json(self, node: Json) -> str:
         return f"%json {node.schema_text}"
 
-    def document(self, rules: list[tuple[str, str]]) -> str:
+    def document(self, rules: list[tuple[str, str, str]]) -> str:
         # `%llguidance {}` marks the text as llguidance's Lark (SGLang wants it to tell it
         # from EBNF)
         header = [f"// {line}" for line in self.g.header] + ["%llguidance {}", ""]
-        lines = [f"{name}: {expression}" for name, expression in rules]
+        lines = self.with_sources([(n, f": {e}", w) for n, e, w in rules], "//")
         return "\n".join([*header, *lines, "", *self.terminal_lines, ""])
 
     def _terminal(self, key: object, name: str, body: str) -> str:

@@ -7,8 +7,9 @@ what lets both formats say exactly the same language.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any, Iterator, Union
 
 
 @dataclass(frozen=True)
@@ -116,12 +117,32 @@ PATTERNS: dict[str, tuple[str, dict[str, str]]] = {
 
 @dataclass
 class Grammar:
-    """Named rules; `start` is the whole output. `header` lines become comments."""
+    """Named rules; `start` is the whole output. `header` lines become comments, and so does
+    the grammar line each rule was made from (`lines`, from `source` at `line` when the rule
+    was made: what a report of a rejected output points at)."""
 
     rules: dict[str, Node] = field(default_factory=dict)
     start: str = "start"
     header: list[str] = field(default_factory=list)
     _names: dict[Any, str] = field(default_factory=dict)
+    source: str = ""
+    line: int = 0
+    lines: dict[str, int] = field(default_factory=dict)
+
+    @contextmanager
+    def at(self, line: int) -> Iterator[None]:
+        """Rules made inside come from grammar line `line` (0: keep the current one)."""
+        before = self.line
+        self.line = line or before
+        try:
+            yield
+        finally:
+            self.line = before
+
+    def where(self, name: str) -> str:
+        """`file:line` of the grammar line rule `name` came from, or "" when unknown."""
+        line = self.lines.get(name, 0)
+        return f"{self.source}:{line}" if line and self.source else ""
 
     def rule(self, name: str, node: Node, key: Any = None) -> Ref:
         """Add `node` as a rule named after `name` (made unique) and refer to it; the same
@@ -137,6 +158,7 @@ class Grammar:
             n += 1
             unique = f"{base}_{n}"
         self.rules[unique] = node
+        self.lines[unique] = self.line
         if key is not None:
             self._names[key] = unique
         return Ref(unique)

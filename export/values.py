@@ -160,5 +160,6 @@ def expand_json(g: Grammar, only_in_markup: bool = False) -> None:
         if not todo:
             return
         for name in todo:
-            g.rules[name] = walk(g.rules[name])
+            with g.at(g.lines.get(name, 0)):  # a value's rules come from its rule's line
+                g.rules[name] = walk(g.rules[name])
             done.add(name)

@@ -136,3 +136,29 @@ def test_without_llguidance_the_export_proof_says_skipped(
     report = check("hermes", budget=0.0, seed=0)
     assert report.ok and report.checked["export"] == report.checked["export walks"] == 0
     assert "export             0 checked  skipped (needs llguidance" in report.summary()
+
+
+def test_a_broken_export_is_shown_shrunk_with_its_rule_and_grammar_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A planted export bug (JSON rules that separate members with `;`): the finding is the
+    smallest rendered output the export still rejects, with the export rules refusing the
+    byte there, the grammar line they were made from and the replay seed."""
+    from toolgrammar.export import values
+    from toolgrammar.export.tree import Lit
+
+    plain = values.Values._sep
+
+    def semicolon(self: Any) -> Any:
+        return Lit(";") if self.style == "json" else plain(self)
+
+    monkeypatch.setattr(values.Values, "_sep", semicolon)
+    report = check("hermes", budget=3.0, seed=4)
+    assert report.failed["export"], report.summary()
+    finding = report.findings["export"]
+    assert "rejected at byte" in finding.detail and "rules" in finding.detail
+    assert "(grammar line grammars/hermes.tg:35)" in finding.rule  # the json_call line
+    assert finding.rule.startswith("json_"), finding.rule
+    text = finding.text  # shrunk: one call of two arguments, as the renderer writes it
+    assert text.count("<tool_call>") == 1 and len(text) < 160, text
+    assert "replay: --seed 4 (sample " in str(finding) and "  rule  = json_" in str(finding)
