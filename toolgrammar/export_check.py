@@ -84,31 +84,6 @@ def take_forced(m: Any, out: bytearray) -> bool:
     return bool(forced)
 
 
-def random_walk(
-    grammar: str, rng: random.Random, max_bytes: int = 400, fmt: str = "lark"
-) -> tuple[bytes, bool]:
-    """Bytes chosen at random among the allowed ones until the grammar lets the output end
-    (chosen with growing probability as the walk gets long) or `max_bytes`; returns the
-    bytes and whether the walk ended in an accepting state."""
-    m = matcher(grammar, fmt)
-    out = bytearray()
-    while len(out) < max_bytes:
-        if take_forced(m, out):
-            continue
-        allowed = allowed_bytes(m)
-        if not allowed:
-            break
-        if EOS in allowed and (len(allowed) == 1 or rng.random() < len(out) / max_bytes):
-            return bytes(out), True
-        choices = [b for b in allowed if b != EOS]
-        # prefer printable ASCII so walks read like text, but keep every byte possible
-        printable = [b for b in choices if 32 <= b < 127 or b == 10]
-        pick = rng.choice(printable if printable and rng.random() < 0.9 else choices)
-        assert m.consume_tokens([pick]), m.get_error()
-        out.append(pick)
-    return bytes(out), m.is_accepting()
-
-
 def validates(value: Any, schema: Any) -> bool:
     """Whether `value` is valid against `schema`, by `jsonschema` (the validator its `$schema`
     names, Draft 2020-12 by default); `$ref`s resolve within the schema itself."""
