@@ -98,6 +98,7 @@ Node = Union[Lit, Seq, Alt, Opt, Rep, Ref, Pat, Text, Json]
 # at most two digits: 1e999 would read as infinity.
 PATTERNS: dict[str, tuple[str, dict[str, str]]] = {
     "ws": (r"[ \t\r\n]+", {"ws-tok": "[ \\t\\r\\n]+"}),
+    "blanks": (r"[ \t]+", {"blanks-tok": "[ \\t]+"}),
     "digits": (r"[0-9]+", {"digits-tok": "[0-9]+"}),
     "header": (r"[A-Za-z0-9_.:\-]{1,64}", {"header-tok": "[A-Za-z0-9_.:\\x2D]{1,64}"}),
     "int": (

@@ -279,7 +279,8 @@ def test_kv_lines_export_reads_values_as_the_parser_does(fmt: str) -> None:
     """The export proof's kv_lines findings: a raw value on the last line runs into the
     call's closer (`x</call` then `</call>`: the text's lexeme took `</call` and never let
     the closer start), and a JSON value cannot hold a marker, not even one its closing quote
-    completes (`["x<call name="]`: the parser cuts the value at the call opener)."""
+    completes (`["x<call name="]`: the parser cuts the value at the call opener), nor a line
+    break between its tokens."""
     from export_helpers import accepts
 
     with registered(rt.template_spec(TEMPLATES["kv_lines"], "tpl_kv_lines")):
@@ -288,3 +289,6 @@ def test_kv_lines_export_reads_values_as_the_parser_does(fmt: str) -> None:
         assert accepts(grammar, toolgrammar.render("tpl_kv_lines", [call], KV_TOOLS), fmt)
         assert accepts(grammar, '<call name="f">a: ["x<call name"]</call>', fmt)
         assert not accepts(grammar, '<call name="f">a: ["x<call name="]</call>', fmt)
+        # and a JSON value stays on its line: the line separator ends it
+        assert accepts(grammar, '<call name="f">a: [ "x",\t"y" ]</call>', fmt)
+        assert not accepts(grammar, '<call name="f">a: ["x",\n"y"]</call>', fmt)
