@@ -51,10 +51,13 @@ def export(
     `reasoning_open` says the prompt already opened the reasoning block (default: the
     grammar's `prompt_opened`); `block_open` that it ended with the opener of the call,
     section or message the grammar flags `prompt_opened` (default: the grammar's), so the
-    output may begin with the rest of that block. `json="native"` hands JSON arguments to llguidance as
-    `%json` in lark; `"rules"` writes them as rules whose strings cannot hold the family's
-    markers (always so in GBNF). `response_template` is the checkpoint's template that family
-    `hf` reads (docs/response_templates.md): its export is the grammar of that template.
+    output may begin with the rest of that block. `json="native"` hands JSON arguments to
+    llguidance as `%json` in lark (a JSON value inside a markup parameter is rules even so:
+    a marker in its strings would end it); `"rules"` writes them as rules whose strings
+    cannot hold the family's markers (always so in GBNF). Each run of rules made from one
+    grammar line follows a comment naming that `file:line`. `response_template` is the
+    checkpoint's template that family `hf` reads (docs/response_templates.md): its export is
+    the grammar of that template.
 
     Raises `ExportError` on an unknown family, param, tool, mode or format, a tools list it
     cannot read, or a response template missing, refused or given to another family.
@@ -80,8 +83,7 @@ def export(
     ]
     if format == "gbnf":
         return gbnf.write(grammar)
-    if json == "rules":
-        expand_json(grammar)
+    expand_json(grammar, only_in_markup=json == "native")
     return lark.write(grammar)
 
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from ..runtime.tables import CompiledFamily
 from ..runtime.render import HEADER_SHAPES
 from ..runtime.spec import CallShape, FamilySpec, Item, Lit as SpecLit, Name, Reasoning, Skip, Ws
-from .dialects import EXPORT_RULES
+from .dialects import EXPORT_RULES, TAKE_CLOSER
 from .schema import ExportError, Tool
-from .tree import EMPTY, Grammar, Lit, Node, Opt, Pat, Rep, Text, alt, seq
+from .tree import EMPTY, Alt, Grammar, Lit, Node, Opt, Pat, Rep, Seq, Text, alt, seq
 from .values import WS
 
 
@@ -56,7 +56,7 @@ class Builder:
         self.spec, self.mode = spec, mode
         self.tools = [t for t in tools if mode.kind != "named" or t.name == mode.name]
         self.cf = CompiledFamily(spec)
-        self.g = Grammar()
+        self.g = Grammar(source=spec.source or f"grammars/{spec.name}.tg")
         self.reasoning_open = self.cf.prompt_opened if reasoning_open is None else reasoning_open
         # the marker the prompt ended with, when it opened a call, section or message (a
         # reasoning block the prompt opened comes first, as in the parser)
@@ -83,6 +83,8 @@ class Builder:
         self.text_avoid = tuple(sorted(m for m in markers if m))
         self._entries: list[tuple[str, Node]] | None = None
         self._call_rule: Node = EMPTY  # one call, any shape (made with the calls block)
+        # an output of content alone (auto mode)
+        self._content_only = Opt(Text("raw", self.text_avoid, nonempty=True))
 
     # -- the whole output ---------------------------------------------------------------
 
@@ -106,8 +108,21 @@ class Builder:
             start = seq(self._reasoning(), self._body(self.mode.kind == "auto"))
             if self.prompt:
                 start = alt(start, self._after_prompt())
-        g.rules = {"start": seq(start, WS), **g.rules}
+        g.rules = {"start": self._then_ws(start), **g.rules}
         return g
+
+    def _then_ws(self, node: Node) -> Node:
+        """`node`, then the whitespace the output may end with, except after content alone:
+        its text takes whitespace itself, and the same spaces read as either would make every
+        one of them a place where the trailing whitespace may start (GBNF through
+        llguidance, whose rows hold at most 2000 items, then stops after some 400 spaces)."""
+        if node == self._content_only:
+            return node
+        if isinstance(node, Alt):
+            return alt(*(self._then_ws(option) for option in node.options))
+        if isinstance(node, Seq) and node.items:
+            return seq(*node.items[:-1], self._then_ws(node.items[-1]))
+        return seq(node, WS)
 
     def _prompt_markers(self) -> set[str]:
         """With a block the prompt opened, the literals its calls go on with: text at the
@@ -155,7 +170,12 @@ class Builder:
             and not items[start + 1].peek
         ):
             head = alt(*(Text("header", (), end=t) for t in items[start + 1].texts))
-            rest = [self._cached_item(shape, number, i, tool) for i in range(start + 2, len(items))]
+            taken = _taken_closers(items)
+            rest = [
+                self._cached_item(shape, number, i, tool)
+                for i in range(start + 2, len(items))
+                if i not in taken
+            ]
             return seq(head, *rest)
         return self._items(shape, number, start, tool)
 
@@ -169,7 +189,8 @@ class Builder:
             for o in r.opens
             for c in self._closes(r)
         ]
-        return Opt(self.g.rule("reasoning", alt(*blocks)))
+        with self.g.at(self.spec.reasoning[0].line):
+            return Opt(self.g.rule("reasoning", alt(*blocks)))
 
     def _closes(self, reasoning: Reasoning) -> tuple[str, ...]:
         """What ends a reasoning block as the parser reads it: its closers, and a message's
@@ -212,11 +233,11 @@ class Builder:
                 text = Opt(Text("raw", self.text_avoid, nonempty=True))
                 text = alt(text, *self._content_block(""))
                 with_text.append(seq(text, Lit(first), rest) if first else seq(text, rest))
-        calls = self.g.rule("text_then_calls", alt(*with_text))
+        with self.g.at(self._calls_line()):
+            calls = self.g.rule("text_then_calls", alt(*with_text))
         if self.mode.kind != "auto":
             return calls
-        alone = Opt(Text("raw", self.text_avoid, nonempty=True))
-        return alt(calls, alone, *self._content_block(None))
+        return alt(calls, self._content_only, *self._content_block(None))
 
     def _content_block(self, then: str | None) -> list[Node]:
         """Content in the family's own block (`content` statement), written as `render`
@@ -243,51 +264,63 @@ class Builder:
         g, section = self.g, self.spec.section
         entries = self._call_entries()
         many = self.mode.kind != "named"
-        call = self._call_rule = g.rule(
-            "call", alt(*(seq(Lit(f), r) if f else r for f, r in entries))
-        )
+        with g.at(self._calls_line()):
+            call = self._call_rule = g.rule(
+                "call", alt(*(seq(Lit(f), r) if f else r for f, r in entries))
+            )
         more = Rep(seq(WS, call)) if many else EMPTY
         bare = [(f, seq(r, more)) for f, r in entries]
         if section is None:
             return bare
         close = alt(*(Lit(c) for c in section.closes))
-        inside = g.rule("section_body", seq(WS, call, more, WS, close))
+        with g.at(section.line):
+            inside = g.rule("section_body", seq(WS, call, more, WS, close))
         opens = alt(*(Lit(o) for o in section.opens))
         again = Rep(seq(WS, opens, inside)) if many else EMPTY  # more blocks, back to back
         wrapped = [(o, seq(inside, again)) for o in section.opens]
         return wrapped + (bare if section.optional else [])
+
+    def _calls_line(self) -> int:
+        """The grammar line of the first call shape (the rules any call goes through)."""
+        return _shape_line(self.spec.shapes[0]) if self.spec.shapes else 0
 
     def _call_entries(self) -> list[tuple[str, Node]]:
         out: list[tuple[str, Node]] = []
         for number, shape in enumerate(self.spec.shapes):
             if self._recovers_drift(shape):
                 continue
-            per_tool = self._uses_name(shape)
-            if self._named_by_recipient(shape):
-                out += self._recipient_entries(shape, number)
-                continue
-            tools = self._named_tools(shape) if per_tool else []
-            if per_tool and not tools:
-                continue  # a shape for other names (Functionary's `python`): none requested
-            for first, start in _leading(shape.call):
-                if per_tool:
-                    rest = alt(
-                        *(
-                            self.g.rule(
-                                f"call_{t.name}_{number}",
-                                self._items(shape, number, start, t),
-                                key=(number, start, t.name),
-                            )
-                            for t in tools
+            with self.g.at(_shape_line(shape)):
+                out += self._shape_entries(shape, number)
+        return out
+
+    def _shape_entries(self, shape: CallShape, number: int) -> list[tuple[str, Node]]:
+        """The ways one call shape begins: (first literal, the rest), per tool."""
+        out: list[tuple[str, Node]] = []
+        per_tool = self._uses_name(shape)
+        if self._named_by_recipient(shape):
+            return self._recipient_entries(shape, number)
+        tools = self._named_tools(shape) if per_tool else []
+        if per_tool and not tools:
+            return out  # a shape for other names (Functionary's `python`): none requested
+        for first, start in _leading(shape.call):
+            if per_tool:
+                rest = alt(
+                    *(
+                        self.g.rule(
+                            f"call_{t.name}_{number}",
+                            self._items(shape, number, start, t),
+                            key=(number, start, t.name),
                         )
+                        for t in tools
                     )
-                else:
-                    rest = self.g.rule(
-                        f"calls_{number}",
-                        self._items(shape, number, start, None),
-                        key=(number, start, None),
-                    )
-                out.append((first, rest))
+                )
+            else:
+                rest = self.g.rule(
+                    f"calls_{number}",
+                    self._items(shape, number, start, None),
+                    key=(number, start, None),
+                )
+            out.append((first, rest))
         return out
 
     def _named_tools(self, shape: CallShape) -> list[Tool]:
@@ -345,11 +378,23 @@ class Builder:
     # -- one call shape -----------------------------------------------------------------
 
     def _items(self, shape: CallShape, number: int, start: int, tool: Tool | None) -> Node:
-        nodes = [self._cached_item(shape, number, i, tool) for i in range(start, len(shape.call))]
+        taken = _taken_closers(shape.call)
+        nodes = [
+            self._cached_item(shape, number, i, tool)
+            for i in range(start, len(shape.call))
+            if i not in taken
+        ]
         return seq(*nodes)
 
     def _cached_item(self, shape: CallShape, number: int, index: int, tool: Tool | None) -> Node:
-        """A dialect's rules are made once per tool, however many ways the call begins."""
+        """A dialect's rules are made once per tool, however many ways the call begins (and
+        come from the item's grammar line)."""
+        with self.g.at(shape.call[index].line):
+            return self._cached_item_here(shape, number, index, tool)
+
+    def _cached_item_here(
+        self, shape: CallShape, number: int, index: int, tool: Tool | None
+    ) -> Node:
         item = shape.call[index]
         if isinstance(item, (SpecLit, Ws, Skip, Name)):
             return self._item(shape, number, index, tool)
@@ -380,7 +425,11 @@ class Builder:
         rule = EXPORT_RULES.get(type(item))
         if rule is None:
             raise ExportError(f"cannot export grammar item {type(item).__name__}")
-        return rule(self, item, tool, self.cf.stops[number, index])
+        stops = self.cf.stops[number, index]
+        closer = _closer_after(shape.call, index) if type(item) in TAKE_CLOSER else None
+        if closer is not None:
+            return rule(self, item, tool, stops, closers=shape.call[closer].texts)
+        return rule(self, item, tool, stops)
 
     def _name(self, item: Name, name: str) -> Node:
         """The name as the item's pattern reads it back (an index becomes digits)."""
@@ -462,7 +511,8 @@ class Builder:
             header = alt(
                 *(Text("space", (), end=f"{head_opener}{t}{m.header_end}") for t in targets)
             )
-            return self.g.rule(name, seq(Opt(sep), header, calls, WS, Lit(end)))
+            with self.g.at(m.line):
+                return self.g.rule(name, seq(Opt(sep), header, calls, WS, Lit(end)))
 
         tool_msg = tool_message(m.header[0], "tool_message")
         many = Rep(tool_msg) if self.mode.kind != "named" else EMPTY
@@ -477,6 +527,33 @@ class Builder:
         if first_text != EMPTY and self.mode.kind != "named":
             starts.append(seq(first_text, text_msgs, tools))
         return alt(*starts)
+
+
+def _shape_line(shape: CallShape) -> int:
+    return shape.line or (shape.call[0].line if shape.call else 0)
+
+
+def _closer_after(call: tuple[Item, ...], index: int) -> int | None:
+    """The index of the literal that closes the item at `index` (after a `ws`, if any): a
+    required one, which a dialect in `TAKE_CLOSER` writes itself; None when there is none."""
+    after = index + 1
+    if after < len(call) and isinstance(call[after], Ws):
+        after += 1
+    if after < len(call):
+        lit = call[after]
+        if isinstance(lit, SpecLit) and not lit.optional and not lit.peek:
+            return after
+    return None
+
+
+def _taken_closers(call: tuple[Item, ...]) -> set[int]:
+    """The items a `TAKE_CLOSER` dialect writes itself: the `ws` and literal after it."""
+    taken: set[int] = set()
+    for index, item in enumerate(call):
+        closer = _closer_after(call, index) if type(item) in TAKE_CLOSER else None
+        if closer is not None:
+            taken.update(range(index + 1, closer + 1))
+    return taken
 
 
 def _leading(call: tuple[Item, ...]) -> list[tuple[str, int]]:

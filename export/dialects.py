@@ -77,7 +77,8 @@ def xml_params(
                     options.append(seq(head, Text("raw", avoid, end=item.value_end)))
                     continue
                 else:
-                    value = _scalar(b) or Json(schema_text(_strict_value(b)), json_avoid)
+                    strict = schema_text(_strict_value(b))
+                    value = _scalar(b) or Json(strict, json_avoid, in_markup=True)
                 options.append(seq(head, pad, value, pad, Lit(item.value_end)))
         params.append((seq(WS, alt(*options)), key in tool.required))
     return ordered(builder.g, f"{tool.name}_params", params, EMPTY)
@@ -136,26 +137,89 @@ def keyvalue_args(
     return values.object(tool.parameters)
 
 
-def kv_lines(builder: Builder, item: KvLines, tool: Tool | None, stops: tuple[str, ...]) -> Node:
+def kv_lines(
+    builder: Builder,
+    item: KvLines,
+    tool: Tool | None,
+    stops: tuple[str, ...],
+    closers: tuple[str, ...] = (),
+) -> Node:
     """`key: value` lines, one per parameter: a string value is raw text that holds no line
-    separator or stop, any other value its literal syntax or compact JSON on one line."""
+    separator or stop, any other value its literal syntax or compact JSON on one line.
+
+    `closers`: the literal after the lines (and the whitespace before it), written here:
+    a string value on the last line runs up to it, and llguidance's greedy lexer must see
+    the closer in that text's lexeme (a separate one would never start: the text takes
+    `</call` and then cannot take `>`)."""
     assert tool is not None
     avoid = tuple(sorted({*stops, item.line_sep}))
     space = "" if item.kv_sep[-1:].isspace() else " "
+    close = seq(WS, alt(*(Lit(c) for c in closers))) if closers else EMPTY
     params = []
     for key, schema in tool.properties.items():
-        options = []
+        options, last = [], []
         for b in branches(schema):
             head = Lit(f"{key}{item.kv_sep}")
             if "enum" in b:
-                options += [seq(head, Lit(space + render_value_text(v))) for v in b["enum"]]
+                values = [seq(head, Lit(space + render_value_text(v))) for v in b["enum"]]
+                options += values
+                last += [seq(v, close) for v in values]
             elif b["type"] == "string":
                 options.append(seq(head, Text("raw", avoid)))
+                ends = closers or ("",)
+                last += [seq(head, Text("raw", avoid, end=c)) for c in ends]
             else:
-                value = _scalar(b) or Json(schema_text(_strict_value(b)), avoid)
+                value = _scalar(b) or Json(schema_text(_strict_value(b)), avoid, in_markup=True)
                 options.append(seq(head, Lit(space), value))
-        params.append((alt(*options), key in tool.required))
-    return ordered(builder.g, f"{tool.name}_lines", params, Lit(item.line_sep))
+                last.append(seq(head, Lit(space), value, close))
+        params.append((alt(*options), alt(*last), key in tool.required))
+    if not closers:
+        lines = [(line, required) for line, _, required in params]
+        return ordered(builder.g, f"{tool.name}_lines", lines, Lit(item.line_sep))
+    return _lines_then_close(builder, f"{tool.name}_lines", params, Lit(item.line_sep), close)
+
+
+def _lines_then_close(
+    builder: Builder, name: str, params: list[tuple[Node, Node, bool]], sep: Node, close: Node
+) -> Node:
+    """The lines in order, each present or not (required ones always), `sep` between them,
+    the last one in its closing form (`params`: each line, its form as the last one, whether
+    it is required), or `close` alone when no line is written. One rule per (position,
+    anything written yet), as `values.ordered`."""
+    memo: dict[tuple[int, bool], Node | None] = {}
+    n = len(params)
+
+    def optional_from(i: int) -> bool:
+        return not any(required for _, _, required in params[i:])
+
+    def lines(i: int, first: bool) -> Node | None:
+        """At least one line from `i` on, then the close; None when none can be."""
+        if i == n:
+            return None
+        if (i, first) in memo:
+            return memo[i, first]
+        line, last, required = params[i]
+        pre = EMPTY if first else sep
+        options = []
+        more = lines(i + 1, False)
+        if more is not None:
+            options.append(seq(pre, line, more))
+        if optional_from(i + 1):
+            options.append(seq(pre, last))
+        if not required:
+            skipped = lines(i + 1, first)
+            if skipped is not None:
+                options.append(skipped)
+        node = None
+        if options:
+            node = builder.g.rule(f"{name}_{i}{'f' if first else ''}", alt(*options))
+        memo[i, first] = node
+        return node
+
+    some = lines(0, True)
+    if some is None:
+        return close
+    return alt(some, close) if optional_from(0) else some
 
 
 def python_calls(
@@ -274,7 +338,10 @@ def _strict_value(schema: Any) -> Any:
     return out
 
 
-EXPORT_RULES: dict[type, Callable[[Builder, Any, Tool | None, tuple[str, ...]], Node]] = {
+# dialects whose last value is free text: they write the literal after them too (`closers`)
+TAKE_CLOSER: frozenset[type] = frozenset({KvLines})
+
+EXPORT_RULES: dict[type, Callable[..., Node]] = {
     XmlParams: xml_params,
     XmlElements: xml_elements,
     KeyValueArgs: keyvalue_args,

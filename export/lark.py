@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 from .printer import Printer
-from .text import SYNTAXES
+from .text import SYNTAXES, straddling
 from .tree import PATTERNS, Grammar, Json, Pat, Text
 
 
@@ -39,7 +39,7 @@ class LarkPrinter(Printer):
         return self._terminal(("pat", node.name), node.name.upper(), f"/{PATTERNS[node.name][0]}/")
 
     def text(self, node: Text) -> str:
-        body = text_expression(node.syntax, node.avoid, node.nonempty and not node.end)
+        body = text_expression(node.syntax, node.avoid, node.nonempty and not node.end, node.end)
         if node.end:
             body = f"({body}) {self.literal(node.end)}"
         return self._terminal(node, "TEXT", body)
@@ -47,11 +47,11 @@ class LarkPrinter(Printer):
     def json(self, node: Json) -> str:
         return f"%json {node.schema_text}"
 
-    def document(self, rules: list[tuple[str, str]]) -> str:
+    def document(self, rules: list[tuple[str, str, str]]) -> str:
         # `%llguidance {}` marks the text as llguidance's Lark (SGLang wants it to tell it
         # from EBNF)
         header = [f"// {line}" for line in self.g.header] + ["%llguidance {}", ""]
-        lines = [f"{name}: {expression}" for name, expression in rules]
+        lines = self.with_sources([(n, f": {e}", w) for n, e, w in rules], "//")
         return "\n".join([*header, *lines, "", *self.terminal_lines, ""])
 
     def _terminal(self, key: object, name: str, body: str) -> str:
@@ -61,8 +61,9 @@ class LarkPrinter(Printer):
         return self.terminals[key]
 
 
-def text_expression(syntax_name: str, avoid: tuple[str, ...], nonempty: bool) -> str:
-    """The lark (llguidance) expression of a body of `syntax_name` avoiding `avoid`."""
+def text_expression(syntax_name: str, avoid: tuple[str, ...], nonempty: bool, end: str = "") -> str:
+    """The lark (llguidance) expression of a body of `syntax_name` avoiding `avoid`, followed
+    by `end` (so not ending in a marker's first part that `end` would complete)."""
     syntax = SYNTAXES[syntax_name]
     if syntax.limit:
         repeat = f"{{{1 if nonempty else 0},{syntax.limit}}}"
@@ -72,6 +73,9 @@ def text_expression(syntax_name: str, avoid: tuple[str, ...], nonempty: bool) ->
     if avoid:
         alternatives = "|".join(_regex_literal(m) for m in sorted(set(avoid)))
         parts.append(f"~/(?s:.*)(?:{alternatives})(?s:.*)/")
+    bad_ends = straddling(tuple(avoid), end)
+    if bad_ends:
+        parts.append(f"~/(?s:.*)(?:{'|'.join(_regex_literal(p) for p in bad_ends)})/")
     return " & ".join(parts)
 
 

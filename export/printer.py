@@ -26,9 +26,22 @@ class Printer(ABC):
 
     def write(self) -> str:
         rules = [
-            (self.rule_name(name), self.expr(node, top=True)) for name, node in self.g.rules.items()
+            (self.rule_name(name), self.expr(node, top=True), self.g.where(name))
+            for name, node in self.g.rules.items()
         ]
         return self.document(rules)
+
+    @staticmethod
+    def with_sources(rules: list[tuple[str, str, str]], comment: str) -> list[str]:
+        """`name SEP expression` lines (`rules`: name, expression with its separator, where
+        it came from), each run of rules from one grammar line after a comment naming it."""
+        lines, last = [], ""
+        for name, expression, where in rules:
+            if where != last:
+                lines.append(f"{comment} {where or 'made by the exporter'}")
+            last = where
+            lines.append(f"{name}{expression}")
+        return lines
 
     def expr(self, node: Node, top: bool = False) -> str:
         """`node` as an expression; a choice is bracketed unless it is a whole rule (`top`)."""
@@ -72,7 +85,8 @@ class Printer(ABC):
     def json(self, node: Json) -> str: ...
 
     @abstractmethod
-    def document(self, rules: list[tuple[str, str]]) -> str:
-        """The whole text: the grammar's header, `rules` (name, expression) and whatever
-        the spellings added on the way (terminals, pattern and text rules)."""
+    def document(self, rules: list[tuple[str, str, str]]) -> str:
+        """The whole text: the grammar's header, `rules` (name, expression, the grammar's
+        `file:line` it came from or "") and whatever the spellings added on the way
+        (terminals, pattern and text rules)."""
         ...

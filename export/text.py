@@ -62,22 +62,31 @@ def _set(chars: str, negated: bool = False, extra: frozenset[str] = frozenset())
 
 def _python_string(quote: str) -> Syntax:
     """The inside of a Python string quoted by `quote`: plain characters, the short escapes,
-    `\\xHH`, `\\uHHHH` and `\\UHHHHHHHH`."""
+    `\\xHH`, `\\uHHHH` and `\\UHHHHHHHH` up to `\\U0010ffff` (a larger code point is not a
+    Python literal: the parser would read the whole value as text)."""
     pattern = (
         f"(?:[^{quote}\\\\\\x00-\\x1f]|\\\\['\"\\\\nrt]"
-        r"|\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\U[0-9a-fA-F]{8})"
+        r"|\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\U(?:000[0-9a-fA-F]{5}|0010[0-9a-fA-F]{4}))"
     )
-    hexes = {"x": 2, "u": 4, "U": 8}
+    # 0 plain text, 1 after a backslash, 2-3 \x's digits, 4-7 \u's, 8-16 \U's: two zeros,
+    # then 0 and five digits or 1, 0 and four digits
     states: list[tuple[tuple[CharSet, int], ...]] = [
         ((_set(quote + "\\", True, _CONTROL), 0), (_set("\\"), 1)),
-        (
-            (_set("'\"\\nrt"), 0),
-            *((_set(c), 2 + sum(list(hexes.values())[:i])) for i, c in enumerate(hexes)),
-        ),
+        ((_set("'\"\\nrt"), 0), (_set("x"), 2), (_set("u"), 4), (_set("U"), 8)),
     ]
-    for width in hexes.values():  # a run of `width` hex digits, back to plain text
-        first = len(states)
+    for first, width in ((2, 2), (4, 4)):  # a run of `width` hex digits, back to plain text
         states += [((_set(_HEX), first + k + 1 if k + 1 < width else 0),) for k in range(width)]
+    states += [
+        ((_set("0"), 9),),  # 8: \U
+        ((_set("0"), 10),),  # 9: \U0
+        ((_set("0"), 11), (_set("1"), 16)),  # 10: \U00
+        ((_set(_HEX), 12),),  # 11: \U000, then five digits
+        ((_set(_HEX), 13),),
+        ((_set(_HEX), 14),),
+        ((_set(_HEX), 15),),
+        ((_set(_HEX), 0),),
+        ((_set("0"), 12),),  # 16: \U001, then 0 and four digits (from state 12)
+    ]
     return Syntax(pattern, tuple(states), frozenset({0}))
 
 
@@ -146,12 +155,27 @@ class State:
     accepting: bool
 
 
-def marker_free_states(syntax_name: str, avoid: tuple[str, ...]) -> list[State]:
-    """The automaton of a body of `syntax_name` that never contains a marker of `avoid`: the
-    product of the syntax's automaton and the markers' Aho-Corasick automaton, state 0
-    starting. States are numbered as they are reached and listed as they are built."""
+def straddling(avoid: tuple[str, ...], end: str) -> tuple[str, ...]:
+    """The endings a body followed by `end` must not have: a marker's first part whose rest
+    `end` begins with (`<call name=` before the `"` that closes a JSON string makes the
+    marker `<call name="`, which the parser would find there)."""
+    found = {
+        marker[:k]
+        for marker in avoid
+        for k in range(1, len(marker))
+        if end and end.startswith(marker[k:])
+    }
+    return tuple(sorted(found))
+
+
+def marker_free_states(syntax_name: str, avoid: tuple[str, ...], end: str = "") -> list[State]:
+    """The automaton of a body of `syntax_name` that never contains a marker of `avoid`, and
+    does not end in one of `straddling(avoid, end)`: the product of the syntax's automaton
+    and the markers' Aho-Corasick automaton, state 0 starting. States are numbered as they
+    are reached and listed as they are built."""
     syntax = SYNTAXES[syntax_name]
     ac = _AhoCorasick(avoid)
+    bad_ends = straddling(avoid, end)
     numbers: dict[tuple[int, str], int] = {}  # (syntax state, marker prefix) -> number
     built: set[int] = set()
     states: list[State] = []
@@ -180,5 +204,6 @@ def marker_free_states(syntax_name: str, avoid: tuple[str, ...]) -> list[State]:
             if not rest.empty():
                 move(rest, (q2, ""))
         built.add(number)
-        states.append(State(number, tuple(moves), q in syntax.accepting))
+        ends_well = not any(s.endswith(p) for p in bad_ends)  # `s`: the longest such suffix
+        states.append(State(number, tuple(moves), q in syntax.accepting and ends_well))
     return states

@@ -7,8 +7,9 @@ what lets both formats say exactly the same language.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any, Iterator, Union
 
 
 @dataclass(frozen=True)
@@ -81,37 +82,35 @@ class Json:
 
     schema_text: str  # canonical JSON text, so the node stays hashable
     avoid: tuple[str, ...] = ()
+    # a value inside markup the parser reads as text up to the first marker (a markup
+    # dialect's parameter): `%json` cannot keep the markers out of its strings, and one there
+    # would cut the value short, so it is always written as rules
+    in_markup: bool = False
 
 
 Node = Union[Lit, Seq, Alt, Opt, Rep, Ref, Pat, Text, Json]
 
 # name -> (lark regex body, GBNF rules, the first named as the pattern): the only lexical
-# classes a grammar needs besides literals and text. The GBNF side repeats one character
-# per step (no `+`/`*` over a class): llguidance's GBNF front end would make a repeated
-# class one greedy lexeme that swallows characters the text around it needs. Exponents
-# have at most two digits: 1e999 would read as infinity.
+# classes a grammar needs besides literals and text. The GBNF side repeats with `+` (never by
+# right recursion: llguidance's Earley parser holds at most 2000 items in a row, and a
+# right-recursive rule adds one per character); `gbnf.py` keeps every rule out of
+# llguidance's lexer, so a repeated class is still read a character at a time. Exponents have
+# at most two digits: 1e999 would read as infinity.
 PATTERNS: dict[str, tuple[str, dict[str, str]]] = {
-    "ws": (r"[ \t\r\n]+", {"ws-tok": "[ \\t\\r\\n] ws-tok | [ \\t\\r\\n]"}),
-    "digits": (r"[0-9]+", {"digits-tok": "[0-9] digits-tok | [0-9]"}),
+    "ws": (r"[ \t\r\n]+", {"ws-tok": "[ \\t\\r\\n]+"}),
+    "blanks": (r"[ \t]+", {"blanks-tok": "[ \\t]+"}),
+    "digits": (r"[0-9]+", {"digits-tok": "[0-9]+"}),
     "header": (r"[A-Za-z0-9_.:\-]{1,64}", {"header-tok": "[A-Za-z0-9_.:\\x2D]{1,64}"}),
     "int": (
         r"-?(?:0|[1-9][0-9]*)",
-        {
-            "int-tok": '("-")? uint-tok',
-            "uint-tok": '"0" | [1-9] | [1-9] digits-tok',
-            "digits-tok": "[0-9] digits-tok | [0-9]",
-        },
+        {"int-tok": '("-")? uint-tok', "uint-tok": '"0" | [1-9] ([0-9])*'},
     ),
-    "uint": (
-        r"(?:0|[1-9][0-9]*)",
-        {"uint-tok": '"0" | [1-9] | [1-9] digits-tok', "digits-tok": "[0-9] digits-tok | [0-9]"},
-    ),
+    "uint": (r"(?:0|[1-9][0-9]*)", {"uint-tok": '"0" | [1-9] ([0-9])*'}),
     "number": (
         r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]{1,2})?",
         {
-            "number-tok": '("-")? uint-tok ("." digits-tok)? ([eE] ("+" | "-")? [0-9] ([0-9])?)?',
-            "uint-tok": '"0" | [1-9] | [1-9] digits-tok',
-            "digits-tok": "[0-9] digits-tok | [0-9]",
+            "number-tok": '("-")? uint-tok ("." [0-9]+)? ([eE] ("+" | "-")? [0-9] ([0-9])?)?',
+            "uint-tok": '"0" | [1-9] ([0-9])*',
         },
     ),
 }
@@ -119,12 +118,32 @@ PATTERNS: dict[str, tuple[str, dict[str, str]]] = {
 
 @dataclass
 class Grammar:
-    """Named rules; `start` is the whole output. `header` lines become comments."""
+    """Named rules; `start` is the whole output. `header` lines become comments, and so does
+    the grammar line each rule was made from (`lines`, from `source` at `line` when the rule
+    was made: what a report of a rejected output points at)."""
 
     rules: dict[str, Node] = field(default_factory=dict)
     start: str = "start"
     header: list[str] = field(default_factory=list)
     _names: dict[Any, str] = field(default_factory=dict)
+    source: str = ""
+    line: int = 0
+    lines: dict[str, int] = field(default_factory=dict)
+
+    @contextmanager
+    def at(self, line: int) -> Iterator[None]:
+        """Rules made inside come from grammar line `line` (0: keep the current one)."""
+        before = self.line
+        self.line = line or before
+        try:
+            yield
+        finally:
+            self.line = before
+
+    def where(self, name: str) -> str:
+        """`file:line` of the grammar line rule `name` came from, or "" when unknown."""
+        line = self.lines.get(name, 0)
+        return f"{self.source}:{line}" if line and self.source else ""
 
     def rule(self, name: str, node: Node, key: Any = None) -> Ref:
         """Add `node` as a rule named after `name` (made unique) and refer to it; the same
@@ -140,6 +159,7 @@ class Grammar:
             n += 1
             unique = f"{base}_{n}"
         self.rules[unique] = node
+        self.lines[unique] = self.line
         if key is not None:
             self._names[key] = unique
         return Ref(unique)

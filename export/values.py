@@ -22,6 +22,8 @@ from .schema import branches, schema_text
 from .tree import EMPTY, Alt, Grammar, Json, Lit, Node, Opt, Pat, Ref, Rep, Seq, Text, alt, seq
 
 WS = Opt(Pat("ws"))
+# whitespace that breaks no line: inside a value that a line break would end (kv_lines)
+BLANKS = Opt(Pat("blanks"))
 _ids = count()
 
 
@@ -51,6 +53,9 @@ class Values:
 
     def __init__(self, g: Grammar, style: str, avoid: tuple[str, ...], delim: str = '"') -> None:
         self.g, self.style, self.avoid, self.delim = g, style, tuple(sorted(set(avoid))), delim
+        # the whitespace between tokens must not write a marker that is whitespace itself
+        # (kv_lines' line separator `\n` ends the value: JSON there stays on its line)
+        self.ws = BLANKS if any(m and not m.strip() for m in self.avoid) else WS
 
     def value(self, schema: Any) -> Node:
         text = schema_text(schema) if isinstance(schema, dict) else json.dumps(schema)
@@ -106,15 +111,15 @@ class Values:
         if self.style == "keyvalue":
             return Lit(",")
         if self.style == "json":  # JSON: whitespace around every structural character
-            return seq(WS, Lit(","), WS)
-        return seq(Lit(","), WS)
+            return seq(self.ws, Lit(","), self.ws)
+        return seq(Lit(","), self.ws)
 
     def array(self, items: Any, nonempty: bool) -> Node:
         one = self.value(items)
         more = seq(one, Rep(seq(self._sep(), one)))
         inner = more if nonempty else Opt(more)
         if self.style == "json":
-            return seq(Lit("["), WS, inner, WS, Lit("]"))
+            return seq(Lit("["), self.ws, inner, self.ws, Lit("]"))
         return seq(Lit("["), inner, Lit("]"))
 
     def object(self, schema: dict[str, Any]) -> Node:
@@ -125,7 +130,7 @@ class Values:
         entries = [(seq(self.key(k), self.value(v)), k in required) for k, v in props.items()]
         body = ordered(self.g, f"{self.style}_props", entries, self._sep())
         if self.style == "json":
-            return seq(Lit("{"), WS, body, WS, Lit("}"))
+            return seq(Lit("{"), self.ws, body, self.ws, Lit("}"))
         return seq(Lit("{"), body, Lit("}"))
 
     def key(self, name: str) -> Node:
@@ -133,15 +138,16 @@ class Values:
             return Lit(f"{name}:")
         if self.style == "python":
             quoted = alt(Lit(render_python(name)), Lit(json.dumps(name, ensure_ascii=False)))
-            return seq(quoted, Lit(":"), WS)
-        return seq(Lit(json.dumps(name, ensure_ascii=False)), WS, Lit(":"), WS)
+            return seq(quoted, Lit(":"), self.ws)
+        return seq(Lit(json.dumps(name, ensure_ascii=False)), self.ws, Lit(":"), self.ws)
 
 
-def expand_json(g: Grammar) -> None:
-    """Replace every `Json` node of `g` by JSON rules (GBNF has no `%json`)."""
+def expand_json(g: Grammar, only_in_markup: bool = False) -> None:
+    """Replace every `Json` node of `g` by JSON rules (GBNF has no `%json`), or with
+    `only_in_markup` those `%json` cannot write (`Json.in_markup`)."""
 
     def walk(node: Node) -> Node:
-        if isinstance(node, Json):
+        if isinstance(node, Json) and (node.in_markup or not only_in_markup):
             return Values(g, "json", node.avoid).value(json.loads(node.schema_text))
         if isinstance(node, Seq):
             return Seq(tuple(walk(n) for n in node.items))
@@ -159,5 +165,6 @@ def expand_json(g: Grammar) -> None:
         if not todo:
             return
         for name in todo:
-            g.rules[name] = walk(g.rules[name])
+            with g.at(g.lines.get(name, 0)):  # a value's rules come from its rule's line
+                g.rules[name] = walk(g.rules[name])
             done.add(name)

@@ -18,7 +18,6 @@ from toolgrammar.export_check import (  # noqa: F401  (re-exported for the tests
     closing_walk,
     compiled,
     matcher,
-    random_walk,
     rejection,
     take_forced,
     validates,

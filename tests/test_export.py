@@ -268,6 +268,51 @@ def test_markers_cannot_appear_inside_values() -> None:
     assert accepts(hermes, call % "a\\u003c/tool_call>b", "gbnf")  # escaped, it is fine
 
 
+LONG_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "f",
+            "parameters": {
+                "type": "object",
+                "properties": {"s": {"type": "string"}, "b": {"type": "boolean"}},
+            },
+        },
+    }
+]
+
+
+@pytest.mark.parametrize("family", ["nemotron_v3", "hermes", "gemma4", "pythonic"])
+def test_gbnf_reads_text_longer_than_llguidances_row_limit(family: str) -> None:
+    """llguidance's Earley parser holds at most 2000 items in a row: text written as a
+    right-recursive rule stopped a little after 2000 characters (content and string values)."""
+    value = 'a<b<<|x\\y"z ' * 400
+    text = toolgrammar.render(family, [{"name": "f", "arguments": {"s": value}}], LONG_TOOLS)
+    grammar = toolgrammar.export(family, LONG_TOOLS, "gbnf", "auto")
+    assert accepts(grammar, "prose " * 600 + text, "gbnf")
+    assert accepts(grammar, " " * 2500 + text, "gbnf")
+
+
+@pytest.mark.parametrize("family", ["gemma4", "functiongemma"])
+def test_gbnf_rules_of_literals_are_read_a_character_at_a_time(family: str) -> None:
+    """llguidance's GBNF reader makes a rule of terminals alone one greedy lexeme: the
+    optional `,b:true` took the `,` of `,s:` and rejected a call with both parameters."""
+    call = {"name": "f", "arguments": {"s": "x", "b": True}}
+    grammar = toolgrammar.export(family, LONG_TOOLS, "gbnf", "required")
+    assert accepts(grammar, toolgrammar.render(family, [call], LONG_TOOLS), "gbnf")
+    assert "no-lexeme ::=" in grammar  # the empty recursive rule that keeps rules off the lexer
+
+
+@pytest.mark.parametrize("fmt", ["lark", "gbnf"])
+def test_python_strings_escape_no_code_point_past_unicode(fmt: str) -> None:
+    """`\\U2D23e2cf` is not a Python literal: the parser reads the whole value as text, so a
+    walk that wrote it in an object argument gave a string where the schema asked for one."""
+    grammar = toolgrammar.export("pythonic", LONG_TOOLS, fmt, "required")
+    assert accepts(grammar, "[f(s='a\\U0001f600\\U0010FFFF')]", fmt)
+    assert not accepts(grammar, "[f(s='a\\U2D23e2cf')]", fmt)
+    assert not accepts(grammar, "[f(s='a\\U00110000')]", fmt)
+
+
 # -- errors --------------------------------------------------------------------------------
 
 

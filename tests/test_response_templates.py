@@ -86,28 +86,12 @@ def test_every_cut_every_split(name: str) -> None:
             assert not violations, "\n".join(map(str, violations[:3]))
 
 
-# Export findings `check`'s export proof (added after these templates) reaches and that are
-# not fixed yet (docs/export.md): template -> the checks that may fail. Every invariant of the
-# parser must still hold; only these export checks may report, and only about the export.
-OPEN_EXPORT_BUGS: dict[str, set[str]] = {
-    # a walk in `required` mode writes a string where the schema asks for an object
-    "beam": {"export walks"},
-    # the kv_lines export rule rejects some rendered raw values before the call's closer, and
-    # its walks write a string where the schema asks for an array
-    "kv_lines": {"export", "export walks"},
-}
-
-
 @pytest.mark.parametrize("name", NAMES)
 def test_random_outputs_keep_the_invariants(name: str) -> None:
     """`toolgrammar check` over the template's family: random calls, cuts and mutants."""
     with registered(rt.template_spec(TEMPLATES[name], f"tpl_{name}")):
         report = check(f"tpl_{name}", budget=2.0, seed=21)
-    known = OPEN_EXPORT_BUGS.get(name, set())
-    failed = {check_name for check_name, count in report.failed.items() if count}
-    assert failed <= known, report.summary()
-    for check_name in failed:
-        assert report.findings[check_name].detail.startswith("export "), report.summary()
+    assert report.ok, report.summary()
 
 
 def _set(path: str, value: Any) -> Callable[[dict], None]:
@@ -519,17 +503,15 @@ def test_hf_needs_no_compiler_extra() -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_export_from_a_template_accepts_its_renders(name: str) -> None:
     """`toolgrammar.export("hf", …, response_template=T)` is the grammar of the template's
-    family: rendered calls are in it, in lark and GBNF (but where OPEN_EXPORT_BUGS names the
-    export), and bare content is not a call."""
+    family: rendered calls are in it, in lark and GBNF, and bare content is not a call."""
     template = TEMPLATES[name]
-    open_bug = "export" in OPEN_EXPORT_BUGS.get(name, set())
     text = toolgrammar.render("hf", CALLS, TOOLS, response_template=template)
     for fmt in ("lark", "gbnf"):
         grammar = toolgrammar.export(
             "hf", TOOLS, format=fmt, mode="required", response_template=template
         )
         assert "from the checkpoint's response_template" in grammar
-        assert accepts(grammar, text, fmt) or open_bug, (fmt, text)
+        assert accepts(grammar, text, fmt), (fmt, text)
         assert not accepts(grammar, "Just text.", fmt)
 
 
@@ -550,3 +532,40 @@ def test_export_cli_reads_the_template(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["export", "hf", "--tools", str(tools), "--response-template", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "field 'answer'" in err and err.count("\n") == 1
+
+
+KV_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "f",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "a": {"type": "array", "items": {"type": "string"}},
+                    "s": {"type": "string"},
+                },
+            },
+        },
+    }
+]
+
+
+@pytest.mark.parametrize("fmt", ["lark", "gbnf"])
+def test_kv_lines_export_reads_values_as_the_parser_does(fmt: str) -> None:
+    """The export proof's kv_lines findings: a raw value on the last line runs into the
+    call's closer (`x</call` then `</call>`: the text's lexeme took `</call` and never let
+    the closer start), and a JSON value cannot hold a marker, not even one its closing quote
+    completes (`["x<call name="]`: the parser cuts the value at the call opener), nor a line
+    break between its tokens."""
+    from export_helpers import accepts
+
+    with registered(rt.template_spec(TEMPLATES["kv_lines"], "tpl_kv_lines")):
+        grammar = toolgrammar.export("tpl_kv_lines", KV_TOOLS, fmt, "required")
+        call = {"name": "f", "arguments": {"a": ["y"], "s": "x</call"}}
+        assert accepts(grammar, toolgrammar.render("tpl_kv_lines", [call], KV_TOOLS), fmt)
+        assert accepts(grammar, '<call name="f">a: ["x<call name"]</call>', fmt)
+        assert not accepts(grammar, '<call name="f">a: ["x<call name="]</call>', fmt)
+        # and a JSON value stays on its line: the line separator ends it
+        assert accepts(grammar, '<call name="f">a: [ "x",\t"y" ]</call>', fmt)
+        assert not accepts(grammar, '<call name="f">a: ["x",\n"y"]</call>', fmt)

@@ -19,7 +19,11 @@ renderer, `runtime/render.py`), then checks, for each:
   more while the budget lasts. Skipped, and said so, without llguidance (the test extra).
 
 A violation is reported with the exact text, the split, the invariant and a replay
-seed, after shrinking the text while the violation persists.
+seed, after shrinking the text while the violation persists. An export's rejection shrinks
+to a smaller output the renderer writes for the request's tools, and names the grammar line
+the parser reads where the export stops and the export rules made from it that refuse the
+byte there (`rule  = …`); a walk shrinks while the export accepts it and the parser reads it
+with the same problem.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from . import parse
 from .export import ExportError, export
 from .invariants import Violation, check_text, run, shrink
 from .probes import (
@@ -49,7 +54,17 @@ from .runtime.render import RenderError, render_output
 from .runtime.spec import FamilySpec, markup_literals
 
 try:  # llguidance (the test extra) runs the exported grammars; without it the proof is skipped
-    from .export_check import closing_markers, closing_walk, rejection, walk_problem
+    from .export_check import (
+        accepts,
+        closing_markers,
+        closing_walk,
+        faulty_rules,
+        grammar_line_at,
+        matcher,
+        rejection,
+        validates,
+        walk_problem,
+    )
 except ImportError as missing:
     EXPORT_MISSING: ImportError | None = missing
 else:
@@ -87,11 +102,13 @@ class Finding:
     detail: str
     seed: int  # the run's seed: the same seed writes the same samples in the same order
     sample: int = 0  # which sample of that run
+    rule: str = ""  # an export finding: the export rules at fault and their grammar line
 
     def __str__(self) -> str:
+        rule = f"  rule  = {self.rule}\n" if self.rule else ""
         return (
             f"[{self.invariant}] {_clip(self.detail)}\n  text  = {_clip(repr(self.text))}\n"
-            f"  split = {_clip(str(self.split))}\n"
+            f"  split = {_clip(str(self.split))}\n{rule}"
             f"  replay: --seed {self.seed} (sample {self.sample})"
         )
 
@@ -332,7 +349,7 @@ def check(
             continue
         report.samples += 1
         _check_sample(family, sample, tools, markers, report, deadline)
-        _check_sample_exports(exports, sample, report)
+        _check_sample_exports(exports, sample, report, deadline)
         # one round of walks always, then one walk per sample while the budget lasts
         first_round = report.checked["export walks"] < len(walks)
         for plan in walks if first_round else [walks[report.samples % len(walks)]]:
@@ -424,9 +441,12 @@ def _modes(sample: Sample) -> list[str]:
 FORMATS = (("lark", "native"), ("lark", "rules"), ("gbnf", "rules"))
 
 
-def _check_sample_exports(exports: _Exports, sample: Sample, report: CheckReport) -> None:
+def _check_sample_exports(
+    exports: _Exports, sample: Sample, report: CheckReport, deadline: float = 0.0
+) -> None:
     """Every export that admits the sample accepts it: what the renderer writes (what the
-    parser reads) a constrained model may write."""
+    parser reads) a constrained model may write. The first rejection is shrunk and told
+    with the export rules at fault (`_export_finding`)."""
     if EXPORT_MISSING is not None:
         return
     reasoning_open = sample.options.get("reasoning_open")
@@ -442,8 +462,51 @@ def _check_sample_exports(exports: _Exports, sample: Sample, report: CheckReport
             if problem:
                 detail = f"export {where}: {problem}"
                 finding = Finding("export", sample.text, [], detail, report.seed, report.samples)
+                if "export" not in report.findings and problem.startswith("rejected at byte"):
+                    finding = _export_finding(exports, sample, finding, grammar, fmt, deadline)
+                    finding.detail = f"export {where}: {finding.detail}"
                 _record(report, finding)
                 return  # one finding per sample: the first export that rejects it
+
+
+def _export_finding(
+    exports: _Exports, sample: Sample, finding: Finding, grammar: str, fmt: str, deadline: float
+) -> Finding:
+    """An export's rejection of a rendered output, shrunk to a smaller output the renderer
+    also writes and the export still rejects, with the grammar line the parser reads where
+    the export stops and the export rules made from it that refuse the byte there."""
+    spec = with_params(get_spec(exports.family))
+
+    def fails(text: str, cut: int) -> bool:
+        if not (rejection(grammar, text, fmt) or "").startswith("rejected at byte"):
+            return False
+        message = parse(exports.family, text, exports.tools, **sample.options)
+        calls = [
+            (c.function.name, _arguments_value(c.function.arguments)) for c in message.tool_calls
+        ]
+        if any(
+            name not in exports.schemas
+            or not validates(args, {**exports.schemas[name], "additionalProperties": False})
+            for name, args in calls
+        ):  # the request's tools, declared parameters, schema-valid: a sample still
+            return False
+        try:  # still an output the renderer writes: the same calls, content and reasoning
+            again = render_output(
+                spec, calls, content=message.content, reasoning=message.reasoning
+            )
+        except RenderError:
+            return False
+        return again == text
+
+    end = min(deadline, time.monotonic() + 5.0) if deadline else time.monotonic() + 5.0
+    text, _ = shrink(fails, finding.text, len(finding.text), end)
+    offset = matcher(grammar, fmt).try_consume_tokens(list(text.encode("utf-8")))
+    line = grammar_line_at(exports.family, text, offset, exports.tools, sample.options)
+    rules = faulty_rules(grammar, text, fmt, time.monotonic() + 10.0, line)
+    names = ", ".join(name for name, _ in rules) or "(none found)"
+    shown = f"{names} (grammar line {line or 'unknown'})"
+    detail = rejection(grammar, text, fmt) or finding.detail
+    return Finding("export", text, [], detail, finding.seed, finding.sample, rule=shown)
 
 
 def _walk_plan(tools: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
@@ -483,9 +546,32 @@ def _check_walk(
         problem = "a dead end: the grammar allows no byte, and no end, after this text"
     else:
         problem = walk_problem(exports.family, text, mode, exports.tools, exports.schemas)
+    if problem and ended and "export walks" not in report.findings:
+        text, problem = _shrunk_walk(exports, text, problem, grammar, fmt, mode)
     if problem:
         detail = f"export {where} (walk seed {walk_seed}): {problem}"
         _record(report, Finding("export walks", text, [], detail, report.seed, report.samples))
+
+
+def _shrunk_walk(
+    exports: _Exports, text: str, problem: str, grammar: str, fmt: str, mode: str
+) -> tuple[str, str]:
+    """A walk's text made smaller while the export still accepts it and the parser still
+    reads it with the same kind of problem (what it says before its first `:`)."""
+    kind = problem.split(":")[0]
+    found = {text: problem}
+
+    def fails(candidate: str, cut: int) -> bool:
+        if not accepts(grammar, candidate, fmt):
+            return False
+        again = walk_problem(exports.family, candidate, mode, exports.tools, exports.schemas)
+        if again is None or again.split(":")[0] != kind:
+            return False
+        found[candidate] = again
+        return True
+
+    smaller, _ = shrink(fails, text, len(text), time.monotonic() + 5.0)
+    return smaller, found[smaller]
 
 
 def _probes(

@@ -12,7 +12,9 @@ when it is not installed.
 - `closing_walk`: a random walk through the grammar that steers to an end once long enough;
 - `walk_problem`: what is wrong with a walk's text (no calls where the mode requires them,
   another tool than the named one, arguments that are not schema-valid, calls that do not
-  survive a render and a parse), or None.
+  survive a render and a parse), or None;
+- `faulty_rules`: the rules of an export being matched where it rejects an output, with the
+  grammar line each came from (the export writes it as a comment above the rule).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
+import time
 from functools import lru_cache
 from typing import Any, Mapping
 
@@ -27,7 +31,7 @@ import jsonschema
 import llguidance
 from llguidance import LLMatcher, LLTokenizer, TokenizerWrapper
 
-from . import RenderError, parse, render
+from . import RenderError, StreamParser, parse, render
 
 EOS = 256
 
@@ -78,31 +82,6 @@ def take_forced(m: Any, out: bytearray) -> bool:
         assert m.consume_tokens(list(forced)), m.get_error()
         out += forced
     return bool(forced)
-
-
-def random_walk(
-    grammar: str, rng: random.Random, max_bytes: int = 400, fmt: str = "lark"
-) -> tuple[bytes, bool]:
-    """Bytes chosen at random among the allowed ones until the grammar lets the output end
-    (chosen with growing probability as the walk gets long) or `max_bytes`; returns the
-    bytes and whether the walk ended in an accepting state."""
-    m = matcher(grammar, fmt)
-    out = bytearray()
-    while len(out) < max_bytes:
-        if take_forced(m, out):
-            continue
-        allowed = allowed_bytes(m)
-        if not allowed:
-            break
-        if EOS in allowed and (len(allowed) == 1 or rng.random() < len(out) / max_bytes):
-            return bytes(out), True
-        choices = [b for b in allowed if b != EOS]
-        # prefer printable ASCII so walks read like text, but keep every byte possible
-        printable = [b for b in choices if 32 <= b < 127 or b == 10]
-        pick = rng.choice(printable if printable and rng.random() < 0.9 else choices)
-        assert m.consume_tokens([pick]), m.get_error()
-        out.append(pick)
-    return bytes(out), m.is_accepting()
 
 
 def validates(value: Any, schema: Any) -> bool:
@@ -281,3 +260,134 @@ def _overflows(value: Any) -> bool:
     if isinstance(value, list):
         return any(_overflows(v) for v in value)
     return False
+
+
+_RULE = {"lark": re.compile(r"([a-z_][a-z0-9_]*): "), "gbnf": re.compile(r"([a-z][a-z0-9-]*) ::= ")}
+_SOURCE = re.compile(r"(?://|#) (\S+:\d+|made by the exporter)$")
+# what a rule is relaxed with: any text from where it starts
+_ANYTHING = {
+    "lark": ("RELAXED_ANYTHING", "RELAXED_ANYTHING: /(?s:.)+/"),
+    "gbnf": ("relaxed-anything", "relaxed-anything ::= [^\\x00] relaxed-anything | [^\\x00]"),
+}
+
+
+def rule_sources(grammar: str, fmt: str = "lark") -> dict[str, str]:
+    """Each rule of an exported grammar (lark rules, not terminals; GBNF rules) and the
+    grammar `file:line` it came from, read from the comments the export writes ("" for a
+    rule the exporter made itself)."""
+    out: dict[str, str] = {}
+    where = ""
+    for line in grammar.splitlines():
+        source = _SOURCE.match(line)
+        if source:
+            where = "" if source.group(1) == "made by the exporter" else source.group(1)
+            continue
+        rule = _RULE[fmt].match(line)
+        if rule:
+            out[rule.group(1)] = where
+    return out
+
+
+def faulty_rules(
+    grammar: str,
+    output: str,
+    fmt: str = "lark",
+    deadline: float | None = None,
+    line: str = "",
+) -> list[tuple[str, str]]:
+    """The rules being matched where the grammar rejects `output`: (rule, `file:line`).
+
+    llguidance says only which byte it refuses, not in which rule, so each rule is tried
+    relaxed (its body, or any text) on the output up to and with that byte: the rules whose
+    relaxation takes the byte are the ones that could be matching there; of those, leaving
+    out the ones that may start the whole output (relaxed, they take anything from its
+    first byte) unless all may, the innermost (reaching none of the others) are at fault;
+    `line` (the grammar's `file:line` the parser reads there, `grammar_line_at`) keeps those
+    made from that line when there are some. Empty when the output is
+    accepted, rejected only at its end, or `deadline` (a `time.monotonic()` value) passes."""
+    data = output.encode("utf-8")
+    m = matcher(grammar, fmt)
+    taken = m.try_consume_tokens(list(data))
+    if taken >= len(data):
+        return []
+    head = list(data[: taken + 1])
+    sources = rule_sources(grammar, fmt)
+    start = "start" if fmt == "lark" else "root"
+    name, terminal = _ANYTHING[fmt]
+    lines = grammar.splitlines()
+    found: list[str] = []
+    anywhere: set[str] = set()  # relaxed, they take any first byte: they may start the output
+    for rule in sources:
+        if rule == start or not sources[rule]:  # the exporter's own rules (text, numbers)
+            continue
+        if deadline is not None and time.monotonic() > deadline:
+            break
+        relaxed = [
+            f"{line} | {name}" if (r := _RULE[fmt].match(line)) and r.group(1) == rule else line
+            for line in lines
+        ]
+        try:
+            trial = LLMatcher(TOKENIZER, compiled("\n".join([*relaxed, terminal, ""]), fmt))
+        except ValueError:
+            continue
+        first = trial.deep_copy()
+        if trial.try_consume_tokens(head) == len(head):
+            found.append(rule)
+            if first.try_consume_tokens([0]) == 1:  # no grammar writes a NUL byte
+                anywhere.add(rule)
+    if len(anywhere) < len(found):  # a rule the output opens with takes any text: not those
+        found = [rule for rule in found if rule not in anywhere]
+    refs = {rule: _referenced(grammar, fmt, rule) for rule in found}
+    innermost = [r for r in found if not any(o != r and o in _reach(refs, r) for o in found)]
+    if any(sources[r] == line for r in innermost):
+        innermost = [r for r in innermost if sources[r] == line]
+    return [(r, sources[r]) for r in innermost]
+
+
+def grammar_line_at(
+    family: str, text: str, offset: int, tools: list[dict[str, Any]], options: Mapping[str, Any]
+) -> str:
+    """The grammar `file:line` the family's parser is reading at byte `offset` of `text`
+    (its trace, fed a character at a time), or "" when it reads no grammar item there."""
+    from .runtime.trace import Item, Marker
+
+    at = len(text.encode("utf-8")[:offset].decode("utf-8", "ignore"))
+    seen: list[tuple[int, str]] = []
+    feeding = 0
+
+    def note(event: Any) -> None:
+        if isinstance(event, (Item, Marker)) and event.where is not None:
+            seen.append((feeding, str(event.where)))
+
+    parser = StreamParser(family, tools, trace=note, **dict(options))
+    for feeding, char in enumerate(text[: at + 1]):
+        parser.feed(char)
+    feeding = at + 1
+    parser.finish("stop")
+    there = [where for index, where in seen if index == at]
+    later = [where for index, where in seen if index > at]
+    return (there or later or [""])[-1 if there else 0]
+
+
+def _referenced(grammar: str, fmt: str, rule: str) -> set[str]:
+    """The rules `rule`'s body names."""
+    for line in grammar.splitlines():
+        r = _RULE[fmt].match(line)
+        if r and r.group(1) == rule:
+            literals = r'"(?:[^"\\]|\\.)*"|\[(?:[^\]\\]|\\.)*\]|/(?:[^/\\]|\\.)*/'
+            body = re.sub(literals, " ", line[r.end() :])
+            return set(re.findall(r"[a-z][a-z0-9_-]*", body))
+    return set()
+
+
+def _reach(refs: dict[str, set[str]], rule: str) -> set[str]:
+    """The rules among `refs` that `rule` reaches through the others (it names them, or a
+    rule it names does)."""
+    seen: set[str] = set()
+    todo = [rule]
+    while todo:
+        for r in refs.get(todo.pop(), set()):
+            if r not in seen:
+                seen.add(r)
+                todo.append(r)
+    return seen
