@@ -41,6 +41,7 @@ _MAX_JUNK = 256  # stray text inside a call, after its name, read as the call's 
 _WS = re.compile(r"\s*")
 # letters and digits, spaces between (and before: a space-led marker's prefix ` f`)
 _WORDS = re.compile(r"\s*[^\W_]+(?:\s+[^\W_]+)*")
+_WORD = re.compile(r"\s*[^\W_]+")
 # words with whitespace between: prose, which no skipped header holds
 _PROSE = re.compile(r"\S\s+\S")
 # a name a call may be made of at a normal stop with nothing after it (`7` is prose)
@@ -277,10 +278,16 @@ class Engine:
         return self._stopped and end == len(buf)
 
     def _held_is_prose(self, buf: str, start: int) -> bool:
-        """Whether the tail held back at the end as a possible marker start is text: words
-        (`func` of `functools[`, ` f` of ` functools`: prose ends in words), or at a normal
-        stop one character (`if a <`). Longer markup cut inside its spelling is dropped."""
-        return bool(_WORDS.fullmatch(buf, start)) or (self._stopped and len(buf) - start == 1)
+        """Whether the tail held back at the end as a possible marker start is text. At a
+        normal stop: words (prose ends in words), or one character (`if a <`). At `length`:
+        one word (`func` of `functools[`, ` f` of ` functools`: the last word of prose may
+        begin a marker); several (`function c` of GigaChat's `function call<|role_sep|>`)
+        are that marker cut inside its spelling, dropped as `function call<` is, so that
+        the cut reads as the start of the output that goes on. Longer markup cut inside
+        its spelling is dropped at either reason."""
+        if self._stopped:
+            return bool(_WORDS.fullmatch(buf, start)) or len(buf) - start == 1
+        return bool(_WORD.fullmatch(buf, start))
 
     def _text(self, text: str) -> None:
         if not text or self._state.dropping:
@@ -905,12 +912,18 @@ class Engine:
         self._text(opener)
 
     def _unfinished(self, end: int) -> int:
-        """End of output inside a call opener: drop it, keep the text before it."""
+        """End of output inside a call opener: drop it, keep the text before it.
+
+        Prose a `skip(keep=true)` read after the opener belongs to the opener until the
+        call is known (with no call it goes back with it, at a normal stop): at a normal
+        stop, before a marker cut inside its spelling, it stays content; at `length` it
+        goes with the opener, so that the stop only adds to what the cut reads
+        (`[TOOL_CALLS]j[{` is nothing at `length`, all of it at a normal stop)."""
         call = self._call
         assert call is not None and not call.committed
         self._call = None
         self.mode = call.back
-        if call.kept:  # prose read before the cut markup stays content
+        if call.kept and self._stopped:
             self._text("".join(call.kept))
         self._state.ws_held.clear()
         return end
