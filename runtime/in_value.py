@@ -78,10 +78,17 @@ class OpenerInValue:
         value); None while the text does not tell yet."""
         deciders = self.deciders
         limit = start + MAX_OPENER_WAIT  # a decider must start before it
-        if not self.may_go_on(opener, text, start, eof):
-            return False
         at, lit = deciders.search(text, start, limit + deciders.max_prefix)
-        if 0 <= at < limit:
+        found = 0 <= at < limit
+        # the head is read on the text before the deciding marker, and never on a tail
+        # that may still become one (read on what it turns out to be, the head could say
+        # otherwise): so the answer stays what it is however the text goes on
+        end = min(at if found else len(text), limit)
+        if not (eof and found):
+            end = min(end, len(text) - deciders.held(text, start))
+        if not self.may_go_on(opener, text, start, end, eof and not found):
+            return False
+        if found:
             if not eof and self._may_start_earlier(text, start, at, lit):
                 return None
             if lit in self.new_call:
@@ -131,16 +138,12 @@ class OpenerInValue:
             at, lit = search(text, pos)
         return ValueEnd(pos, at, lit, False)
 
-    def may_go_on(self, opener: str, text: str, start: int, eof: bool) -> bool:
-        """Whether the text after `opener` (which ends at `start`), as far as
-        MAX_OPENER_WAIT reaches, may still be the rest of the head of a call it opens, as
-        the engine would read it: however the output goes on, or, `eof`, as it ends."""
+    def may_go_on(self, opener: str, text: str, start: int, end: int, eof: bool) -> bool:
+        """Whether text[start:end], right after `opener`, may be the start of the rest of
+        the head of a call it opens, as the engine would read it: however the output goes
+        on, or, `eof`, as it ends there (a name with a pattern is judged only then)."""
         heads = self.heads.get(opener)
-        if heads is None:
-            return True
-        end = min(len(text), start + MAX_OPENER_WAIT)
-        at_end = eof and end == len(text)
-        return any(_fits(head, 0, text, start, end, at_end) for head in heads)
+        return heads is None or any(_fits(head, 0, text, start, end, eof) for head in heads)
 
     def _may_start_earlier(self, text: str, start: int, at: int, lit: str) -> bool:
         """Whether more text may still turn a marker found at `at` into another: a longer

@@ -146,6 +146,34 @@ FIXED = [
         {"reasoning_open": False},
         999,
     ),
+    # a call opener in a value followed by what its call cannot go on with, at the end
+    ("qwen3_coder", "<function=w><parameter=><tool_call>n</", "length", {}, 36),
+    ("minicpm_v", "<function=0><parameter=><tool_call>n</", "length", {}, 36),
+    ("gemma4", '<|tool_call>call:w{:<|"|><|tool_call>t<|"', "length", {}, 38),
+    (
+        "functiongemma",
+        "<start_function_call>call:w{:<escape><start_function_call>s<e",
+        "length",
+        {},
+        59,
+    ),
+    (
+        "step3",
+        "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜>"
+        '<steptml:invoke name="r"><steptml:parameter name=""><｜tool_call_begin｜>t<｜tool_call_e',
+        "length",
+        {"reasoning_open": False},
+        131,
+    ),
+    (
+        "minicpm5",
+        '<functionname="r"><paramname=""><functionname="' + "w" * 258 + "</",
+        "length",
+        {"reasoning_open": False},
+        304,
+    ),
+    ("gigachat3", "function call<", "length", {}, 10),
+    ("mistral", "[TOOL_CALLS]j[{", "stop", {}, 15),
 ]
 
 

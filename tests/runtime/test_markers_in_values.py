@@ -137,20 +137,20 @@ def test_whole_and_every_split_agree(value: str) -> None:
 NS = "]<]minimax[>["
 
 
-def test_a_name_end_inside_a_marker_reads_as_the_engine_reads_it() -> None:
-    """MiniMax-M3's name end `>` is inside its prefix `]<]minimax[>[`: after an invoke
-    opener in a value, the name ends at the first `>`, as the engine reads a call's name,
-    so a marker that follows the opener before any name leaves no name (`]<]minimax[`, or
-    `"get_weather"]<]minimax[`): the opener is text, whatever the marker grows into."""
+def test_a_marker_inside_a_marker_not_complete_yet_does_not_decide() -> None:
+    """MiniMax-M3's name end `>` is inside its prefix: `]<]minimax[>` cut off after the
+    opener is not the `>` ending a name until the text says which marker it begins; a key
+    opener `]<]minimax[>[<` may still become the value's closer `]<]minimax[>[</`."""
     decide = OpenerInValue(_stops("minimax_m3"), (NS + "</",), (NS + "<",))
     opener = NS + "<invoke name="
     start = len(opener)
-    for after in (NS + "<", NS + "</content>", NS + "<b>", '"get_weather"' + NS[:-1]):
-        for eof in (False, True):
-            assert decide.ends_value(opener + after, start, eof=eof, opener=opener) is False
+    cut = opener + " then the name" + NS[:-1]  # `]<]minimax[>` with no `[` yet
+    assert decide.ends_value(cut, start, eof=False, opener=opener) is None
+    assert decide.ends_value(cut + "[</content>", start, eof=False, opener=opener) is False
+    assert decide.ends_value(cut + "[<b>", start, eof=False, opener=opener) is True  # a key
+    assert decide.ends_value(cut, start, eof=True, opener=opener) is False  # `>` after no name
     assert decide.ends_value(opener + '"get_weather">', start, eof=False, opener=opener) is True
-    assert decide.ends_value(opener + '"get_weather"', start, eof=False, opener=opener) is None
-    assert decide.ends_value(opener + '"get_weather"', start, eof=True, opener=opener) is True
+    assert decide.ends_value(opener + NS + "<", start, eof=False, opener=opener) is None
 
 
 DEPTH_TWO = (
