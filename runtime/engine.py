@@ -46,6 +46,7 @@ _WORD = re.compile(r"\s*[^\W_]+")
 _PROSE = re.compile(r"\S\s+\S")
 # a name a call may be made of at a normal stop with nothing after it (`7` is prose)
 _BARE_NAME = re.compile(r"[A-Za-z_][\w.\-]*")
+_LAST_WORD = re.compile(r"[^\W_]+\Z")
 # the finish reasons of an output the model ended itself: nothing in it was cut
 NORMAL_STOPS = frozenset({"stop", "tool_calls"})
 
@@ -679,7 +680,10 @@ class Engine:
         raw = buf[pos : len(buf) - cut].strip()
         if item.requested and not self.tools.may_be_requested(raw):
             return self._no_name(call, pos)  # prose: no requested tool is named so
-        if never_a_name(item, raw):
+        # cut at `length`, the last word of a header with a pattern may be unfinished
+        # (`t j` of Harmony's `t json`): it is judged without it
+        judged = raw if self._stopped or item.pattern is None else _LAST_WORD.sub("", raw)
+        if never_a_name(item, judged.rstrip()):
             return self._no_name(call, pos)
         if not self._stopped:
             return self._unfinished(len(buf))

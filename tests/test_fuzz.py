@@ -173,6 +173,7 @@ FIXED = [
         304,
     ),
     ("gigachat3", "function call<", "length", {}, 10),
+    ("openai", "to=functions.t json<", "length", {}, 16),
     ("mistral", "[TOOL_CALLS]j[{", "stop", {}, 15),
 ]
 
