@@ -46,7 +46,7 @@ _WORD = re.compile(r"\s*[^\W_]+")
 _PROSE = re.compile(r"\S\s+\S")
 # a name a call may be made of at a normal stop with nothing after it (`7` is prose)
 _BARE_NAME = re.compile(r"[A-Za-z_][\w.\-]*")
-_LAST_WORD = re.compile(r"[^\W_]+\Z")
+_LAST_TOKEN = re.compile(r"\S+\Z")
 # the finish reasons of an output the model ended itself: nothing in it was cut
 NORMAL_STOPS = frozenset({"stop", "tool_calls"})
 
@@ -680,10 +680,9 @@ class Engine:
         raw = buf[pos : len(buf) - cut].strip()
         if item.requested and not self.tools.may_be_requested(raw):
             return self._no_name(call, pos)  # prose: no requested tool is named so
-        # cut at `length`, the last word of a header with a pattern may be unfinished
-        # (`t j` of Harmony's `t json`): it is judged without it
-        judged = raw if self._stopped or item.pattern is None else _LAST_WORD.sub("", raw)
-        if never_a_name(item, judged.rstrip()):
+        if never_a_name(item, raw) and (
+            self._stopped or never_a_name(item, self._finished_part(item, raw))
+        ):
             return self._no_name(call, pos)
         if not self._stopped:
             return self._unfinished(len(buf))
@@ -699,6 +698,16 @@ class Engine:
         if cut:
             return self._unfinished(len(buf))
         return self._abandon(call, pos)
+
+    def _finished_part(self, item: Name, raw: str) -> str:
+        """The header cut at `length` without its last word, which may be unfinished
+        (`t j` of Harmony's `t json`, `[CALL_ID]` before Mistral's id): with a pattern, a
+        header that fits either way may be a name. A last word that may begin a marker of
+        the family is markup cut short, not the header's: kept, so it decides."""
+        last = _LAST_TOKEN.search(raw) if item.pattern is not None else None
+        if last is None or self.family.content_markers.could_start(raw, last.start()):
+            return raw
+        return raw[: last.start()].rstrip()
 
     def _no_name(self, call: _Call, pos: int) -> int:
         """The output ends in text that no name holds: the opener goes back as it would

@@ -117,14 +117,16 @@ class OpenerInValue:
         text: str,
         pos: int,
         eof: bool,
+        found: tuple[int, str],
         search: Callable[[str, int], tuple[int, str]],
         emit: Callable[[str], None],
     ) -> ValueEnd:
-        """The loop every raw-text value runs: emit (`emit(raw)`) the value's text from
-        `pos` up to the first marker that may end it (`search(text, pos)`, or (-1, "")),
-        passing over each held opener found first that is the value's text; stop before
-        one that waits. Where it stopped, and at what."""
-        at, lit = search(text, pos)
+        """The loop every raw-text value runs once the first marker that may end it
+        (`found`, by `search(text, pos)`) is a held opener: emit (`emit(raw)`) the value's
+        text from `pos` on, passing over each such opener that is the value's text and
+        searching on after it, up to a marker that ends the value (or (-1, "")); stop
+        before an opener that waits. Where it stopped, and at what."""
+        at, lit = found
         while lit in self.held:
             ends_value = self.ends_value(text, at + len(lit), eof, lit)
             if ends_value:

@@ -307,11 +307,13 @@ class KeyValueArgsBuilder(MarkupArgs):
         return pos
 
     def _string(self, text: str, pos: int, eof: bool) -> int:
-        pos, at, lit, waiting = self._in_value.read_text(
-            text, pos, eof, self._string_ends.search, self._emit_string
-        )
-        if waiting:
-            return pos
+        at, lit = self._string_ends.search(text, pos)
+        if lit in self._in_value.held:  # a call opener: what follows it decides
+            pos, at, lit, waiting = self._in_value.read_text(
+                text, pos, eof, (at, lit), self._string_ends.search, self._emit_string
+            )
+            if waiting:
+                return pos
         stop = at if at >= 0 else len(text) - self._string_ends.held(text, pos)
         if stop > pos:
             self.emit(_json_string_body(text[pos:stop]))

@@ -186,11 +186,13 @@ class XmlElementsBuilder(MarkupArgs):
     def _leaf(self, text: str, pos: int, eof: bool) -> int:
         """A streamed string value: its text up to its closing tag or a stop marker; a call
         opener in it waits for what decides it, and then ends the value or is its text."""
-        pos, at, lit, waiting = self._in_value.read_text(
-            text, pos, eof, self._body_end, self._emit_string
-        )
-        if waiting:
-            return pos
+        at, lit = self._body_end(text, pos)
+        if lit in self._in_value.held:  # a call opener: what follows it decides
+            pos, at, lit, waiting = self._in_value.read_text(
+                text, pos, eof, (at, lit), self._body_end, self._emit_string
+            )
+            if waiting:
+                return pos
         # a tail that may begin a closing tag waits; at the end of output it is markup
         stop = at if at >= 0 else len(text) - self._body_held(text, pos)
         if stop > pos:

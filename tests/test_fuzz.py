@@ -175,6 +175,7 @@ FIXED = [
     ("gigachat3", "function call<", "length", {}, 10),
     ("openai", "to=functions.t json<", "length", {}, 16),
     ("mistral", "[TOOL_CALLS]j[{", "stop", {}, 15),
+    ("mistral", '[TOOL_CALLS]g [CALL_ID]"', "length", {}, 23),
 ]
 
 
