@@ -25,9 +25,9 @@ _SPACE = re.compile(r"\s*+")
 
 
 class ValueEnd(NamedTuple):
-    """Where a value's text stopped (`OpenerInValue.read_text`): the value's text before `pos` was
-    emitted; `at` and `lit` are the marker that ends the value (-1 and "": none yet), or,
-    `waiting`, the opener at `pos` waits for more text to decide it."""
+    """Where a value's text stopped (`OpenerInValue.read_text`): the value's text before
+    `pos` was emitted; `at` and `lit` are the marker that ends the value (-1 and "": none
+    yet), or, `waiting`, the opener at `pos` waits for more text to decide it."""
 
     pos: int
     at: int
@@ -42,8 +42,9 @@ class OpenerInValue:
     First, what follows the opener must be able to go on as a call it opens (`Head`: its
     whitespace and literals up to the name, the name itself, how a naming dialect's body
     begins): `<tool_call>n` cannot be Qwen3-Coder's `<tool_call>\\n<function=`, so that
-    opener is the value's text at once, whether the output goes on or not. Otherwise the
-    first marker after it decides. One of `new_call` (the literal before a call's name, a
+    opener is the value's text at once, whether the output goes on or not. (The head reads
+    the text before the deciding marker, never a tail that may still become one: its
+    answer holds however the text goes on.) Otherwise the first marker after it decides. One of `new_call` (the literal before a call's name, a
     parameter's key opener, another call opener) says a call began: the value ends before
     the opener. A marker that ends a call's name (`name_ends`) says so when the text before
     it is a name. Any other (a closer: the value's own, the call's, the section's) says the
