@@ -83,9 +83,10 @@ class OpenerInValue:
         found = 0 <= at < limit
         # the head is read on the text before the deciding marker, and never on a tail
         # that may still become one (read on what it turns out to be, the head could say
-        # otherwise): so the answer stays what it is however the text goes on
+        # otherwise): so the answer stays what it is however the text goes on; at the end
+        # of the output, on all of it
         end = min(at if found else len(text), limit)
-        if not (eof and found):
+        if not eof:
             end = min(end, len(text) - deciders.held(text, start))
         if not self.may_go_on(opener, text, start, end, eof and not found):
             return False

@@ -166,6 +166,14 @@ FIXED = [
         131,
     ),
     (
+        "step3",
+        "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜>"
+        '<steptml:invoke name="g"><steptml:parameter name=""><｜tool_call_begin｜>function<<e',
+        "stop",
+        {"reasoning_open": False},
+        140,
+    ),
+    (
         "minicpm5",
         '<functionname="r"><paramname=""><functionname="' + "w" * 258 + "</",
         "length",
