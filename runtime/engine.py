@@ -764,6 +764,8 @@ class Engine:
             return self._abandon(call, new)  # not a call: its text goes back
         if call.peeked:
             return self._abandon(call, new)  # a lookahead `[]` that held no call: text
+        if call.kept:  # prose, then a list that held no call: all of it goes back, as
+            return self._abandon(call, new)  # with any other list that holds none
         return new
 
     @staticmethod

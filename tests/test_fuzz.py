@@ -184,6 +184,7 @@ FIXED = [
     ("openai", "to=functions.t json<", "length", {}, 16),
     ("mistral", "[TOOL_CALLS]j[{", "stop", {}, 15),
     ("mistral", '[TOOL_CALLS]g [CALL_ID]"', "length", {}, 23),
+    ("mistral", "[TOOL_CALLS]h : 8[]", "stop", {"reasoning_open": False}, 17),
 ]
 
 
