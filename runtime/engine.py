@@ -41,10 +41,12 @@ _MAX_JUNK = 256  # stray text inside a call, after its name, read as the call's 
 _WS = re.compile(r"\s*")
 # letters and digits, spaces between (and before: a space-led marker's prefix ` f`)
 _WORDS = re.compile(r"\s*[^\W_]+(?:\s+[^\W_]+)*")
+_WORD = re.compile(r"\s*[^\W_]+")
 # words with whitespace between: prose, which no skipped header holds
 _PROSE = re.compile(r"\S\s+\S")
 # a name a call may be made of at a normal stop with nothing after it (`7` is prose)
 _BARE_NAME = re.compile(r"[A-Za-z_][\w.\-]*")
+_LAST_TOKEN = re.compile(r"\S+\Z")
 # the finish reasons of an output the model ended itself: nothing in it was cut
 NORMAL_STOPS = frozenset({"stop", "tool_calls"})
 
@@ -277,10 +279,16 @@ class Engine:
         return self._stopped and end == len(buf)
 
     def _held_is_prose(self, buf: str, start: int) -> bool:
-        """Whether the tail held back at the end as a possible marker start is text: words
-        (`func` of `functools[`, ` f` of ` functools`: prose ends in words), or at a normal
-        stop one character (`if a <`). Longer markup cut inside its spelling is dropped."""
-        return bool(_WORDS.fullmatch(buf, start)) or (self._stopped and len(buf) - start == 1)
+        """Whether the tail held back at the end as a possible marker start is text. At a
+        normal stop: words (prose ends in words), or one character (`if a <`). At `length`:
+        one word (`func` of `functools[`, ` f` of ` functools`: the last word of prose may
+        begin a marker); several (`function c` of GigaChat's `function call<|role_sep|>`)
+        are that marker cut inside its spelling, dropped as `function call<` is, so that
+        the cut reads as the start of the output that goes on. Longer markup cut inside
+        its spelling is dropped at either reason."""
+        if self._stopped:
+            return bool(_WORDS.fullmatch(buf, start)) or len(buf) - start == 1
+        return bool(_WORD.fullmatch(buf, start))
 
     def _text(self, text: str) -> None:
         if not text or self._state.dropping:
@@ -676,7 +684,9 @@ class Engine:
         raw = buf[pos : len(buf) - cut].strip()
         if item.requested and not self.tools.may_be_requested(raw):
             return self._no_name(call, pos)  # prose: no requested tool is named so
-        if never_a_name(item, raw):
+        if never_a_name(item, raw) and (
+            self._stopped or never_a_name(item, self._finished_part(item, raw))
+        ):
             return self._no_name(call, pos)
         if not self._stopped:
             return self._unfinished(len(buf))
@@ -692,6 +702,16 @@ class Engine:
         if cut:
             return self._unfinished(len(buf))
         return self._abandon(call, pos)
+
+    def _finished_part(self, item: Name, raw: str) -> str:
+        """The header cut at `length` without its last word, which may be unfinished
+        (`t j` of Harmony's `t json`, `[CALL_ID]` before Mistral's id): with a pattern, a
+        header that fits either way may be a name. A last word that may begin a marker of
+        the family is markup cut short, not the header's: kept, so it decides."""
+        last = _LAST_TOKEN.search(raw) if item.pattern is not None else None
+        if last is None or self.family.content_markers.could_start(raw, last.start()):
+            return raw
+        return raw[: last.start()].rstrip()
 
     def _no_name(self, call: _Call, pos: int) -> int:
         """The output ends in text that no name holds: the opener goes back as it would
@@ -748,6 +768,8 @@ class Engine:
             return self._abandon(call, new)  # not a call: its text goes back
         if call.peeked:
             return self._abandon(call, new)  # a lookahead `[]` that held no call: text
+        if call.kept:  # prose, then a list that held no call: all of it goes back, as
+            return self._abandon(call, new)  # with any other list that holds none
         return new
 
     @staticmethod
@@ -909,12 +931,18 @@ class Engine:
         self._text(opener)
 
     def _unfinished(self, end: int) -> int:
-        """End of output inside a call opener: drop it, keep the text before it."""
+        """End of output inside a call opener: drop it, keep the text before it.
+
+        Prose a `skip(keep=true)` read after the opener belongs to the opener until the
+        call is known (with no call it goes back with it, at a normal stop): at a normal
+        stop, before a marker cut inside its spelling, it stays content; at `length` it
+        goes with the opener, so that the stop only adds to what the cut reads
+        (`[TOOL_CALLS]j[{` is nothing at `length`, all of it at a normal stop)."""
         call = self._call
         assert call is not None and not call.committed
         self._call = None
         self.mode = call.back
-        if call.kept:  # prose read before the cut markup stays content
+        if call.kept and self._stopped:
             self._text("".join(call.kept))
         self._state.ws_held.clear()
         return end

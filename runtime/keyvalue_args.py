@@ -25,7 +25,8 @@ from typing import Any, Sequence
 
 from .batched import MarkupArgs
 from .coerce import coerce_bare, coerce_text, json_text
-from .markers import Markers, OpenerInValue, markers
+from .in_value import OpenerInValue
+from .markers import Markers, markers
 from .protocol import Call, DialectRow, Pairs, Sink, the_call
 from .schemas import item_schema, property_schema, streams_as_text
 from .spec import KeyValueArgs
@@ -307,17 +308,12 @@ class KeyValueArgsBuilder(MarkupArgs):
 
     def _string(self, text: str, pos: int, eof: bool) -> int:
         at, lit = self._string_ends.search(text, pos)
-        while lit in self._in_value.held:
-            ends_value = self._in_value.ends_value(text, at + len(lit), eof)
-            if ends_value:
-                break
-            stop = at if ends_value is None else at + len(lit)  # it waits, or is text
-            if stop > pos:
-                self.emit(_json_string_body(text[pos:stop]))
-            if ends_value is None:
-                return stop
-            pos = stop
-            at, lit = self._string_ends.search(text, pos)
+        if lit in self._in_value.held:  # a call opener: what follows it decides
+            pos, at, lit, waiting = self._in_value.read_text(
+                text, pos, eof, (at, lit), self._string_ends.search, self._emit_string
+            )
+            if waiting:
+                return pos
         stop = at if at >= 0 else len(text) - self._string_ends.held(text, pos)
         if stop > pos:
             self.emit(_json_string_body(text[pos:stop]))
@@ -333,6 +329,10 @@ class KeyValueArgsBuilder(MarkupArgs):
         self.state = AFTER_VALUE
         self._finish()  # a marker inside an open string: markers win
         return at
+
+    def _emit_string(self, raw: str) -> None:
+        """A piece of a streamed string value's text."""
+        self.emit(_json_string_body(raw))
 
     def _raw(self, text: str, pos: int, eof: bool) -> int:
         """Buffer a value up to its end: `,` or the closer at depth 0 (strings skipped)."""

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Callable, Iterable, Mapping, Sequence
-
-from .spec import Name, name_of, never_a_name
+from typing import Callable, Iterable, Mapping
 
 
 def _no_match(text: str, pos: int = 0) -> None:
@@ -164,83 +162,3 @@ def markers(literals: Iterable[str]) -> Markers:
     if type(literals) is tuple:  # a family's stop tuples come back once per call: no set
         return _by_tuple(literals)
     return _cached(frozenset(literals))
-
-
-# how far past a call opener met inside a value the text is searched for what decides it
-# (docs/policies.md, "Markers inside values"): a new call's header and first key come well
-# within it; with none of them there, the opener was the value's text
-MAX_OPENER_WAIT = 1024
-
-
-class OpenerInValue:
-    """Decides a call opener met inside a markup value (raw text ended by markers): the
-    model wrote it as text, or began a new call without closing the value.
-
-    The opener is `held` and the first marker after it decides. One of `new_call` (the
-    literal before a call's name, a parameter's key opener, another call opener) says a
-    call began: the value ends before the opener. A marker that ends a call's name
-    (`name_ends`) says so when the text before it is a name. Any other (a closer: the
-    value's own, the call's, the section's) says the opener was text of the value. Nothing
-    within MAX_OPENER_WAIT characters: text; the end of the output first: a call began,
-    unless the text after the opener is already no name or ends in a cut-off marker that
-    can only be one of the others.
-    (A closer of the call or the section met inside a value ends it at once, as the peers'
-    parsers end it.)
-
-    So a value never holds more than MAX_OPENER_WAIT characters plus a marker waiting to be
-    decided, and the decision depends on the text alone, never on how it was split.
-    """
-
-    __slots__ = ("held", "new_call", "name_ends", "deciders")
-
-    def __init__(self, stops: Sequence[str], own: Iterable[str], new_call: Iterable[str] = ()):
-        """`stops` as the engine gives them to a dialect (`protocol.Stops`), `own` the
-        markers that close the value itself, `new_call` the dialect's key opener."""
-        self.held = frozenset(getattr(stops, "openers", ()))
-        self.new_call = frozenset(
-            lit for lit in (*self.held, *new_call, *getattr(stops, "headers", ())) if lit
-        )
-        self.name_ends: dict[str, Name] = {
-            end: name for end, name in getattr(stops, "name_ends", ()) if end not in self.new_call
-        }
-        self.deciders = markers((*self.new_call, *self.name_ends, *own, *stops))
-
-    def ends_value(self, text: str, start: int, eof: bool) -> bool | None:
-        """Whether the held opener that ends at `start` begins a call (and so ends the
-        value); None while the text does not tell yet."""
-        deciders = self.deciders
-        limit = start + MAX_OPENER_WAIT  # a decider must start before it
-        at, lit = deciders.search(text, start, limit + deciders.max_prefix)
-        if 0 <= at < limit:
-            if not eof and self._may_start_earlier(text, start, at, lit):
-                return None
-            if lit in self.new_call:
-                return True
-            name = self.name_ends.get(lit)
-            return name is not None and bool(name_of(name, text[start:at].strip())[0])
-        if len(text) >= limit + deciders.max_prefix:
-            return False
-        if not eof:
-            return None
-        # the end of the output first: a call began, unless what follows the opener is no
-        # name however the output had gone on (as its name's end would then have said), or
-        # ends in a marker cut short that can only be one that says the opener was text
-        cut = deciders.held(text, start)
-        if cut and not any(
-            lit.startswith(text[len(text) - cut :])
-            and (lit in self.new_call or lit in self.name_ends)
-            for lit in deciders.literals
-        ):
-            return False
-        raw = text[start : len(text) - cut].strip()
-        return not any(never_a_name(name, raw) for name in self.name_ends.values())
-
-    def _may_start_earlier(self, text: str, start: int, at: int, lit: str) -> bool:
-        """Whether more text may still turn a marker found at `at` into another: a longer
-        one there (`PREFIX<` of `PREFIX</`), or one beginning before it in a tail that is
-        not complete yet (MiniMax-M3's name end `>` inside `]<]minimax[>` of a cut-off
-        `]<]minimax[>[</content>`). Either way the whole text would decide by the other."""
-        deciders = self.deciders
-        if deciders.may_grow(text, at, lit):
-            return True
-        return len(text) - deciders.held(text, start) < at

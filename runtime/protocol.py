@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, Union
 
 from .markers import NextStop
-from .spec import Name
+from .spec import Lit, Name, Ws
 
 
 class Stops(tuple):
@@ -34,12 +34,15 @@ class Stops(tuple):
     `headers` show that a call's header follows its opener: the literal right before the
     call's name (`<function=` after `<tool_call>`). `name_ends` do when the opener is that
     literal: each marker that ends a name, with the `Name` item that reads it (`">` after
-    `<invoke name="`), a header only when a name is written before it.
+    `<invoke name="`), a header only when a name is written before it. `heads`: per
+    opener, how each call it opens goes on after it (`Head`), so that text it cannot go on
+    with says at once that the opener was the value's.
     """
 
     openers: frozenset[str]
     headers: frozenset[str]
     name_ends: tuple[tuple[str, Name], ...]
+    heads: tuple[tuple[str, tuple[Head, ...]], ...]
 
     def __new__(
         cls,
@@ -47,15 +50,17 @@ class Stops(tuple):
         openers: Iterable[str] = (),
         headers: Iterable[str] = (),
         name_ends: Iterable[tuple[str, Name]] = (),
+        heads: Iterable[tuple[str, tuple[Head, ...]]] = (),
     ) -> Stops:
         made = super().__new__(cls, literals)
         made.openers = frozenset(openers) & frozenset(literals)
         made.headers = frozenset(headers) - {""}
         made.name_ends = tuple(name_ends)
+        made.heads = tuple((opener, head) for opener, head in heads if opener in made.openers)
         return made
 
     def __getnewargs__(self) -> tuple[Any, ...]:  # copy and pickle
-        return tuple(self), self.openers, self.headers, self.name_ends
+        return tuple(self), self.openers, self.headers, self.name_ends, self.heads
 
 
 class Sink(Protocol):
@@ -165,6 +170,12 @@ class Opening:
     first: str
     then: str = ""
     then_reads: str = ""
+
+
+Head = tuple[Union[Ws, Lit, Name, Opening], ...]
+"""How a call goes on after one of its openers, up to its name: its whitespace and literal
+items, then its `Name`, or the `Opening` of the naming dialect that reads the name (the
+head stops at any other item: whatever follows is not decided by the head)."""
 
 
 def no_opening(_: Any) -> None:

@@ -8,7 +8,7 @@ from typing import Iterable
 
 from .dialects import DIALECTS
 from .markers import Markers, markers
-from .protocol import Stops
+from .protocol import Head, Stops
 from .spec import CallShape, FamilySpec, Lit, Name, Skip, Ws, markup_literals
 
 # the kinds of a call's items; a naming dialect finds the call's name itself, so a
@@ -47,6 +47,25 @@ def _headers(shape: CallShape) -> tuple[tuple[str, ...], tuple[tuple[str, Name],
     if before:
         return _texts(before[-1]), ()
     return (), tuple((end, name) for end in name.until if end)
+
+
+def _head(shape: CallShape, index: int) -> Head:
+    """How a call of `shape` goes on after the opener whose next item is `index`, up to its
+    name (`protocol.Head`): a value that holds the opener followed by text the head cannot
+    read holds it as text (docs/policies.md, "Markers inside values")."""
+    steps: list = []
+    for item in shape.call[index:]:
+        if isinstance(item, (Ws, Lit)):
+            steps.append(item)
+            continue
+        if isinstance(item, Name) and not item.recipient:
+            steps.append(item)
+        elif type(item) in DIALECTS and DIALECTS[type(item)].names_calls:
+            opening = DIALECTS[type(item)].opening(item)
+            if opening is not None:
+                steps.append(opening)
+        break  # a skip, a recipient, arguments: what follows is not the head's to say
+    return tuple(steps)
 
 
 def _may_be_absent(item: object) -> bool:
@@ -296,6 +315,12 @@ class CompiledFamily:
             ),
             None,
         )
+        # per first opener, how each call it opens goes on (what a value's opener must be
+        # followed by to end the value)
+        heads = tuple(
+            (opener, tuple(_head(self.shapes[n], i) for n, i in self.openers[opener]))
+            for opener in self.first_openers
+        )
         for number, shape in enumerate(self.shapes):
             for index, item in enumerate(shape.call):
                 if isinstance(item, Name) and item.recipient:
@@ -319,6 +344,7 @@ class CompiledFamily:
                         firsts,
                         [h for literals, _ in headers for h in literals],
                         [end for _, ends in headers for end in ends],
+                        heads,
                     )
         # the same searches, passing over call openers where the call would only give its
         # text back (`_gives_back`); the engine uses them while nothing else is pending

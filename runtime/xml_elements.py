@@ -29,7 +29,8 @@ from typing import Any, Callable, Sequence
 
 from .batched import MarkupArgs
 from .coerce import coerce_text, json_text
-from .markers import OpenerInValue, markers
+from .in_value import OpenerInValue
+from .markers import markers
 from .protocol import Call, DialectRow, Sink, render_value_text, the_call
 from .schemas import item_schema, property_schema, schema_types, streams_as_text
 from .spec import XmlElements
@@ -186,17 +187,12 @@ class XmlElementsBuilder(MarkupArgs):
         """A streamed string value: its text up to its closing tag or a stop marker; a call
         opener in it waits for what decides it, and then ends the value or is its text."""
         at, lit = self._body_end(text, pos)
-        while lit in self._in_value.held:
-            ends_value = self._in_value.ends_value(text, at + len(lit), eof)
-            if ends_value:
-                break
-            stop = at if ends_value is None else at + len(lit)  # it waits, or is text
-            if stop > pos:
-                self.emit(_json_string_body(text[pos:stop]))
-            if ends_value is None:
-                return stop
-            pos = stop
-            at, lit = self._body_end(text, pos)
+        if lit in self._in_value.held:  # a call opener: what follows it decides
+            pos, at, lit, waiting = self._in_value.read_text(
+                text, pos, eof, (at, lit), self._body_end, self._emit_string
+            )
+            if waiting:
+                return pos
         # a tail that may begin a closing tag waits; at the end of output it is markup
         stop = at if at >= 0 else len(text) - self._body_held(text, pos)
         if stop > pos:
@@ -211,6 +207,10 @@ class XmlElementsBuilder(MarkupArgs):
             return at + len(lit)
         self._finish()  # a marker of the call or the stream: the arguments end here
         return at
+
+    def _emit_string(self, raw: str) -> None:
+        """A piece of a streamed string value's text."""
+        self.emit(_json_string_body(raw))
 
     def _body_end(self, text: str, pos: int) -> tuple[int, str]:
         """The first of this element's closing tag and the stop markers (the closer is
@@ -265,7 +265,7 @@ class XmlElementsBuilder(MarkupArgs):
                 self._buffer.append(text[pos:at])
                 return at
             if stop in self._in_value.held:
-                ends_value = self._in_value.ends_value(text, at + len(stop), eof)
+                ends_value = self._in_value.ends_value(text, at + len(stop), eof, stop)
                 if ends_value is not False:  # a new call (or not decided yet)
                     return self._stop_in_tree(text, pos, at, ends_value)
                 self._buffer.append(text[pos : at + len(stop)])  # the opener is text

@@ -24,7 +24,8 @@ from typing import Any, NamedTuple, Sequence
 
 from .batched import MarkupArgs
 from .coerce import coerce_flagged_json, coerce_text, json_text
-from .markers import Markers, OpenerInValue, markers
+from .in_value import OpenerInValue
+from .markers import Markers, markers
 from .protocol import Call, DialectRow, RenderError, Sink, render_value_text, the_call
 from .schemas import streams_as_text
 from .spec import XmlParams
@@ -382,7 +383,7 @@ class XmlParamsBuilder(MarkupArgs):
                     return inside
             if lit not in self._in_value.held:
                 break
-            ends_value = self._in_value.ends_value(text, at + len(lit), eof)
+            ends_value = self._in_value.ends_value(text, at + len(lit), eof, lit)
             if ends_value is None:  # not decided yet: the marker and what follows wait
                 self._value_text(text[pos:at], closing=False)
                 return at

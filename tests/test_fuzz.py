@@ -153,6 +153,47 @@ FIXED = [
     ("pythonic", "[w(h='\\u\x0b4e2", "length", {}, 14),
     ("olmo3", '<function_calls>e(h="\\u\u2029de0', "length", {}, 29),
     ("llama4_pythonic", "<|python_start|>[f(p='\\u\u3000028')]", "stop", {}, 31),
+    # a call opener in a value followed by what its call cannot go on with, at the end
+    ("qwen3_coder", "<function=w><parameter=><tool_call>n</", "length", {}, 36),
+    ("minicpm_v", "<function=0><parameter=><tool_call>n</", "length", {}, 36),
+    ("gemma4", '<|tool_call>call:w{:<|"|><|tool_call>t<|"', "length", {}, 38),
+    (
+        "functiongemma",
+        "<start_function_call>call:w{:<escape><start_function_call>s<e",
+        "length",
+        {},
+        59,
+    ),
+    (
+        "step3",
+        "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜>"
+        '<steptml:invoke name="r"><steptml:parameter name=""><｜tool_call_begin｜>t<｜tool_call_e',
+        "length",
+        {"reasoning_open": False},
+        131,
+    ),
+    (
+        "step3",
+        "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜>"
+        '<steptml:invoke name="g"><steptml:parameter name=""><｜tool_call_begin｜>function<<e',
+        "stop",
+        {"reasoning_open": False},
+        140,
+    ),
+    (
+        "minicpm5",
+        '<functionname="r"><paramname=""><functionname="' + "w" * 258 + "</",
+        "length",
+        {"reasoning_open": False},
+        304,
+    ),
+    # a header pattern's next attribute begun at the end (`" d` of `" d="1"`), cut at length
+    ("minicpm5", '<functionname="" d="1', "length", {"reasoning_open": False}, 18),
+    ("gigachat3", "function call<", "length", {}, 10),
+    ("openai", "to=functions.t json<", "length", {}, 16),
+    ("mistral", "[TOOL_CALLS]j[{", "stop", {}, 15),
+    ("mistral", '[TOOL_CALLS]g [CALL_ID]"', "length", {}, 23),
+    ("mistral", "[TOOL_CALLS]h : 8[]", "stop", {"reasoning_open": False}, 17),
 ]
 
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import toolgrammar
 from toolgrammar.invariants import check_text, comparable, run, split_at
 from toolgrammar.runtime import tables
-from toolgrammar.runtime.markers import MAX_OPENER_WAIT, OpenerInValue
+from toolgrammar.runtime.in_value import MAX_OPENER_WAIT, OpenerInValue
 from toolgrammar.runtime.registry import get_spec
 
 from corpus_format import TOOLS
@@ -43,39 +43,74 @@ def _glm(value: str) -> str:
 
 
 @pytest.mark.parametrize(
-    "after, ends, at_end",
+    "after, ends, before, at_end",
     [
-        ("get_weather<arg_key>city", True, True),  # a name and a key: a new call
-        ("get_weather</tool_call>", True, True),  # a name and the closer: a call, no arguments
-        (" and more</tool_call>", False, False),  # no name before the closer: text
-        (" strings</arg_value>", False, True),  # the value's own closer: text
+        ("get_weather<arg_key>city", True, None, True),  # a name and a key: a new call
+        ("get_weather</tool_call>", True, None, True),  # a name and the closer: no arguments
+        # no name before the closer: text, known before the closer comes (no name is
+        # " and more", however the output goes on)
+        (" and more</tool_call>", False, False, False),
+        (" strings</arg_value>", False, None, True),  # the value's own closer: text
     ],
 )
-def test_the_first_marker_after_the_opener_decides(after: str, ends: bool, at_end: bool) -> None:
+def test_the_first_marker_after_the_opener_decides(
+    after: str, ends: bool, before: bool | None, at_end: bool
+) -> None:
     decide = OpenerInValue(_stops("glm45"), ("</arg_value>",), ("<arg_key>",))
-    text = "<tool_call>" + after
-    assert decide.ends_value(text, len("<tool_call>"), eof=False) is ends
-    before = text[: text.rindex("<")]  # the deciding marker not there yet
-    assert decide.ends_value(before, len("<tool_call>"), eof=False) is None
+    opener = "<tool_call>"
+    text = opener + after
+    assert decide.ends_value(text, len(opener), eof=False, opener=opener) is ends
+    cut = text[: text.rindex("<")]  # the deciding marker not there yet
+    assert decide.ends_value(cut, len(opener), eof=False, opener=opener) is before
     # the output ended there: a call began if what follows the opener may be a name
     # (" strings" may; " and more" is none, so the opener was the value's text)
-    assert decide.ends_value(before, len("<tool_call>"), eof=True) is at_end
+    assert decide.ends_value(cut, len(opener), eof=True, opener=opener) is at_end
 
 
 def test_the_wait_is_bounded() -> None:
     """Past MAX_OPENER_WAIT characters with nothing that decides, the opener is text, and a
-    call header after that does not change it."""
-    decide = OpenerInValue(_stops("glm45"), ("</arg_value>",), ("<arg_key>",))
-    start = len("<tool_call>")
-    filler = "x" * MAX_OPENER_WAIT
-    assert decide.ends_value("<tool_call>" + filler[:-1], start, eof=False) is None
-    header = "<arg_key>city</arg_key>"
-    assert decide.ends_value("<tool_call>" + filler + header, start, eof=False) is False
-    assert decide.ends_value("<tool_call>" + filler[:-1] + "<arg_key>", start, eof=False)
-    text = _glm("see <tool_call>" + filler + "<arg_key>city</arg_key><arg_value>Oslo</tool_call>")
+    call header after that does not change it (Qwen3-Coder's opener may be followed by any
+    run of whitespace before `<function=`)."""
+    decide = OpenerInValue(_stops("qwen3_coder"), ("</parameter>",), ("<parameter=",))
+    opener = "<tool_call>"
+    start = len(opener)
+    filler = " " * MAX_OPENER_WAIT
+    assert decide.ends_value(opener + filler[:-1], start, eof=False, opener=opener) is None
+    header = "<function=get_weather>"
+    assert decide.ends_value(opener + filler + header, start, eof=False, opener=opener) is False
+    assert decide.ends_value(opener + filler[:-1] + header, start, eof=False, opener=opener)
+
+
+def test_text_a_call_cannot_go_on_with_decides_at_once() -> None:
+    """What follows an opener must be able to go on as its call (the grammar's items after
+    it, up to the name): else the opener is the value's text at once, as it would be once
+    the output went on, and at the end of the output too."""
+    qwen = OpenerInValue(_stops("qwen3_coder"), ("</parameter>",), ("<parameter=",))
+    opener = "<tool_call>"
+    start = len(opener)
+    for eof in (False, True):
+        # `<tool_call>` goes on with whitespace and `<function=`, never with `n`
+        assert qwen.ends_value(opener + "n", start, eof=eof, opener=opener) is False
+        assert qwen.ends_value(opener + "\n<func", start, eof=eof, opener=opener) is (
+            None if not eof else True
+        )
+    # GLM's opener is followed by the name: more than a name's length of text is none
+    glm = OpenerInValue(_stops("glm45"), ("</arg_value>",), ("<arg_key>",))
+    long_name = opener + "x" * 300
+    assert glm.ends_value(long_name, start, eof=False, opener=opener) is False
+    assert glm.ends_value(long_name + "<arg_key>", start, eof=False, opener=opener) is False
+    text = _glm(
+        "see <tool_call>" + "x" * 300 + "<arg_key>city</arg_key><arg_value>Oslo</tool_call>"
+    )
     message = toolgrammar.parse("glm45", text, TOOLS, reasoning_open=False)
     [call] = message.tool_calls
     assert json.loads(call.function.arguments)["content"].startswith("see <tool_call>xxx")
+    # Gemma 4's opener goes on with `call:` or `:` after whitespace
+    gemma = OpenerInValue(_stops("gemma4"), ('<|"|>',))
+    opener = "<|tool_call>"
+    start = len(opener)
+    assert gemma.ends_value(opener + "t", start, eof=True, opener=opener) is False
+    assert gemma.ends_value(opener + " ca", start, eof=True, opener=opener) is True
 
 
 @pytest.mark.parametrize(
@@ -104,16 +139,18 @@ NS = "]<]minimax[>["
 
 def test_a_marker_inside_a_marker_not_complete_yet_does_not_decide() -> None:
     """MiniMax-M3's name end `>` is inside its prefix: `]<]minimax[>` cut off after the
-    opener is not the `>` ending a name until the text says which marker it begins."""
+    opener is not the `>` ending a name until the text says which marker it begins; a key
+    opener `]<]minimax[>[<` may still become the value's closer `]<]minimax[>[</`."""
     decide = OpenerInValue(_stops("minimax_m3"), (NS + "</",), (NS + "<",))
     opener = NS + "<invoke name="
     start = len(opener)
     cut = opener + " then the name" + NS[:-1]  # `]<]minimax[>` with no `[` yet
-    assert decide.ends_value(cut, start, eof=False) is None
-    assert decide.ends_value(cut + "[</content>", start, eof=False) is False  # own closer
-    assert decide.ends_value(cut + "[<b>", start, eof=False) is True  # a key opener
-    assert decide.ends_value(cut, start, eof=True) is False  # `>` after no name: text
-    assert decide.ends_value(opener + '"get_weather">', start, eof=False) is True
+    assert decide.ends_value(cut, start, eof=False, opener=opener) is None
+    assert decide.ends_value(cut + "[</content>", start, eof=False, opener=opener) is False
+    assert decide.ends_value(cut + "[<b>", start, eof=False, opener=opener) is True  # a key
+    assert decide.ends_value(cut, start, eof=True, opener=opener) is False  # `>` after no name
+    assert decide.ends_value(opener + '"get_weather">', start, eof=False, opener=opener) is True
+    assert decide.ends_value(opener + NS + "<", start, eof=False, opener=opener) is None
 
 
 DEPTH_TWO = (

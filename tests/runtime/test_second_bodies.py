@@ -94,11 +94,16 @@ def test_a_bare_list_waits_for_what_follows_a_comma() -> None:
         ("<c> no list here", "stop", "<c> no list here", []),
         ("<c> a [1] list", "stop", "<c> a [1] list", []),
         ("<c> cut before any list", "length", "<c> cut before any list", []),
-        ('<c> Sure: [{"na', "length", "Sure:", []),
+        # cut before the call is known: the prose goes with the unfinished opener at
+        # length, and back with it at a normal stop (the stop only adds)
+        ('<c> Sure: [{"na', "length", None, []),
+        ('<c> Sure: [{"na', "stop", '<c> Sure: [{"na', []),
         ('<c> Sure: <c>[{"name": "f", "arguments": {}}]', "stop", "<c> Sure:", [("f", "{}")]),
     ],
 )
-def test_kept_prose(output: str, finish: str, content: str, calls: list[tuple[str, str]]) -> None:
+def test_kept_prose(
+    output: str, finish: str, content: str | None, calls: list[tuple[str, str]]
+) -> None:
     """`skip(keep=true)`: the prose is content once the call is known; when no call follows,
     it goes back with the opener; the family's next opener ends it."""
     assert read(KEEP, output, finish) == {"content": content, "calls": calls}
