@@ -19,15 +19,16 @@ import tempfile
 import urllib.request
 from pathlib import Path
 
-SDIST = "llama_cpp_python-0.3.36.tar.gz"
+from toolgrammar.template_check import TEMPLATE_CACHE, TEMPLATE_SDIST
+
+SDIST = TEMPLATE_SDIST + ".tar.gz"
 URL = (
     "https://files.pythonhosted.org/packages/ec/e9/"
     "e7de2b0463ea3ffbf0ede6cb21b58c1258a8f6521aae45ca773a59fe7cf3/" + SDIST
 )
 SHA256 = "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e"
 MEMBERS = "/vendor/llama.cpp/models/templates/"  # inside the sdist's top folder
-ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_CACHE = ROOT / ".cache"
+DEFAULT_CACHE = TEMPLATE_CACHE.parent  # the project's .cache/
 
 
 class FetchError(Exception):

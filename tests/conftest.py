@@ -2,10 +2,37 @@
 scripts/sglang_env.sh); scripts/test.sh runs each there, in a pytest run of its own that sets
 TOOLGRAMMAR_VLLM_TESTS=1 or TOOLGRAMMAR_SGLANG_TESTS=1. The plain run leaves them out."""
 
+import importlib.util
 import os
+from pathlib import Path
+from typing import Any
+
+import pytest
 
 collect_ignore = [
     stack
     for stack in ("vllm", "sglang")
     if os.environ.get(f"TOOLGRAMMAR_{stack.upper()}_TESTS") != "1"
 ]
+
+
+def _fetcher() -> Any:
+    """scripts/fetch_templates.py, loaded as a module (scripts/ is no package)."""
+    path = Path(__file__).resolve().parent.parent / "scripts/fetch_templates.py"
+    spec = importlib.util.spec_from_file_location("fetch_templates", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def template_folder() -> Path:
+    """The models' chat templates (`grammars/templates.toml` names them), fetched once into
+    .cache/; a failed fetch fails the test with its reason (CI runs on a clean clone, so a
+    skip would hide that nothing was checked)."""
+    fetcher = _fetcher()
+    try:
+        return fetcher.templates_dir()
+    except fetcher.FetchError as error:
+        pytest.fail(f"the chat templates could not be fetched: {error}", pytrace=False)

@@ -12,7 +12,9 @@ import toolgrammar
 from toolgrammar.check import check
 from toolgrammar.cli import main
 from toolgrammar.check import INVARIANTS, CheckReport
+from toolgrammar import template_check
 from toolgrammar.runtime.registry import get_spec
+from toolgrammar.template_check import family_rows, template_table
 
 sys.path.insert(0, str(Path(__file__).parent / "check_fixtures"))
 from broken_runtimes import MUTANTS  # noqa: E402
@@ -22,12 +24,33 @@ BROKEN = sorted((Path(__file__).parent / "check_fixtures").glob("*.tg"))
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-def test_every_grammar_passes_its_own_check(family: str) -> None:
+def test_every_grammar_passes_its_own_check(family: str, template_folder: Path) -> None:
     # a bounded budget in CI; `toolgrammar check FAMILY --budget 60` runs deeper
-    report = check(family, budget=0.3, seed=FAMILIES.index(family))
+    report = check(family, budget=0.3, seed=FAMILIES.index(family), templates=template_folder)
     assert report.samples >= 1 and report.cuts >= 1
     assert report.checked["export"] >= 1 and report.checked["export walks"] >= 5
+    # every row of grammars/templates.toml for the family, through its chat template
+    assert report.checked["template"] == len(family_rows(family))
     assert report.ok, report.summary()
+
+
+def test_check_runs_the_template_rows_and_says_why_not(
+    template_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert check("hermes", budget=0.0, templates=template_folder).checked["template"] >= 1
+    # not fetched, or no row: skipped, and the summary says why (never "ok")
+    unfetched = check("hermes", budget=0.0).summary()
+    assert "template           0 checked  skipped (chat templates not fetched" in unfetched
+    assert "python scripts/fetch_templates.py" in unfetched
+    without = check("beam", budget=0.0, templates=template_folder).summary()
+    assert "skipped (no chat template of this family" in without
+    # a row whose findings are not the ones it declares fails the check, naming the template
+    rows = [row for row in template_table() if row["family"] == "hermes"]
+    wrong = [{**rows[0], "known": ["calls"], "why": "planted"}]
+    monkeypatch.setattr(template_check, "template_table", lambda: wrong)
+    report = check("hermes", budget=0.0, templates=template_folder)
+    assert report.failed["template"] == 1
+    assert f"[template] {rows[0]['file']} (known: calls)" in report.summary()
 
 
 @pytest.mark.parametrize("path", BROKEN, ids=lambda p: p.stem)

@@ -20,7 +20,9 @@ def test_corpus_is_not_empty() -> None:
     assert {"qwen3_coder", "hermes", "kimi_k2"} <= families
     counts = collections.Counter(case.family for case in CASES)
     few = {family: n for family, n in sorted(counts.items()) if n < MIN_CASES}
-    assert not few, f"every family's corpus needs {MIN_CASES} cases or more; these have fewer: {few}"
+    assert (
+        not few
+    ), f"every family's corpus needs {MIN_CASES} cases or more; these have fewer: {few}"
 
 
 def test_corpus_names_are_registered_families() -> None:

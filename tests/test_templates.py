@@ -8,7 +8,6 @@ clean clone, so a skip would hide that nothing was checked).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -18,31 +17,13 @@ import pytest
 from toolgrammar.cli import main
 from toolgrammar.template_check import (
     FINDING_KINDS,
+    check_row,
     check_template,
+    row_holds,
     template_table,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
 ROWS = template_table()
-
-
-def _fetcher() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "fetch_templates", ROOT / "scripts/fetch_templates.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture(scope="session")
-def template_folder() -> Path:
-    fetcher = _fetcher()
-    try:
-        return fetcher.templates_dir()
-    except fetcher.FetchError as error:
-        pytest.fail(f"the chat templates could not be fetched: {error}", pytrace=False)
 
 
 def _row_id(row: dict[str, Any]) -> str:
@@ -55,17 +36,8 @@ def _row_id(row: dict[str, Any]) -> str:
 def test_family_round_trips_through_its_chat_template(
     row: dict[str, Any], template_folder: Path
 ) -> None:
-    report = check_template(
-        row["family"],
-        template_folder / row["file"],
-        variables=row.get("variables"),
-        stop=row.get("stop", ()),
-        params=row.get("params"),
-        mutable=row.get("mutable", False),
-        arguments=row.get("arguments", "object"),
-        tools_variables=row.get("tools_variables"),
-    )
-    assert report.kinds == set(row.get("known", ())), report.summary()
+    report = check_row(row, template_folder)
+    assert row_holds(row, report), report.summary()
 
 
 def test_the_table_is_well_formed(template_folder: Path) -> None:

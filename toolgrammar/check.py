@@ -24,6 +24,10 @@ to a smaller output the renderer writes for the request's tools, and names the g
 the parser reads where the export stops and the export rules made from it that refuse the
 byte there (`rule  = …`); a walk shrinks while the export accepts it and the parser reads it
 with the same problem.
+- template: the family's rows of `grammars/templates.toml` round-trip through the model's
+  own chat templates (`template_check.py`), each finding exactly what its row declares
+  `known`; skipped, and said why, when the templates were not fetched
+  (`python scripts/fetch_templates.py`) or the family has no row.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import json
 import random
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from . import parse
@@ -52,6 +57,7 @@ from .runtime.params import with_params
 from .runtime.registry import get_spec
 from .runtime.render import RenderError, render_output
 from .runtime.spec import FamilySpec, markup_literals
+from .template_check import check_row, family_rows, row_holds
 
 try:  # llguidance (the test extra) runs the exported grammars; without it the proof is skipped
     from .export_check import (
@@ -85,6 +91,7 @@ INVARIANTS = (
     "bad input",
     "export",
     "export walks",
+    "template",
 )
 # strings a careless coercion would type: a string parameter must keep them as strings
 COERCION_BAIT = ["42", "-1.5", "true", "false", "null", "[1, 2]", '{"a": 1}', " 7 ", "0x1F", ""]
@@ -132,6 +139,8 @@ class CheckReport:
     checked: dict[str, int] = field(default_factory=lambda: dict.fromkeys(INVARIANTS, 0))
     failed: dict[str, int] = field(default_factory=lambda: dict.fromkeys(INVARIANTS, 0))
     findings: dict[str, Finding] = field(default_factory=dict)
+    # why the template round trip did not run (None: it ran, or the family has rows to run)
+    template_skipped: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -147,6 +156,8 @@ class CheckReport:
                 state = f"{self.failed[name]} FAILED"
             elif name.startswith("export") and EXPORT_MISSING is not None:
                 state = f"skipped (needs llguidance, the test extra: {EXPORT_MISSING})"
+            elif name == "template" and self.template_skipped is not None:
+                state = f"skipped ({self.template_skipped})"
             else:  # nothing checked is not a pass: the probe found nothing to run on
                 state = "ok" if self.checked[name] else "skipped (nothing to check)"
             lines.append(f"  {name:<12} {self.checked[name]:>7} checked  {state}")
@@ -325,10 +336,12 @@ def check(
     budget: float = 60.0,
     seed: int = 0,
     progress: Callable[[int], None] | None = None,
+    templates: Path | None = None,
 ) -> CheckReport:
     """Check `family` (a registered name) for `budget` seconds from `seed`.
 
-    The probes of one watched value (kept, promptness, the 10 MB value, deep JSON) run
+    The probes of one watched value (kept, promptness, the 10 MB value, deep JSON) and the
+    family's chat-template rows (from the fetched templates in `templates`, when given) run
     once; random samples, their cut points and their mutants fill the rest of the budget.
     """
     spec = with_params(get_spec(family))
@@ -339,6 +352,7 @@ def check(
     start = time.monotonic()
     deadline = start + budget
     _probes(family, spec, tools, markers, report, random.Random(seed))
+    _check_templates(family, templates, report)
     exports = _Exports(family, tools)
     walks = _walk_plan(tools)
     walk_rng = random.Random(f"walks:{seed}")  # its own: the samples stay those of the seed
@@ -491,9 +505,7 @@ def _export_finding(
         ):  # the request's tools, declared parameters, schema-valid: a sample still
             return False
         try:  # still an output the renderer writes: the same calls, content and reasoning
-            again = render_output(
-                spec, calls, content=message.content, reasoning=message.reasoning
-            )
+            again = render_output(spec, calls, content=message.content, reasoning=message.reasoning)
         except RenderError:
             return False
         return again == text
@@ -632,6 +644,24 @@ def _finding(
     found = check_text(family, text, tools, sample.options, seed=sample.seed, cuts=[len(text)])
     best = next((v for v in found if v.invariant == violation.invariant), violation)
     return Finding(violation.invariant, best.text, best.split, best.detail, sample.seed)
+
+
+def _check_templates(family: str, folder: Path | None, report: CheckReport) -> None:
+    """The family's rows of the template table, each through its own chat template."""
+    rows = family_rows(family)
+    if not rows:
+        report.template_skipped = "no chat template of this family in grammars/templates.toml"
+        return
+    if folder is None:
+        report.template_skipped = "chat templates not fetched: python scripts/fetch_templates.py"
+        return
+    for row in rows:
+        report.checked["template"] += 1
+        found = check_row(row, folder)
+        if not row_holds(row, found):
+            known = ", ".join(row.get("known", ())) or "none"
+            detail = f"{row['file']} (known: {known}): {found.summary()}"
+            _record(report, Finding("template", "", [], detail, report.seed))
 
 
 def _record(report: CheckReport, finding: Finding) -> None:

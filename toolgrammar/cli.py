@@ -19,7 +19,7 @@ import toolgrammar
 from .check import check
 from .compiler.response_template import ResponseTemplateError, template_text
 from .fuzz import fuzz
-from .template_check import TOOLS_AS, check_template
+from .template_check import TOOLS_AS, check_template, fetched_templates
 from .export import ExportError, export
 from .runtime.registry import UnknownFamily, families, get_spec, registered
 
@@ -244,7 +244,14 @@ def cmd_check(args: argparse.Namespace) -> int:
         except UnknownFamily as error:
             raise CliError(str(error)) from None
         template_ok = _check_template(family, args)
-        report = check(family, budget=args.budget, seed=args.seed, progress=dot)
+        # and the family's rows of grammars/templates.toml, when the templates were fetched
+        report = check(
+            family,
+            budget=args.budget,
+            seed=args.seed,
+            progress=dot,
+            templates=fetched_templates(),
+        )
     print(file=sys.stderr)
     print(report.summary())
     return 0 if report.ok and template_ok else 1

@@ -768,3 +768,41 @@ def template_table() -> list[dict[str, Any]]:
     """The rows of `grammars/templates.toml`: which chat templates each family serves."""
     text = resources.files("toolgrammar.grammars").joinpath("templates.toml").read_text("utf-8")
     return list(tomllib.loads(text)["template"])
+
+
+# where scripts/fetch_templates.py unpacks the llama-cpp-python sdist's templates
+TEMPLATE_SDIST = "llama_cpp_python-0.3.36"
+TEMPLATE_CACHE = Path(__file__).resolve().parent.parent / ".cache" / "templates"
+
+
+def fetched_templates(cache: Path = TEMPLATE_CACHE) -> Path | None:
+    """The folder of fetched chat templates, or None when they were never fetched (`check`
+    says so and how, rather than downloading 74 MB behind the author's back)."""
+    folder = cache / TEMPLATE_SDIST
+    return folder if (folder / ".complete").exists() else None
+
+
+def family_rows(family: str) -> list[dict[str, Any]]:
+    """The rows of the template table for `family` (an alias finds its grammar's rows)."""
+    name = get_spec(family).name
+    return [row for row in template_table() if get_spec(row["family"]).name == name]
+
+
+def check_row(row: dict[str, Any], folder: Path) -> TemplateReport:
+    """One row of the table, run as the row says (variables, stops, adaptations)."""
+    return check_template(
+        row["family"],
+        folder / row["file"],
+        variables=row.get("variables"),
+        stop=row.get("stop", ()),
+        params=row.get("params"),
+        mutable=row.get("mutable", False),
+        arguments=row.get("arguments", "object"),
+        tools_variables=row.get("tools_variables"),
+    )
+
+
+def row_holds(row: dict[str, Any], report: TemplateReport) -> bool:
+    """A row holds when the round trip finds exactly the kinds the row declares `known`:
+    a finding the row does not expect is a fault, and so is a `known` that no longer shows."""
+    return report.kinds == set(row.get("known", ()))

@@ -70,7 +70,11 @@ def test_compare_reports_stale_missing_and_extra(grammar_copy: Path, tmp_path: P
     out = tmp_path / "generated"
     build(grammar_copy, out)
     grammar = grammar_copy / "hermes.tg"
-    grammar.write_text(grammar.read_text().replace("aliases qwen3_json, qwen, qwen25", "aliases qwen3_json, qwen, qwen25, hj"))
+    grammar.write_text(
+        grammar.read_text().replace(
+            "aliases qwen3_json, qwen, qwen25", "aliases qwen3_json, qwen, qwen25, hj"
+        )
+    )
     (out / "kimi_k2.py").unlink()
     (out / "old_family.py").write_text(f"{GENERATED_MARK} from grammars/old.tg. DO NOT EDIT.\n")
     (out / "helper.py").write_text("# hand-written, not ours\n")

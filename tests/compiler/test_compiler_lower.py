@@ -149,9 +149,9 @@ def test_name_doubled_lowers_to_its_separator() -> None:
         'family x call "<a " name(until=">", doubled=".") ">" xml_params(open="<p=", key_end=">", value_end="</p>")'
     )
     assert spec.call[1] == rt.Name(until=(">",), doubled=".", line=1)
-    assert lower_text(
-        'family x call "<a " name(until=">") ">" json_args'
-    ).call[1].doubled == ""
+    assert lower_text('family x call "<a " name(until=">") ">" json_args').call[1].doubled == ""
+
+
 def test_a_list_of_spellings_lowers_to_the_first_and_its_alternatives() -> None:
     spec = lower_text(
         'family x call "<a>" name(until=">", requested=true) ">"'
@@ -174,7 +174,9 @@ def test_a_list_of_spellings_lowers_to_the_first_and_its_alternatives() -> None:
 def test_every_element_argument_is_a_spec_field_with_the_same_default(word: str) -> None:
     sig = ir.ELEMENTS[word]
     fields = {f.name: f for f in dataclasses.fields(sig.spec) if f.name != "line"}
-    spellings = [f"{n}_alternatives" for n, p in sig.params.items() if p.type is ir.ArgType.SPELLINGS]
+    spellings = [
+        f"{n}_alternatives" for n, p in sig.params.items() if p.type is ir.ArgType.SPELLINGS
+    ]
     assert sorted(fields) == sorted([*sig.params, *spellings])
     for name in spellings:
         assert fields[name].default == ()
@@ -244,8 +246,11 @@ def test_messages_lowers_header_spellings_fields_and_the_drop_route() -> None:
     ("text", "content", "reasoning"),
     [
         # a field after the recipient begins more header, up to the header's end
-        ("Hi<end>to=me<ch>anything<msg>think<end>to=tool.x <type>code<msg>secret<end>Bye",
-         "HiBye", "think"),
+        (
+            "Hi<end>to=me<ch>anything<msg>think<end>to=tool.x <type>code<msg>secret<end>Bye",
+            "HiBye",
+            "think",
+        ),
         # another spelling of the opener; a dropped message ends at the next message's end
         ("<ch>x to=python<msg>print(1)<start>to=me<msg>ok", "", "ok"),
         # prose: a space that begins no field, a line break inside the fields
@@ -267,6 +272,8 @@ def test_messages_fields_and_drop_route_read_whole_and_streamed(
         got_reasoning = "".join(d.reasoning or "" for d in deltas)
         seen.append((got_content, got_reasoning))
     assert seen == [(content, reasoning)] * 2
+
+
 @pytest.mark.parametrize(
     ("grammar", "marker"),
     [
