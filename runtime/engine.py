@@ -706,10 +706,10 @@ class Engine:
     def _finished_part(self, item: Name, raw: str) -> str:
         """The header cut at `length` without its last word, which may be unfinished
         (`t j` of Harmony's `t json`, `[CALL_ID]` before Mistral's id): with a pattern, a
-        header that fits either way may be a name. A last word that may begin a marker of
-        the family is markup cut short, not the header's: kept, so it decides."""
+        header that fits either way may be a name. A last word that may begin a marker goes
+        too: were it that marker, the header before it would be as unfinished."""
         last = _LAST_TOKEN.search(raw) if item.pattern is not None else None
-        if last is None or self.family.content_markers.could_start(raw, last.start()):
+        if last is None:
             return raw
         return raw[: last.start()].rstrip()
 

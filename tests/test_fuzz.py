@@ -189,6 +189,10 @@ FIXED = [
     ),
     # a header pattern's next attribute begun at the end (`" d` of `" d="1"`), cut at length
     ("minicpm5", '<functionname="" d="1', "length", {"reasoning_open": False}, 18),
+    # a header's last word that may begin a marker, at length: `> >` then `:` (U+2029 was
+    # the space); the header is unfinished whether or not the word grows into the marker
+    ("functionary_v32", ">\u2029>:", "length", {}, 3),
+    ("mistral", "[TOOL_CALLS]get_weather\n[TOOL_CALLS]", "length", {}, 28),
     ("gigachat3", "function call<", "length", {}, 10),
     ("openai", "to=functions.t json<", "length", {}, 16),
     ("mistral", "[TOOL_CALLS]j[{", "stop", {}, 15),
