@@ -213,6 +213,17 @@ def test_fixed_findings_stay_fixed(
             assert check_input(item, text, cut) is None
 
 
+def test_jobs_split_the_families_and_check_the_same_inputs() -> None:
+    """`jobs` processes draw what one process draws: each family the same number of inputs
+    (the first `inputs % families` one more) from its own stream of the seed."""
+    names = ["hermes", "mistral", "qwen3_coder", "pythonic", "kimi_k2"]
+    one = fuzz(names, inputs=23, seed=4)
+    split = fuzz(names, inputs=23, seed=4, jobs=2)
+    assert split.inputs == one.inputs == {n: 5 if k < 3 else 4 for k, n in enumerate(names)}
+    assert split.by_generator == one.by_generator
+    assert (split.exceptions, split.violations) == (one.exceptions, one.violations) == (0, 0)
+
+
 def test_cli_fuzz(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["fuzz", "hermes", "--inputs", "5", "--seed", "2"]) == 0
     out = capsys.readouterr().out
@@ -220,3 +231,4 @@ def test_cli_fuzz(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["fuzz", "no_such_family"]) == 2
     assert "unknown family" in capsys.readouterr().err
     assert main(["fuzz", "hermes", "--inputs", "0"]) == 2
+    assert main(["fuzz", "hermes", "--jobs", "0"]) == 2

@@ -313,8 +313,15 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         elif report.total // 10_000 != (report.total - len(report.inputs)) // 10_000:
             print(line, file=sys.stderr, flush=True)
 
+    if args.jobs < 1:
+        raise CliError("--jobs must be at least 1")
     report = fuzz(
-        args.family, inputs=args.inputs, budget=args.budget, seed=args.seed, progress=progress
+        args.family,
+        inputs=args.inputs,
+        budget=args.budget,
+        seed=args.seed,
+        progress=progress,
+        jobs=args.jobs,
     )
     if live:
         print(file=sys.stderr)
@@ -473,6 +480,12 @@ def make_parser() -> argparse.ArgumentParser:
         type=int,
         help="inputs in all, shared between the families (default: 1000 a family "
         "without --budget)",
+    )
+    fuzz_command.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="processes that split the families between them; the same inputs (default 1)",
     )
     fuzz_command.add_argument(
         "--seed", type=int, default=0, help="replay a run, or a finding's input (default 0)"

@@ -35,6 +35,7 @@ import sys
 import time
 import traceback
 import warnings
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -495,12 +496,16 @@ def fuzz(
     checker: Checker = check_input,
     shrink_seconds: float = SHRINK_SECONDS,
     progress: Callable[[FuzzReport], None] | None = None,
+    jobs: int = 1,
 ) -> FuzzReport:
     """Fuzz one family, a list of them or `"all"`: `inputs` in total (shared evenly between the families),
     or as many as `budget` seconds allow (shared the same way), whichever ends first; with
     neither, 1000 inputs per family.
 
-    Families take turns one input at a time, so a budget covers every family.
+    Families take turns one input at a time, so a budget covers every family. `jobs`
+    processes split the families between them; each family draws the same inputs from its
+    own stream of the seed, so the run checks what one process would (`progress` is not
+    called then).
     """
     if target == "all":
         names = grammars()
@@ -508,6 +513,8 @@ def fuzz(
         names = [get_spec(name).name for name in ([target] if isinstance(target, str) else target)]
     if inputs is None and budget is None:
         inputs = 1000 * len(names)
+    if jobs > 1 and len(names) > 1:
+        return _fuzz_in_processes(names, jobs, inputs, budget, seed, checker, shrink_seconds)
     report = FuzzReport(seed, dict.fromkeys(names, 0))
     seen: set[tuple[str, str]] = set()
     streams = {name: input_seeds(seed) for name in names}
@@ -525,6 +532,52 @@ def fuzz(
             break
     report.seconds = time.monotonic() - start
     return report
+
+
+def _fuzz_in_processes(
+    names: list[str],
+    jobs: int,
+    inputs: int | None,
+    budget: float | None,
+    seed: int,
+    checker: Checker,
+    shrink_seconds: float,
+) -> FuzzReport:
+    """One run split between `jobs` processes: family k of the run gets the inputs it would
+    get in one process (the first `inputs % len(names)` families one more), and a part's
+    total is its families' sum, so its turns hand them out the same way."""
+    parts = [names[k::jobs] for k in range(min(jobs, len(names)))]
+    index = {name: k for k, name in enumerate(names)}
+
+    def share(name: str) -> int:
+        assert inputs is not None
+        return inputs // len(names) + (index[name] < inputs % len(names))
+
+    start = time.monotonic()
+    with ProcessPoolExecutor(len(parts)) as pool:
+        runs = [
+            pool.submit(
+                fuzz,
+                part,
+                inputs=None if inputs is None else sum(map(share, part)),
+                budget=budget,
+                seed=seed,
+                checker=checker,
+                shrink_seconds=shrink_seconds,
+            )
+            for part in parts
+        ]
+        reports = [run.result() for run in runs]
+    merged = FuzzReport(seed, {name: 0 for name in names})
+    for report in reports:
+        merged.inputs.update(report.inputs)
+        for generator, count in report.by_generator.items():
+            merged.by_generator[generator] += count
+        merged.exceptions += report.exceptions
+        merged.violations += report.violations
+        merged.findings.extend(report.findings)
+    merged.seconds = time.monotonic() - start
+    return merged
 
 
 def _run_one(
