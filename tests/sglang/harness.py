@@ -185,3 +185,32 @@ def whole(
 
 def registered_name(family: str) -> str:
     return adapter.PREFIX + family
+
+
+def cut_failures(
+    name: str,
+    text: str,
+    tools: list[dict[str, Any]] | None,
+    want: Callable[[str], Any],
+    tokenizer: Any = None,
+) -> list[tuple[int, Any, Any]]:
+    """`text` cut after every character (max_tokens) and streamed in two deltas: the cuts
+    where, after SGLang's end-of-stream steps, a call's arguments do not load as JSON, the
+    calls differ from `want(cut_text)`'s, or SGLang sent something of its own."""
+    failures = []
+    for cut in range(1, len(text) + 1):
+        part = text[:cut]
+        got = stream(name, [part[:-1], part[-1:]], tools, paired=False, tokenizer=tokenizer)
+        expected = want(part)
+        bad = [args for _, args in got.calls if not _loads(args)]
+        if bad or got.calls != expected.calls or got.unstreamed or got.misordered:
+            failures.append((cut, got, expected))
+    return failures
+
+
+def _loads(arguments: str) -> bool:
+    try:
+        json.loads(arguments)
+    except ValueError:
+        return False
+    return True

@@ -5,7 +5,6 @@ Run inside the environment `scripts/sglang_env.sh` builds (`scripts/test.sh` doe
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -260,23 +259,11 @@ def test_a_call_cut_anywhere_ends_with_arguments_that_load(family: str) -> None:
     """A call cut after every character (max_tokens): after SGLang's end-of-stream steps the
     client's arguments are JSON, equal to the library's, and SGLang sent nothing of its own."""
     case = next(c for c in CASES[family] if c.tools and not c.options and c.expect["tool_calls"])
-    failures = []
-    for cut in range(1, len(case.text) + 1):
-        text = case.text[:cut]
-        got = h.stream(h.registered_name(family), [text[:-1], text[-1:]], case.tools, paired=False)
-        want = expected(case, paired=False, text=text)
-        bad = [args for _, args in got.calls if not loads(args)]
-        if bad or got.calls != want.calls or got.unstreamed or got.misordered:
-            failures.append((cut, got, want))
-    assert failures == []
 
+    def want(text: str) -> Any:
+        return expected(case, paired=False, text=text)
 
-def loads(arguments: str) -> bool:
-    try:
-        json.loads(arguments)
-    except ValueError:
-        return False
-    return True
+    assert h.cut_failures(h.registered_name(family), case.text, case.tools, want) == []
 
 
 # ---------------------------------------------------------------- pairing
