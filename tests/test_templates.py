@@ -19,6 +19,7 @@ from toolgrammar.template_check import (
     DEFAULT_SOURCE,
     FINDING_KINDS,
     TEMPLATE_SOURCES,
+    fetched_templates,
     check_row,
     check_template,
     row_holds,
@@ -266,3 +267,22 @@ def test_a_failed_fetch_says_why(tmp_path: Path) -> None:
     with pytest.raises(fetcher.FetchError, match=r"cannot download http://127\.0\.0\.1:9/"):
         fetcher.source_dir(unreachable, tmp_path)
     assert not (tmp_path / "templates" / source.folder / ".complete").exists()
+
+
+def test_the_templates_count_as_fetched_only_with_every_source(tmp_path: Path) -> None:
+    """`check` runs the rows only when every source's folder is complete, and otherwise says
+    to run the fetcher, which fetches them all."""
+    folders = list(TEMPLATE_SOURCES.values())
+    for folder in folders[:-1]:
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / ".complete").write_text("", encoding="utf-8")
+    assert fetched_templates(tmp_path) is None
+    (tmp_path / folders[-1]).mkdir()
+    (tmp_path / folders[-1] / ".complete").write_text("", encoding="utf-8")
+    assert fetched_templates(tmp_path) == tmp_path
+
+
+def test_a_row_of_an_unknown_source_is_a_clear_error(template_folder: Path) -> None:
+    row = {"family": "hermes", "file": "x.jinja", "source": "sglang"}
+    with pytest.raises(ValueError, match=r"x\.jinja: unknown template source 'sglang'"):
+        row_template(row, template_folder)
