@@ -1,9 +1,9 @@
 """Every family against the chat templates it serves (`grammars/templates.toml`), and the
 template round trip's own behaviour on small templates written here.
 
-The real templates come from the llama-cpp-python sdist, fetched once into `.cache/` by
-`scripts/fetch_templates.py`; a failed fetch fails the test with its reason (CI runs on a
-clean clone, so a skip would hide that nothing was checked).
+The real templates come from the llama-cpp-python and vLLM sdists (a row's `source`),
+fetched once into `.cache/` by `scripts/fetch_templates.py`; a failed fetch fails the test
+with its reason (CI runs on a clean clone, so a skip would hide that nothing was checked).
 """
 
 from __future__ import annotations
@@ -16,10 +16,14 @@ import pytest
 
 from toolgrammar.cli import main
 from toolgrammar.template_check import (
+    DEFAULT_SOURCE,
     FINDING_KINDS,
+    TEMPLATE_SOURCES,
+    fetched_templates,
     check_row,
     check_template,
     row_holds,
+    row_template,
     template_table,
 )
 
@@ -41,11 +45,12 @@ def test_family_round_trips_through_its_chat_template(
 
 
 def test_the_table_is_well_formed(template_folder: Path) -> None:
-    """Every row names a fetched template, known findings are findings with a reason, and no
-    (family, template, options) row is there twice."""
+    """Every row names a fetched template of a known source, known findings are findings
+    with a reason, and no (family, template, options) row is there twice."""
     seen = set()
     for row in ROWS:
-        assert (template_folder / row["file"]).is_file(), row["file"]
+        assert row.get("source", DEFAULT_SOURCE) in TEMPLATE_SOURCES, row
+        assert row_template(row, template_folder).is_file(), row
         assert set(row.get("known", ())) <= set(FINDING_KINDS), row
         assert bool(row.get("known")) == bool(row.get("why")), row
         key = json.dumps(row, sort_keys=True, ensure_ascii=False)
@@ -232,3 +237,52 @@ def test_a_template_that_writes_instructions_after_the_history() -> None:
     report = check_template("hermes", source, name="instructed", stop=["<|im_end|>"])
     assert report.ok, report.summary()
     assert not any("replaces the prompt" in note for note in report.notes), report.notes
+
+
+# --------------------------------------------------------------------------- the fetcher
+
+
+def test_the_fetcher_keeps_only_each_sources_templates() -> None:
+    from conftest import _fetcher
+
+    fetcher = _fetcher()
+    llama_cpp, vllm = (next(s for s in fetcher.SOURCES if s.name == n) for n in TEMPLATE_SOURCES)
+    assert llama_cpp.keeps("vendor/llama.cpp/models/templates/Qwen-QwQ-32B.jinja")
+    assert not llama_cpp.keeps("examples/tool_chat_template_hermes.jinja")
+    assert vllm.keeps("examples/tool_chat_template_hermes.jinja")
+    # vLLM's own test copies of the same files, and the other examples, stay out
+    assert not vllm.keeps("rust/src/chat/tests/templates/vllm_examples/tool_chat_template_x.jinja")
+    assert not vllm.keeps("examples/template_chatml.jinja")
+    assert not vllm.keeps("examples/tool_chat_template_hermes.py")
+
+
+def test_a_failed_fetch_says_why(tmp_path: Path) -> None:
+    from conftest import _fetcher
+
+    fetcher = _fetcher()
+    source = fetcher.SOURCES[1]
+    unreachable = fetcher.Source(
+        source.name, "http://127.0.0.1:9/vllm-0.33.0.tar.gz", source.sha256, source.keeps, "x"
+    )
+    with pytest.raises(fetcher.FetchError, match=r"cannot download http://127\.0\.0\.1:9/"):
+        fetcher.source_dir(unreachable, tmp_path)
+    assert not (tmp_path / "templates" / source.folder / ".complete").exists()
+
+
+def test_the_templates_count_as_fetched_only_with_every_source(tmp_path: Path) -> None:
+    """`check` runs the rows only when every source's folder is complete, and otherwise says
+    to run the fetcher, which fetches them all."""
+    folders = list(TEMPLATE_SOURCES.values())
+    for folder in folders[:-1]:
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / ".complete").write_text("", encoding="utf-8")
+    assert fetched_templates(tmp_path) is None
+    (tmp_path / folders[-1]).mkdir()
+    (tmp_path / folders[-1] / ".complete").write_text("", encoding="utf-8")
+    assert fetched_templates(tmp_path) == tmp_path
+
+
+def test_a_row_of_an_unknown_source_is_a_clear_error(template_folder: Path) -> None:
+    row = {"family": "hermes", "file": "x.jinja", "source": "sglang"}
+    with pytest.raises(ValueError, match=r"x\.jinja: unknown template source 'sglang'"):
+        row_template(row, template_folder)

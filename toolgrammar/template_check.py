@@ -770,16 +770,28 @@ def template_table() -> list[dict[str, Any]]:
     return list(tomllib.loads(text)["template"])
 
 
-# where scripts/fetch_templates.py unpacks the llama-cpp-python sdist's templates
-TEMPLATE_SDIST = "llama_cpp_python-0.3.36"
+# where scripts/fetch_templates.py unpacks each pinned sdist's templates: a row's `source`
+# (default "llama.cpp") names the folder of `TEMPLATE_CACHE` its `file` is in
+TEMPLATE_SOURCES = {"llama.cpp": "llama_cpp_python-0.3.36", "vllm": "vllm-0.33.0"}
+DEFAULT_SOURCE = "llama.cpp"
 TEMPLATE_CACHE = Path(__file__).resolve().parent.parent / ".cache" / "templates"
 
 
 def fetched_templates(cache: Path = TEMPLATE_CACHE) -> Path | None:
-    """The folder of fetched chat templates, or None when they were never fetched (`check`
-    says so and how, rather than downloading 74 MB behind the author's back)."""
-    folder = cache / TEMPLATE_SDIST
-    return folder if (folder / ".complete").exists() else None
+    """The folder of fetched chat templates (holding every source's folder), or None when
+    one of them was never fetched (`check` says so and how, rather than downloading over
+    100 MB behind the author's back)."""
+    done = all((cache / folder / ".complete").exists() for folder in TEMPLATE_SOURCES.values())
+    return cache if done else None
+
+
+def row_template(row: dict[str, Any], templates: Path) -> Path:
+    """Where a row's template file is under the fetched templates folder `templates`."""
+    source = row.get("source", DEFAULT_SOURCE)
+    if source not in TEMPLATE_SOURCES:
+        known = ", ".join(sorted(TEMPLATE_SOURCES))
+        raise ValueError(f"{row['file']}: unknown template source {source!r} (known: {known})")
+    return templates / TEMPLATE_SOURCES[source] / row["file"]
 
 
 def family_rows(family: str) -> list[dict[str, Any]]:
@@ -788,11 +800,12 @@ def family_rows(family: str) -> list[dict[str, Any]]:
     return [row for row in template_table() if get_spec(row["family"]).name == name]
 
 
-def check_row(row: dict[str, Any], folder: Path) -> TemplateReport:
-    """One row of the table, run as the row says (variables, stops, adaptations)."""
+def check_row(row: dict[str, Any], templates: Path) -> TemplateReport:
+    """One row of the table, run as the row says (variables, stops, adaptations), its file
+    taken from its source's folder under `templates` (`fetched_templates()`)."""
     return check_template(
         row["family"],
-        folder / row["file"],
+        row_template(row, templates),
         variables=row.get("variables"),
         stop=row.get("stop", ()),
         params=row.get("params"),
