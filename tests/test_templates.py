@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from template_fetcher import fetcher as template_fetcher
 
 from toolgrammar.cli import main
 from toolgrammar.template_check import (
@@ -243,9 +244,7 @@ def test_a_template_that_writes_instructions_after_the_history() -> None:
 
 
 def test_the_fetcher_keeps_only_each_sources_templates() -> None:
-    from conftest import _fetcher
-
-    fetcher = _fetcher()
+    fetcher = template_fetcher()
     llama_cpp, vllm = (next(s for s in fetcher.SOURCES if s.name == n) for n in TEMPLATE_SOURCES)
     assert llama_cpp.keeps("vendor/llama.cpp/models/templates/Qwen-QwQ-32B.jinja")
     assert not llama_cpp.keeps("examples/tool_chat_template_hermes.jinja")
@@ -257,9 +256,7 @@ def test_the_fetcher_keeps_only_each_sources_templates() -> None:
 
 
 def test_a_failed_fetch_says_why(tmp_path: Path) -> None:
-    from conftest import _fetcher
-
-    fetcher = _fetcher()
+    fetcher = template_fetcher()
     source = fetcher.SOURCES[1]
     unreachable = fetcher.Source(
         source.name, "http://127.0.0.1:9/vllm-0.33.0.tar.gz", source.sha256, source.keeps, "x"
