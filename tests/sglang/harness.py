@@ -214,3 +214,12 @@ def _loads(arguments: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def same(got: Result, want: Result) -> bool:
+    """What SGLang's client received is what the library reads, all of it streamed, in order."""
+    return (
+        (got.content, got.reasoning, got.calls) == (want.content, want.reasoning, want.calls)
+        and not got.unstreamed
+        and not got.misordered
+    )

@@ -55,14 +55,6 @@ def expected(case: Case, *, paired: bool, text: str | None = None) -> h.Result:
     return h.Result(content or None, None, calls)
 
 
-def same(got: h.Result, want: h.Result) -> bool:
-    return (
-        (got.content, got.reasoning, got.calls) == (want.content, want.reasoning, want.calls)
-        and not got.unstreamed
-        and not got.misordered
-    )
-
-
 def chunkings(text: str, one_char: bool) -> dict[str, list[str]]:
     splits = {"16-char": [text[i : i + 16] for i in range(0, len(text), 16)], "whole": [text]}
     if one_char:
@@ -221,7 +213,7 @@ def test_corpus_streams_through_sglangs_parsers(family: str, paired: bool) -> No
         for split, deltas in chunkings(case.text, n < ONE_CHAR_SAMPLE).items():
             with params_in_env(case, adapter.PARAMS_ENV):
                 got = h.stream(h.registered_name(family), deltas, case.tools, paired=paired)
-            if not same(got, want):
+            if not h.same(got, want):
                 failures.append((case.name, split, got, want))
     assert failures == []
 
@@ -234,7 +226,7 @@ def test_corpus_non_streaming_through_sglangs_parsers(family: str, paired: bool)
         want = expected(case, paired=paired)
         with params_in_env(case, adapter.PARAMS_ENV):
             got = h.whole(h.registered_name(family), case.text, case.tools, paired=paired)
-        if not same(got, want):
+        if not h.same(got, want):
             failures.append((case.name, got, want))
     assert failures == []
 
@@ -248,7 +240,7 @@ def test_every_registered_name_streams_a_call(name: str) -> None:
     got = h.stream(
         h.registered_name(name), chunkings(case.text, False)["16-char"], case.tools, paired=False
     )
-    assert same(got, want) and got.calls
+    assert h.same(got, want) and got.calls
 
 
 # ---------------------------------------------------------------- end of stream
@@ -281,7 +273,7 @@ def test_reasoning_held_until_it_ends_gives_the_same_message(family: str) -> Non
         got = h.stream(
             h.registered_name(family), deltas, case.tools, paired=True, stream_reasoning=False
         )
-        if not same(got, want):
+        if not h.same(got, want):
             failures.append((case.name, got, want))
     assert failures == []
 
@@ -294,10 +286,10 @@ def test_forced_reasoning_means_the_prompt_opened_it() -> None:
     calls = [("get_weather", '{"city": "Oslo"}')]
     want = h.Result("Sure.", "plan", calls)
     name = h.registered_name("hermes")
-    assert same(
+    assert h.same(
         h.stream(name, [text[:7], text[7:]], tools, paired=True, force_reasoning=True), want
     )
-    assert same(h.whole(name, text, tools, paired=True, force_reasoning=True), want)
+    assert h.same(h.whole(name, text, tools, paired=True, force_reasoning=True), want)
 
 
 def test_a_pairing_reaches_only_the_next_tool_detector_that_reads_in_its_own_task() -> None:

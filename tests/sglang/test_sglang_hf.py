@@ -65,14 +65,6 @@ def library(text: str, template: dict[str, Any], paired: bool) -> h.Result:
     return h.Result(content or None, None, calls)
 
 
-def same(got: h.Result, want: h.Result) -> bool:
-    return (
-        (got.content, got.reasoning, got.calls) == (want.content, want.reasoning, want.calls)
-        and not got.unstreamed
-        and not got.misordered
-    )
-
-
 def test_tg_hf_is_registered_in_both_tables() -> None:
     cls = FunctionCallParser.ToolCallParserEnum[NAME]
     assert issubclass(cls, adapter.ToolgrammarDetector) and cls.family == "hf"
@@ -94,10 +86,10 @@ def test_every_template_streams_through_sglangs_parsers(name: str, paired: bool)
         for size in (1, 7, len(text)):
             deltas = [text[i : i + size] for i in range(0, len(text), size)]
             got = h.stream(NAME, deltas, TOOLS, paired=paired, tokenizer=tok)
-            if not same(got, want):
+            if not h.same(got, want):
                 failures.append((size, text, got, want))
         got = h.whole(NAME, text, TOOLS, paired=paired, tokenizer=tok)
-        if not same(got, want):
+        if not h.same(got, want):
             failures.append(("whole", text, got, want))
     assert failures == []
 
