@@ -709,9 +709,7 @@ class Engine:
         header that fits either way may be a name. A last word that may begin a marker goes
         too: were it that marker, the header before it would be as unfinished."""
         last = _LAST_TOKEN.search(raw) if item.pattern is not None else None
-        if last is None:
-            return raw
-        return raw[: last.start()].rstrip()
+        return raw if last is None else raw[: last.start()].rstrip()
 
     def _no_name(self, call: _Call, pos: int) -> int:
         """The output ends in text that no name holds: the opener goes back as it would

@@ -44,11 +44,12 @@ class OpenerInValue:
     begins): `<tool_call>n` cannot be Qwen3-Coder's `<tool_call>\\n<function=`, so that
     opener is the value's text at once, whether the output goes on or not. (The head reads
     the text before the deciding marker, never a tail that may still become one: its
-    answer holds however the text goes on.) Otherwise the first marker after it decides. One of `new_call` (the literal before a call's name, a
-    parameter's key opener, another call opener) says a call began: the value ends before
-    the opener. A marker that ends a call's name (`name_ends`) says so when the text before
-    it is a name. Any other (a closer: the value's own, the call's, the section's) says the
-    opener was text of the value. Nothing within MAX_OPENER_WAIT characters: text; the end
+    answer holds however the text goes on.) Otherwise the first marker after it decides.
+    One of `new_call` (the literal before a call's name, a parameter's key opener, another
+    call opener) says a call began: the value ends before the opener. A marker that ends a
+    call's name (`name_ends`) says so when the text before it is a name. Any other (a
+    closer: the value's own, the call's, the section's) says the opener was text of the
+    value. Nothing within MAX_OPENER_WAIT characters: text; the end
     of the output first: a call began, unless the text after the opener ends in a cut-off
     marker that can only be one of the others.
     (A closer of the call or the section met inside a value ends it at once, as the peers'
