@@ -26,7 +26,17 @@ from typing import Any, Callable
 from .deltas import CallParts, Delta, DeltaBuffer, random_call_id
 from .dialects import DIALECTS
 from .markers import Markers, NextStop, markers
+from .messages import MessageHeaders
 from .modes import CALL, CONTENT, HEADER, REASONING, SECTION
+from .outcomes import (
+    HEADER_CUT,
+    HEADER_IS_TEXT,
+    MESSAGE_ENDS,
+    MESSAGE_HEADER,
+    MESSAGE_TO,
+    ROUTED,
+    WAIT,
+)
 from .protocol import ArgumentsBuilder
 from .schemas import ToolSchemas
 from .spec import BAD_NAME, Dialect, FamilySpec, Lit, Name, Skip, Ws, name_of, never_a_name
@@ -34,8 +44,6 @@ from .state import EngineState
 from .unwrap import WRAPPER_KEYS
 from .tables import DIALECT, LIT, NAME, NAMING_DIALECT, SKIP, WS, compiled
 
-_MAX_RECIPIENT = 256
-_MAX_HEADER = 512  # a header's recipient and fields together, on one line
 _MAX_JUNK = 256  # stray text inside a call, after its name, read as the call's markup
 
 _WS = re.compile(r"\s*")
@@ -106,6 +114,9 @@ class _Call:
         self.kept: list[str] = []  # prose a `skip(keep=true)` read: content once committed
 
 
+# the trace's log: (what, *details), told each decision (`trace.py`)
+Log = Callable[..., None]
+
 # how a call's item of one kind is read: (engine, call, item, buf, pos, eof) -> the position
 Reader = Callable[["Engine", _Call, Any, str, int, bool], int]
 
@@ -153,6 +164,10 @@ class Engine:
         if block_open and spec.prompt_opens and self.mode == CONTENT:
             self._open_by_prompt(spec.prompt_opens)
         self._out = DeltaBuffer()
+        # the message-header reader of a family whose output is messages
+        self._headers = MessageHeaders(self.family, tools) if spec.messages else None
+        # the trace's log (`trace.py`), None unless tracing: told each decision as it is made
+        self._log: Log | None = None
         self._call: _Call | None = None
         # the name of the call being read (set by `_commit`, read by a dialect's schema look-ups)
         self._current_name = ""
@@ -200,6 +215,8 @@ class Engine:
     def _end(self, reason: str) -> None:
         self.finished = True
         self._stopped = reason in NORMAL_STOPS
+        if self._headers is not None:
+            self._headers.stopped = self._stopped
         self._run(self._state.pending, eof=True)
         self._end_of_output()
 
@@ -225,10 +242,9 @@ class Engine:
                 if state.waiting or stuck:
                     break
             elif mode == HEADER:
-                new = self._header(buf, pos, eof)
-                if new == pos and self.mode == HEADER:
+                pos = self._header(buf, pos, eof)
+                if self._headers.outcome == WAIT:  # type: ignore[union-attr]
                     break
-                pos = new
             else:
                 if pos >= len(buf):
                     break
@@ -246,7 +262,8 @@ class Engine:
         # output, where a section's opener may go back with it, nor before the prompt's
         # marker is read
         quick = self._quick and not eof and not self._state.prompt
-        if self._state.routed and mode != SECTION:
+        headers = self._headers
+        if headers is not None and headers.routed and mode != SECTION:
             markers = family.routed_markers
         elif mode == CONTENT or mode == REASONING:
             markers = family.quick_content_markers if quick else family.content_markers
@@ -291,7 +308,7 @@ class Engine:
         return bool(_WORD.fullmatch(buf, start))
 
     def _text(self, text: str) -> None:
-        if not text or self._state.dropping:
+        if not text or (self._headers is not None and self._headers.dropping):
             return
         if self._state.section_opener:  # text after it: the opener can no longer go back
             self._state.section_opener = ""  # in order, so it stays markup
@@ -345,20 +362,18 @@ class Engine:
             or (self.mode == SECTION and lit in family.section_closes)
         ):
             return pos  # (a marker both ignored and closing the open block closes it there)
-        messages = family.messages
-        if messages is not None:  # a header or a message's end also closes a section
-            if lit in messages.header:
-                self._state.header_back = self.mode
-                self._state.header_opener = lit[len(prompt) :]
+        headers = self._headers
+        if headers is not None:  # a header or a message's end also closes a section
+            action = headers.marker(lit, self.mode, prompt)
+            if action == MESSAGE_HEADER:
                 self.mode = HEADER
                 return pos
-            if lit == messages.header_end:  # a header without a recipient
-                self._route("")
+            if action == MESSAGE_TO:  # a header without a recipient
+                self._enter_message(headers)
                 return pos
-            if lit in family.message_ends:
+            if action == MESSAGE_ENDS:
                 self._boundary()
-                self.mode, self._state.routed, self._state.in_section = CONTENT, False, False
-                self._state.dropping = False
+                self.mode, self._state.in_section = CONTENT, False
                 return pos
         if lit in family.openers and (self.mode == SECTION or family.calls_anywhere):
             self._call = self._new_call(lit, self.mode, 0, prompt)
@@ -384,103 +399,39 @@ class Engine:
             self.mode = CONTENT
         return pos
 
-    # -- messages -------------------------------------------------------------------
+    # -- messages (`messages.py` reads a header; the engine acts on what it decided) ----
 
     def _header(self, buf: str, pos: int, eof: bool) -> int:
-        """After the header opener: a recipient, then the header's end (or first a field
-        that begins more header, up to the header's end on the same line); else it was
-        text ("x to=5")."""
-        messages = self.family.messages
-        assert messages is not None and self.family.recipient is not None
-        found = self.family.recipient.match(buf, pos)
-        end = found.end() if found else pos
-        if end - pos > _MAX_RECIPIENT:
-            return self._header_is_text(pos)
-        if end > pos and buf.startswith(messages.header_end, end):
-            self._route(buf[pos:end])
-            return end + len(messages.header_end)
-        if end > pos and any(buf.startswith(field, end) for field in messages.fields):
-            return self._header_fields(buf, pos, end, eof)
-        rest = buf[end:]
-        if any(marker.startswith(rest) for marker in (messages.header_end, *messages.fields)):
-            if not eof:
-                return pos  # the recipient or the header's end is still arriving
-            if not rest:  # the output ends right after the opener or the recipient
-                return self._header_is_text(pos) if self._stopped else self._header_cut(buf)
-            if end > pos:
-                return self._header_cut(buf)
-        return self._header_is_text(pos)
+        headers = self._headers
+        assert headers is not None
+        new = headers.read(buf, pos, eof)
+        outcome = headers.outcome
+        if outcome == WAIT:
+            return new
+        self.mode = headers.mode
+        if outcome == HEADER_IS_TEXT:
+            self._text(headers.opener)
+        elif outcome == HEADER_CUT:
+            self._state.ws_held.clear()
+        else:
+            self._enter_message(headers)
+        return new
 
-    def _header_fields(self, buf: str, pos: int, end: int, eof: bool) -> int:
-        """The recipient `buf[pos:end]` is followed by a field: the header runs to its end
-        marker, on the same line and within `_MAX_HEADER`; else the opener was text."""
-        header_end = self.family.messages.header_end  # type: ignore[union-attr]
-        limit = pos + _MAX_HEADER
-        close = buf.find(header_end, end, limit + len(header_end))
-        newline = buf.find("\n", end, close if close >= 0 else limit)
-        if close >= 0 and newline < 0:
-            self._route(buf[pos:end])
-            return close + len(header_end)
-        if close < 0 and newline < 0 and len(buf) < limit + len(header_end):
-            return self._header_cut(buf) if eof else pos  # its end is still arriving
-        return self._header_is_text(pos)
-
-    def _header_cut(self, buf: str) -> int:
-        """The output ends inside a header: an unfinished opener, dropped."""
-        self.mode = self._state.header_back
-        self._state.ws_held.clear()
-        return len(buf)
-
-    def _header_is_text(self, pos: int) -> int:
-        """Prose such as "x to=5": the opener was text, and what follows it is read again."""
-        self.mode = self._state.header_back
-        self._text(self._state.header_opener)
-        return pos
-
-    def _route(self, recipient: str) -> None:
-        family = self.family
-        assert family.messages is not None
-        kind = family.routes.get(recipient, family.messages.default)
+    def _enter_message(self, headers: MessageHeaders) -> None:
+        """A whole header: the message's body goes where its route says, or is a call
+        named by its recipient, read by its call's items after the name."""
         self._boundary()
         self._state.in_section = False
-        name = self._recipient_name(recipient)
-        self._state.routed = kind != "calls" and not name
-        self._state.dropping = kind == "drop" and not name
-        self.mode = REASONING if kind == "reasoning" and not name else CONTENT
-        if name:
-            self._call_by_recipient(name)
-
-    def _recipient_name(self, recipient: str) -> str:
-        """The name of the call a message to `recipient` is, when the family has a call
-        named by its recipient (`name(recipient=true)`), else "": a requested tool's name,
-        or (with `after_last`) the part after the last separator when that is one and no
-        `route` names the recipient; with no tools requested, any recipient no `route` names."""
-        found = self.family.by_recipient
-        if found is None or not recipient:
-            return ""
-        item = found[1]
-        tools = self.tools
-        if not tools.has_tools():
-            return "" if recipient in self.family.routes else recipient
-        if tools.requested(recipient):
-            return recipient
-        if recipient in self.family.routes:  # a routed recipient is a call by its whole name
-            return ""
-        if item.after_last and item.after_last in recipient:
-            tail = recipient.rsplit(item.after_last, 1)[1]
-            if tail and tools.requested(tail):
-                return tail
-        return ""
-
-    def _call_by_recipient(self, name: str) -> None:
-        """The message's body is a call named `name`: its items after the name read it."""
-        family = self.family
-        assert family.by_recipient is not None
-        shape = family.by_recipient[0]
-        call = _Call(1, CONTENT, "", shape, family.shapes[shape].call)
-        self._call = call
-        self.mode = CALL
-        self._commit(call, name, None)
+        self.mode = headers.mode
+        if headers.name:
+            family = self.family
+            assert family.by_recipient is not None
+            shape = family.by_recipient[0]
+            call = _Call(1, CONTENT, "", shape, family.shapes[shape].call)
+            self._call = call
+            self._commit(call, headers.name, None)
+        if self._log is not None:
+            self._log(ROUTED, headers)
 
     # -- a call ---------------------------------------------------------------------
 

@@ -7,8 +7,6 @@ open, …). Slotted: the engine reads it on every delta.
 
 from __future__ import annotations
 
-from .modes import CONTENT
-
 
 class EngineState:
     """The engine's flags, beside its mode and the call being read."""
@@ -19,10 +17,6 @@ class EngineState:
         "content_started",
         "in_section",
         "section_opener",
-        "routed",
-        "header_back",
-        "header_opener",
-        "dropping",
         "waiting",
         "rewind",
         "prompt",
@@ -37,10 +31,6 @@ class EngineState:
         self.in_section = False
         # the opener of the open section while no call is in it: text again if none comes
         self.section_opener = ""
-        self.routed = False  # the current reasoning or content came from a message route
-        self.header_back = CONTENT  # the mode a message header was found in
-        self.header_opener = ""  # the spelling of that header's opener (less the part the prompt wrote): text again if prose
-        self.dropping = False  # the current message is routed `drop`: its text is no one's
         self.waiting = False  # a call's item waits for more text
         self.rewind: str | None = None  # text a call's next shape must read again
         # the marker the prompt ended with, read as the start of the text until the first

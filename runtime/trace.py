@@ -20,6 +20,7 @@ from .deltas import CallParts, Delta, DeltaBuffer
 from .engine import Engine, _Call
 from .modes import CALL, CONTENT, HEADER, MODE_NAMES, REASONING
 from .dialects import DIALECTS
+from .messages import MessageHeaders
 from .spec import FamilySpec, Lit, Name, Skip, Ws
 
 # the folder `FamilySpec.source` paths (`grammars/hermes.tg`) are relative to
@@ -252,6 +253,7 @@ class TracingEngine(Engine):
     def __init__(self, spec: FamilySpec, tools: Any, *, trace: Trace, **options: Any) -> None:
         super().__init__(spec, tools, **options)
         self._trace = trace
+        self._log = self._note
         self._out = TracingDeltaBuffer(self._emit)
         self._emitted: list[TraceEvent] | None = None  # output of the item being read
         self._files = GrammarFiles(spec)
@@ -311,12 +313,9 @@ class TracingEngine(Engine):
         )
         return new
 
-    def _route(self, recipient: str) -> None:
-        super()._route(recipient)
-        messages = self.family.messages
-        assert messages is not None
-        kind = self.family.routes.get(recipient, messages.default)
-        self._trace(Step(f"a message to {recipient or 'no one'}: {kind}", MODE_NAMES[self.mode]))
+    def _note(self, what: int, headers: MessageHeaders) -> None:
+        who = headers.recipient or "no one"
+        self._trace(Step(f"a message to {who}: {headers.kind}", MODE_NAMES[self.mode]))
 
     def _read_run(self, call: _Call, text: str) -> None:  # type: ignore[override]
         """A run of literals and whitespace read in one match: told item by item."""

@@ -1,0 +1,62 @@
+"""What the engine decided, as values: each reader, the marker scan and the message-header
+reader set one of these codes where they decide, and the engine acts on the code (the
+trace only prints it, `trace.py`). Plain ints: the engine compares them on every delta.
+"""
+
+from __future__ import annotations
+
+# -- what became of a call's item (a reader's decision), or of the call it belongs to
+READ = 0  # the item was read: the call goes on with its next item
+ABSENT = 1  # an optional literal that is not there: the next item reads the text
+SKIPPED = 2  # stray text inside the call: skipped up to a later literal of the call
+WAIT = 3  # not decided yet: more text must come (also the header reader's)
+ABANDON = 4  # no call after all: its text goes back to where the opener was found
+RETRY = 5  # no call in this shape: the opener's next shape reads the same text again
+UNFINISHED = 6  # the output ends inside the call's opener: dropped
+ENDED = 7  # the call ended here, before its last item (or its item ended the output)
+COMPLETE = 8  # every item of the call was read: the call ends
+
+# the codes after which the call's next item reads on (`_run_call`)
+GOES_ON = frozenset({READ, ABSENT, SKIPPED})
+
+# -- what a marker found outside a call did (`Engine._marker`)
+IGNORED = 20
+MESSAGE_HEADER = 21  # a message header begins (`messages.py` reads it)
+MESSAGE_TO = 22  # a header's end: the message goes where its route says
+MESSAGE_ENDS = 23
+OPENS_CALL = 24
+OPENS_SECTION = 25
+CLOSES_SECTION = 26
+OPENS_REASONING = 27
+REASONING_OPENER_KEPT = 28  # a reasoning opener outside content: markup, kept out of the text
+CLOSES_REASONING = 29
+REASONING_CLOSER_DROPPED = 30  # a reasoning closer outside reasoning: dropped
+MARKUP = 31
+
+# -- what the message-header reader decided about a header (besides WAIT)
+ROUTED = 40  # the header is whole: the message goes where its route says
+HEADER_IS_TEXT = 41  # prose such as "x to=5": the opener was text
+HEADER_CUT = 42  # the output ends inside the header: an unfinished opener, dropped
+
+# -- how the end of the output found the call being read (`Engine._end_of_output`)
+NO_CALL = 50
+
+WORDS: dict[int, str] = {
+    READ: "read",
+    ABSENT: "absent (optional)",
+    WAIT: "waits for more text",
+    UNFINISHED: "the output ends inside the call's opener: dropped",
+    IGNORED: "ignored",
+    MESSAGE_HEADER: "a message header",
+    MESSAGE_TO: "markup",
+    MESSAGE_ENDS: "ends the message",
+    OPENS_CALL: "opens a call",
+    OPENS_SECTION: "opens the tool-call section",
+    CLOSES_SECTION: "closes the tool-call section",
+    OPENS_REASONING: "opens reasoning",
+    REASONING_OPENER_KEPT: "a reasoning opener, kept as markup",
+    CLOSES_REASONING: "closes reasoning",
+    REASONING_CLOSER_DROPPED: "a reasoning closer, dropped",
+    MARKUP: "markup",
+}
+"""How the trace words the codes whose words need nothing but the code."""
