@@ -29,6 +29,31 @@ from .markers import Markers, NextStop, markers
 from .messages import MessageHeaders
 from .modes import CALL, CONTENT, HEADER, REASONING, SECTION
 from .outcomes import (
+    ABANDON,
+    ABSENT,
+    CLOSES_REASONING,
+    CLOSES_SECTION,
+    COMPLETE,
+    END,
+    END_OF_OUTPUT,
+    ENDED,
+    FEED,
+    HELD,
+    IGNORED,
+    ITEM,
+    MARKER,
+    MARKUP,
+    NO_CALL,
+    OPENS_CALL,
+    OPENS_REASONING,
+    OPENS_SECTION,
+    READ,
+    REASONING_CLOSER_DROPPED,
+    REASONING_OPENER_KEPT,
+    RETRY,
+    RUN,
+    SKIPPED,
+    UNFINISHED,
     HEADER_CUT,
     HEADER_IS_TEXT,
     MESSAGE_ENDS,
@@ -144,6 +169,7 @@ class Engine:
         block_open: bool | None = None,
         unknown_tools: str = "keep",
         call_id: Callable[[int], str] = random_call_id,
+        log: Log | None = None,
     ) -> None:
         if unknown_tools not in ("keep", "drop"):
             raise ValueError(f"unknown_tools must be 'keep' or 'drop', not {unknown_tools!r}")
@@ -167,7 +193,8 @@ class Engine:
         # the message-header reader of a family whose output is messages
         self._headers = MessageHeaders(self.family, tools) if spec.messages else None
         # the trace's log (`trace.py`), None unless tracing: told each decision as it is made
-        self._log: Log | None = None
+        self._log: Log | None = log
+        self._outcome = READ  # what the last reader decided (`outcomes.py`)
         self._call: _Call | None = None
         # the name of the call being read (set by `_commit`, read by a dialect's schema look-ups)
         self._current_name = ""
@@ -189,7 +216,12 @@ class Engine:
         if self.finished:
             raise RuntimeError("feed() after finish()")
         if text:
-            self._run(self._state.pending + text, eof=False)
+            if self._log is None:
+                self._run(self._state.pending + text, eof=False)
+            else:
+                self._log(FEED, text, False)
+                self._run(self._state.pending + text, eof=False)
+                self._log(HELD)
         return self._out.take()
 
     def finish(self, reason: str = "stop") -> list[Delta]:
@@ -197,6 +229,8 @@ class Engine:
         was cut, so text that is not a call goes back; at `length` an unfinished opener is
         dropped ("Unfinished output" in docs/policies.md)."""
         if not self.finished:
+            if self._log is not None:
+                self._log(FEED, "", True)
             self._end(reason)
         return self._out.take()
 
@@ -207,6 +241,8 @@ class Engine:
         gathered (`DeltaBuffer.gather`) instead of made into deltas no one streams."""
         if self.finished:
             raise RuntimeError("whole() after finish()")
+        if self._log is not None:
+            self._log(FEED, text, True, True)
         if text:
             self._run(self._state.pending + text, eof=False)
         self._end(reason)
@@ -219,6 +255,8 @@ class Engine:
             self._headers.stopped = self._stopped
         self._run(self._state.pending, eof=True)
         self._end_of_output()
+        if self._log is not None:
+            self._log(END)
 
     # -- the main loop --------------------------------------------------------------
 
@@ -228,18 +266,12 @@ class Engine:
         while True:
             mode = self.mode
             if mode == CALL:
-                call = self._call
-                assert call is not None
-                item = call.item
-                state.waiting = False
-                new = self._run_call(buf, pos, eof)
-                if state.rewind is not None:  # another shape reads the same text again
-                    buf, pos, state.rewind = state.rewind + buf[new:], 0, None
+                pos = self._run_call(buf, pos, eof)
+                outcome = self._outcome
+                if outcome == RETRY:  # another shape reads the same text again
+                    buf, pos, state.rewind = state.rewind + buf[pos:], 0, None  # type: ignore[operator]
                     continue
-                # a safety net: a call that neither read nor moved on waits for more text
-                stuck = new == pos and self._call is call and call.item == item
-                pos = new
-                if state.waiting or stuck:
+                if outcome == WAIT:
                     break
             elif mode == HEADER:
                 pos = self._header(buf, pos, eof)
@@ -262,8 +294,7 @@ class Engine:
         # output, where a section's opener may go back with it, nor before the prompt's
         # marker is read
         quick = self._quick and not eof and not self._state.prompt
-        headers = self._headers
-        if headers is not None and headers.routed and mode != SECTION:
+        if self._headers is not None and self._headers.routed and mode != SECTION:
             markers = family.routed_markers
         elif mode == CONTENT or mode == REASONING:
             markers = family.quick_content_markers if quick else family.content_markers
@@ -353,50 +384,54 @@ class Engine:
         self._state.ws_held.clear()
 
     def _marker(self, lit: str, pos: int) -> int:
+        """A marker found outside a call: what it does (`outcomes.py`) is decided here."""
         family = self.family
+        state = self._state
+        mode = self.mode
         # the first marker begins with the one the prompt ended with, if it did: that part
         # is the prompt's
-        prompt, self._state.prompt = self._state.prompt, ""
-        if lit in family.ignore and not (
-            (self.mode == REASONING and lit in family.reasoning_closes)
-            or (self.mode == SECTION and lit in family.section_closes)
-        ):
-            return pos  # (a marker both ignored and closing the open block closes it there)
+        prompt, state.prompt = state.prompt, ""
         headers = self._headers
-        if headers is not None:  # a header or a message's end also closes a section
-            action = headers.marker(lit, self.mode, prompt)
-            if action == MESSAGE_HEADER:
+        if lit in family.ignore and not (
+            (mode == REASONING and lit in family.reasoning_closes)
+            or (mode == SECTION and lit in family.section_closes)
+        ):
+            action = IGNORED  # (a marker both ignored and closing the open block closes it)
+        elif headers is not None and lit in headers.markers:
+            action = headers.marker(lit, mode, prompt)
+            if action == MESSAGE_HEADER:  # (a header or a message's end closes a section)
                 self.mode = HEADER
-                return pos
-            if action == MESSAGE_TO:  # a header without a recipient
+            elif action == MESSAGE_TO:  # a header without a recipient
                 self._enter_message(headers)
-                return pos
-            if action == MESSAGE_ENDS:
+            else:
                 self._boundary()
-                self.mode, self._state.in_section = CONTENT, False
-                return pos
-        if lit in family.openers and (self.mode == SECTION or family.calls_anywhere):
-            self._call = self._new_call(lit, self.mode, 0, prompt)
+                self.mode, state.in_section = CONTENT, False
+        elif lit in family.openers and (mode == SECTION or family.calls_anywhere):
+            self._call = self._new_call(lit, mode, 0, prompt)
             self.mode = CALL
+            action = OPENS_CALL
             if lit in family.peek_openers:
-                return pos - len(lit)  # the call's next item reads it
-            return pos
-        space = "".join(self._state.ws_held)  # (given back with a section holding no call)
-        self._boundary()
-        if lit in family.section_opens:
-            if self.mode != SECTION:
-                self._state.section_opener = space + lit[len(prompt) :]
-            self.mode = SECTION
-            self._state.in_section = True
-        elif lit in family.section_closes:
-            self.mode = CONTENT
-            self._state.in_section = False
-            self._state.section_opener = ""
-        elif lit in family.reasoning_opens:
-            if self.mode == CONTENT:
-                self.mode = REASONING
-        elif lit in family.reasoning_closes:
-            self.mode = CONTENT
+                pos -= len(lit)  # the call's next item reads it
+        else:
+            space = "".join(state.ws_held)  # (given back with a section holding no call)
+            self._boundary()
+            action = MARKUP
+            if lit in family.section_opens:
+                if mode != SECTION:
+                    state.section_opener = space + lit[len(prompt) :]
+                self.mode, state.in_section, action = SECTION, True, OPENS_SECTION
+            elif lit in family.section_closes:
+                self.mode, state.in_section, action = CONTENT, False, CLOSES_SECTION
+                state.section_opener = ""
+            elif lit in family.reasoning_opens:
+                action = REASONING_OPENER_KEPT
+                if mode == CONTENT:
+                    self.mode, action = REASONING, OPENS_REASONING
+            elif lit in family.reasoning_closes:
+                action = CLOSES_REASONING if mode == REASONING else REASONING_CLOSER_DROPPED
+                self.mode = CONTENT
+        if self._log is not None:
+            self._log(MARKER, lit, action)
         return pos
 
     # -- messages (`messages.py` reads a header; the engine acts on what it decided) ----
@@ -438,15 +473,17 @@ class Engine:
     def _run_call(self, buf: str, pos: int, eof: bool) -> int:
         """Read the call's items from `pos` on; the position reached.
 
-        Each item kind has its reader (`_READERS`). A reader that read its item moves the
-        call to its next item; one that did not (waiting for text, a mismatch, the call
-        abandoned or ended) leaves `call.item` where it was, and the loop stops there.
+        Each item kind has its reader (`_readers`), which says what it decided in
+        `_outcome` (`outcomes.py`): read, absent or skipped, the call goes on with the item
+        the reader moved it to; anything else (waiting for text, the call abandoned, cut
+        or ended) stops the loop, and `_run` acts on the same code.
         """
         call = self._call
         assert call is not None
         steps = self.family.steps[call.shape]
         runs = self.family.runs[call.shape]
         readers = self._readers
+        log = self._log
         count = len(steps)
         while call.item < count:
             index = call.item
@@ -454,14 +491,20 @@ class Engine:
             if run is not None:
                 found = run.pattern.match(buf, pos)
                 if found is not None and len(buf) - found.end() >= run.lookahead:
+                    if log is not None:
+                        log(RUN, call, index, found.group())
                     self._read_run(call, found.group())
                     pos = found.end()
                     call.item = run.next
                     continue
             kind, item = steps[index]
-            pos = readers[kind](self, call, item, buf, pos, eof)
-            if call.item == index or self._call is not call:
-                return pos
+            new = readers[kind](self, call, item, buf, pos, eof)
+            outcome = self._outcome
+            if log is not None:
+                log(ITEM, call, index, item, buf[pos:new], outcome)
+            if outcome > ABSENT and (outcome != SKIPPED or (new == pos and call.item == index)):
+                return new if outcome != SKIPPED else self._wait(new)  # (never stuck)
+            pos = new
         self._end_call()
         return pos
 
@@ -486,6 +529,7 @@ class Engine:
             if call.ws_tail:
                 call.ws_tail.clear()
             call.item += 1
+            self._outcome = READ
             return pos
         end = len(buf)
         if end - pos < len(max(item.texts, key=len)) and any(
@@ -499,9 +543,11 @@ class Engine:
                 )
             if pos < end:  # the output ends inside this marker: it is markup
                 call.item += 1
+                self._outcome = READ
                 return end
         if item.optional:
             call.item += 1
+            self._outcome = ABSENT
             return pos
         return self._mismatch(call, buf, pos, eof)
 
@@ -517,6 +563,7 @@ class Engine:
         if pos == len(buf) and not eof:
             return self._wait(pos)
         call.item += 1
+        self._outcome = READ
         return pos
 
     def _read_skip(self, call: _Call, item: Skip, buf: str, pos: int, eof: bool) -> int:
@@ -541,6 +588,7 @@ class Engine:
             if item.keep:
                 self._keep(call, buf[pos:at])
             call.item += 1
+            self._outcome = READ
             return at
         if at >= 0 or len(buf) - pos > item.max_len + max(map(len, item.until)):
             return self._mismatch(call, buf, pos, eof)
@@ -583,6 +631,7 @@ class Engine:
         if item.fixed:  # the opener names the call: nothing to read
             call.item += 1
             self._commit(call, item.fixed, None)
+            self._outcome = READ
             return pos
         markers = self.family.name_markers[call.shape, call.item]
         reach = item.max_len + max(map(len, item.until))  # a name ends within this, or is none
@@ -607,6 +656,7 @@ class Engine:
         self._read(call, buf[pos:at])
         call.item += 1
         self._commit(call, name, header_id)
+        self._outcome = READ
         return at
 
     def _may_be_requested(self, buf: str, pos: int, ends: Markers) -> bool:
@@ -699,6 +749,7 @@ class Engine:
             dialect.close()
         call.args_done = True
         call.item += 1
+        self._outcome = READ
         return new
 
     def _read_naming_dialect(
@@ -707,7 +758,7 @@ class Engine:
         """A dialect that finds the call's name itself: ended before a name, it was no call
         (the call read so far is dropped with it)."""
         new = self._read_dialect(call, item, buf, pos, eof)
-        if call.committed or self._state.waiting:
+        if call.committed or self._outcome == WAIT:
             return new
         dialect = call.dialect
         assert dialect is not None
@@ -751,7 +802,7 @@ class Engine:
         return False
 
     def _wait(self, pos: int) -> int:
-        self._state.waiting = True
+        self._outcome = WAIT
         return pos
 
     def _read(self, call: _Call, text: str) -> None:
@@ -837,6 +888,7 @@ class Engine:
         if best >= 0:
             call.item = best
             call.ws_tail.clear()
+            self._outcome = SKIPPED
             return pos + best_at
         if len(buf) - pos < _MAX_JUNK and not any(0 <= window.find(e) for e in ends):
             if not eof:
@@ -854,9 +906,11 @@ class Engine:
             past = call.held[1:] if not call.peeked else call.held  # the text after the opener
             self._call = self._new_call(call.opener, call.back, call.tried + 1, call.prompt)
             self._state.rewind = "".join(past)
+            self._outcome = RETRY
             return pos
         self._call = None
         self.mode = call.back
+        self._outcome = ABANDON
         if self._stopped and call.back == SECTION:
             self._section_back()
         held = "".join(call.held)
@@ -894,11 +948,13 @@ class Engine:
         if call.kept and self._stopped:
             self._text("".join(call.kept))
         self._state.ws_held.clear()
+        self._outcome = UNFINISHED
         return end
 
     def _end_call(self) -> None:
         call = self._call
         assert call is not None
+        self._outcome = COMPLETE if call.item >= len(call.items) else ENDED
         if call.committed and not call.args_done:
             self._close_args(call)
         self._call = None
@@ -907,6 +963,8 @@ class Engine:
             self._boundary()
         if call.ws_tail:
             self._text("".join(call.ws_tail))
+        if self._log is not None:
+            self._log(self._outcome, call)
 
     def _close_args(self, call: _Call) -> None:
         call.args_done = True
@@ -922,9 +980,12 @@ class Engine:
                 self._end_call()
             else:
                 self._call = None
+                self._outcome = NO_CALL
         if self._stopped and self.mode == SECTION:
             self._section_back()
         self._state.ws_held.clear()  # trailing whitespace of the content
+        if call is not None and self._log is not None:
+            self._log(END_OF_OUTPUT, call, self._outcome)
 
 
 # the reader of each kind of call item, indexed by the kinds `CompiledFamily.steps` holds

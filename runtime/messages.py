@@ -18,7 +18,6 @@ from .modes import CALL, CONTENT, HEADER, REASONING
 from .outcomes import (
     HEADER_CUT,
     HEADER_IS_TEXT,
-    MARKUP,
     MESSAGE_ENDS,
     MESSAGE_HEADER,
     MESSAGE_TO,
@@ -38,6 +37,7 @@ class MessageHeaders:
     __slots__ = (
         "family",
         "tools",
+        "markers",
         "outcome",
         "mode",
         "back",
@@ -54,6 +54,8 @@ class MessageHeaders:
         assert family.messages is not None and family.recipient is not None
         self.family = family
         self.tools = tools
+        messages = family.messages
+        self.markers = frozenset((*messages.header, messages.header_end, *family.message_ends))
         self.outcome = WAIT
         self.mode = CONTENT  # the mode the engine goes to after the header
         self.back = CONTENT  # the mode the header was found in
@@ -66,8 +68,8 @@ class MessageHeaders:
         self.stopped = False  # the output ended at a normal stop
 
     def marker(self, lit: str, mode: int, prompt: str) -> int:
-        """A marker found outside a call: a header opener, a header's end (a header with
-        no recipient), a message's end, or none of these (MARKUP: not the messages')."""
+        """One of `markers`, found outside a call: a header opener, a header's end (a
+        header with no recipient) or a message's end."""
         messages = self.family.messages
         assert messages is not None
         if lit in messages.header:
@@ -76,10 +78,8 @@ class MessageHeaders:
         if lit == messages.header_end:
             self._route("")
             return MESSAGE_TO
-        if lit in self.family.message_ends:
-            self.routed = self.dropping = False
-            return MESSAGE_ENDS
-        return MARKUP
+        self.routed = self.dropping = False  # one of the message's ends
+        return MESSAGE_ENDS
 
     def read(self, buf: str, pos: int, eof: bool) -> int:
         """After the header opener: a recipient, then the header's end (or first a field

@@ -41,6 +41,16 @@ HEADER_CUT = 42  # the output ends inside the header: an unfinished opener, drop
 # -- how the end of the output found the call being read (`Engine._end_of_output`)
 NO_CALL = 50
 
+# -- what the engine tells its log (`Engine._log`, the trace), besides the codes above
+FEED = 60  # (text, eof[, whole]): a feed begins
+HELD = 61  # (): a feed ends; what is held back stays for the next
+END = 62  # (): the output ended
+MARKER = 63  # (marker, action)
+ITEM = 64  # (call, index, item, text read, outcome)
+RUN = 65  # (call, index, text): items from `index` on read in one match (`tables._Run`)
+END_OF_OUTPUT = 66  # (call, outcome): the output ended inside a call
+# ROUTED (headers), COMPLETE or ENDED (call): as decided
+
 WORDS: dict[int, str] = {
     READ: "read",
     ABSENT: "absent (optional)",

@@ -17,7 +17,6 @@ class EngineState:
         "content_started",
         "in_section",
         "section_opener",
-        "waiting",
         "rewind",
         "prompt",
     )
@@ -31,7 +30,6 @@ class EngineState:
         self.in_section = False
         # the opener of the open section while no call is in it: text again if none comes
         self.section_opener = ""
-        self.waiting = False  # a call's item waits for more text
         self.rewind: str | None = None  # text a call's next shape must read again
         # the marker the prompt ended with, read as the start of the text until the first
         # marker is decided: it is the prompt's, so none of it is ever given back as text

@@ -17,8 +17,24 @@ from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from .deltas import CallParts, Delta, DeltaBuffer
-from .engine import Engine, _Call
-from .modes import CALL, CONTENT, HEADER, MODE_NAMES, REASONING
+from .engine import Engine, _Call as CallRecord
+from .modes import CALL, HEADER, MODE_NAMES
+from .outcomes import (
+    ABANDON,
+    COMPLETE,
+    END,
+    END_OF_OUTPUT,
+    ENDED,
+    FEED,
+    HELD,
+    ITEM,
+    MARKER,
+    RETRY,
+    ROUTED,
+    RUN,
+    SKIPPED,
+    WORDS,
+)
 from .dialects import DIALECTS
 from .messages import MessageHeaders
 from .spec import FamilySpec, Lit, Name, Skip, Ws
@@ -229,248 +245,227 @@ class TracingDeltaBuffer(DeltaBuffer):
         super().args(index, text)
 
 
-def _traced(reader: Callable[..., int]) -> Callable[..., int]:
-    def read(engine: TracingEngine, call: _Call, item: Any, buf: str, pos: int, eof: bool) -> int:
-        index = call.item
-        engine._outcome = ""
-        engine._emitted = []  # told after the item that emitted them
-        new = reader(engine, call, item, buf, pos, eof)
-        emitted, engine._emitted = engine._emitted, None
-        engine._report_item(call, index, item, buf[pos:new])
-        for event in emitted:
-            engine._trace(event)
-        return new
+class Tracer:
+    """The engine's log while tracing (`Engine._log`): each decision the engine tells, as
+    the code it decided (`outcomes.py`), becomes a trace event. The output an item's
+    reader sends is told under the item's own line, which the engine tells once the reader
+    has decided: it is held until then (any other event is told after what was sent)."""
 
-    return read
-
-
-class TracingEngine(Engine):
-    """An `Engine` that reports what it does to `trace` (see the module's docstring)."""
-
-    _readers = tuple(_traced(reader) for reader in Engine._readers)
-    _quick = False  # every call opener found is told, even one whose call gives its text back
-
-    def __init__(self, spec: FamilySpec, tools: Any, *, trace: Trace, **options: Any) -> None:
-        super().__init__(spec, tools, **options)
-        self._trace = trace
-        self._log = self._note
-        self._out = TracingDeltaBuffer(self._emit)
-        self._emitted: list[TraceEvent] | None = None  # output of the item being read
-        self._files = GrammarFiles(spec)
-        self._feeds = 0
-        self._outcome = ""  # what became of the call an item was reading, told by the item
-        family = self.family
-        self._all_markers = {
-            *family.reasoning_opens,
-            *family.reasoning_closes,
-            *family.section_opens,
-            *family.section_closes,
-            *family.openers,
-            *family.ignore,
+    def __init__(self, trace: Trace, spec: FamilySpec) -> None:
+        self.trace = trace
+        self.engine: Engine | None = None  # set once the engine is made
+        self.files = GrammarFiles(spec)
+        self.feeds = 0
+        self.held: list[TraceEvent] = []  # output sent since the last event
+        self.markers = _markers_outside(spec)
+        self.told = {
+            FEED: self._feed,
+            HELD: self._held,
+            END: self._end,
+            MARKER: self._marker,
+            ITEM: self._item,
+            RUN: self._run,
+            COMPLETE: self._complete,
+            ENDED: self._ended,
+            END_OF_OUTPUT: self._end_of_output,
+            ROUTED: self._routed,
         }
-        if spec.messages is not None:
-            self._all_markers |= {*spec.messages.header, spec.messages.header_end}
-            self._all_markers |= set(spec.messages.ends)
 
-    # -- feeds ------------------------------------------------------------------------
+    def __call__(self, what: int, *details: Any) -> None:
+        self.told[what](*details)
 
-    def feed(self, text: str) -> list[Delta]:
-        if text and not self.finished:
-            self._start(text, eof=False)
-        deltas = super().feed(text)
-        if text:
-            self._report_held()
-        return deltas
+    def sent(self, event: TraceEvent) -> None:
+        """Output, held until the next event says where it belongs."""
+        self.held.append(event)
 
-    def finish(self, reason: str = "stop") -> list[Delta]:
-        if not self.finished:
-            self._start("", eof=True)
-        return super().finish(reason)
+    def _tell(self, event: TraceEvent) -> None:
+        self._flush()
+        self.trace(event)
 
-    def whole(
-        self, text: str, reason: str = "stop"
-    ) -> tuple[list[str], list[str], dict[int, CallParts]]:
-        if not self.finished:
-            self._start(text, eof=True, whole=True)
-        return super().whole(text, reason)
+    def _flush(self) -> None:
+        held, self.held = self.held, []
+        for event in held:
+            self.trace(event)
 
-    def _start(self, text: str, eof: bool, whole: bool = False) -> None:
-        self._feeds += 1
-        self._trace(Feed(self._feeds, text, eof, MODE_NAMES[self.mode], whole))
+    @property
+    def _engine(self) -> Engine:
+        assert self.engine is not None
+        return self.engine
 
-    # -- what the engine does -----------------------------------------------------------
+    def _mode(self) -> str:
+        return MODE_NAMES[self._engine.mode]
 
-    def _marker(self, lit: str, pos: int) -> int:
-        before = self.mode
-        new = super()._marker(lit, pos)
-        self._trace(
-            Marker(
-                lit,
-                self._marker_action(lit, before),
-                MODE_NAMES[self.mode],
-                self._marker_where(lit),
+    # -- what the engine tells ---------------------------------------------------------
+
+    def _feed(self, text: str, eof: bool, whole: bool = False) -> None:
+        self.feeds += 1
+        self._tell(Feed(self.feeds, text, eof, self._mode(), whole))
+
+    def _held(self) -> None:
+        self._flush()
+        for event in held_back(self._engine, self):
+            self.trace(event)
+
+    def _end(self) -> None:
+        self._flush()
+
+    def _marker(self, lit: str, action: int) -> None:
+        self._tell(Marker(lit, WORDS[action], self._mode(), self._marker_where(lit)))
+
+    def _item(self, call: CallRecord, index: int, item: Any, text: str, outcome: int) -> None:
+        self.trace(
+            Item(
+                item_label(item),
+                self.item_where(item),
+                text,
+                self._words(call, index, outcome, text),
             )
         )
-        return new
+        self._flush()
 
-    def _note(self, what: int, headers: MessageHeaders) -> None:
-        who = headers.recipient or "no one"
-        self._trace(Step(f"a message to {who}: {headers.kind}", MODE_NAMES[self.mode]))
-
-    def _read_run(self, call: _Call, text: str) -> None:  # type: ignore[override]
-        """A run of literals and whitespace read in one match: told item by item."""
-        run = self.family.runs[call.shape][call.item]
+    def _run(self, call: CallRecord, index: int, text: str) -> None:
+        """Items read in one match (`tables._Run`): told item by item."""
+        run = self._engine.family.runs[call.shape][index]
         assert run is not None
         at = 0
-        for item in call.items[call.item : run.next]:
+        for item in call.items[index : run.next]:
             if isinstance(item, Ws):
                 size = len(text[at:]) - len(text[at:].lstrip())
             else:
                 size = max((len(t) for t in item.texts if text.startswith(t, at)), default=0)
             outcome = "read" if size or isinstance(item, Ws) else "absent (optional)"
-            self._trace(
-                Item(item_label(item), self._item_where(item), text[at : at + size], outcome)
-            )
+            self._tell(Item(item_label(item), self.item_where(item), text[at : at + size], outcome))
             at += size
-        Engine._read_run(call, text)
 
-    def _abandon(self, call: _Call, pos: int) -> int:
-        new = super()._abandon(call, pos)
-        if self._call is not None and self.mode == CALL:
-            self._outcome = f"no call in this shape: shape {self._call.shape + 1} tries the text"
-        else:
-            self._outcome = f"no call: its text goes back to {MODE_NAMES[self.mode]}"
-        return new
+    def _complete(self, call: CallRecord) -> None:
+        self._tell(Step(_ends(call), self._mode()))
 
-    def _unfinished(self, end: int) -> int:
-        new = super()._unfinished(end)
-        self._outcome = "the output ends inside the call's opener: dropped"
-        return new
+    def _ended(self, call: CallRecord) -> None:
+        """A call ended before its last item: its item (or the end of output) tells it."""
 
-    def _end_call(self) -> None:
-        call = self._call
-        super()._end_call()
-        if call is None:
-            return
-        if not call.committed:
-            what = "a call's markup with no call in it: markup"
-        elif call.dropped:
-            what = "a call to a tool not in `tools` ends: dropped"
-        else:
-            what = f"call {call.index} ends"
-        self._outcome = self._outcome or what
-        if call.item < len(call.items):  # ended early: the item or the end of output tells
-            return
-        self._trace(Step(what, MODE_NAMES[self.mode]))
+    def _end_of_output(self, call: CallRecord, outcome: int) -> None:
+        if outcome == COMPLETE:
+            return  # told as the call's end
+        what = _ends(call) if outcome == ENDED else "an unfinished call opener: dropped"
+        self._tell(Step(f"end of output: {what}", self._mode()))
 
-    def _end_of_output(self) -> None:
-        call = self._call
-        self._outcome = ""
-        super()._end_of_output()
-        if call is not None and call.item < len(call.items):
-            what = self._outcome or "an unfinished call opener: dropped"
-            self._trace(Step(f"end of output: {what}", MODE_NAMES[self.mode]))
+    def _routed(self, headers: MessageHeaders) -> None:
+        who = headers.recipient or "no one"
+        self._tell(Step(f"a message to {who}: {headers.kind}", self._mode()))
 
-    # -- how it is told -----------------------------------------------------------------
+    # -- how it is worded --------------------------------------------------------------
 
-    def _emit(self, event: TraceEvent) -> None:
-        if self._emitted is not None:
-            self._emitted.append(event)
-        else:
-            self._trace(event)
+    def _words(self, call: CallRecord, index: int, outcome: int, text: str) -> str:
+        engine = self._engine
+        if outcome == SKIPPED:
+            if call.item > index:
+                later = call.items[call.item]
+                return f"not here: skipped to {item_label(later)} at {self.item_where(later)}"
+            return "not here: skipped text up to it" if text else "not read"
+        if outcome == ABANDON:
+            return f"no call: its text goes back to {self._mode()}"
+        if outcome == RETRY:
+            assert engine._call is not None
+            return f"no call in this shape: shape {engine._call.shape + 1} tries the text"
+        if outcome in (ENDED, COMPLETE):
+            return _ends(call)
+        return WORDS[outcome]
 
-    def _report_item(self, call: _Call, index: int, item: Any, text: str) -> None:
-        if self._state.waiting:
-            outcome = "waits for more text"
-        elif self._outcome:
-            outcome = self._outcome
-        elif call.item == index + 1:
-            outcome = "read" if text or not isinstance(item, Lit) else "absent (optional)"
-        elif call.item > index:
-            later = call.items[call.item]
-            outcome = f"not here: skipped to {item_label(later)} at {self._item_where(later)}"
-        else:
-            outcome = "not here: skipped text up to it" if text else "not read"
-        self._trace(Item(item_label(item), self._item_where(item), text, outcome))
-
-    def _report_held(self) -> None:
-        state = self._state
-        if state.pending:
-            self._trace(Held(state.pending, self._pending_reason(state.pending)))
-        call = self._call
-        if call is not None and not call.committed and call.held:
-            reason = "the call's text before its name: given back as text if it is no call"
-            self._trace(Held("".join(call.held), reason))
-        if call is not None and call.ws_tail:
-            reason = "whitespace inside the call: markup if the call's markup follows, else text"
-            self._trace(Held("".join(call.ws_tail), reason))
-        if state.ws_held:
-            reason = "whitespace at the end of the content: dropped if markup or the end follows"
-            self._trace(Held("".join(state.ws_held), reason))
-
-    def _pending_reason(self, pending: str) -> str:
-        mode = self.mode
-        if mode == HEADER:
-            return "a message header: its recipient or its end is still arriving"
-        call = self._call
-        if mode == CALL and call is not None and call.item < len(call.items):
-            item = call.items[call.item]
-            where = self._item_where(item)
-            if isinstance(item, Lit):
-                return f"may be {item_label(item)} ({where})"
-            if isinstance(item, Ws):
-                return f"whitespace: the call's next item decides ({where})"
-            if isinstance(item, (Name, Skip)):
-                ends = " | ".join(_quoted(end) for end in item.until)
-                return f"{item_label(item)} so far: waiting for its end, {ends} ({where})"
-            return f"an unfinished {item_label(item)} value, or the start of its end ({where})"
-        begins = sorted(m for m in self._all_markers if m.startswith(pending))
-        if begins:
-            return f"may begin a marker: {', '.join(_quoted(m) for m in begins[:3])}"
-        return f"may begin a marker ({MODE_NAMES[mode]})"
-
-    def _item_where(self, item: Any) -> Where:
-        where = self._files.where("call", item.line)
-        return where if where is not None else Where(self.family.spec.source, item.line)
+    def item_where(self, item: Any) -> Where:
+        where = self.files.where("call", item.line)
+        return where if where is not None else Where(self._engine.family.spec.source, item.line)
 
     def _marker_where(self, lit: str) -> Where | None:
-        family = self.family
+        family = self._engine.family
         spec = family.spec
         for reasoning in spec.reasoning:
             if lit in reasoning.opens or lit in reasoning.closes:
-                return self._files.where("reasoning", reasoning.line, lit)
+                return self.files.where("reasoning", reasoning.line, lit)
         if spec.section is not None and lit in (*spec.section.opens, *spec.section.closes):
-            return self._files.where("section", spec.section.line, lit)
+            return self.files.where("section", spec.section.line, lit)
         messages = spec.messages
         if messages is not None and lit in (*messages.header, messages.header_end, *messages.ends):
-            return self._files.where("messages", messages.line, lit)
+            return self.files.where("messages", messages.line, lit)
         if lit in family.openers:
             shape, index = family.openers[lit][0]
             for item in reversed(family.shapes[shape].call[: index + 1]):
                 if isinstance(item, Lit) and lit in item.texts:
-                    where = self._files.where("call", item.line, lit)
-                    return where if where is not None else self._item_where(item)
+                    where = self.files.where("call", item.line, lit)
+                    return where if where is not None else self.item_where(item)
         if lit in family.ignore:
-            return self._files.find("ignore", lit)
+            return self.files.find("ignore", lit)
         return None
 
-    def _marker_action(self, lit: str, before: int) -> str:
-        family = self.family
-        after = self.mode
-        if after == CALL and before != CALL:
-            return "opens a call"
-        if lit in family.ignore and after == before:
-            return "ignored"
-        if family.messages is not None and lit in family.messages.header:
-            return "a message header"
-        if lit in family.message_ends:
-            return "ends the message"
-        if lit in family.section_opens:
-            return "opens the tool-call section"
-        if lit in family.section_closes:
-            return "closes the tool-call section"
-        if lit in family.reasoning_opens:
-            return "opens reasoning" if after == REASONING else "a reasoning opener, kept as markup"
-        if lit in family.reasoning_closes:
-            return "closes reasoning" if before == REASONING else "a reasoning closer, dropped"
-        return "markup"
+
+def _markers_outside(spec: FamilySpec) -> set[str]:
+    """Every marker the engine looks for outside a call."""
+    found = {m for r in spec.reasoning for m in (*r.opens, *r.closes)} | set(spec.ignore)
+    found |= {text for shape in spec.shapes for text, _ in shape.openers}
+    if spec.section is not None:
+        found |= {*spec.section.opens, *spec.section.closes}
+    if spec.messages is not None:
+        found |= {*spec.messages.header, spec.messages.header_end, *spec.messages.ends}
+    return found
+
+
+def _ends(call: CallRecord) -> str:
+    """What a call's end is, in words."""
+    if not call.committed:
+        return "a call's markup with no call in it: markup"
+    if call.dropped:
+        return "a call to a tool not in `tools` ends: dropped"
+    return f"call {call.index} ends"
+
+
+def held_back(engine: Engine, tracer: Tracer) -> list[Held]:
+    """What the engine holds back at the end of a feed, and why."""
+    state = engine._state
+    found = []
+    if state.pending:
+        found.append(Held(state.pending, _pending_reason(engine, tracer, state.pending)))
+    call = engine._call
+    if call is not None and not call.committed and call.held:
+        reason = "the call's text before its name: given back as text if it is no call"
+        found.append(Held("".join(call.held), reason))
+    if call is not None and call.ws_tail:
+        reason = "whitespace inside the call: markup if the call's markup follows, else text"
+        found.append(Held("".join(call.ws_tail), reason))
+    if state.ws_held:
+        reason = "whitespace at the end of the content: dropped if markup or the end follows"
+        found.append(Held("".join(state.ws_held), reason))
+    return found
+
+
+def _pending_reason(engine: Engine, tracer: Tracer, pending: str) -> str:
+    mode = engine.mode
+    if mode == HEADER:
+        return "a message header: its recipient or its end is still arriving"
+    call = engine._call
+    if mode == CALL and call is not None and call.item < len(call.items):
+        item = call.items[call.item]
+        where = tracer.item_where(item)
+        if isinstance(item, Lit):
+            return f"may be {item_label(item)} ({where})"
+        if isinstance(item, Ws):
+            return f"whitespace: the call's next item decides ({where})"
+        if isinstance(item, (Name, Skip)):
+            ends = " | ".join(_quoted(end) for end in item.until)
+            return f"{item_label(item)} so far: waiting for its end, {ends} ({where})"
+        return f"an unfinished {item_label(item)} value, or the start of its end ({where})"
+    begins = sorted(m for m in tracer.markers if m.startswith(pending))
+    if begins:
+        return f"may begin a marker: {', '.join(_quoted(m) for m in begins[:3])}"
+    return f"may begin a marker ({MODE_NAMES[mode]})"
+
+
+class TracingEngine(Engine):
+    """An `Engine` whose log (`Tracer`) tells `trace` what it decides (see the module's
+    docstring). It overrides nothing: the engine tells its decisions to any log."""
+
+    _quick = False  # every call opener found is told, even one whose call gives its text back
+
+    def __init__(self, spec: FamilySpec, tools: Any, *, trace: Trace, **options: Any) -> None:
+        tracer = Tracer(trace, spec)
+        super().__init__(spec, tools, log=tracer, **options)
+        tracer.engine = self
+        self._out = TracingDeltaBuffer(tracer.sent)
