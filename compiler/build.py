@@ -124,7 +124,7 @@ def _compile(units: list[_Unit], library: Sequence[_Unit] = ()) -> list[tuple[Fa
         raise CompileErrors(errors)
     results = []
     for unit, result in built:
-        spec = lower.lower(result.grammar, unit.source, unit.sha256)
+        spec = lower.lower(result.grammar, unit.source, unit.sha256, result.origins)
         view = lower.family_view(result.grammar, spec, result.origins)
         results.append((spec, emit.render_family(view, unit.source)))
     return results

@@ -321,6 +321,7 @@ class _ToIR(Transformer):
             text=texts[0],
             alternatives=tuple(texts[1:]),
             **_optional(qmark),
+            lines=tuple(s.line for s in choices.items),
             line=choices.line,
             column=choices.column,
         )

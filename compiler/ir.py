@@ -23,7 +23,8 @@ from toolgrammar.runtime import spec as rt
 
 
 class Node(BaseModel):
-    """Base of every IR node: 1-based `line` and `column` of its first character."""
+    """Base of every IR node: 1-based `line` and `column` of its first character (positions,
+    `lines` too, are left out of `shape`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -37,7 +38,9 @@ class Node(BaseModel):
 
 def _drop_positions(data: Any) -> Any:
     if isinstance(data, dict):
-        return {k: _drop_positions(v) for k, v in data.items() if k not in ("line", "column")}
+        return {
+            k: _drop_positions(v) for k, v in data.items() if k not in ("line", "column", "lines")
+        }
     if isinstance(data, (list, tuple)):
         return [_drop_positions(v) for v in data]
     return data
@@ -184,6 +187,7 @@ class Literal(Node):
     alternatives: tuple[str, ...] = ()
     peek: bool = False
     lazy: bool = False
+    lines: tuple[int, ...] = ()  # the line of each spelling of a choice (it may span lines)
 
     def __str__(self) -> str:
         if self.alternatives:

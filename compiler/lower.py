@@ -40,7 +40,7 @@ LOWER_VALUE: dict[ir.ArgType, Callable[[Any], Any]] = {
 """How an argument's checked value becomes its spec field's value, per argument type."""
 
 
-def lower_element(element: ir.Element) -> rt.Item:
+def lower_element(element: ir.Element, file: str = "") -> rt.Item:
     """The spec item of an element word, from its `ir.ELEMENTS` row: every argument given
     becomes the spec field of the same name; the others keep the field's default."""
     sig = ir.ELEMENTS[element.name]
@@ -54,10 +54,12 @@ def lower_element(element: ir.Element) -> rt.Item:
             fields[name], fields[f"{name}_alternatives"] = lowered[0], lowered[1:]
         else:
             fields[name] = lowered
-    return sig.spec(**fields, line=element.line)
+    return sig.spec(**fields, line=element.line, file=file)
 
 
-def lower_item(item: ir.Item) -> rt.Item:
+def lower_item(item: ir.Item, file: str = "") -> rt.Item:
+    """The spec item of a call item; `file` is its grammar file when the family inherits
+    it (`extends`), else ""."""
     if isinstance(item, ir.Literal):
         return rt.Lit(
             text=item.text,
@@ -66,8 +68,9 @@ def lower_item(item: ir.Item) -> rt.Item:
             peek=item.peek,
             lazy=item.lazy,
             line=item.line,
+            file=file,
         )
-    return lower_element(item)
+    return lower_element(item, file)
 
 
 def openers(call: tuple[rt.Item, ...]) -> tuple[tuple[str, int], ...]:
@@ -102,16 +105,17 @@ def follows(call: tuple[rt.Item, ...]) -> tuple[tuple[str, ...], ...]:
     return tuple(result)
 
 
-def _reasoning(stmt: ir.ReasoningStmt) -> rt.Reasoning:
+def _reasoning(stmt: ir.ReasoningStmt, file: str) -> rt.Reasoning:
     return rt.Reasoning(
         opens=ir.strings(stmt.opens),
         closes=ir.strings(stmt.closes),
         prompt_opened=stmt.prompt_opened,
         line=stmt.line,
+        file=file,
     )
 
 
-def _messages(grammar: ir.Grammar) -> rt.Messages | None:
+def _messages(grammar: ir.Grammar, file_of: Callable[[ir.Node], str]) -> rt.Messages | None:
     found = grammar.of(ir.MessagesStmt)
     if not found:
         return None
@@ -131,15 +135,17 @@ def _messages(grammar: ir.Grammar) -> rt.Messages | None:
         routes=tuple(routes),
         default=default,
         line=stmt.line,
+        file=file_of(stmt),
     )
 
 
-def _section(stmt: ir.SectionStmt) -> rt.Section:
+def _section(stmt: ir.SectionStmt, file: str) -> rt.Section:
     return rt.Section(
         opens=ir.strings(stmt.opens),
         closes=ir.strings(stmt.closes),
         optional=stmt.optional,
         line=stmt.line,
+        file=file,
     )
 
 
@@ -160,13 +166,15 @@ def _prompt_opens(grammar: ir.Grammar) -> str:
     return ""
 
 
-def _content(grammar: ir.Grammar) -> rt.Content | None:
+def _content(grammar: ir.Grammar, file_of: Callable[[ir.Node], str]) -> rt.Content | None:
     found = grammar.of(ir.ContentStmt)
     if not found:
         return None
     stmt = found[0]
     closes = ir.strings(stmt.closes) if stmt.closes is not None else ()
-    return rt.Content(opens=ir.strings(stmt.opens), closes=closes, line=stmt.line)
+    return rt.Content(
+        opens=ir.strings(stmt.opens), closes=closes, line=stmt.line, file=file_of(stmt)
+    )
 
 
 def _ignore(grammar: ir.Grammar, content: rt.Content | None) -> tuple[str, ...]:
@@ -177,19 +185,34 @@ def _ignore(grammar: ir.Grammar, content: rt.Content | None) -> tuple[str, ...]:
     return tuple(found)
 
 
-def lower(grammar: ir.Grammar, source: str, source_sha256: str) -> rt.FamilySpec:
-    """The runtime spec of a checked grammar."""
+def lower(
+    grammar: ir.Grammar, source: str, source_sha256: str, origins: dict[int, str] | None = None
+) -> rt.FamilySpec:
+    """The runtime spec of a checked grammar. `origins` maps an inherited statement (by id)
+    to the grammar file it came from (`inherit.Built`): its items and it say that file."""
+    origins = origins or {}
+
+    def file_of(stmt: ir.Node) -> str:
+        found = origins.get(id(stmt), source)
+        return "" if found == source else found
+
     (family,) = grammar.of(ir.FamilyStmt)
     call_stmt, *more = grammar.of(ir.CallStmt)
-    call = tuple(lower_item(item) for item in call_stmt.items)
+    call = tuple(lower_item(item, file_of(call_stmt)) for item in call_stmt.items)
     alternatives = []
     for stmt in more:  # later `call` statements: other shapes, tried in order
-        shape = tuple(lower_item(item) for item in stmt.items)
+        shape = tuple(lower_item(item, file_of(stmt)) for item in stmt.items)
         alternatives.append(
-            rt.CallShape(call=shape, openers=openers(shape), follows=follows(shape), line=stmt.line)
+            rt.CallShape(
+                call=shape,
+                openers=openers(shape),
+                follows=follows(shape),
+                line=stmt.line,
+                file=file_of(stmt),
+            )
         )
     sections = grammar.of(ir.SectionStmt)
-    content = _content(grammar)
+    content = _content(grammar, file_of)
     return rt.FamilySpec(
         name=family.name.name,
         aliases=tuple(a.name for stmt in grammar.of(ir.AliasesStmt) for a in stmt.names),
@@ -198,15 +221,58 @@ def lower(grammar: ir.Grammar, source: str, source_sha256: str) -> rt.FamilySpec
         call=call,
         openers=openers(call),
         follows=follows(call),
-        reasoning=tuple(_reasoning(s) for s in grammar.of(ir.ReasoningStmt)),
-        section=_section(sections[0]) if sections else None,
+        reasoning=tuple(_reasoning(s, file_of(s)) for s in grammar.of(ir.ReasoningStmt)),
+        section=_section(sections[0], file_of(sections[0])) if sections else None,
         ignore=_ignore(grammar, content),
         params=tuple((p.name.name, p.default.value) for p in grammar.of(ir.ParamStmt)),
-        messages=_messages(grammar),
+        messages=_messages(grammar, file_of),
         alternatives=tuple(alternatives),
         prompt_opens=_prompt_opens(grammar),
         content=content,
+        markers_at=_markers_at(grammar, lambda stmt: file_of(stmt) or source),
     )
+
+
+def _markers_at(
+    grammar: ir.Grammar, file_of: Callable[[ir.Node], str]
+) -> tuple[tuple[str, str], ...]:
+    """Every marker the engine finds outside a call, with the grammar `file:line` of the
+    string that names it (a statement may span lines); a marker two statements name is
+    the first's: reasoning, section, messages, a call's opener, ignored, content."""
+    found: dict[str, str] = {}
+
+    def note(stmt: ir.Node, strings: ir.Node | None) -> None:
+        if strings is None:
+            return
+        nodes = strings.items if isinstance(strings, ir.StrList) else (strings,)
+        for node in nodes:
+            if isinstance(node, ir.Str) and node.value:
+                found.setdefault(node.value, f"{file_of(stmt)}:{node.line or stmt.line}")
+
+    for stmt in grammar.of(ir.ReasoningStmt):
+        note(stmt, stmt.opens)
+        note(stmt, stmt.closes)
+    for stmt in grammar.of(ir.SectionStmt):
+        note(stmt, stmt.opens)
+        note(stmt, stmt.closes)
+    for stmt in grammar.of(ir.MessagesStmt):
+        note(stmt, stmt.header)
+        note(stmt, stmt.header_end)
+        note(stmt, stmt.ends)
+    for stmt in grammar.of(ir.CallStmt):
+        items = tuple(lower_item(item) for item in stmt.items)
+        texts = {text for text, _ in openers(items)}
+        for item in stmt.items:
+            if isinstance(item, ir.Literal) and set(item.texts) & texts:
+                lines = item.lines or (item.line,) * len(item.texts)
+                for text, line in zip(item.texts, lines):
+                    found.setdefault(text, f"{file_of(stmt)}:{line}")
+    for stmt in grammar.of(ir.IgnoreStmt):
+        note(stmt, stmt.markers)
+    for stmt in grammar.of(ir.ContentStmt):
+        note(stmt, stmt.opens)
+        note(stmt, stmt.closes)
+    return tuple(found.items())
 
 
 # --------------------------------------------------------------------------- spec -> source
@@ -299,6 +365,7 @@ class FamilyView:
     alternatives: tuple[Entry, ...]
     prompt_opens: Entry
     content: Entry
+    markers_at: tuple[Entry, ...] = ()
 
 
 def header(source: str, sha256: str) -> tuple[str, ...]:
@@ -421,6 +488,7 @@ def family_view(
         alternatives=alternatives,
         prompt_opens=prompt_opens,
         content=content,
+        markers_at=tuple(Entry(py_expr(pair)) for pair in spec.markers_at),
     )
 
 

@@ -46,4 +46,9 @@ SPEC = FamilySpec(
     section=None,
     # grammars/apertus.tg:19: ignore "<|assistant_end|>"
     ignore=("<|assistant_end|>",),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<|tools_prefix|>", "grammars/apertus.tg:22"),
+        ("<|assistant_end|>", "grammars/apertus.tg:19"),
+    ),
 )

@@ -83,4 +83,15 @@ SPEC = FamilySpec(
         "<|call|>",
         "<|start|>assistant",
     ),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<|channel|>analysis<|message|>", "grammars/beam.tg:27"),
+        ("<|end|><|start|>assistant", "grammars/beam.tg:27"),
+        ("to=", "grammars/beam.tg:33"),
+        ("<|channel|>final<|message|>", "grammars/beam.tg:28"),
+        ("<|return|>", "grammars/beam.tg:29"),
+        ("<|end|>", "grammars/beam.tg:29"),
+        ("<|call|>", "grammars/beam.tg:29"),
+        ("<|start|>assistant", "grammars/beam.tg:30"),
+    ),
 )

@@ -62,4 +62,13 @@ SPEC = FamilySpec(
     ignore=("<|END_OF_TURN_TOKEN|>", "<|START_RESPONSE|>", "<|END_RESPONSE|>"),
     # grammars/cohere_command3.tg:28: content "<|START_RESPONSE|>" "<|END_RESPONSE|>"
     content=Content(opens=("<|START_RESPONSE|>",), closes=("<|END_RESPONSE|>",), line=28),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<|START_THINKING|>", "grammars/cohere_command3.tg:23"),
+        ("<|END_THINKING|>", "grammars/cohere_command3.tg:23"),
+        ("<|START_ACTION|>", "grammars/cohere_command3.tg:31"),
+        ("<|END_OF_TURN_TOKEN|>", "grammars/cohere_command3.tg:25"),
+        ("<|START_RESPONSE|>", "grammars/cohere_command3.tg:28"),
+        ("<|END_RESPONSE|>", "grammars/cohere_command3.tg:28"),
+    ),
 )

@@ -19,18 +19,19 @@ SPEC = FamilySpec(
     source_sha256="eb8954562183181ca87fdc02091c48a2842a7beebffe682137fd5f9c3ec1b4cc",
     call=(
         # grammars/cohere_command3.tg:31: "<|START_ACTION|>" ws
-        Lit(text="<|START_ACTION|>", line=31),
-        Ws(line=31),
+        Lit(text="<|START_ACTION|>", line=31, file="grammars/cohere_command3.tg"),
+        Ws(line=31, file="grammars/cohere_command3.tg"),
         # grammars/cohere_command3.tg:32: json_call_array(name="tool_name", arguments=["parameters", "arguments"], id="tool_call_id")
         JsonCallArray(
             name=("tool_name",),
             arguments=("parameters", "arguments"),
             id=("tool_call_id",),
             line=32,
+            file="grammars/cohere_command3.tg",
         ),
         # grammars/cohere_command3.tg:33: ws "<|END_ACTION|>"
-        Ws(line=33),
-        Lit(text="<|END_ACTION|>", line=33),
+        Ws(line=33, file="grammars/cohere_command3.tg"),
+        Lit(text="<|END_ACTION|>", line=33, file="grammars/cohere_command3.tg"),
     ),
     openers=(("<|START_ACTION|>", 1),),
     # follows[i]: the literals that can come right after call item i
@@ -61,4 +62,15 @@ SPEC = FamilySpec(
     ),
     # grammars/cohere_command4.tg:18: content "<|START_TEXT|>" "<|END_TEXT|>"
     content=Content(opens=("<|START_TEXT|>",), closes=("<|END_TEXT|>",), line=18),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<|START_THINKING|>", "grammars/cohere_command4.tg:12"),
+        ("<|END_THINKING|>", "grammars/cohere_command4.tg:12"),
+        ("<|START_TEXT|>", "grammars/cohere_command4.tg:12"),
+        ("<|START_RESPONSE|>", "grammars/cohere_command4.tg:12"),
+        ("<|START_ACTION|>", "grammars/cohere_command3.tg:31"),
+        ("<|END_RESPONSE|>", "grammars/cohere_command4.tg:15"),
+        ("<|END_OF_TURN_TOKEN|>", "grammars/cohere_command4.tg:15"),
+        ("<|END_TEXT|>", "grammars/cohere_command4.tg:18"),
+    ),
 )

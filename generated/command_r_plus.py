@@ -59,4 +59,11 @@ SPEC = FamilySpec(
     section=None,
     # grammars/command_r_plus.tg:26: ignore ["<|START_OF_TURN_TOKEN|>", "<|CHATBOT_TOKEN|>", "<|END_OF_TURN_TOKEN|>"]
     ignore=("<|START_OF_TURN_TOKEN|>", "<|CHATBOT_TOKEN|>", "<|END_OF_TURN_TOKEN|>"),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("Action:", "grammars/command_r_plus.tg:29"),
+        ("<|START_OF_TURN_TOKEN|>", "grammars/command_r_plus.tg:26"),
+        ("<|CHATBOT_TOKEN|>", "grammars/command_r_plus.tg:26"),
+        ("<|END_OF_TURN_TOKEN|>", "grammars/command_r_plus.tg:26"),
+    ),
 )

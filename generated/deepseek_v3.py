@@ -81,4 +81,13 @@ SPEC = FamilySpec(
     section=Section(opens=("<｜tool▁calls▁begin｜>",), closes=("<｜tool▁calls▁end｜>",), line=26),
     # grammars/deepseek_v3.tg:29: ignore "<｜end▁of▁sentence｜>"
     ignore=("<｜end▁of▁sentence｜>",),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<think>", "grammars/deepseek_v3.tg:24"),
+        ("</think>", "grammars/deepseek_v3.tg:24"),
+        ("<｜tool▁calls▁begin｜>", "grammars/deepseek_v3.tg:26"),
+        ("<｜tool▁calls▁end｜>", "grammars/deepseek_v3.tg:26"),
+        ("<｜tool▁call▁begin｜>", "grammars/deepseek_v3.tg:32"),
+        ("<｜end▁of▁sentence｜>", "grammars/deepseek_v3.tg:29"),
+    ),
 )

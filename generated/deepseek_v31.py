@@ -48,7 +48,9 @@ SPEC = FamilySpec(
     ),
     reasoning=(
         # grammars/deepseek_v3.tg:24: reasoning "<think>" "</think>"
-        Reasoning(opens=("<think>",), closes=("</think>",), line=24),
+        Reasoning(
+            opens=("<think>",), closes=("</think>",), line=24, file="grammars/deepseek_v3.tg"
+        ),
     ),
     # grammars/deepseek_v31.tg:16: section "<｜tool▁calls▁begin｜>" "<｜tool▁calls▁end｜>" optional
     section=Section(
@@ -56,4 +58,13 @@ SPEC = FamilySpec(
     ),
     # grammars/deepseek_v31.tg:18: ignore ["<｜tool▁calls▁end｜>", "<｜end▁of▁sentence｜>"]
     ignore=("<｜tool▁calls▁end｜>", "<｜end▁of▁sentence｜>"),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<think>", "grammars/deepseek_v3.tg:24"),
+        ("</think>", "grammars/deepseek_v3.tg:24"),
+        ("<｜tool▁calls▁begin｜>", "grammars/deepseek_v31.tg:16"),
+        ("<｜tool▁calls▁end｜>", "grammars/deepseek_v31.tg:16"),
+        ("<｜tool▁call▁begin｜>", "grammars/deepseek_v31.tg:21"),
+        ("<｜end▁of▁sentence｜>", "grammars/deepseek_v31.tg:18"),
+    ),
 )

@@ -18,10 +18,10 @@ SPEC = FamilySpec(
     source_sha256="8ffc9bd5ae242385c1f9aa3dd0f27529050b092c8cd218b21acead7dfa9825bf",
     call=(
         # grammars/deepseek_v4.tg:40: "<｜DSML｜invoke name=\"" name(until="\">") "\">" ws
-        Lit(text='<｜DSML｜invoke name="', line=40),
-        Name(until=('">',), line=40),
-        Lit(text='">', line=40),
-        Ws(line=40),
+        Lit(text='<｜DSML｜invoke name="', line=40, file="grammars/deepseek_v4.tg"),
+        Name(until=('">',), line=40, file="grammars/deepseek_v4.tg"),
+        Lit(text='">', line=40, file="grammars/deepseek_v4.tg"),
+        Ws(line=40, file="grammars/deepseek_v4.tg"),
         # grammars/deepseek_v4.tg:41: xml_params(open="<｜DSML｜parameter", key_end=">", key_pattern=/name="(?P<key>[^"]*)"(?:\s+string="(?P<text>[^"]*)")?/, text_when=["true"], value_end="</｜DSML｜parameter>", implicit_end=["<｜DSML｜parameter", "</｜DSML｜invoke>"])
         XmlParams(
             open="<｜DSML｜parameter",
@@ -31,10 +31,11 @@ SPEC = FamilySpec(
             key_pattern=r'name="(?P<key>[^"]*)"(?:\s+string="(?P<text>[^"]*)")?',
             text_when=("true",),
             line=41,
+            file="grammars/deepseek_v4.tg",
         ),
         # grammars/deepseek_v4.tg:48: ws "</｜DSML｜invoke>"?
-        Ws(line=48),
-        Lit(text="</｜DSML｜invoke>", optional=True, line=48),
+        Ws(line=48, file="grammars/deepseek_v4.tg"),
+        Lit(text="</｜DSML｜invoke>", optional=True, line=48, file="grammars/deepseek_v4.tg"),
     ),
     openers=(('<｜DSML｜invoke name="', 1),),
     # follows[i]: the literals that can come right after call item i
@@ -60,4 +61,13 @@ SPEC = FamilySpec(
     ),
     # grammars/deepseek_v4.tg:37: ignore "<｜end▁of▁sentence｜>"
     ignore=("<｜end▁of▁sentence｜>",),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<think>", "grammars/deepseek_v32.tg:12"),
+        ("</think>", "grammars/deepseek_v32.tg:12"),
+        ("<｜DSML｜function_calls>", "grammars/deepseek_v32.tg:14"),
+        ("</｜DSML｜function_calls>", "grammars/deepseek_v32.tg:14"),
+        ('<｜DSML｜invoke name="', "grammars/deepseek_v4.tg:40"),
+        ("<｜end▁of▁sentence｜>", "grammars/deepseek_v4.tg:37"),
+    ),
 )

@@ -81,4 +81,15 @@ SPEC = FamilySpec(
     ),
     # grammars/deepseek_v4.tg:37: ignore "<｜end▁of▁sentence｜>"
     ignore=("<｜end▁of▁sentence｜>",),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<think>", "grammars/deepseek_v4.tg:32"),
+        ("</think>", "grammars/deepseek_v4.tg:32"),
+        ("<｜DSML｜tool_calls>", "grammars/deepseek_v4.tg:34"),
+        ("<｜DSML｜toolcalls>", "grammars/deepseek_v4.tg:34"),
+        ("<｜DSML｜tool>", "grammars/deepseek_v4.tg:34"),
+        ("</｜DSML｜tool_calls>", "grammars/deepseek_v4.tg:34"),
+        ('<｜DSML｜invoke name="', "grammars/deepseek_v4.tg:40"),
+        ("<｜end▁of▁sentence｜>", "grammars/deepseek_v4.tg:37"),
+    ),
 )

@@ -56,7 +56,13 @@ SPEC = FamilySpec(
     ),
     reasoning=(
         # grammars/deepseek_v4.tg:32: reasoning "<think>" "</think>" prompt_opened
-        Reasoning(opens=("<think>",), closes=("</think>",), prompt_opened=True, line=32),
+        Reasoning(
+            opens=("<think>",),
+            closes=("</think>",),
+            prompt_opened=True,
+            line=32,
+            file="grammars/deepseek_v4.tg",
+        ),
     ),
     # grammars/deepseek_v41.tg:19: section ["<｜DSML｜ calls>", "<｜DSML｜calls>", "<｜DSML｜ call>", "<｜DSML｜tool_calls>", "<｜DSML｜toolcalls>", "<｜DSML｜tool>"] ["</｜DSML｜ calls>", "</｜DSML｜tool_calls>"] optional
     section=Section(
@@ -74,4 +80,19 @@ SPEC = FamilySpec(
     ),
     # grammars/deepseek_v4.tg:37: ignore "<｜end▁of▁sentence｜>"
     ignore=("<｜end▁of▁sentence｜>",),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<think>", "grammars/deepseek_v4.tg:32"),
+        ("</think>", "grammars/deepseek_v4.tg:32"),
+        ("<｜DSML｜ calls>", "grammars/deepseek_v41.tg:19"),
+        ("<｜DSML｜calls>", "grammars/deepseek_v41.tg:19"),
+        ("<｜DSML｜ call>", "grammars/deepseek_v41.tg:19"),
+        ("<｜DSML｜tool_calls>", "grammars/deepseek_v41.tg:20"),
+        ("<｜DSML｜toolcalls>", "grammars/deepseek_v41.tg:20"),
+        ("<｜DSML｜tool>", "grammars/deepseek_v41.tg:20"),
+        ("</｜DSML｜ calls>", "grammars/deepseek_v41.tg:21"),
+        ("</｜DSML｜tool_calls>", "grammars/deepseek_v41.tg:21"),
+        ('<｜DSML｜ invoke name="', "grammars/deepseek_v41.tg:24"),
+        ("<｜end▁of▁sentence｜>", "grammars/deepseek_v4.tg:37"),
+    ),
 )

@@ -81,4 +81,11 @@ SPEC = FamilySpec(
             line=37,
         ),
     ),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<dots_function_call>", "grammars/dots.tg:21"),
+        ("</dots_function_call>", "grammars/dots.tg:21"),
+        ("<invoke name=", "grammars/dots.tg:27"),
+        ("{", "grammars/dots.tg:38"),
+    ),
 )

@@ -48,4 +48,12 @@ SPEC = FamilySpec(
     section=None,
     # grammars/ernie45.tg:18: ignore ["<response>", "</response>"]
     ignore=("<response>", "</response>"),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<think>", "grammars/ernie45.tg:16"),
+        ("</think>", "grammars/ernie45.tg:16"),
+        ("<tool_call>", "grammars/ernie45.tg:21"),
+        ("<response>", "grammars/ernie45.tg:18"),
+        ("</response>", "grammars/ernie45.tg:18"),
+    ),
 )

@@ -42,4 +42,11 @@ SPEC = FamilySpec(
     section=None,
     # grammars/firefunction_v2.tg:19: ignore ["<|eot_id|>", "<|eom_id|>"]
     ignore=("<|eot_id|>", "<|eom_id|>"),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        (" functools", "grammars/firefunction_v2.tg:22"),
+        ("functools", "grammars/firefunction_v2.tg:22"),
+        ("<|eot_id|>", "grammars/firefunction_v2.tg:19"),
+        ("<|eom_id|>", "grammars/firefunction_v2.tg:19"),
+    ),
 )

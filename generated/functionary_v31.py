@@ -72,4 +72,11 @@ SPEC = FamilySpec(
             line=27,
         ),
     ),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<function=", "grammars/functionary_v31.tg:24"),
+        ("<|python_tag|>", "grammars/functionary_v31.tg:28"),
+        ("<|eom_id|>", "grammars/functionary_v31.tg:21"),
+        ("<|eot_id|>", "grammars/functionary_v31.tg:21"),
+    ),
 )

@@ -74,4 +74,11 @@ SPEC = FamilySpec(
     prompt_opens=">>>",
     # grammars/functionary_v32.tg:26: content ">>>all\n"
     content=Content(opens=(">>>all\n",), line=26),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        (">>>", "grammars/functionary_v32.tg:29"),
+        ("<|eot_id|>", "grammars/functionary_v32.tg:23"),
+        ("<|eom_id|>", "grammars/functionary_v32.tg:23"),
+        (">>>all\n", "grammars/functionary_v32.tg:26"),
+    ),
 )

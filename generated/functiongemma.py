@@ -53,4 +53,9 @@ SPEC = FamilySpec(
     section=None,
     # grammars/functiongemma.tg:20: ignore "<end_of_turn>"
     ignore=("<end_of_turn>",),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<start_function_call>", "grammars/functiongemma.tg:23"),
+        ("<end_of_turn>", "grammars/functiongemma.tg:20"),
+    ),
 )

@@ -67,4 +67,14 @@ SPEC = FamilySpec(
     section=None,
     # grammars/gemma4.tg:28: ignore ["<turn|>", "<tool_call|>"]
     ignore=("<turn|>", "<tool_call|>"),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<|channel>thought\n", "grammars/gemma4.tg:26"),
+        ("<|channel>thought", "grammars/gemma4.tg:26"),
+        ("<|channel>", "grammars/gemma4.tg:26"),
+        ("<channel|>", "grammars/gemma4.tg:26"),
+        ("<|tool_call>", "grammars/gemma4.tg:31"),
+        ("<turn|>", "grammars/gemma4.tg:28"),
+        ("<tool_call|>", "grammars/gemma4.tg:28"),
+    ),
 )

@@ -37,4 +37,11 @@ SPEC = FamilySpec(
     section=None,
     # grammars/gigachat3.tg:13: ignore ["</s>", "<|message_sep|>"]
     ignore=("</s>", "<|message_sep|>"),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<|function_call|>", "grammars/gigachat3.tg:16"),
+        ("function call<|role_sep|>", "grammars/gigachat3.tg:16"),
+        ("</s>", "grammars/gigachat3.tg:13"),
+        ("<|message_sep|>", "grammars/gigachat3.tg:13"),
+    ),
 )

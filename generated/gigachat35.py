@@ -59,10 +59,26 @@ SPEC = FamilySpec(
     ),
     reasoning=(
         # grammars/deepseek_v4.tg:32: reasoning "<think>" "</think>" prompt_opened
-        Reasoning(opens=("<think>",), closes=("</think>",), prompt_opened=True, line=32),
+        Reasoning(
+            opens=("<think>",),
+            closes=("</think>",),
+            prompt_opened=True,
+            line=32,
+            file="grammars/deepseek_v4.tg",
+        ),
     ),
     # grammars/gigachat35.tg:23: section "<｜GCML｜tool_calls>" "</｜GCML｜tool_calls>"
     section=Section(opens=("<｜GCML｜tool_calls>",), closes=("</｜GCML｜tool_calls>",), line=23),
     # grammars/gigachat35.tg:21: ignore ["</s>", "<|message_sep|>"]
     ignore=("</s>", "<|message_sep|>"),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<think>", "grammars/deepseek_v4.tg:32"),
+        ("</think>", "grammars/deepseek_v4.tg:32"),
+        ("<｜GCML｜tool_calls>", "grammars/gigachat35.tg:23"),
+        ("</｜GCML｜tool_calls>", "grammars/gigachat35.tg:23"),
+        ('<｜GCML｜invoke name="', "grammars/gigachat35.tg:26"),
+        ("</s>", "grammars/gigachat35.tg:21"),
+        ("<|message_sep|>", "grammars/gigachat35.tg:21"),
+    ),
 )

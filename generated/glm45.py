@@ -69,4 +69,13 @@ SPEC = FamilySpec(
     section=None,
     # grammars/glm45.tg:30: ignore ["<|user|>", "<|observation|>", "<|endoftext|>"]
     ignore=("<|user|>", "<|observation|>", "<|endoftext|>"),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<think>", "grammars/glm45.tg:33"),
+        ("</think>", "grammars/glm45.tg:33"),
+        ("<tool_call>", "grammars/glm45.tg:36"),
+        ("<|user|>", "grammars/glm45.tg:30"),
+        ("<|observation|>", "grammars/glm45.tg:30"),
+        ("<|endoftext|>", "grammars/glm45.tg:30"),
+    ),
 )

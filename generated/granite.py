@@ -38,4 +38,10 @@ SPEC = FamilySpec(
     section=None,
     # grammars/granite.tg:15: ignore "<|end_of_text|>"
     ignore=("<|end_of_text|>",),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<|tool_call|>", "grammars/granite.tg:18"),
+        ("<tool_call>", "grammars/granite.tg:18"),
+        ("<|end_of_text|>", "grammars/granite.tg:15"),
+    ),
 )

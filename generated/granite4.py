@@ -43,4 +43,9 @@ SPEC = FamilySpec(
     section=None,
     # grammars/granite4.tg:15: ignore "<|end_of_text|>"
     ignore=("<|end_of_text|>",),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<tool_call>", "grammars/granite4.tg:18"),
+        ("<|end_of_text|>", "grammars/granite4.tg:15"),
+    ),
 )

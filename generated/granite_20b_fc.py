@@ -35,4 +35,6 @@ SPEC = FamilySpec(
     ),
     reasoning=(),
     section=None,
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(("<function_call>", "grammars/granite-20b-fc.tg:14"),),
 )

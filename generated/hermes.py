@@ -59,4 +59,11 @@ SPEC = FamilySpec(
     section=None,
     # grammars/hermes.tg:28: ignore "<|im_end|>"
     ignore=("<|im_end|>",),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<think>", "grammars/hermes.tg:31"),
+        ("</think>", "grammars/hermes.tg:31"),
+        ("<tool_call>", "grammars/hermes.tg:34"),
+        ("<|im_end|>", "grammars/hermes.tg:28"),
+    ),
 )

@@ -46,4 +46,12 @@ SPEC = FamilySpec(
     section=None,
     # grammars/hunyuan_a13b.tg:16: ignore ["<answer>", "</answer>"]
     ignore=("<answer>", "</answer>"),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<think>", "grammars/hunyuan_a13b.tg:14"),
+        ("</think>", "grammars/hunyuan_a13b.tg:14"),
+        ("<tool_calls>", "grammars/hunyuan_a13b.tg:19"),
+        ("<answer>", "grammars/hunyuan_a13b.tg:16"),
+        ("</answer>", "grammars/hunyuan_a13b.tg:16"),
+    ),
 )

@@ -71,4 +71,13 @@ SPEC = FamilySpec(
     ignore=("<｜hy_eos${suffix}｜>",),
     # grammars/hy_v3.tg:23: param suffix = ""
     params=(("suffix", ""),),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<think${suffix}>", "grammars/hy_v3.tg:25"),
+        ("</think${suffix}>", "grammars/hy_v3.tg:25"),
+        ("<tool_calls${suffix}>", "grammars/hy_v3.tg:27"),
+        ("</tool_calls${suffix}>", "grammars/hy_v3.tg:27"),
+        ("<tool_call${suffix}>", "grammars/hy_v3.tg:33"),
+        ("<｜hy_eos${suffix}｜>", "grammars/hy_v3.tg:30"),
+    ),
 )

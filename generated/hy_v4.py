@@ -58,9 +58,23 @@ SPEC = FamilySpec(
         ),
     ),
     # grammars/hy_v3.tg:27: section "<tool_calls${suffix}>" "</tool_calls${suffix}>"
-    section=Section(opens=("<tool_calls${suffix}>",), closes=("</tool_calls${suffix}>",), line=27),
+    section=Section(
+        opens=("<tool_calls${suffix}>",),
+        closes=("</tool_calls${suffix}>",),
+        line=27,
+        file="grammars/hy_v3.tg",
+    ),
     # grammars/hy_v3.tg:30: ignore "<｜hy_eos${suffix}｜>"
     ignore=("<｜hy_eos${suffix}｜>",),
     # grammars/hy_v3.tg:23: param suffix = ""
     params=(("suffix", ""),),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<think${suffix}>", "grammars/hy_v4.tg:18"),
+        ("</think${suffix}>", "grammars/hy_v4.tg:18"),
+        ("<tool_calls${suffix}>", "grammars/hy_v3.tg:27"),
+        ("</tool_calls${suffix}>", "grammars/hy_v3.tg:27"),
+        ("<tool_call${suffix}>", "grammars/hy_v4.tg:21"),
+        ("<｜hy_eos${suffix}｜>", "grammars/hy_v3.tg:30"),
+    ),
 )

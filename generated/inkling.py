@@ -86,4 +86,15 @@ SPEC = FamilySpec(
     content=Content(
         opens=("<|message_model|><|content_text|>",), closes=("<|end_message|>",), line=39
     ),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<|message_model|><|content_thinking|>", "grammars/inkling.tg:33"),
+        ("<|content_thinking|>", "grammars/inkling.tg:33"),
+        ("<|end_message|>", "grammars/inkling.tg:33"),
+        ("<|message_model|>", "grammars/inkling.tg:42"),
+        ("<|content_model_end_sampling|>", "grammars/inkling.tg:35"),
+        ("<|message_model|><|content_invoke_tool_text|>", "grammars/inkling.tg:36"),
+        ("<|message_model|><|content_tool_error|>", "grammars/inkling.tg:36"),
+        ("<|message_model|><|content_text|>", "grammars/inkling.tg:39"),
+    ),
 )

@@ -45,4 +45,9 @@ SPEC = FamilySpec(
     section=None,
     # grammars/internlm.tg:14: ignore "<|im_end|>"
     ignore=("<|im_end|>",),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<|action_start|>", "grammars/internlm.tg:17"),
+        ("<|im_end|>", "grammars/internlm.tg:14"),
+    ),
 )

@@ -55,9 +55,24 @@ SPEC = FamilySpec(
     ),
     reasoning=(
         # grammars/glm45.tg:33: reasoning "<think>" "</think>" prompt_opened
-        Reasoning(opens=("<think>",), closes=("</think>",), prompt_opened=True, line=33),
+        Reasoning(
+            opens=("<think>",),
+            closes=("</think>",),
+            prompt_opened=True,
+            line=33,
+            file="grammars/glm45.tg",
+        ),
     ),
     section=None,
     # grammars/glm45.tg:30: ignore ["<|user|>", "<|observation|>", "<|endoftext|>"]
     ignore=("<|user|>", "<|observation|>", "<|endoftext|>"),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<think>", "grammars/glm45.tg:33"),
+        ("</think>", "grammars/glm45.tg:33"),
+        ("<iquest_tool_call>", "grammars/iquest_q1.tg:21"),
+        ("<|user|>", "grammars/glm45.tg:30"),
+        ("<|observation|>", "grammars/glm45.tg:30"),
+        ("<|endoftext|>", "grammars/glm45.tg:30"),
+    ),
 )

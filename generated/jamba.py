@@ -39,4 +39,6 @@ SPEC = FamilySpec(
     ),
     reasoning=(),
     section=None,
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(("<tool_calls>", "grammars/jamba.tg:13"),),
 )

@@ -110,4 +110,16 @@ SPEC = FamilySpec(
             line=50,
         ),
     ),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<ifm|think>", "grammars/k2_horizon.tg:35"),
+        ("<ifm|think_fast>", "grammars/k2_horizon.tg:35"),
+        ("<ifm|think_faster>", "grammars/k2_horizon.tg:35"),
+        ("</ifm|think>", "grammars/k2_horizon.tg:36"),
+        ("</ifm|think_fast>", "grammars/k2_horizon.tg:36"),
+        ("</ifm|think_faster>", "grammars/k2_horizon.tg:36"),
+        ("<ifm|tool_calls>", "grammars/k2_horizon.tg:38"),
+        ("</ifm|tool_calls>", "grammars/k2_horizon.tg:38"),
+        ("<ifm|tool_call>", "grammars/k2_horizon.tg:43"),
+    ),
 )

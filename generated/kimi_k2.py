@@ -75,4 +75,15 @@ SPEC = FamilySpec(
     ),
     # grammars/kimi_k2.tg:29: ignore ["<|tool_calls_section_end|>", "<|tool_call_section_end|>", "<|im_end|>"]
     ignore=("<|tool_calls_section_end|>", "<|tool_call_section_end|>", "<|im_end|>"),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<think>", "grammars/kimi_k2.tg:24"),
+        ("</think>", "grammars/kimi_k2.tg:24"),
+        ("<|tool_calls_section_begin|>", "grammars/kimi_k2.tg:26"),
+        ("<|tool_call_section_begin|>", "grammars/kimi_k2.tg:26"),
+        ("<|tool_calls_section_end|>", "grammars/kimi_k2.tg:27"),
+        ("<|tool_call_section_end|>", "grammars/kimi_k2.tg:27"),
+        ("<|tool_call_begin|>", "grammars/kimi_k2.tg:32"),
+        ("<|im_end|>", "grammars/kimi_k2.tg:29"),
+    ),
 )

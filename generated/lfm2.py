@@ -74,4 +74,11 @@ SPEC = FamilySpec(
             line=29,
         ),
     ),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<think>", "grammars/lfm2.tg:21"),
+        ("</think>", "grammars/lfm2.tg:21"),
+        ("<|tool_call_start|>", "grammars/lfm2.tg:27"),
+        ("<|im_end|>", "grammars/lfm2.tg:24"),
+    ),
 )

@@ -15,10 +15,10 @@ SPEC = FamilySpec(
     source_sha256="c65eea5c3d6ecfe27180e31fc1975f7b54ac84c5a6031c3a150fd3118ee364cd",
     call=(
         # grammars/glm45.tg:36: "<tool_call>" ws
-        Lit(text="<tool_call>", line=36),
-        Ws(line=36),
+        Lit(text="<tool_call>", line=36, file="grammars/glm45.tg"),
+        Ws(line=36, file="grammars/glm45.tg"),
         # grammars/glm45.tg:37: name(until=["<arg_key>", "</tool_call>"])
-        Name(until=("<arg_key>", "</tool_call>"), line=37),
+        Name(until=("<arg_key>", "</tool_call>"), line=37, file="grammars/glm45.tg"),
         # grammars/glm45.tg:38: xml_params(open="<arg_key>", key_end="</arg_key>", value_open="<arg_value>", value_end="</arg_value>")
         XmlParams(
             open="<arg_key>",
@@ -26,10 +26,11 @@ SPEC = FamilySpec(
             value_end="</arg_value>",
             value_open="<arg_value>",
             line=38,
+            file="grammars/glm45.tg",
         ),
         # grammars/glm45.tg:40: ws "</tool_call>"
-        Ws(line=40),
-        Lit(text="</tool_call>", line=40),
+        Ws(line=40, file="grammars/glm45.tg"),
+        Lit(text="</tool_call>", line=40, file="grammars/glm45.tg"),
     ),
     openers=(("<tool_call>", 1),),
     # follows[i]: the literals that can come right after call item i
@@ -43,7 +44,13 @@ SPEC = FamilySpec(
     ),
     reasoning=(
         # grammars/glm45.tg:33: reasoning "<think>" "</think>" prompt_opened
-        Reasoning(opens=("<think>",), closes=("</think>",), prompt_opened=True, line=33),
+        Reasoning(
+            opens=("<think>",),
+            closes=("</think>",),
+            prompt_opened=True,
+            line=33,
+            file="grammars/glm45.tg",
+        ),
     ),
     section=None,
     # grammars/ling3.tg:10: ignore ["<|role_end|>", "<role>ASSISTANT</role>", "<|user|>", "<|observation|>", "<|endoftext|>"]
@@ -53,5 +60,16 @@ SPEC = FamilySpec(
         "<|user|>",
         "<|observation|>",
         "<|endoftext|>",
+    ),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<think>", "grammars/glm45.tg:33"),
+        ("</think>", "grammars/glm45.tg:33"),
+        ("<tool_call>", "grammars/glm45.tg:36"),
+        ("<|role_end|>", "grammars/ling3.tg:10"),
+        ("<role>ASSISTANT</role>", "grammars/ling3.tg:10"),
+        ("<|user|>", "grammars/ling3.tg:10"),
+        ("<|observation|>", "grammars/ling3.tg:10"),
+        ("<|endoftext|>", "grammars/ling3.tg:10"),
     ),
 )

@@ -48,4 +48,12 @@ SPEC = FamilySpec(
     section=None,
     # grammars/llama3_json.tg:19: ignore ["<|eom_id|>", "<|eot_id|>"]
     ignore=("<|eom_id|>", "<|eot_id|>"),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<|python_tag|>", "grammars/llama3_json.tg:22"),
+        (";", "grammars/llama3_json.tg:22"),
+        ("{", "grammars/llama3_json.tg:22"),
+        ("<|eom_id|>", "grammars/llama3_json.tg:19"),
+        ("<|eot_id|>", "grammars/llama3_json.tg:19"),
+    ),
 )

@@ -43,4 +43,11 @@ SPEC = FamilySpec(
     section=None,
     # grammars/llama4_pythonic.tg:15: ignore ["<|eot|>", "<|eom|>"]
     ignore=("<|eot|>", "<|eom|>"),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<|python_start|>", "grammars/llama4_pythonic.tg:18"),
+        ("[", "grammars/llama4_pythonic.tg:18"),
+        ("<|eot|>", "grammars/llama4_pythonic.tg:15"),
+        ("<|eom|>", "grammars/llama4_pythonic.tg:15"),
+    ),
 )

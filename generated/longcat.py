@@ -43,4 +43,6 @@ SPEC = FamilySpec(
     ),
     reasoning=(),
     section=None,
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(("<longcat_tool_call>", "grammars/longcat.tg:17"),),
 )

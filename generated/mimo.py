@@ -65,9 +65,19 @@ SPEC = FamilySpec(
     ),
     reasoning=(
         # grammars/qwen3_coder.tg:32: reasoning "<think>" "</think>"
-        Reasoning(opens=("<think>",), closes=("</think>",), line=32),
+        Reasoning(
+            opens=("<think>",), closes=("</think>",), line=32, file="grammars/qwen3_coder.tg"
+        ),
     ),
     section=None,
     # grammars/qwen3_coder.tg:29: ignore "<|im_end|>"
     ignore=("<|im_end|>",),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<think>", "grammars/qwen3_coder.tg:32"),
+        ("</think>", "grammars/qwen3_coder.tg:32"),
+        ("<tool_call>", "grammars/mimo.tg:17"),
+        ("<function=", "grammars/mimo.tg:18"),
+        ("<|im_end|>", "grammars/qwen3_coder.tg:29"),
+    ),
 )

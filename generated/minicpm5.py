@@ -80,4 +80,15 @@ SPEC = FamilySpec(
     section=None,
     # grammars/minicpm5.tg:35: ignore ["<function_calls>", "</function_calls>", "<|im_end|>"]
     ignore=("<function_calls>", "</function_calls>", "<|im_end|>"),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<think>", "grammars/minicpm5.tg:33"),
+        ("</think>", "grammars/minicpm5.tg:33"),
+        ('<function name="', "grammars/minicpm5.tg:38"),
+        ('<functionĠname="', "grammars/minicpm5.tg:38"),
+        ('<functionname="', "grammars/minicpm5.tg:38"),
+        ("<function_calls>", "grammars/minicpm5.tg:35"),
+        ("</function_calls>", "grammars/minicpm5.tg:35"),
+        ("<|im_end|>", "grammars/minicpm5.tg:35"),
+    ),
 )

@@ -21,12 +21,12 @@ SPEC = FamilySpec(
     source_sha256="875406c8216918eaed4284362404fbc50bd38f6976ff12535d24f84b5379e7a3",
     call=(
         # grammars/qwen3_coder.tg:35: "<tool_call>"? ws(write="\n")
-        Lit(text="<tool_call>", optional=True, line=35),
-        Ws(write="\n", line=35),
+        Lit(text="<tool_call>", optional=True, line=35, file="grammars/qwen3_coder.tg"),
+        Ws(write="\n", line=35, file="grammars/qwen3_coder.tg"),
         # grammars/qwen3_coder.tg:36: "<function=" name(until=">") ">"
-        Lit(text="<function=", line=36),
-        Name(until=(">",), line=36),
-        Lit(text=">", line=36),
+        Lit(text="<function=", line=36, file="grammars/qwen3_coder.tg"),
+        Name(until=(">",), line=36, file="grammars/qwen3_coder.tg"),
+        Lit(text=">", line=36, file="grammars/qwen3_coder.tg"),
         # grammars/qwen3_coder.tg:37: xml_params(open="<parameter=", key_end=">", value_end="</parameter>", implicit_end=["<parameter=", "</function>", "</parameter1>", "</parameter_function>", "</parameter\n"], trim_newline=true)
         XmlParams(
             open="<parameter=",
@@ -41,12 +41,13 @@ SPEC = FamilySpec(
             ),
             trim_newline=True,
             line=37,
+            file="grammars/qwen3_coder.tg",
         ),
         # grammars/qwen3_coder.tg:43: ws(write="\n") "</function>" ws(write="\n") "</tool_call>"?
-        Ws(write="\n", line=43),
-        Lit(text="</function>", line=43),
-        Ws(write="\n", line=43),
-        Lit(text="</tool_call>", optional=True, line=43),
+        Ws(write="\n", line=43, file="grammars/qwen3_coder.tg"),
+        Lit(text="</function>", line=43, file="grammars/qwen3_coder.tg"),
+        Ws(write="\n", line=43, file="grammars/qwen3_coder.tg"),
+        Lit(text="</tool_call>", optional=True, line=43, file="grammars/qwen3_coder.tg"),
     ),
     openers=(("<tool_call>", 1), ("<function=", 3)),
     # follows[i]: the literals that can come right after call item i
@@ -64,7 +65,9 @@ SPEC = FamilySpec(
     ),
     reasoning=(
         # grammars/qwen3_coder.tg:32: reasoning "<think>" "</think>"
-        Reasoning(opens=("<think>",), closes=("</think>",), line=32),
+        Reasoning(
+            opens=("<think>",), closes=("</think>",), line=32, file="grammars/qwen3_coder.tg"
+        ),
     ),
     section=None,
     # grammars/minicpm_v.tg:15: ignore ["<|im_end|>", "<|reserved_12|>", "<|reserved_13|>", "<|reserved_14|>", "<|reserved_15|>", "<reserved_12>", "<reserved_13>", "<reserved_14>", "<reserved_15>"]
@@ -78,5 +81,21 @@ SPEC = FamilySpec(
         "<reserved_13>",
         "<reserved_14>",
         "<reserved_15>",
+    ),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<think>", "grammars/qwen3_coder.tg:32"),
+        ("</think>", "grammars/qwen3_coder.tg:32"),
+        ("<tool_call>", "grammars/qwen3_coder.tg:35"),
+        ("<function=", "grammars/qwen3_coder.tg:36"),
+        ("<|im_end|>", "grammars/minicpm_v.tg:15"),
+        ("<|reserved_12|>", "grammars/minicpm_v.tg:16"),
+        ("<|reserved_13|>", "grammars/minicpm_v.tg:16"),
+        ("<|reserved_14|>", "grammars/minicpm_v.tg:16"),
+        ("<|reserved_15|>", "grammars/minicpm_v.tg:16"),
+        ("<reserved_12>", "grammars/minicpm_v.tg:17"),
+        ("<reserved_13>", "grammars/minicpm_v.tg:17"),
+        ("<reserved_14>", "grammars/minicpm_v.tg:17"),
+        ("<reserved_15>", "grammars/minicpm_v.tg:17"),
     ),
 )

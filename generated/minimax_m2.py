@@ -67,4 +67,13 @@ SPEC = FamilySpec(
     ),
     # grammars/minimax_m2.tg:27: ignore "[e~["
     ignore=("[e~[",),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<think>", "grammars/minimax_m2.tg:22"),
+        ("</think>", "grammars/minimax_m2.tg:22"),
+        ("<minimax:tool_call>", "grammars/minimax_m2.tg:24"),
+        ("</minimax:tool_call>", "grammars/minimax_m2.tg:24"),
+        ("<invoke name=", "grammars/minimax_m2.tg:30"),
+        ("[e~[", "grammars/minimax_m2.tg:27"),
+    ),
 )

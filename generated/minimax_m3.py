@@ -72,4 +72,13 @@ SPEC = FamilySpec(
     ),
     # grammars/minimax_m3.tg:38: ignore "[e~["
     ignore=("[e~[",),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<mm:think>", "grammars/minimax_m3.tg:33"),
+        ("</mm:think>", "grammars/minimax_m3.tg:33"),
+        ("]<]minimax[>[<tool_call>", "grammars/minimax_m3.tg:35"),
+        ("]<]minimax[>[</tool_call>", "grammars/minimax_m3.tg:35"),
+        ("]<]minimax[>[<invoke name=", "grammars/minimax_m3.tg:41"),
+        ("[e~[", "grammars/minimax_m3.tg:38"),
+    ),
 )

@@ -108,4 +108,11 @@ SPEC = FamilySpec(
             line=45,
         ),
     ),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("[THINK]", "grammars/mistral.tg:30"),
+        ("[/THINK]", "grammars/mistral.tg:30"),
+        ("[TOOL_CALLS]", "grammars/mistral.tg:36"),
+        ("</s>", "grammars/mistral.tg:33"),
+    ),
 )

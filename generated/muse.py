@@ -89,4 +89,15 @@ SPEC = FamilySpec(
         ),
         line=33,
     ),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<atem:function_calls>", "grammars/muse.tg:40"),
+        ("</atem:function_calls>", "grammars/muse.tg:40"),
+        ("to=", "grammars/muse.tg:33"),
+        ("<|message|>", "grammars/muse.tg:33"),
+        ("<|eom|>", "grammars/muse.tg:33"),
+        ("<|eot|>", "grammars/muse.tg:33"),
+        ('<atem:invoke name="', "grammars/muse.tg:43"),
+        ("<|start|>assistant", "grammars/muse.tg:38"),
+    ),
 )

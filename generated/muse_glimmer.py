@@ -29,10 +29,10 @@ SPEC = FamilySpec(
     source_sha256="15c8c58a8669f2457f475927dcc96c7a8c5c77f4a699a26c141fc464fd26cfa4",
     call=(
         # grammars/muse.tg:43: "<atem:invoke name=\"" name(until="\">", doubled=".") "\">" ws(write="\n")
-        Lit(text='<atem:invoke name="', line=43),
-        Name(until=('">',), doubled=".", line=43),
-        Lit(text='">', line=43),
-        Ws(write="\n", line=43),
+        Lit(text='<atem:invoke name="', line=43, file="grammars/muse.tg"),
+        Name(until=('">',), doubled=".", line=43, file="grammars/muse.tg"),
+        Lit(text='">', line=43, file="grammars/muse.tg"),
+        Ws(write="\n", line=43, file="grammars/muse.tg"),
         # grammars/muse.tg:44: xml_params(open="<atem:parameter name=\"", key_end="\">", value_end="</atem:parameter>", implicit_end=["<atem:parameter name=\"", "</atem:invoke>"])
         XmlParams(
             open='<atem:parameter name="',
@@ -40,10 +40,11 @@ SPEC = FamilySpec(
             value_end="</atem:parameter>",
             implicit_end=('<atem:parameter name="', "</atem:invoke>"),
             line=44,
+            file="grammars/muse.tg",
         ),
         # grammars/muse.tg:49: ws(write="\n") "</atem:invoke>"
-        Ws(write="\n", line=49),
-        Lit(text="</atem:invoke>", line=49),
+        Ws(write="\n", line=49, file="grammars/muse.tg"),
+        Lit(text="</atem:invoke>", line=49, file="grammars/muse.tg"),
     ),
     openers=(('<atem:invoke name="', 1),),
     # follows[i]: the literals that can come right after call item i
@@ -59,7 +60,11 @@ SPEC = FamilySpec(
     reasoning=(),
     # grammars/muse.tg:40: section "<atem:function_calls>" "</atem:function_calls>" optional
     section=Section(
-        opens=("<atem:function_calls>",), closes=("</atem:function_calls>",), optional=True, line=40
+        opens=("<atem:function_calls>",),
+        closes=("</atem:function_calls>",),
+        optional=True,
+        line=40,
+        file="grammars/muse.tg",
     ),
     # grammars/muse.tg:38: ignore "<|start|>assistant"
     ignore=("<|start|>assistant",),
@@ -71,5 +76,17 @@ SPEC = FamilySpec(
         ends=("<|eom|>", "<|eot|>"),
         routes=(("self", "reasoning"), ("user", "content"), ("", "content")),
         line=33,
+        file="grammars/muse.tg",
+    ),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<atem:function_calls>", "grammars/muse.tg:40"),
+        ("</atem:function_calls>", "grammars/muse.tg:40"),
+        ("to=", "grammars/muse.tg:33"),
+        ("<|message|>", "grammars/muse.tg:33"),
+        ("<|eom|>", "grammars/muse.tg:33"),
+        ("<|eot|>", "grammars/muse.tg:33"),
+        ('<atem:invoke name="', "grammars/muse.tg:43"),
+        ("<|start|>assistant", "grammars/muse.tg:38"),
     ),
 )

@@ -55,4 +55,11 @@ SPEC = FamilySpec(
     section=None,
     # grammars/nemotron_nano_v2.tg:26: ignore "<SPECIAL_12>"
     ignore=("<SPECIAL_12>",),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<think>", "grammars/nemotron_nano_v2.tg:23"),
+        ("</think>", "grammars/nemotron_nano_v2.tg:23"),
+        ("<TOOLCALL>", "grammars/nemotron_nano_v2.tg:29"),
+        ("<SPECIAL_12>", "grammars/nemotron_nano_v2.tg:26"),
+    ),
 )

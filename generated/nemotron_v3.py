@@ -23,12 +23,12 @@ SPEC = FamilySpec(
     source_sha256="0381bb7ddf8f5324234996bab17533c654c5fb0de0f6151c6b017b349b19c8da",
     call=(
         # grammars/qwen3_coder.tg:35: "<tool_call>"? ws(write="\n")
-        Lit(text="<tool_call>", optional=True, line=35),
-        Ws(write="\n", line=35),
+        Lit(text="<tool_call>", optional=True, line=35, file="grammars/qwen3_coder.tg"),
+        Ws(write="\n", line=35, file="grammars/qwen3_coder.tg"),
         # grammars/qwen3_coder.tg:36: "<function=" name(until=">") ">"
-        Lit(text="<function=", line=36),
-        Name(until=(">",), line=36),
-        Lit(text=">", line=36),
+        Lit(text="<function=", line=36, file="grammars/qwen3_coder.tg"),
+        Name(until=(">",), line=36, file="grammars/qwen3_coder.tg"),
+        Lit(text=">", line=36, file="grammars/qwen3_coder.tg"),
         # grammars/qwen3_coder.tg:37: xml_params(open="<parameter=", key_end=">", value_end="</parameter>", implicit_end=["<parameter=", "</function>", "</parameter1>", "</parameter_function>", "</parameter\n"], trim_newline=true)
         XmlParams(
             open="<parameter=",
@@ -43,12 +43,13 @@ SPEC = FamilySpec(
             ),
             trim_newline=True,
             line=37,
+            file="grammars/qwen3_coder.tg",
         ),
         # grammars/qwen3_coder.tg:43: ws(write="\n") "</function>" ws(write="\n") "</tool_call>"?
-        Ws(write="\n", line=43),
-        Lit(text="</function>", line=43),
-        Ws(write="\n", line=43),
-        Lit(text="</tool_call>", optional=True, line=43),
+        Ws(write="\n", line=43, file="grammars/qwen3_coder.tg"),
+        Lit(text="</function>", line=43, file="grammars/qwen3_coder.tg"),
+        Ws(write="\n", line=43, file="grammars/qwen3_coder.tg"),
+        Lit(text="</tool_call>", optional=True, line=43, file="grammars/qwen3_coder.tg"),
     ),
     openers=(("<tool_call>", 1), ("<function=", 3)),
     # follows[i]: the literals that can come right after call item i
@@ -71,4 +72,12 @@ SPEC = FamilySpec(
     section=None,
     # grammars/qwen3_coder.tg:29: ignore "<|im_end|>"
     ignore=("<|im_end|>",),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<think>", "grammars/nemotron_v3.tg:17"),
+        ("</think>", "grammars/nemotron_v3.tg:17"),
+        ("<tool_call>", "grammars/qwen3_coder.tg:35"),
+        ("<function=", "grammars/qwen3_coder.tg:36"),
+        ("<|im_end|>", "grammars/qwen3_coder.tg:29"),
+    ),
 )

@@ -47,4 +47,12 @@ SPEC = FamilySpec(
     section=None,
     # grammars/olmo3.tg:20: ignore ["<|im_end|>", "<|endoftext|>"]
     ignore=("<|im_end|>", "<|endoftext|>"),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<think>", "grammars/olmo3.tg:17"),
+        ("</think>", "grammars/olmo3.tg:17"),
+        ("<function_calls>", "grammars/olmo3.tg:23"),
+        ("<|im_end|>", "grammars/olmo3.tg:20"),
+        ("<|endoftext|>", "grammars/olmo3.tg:20"),
+    ),
 )

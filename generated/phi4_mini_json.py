@@ -40,4 +40,10 @@ SPEC = FamilySpec(
     section=None,
     # grammars/phi4_mini_json.tg:17: ignore ["<|end|>", "<|endoftext|>"]
     ignore=("<|end|>", "<|endoftext|>"),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("functools", "grammars/phi4_mini_json.tg:20"),
+        ("<|end|>", "grammars/phi4_mini_json.tg:17"),
+        ("<|endoftext|>", "grammars/phi4_mini_json.tg:17"),
+    ),
 )

@@ -86,4 +86,13 @@ SPEC = FamilySpec(
     ),
     # grammars/plamo3.tg:20: ignore "<|plamo:tag|>"
     ignore=("<|plamo:tag|>",),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<|plamo:begin_think:plamo|>", "grammars/plamo3.tg:17"),
+        ("<|plamo:end_think:plamo|>", "grammars/plamo3.tg:17"),
+        ("<|plamo:begin_tool_requests:plamo|>", "grammars/plamo3.tg:22"),
+        ("<|plamo:end_tool_requests:plamo|>", "grammars/plamo3.tg:22"),
+        ("<|plamo:begin_tool_request:plamo|>", "grammars/plamo3.tg:25"),
+        ("<|plamo:tag|>", "grammars/plamo3.tg:20"),
+    ),
 )

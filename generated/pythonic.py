@@ -37,4 +37,10 @@ SPEC = FamilySpec(
     section=None,
     # grammars/pythonic.tg:17: ignore ["<|eot_id|>", "<|eom_id|>"]
     ignore=("<|eot_id|>", "<|eom_id|>"),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("[", "grammars/pythonic.tg:20"),
+        ("<|eot_id|>", "grammars/pythonic.tg:17"),
+        ("<|eom_id|>", "grammars/pythonic.tg:17"),
+    ),
 )

@@ -84,4 +84,12 @@ SPEC = FamilySpec(
     section=None,
     # grammars/qwen3_coder.tg:29: ignore "<|im_end|>"
     ignore=("<|im_end|>",),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<think>", "grammars/qwen3_coder.tg:32"),
+        ("</think>", "grammars/qwen3_coder.tg:32"),
+        ("<tool_call>", "grammars/qwen3_coder.tg:35"),
+        ("<function=", "grammars/qwen3_coder.tg:36"),
+        ("<|im_end|>", "grammars/qwen3_coder.tg:29"),
+    ),
 )

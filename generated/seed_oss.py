@@ -78,4 +78,13 @@ SPEC = FamilySpec(
     section=None,
     # grammars/seed_oss.tg:25: ignore ["<seed:eos>", "<|im_end|>"]
     ignore=("<seed:eos>", "<|im_end|>"),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<seed:think>", "grammars/seed_oss.tg:22"),
+        ("</seed:think>", "grammars/seed_oss.tg:22"),
+        ("<seed:tool_call>", "grammars/seed_oss.tg:28"),
+        ("<function=", "grammars/seed_oss.tg:29"),
+        ("<seed:eos>", "grammars/seed_oss.tg:25"),
+        ("<|im_end|>", "grammars/seed_oss.tg:25"),
+    ),
 )

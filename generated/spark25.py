@@ -33,10 +33,10 @@ SPEC = FamilySpec(
     source_sha256="03b51ec046af07929c84cbdcd8719105a96057d0d0185c27d10ed0431df4037a",
     call=(
         # grammars/glm45.tg:36: "<tool_call>" ws
-        Lit(text="<tool_call>", line=36),
-        Ws(line=36),
+        Lit(text="<tool_call>", line=36, file="grammars/glm45.tg"),
+        Ws(line=36, file="grammars/glm45.tg"),
         # grammars/glm45.tg:37: name(until=["<arg_key>", "</tool_call>"])
-        Name(until=("<arg_key>", "</tool_call>"), line=37),
+        Name(until=("<arg_key>", "</tool_call>"), line=37, file="grammars/glm45.tg"),
         # grammars/glm45.tg:38: xml_params(open="<arg_key>", key_end="</arg_key>", value_open="<arg_value>", value_end="</arg_value>")
         XmlParams(
             open="<arg_key>",
@@ -44,10 +44,11 @@ SPEC = FamilySpec(
             value_end="</arg_value>",
             value_open="<arg_value>",
             line=38,
+            file="grammars/glm45.tg",
         ),
         # grammars/glm45.tg:40: ws "</tool_call>"
-        Ws(line=40),
-        Lit(text="</tool_call>", line=40),
+        Ws(line=40, file="grammars/glm45.tg"),
+        Lit(text="</tool_call>", line=40, file="grammars/glm45.tg"),
     ),
     openers=(("<tool_call>", 1),),
     # follows[i]: the literals that can come right after call item i
@@ -66,4 +67,14 @@ SPEC = FamilySpec(
     section=None,
     # grammars/spark25.tg:29: ignore ["<｜end▁of▁sentence｜>", "<|user|>", "<|observation|>", "<|endoftext|>"]
     ignore=("<｜end▁of▁sentence｜>", "<|user|>", "<|observation|>", "<|endoftext|>"),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<think>", "grammars/spark25.tg:26"),
+        ("</think>", "grammars/spark25.tg:26"),
+        ("<tool_call>", "grammars/glm45.tg:36"),
+        ("<｜end▁of▁sentence｜>", "grammars/spark25.tg:29"),
+        ("<|user|>", "grammars/spark25.tg:29"),
+        ("<|observation|>", "grammars/spark25.tg:29"),
+        ("<|endoftext|>", "grammars/spark25.tg:29"),
+    ),
 )

@@ -83,4 +83,13 @@ SPEC = FamilySpec(
     section=Section(opens=("<｜tool_calls_begin｜>",), closes=("<｜tool_calls_end｜>",), line=25),
     # grammars/step3.tg:27: ignore "<｜tool_sep｜>"
     ignore=("<｜tool_sep｜>",),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<think>", "grammars/step3.tg:23"),
+        ("</think>", "grammars/step3.tg:23"),
+        ("<｜tool_calls_begin｜>", "grammars/step3.tg:25"),
+        ("<｜tool_calls_end｜>", "grammars/step3.tg:25"),
+        ("<｜tool_call_begin｜>", "grammars/step3.tg:30"),
+        ("<｜tool_sep｜>", "grammars/step3.tg:27"),
+    ),
 )

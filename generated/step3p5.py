@@ -112,4 +112,14 @@ SPEC = FamilySpec(
             line=36,
         ),
     ),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<think>", "grammars/step3p5.tg:20"),
+        ("</think>", "grammars/step3p5.tg:20"),
+        ("<tool_call>", "grammars/step3p5.tg:23"),
+        ("<function=", "grammars/step3p5.tg:24"),
+        ("<function ", "grammars/step3p5.tg:24"),
+        ("<function", "grammars/step3p5.tg:38"),
+        ("<|im_end|>", "grammars/qwen3_coder.tg:29"),
+    ),
 )

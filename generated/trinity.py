@@ -29,13 +29,13 @@ SPEC = FamilySpec(
     source_sha256="7fde1e268d341e5e793ce535dedfe526d42ad8974af44d825748407a5dde6770",
     call=(
         # grammars/hermes.tg:34: "<tool_call>" ws(write="\n")
-        Lit(text="<tool_call>", line=34),
-        Ws(write="\n", line=34),
+        Lit(text="<tool_call>", line=34, file="grammars/hermes.tg"),
+        Ws(write="\n", line=34, file="grammars/hermes.tg"),
         # grammars/hermes.tg:35: json_call(name="name", arguments=["arguments", "parameters"])
-        JsonCall(line=35),
+        JsonCall(line=35, file="grammars/hermes.tg"),
         # grammars/hermes.tg:36: ws(write="\n") "</tool_call>"
-        Ws(write="\n", line=36),
-        Lit(text="</tool_call>", line=36),
+        Ws(write="\n", line=36, file="grammars/hermes.tg"),
+        Lit(text="</tool_call>", line=36, file="grammars/hermes.tg"),
     ),
     openers=(("<tool_call>", 1),),
     # follows[i]: the literals that can come right after call item i
@@ -48,9 +48,16 @@ SPEC = FamilySpec(
     ),
     reasoning=(
         # grammars/hermes.tg:31: reasoning "<think>" "</think>"
-        Reasoning(opens=("<think>",), closes=("</think>",), line=31),
+        Reasoning(opens=("<think>",), closes=("</think>",), line=31, file="grammars/hermes.tg"),
     ),
     section=None,
     # grammars/hermes.tg:28: ignore "<|im_end|>"
     ignore=("<|im_end|>",),
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<think>", "grammars/hermes.tg:31"),
+        ("</think>", "grammars/hermes.tg:31"),
+        ("<tool_call>", "grammars/hermes.tg:34"),
+        ("<|im_end|>", "grammars/hermes.tg:28"),
+    ),
 )

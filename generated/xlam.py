@@ -58,4 +58,13 @@ SPEC = FamilySpec(
         Reasoning(opens=("<think>",), closes=("</think>",), line=20),
     ),
     section=None,
+    # every marker found outside a call: the grammar line that names it
+    markers_at=(
+        ("<think>", "grammars/xlam.tg:20"),
+        ("</think>", "grammars/xlam.tg:20"),
+        ("```json", "grammars/xlam.tg:23"),
+        ("[TOOL_CALLS]", "grammars/xlam.tg:23"),
+        ("<tool_call>", "grammars/xlam.tg:23"),
+        ("[", "grammars/xlam.tg:23"),
+    ),
 )

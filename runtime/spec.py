@@ -2,8 +2,9 @@
 
 A generated module builds one `FamilySpec` from these classes. They are plain frozen
 slotted dataclasses (not pydantic) because the engine reads them on every delta.
-Every item keeps the grammar line it came from, so a misbehaving stream can be traced
-back to the grammar text.
+Every item and statement keeps the grammar line it came from (and its file, when a family
+that `extends` another inherits it), so a misbehaving stream can be traced back to the
+grammar text (`where`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class Lit:
     peek: bool = False
     lazy: bool = False
     line: int = 0
+    file: str = ""  # its grammar file, when not the family's own (`extends`)
 
     @property
     def texts(self) -> tuple[str, ...]:
@@ -44,6 +46,7 @@ class Ws:
 
     write: str = ""
     line: int = 0
+    file: str = ""  # its grammar file, when not the family's own (`extends`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +85,12 @@ class Name:
     after_last: str = ""
     fixed: str = ""  # the name, not in the call's text (Functionary v3.1's `<|python_tag|>`)
     line: int = 0
+    file: str = ""  # its grammar file, when not the family's own (`extends`)
+
+
+def where(spec: FamilySpec, node: Item | CallShape | Reasoning | Section | Messages) -> str:
+    """The grammar `file:line` an item or a statement of `spec` comes from."""
+    return f"{node.file or spec.source}:{node.line}"
 
 
 def name_of(item: Name, raw: str) -> tuple[str, str | None]:
@@ -125,6 +134,7 @@ class Skip:
     max_len: int = 256
     keep: bool = False
     line: int = 0
+    file: str = ""  # its grammar file, when not the family's own (`extends`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +172,7 @@ class XmlParams:
     key_end_alternatives: tuple[str, ...] = ()
     value_end_alternatives: tuple[str, ...] = ()
     line: int = 0
+    file: str = ""  # its grammar file, when not the family's own (`extends`)
 
     @property
     def opens(self) -> tuple[str, ...]:
@@ -183,6 +194,7 @@ class XmlElements:
     prefix: str = ""
     max_depth: int = 128
     line: int = 0
+    file: str = ""  # its grammar file, when not the family's own (`extends`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +203,7 @@ class KeyValueArgs:
 
     string: str = '"'
     line: int = 0
+    file: str = ""  # its grammar file, when not the family's own (`extends`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +214,7 @@ class KvLines:
     line_sep: str = "\n"
     kv_sep: str = ":"
     line: int = 0
+    file: str = ""  # its grammar file, when not the family's own (`extends`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +224,7 @@ class PythonCalls:
 
     list: bool = True
     line: int = 0
+    file: str = ""  # its grammar file, when not the family's own (`extends`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +236,7 @@ class JsonArgs:
 
     raw: str = ""
     line: int = 0
+    file: str = ""  # its grammar file, when not the family's own (`extends`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +253,7 @@ class JsonCall:
     id: tuple[str, ...] = ()  # a string under one of these, before the name, is the id
     require_args: bool = False  # a call only once an arguments key is seen (bare JSON in prose)
     line: int = 0
+    file: str = ""  # its grammar file, when not the family's own (`extends`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,6 +271,7 @@ class JsonCallArray:
     id: tuple[str, ...] = ()
     bare: bool = False
     line: int = 0
+    file: str = ""  # its grammar file, when not the family's own (`extends`)
 
 
 Dialect = Union[
@@ -283,6 +301,7 @@ class Reasoning:
     closes: tuple[str, ...]
     prompt_opened: bool = False  # the family's default: the prompt opened the block
     line: int = 0
+    file: str = ""  # its grammar file, when not the family's own (`extends`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,6 +316,7 @@ class Section:
     closes: tuple[str, ...]
     optional: bool = False
     line: int = 0
+    file: str = ""  # its grammar file, when not the family's own (`extends`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,6 +330,7 @@ class Content:
     opens: tuple[str, ...]
     closes: tuple[str, ...] = ()
     line: int = 0
+    file: str = ""  # its grammar file, when not the family's own (`extends`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,6 +351,7 @@ class Messages:
     default: str = "calls"
     fields: tuple[str, ...] = ()
     line: int = 0
+    file: str = ""  # its grammar file, when not the family's own (`extends`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,6 +363,7 @@ class CallShape:
     openers: tuple[tuple[str, int], ...]
     follows: tuple[tuple[str, ...], ...]
     line: int = 0
+    file: str = ""  # its grammar file, when not the family's own (`extends`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -371,6 +394,8 @@ class FamilySpec:
     prompt_opens: str = ""
     # how the model writes content (`content` statement); None: as bare text
     content: Content | None = None
+    # every marker found outside a call, with the grammar `file:line` that names it
+    markers_at: tuple[tuple[str, str], ...] = ()
 
     @property
     def shapes(self) -> tuple[CallShape, ...]:

@@ -10,10 +10,8 @@ verbose mode and tree-sitter's `parse --debug` do); `print_trace` is the default
 
 from __future__ import annotations
 
-import re
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from .deltas import CallParts, Delta, DeltaBuffer
@@ -38,9 +36,6 @@ from .outcomes import (
 from .dialects import DIALECTS
 from .messages import MessageHeaders
 from .spec import FamilySpec, Lit, Name, Skip, Ws
-
-# the folder `FamilySpec.source` paths (`grammars/hermes.tg`) are relative to
-_ROOT = Path(__file__).resolve().parent.parent
 
 # how the grammar language spells each kind of call item (a literal is its quoted text)
 ITEM_WORDS: dict[type, str] = {
@@ -169,58 +164,6 @@ def _quoted(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-class GrammarFiles:
-    """Which grammar file each statement of a family comes from: a family that `extends`
-    another inherits every statement of a kind it does not state itself."""
-
-    def __init__(self, spec: FamilySpec) -> None:
-        self.chain: list[tuple[str, str]] = []  # (path, text), the family's own file first
-        path: str | None = spec.source
-        while path is not None and len(self.chain) < 16:
-            try:
-                text = (_ROOT / path).read_text(encoding="utf-8")
-            except OSError:
-                break
-            self.chain.append((path, text))
-            parent = re.search(r"(?m)^extends\s+([\w\-]+)", text)
-            path = f"{Path(path).parent.as_posix()}/{parent.group(1)}.tg" if parent else None
-
-    def where(self, statement: str, line: int, needle: str = "") -> Where | None:
-        """Line `line` of the nearest file in the chain that has a `statement`; with
-        `needle`, the line of that statement (it may span lines) that quotes it."""
-        if not line:
-            return None
-        for path, text in self.chain:
-            if re.search(rf"(?m)^{statement}(?![\w\-])", text):
-                return Where(path, self._line_of(text, line, needle) if needle else line)
-        return None
-
-    def find(self, statement: str, needle: str) -> Where | None:
-        """The first line of a `statement` (and its continuation lines) holding `needle`."""
-        for path, text in self.chain:
-            inside = False
-            for number, line in enumerate(text.splitlines(), 1):
-                if re.match(rf"{statement}(?![\w\-])", line):
-                    inside = True
-                elif line and not line[0].isspace():
-                    inside = False
-                if inside and _quoted(needle) in line:
-                    return Where(path, number)
-        return None
-
-    @staticmethod
-    def _line_of(text: str, start: int, needle: str) -> int:
-        """The first line from `start` on, within its statement, that quotes `needle`."""
-        lines = text.splitlines()
-        for number in range(start, len(lines) + 1):
-            line = lines[number - 1]
-            if number > start and line and not line[0].isspace():
-                break  # the next statement
-            if _quoted(needle) in line:
-                return number
-        return start
-
-
 class TracingDeltaBuffer(DeltaBuffer):
     """A delta buffer that also reports each piece of output as it is collected."""
 
@@ -254,10 +197,10 @@ class Tracer:
     def __init__(self, trace: Trace, spec: FamilySpec) -> None:
         self.trace = trace
         self.engine: Engine | None = None  # set once the engine is made
-        self.files = GrammarFiles(spec)
+        self.source = spec.source
+        self.markers_at = dict(spec.markers_at)  # the compiler's `file:line` of each marker
         self.feeds = 0
         self.held: list[TraceEvent] = []  # output sent since the last event
-        self.markers = _markers_outside(spec)
         self.told = {
             FEED: self._feed,
             HELD: self._held,
@@ -372,40 +315,14 @@ class Tracer:
         return WORDS[outcome]
 
     def item_where(self, item: Any) -> Where:
-        where = self.files.where("call", item.line)
-        return where if where is not None else Where(self._engine.family.spec.source, item.line)
+        return Where(item.file or self.source, item.line)
 
     def _marker_where(self, lit: str) -> Where | None:
-        family = self._engine.family
-        spec = family.spec
-        for reasoning in spec.reasoning:
-            if lit in reasoning.opens or lit in reasoning.closes:
-                return self.files.where("reasoning", reasoning.line, lit)
-        if spec.section is not None and lit in (*spec.section.opens, *spec.section.closes):
-            return self.files.where("section", spec.section.line, lit)
-        messages = spec.messages
-        if messages is not None and lit in (*messages.header, messages.header_end, *messages.ends):
-            return self.files.where("messages", messages.line, lit)
-        if lit in family.openers:
-            shape, index = family.openers[lit][0]
-            for item in reversed(family.shapes[shape].call[: index + 1]):
-                if isinstance(item, Lit) and lit in item.texts:
-                    where = self.files.where("call", item.line, lit)
-                    return where if where is not None else self.item_where(item)
-        if lit in family.ignore:
-            return self.files.find("ignore", lit)
-        return None
-
-
-def _markers_outside(spec: FamilySpec) -> set[str]:
-    """Every marker the engine looks for outside a call."""
-    found = {m for r in spec.reasoning for m in (*r.opens, *r.closes)} | set(spec.ignore)
-    found |= {text for shape in spec.shapes for text, _ in shape.openers}
-    if spec.section is not None:
-        found |= {*spec.section.opens, *spec.section.closes}
-    if spec.messages is not None:
-        found |= {*spec.messages.header, spec.messages.header_end, *spec.messages.ends}
-    return found
+        found = self.markers_at.get(lit)
+        if found is None:
+            return None
+        file, _, line = found.rpartition(":")
+        return Where(file, int(line))
 
 
 def _ends(call: CallRecord) -> str:
@@ -452,7 +369,7 @@ def _pending_reason(engine: Engine, tracer: Tracer, pending: str) -> str:
             ends = " | ".join(_quoted(end) for end in item.until)
             return f"{item_label(item)} so far: waiting for its end, {ends} ({where})"
         return f"an unfinished {item_label(item)} value, or the start of its end ({where})"
-    begins = sorted(m for m in tracer.markers if m.startswith(pending))
+    begins = sorted(m for m in tracer.markers_at if m.startswith(pending))
     if begins:
         return f"may begin a marker: {', '.join(_quoted(m) for m in begins[:3])}"
     return f"may begin a marker ({MODE_NAMES[mode]})"
