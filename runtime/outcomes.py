@@ -49,6 +49,7 @@ MARKER = 63  # (marker, action)
 ITEM = 64  # (call, index, item, text read, outcome)
 RUN = 65  # (call, index, text): items from `index` on read in one match (`tables._Run`)
 END_OF_OUTPUT = 66  # (call, outcome): the output ended inside a call
+SAYS = 67  # (words): a dialect's change of state (`protocol.Sink.log`)
 # ROUTED (headers), COMPLETE or ENDED (call): as decided
 
 WORDS: dict[int, str] = {

@@ -90,16 +90,25 @@ class Sink(Protocol):
         """One `NextStop` over `stops` shared by the calls read one after another from one
         text (each searching to its end would make a whole parse quadratic)."""
 
+    # the trace's, told each change of a dialect's state in words ("reads a key"): None
+    # unless tracing, so a dialect pays one test per change for it; a sink may lack it
+    log: Callable[[str], None] | None
 
-class ArgumentsBuilder(Protocol):
+
+class Reader(Protocol):
+    """What the engine hands text to as it arrives: a dialect's builder, the message-header
+    reader (`messages.py`, which leaves its decision in its `outcome`)."""
+
+    def read(self, text: str, pos: int, eof: bool) -> int:
+        """Take what can be decided of text[pos:]; return the new position."""
+
+
+class ArgumentsBuilder(Reader, Protocol):
     """A dialect's reader of one call's arguments (or, naming calls, of a list of calls)."""
 
     done: bool
 
     def __init__(self, item: Any, stops: tuple[str, ...], sink: Sink) -> None: ...
-
-    def read(self, text: str, pos: int, eof: bool) -> int:
-        """Take what can be decided of text[pos:]; return the new position."""
 
     def close(self) -> None:
         """The call or the output ends here: close what is open."""

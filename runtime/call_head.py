@@ -1,0 +1,148 @@
+"""The readers of a call's head (mixed into `Engine`): its name, and the markup of no
+fixed spelling a `skip` reads before it (Inkling's `<|message_model|>NAME<|content_…|>`).
+
+Both end at one of their item's `until` markers, within the item's `max_len`: the search
+never reads further, so an output of openers with no end stays linear. Before the name,
+text that cannot be one (prose, a JSON body) abandons the call at once: its text goes back.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from .call_record import CallRecord
+from .markers import Markers
+from .outcomes import READ
+from .spec import BAD_NAME, Name, Skip, name_of
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+# words with whitespace between: prose, which no skipped header holds
+_PROSE = re.compile(r"\S\s+\S")
+
+
+class HeadReaders:
+    """The name and skip readers of the engine (`Engine._readers`)."""
+
+    def _read_skip(
+        self: Engine, call: CallRecord, item: Skip, buf: str, pos: int, eof: bool
+    ) -> int:
+        skip_markers = self.family.skip_markers[call.shape, call.item]
+        # a skip ends within this, or is none: read no further (repeated openers stay linear)
+        reach = min(len(buf), pos + item.max_len + max(map(len, item.until)) + 1)
+        at, until = skip_markers.search(buf, pos, reach)
+        if self._marker_before(buf, pos, at, until, item):  # the skipped text was not a header
+            return self._mismatch(call, buf, pos, eof)
+        if at >= 0 and self._may_be_marker(buf, at):
+            if not eof:
+                return self._wait(pos)  # `[` may be the start of `[TOOL_CALLS]`
+            if len(buf) - at > len(until):  # `[TOOL_CA` cut at the end: markup that would
+                return self._mismatch(call, buf, pos, eof)  # end the call there, whole
+        end = at if at >= 0 else reach
+        if at < 0 and reach == len(buf):  # a tail that may begin the `until` is not prose
+            end -= skip_markers.held(buf, pos)  # yet: read whole, it is the `until` itself
+        if not item.keep and not call.committed and _PROSE.search(buf, pos, end):
+            return self._abandon(call, pos)  # words, not a header: the text goes back now
+        if at >= 0 and at - pos <= item.max_len:
+            self._read(call, buf[pos:at])
+            if item.keep:
+                self._keep(call, buf[pos:at])
+            call.item += 1
+            self._outcome = READ
+            return at
+        if at >= 0 or len(buf) - pos > item.max_len + max(map(len, item.until)):
+            return self._mismatch(call, buf, pos, eof)
+        if eof:
+            if call.committed:
+                return self._mismatch(call, buf, pos, eof)
+            if item.keep:  # prose that reached no `until`: no call
+                return self._abandon(call, pos)
+            cut = skip_markers.held(buf, pos)
+            if cut > 1 or (cut and not self._stopped):  # `NAME<|content_inv`: markup cut short
+                return self._unfinished(len(buf))
+            return self._opener_alone(call, pos, len(buf))
+        return self._wait(pos)
+
+    def _marker_before(self: Engine, buf: str, pos: int, at: int, until: str, item: Skip) -> bool:
+        """Whether another marker of the family starts before the `until` found at `at`
+        (-1: none yet), or there, beginning with it (`[` of `[TOOL_CALLS]`). The search
+        goes no further than the skip may reach: repeated openers stay linear."""
+        markers = self.family.content_markers
+        reach = (at if at >= 0 else pos + item.max_len) + markers.max_prefix + 1
+        other, lit = markers.search(buf, pos, min(len(buf), reach))
+        if other < 0:
+            return False
+        return at < 0 or other < at or (other == at and lit != until and lit.startswith(until))
+
+    def _may_be_marker(self: Engine, buf: str, at: int) -> bool:
+        """Whether the text from the `until` found at `at` to the end may still grow into a
+        marker of the family (`[TOOL_CA`): the skip cannot end there yet."""
+        return self.family.content_markers.held(buf, at) == len(buf) - at
+
+    def _keep(self: Engine, call: CallRecord, text: str) -> None:
+        """Prose read by a `skip(keep=true)`: held until the call is known (it goes back with
+        the opener if there is no call), content at once inside a known call."""
+        if call.committed:
+            self._text(text)
+        elif text:
+            call.kept.append(text)
+
+    def _read_name(
+        self: Engine, call: CallRecord, item: Name, buf: str, pos: int, eof: bool
+    ) -> int:
+        if item.fixed:  # the opener names the call: nothing to read
+            call.item += 1
+            self._commit(call, item.fixed, None)
+            self._outcome = READ
+            return pos
+        markers = self.family.name_markers[call.shape, call.item]
+        reach = item.max_len + max(map(len, item.until))  # a name ends within this, or is none
+        # search no further than that: a whole output of openers with no name end stays linear
+        at, _ = markers.search(buf, pos, min(len(buf), pos + 2 * reach))
+        if at < 0:
+            if len(buf) - pos > reach:
+                return self._abandon(call, pos)
+            if item.requested and not self._may_be_requested(buf, pos, markers):
+                return self._abandon(call, pos)  # prose: no requested tool is named so
+            if eof:
+                return self._name_at_end(call, item, buf, pos)
+            if self._never_a_name(item, buf, pos, markers.held(buf, pos)):
+                return self._abandon(call, pos)  # (the next shape may read it as it streams)
+            return self._wait(pos)  # the end of the name is not here yet
+        raw = buf[pos:at].strip()
+        name, header_id = name_of(item, raw)
+        if item.doubled:
+            name = self._undoubled(name, item.doubled)
+        if not name or (item.requested and not self.tools.requested(name)):
+            return self._abandon(call, pos)
+        self._read(call, buf[pos:at])
+        call.item += 1
+        self._commit(call, name, header_id)
+        self._outcome = READ
+        return at
+
+    def _may_be_requested(self: Engine, buf: str, pos: int, ends: Markers) -> bool:
+        """Whether the name text read so far (a marker may be cut at its end) may still
+        grow into the name of a requested tool."""
+        text = buf[pos : len(buf) - ends.held(buf, pos)].strip()
+        return self.tools.may_be_requested(text)
+
+    @staticmethod
+    def _never_a_name(item: Name, buf: str, pos: int, cut: int) -> bool:
+        """Whether the name read so far (up to a marker cut at its end) already holds what no
+        name holds (`{` of a JSON body): the call is abandoned now, as it would be once its
+        marker arrives. Only for names with no pattern: a pattern decides on the whole."""
+        return item.pattern is None and bool(BAD_NAME.search(buf[pos : len(buf) - cut].strip()))
+
+    def _undoubled(self: Engine, name: str, separator: str) -> str:
+        """`get_weather.get_weather` is `get_weather` when only the short name is a
+        requested tool (a `name(doubled=…)` item): a name that is a requested tool itself,
+        halves that differ or no requested tools at all leave it as written."""
+        if not self.tools.has_tools() or self.tools.known(name):
+            return name
+        head, found, tail = name.partition(separator)
+        if found and head == tail and self.tools.known(head):
+            return head
+        return name

@@ -1,0 +1,64 @@
+"""The engine's record of the call it is reading (`Engine._call`).
+
+Slotted: the engine reads and moves it on every item of every call.
+"""
+
+from __future__ import annotations
+
+from .protocol import ArgumentsBuilder
+
+
+class CallRecord:
+    """The call being read: where it is in its shape's items, and what it holds until its
+    name decides that it is a call (its text goes back if it is none)."""
+
+    __slots__ = (
+        "item",
+        "shape",
+        "items",
+        "opener",
+        "tried",
+        "back",
+        "committed",
+        "dropped",
+        "index",
+        "dialect",
+        "held",
+        "args_done",
+        "ws_tail",
+        "peeked",
+        "kept",
+        "prompt",
+    )
+
+    def __init__(
+        self,
+        item: int,
+        back: int,
+        opener: str,
+        shape: int = 0,
+        items: tuple = (),
+        tried: int = 0,
+        peeked: bool = False,
+        prompt: str = "",
+    ) -> None:
+        self.item = item
+        self.shape = shape  # which `call` statement is being tried
+        self.items = items
+        self.opener = opener  # the opener text (a lookahead's too), to try another shape
+        self.tried = tried  # how many of the opener's shapes have been tried before this one
+        self.back = back  # the mode the opener was found in
+        self.committed = False
+        self.dropped = False
+        self.index = -1
+        self.dialect: ArgumentsBuilder | None = None
+        # the part of the opener the prompt wrote: never given back as text
+        self.prompt = prompt
+        # text read before the name (a lookahead opener is read by the call's next item)
+        self.held: list[str] = [opener[len(prompt) :]] if opener and not peeked else []
+        self.peeked = opener if peeked else ""  # the lookahead opener that started the call
+        self.args_done = False
+        # whitespace read since the last marker: markup if another marker of the call
+        # follows, given back as text if the call ends there
+        self.ws_tail: list[str] = []
+        self.kept: list[str] = []  # prose a `skip(keep=true)` read: content once committed

@@ -1,0 +1,56 @@
+"""The engine as the sink of its calls' dialects (`protocol.Sink`, mixed into `Engine`):
+what a dialect's builder sends and asks about the call being read.
+
+A builder keeps the sink, never the call: the engine drops the call when it ends, and
+with it the builder, so no reference cycle is left for the garbage collector.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .call_record import CallRecord
+from .dialects import DIALECTS
+from .markers import NextStop, markers
+from .protocol import ArgumentsBuilder
+from .spec import Dialect
+from .unwrap import WRAPPER_KEYS
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+
+class DialectSink:
+    """Builds a call's dialect and answers it (mixed into `Engine`)."""
+
+    def _dialect(self: Engine, call: CallRecord, item: Dialect) -> ArgumentsBuilder:
+        stops = self.family.stops[call.shape, call.item]
+        return DIALECTS[type(item)].builder(item, stops, self)
+
+    def commit_call(self: Engine, name: str, call_id: str | None = None) -> None:
+        """A dialect has read the name of the call being read (or, in a list of calls, of
+        its next one). The dialect holds this, not the call: a builder that held its call
+        would make a reference cycle of every call, left for the garbage collector."""
+        call = self._call
+        assert call is not None
+        self._commit(call, name, call_id)
+
+    def emit_args(self: Engine, text: str) -> None:
+        call = self._call
+        if call is not None and not call.dropped and text:
+            self._out.args(call.index, text)
+
+    def schema_of(self: Engine, key: str) -> dict | None:
+        return self.tools.param_schema(self._current_name, key)
+
+    def typed_keys(self: Engine) -> frozenset[str]:
+        return self.tools.typed_keys(self._current_name)
+
+    def unwraps(self: Engine, key: str) -> bool:
+        return key in WRAPPER_KEYS and self.tools.lacks_property(self._current_name, key)
+
+    def next_stop(self: Engine, stops: tuple[str, ...]) -> NextStop:
+        found = self._next_stops.get(stops)
+        if found is None:
+            found = self._next_stops[stops] = NextStop(markers(stops))
+        return found
