@@ -1,11 +1,15 @@
 """What the engine does with each feed, told as it happens: `StreamParser(..., trace=fn)`.
 
-A `TracingEngine` is an `Engine` whose steps also report small events: the feed and the
-mode it starts in, each marker found outside a call, each grammar item of a call read
-(with its grammar `file:line`), what was emitted, and what is held back at the end of
-the feed and why. The plain `Engine` knows nothing of this, so a parser without a trace
-pays nothing for it. `format_event` prints one event as one plain line (as pegen's
-verbose mode and tree-sitter's `parse --debug` do); `print_trace` is the default sink.
+The engine tells each decision it makes, as the code it decided (`outcomes.py`), to its
+log, which is None unless tracing (one test per decision, as tree-sitter's parser logs);
+its dialects tell their changes of state the same way (`protocol.Sink.log`). A
+`TracingEngine` is an `Engine` whose log is a `Tracer`, which words those codes as small
+events: the feed and the mode it starts in, each marker found outside a call, each
+grammar item of a call read (with the grammar `file:line` the compiler wrote into the
+spec), a dialect's state, what was emitted, and what is held back at the end of the feed
+and why. It decides nothing again. `format_event` prints one event as one plain line (as
+pegen's verbose mode and tree-sitter's `parse --debug` do); `print_trace` is the default
+sink.
 """
 
 from __future__ import annotations
@@ -14,8 +18,9 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable, TextIO
 
-from .deltas import CallParts, Delta, DeltaBuffer
-from .engine import Engine, _Call as CallRecord
+from .deltas import DeltaBuffer
+from .call_record import CallRecord
+from .engine import Engine
 from .modes import CALL, HEADER, MODE_NAMES
 from .outcomes import (
     ABANDON,
@@ -30,6 +35,7 @@ from .outcomes import (
     RETRY,
     ROUTED,
     RUN,
+    SAYS,
     SKIPPED,
     WORDS,
 )
@@ -108,6 +114,14 @@ class Emit:
 
 
 @dataclass(frozen=True, slots=True)
+class State:
+    """What a call's argument dialect says it is doing now (`protocol.Sink.log`)."""
+
+    label: str  # the dialect as the grammar writes it: `xml_params`, …
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class Held:
     """Text the parser holds back at the end of a feed, and why."""
 
@@ -115,7 +129,7 @@ class Held:
     reason: str
 
 
-TraceEvent = Feed | Marker | Item | Step | Emit | Held
+TraceEvent = Feed | Marker | Item | Step | Emit | State | Held
 Trace = Callable[[TraceEvent], None]
 
 
@@ -135,6 +149,8 @@ def format_event(event: TraceEvent) -> str:
         return f"  item   {str(event.where):<28} {event.label}{read}: {event.outcome}"
     if isinstance(event, Step):
         return f"  step   {event.what} -> {event.mode}"
+    if isinstance(event, State):
+        return f"    state {event.label}: {event.text}"
     if isinstance(event, Emit):
         if event.mode != "call":
             return f"    emit {event.mode} {event.text!r}"
@@ -212,7 +228,10 @@ class Tracer:
             ENDED: self._ended,
             END_OF_OUTPUT: self._end_of_output,
             ROUTED: self._routed,
+            SAYS: self._says,
         }
+        # what the dialect of the call being read said last (the call, its words)
+        self.said: tuple[CallRecord | None, str] = (None, "")
 
     def __call__(self, what: int, *details: Any) -> None:
         self.told[what](*details)
@@ -292,6 +311,13 @@ class Tracer:
         what = _ends(call) if outcome == ENDED else "an unfinished call opener: dropped"
         self._tell(Step(f"end of output: {what}", self._mode()))
 
+    def _says(self, words: str) -> None:
+        """A dialect's state, told under its item's line as its output is."""
+        call = self._engine._call
+        assert call is not None
+        self.said = (call, words)
+        self.held.append(State(item_label(call.items[call.item]), words))
+
     def _routed(self, headers: MessageHeaders) -> None:
         who = headers.recipient or "no one"
         self._tell(Step(f"a message to {who}: {headers.kind}", self._mode()))
@@ -368,6 +394,9 @@ def _pending_reason(engine: Engine, tracer: Tracer, pending: str) -> str:
         if isinstance(item, (Name, Skip)):
             ends = " | ".join(_quoted(end) for end in item.until)
             return f"{item_label(item)} so far: waiting for its end, {ends} ({where})"
+        said, words = tracer.said
+        if said is call:  # what the dialect says it is doing
+            return f"{item_label(item)} {words} ({where})"
         return f"an unfinished {item_label(item)} value, or the start of its end ({where})"
     begins = sorted(m for m in tracer.markers_at if m.startswith(pending))
     if begins:

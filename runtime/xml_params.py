@@ -173,6 +173,7 @@ class XmlParamsBuilder(MarkupArgs):
         "_cdata_open",
         "_cdata_close",
         "_in_value",
+        "_log",
     )
 
     spec: XmlParams
@@ -199,6 +200,8 @@ class XmlParamsBuilder(MarkupArgs):
         self._first = True  # no parameter opened yet: only the first may be a wrapper
         # call openers that end a value only when what follows them says a call began
         self._in_value = OpenerInValue(stops, (*spec.value_ends, *spec.implicit_end), spec.opens)
+        # the trace's (`protocol.Sink.log`): told each change of state; None unless tracing
+        self._log = getattr(sink, "log", None)
 
     def _read(self, text: str, pos: int, eof: bool) -> int:
         end = len(text)
@@ -221,6 +224,8 @@ class XmlParamsBuilder(MarkupArgs):
                     return at
                 pos = at + len(lit)
                 self.state = KEY
+                if self._log is not None:
+                    self._log("reads a key")
             elif state == KEY:
                 at, lit = self._key_ends.search(text, pos)
                 if at >= 0 and not eof and self._key_ends.may_grow(text, at, lit):
@@ -229,6 +234,8 @@ class XmlParamsBuilder(MarkupArgs):
                     # a key longer than _MAX_KEY is no parameter, whole or streamed: skipped
                     if at >= 0 or end - pos - self._key_ends.held(text, pos) > _MAX_KEY:
                         self.state = BETWEEN
+                        if self._log is not None:
+                            self._log("a key longer than any: no parameter")
                         continue
                     return end if eof else pos
                 raw = text[pos:at]
@@ -236,6 +243,8 @@ class XmlParamsBuilder(MarkupArgs):
                 pos = at + len(lit)
                 if spec.value_open:
                     self.state, self._skipped = VALUE_OPEN, 0
+                    if self._log is not None:
+                        self._log(f"read the key {self._key.name!r}: looks for its value")
                 else:
                     self._open_param()
             elif state == VALUE_OPEN:
@@ -353,6 +362,8 @@ class XmlParamsBuilder(MarkupArgs):
             return at + len(lit)
         if at >= 0 or eof or self._skipped > _MAX_KEY:
             self.state = BETWEEN  # a key with no value is not an argument
+            if self._log is not None:
+                self._log("a key with no value: no parameter")
             return at if at >= 0 else pos
         stop = len(text) - self._value_opens.held(text, pos)
         self._skipped += stop - pos
@@ -368,6 +379,9 @@ class XmlParamsBuilder(MarkupArgs):
             self.emit(self._key_prefix() + '"')
         else:
             self._typed = []
+        if self._log is not None:
+            how = "streamed as text" if self._as_text else "typed once whole"
+            self._log(f"reads the value of {self._key.name!r}, {how}")
 
     def _key_prefix(self) -> str:
         sep = ", " if self._count else ""
@@ -428,6 +442,8 @@ class XmlParamsBuilder(MarkupArgs):
         self._value_text(text[pos:at], closing=False)
         self._flush_pending()  # a held newline or half an entity before the section is value
         self.state = CDATA
+        if self._log is not None:
+            self._log("reads a CDATA section of the value")
         return at + len(CDATA_OPEN)
 
     def _flush_pending(self) -> None:
@@ -515,6 +531,8 @@ class XmlParamsBuilder(MarkupArgs):
                 self.emit(self._key_prefix() + json_text(self._typed_value(self._key, text)))
         self._wrapper = False
         self.state = BETWEEN
+        if self._log is not None:
+            self._log(f"read the value of {self._key.name!r}: between parameters")
 
     def _members(self, key: _Key, text: str) -> str | None:
         """A wrapper's members, typed, to write in its place (`""` for an empty object);
@@ -534,6 +552,8 @@ class XmlParamsBuilder(MarkupArgs):
         self.state = DONE
         self.done = True
         self.emit("}")
+        if self._log is not None:
+            self._log("the arguments end")
 
     def close(self) -> None:
         """End of input or of the call: keep an open parameter, close the object."""
