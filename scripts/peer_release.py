@@ -32,6 +32,7 @@ import ast
 import difflib
 import hashlib
 import json
+import platform
 import re
 import shutil
 import subprocess
@@ -68,10 +69,14 @@ class PeerKind:
     tested: Callable[[], str]  # the release the project is tested against
     tools: Callable[[Path], Registry]  # tool-parser names of an unpacked release
     reasoning: Callable[[Path], Registry]  # reasoning-parser names
-    parser_dirs: tuple[str, ...]  # inside the unpacked release
+    parser_dirs: tuple[str, ...]  # path prefixes inside the unpacked release
     test_dirs: tuple[str, ...]
     env_script: str | None  # builds an environment for a release (agreement)
     override: Callable[[], frozenset[str]]  # our families the adapter never takes over
+    labels: tuple[str, str] = (
+        "tool parsers",
+        "reasoning parsers",
+    )  # what `tools`, `reasoning` list
 
 
 def _script_var(path: str, name: str) -> str:
@@ -186,10 +191,11 @@ PEERS = {
         _llama_cpp_tested,
         _llama_formats,
         _llama_templates,
-        (f"{LLAMA}/common",),
-        (f"{LLAMA}/tests",),
+        (f"{LLAMA}/common/chat",),
+        (f"{LLAMA}/tests/test-chat",),
         None,  # no Python parser to run our corpus through
         frozenset,
+        ("chat formats", "chat templates"),
     ),
 }
 PARSER_FILE = re.compile(r"(chat|pars|tool|reason|function_call|detector|template)", re.I)
@@ -215,9 +221,9 @@ def _pick(files: list[dict], artefact: str) -> dict | None:
         return next((f for f in files if f["packagetype"] == "sdist"), None)
     wheels = [f["filename"] for f in files if f["packagetype"] == "bdist_wheel"]
     # pure Python first, then this machine's kind; the sources we read are the same in each
-    for wanted in ("-none-any.whl", "-cp311-cp311-manylinux", "x86_64.whl"):
+    for wanted in ("-none-any.whl", f"{platform.machine()}.whl"):
         for f in files:
-            if f["filename"] in wheels and wanted in f["filename"]:
+            if f["filename"] in wheels and f["filename"].endswith(wanted):
                 return f
     return next((f for f in files if f["filename"] in wheels), None)
 
@@ -259,7 +265,7 @@ def unpacked(peer: PeerKind, version: str) -> Path:
 
 
 def _kept(path: str, peer: PeerKind) -> bool:
-    return any(path.startswith(d + "/") for d in (*peer.parser_dirs, *peer.test_dirs)) or (
+    return any(path.startswith(d) for d in (*peer.parser_dirs, *peer.test_dirs)) or (
         peer.key == "llama.cpp" and path.startswith(f"{LLAMA}/models/templates/")
     )
 
@@ -292,10 +298,12 @@ class NameChanges:
     new: list[str]
     removed: list[str]
     renamed: list[tuple[str, str]]  # (old name, new name): the same registration
+    total: int  # in the release
 
     def lines(self, what: str) -> list[str]:
         out = [
-            f"{what}: {len(self.new)} new, {len(self.removed)} removed, {len(self.renamed)} renamed"
+            f"{what}: {self.total}, {len(self.new)} new, {len(self.removed)} removed, "
+            f"{len(self.renamed)} renamed"
         ]
         out += [f"  + {n}" for n in self.new]
         out += [f"  - {n}" for n in self.removed]
@@ -313,7 +321,7 @@ def name_changes(old: Registry, new: Registry) -> NameChanges:
             renamed.append((name, twin))
             gone.remove(name)
             added.remove(twin)
-    return NameChanges(sorted(added), sorted(gone), renamed)
+    return NameChanges(sorted(added), sorted(gone), renamed, len(new))
 
 
 def file_changes(old: Path, new: Path, dirs: tuple[str, ...]) -> list[str]:
@@ -339,6 +347,16 @@ def file_changes(old: Path, new: Path, dirs: tuple[str, ...]) -> list[str]:
                 minus = sum(1 for d in diff if d.startswith("-") and not d.startswith("---"))
                 lines.append(f"  ~ {path} (+{plus} -{minus})")
     return lines
+
+
+def _files(root: Path, prefix: str) -> dict[str, Path]:
+    folder = root / prefix.rpartition("/")[0]
+    found = (p for p in folder.rglob("*") if p.is_file())
+    return {
+        p.relative_to(root).as_posix(): p
+        for p in found
+        if p.relative_to(root).as_posix().startswith(prefix)
+    }
 
 
 def _count(path: Path) -> int:
@@ -419,8 +437,8 @@ def report(
     old, new = unpacked(peer, against), unpacked(peer, version)
     lines = [f"# {peer.title} {version} against {against}", ""]
     new_tools = peer.tools(new)
-    lines += name_changes(peer.tools(old), new_tools).lines("tool parsers")
-    lines += name_changes(peer.reasoning(old), peer.reasoning(new)).lines("reasoning parsers")
+    lines += name_changes(peer.tools(old), new_tools).lines(peer.labels[0])
+    lines += name_changes(peer.reasoning(old), peer.reasoning(new)).lines(peer.labels[1])
     if peer.key != "llama.cpp":
         lines += ours_against(peer, sorted(new_tools))
     lines += ["", "parser files:"] + (file_changes(old, new, peer.parser_dirs) or ["  unchanged"])

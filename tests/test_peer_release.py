@@ -51,7 +51,7 @@ def test_vllm_names_new_removed_and_renamed(tmp_path: Path) -> None:
     assert changes.new == ["zaya"]
     assert changes.removed == ["gone"]
     assert changes.renamed == [("musespark1x", "musespark")]
-    assert changes.lines("tool parsers")[0] == "tool parsers: 1 new, 1 removed, 1 renamed"
+    assert changes.lines("tool parsers")[0] == "tool parsers: 3, 1 new, 1 removed, 1 renamed"
 
 
 def test_sglang_names_from_its_class_tables(tmp_path: Path) -> None:
