@@ -355,11 +355,14 @@ class _CountingPattern:
 def count_all_scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """`count_marker_search`, plus the scans of the runtime's own regexes (each made to
     count for the test only: the hot path is unchanged when not counting)."""
-    from toolgrammar.runtime import engine, json_stream, keyvalue_args, python_calls, xml_params
+    from toolgrammar.runtime import call_head, item_readers, json_stream, keyvalue_args
+    from toolgrammar.runtime import output_end, python_calls, xml_params
 
     scanned = count_marker_search(monkeypatch)
-    for module, names in (
-        (engine, ("_WS", "_WORDS", "_PROSE", "_BARE_NAME")),
+    for module, names in (  # the engine's own: its readers' and the end of output's
+        (item_readers, ("_WS",)),
+        (call_head, ("_PROSE",)),
+        (output_end, ("_WORDS", "_BARE_NAME")),
         (json_stream, ("_PLAIN_STRING", "_WHITESPACE", "_KEY_COLON", "_COMMA", "JSON_WS")),
         (keyvalue_args, ("_SPACE",)),
         (python_calls, ("_SPACE", "_NAME", "_KEY")),
