@@ -233,6 +233,13 @@ def _validate_messages(grammar: ir.Grammar, report: Report) -> None:
             re.compile(stmt.recipient.pattern)
         except re.error as exc:
             report.error(stmt.recipient, f"invalid regex {stmt.recipient}: {exc}")
+            continue
+        risk = exponential_risk(stmt.recipient.pattern)
+        if risk:
+            report.error(
+                stmt.recipient,
+                f"regex {stmt.recipient} can backtrack without bound on model output: {risk}",
+            )
     routes = grammar.of(ir.RouteStmt)
     if routes and not messages and not grammar.of(ir.ExtendsStmt):
         report.error(routes[0], "`route` needs a `messages` statement that says what a header is")
