@@ -20,12 +20,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-try:  # Python 3.11+: the parser moved to re._parser
-    from re import _parser as sre  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover
-    import sre_parse as sre  # type: ignore[no-redef]
+from re import _parser as sre  # type: ignore[attr-defined]  # (the stdlib's own reader)
 
-_REPEATS = (sre.MAX_REPEAT, sre.MIN_REPEAT, getattr(sre, "POSSESSIVE_REPEAT", sre.MAX_REPEAT))
+_REPEATS = (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT)
 _LOOKS = (sre.ASSERT, sre.ASSERT_NOT)
 _UNBOUNDED = sre.MAXREPEAT
 _CHARS = (sre.IN, sre.ANY, sre.NOT_LITERAL, sre.LITERAL)
@@ -50,7 +47,7 @@ def linear_risk(pattern: str) -> str | None:
 
 def _walk_linear(items: Any, in_repeat: bool) -> str | None:
     for op, av in items:
-        if op == sre.GROUPREF or op == getattr(sre, "GROUPREF_EXISTS", None):
+        if op == sre.GROUPREF or op == sre.GROUPREF_EXISTS:
             return "a backreference or a conditional"
         if op in _LOOKS:
             return "a lookaround"
@@ -73,7 +70,7 @@ def _walk_linear(items: Any, in_repeat: bool) -> str | None:
             found = _walk_linear(av[-1], in_repeat)
             if found:
                 return found
-        elif op == getattr(sre, "ATOMIC_GROUP", None):
+        elif op == sre.ATOMIC_GROUP:
             found = _walk_linear(av, in_repeat)
             if found:
                 return found
@@ -87,13 +84,13 @@ def exponential_risk(pattern: str) -> str | None:
 
 def _walk_exponential(items: Any) -> str | None:
     for op, av in items:
-        if op in _REPEATS and op != getattr(sre, "POSSESSIVE_REPEAT", None):
+        if op in _REPEATS and op != sre.POSSESSIVE_REPEAT:
             body = av[2]
             if av[1] > 1 and not _single(body):
                 if _nullable(body):
                     return "a repeated group that may match the empty text"
                 if _ambiguous(body):
-                    return "a quantified group that can split its text several ways (nested quantifiers)"
+                    return "nested quantifiers (a repeated group that splits a text several ways)"
             found = _walk_exponential(body)
             if found:
                 return found
@@ -110,7 +107,7 @@ def _walk_exponential(items: Any) -> str | None:
             found = _walk_exponential(av[1])
             if found:
                 return found
-        elif op == getattr(sre, "ATOMIC_GROUP", None):
+        elif op == sre.ATOMIC_GROUP:
             continue  # no backtracking into an atomic group
     return None
 
@@ -216,5 +213,5 @@ def _nodes(items: Any):
             yield from _nodes(av[-1])
         elif op in _LOOKS:
             yield from _nodes(av[1])
-        elif op == getattr(sre, "ATOMIC_GROUP", None):
+        elif op == sre.ATOMIC_GROUP:
             yield from _nodes(av)
