@@ -37,6 +37,10 @@ SOURCE = "response_template"  # the spec's `source` when compiled at run time
 class ResponseTemplateError(ValueError):
     """A template that is malformed or says something the grammar language cannot."""
 
+    def __init__(self, message: str) -> None:
+        # one line, whatever text of the template it quotes (a pattern may hold a newline)
+        super().__init__(message.replace("\r", "\\r").replace("\n", "\\n"))
+
 
 # ---------------------------------------------------------------- the template's shape
 
