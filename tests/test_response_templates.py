@@ -164,6 +164,8 @@ REFUSED = [
     ("kv_lines", _set("fields.tool_calls.content_args", {"kv_sep": ""}), "non-empty"),
     ("kv_lines", _set("fields", {}), "response_template.fields"),
     ("kv_lines", _set("fields.tool_calls.repeats", "often"), "fields.tool_calls.repeats"),
+    # a pattern quoted with its newline stays one line (the fuzzer's `template` found it)
+    ("json_args", _set("fields.tool_calls.open_pattern", '<t n="(?P<name>[)">\r\n'), "unbalanced"),
 ]
 
 
