@@ -1,4 +1,4 @@
-"""Hostile response templates for family `hf`, the fuzzer's (docs/fuzzing.md, "template").
+"""Hostile response templates for family `hf` (docs/fuzzing.md, "What it writes").
 
 A checkpoint's `response_template` is read at run time, so it is input like the output is:
 the template compiler must refuse what its runtime cannot read (one `ResponseTemplateError`
