@@ -27,6 +27,7 @@ from .deltas import CallParts, Delta, DeltaBuffer, random_call_id
 from .dialects import DIALECTS
 from .markers import Markers, NextStop, markers
 from .modes import CALL, CONTENT, HEADER, REASONING, SECTION
+from .policies import Policies
 from .protocol import ArgumentsBuilder
 from .schemas import ToolSchemas
 from .spec import BAD_NAME, Dialect, FamilySpec, Lit, Name, Skip, Ws, name_of, never_a_name
@@ -131,14 +132,12 @@ class Engine:
         *,
         reasoning_open: bool | None = None,
         block_open: bool | None = None,
-        unknown_tools: str = "keep",
+        policies: Policies = Policies(),
         call_id: Callable[[int], str] = random_call_id,
     ) -> None:
-        if unknown_tools not in ("keep", "drop"):
-            raise ValueError(f"unknown_tools must be 'keep' or 'drop', not {unknown_tools!r}")
         self.family = compiled(spec)
         self.tools = tools
-        self.unknown_tools = unknown_tools
+        self.policies = policies
         self.call_id = call_id
         if reasoning_open is None:  # the grammar's default: did the prompt open it?
             reasoning_open = self.family.prompt_opened
@@ -299,6 +298,17 @@ class Engine:
             self._out.text(REASONING, text)
             return
         state = self._state
+        if self.policies.verbatim:
+            if state.gap:  # whitespace after markup: layout unless text follows
+                if text.isspace():
+                    state.ws_held.append(text)
+                    return
+                state.gap = False
+                if state.ws_held:
+                    text = "".join(state.ws_held) + text
+                    state.ws_held.clear()
+            self._out.text(CONTENT, text)
+            return
         if not state.content_started:
             text = text.lstrip()
             if not text:
@@ -332,8 +342,10 @@ class Engine:
         )
 
     def _boundary(self) -> None:
-        """Markup begins: the whitespace right before it is markup too."""
+        """Markup begins: the whitespace right before it is markup too (held whitespace: with
+        verbatim whitespace only a gap's)."""
         self._state.ws_held.clear()
+        self._state.gap = True
 
     def _marker(self, lit: str, pos: int) -> int:
         family = self.family
@@ -851,7 +863,7 @@ class Engine:
         self._state.section_opener = ""
         call.dropped = False  # an array's next element is a call of its own
         self._boundary()
-        if self.unknown_tools == "drop" and not self.tools.known(name):
+        if self.policies.unknown_tools == "drop" and not self.tools.known(name):
             call.dropped = True
             return
         call.index = self.calls_emitted
@@ -954,6 +966,7 @@ class Engine:
         self.mode = SECTION if self._state.in_section else CONTENT
         if not call.committed:  # a complete call structure with no call in it (`[]`) is markup
             self._boundary()
+        self._state.gap = True
         if call.ws_tail:
             self._text("".join(call.ws_tail))
 
