@@ -32,22 +32,24 @@ ONE_CHAR_SAMPLE = 10
 
 def expected(case: Case, *, paired: bool, text: str | None = None) -> h.Result:
     """What SGLang must give: the library's result with the adapter's options (the grammar's
-    defaults). Without tools SGLang runs no tool parser: no calls, and the text stays content
+    defaults, SGLang's policy profile). Without tools SGLang runs no tool parser: no calls, and the text stays content
     unless the companion reasoning detector takes the family's reasoning and markup out."""
     text = case.text if text is None else text
     params = case.options.get("params")
-    message = toolgrammar.parse(case.family, text, case.tools, params=params)
+    message = toolgrammar.parse(case.family, text, case.tools, params=params, compat="sglang")
     calls = [(c.function.name, c.function.arguments) for c in message.tool_calls]
     if paired:
         # SGLang gives its reasoning parser no tools: the reasoning is what a parse without
         # tools splits off (it differs only where a name item needs the request's tools,
         # step3p5's `<functionNAME>`: docs/sglang.md, "Not covered")
-        reasoning = toolgrammar.parse(case.family, text, None, params=params).reasoning
+        reasoning = toolgrammar.parse(
+            case.family, text, None, params=params, compat="sglang"
+        ).reasoning
         return h.Result(message.content, reasoning, calls if case.tools else [])
     if not case.tools:
         return h.Result(text or None, None, [])
     # the tool detector alone returns reasoning as content, in output order
-    parser = toolgrammar.StreamParser(case.family, case.tools, params=params)
+    parser = toolgrammar.StreamParser(case.family, case.tools, params=params, compat="sglang")
     deltas = parser.feed(text) + parser.finish("stop")
     content = "".join((d.reasoning or "") + (d.content or "") for d in deltas)
     if message.reasoning is None:
