@@ -14,22 +14,22 @@ SPEC = FamilySpec(
     source="grammars/ling3.tg",
     source_sha256="c65eea5c3d6ecfe27180e31fc1975f7b54ac84c5a6031c3a150fd3118ee364cd",
     call=(
-        # grammars/glm45.tg:36: "<tool_call>" ws
-        Lit(text="<tool_call>", line=36),
-        Ws(line=36),
-        # grammars/glm45.tg:37: name(until=["<arg_key>", "</tool_call>"])
-        Name(until=("<arg_key>", "</tool_call>"), line=37),
-        # grammars/glm45.tg:38: xml_params(open="<arg_key>", key_end="</arg_key>", value_open="<arg_value>", value_end="</arg_value>")
+        # grammars/glm45.tg:37: "<tool_call>" ws
+        Lit(text="<tool_call>", line=37),
+        Ws(line=37),
+        # grammars/glm45.tg:38: name(until=["<arg_key>", "</tool_call>"])
+        Name(until=("<arg_key>", "</tool_call>"), line=38),
+        # grammars/glm45.tg:39: xml_params(open="<arg_key>", key_end="</arg_key>", value_open="<arg_value>", value_end="</arg_value>")
         XmlParams(
             open="<arg_key>",
             key_end="</arg_key>",
             value_end="</arg_value>",
             value_open="<arg_value>",
-            line=38,
+            line=39,
         ),
-        # grammars/glm45.tg:40: ws "</tool_call>"
-        Ws(line=40),
-        Lit(text="</tool_call>", line=40),
+        # grammars/glm45.tg:41: ws "</tool_call>"
+        Ws(line=41),
+        Lit(text="</tool_call>", line=41),
     ),
     openers=(("<tool_call>", 1),),
     # follows[i]: the literals that can come right after call item i
@@ -42,8 +42,8 @@ SPEC = FamilySpec(
         (),  # 5: "</tool_call>"
     ),
     reasoning=(
-        # grammars/glm45.tg:33: reasoning "<think>" "</think>" prompt_opened
-        Reasoning(opens=("<think>",), closes=("</think>",), prompt_opened=True, line=33),
+        # grammars/glm45.tg:34: reasoning "<think>" "</think>" prompt_opened
+        Reasoning(opens=("<think>",), closes=("</think>",), prompt_opened=True, line=34),
     ),
     section=None,
     # grammars/ling3.tg:10: ignore ["<|role_end|>", "<role>ASSISTANT</role>", "<|user|>", "<|observation|>", "<|endoftext|>"]
