@@ -30,6 +30,7 @@ from xgrammar.structural_tag import GrammarFormat
 
 import toolgrammar
 from toolgrammar.adapters.env_params import params_from_env
+from toolgrammar.adapters.env_policies import policies_from_env
 from toolgrammar.adapters.markup import nonblank_markup_literals
 from toolgrammar.adapters.response_template import template_for
 from toolgrammar.adapters.sglang_pairing import PARAMS_ENV, PREFIX, take
@@ -74,9 +75,12 @@ class ToolgrammarDetector(BaseFormatDetector):
         self._template = template_for(
             PREFIX + self.family, self.family, tokenizer, response_template
         )
-        # a bad param or template fails here: SGLang builds a detector at the first request's
-        # constraints
-        toolgrammar.StreamParser(self.family, params=self._params, response_template=self._template)
+        self._policies = policies_from_env("sglang")
+        # a bad param, template or policy fails here: SGLang builds a detector at the first
+        # request's constraints
+        toolgrammar.StreamParser(
+            self.family, params=self._params, response_template=self._template, **self._policies
+        )
         # decided when the first text arrives (`_pair`): SGLang's chat endpoint builds the
         # reasoning parser first, its Responses endpoint builds it second
         self._paired: bool | None = None
@@ -104,6 +108,7 @@ class ToolgrammarDetector(BaseFormatDetector):
             reasoning_open=self._reasoning_open,
             params=self._params,
             response_template=self._template,
+            **self._policies,
         )
 
     def _normal_text(self, deltas: list[toolgrammar.Delta]) -> str:

@@ -59,6 +59,7 @@ from vllm.tool_parsers import ToolParser, ToolParserManager
 
 import toolgrammar
 from toolgrammar.adapters.env_params import params_from_env
+from toolgrammar.adapters.env_policies import policies_from_env
 from toolgrammar.adapters.markup import special_markers
 from toolgrammar.adapters.response_template import response_template_of, template_for
 from toolgrammar.runtime.deltas import Delta
@@ -198,7 +199,13 @@ class ToolgrammarToolParser(ToolParser):
             raise TypeError("use tool_parser_class(family) for a parser of one family")
         super().__init__(tokenizer, tools)
         self._params = params(self.family)
+        # vLLM's answers to what is content and what is a call (docs/compat.md's profile),
+        # checked here: vLLM builds the parser at server start
+        self._policies = policies_from_env("vllm")
         self._template = _template_for(self.family, tokenizer, kwargs.get("response_template"))
+        toolgrammar.StreamParser(
+            self.family, params=self._params, response_template=self._template, **self._policies
+        )
         self._spec = with_params(toolgrammar.family_spec(self.family, self._template), self._params)
         self._stream: toolgrammar.StreamParser | None = None
         announced = getattr(_announced, "family", None)
@@ -217,6 +224,7 @@ class ToolgrammarToolParser(ToolParser):
             _request_tools(request),
             params=self._params,
             response_template=self._template,
+            **self._policies,
         )
 
     def adjust_request(self, request: Any) -> Any:

@@ -17,7 +17,10 @@ output, with the case's tools, and its calls and content are compared with the c
 
 Calls agree when names and arguments (as JSON values) are equal, in order; content agrees when
 both sides' content is equal with every run of whitespace read as one space and the ends
-stripped (how much whitespace touching markup a parser keeps is a policy: docs/compat.md). Content is not compared when the
+stripped (how much whitespace touching markup a parser keeps is a policy: docs/compat.md), or
+byte for byte with `--exact`. With `--compat`, the expectation of each case is not the one the
+corpus holds but what `toolgrammar.parse` reads with `compat=` the peer (docs/compat.md's
+profile): the agreement an operator who swaps the peer's parser for ours sees. Content is not compared when the
 expectation has reasoning: a peer's tool parser alone does not split reasoning off. Options a
 peer's parser cannot take (`reasoning_open`, `block_open`, `params`, `unknown_tools`) leave
 the case out, as does `tools=none`: with no tools, neither serving layer runs its tool parser.
@@ -42,13 +45,15 @@ from typing import Any
 
 from side_by_side import ROOT, Outcome, Peer, Tokens, special_tokens
 
+import toolgrammar
 from toolgrammar.runtime.registry import get_spec
 
 sys.path.insert(0, str(ROOT / "tests"))
 from corpus_format import CORPUS, Case, load  # noqa: E402  (the tests' own corpus reader)
 
-UNSUPPORTED = ("reasoning_open", "block_open", "params", "unknown_tools")
+UNSUPPORTED = ("reasoning_open", "block_open", "params", "unknown_tools", "whitespace", "compat")
 BUDGET_S = 20.0  # per case: a peer's regex that backtracks for ever is a disagreement
+COMPAT_OF = {"vLLM": "vllm", "SGLang": "sglang"}  # a peer's `compat=` profile
 POLICY_TITLE = "as for every family"  # the general policies' cases (docs/compat.md)
 # Words in our own cases' titles that name a policy every family shares (docs/compat.md,
 # "Policies every family shares"): a peer that answers it otherwise disagrees by design.
@@ -128,17 +133,38 @@ def compare_calls(got: list[tuple[str, str]], want: list[list[str]]) -> str:
     return ""
 
 
-def judge(case: Case, outcome: Outcome, kind: str) -> Verdict:
-    expect = case.expect
+def ours_with_compat(case: Case, compat: str) -> dict[str, Any]:
+    """What we read for the case with the peer's profile, in the corpus's expectation shape."""
+    message = toolgrammar.parse(
+        case.family, case.text, case.tools, case.finish, ids="sequential", compat=compat
+    )
+    return {
+        "content": message.content,
+        "reasoning": message.reasoning,
+        "tool_calls": [[c.function.name, c.function.arguments] for c in message.tool_calls],
+    }
+
+
+def judge(
+    case: Case,
+    outcome: Outcome,
+    kind: str,
+    expect: dict[str, Any] | None = None,
+    exact: bool = False,
+) -> Verdict:
+    expect = case.expect if expect is None else expect
     if outcome.error:
         return Verdict(case.name, kind, False, False, f"raised {outcome.error[:100]}")
     why = compare_calls(outcome.calls, expect["tool_calls"])
     calls = not why
     content: bool | None = None
     if not expect.get("reasoning"):
-        content = " ".join((outcome.content or "").split()) == " ".join(
-            (expect["content"] or "").split()
-        )
+        if exact:
+            content = (outcome.content or "") == (expect["content"] or "")
+        else:
+            content = " ".join((outcome.content or "").split()) == " ".join(
+                (expect["content"] or "").split()
+            )
         if not content and not why:
             why = f"content {outcome.content[:80]!r}, expected {(expect['content'] or '')[:80]!r}"
     return Verdict(case.name, kind, calls, content, why)
@@ -190,7 +216,9 @@ class Worker:
             self.child = None
 
 
-def run_family(peer: Peer, modules: Any, family: str) -> FamilyAgreement:
+def run_family(
+    peer: Peer, modules: Any, family: str, compat: bool = False, exact: bool = False
+) -> FamilyAgreement:
     cases = load(corpus_of(family))
     result = FamilyAgreement(family, peer.pairs[family])
     usable = [
@@ -209,7 +237,8 @@ def run_family(peer: Peer, modules: Any, family: str) -> FamilyAgreement:
     try:
         for case in usable:
             outcome = worker.ask(json.dumps(case.tools), case.text)
-            result.verdicts.append(judge(case, outcome, kind_of(case.name, peer)))
+            expect = ours_with_compat(case, COMPAT_OF[peer.name]) if compat else None
+            result.verdicts.append(judge(case, outcome, kind_of(case.name, peer), expect, exact))
     finally:
         worker.close()
     return result
@@ -255,6 +284,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--families", nargs="+")
     parser.add_argument("--markdown", type=Path)
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--compat", action="store_true", help="expect what we read with the peer's compat profile"
+    )
+    parser.add_argument("--exact", action="store_true", help="compare content byte for byte")
     args = parser.parse_args(argv)
     peer = peer_of(args.peer)
     modules = peer.load()
@@ -264,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{peer.name} has no parser paired with {', '.join(unknown)}")
     results = []
     for family in families:
-        result = run_family(peer, modules, family)
+        result = run_family(peer, modules, family, args.compat, args.exact)
         results.append(result)
         print(
             f"{family:18} {result.count(None, True):4}/{result.count():<4} "

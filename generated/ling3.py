@@ -14,23 +14,23 @@ SPEC = FamilySpec(
     source="grammars/ling3.tg",
     source_sha256="c65eea5c3d6ecfe27180e31fc1975f7b54ac84c5a6031c3a150fd3118ee364cd",
     call=(
-        # grammars/glm45.tg:36: "<tool_call>" ws
-        Lit(text="<tool_call>", line=36, file="grammars/glm45.tg"),
-        Ws(line=36, file="grammars/glm45.tg"),
-        # grammars/glm45.tg:37: name(until=["<arg_key>", "</tool_call>"])
-        Name(until=("<arg_key>", "</tool_call>"), line=37, file="grammars/glm45.tg"),
-        # grammars/glm45.tg:38: xml_params(open="<arg_key>", key_end="</arg_key>", value_open="<arg_value>", value_end="</arg_value>")
+        # grammars/glm45.tg:37: "<tool_call>" ws
+        Lit(text="<tool_call>", line=37, file="grammars/glm45.tg"),
+        Ws(line=37, file="grammars/glm45.tg"),
+        # grammars/glm45.tg:38: name(until=["<arg_key>", "</tool_call>"])
+        Name(until=("<arg_key>", "</tool_call>"), line=38, file="grammars/glm45.tg"),
+        # grammars/glm45.tg:39: xml_params(open="<arg_key>", key_end="</arg_key>", value_open="<arg_value>", value_end="</arg_value>")
         XmlParams(
             open="<arg_key>",
             key_end="</arg_key>",
             value_end="</arg_value>",
             value_open="<arg_value>",
-            line=38,
+            line=39,
             file="grammars/glm45.tg",
         ),
-        # grammars/glm45.tg:40: ws "</tool_call>"
-        Ws(line=40, file="grammars/glm45.tg"),
-        Lit(text="</tool_call>", line=40, file="grammars/glm45.tg"),
+        # grammars/glm45.tg:41: ws "</tool_call>"
+        Ws(line=41, file="grammars/glm45.tg"),
+        Lit(text="</tool_call>", line=41, file="grammars/glm45.tg"),
     ),
     openers=(("<tool_call>", 1),),
     # follows[i]: the literals that can come right after call item i
@@ -43,12 +43,12 @@ SPEC = FamilySpec(
         (),  # 5: "</tool_call>"
     ),
     reasoning=(
-        # grammars/glm45.tg:33: reasoning "<think>" "</think>" prompt_opened
+        # grammars/glm45.tg:34: reasoning "<think>" "</think>" prompt_opened
         Reasoning(
             opens=("<think>",),
             closes=("</think>",),
             prompt_opened=True,
-            line=33,
+            line=34,
             file="grammars/glm45.tg",
         ),
     ),
@@ -63,9 +63,9 @@ SPEC = FamilySpec(
     ),
     # every marker found outside a call: the grammar line that names it
     markers_at=(
-        ("<think>", "grammars/glm45.tg:33"),
-        ("</think>", "grammars/glm45.tg:33"),
-        ("<tool_call>", "grammars/glm45.tg:36"),
+        ("<think>", "grammars/glm45.tg:34"),
+        ("</think>", "grammars/glm45.tg:34"),
+        ("<tool_call>", "grammars/glm45.tg:37"),
         ("<|role_end|>", "grammars/ling3.tg:10"),
         ("<role>ASSISTANT</role>", "grammars/ling3.tg:10"),
         ("<|user|>", "grammars/ling3.tg:10"),

@@ -17,23 +17,23 @@ SPEC = FamilySpec(
     source="grammars/poolside_v1.tg",
     source_sha256="d7392f7e791726f2c379c147c4a15890fc66d3acda2e5c7b0033dbec02c1a236",
     call=(
-        # grammars/glm45.tg:36: "<tool_call>" ws
-        Lit(text="<tool_call>", line=36, file="grammars/glm45.tg"),
-        Ws(line=36, file="grammars/glm45.tg"),
-        # grammars/glm45.tg:37: name(until=["<arg_key>", "</tool_call>"])
-        Name(until=("<arg_key>", "</tool_call>"), line=37, file="grammars/glm45.tg"),
-        # grammars/glm45.tg:38: xml_params(open="<arg_key>", key_end="</arg_key>", value_open="<arg_value>", value_end="</arg_value>")
+        # grammars/glm45.tg:37: "<tool_call>" ws
+        Lit(text="<tool_call>", line=37, file="grammars/glm45.tg"),
+        Ws(line=37, file="grammars/glm45.tg"),
+        # grammars/glm45.tg:38: name(until=["<arg_key>", "</tool_call>"])
+        Name(until=("<arg_key>", "</tool_call>"), line=38, file="grammars/glm45.tg"),
+        # grammars/glm45.tg:39: xml_params(open="<arg_key>", key_end="</arg_key>", value_open="<arg_value>", value_end="</arg_value>")
         XmlParams(
             open="<arg_key>",
             key_end="</arg_key>",
             value_end="</arg_value>",
             value_open="<arg_value>",
-            line=38,
+            line=39,
             file="grammars/glm45.tg",
         ),
-        # grammars/glm45.tg:40: ws "</tool_call>"
-        Ws(line=40, file="grammars/glm45.tg"),
-        Lit(text="</tool_call>", line=40, file="grammars/glm45.tg"),
+        # grammars/glm45.tg:41: ws "</tool_call>"
+        Ws(line=41, file="grammars/glm45.tg"),
+        Lit(text="</tool_call>", line=41, file="grammars/glm45.tg"),
     ),
     openers=(("<tool_call>", 1),),
     # follows[i]: the literals that can come right after call item i
@@ -56,7 +56,7 @@ SPEC = FamilySpec(
     markers_at=(
         ("<think>", "grammars/poolside_v1.tg:11"),
         ("</think>", "grammars/poolside_v1.tg:11"),
-        ("<tool_call>", "grammars/glm45.tg:36"),
+        ("<tool_call>", "grammars/glm45.tg:37"),
         ("<|user|>", "grammars/poolside_v1.tg:15"),
         ("<|observation|>", "grammars/poolside_v1.tg:15"),
         ("<|endoftext|>", "grammars/poolside_v1.tg:15"),

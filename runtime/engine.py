@@ -13,7 +13,7 @@ decided on: each delta is scanned once, plus the few characters held back becaus
 could still begin a marker.
 
 Policies that today's parsers answer per family are answered here, once
-(docs/policies.md): whitespace touching markup is markup; a tool-call opener ends an open
+(docs/policies.md): whitespace is content or markup as the `whitespace` switch says (`policies.py`); a tool-call opener ends an open
 reasoning block; a call whose opener turns out malformed before its name is known
 goes back to the text it came from; at the end of the output, the finish reason decides
 what was held back (`output_end.py`).
@@ -38,6 +38,7 @@ from .outcomes import MESSAGE_HEADER, MESSAGE_TO, OPENS_CALL, OPENS_REASONING, O
 from .outcomes import REASONING_CLOSER_DROPPED, REASONING_OPENER_KEPT, RETRY, ROUTED, RUN, SAYS
 from .outcomes import SKIPPED, WAIT
 from .output_end import NORMAL_STOPS, OutputEnd
+from .policies import Policies
 from .schemas import ToolSchemas
 from .spec import FamilySpec, Lit
 from .state import EngineState
@@ -67,15 +68,13 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
         *,
         reasoning_open: bool | None = None,
         block_open: bool | None = None,
-        unknown_tools: str = "keep",
+        policies: Policies = Policies(),
         call_id: Callable[[int], str] = random_call_id,
         log: Log | None = None,
     ) -> None:
-        if unknown_tools not in ("keep", "drop"):
-            raise ValueError(f"unknown_tools must be 'keep' or 'drop', not {unknown_tools!r}")
         self.family = compiled(spec)
         self.tools = tools
-        self.unknown_tools = unknown_tools
+        self.policies = policies
         self.call_id = call_id
         if reasoning_open is None:  # the grammar's default: did the prompt open it?
             reasoning_open = self.family.prompt_opened
@@ -232,6 +231,17 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
             self._out.text(REASONING, text)
             return
         state = self._state
+        if self.policies.verbatim:
+            if state.gap:  # whitespace after markup: layout unless text follows
+                if text.isspace():
+                    state.ws_held.append(text)
+                    return
+                state.gap = False
+                if state.ws_held:
+                    text = "".join(state.ws_held) + text
+                    state.ws_held.clear()
+            self._out.text(CONTENT, text)
+            return
         if not state.content_started:
             text = text.lstrip()
             if not text:
@@ -265,8 +275,10 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
         )
 
     def _boundary(self) -> None:
-        """Markup begins: the whitespace right before it is markup too."""
+        """Markup begins: the whitespace right before it is markup too (held whitespace: with
+        verbatim whitespace only a gap's)."""
         self._state.ws_held.clear()
+        self._state.gap = True
 
     def _marker(self, lit: str, pos: int) -> int:
         """A marker found outside a call: what it does (`outcomes.py`) is decided here."""
@@ -411,7 +423,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
         self._state.section_opener = ""
         call.dropped = False  # an array's next element is a call of its own
         self._boundary()
-        if self.unknown_tools == "drop" and not self.tools.known(name):
+        if self.policies.unknown_tools == "drop" and not self.tools.known(name):
             call.dropped = True
             return
         call.index = self.calls_emitted
@@ -488,6 +500,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
         self.mode = SECTION if self._state.in_section else CONTENT
         if not call.committed:  # a complete call structure with no call in it (`[]`) is markup
             self._boundary()
+        self._state.gap = True
         if call.ws_tail:
             self._text("".join(call.ws_tail))
         if self._log is not None:

@@ -15,6 +15,7 @@ class EngineState:
         "pending",
         "ws_held",
         "content_started",
+        "gap",
         "in_section",
         "section_opener",
         "rewind",
@@ -27,6 +28,10 @@ class EngineState:
         # content's trailing whitespace: markup if a marker or the end follows
         self.ws_held: list[str] = []
         self.content_started = False  # leading whitespace of the content is dropped
+        # the content so far ends at markup or at the start of the output: with verbatim
+        # whitespace, whitespace held here is markup if markup or the end follows it, and
+        # content if text does (a gap of only whitespace between markup is layout)
+        self.gap = True
         self.in_section = False
         # the opener of the open section while no call is in it: text again if none comes
         self.section_opener = ""

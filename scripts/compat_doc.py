@@ -264,15 +264,12 @@ GENERAL = [
     (
         "Whitespace",
         "whitespace",
-        "Whitespace touching markup is markup: content loses the whitespace before a call or"
-        " reasoning opener and after a closer unless more content follows. Many peer parsers keep"
-        " it:"
-        " vLLM's tests expect content `Let me check. ` (deepseek_v4), `Sure, let me check! `"
-        " (deepseek_v32), `I will create it.\\n` (minimax_m3) before a call, where we give"
-        " `Let me check.` (vLLM's engine parsers, `vllm/parser/`, strip content whitespace when"
-        " there are calls unless configured not to, as its deepseek_v32, deepseek_v4, inkling,"
-        " kimi_k2, minimax_m3 and plamo3 parsers are). This is the most frequent difference and is not repeated per"
-        " family; a case whose only difference is whitespace is not titled `differs from`.",
+        "Every character outside markup is content (`whitespace=\"verbatim\"`), but for a gap of"
+        " only whitespace between markup; `whitespace=\"trim\"` drops the whitespace touching"
+        " markup and at the ends of content. The peers differ per stack and per parser (vLLM's"
+        " and llama.cpp's keep content as written, vLLM's engine parsers and SGLang strip it"
+        " when there are calls): `compat=` reads as the stack does (the table below). A case"
+        " whose only difference is whitespace is not titled `differs from`.",
     ),
     (
         "Text after the calls",
@@ -379,6 +376,32 @@ def _family_section(
     return out[:-1]
 
 
+def profile_table() -> list[str]:
+    """What `compat=` sets for each stack, from `runtime/policies.py`."""
+    from toolgrammar.runtime.policies import PROFILES, table
+
+    rows = table()
+    stacks = ["ours", *PROFILES]
+    out = [
+        "## What each compat profile sets",
+        "",
+        "`compat=\"vllm\"`, `\"sglang\"` or `\"llama.cpp\"` on `parse` and `StreamParser` reads an"
+        " output as that stack does; the vLLM and SGLang adapters read with their stack's"
+        " profile ([policies.md](policies.md#switches-and-the-stack-a-user-comes-from)). A switch"
+        " given explicitly wins. Per family where the stack differs per family:",
+        "",
+        "| switch | values | " + " | ".join(f"`{s}`" if s != "ours" else "ours" for s in stacks) + " |",
+        "|---" * (len(stacks) + 2) + "|",
+    ]
+    for name, values, per_stack in rows:
+        out.append(f"| `{name}` | {values} | " + " | ".join(per_stack[s] for s in stacks) + " |")
+    out += ["", "Why each stack answers so:", ""]
+    for stack, profile in PROFILES.items():
+        for name, why in profile.why.items():
+            out.append(f"- `{stack}`, `{name}`: {why}.")
+    return out
+
+
 def document(grammars: dict[str, Grammar], corpora: dict[str, list[CorpusCase]]) -> str:
     """docs/compat.md's text."""
     out = [
@@ -405,7 +428,7 @@ def document(grammars: dict[str, Grammar], corpora: dict[str, list[CorpusCase]])
     ]
     for title, anchor, text in GENERAL:
         out.append(f"- **{title}** ([policies.md](policies.md#{anchor})): {text}")
-    out += ["", "## Families", ""]
+    out += ["", *profile_table(), "", "## Families", ""]
     out.append(" ".join(f"[{f}](#{f.replace('.', '')})" for f in grammars))
     for family in grammars:
         out += _family_section(family, grammars, corpora)

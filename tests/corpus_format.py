@@ -1,14 +1,15 @@
 """The golden corpus: one plain-text file per family, read as documentation (docs/corpus.md).
 
     === a case's name
-    --- options: reasoning_open block_open=false unknown_tools=drop finish=length tools=none param.suffix=:x
+    --- options: reasoning_open block_open=false unknown_tools=drop finish=length tools=none
     <the model output, verbatim>
     --- expect
     {"content": ..., "reasoning": ..., "tool_calls": [["name", "arguments text"]], "finish_reason": ...}
 
 The options line is optional; `reasoning_open=false` overrides a grammar's `prompt_opened`
 reasoning and `block_open=false` its `prompt_opened` call, section or message,
-`param.NAME=VALUE` fills a grammar param;
+`param.NAME=VALUE` fills a grammar param; `compat=STACK`, `whitespace=…` and
+`unknown_tools=…` set the policies (docs/policies.md);
 `tools=none` parses with no tools, `tools=NAME` with those of `corpus/tools_NAME.json` instead
 of `corpus/tools.json`. The output runs up to the `--- expect` line; the one
 newline before that line is not part of it (leave an empty line to end an output with a
@@ -56,8 +57,8 @@ def _options(line: str) -> tuple[dict[str, Any], str, list[dict[str, Any]] | Non
             options[key] = value != "false"
         elif key.startswith("param."):
             options.setdefault("params", {})[key[len("param.") :]] = value
-        elif key == "unknown_tools":
-            options["unknown_tools"] = value
+        elif key in ("unknown_tools", "whitespace", "compat"):  # policies.md's switches
+            options[key] = value
         elif key == "finish":
             finish = value
         elif key == "tools" and value == "none":

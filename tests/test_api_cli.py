@@ -34,8 +34,14 @@ def test_parse_returns_openai_message() -> None:
     message = toolgrammar.parse("qwen3_coder", EXAMPLE.read_text(), TOOLS)
     data = message.to_dict()
     assert data["role"] == "assistant"
-    assert data["content"] == "Let me check the forecast and save it."
+    # whitespace="verbatim": the line breaks around the sentence are the model's
+    assert data["content"] == "\nLet me check the forecast and save it.\n"
     assert data["reasoning"].startswith("The user wants")
+    trimmed = toolgrammar.parse("qwen3_coder", EXAMPLE.read_text(), TOOLS, whitespace="trim")
+    assert trimmed.content == "Let me check the forecast and save it."
+    # vLLM's Qwen3 parser strips content when there are calls: its profile trims
+    as_vllm = toolgrammar.parse("qwen3_coder", EXAMPLE.read_text(), TOOLS, compat="vllm")
+    assert as_vllm.content == trimmed.content
     call = data["tool_calls"][0]
     assert call["type"] == "function" and call["id"].startswith("chatcmpl-tool-")
     assert json.loads(call["function"]["arguments"]) == {"city": "Paris", "days": 3}

@@ -473,14 +473,14 @@ def test_hostile_outputs_are_read_in_linear_work_the_same_streamed(
     literals = markup_literals(toolgrammar.get_spec(family))
     if not any(lit in partial for lit in literals if len(lit) > 1):  # (a marker itself)
         assert (wholes["partial markers"].content, wholes["partial markers"].tool_calls) == (
-            partial.strip(),
+            partial,  # whitespace and all (verbatim)
             [],
         )
     for kind in (kind for kind in hostile if kind.startswith("prose run of ")):
         text = hostile[kind](4 * _HUGE)  # no call opens there: the text comes back as it is
-        assert (wholes[kind].content, wholes[kind].tool_calls) == (text.strip(), []), kind
+        assert (wholes[kind].content, wholes[kind].tool_calls) == (text, []), kind
     prose = hostile["marker fragments"](4 * _HUGE)
     assert (wholes["marker fragments"].content, wholes["marker fragments"].tool_calls) == (
-        prose.strip(),
+        prose,
         [],
     )

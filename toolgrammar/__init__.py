@@ -28,6 +28,8 @@ from .runtime.deltas import (
 )
 from .runtime.engine import Engine
 from .runtime.params import UnknownParam, with_params
+from .runtime.policies import Policies
+from .runtime.policies import resolve as resolve_policies
 from .runtime.render import RenderError, render_output
 from .runtime.registry import UnknownFamily, families, get_spec
 from .runtime.schemas import ToolSchemas
@@ -40,6 +42,7 @@ if TYPE_CHECKING:  # for type checkers only; at run time `__getattr__` loads the
 __all__ = [
     "Delta",
     "ExportError",
+    "Policies",
     "Function",
     "TEMPLATE_FAMILIES",
     "FunctionDelta",
@@ -95,8 +98,12 @@ class StreamParser:
     message the grammar flags `prompt_opened` (Inkling's `<|message_model|>`), so the output
     starts outside it; the default (None) is the grammar's. A reasoning block the prompt
     opened comes first: the output then starts inside it.
-    `params` fills the grammar's `param`s (e.g. `{"suffix": ":6124c78e"}`). `unknown_tools="drop"` drops calls to tools not in
-    `tools` (the default keeps and reports them). `ids="sequential"` makes tool-call
+    `params` fills the grammar's `param`s (e.g. `{"suffix": ":6124c78e"}`).
+    The policies (docs/policies.md): `compat="vllm"`, `"sglang"` or `"llama.cpp"` reads the
+    output as that stack does (docs/compat.md's table; None: the project's own answers), and
+    each switch given wins over it: `whitespace="verbatim"` (every character outside markup
+    is content) or `"trim"`; `unknown_tools="keep"` (a call to a tool not in `tools` is
+    reported) or `"drop"`. `ids="sequential"` makes tool-call
     ids `call_0`, `call_1`, ... (for tests); the default is random
     `chatcmpl-tool-<32 hex>`, and a family whose markup carries an id uses that.
     `trace` receives an event for every step the parser takes (`runtime/trace.py`,
@@ -112,19 +119,23 @@ class StreamParser:
         *,
         reasoning_open: bool | None = None,
         block_open: bool | None = None,
-        unknown_tools: Literal["keep", "drop"] = "keep",
+        compat: Literal["vllm", "sglang", "llama.cpp"] | None = None,
+        whitespace: Literal["verbatim", "trim"] | None = None,
+        unknown_tools: Literal["keep", "drop"] | None = None,
         ids: Literal["random", "sequential"] = "random",
         params: Mapping[str, str] | None = None,
         trace: Trace | None = None,
         response_template: Mapping[str, Any] | None = None,
     ) -> None:
-        _check_options(family, reasoning_open, unknown_tools, ids, params)
+        _check_options(family, reasoning_open, ids, params)
         self.family = family
         spec = with_params(family_spec(family, response_template), params)
+        switches = {"whitespace": whitespace, "unknown_tools": unknown_tools}
+        self.policies = resolve_policies(compat, family, switches, spec.name)
         options: dict[str, Any] = {
             "reasoning_open": reasoning_open,
             "block_open": block_open,
-            "unknown_tools": unknown_tools,
+            "policies": self.policies,
             "call_id": sequential_call_id if ids == "sequential" else random_call_id,
         }
         if trace is None:
@@ -187,16 +198,12 @@ def parse(
     return message_of(content, reasoning, calls, parser._finish_reason(finish_reason))
 
 
-def _check_options(
-    family: Any, reasoning_open: Any, unknown_tools: Any, ids: Any, params: Any
-) -> None:
+def _check_options(family: Any, reasoning_open: Any, ids: Any, params: Any) -> None:
     """Options a caller got wrong fail here in one line, not deep inside the engine."""
     if not isinstance(family, str):
         raise TypeError(f"family must be a family name (str), not {type(family).__name__}")
     if reasoning_open is not None and not isinstance(reasoning_open, bool):
         raise TypeError(f"reasoning_open must be True, False or None, not {reasoning_open!r}")
-    if unknown_tools not in ("keep", "drop"):
-        raise ValueError(f"unknown_tools must be 'keep' or 'drop', not {unknown_tools!r}")
     if ids not in ("random", "sequential"):
         raise ValueError(f"ids must be 'random' or 'sequential', not {ids!r}")
     if params is not None and not isinstance(params, Mapping):

@@ -21,6 +21,7 @@ from .compiler.response_template import ResponseTemplateError, template_text
 from .check.fuzz import fuzz
 from .check.templates import TOOLS_AS, check_template, fetched_templates
 from .export import ExportError, export
+from .runtime.policies import COMPAT, SWITCHES
 from .runtime.registry import UnknownFamily, families, get_spec, registered
 
 try:  # the compiler extra (lark, jinja2, black): only `build` and checking a .tg file need it
@@ -133,6 +134,8 @@ def cmd_parse(args: argparse.Namespace) -> int:
     options = {
         "reasoning_open": args.reasoning_open,
         "block_open": args.block_open,
+        "compat": args.compat,
+        "whitespace": args.whitespace,
         "unknown_tools": args.unknown_tools,
         "ids": args.ids,
         "params": _read_params(args.param),
@@ -408,7 +411,22 @@ def make_parser() -> argparse.ArgumentParser:
         help="the prompt ended with the opener of the grammar's `prompt_opened` call, section "
         "or message (default: the grammar says)",
     )
-    parse_command.add_argument("--unknown-tools", default="keep", choices=["keep", "drop"])
+    parse_command.add_argument(
+        "--compat",
+        choices=COMPAT,
+        help="read the output as this stack does (docs/compat.md; default: the project's policies)",
+    )
+    parse_command.add_argument(
+        "--whitespace",
+        choices=SWITCHES["whitespace"],
+        help="verbatim: every character outside markup is content; trim: whitespace at the "
+        "ends of content and next to markup is dropped (default: --compat's, else verbatim)",
+    )
+    parse_command.add_argument(
+        "--unknown-tools",
+        choices=SWITCHES["unknown_tools"],
+        help="a call to a tool not in --tools: keep or drop (default: --compat's, else keep)",
+    )
     parse_command.add_argument(
         "--response-template",
         metavar="FILE",

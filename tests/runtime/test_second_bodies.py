@@ -9,6 +9,7 @@ import pytest
 
 from toolgrammar.runtime.deltas import assemble, message_of
 from toolgrammar.runtime.engine import Engine
+from toolgrammar.runtime.policies import Policies
 from toolgrammar.runtime.schemas import ToolSchemas
 from toolgrammar.runtime.spec import JsonCallArray, Skip
 from grammar_text import spec_of
@@ -34,8 +35,10 @@ def read(text: str, output: str, finish: str = "stop") -> dict[str, Any]:
     """The message of `output` read whole, checked equal to the one streamed a character at
     a time (the same engine either way: the two paths must agree)."""
     spec = spec_of(text)
-    content, reasoning, calls = Engine(spec, ToolSchemas(None)).whole(output, finish)
-    streamer = Engine(spec, ToolSchemas(None))
+    # these cases pin bodies and kept prose, written with the whitespace trimmed around them
+    trim = Policies(whitespace="trim")
+    content, reasoning, calls = Engine(spec, ToolSchemas(None), policies=trim).whole(output, finish)
+    streamer = Engine(spec, ToolSchemas(None), policies=trim)
     deltas = [d for ch in output for d in streamer.feed(ch)] + streamer.finish(finish)
     whole, got = (
         {

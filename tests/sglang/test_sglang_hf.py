@@ -54,12 +54,14 @@ def texts(name: str) -> list[str]:
 
 def library(text: str, template: dict[str, Any], paired: bool) -> h.Result:
     """What SGLang must give: the library's message (reasoning as content when unpaired)."""
-    message = toolgrammar.parse("hf", text, TOOLS, response_template=template)
+    message = toolgrammar.parse("hf", text, TOOLS, response_template=template, compat="sglang")
     calls = [(c.function.name, c.function.arguments) for c in message.tool_calls]
     if paired:
-        reasoning = toolgrammar.parse("hf", text, None, response_template=template).reasoning
+        reasoning = toolgrammar.parse(
+            "hf", text, None, response_template=template, compat="sglang"
+        ).reasoning
         return h.Result(message.content, reasoning, calls)
-    parser = toolgrammar.StreamParser("hf", TOOLS, response_template=template)
+    parser = toolgrammar.StreamParser("hf", TOOLS, response_template=template, compat="sglang")
     deltas = parser.feed(text) + parser.finish("stop")
     content = "".join((d.reasoning or "") + (d.content or "") for d in deltas)
     return h.Result(content or None, None, calls)
@@ -113,7 +115,7 @@ def test_the_template_comes_from_the_attribute_or_the_caller() -> None:
     template passed to the detector class is read before both."""
     beam, kv = TEMPLATES["beam"], TEMPLATES["kv_lines"]
     text = OUTPUTS["beam"][0]
-    want = toolgrammar.parse("beam", text, TOOLS)
+    want = toolgrammar.parse("beam", text, TOOLS, compat="sglang")
     want_calls = [(c.function.name, c.function.arguments) for c in want.tool_calls]
     tok = SimpleNamespace(response_template=beam, init_kwargs={"response_template": kv})
     assert h.whole(NAME, text, TOOLS, paired=True, tokenizer=tok).calls == want_calls

@@ -31,7 +31,8 @@ CASES = {family: load(CORPUS / f"{family}.txt") for family in FAMILIES}
 
 def expected(case: Case, text: str | None = None, finish: str | None = None) -> h.Result:
     """What the plugin must give in vLLM: the library's parse with the plugin's options (the
-    grammar's defaults). A request without tools never carries calls in vLLM.
+    grammar's defaults, vLLM's policy profile). A request without tools never carries calls
+    in vLLM.
 
     vLLM tells a tool parser that the output ended, not why: the plugin ends every output as
     a normal stop (docs/vllm.md), so its text reads as `parse(..., "stop")` reads it, and only
@@ -39,7 +40,9 @@ def expected(case: Case, text: str | None = None, finish: str | None = None) -> 
     text = case.text if text is None else text
     finish = case.finish if finish is None else finish
     tools = case.tools or None  # an empty tools array never reaches vLLM (it refuses it)
-    message = toolgrammar.parse(case.family, text, tools, "stop", params=case.options.get("params"))
+    message = toolgrammar.parse(
+        case.family, text, tools, "stop", params=case.options.get("params"), compat="vllm"
+    )
     calls = [(c.function.name, c.function.arguments) for c in message.tool_calls]
     if tools is None:
         calls = []
@@ -109,7 +112,7 @@ def test_tg_hf_reads_the_tokenizers_response_template() -> None:
     )
     req = h.request(case.tools, stream=False)
     got = cls(tok, req.tools).extract_tool_calls(case.text, req)
-    want = toolgrammar.parse("beam", case.text, case.tools)
+    want = toolgrammar.parse("beam", case.text, case.tools, compat="vllm")
     assert [(c.function.name, c.function.arguments) for c in got.tool_calls] == [
         (c.function.name, c.function.arguments) for c in want.tool_calls
     ]
@@ -189,7 +192,9 @@ def test_corpus_streams_through_vllms_chat_stream_processor(family: str) -> None
     for case in CASES[family]:
         want = expected(case)
         if not case.options and case.finish == "stop":  # the corpus says what parse() gives
-            assert [want.content, want.reasoning, [list(c) for c in want.calls]] == [
+            ours = toolgrammar.parse(case.family, case.text, case.tools or None)
+            calls = [[c.function.name, c.function.arguments] for c in ours.tool_calls]
+            assert [ours.content, ours.reasoning, calls if case.tools else []] == [
                 case.expect["content"],
                 case.expect["reasoning"],
                 case.expect["tool_calls"] if case.tools else [],  # ([] never reaches vLLM)
@@ -218,7 +223,7 @@ def alone_content(case: Case, calls: list[tuple[str, str]]) -> str | None:
     """The library's reasoning and content pieces, joined in output order; whitespace-only
     next to calls is none (vLLM's rule for non-streamed content). The plugin ends every
     output as a normal stop (see `expected`)."""
-    parser = toolgrammar.StreamParser(case.family, case.tools)
+    parser = toolgrammar.StreamParser(case.family, case.tools, compat="vllm")
     deltas = parser.feed(case.text) + parser.finish("stop")
     text = "".join(p for d in deltas for p in (d.reasoning, d.content) if p)
     return None if not text or (calls and not text.strip()) else text
@@ -295,7 +300,9 @@ def _open_string_cut(family: str) -> tuple[Case, int, str, str]:
                 start = case.text.find(value)
                 while start >= 0:
                     cut = start + len(value) // 2
-                    message = toolgrammar.parse(family, case.text[:cut], case.tools, "length")
+                    message = toolgrammar.parse(
+                        family, case.text[:cut], case.tools, "length", compat="vllm"
+                    )
                     for call in message.tool_calls:
                         kept = json.loads(call.function.arguments).get(key)
                         if (

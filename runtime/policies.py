@@ -1,0 +1,140 @@
+"""The answers to "what is content, what is a call" that users of different serving stacks
+expect differently, as named switches, and the profiles that set them as each stack does.
+
+One switch is one question (docs/policies.md says each value and what it costs); `compat`
+names a stack (`"vllm"`, `"sglang"`, `"llama.cpp"`) whose users expect its answers, and
+`compat=None` is the project's own. A switch given explicitly always wins over the profile.
+The engine reads the resolved `Policies` record; no switch is decided per family in code: a
+profile that differs per family says so in its table, which docs/compat.md prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, Mapping
+
+# every switch: its values, the first one being the project's own default
+SWITCHES: dict[str, tuple[str, ...]] = {
+    # "verbatim": every character the model wrote outside markup is content; "trim": the
+    # whitespace at the ends of content and next to markup is dropped
+    "whitespace": ("verbatim", "trim"),
+    # a call to a tool the request does not list: kept (the client decides) or dropped
+    "unknown_tools": ("keep", "drop"),
+}
+
+COMPAT = ("vllm", "sglang", "llama.cpp")
+
+
+@dataclass(frozen=True, slots=True)
+class Policies:
+    """The switches in force for one parser."""
+
+    whitespace: str = SWITCHES["whitespace"][0]
+    unknown_tools: str = SWITCHES["unknown_tools"][0]
+
+    @property
+    def verbatim(self) -> bool:
+        return self.whitespace == "verbatim"
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What one stack sets: for every family, then per family where the stack differs."""
+
+    every_family: Mapping[str, str]
+    families: Mapping[str, Mapping[str, str]]
+    why: Mapping[str, str]  # switch -> where the stack's answer comes from (docs/compat.md)
+
+
+PROFILES: dict[str, Profile] = {
+    # vLLM's tool parsers give back the content before the first call as the model wrote it
+    # (`model_output[:start]`), newline before the opener included, except its engine parsers
+    # (`vllm/parser/`) left at `strip_content_whitespace_with_tools`'s default
+    "vllm": Profile(
+        {"whitespace": "verbatim", "unknown_tools": "keep"},
+        {
+            "gemma4": {"whitespace": "trim"},
+            "glm45": {"whitespace": "trim", "unknown_tools": "drop"},
+            "glm47": {"whitespace": "trim", "unknown_tools": "drop"},
+            "granite": {"whitespace": "trim"},
+            "llama3_json": {"whitespace": "trim"},
+            "llama4_json": {"whitespace": "trim"},
+            "minimax_m2": {"whitespace": "trim", "unknown_tools": "drop"},
+            "mistral": {"whitespace": "trim"},
+            "qwen3_coder": {"whitespace": "trim"},
+            "seed_oss": {"whitespace": "trim"},
+            "minicpm5": {"unknown_tools": "drop"},  # checks the name against the tools
+            "dots": {"unknown_tools": "drop"},
+        },
+        {
+            "whitespace": "content is the text before the first call, as written; the engine "
+            "parsers (GLM-4.5/4.7, Gemma 4, Granite, Llama 3/4 JSON, MiniMax-M2, Mistral, "
+            "Qwen3-Coder, Seed-OSS) strip it when there are calls",
+            "unknown_tools": "a parsed call is returned, requested or not, except by the "
+            "parsers that check names (GLM-4.5/4.7, MiniMax-M2, MiniCPM5, dots)",
+        },
+    ),
+    # SGLang's detectors strip the text before the first call (`text[:idx].strip()`) and drop
+    # a call to a tool the request does not list unless SGLANG_FORWARD_UNKNOWN_TOOLS is set
+    "sglang": Profile(
+        {"whitespace": "trim", "unknown_tools": "drop"},
+        {"qwen3_coder": {"unknown_tools": "keep"}},  # its detector does not check names
+        {
+            "whitespace": "the text before the first call is stripped",
+            "unknown_tools": "dropped unless SGLANG_FORWARD_UNKNOWN_TOOLS is set (the "
+            "adapter honours it), except by the Qwen3-Coder detector, which checks no name",
+        },
+    ),
+    # llama.cpp's chat parsers keep the text before a call as written (its tests expect
+    # "Let me inspect the current directory.\n" before the call)
+    "llama.cpp": Profile(
+        {"whitespace": "verbatim", "unknown_tools": "keep"},
+        {},
+        {
+            "whitespace": "content before a call is kept as written, newline included",
+            "unknown_tools": "every parsed call is returned",
+        },
+    ),
+}
+
+
+def resolve(
+    compat: str | None, family: str, explicit: Mapping[str, Any], grammar: str = ""
+) -> Policies:
+    """The switches for a parser of `family` (a registered name; `grammar`: the grammar it
+    names, for an alias): the profile of `compat` (the project's own defaults for None), then
+    every switch given explicitly (None: not given)."""
+    chosen: dict[str, str] = {}
+    if compat is not None:
+        if compat not in PROFILES:
+            raise ValueError(
+                f"compat must be one of {', '.join(map(repr, COMPAT))} or None, not {compat!r}"
+            )
+        profile = PROFILES[compat]
+        chosen.update(profile.every_family)
+        chosen.update(profile.families.get(family, profile.families.get(grammar, {})))
+    for name, value in explicit.items():
+        if value is None:
+            continue
+        if name not in SWITCHES:
+            raise TypeError(f"unknown policy switch {name!r}")
+        if value not in SWITCHES[name]:
+            allowed = ", ".join(map(repr, SWITCHES[name]))
+            raise ValueError(f"{name} must be one of {allowed}, not {value!r}")
+        chosen[name] = value
+    return Policies(**chosen)
+
+
+def table() -> list[tuple[str, str, dict[str, str]]]:
+    """(switch, its values, the value per profile: `ours` first) for docs/compat.md."""
+    rows = []
+    for field in fields(Policies):
+        name = field.name
+        values = {"ours": SWITCHES[name][0]}
+        for compat, profile in PROFILES.items():
+            values[compat] = profile.every_family.get(name, SWITCHES[name][0])
+            per_family = {f: v[name] for f, v in profile.families.items() if name in v}
+            if per_family:
+                values[compat] += " (" + ", ".join(f"{f}: {v}" for f, v in per_family.items()) + ")"
+        rows.append((name, " / ".join(SWITCHES[name]), values))
+    return rows
