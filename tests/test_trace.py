@@ -148,12 +148,16 @@ def test_whole_output_parse_traces_without_changing_the_message() -> None:
 
 def test_held_text_says_why() -> None:
     events: list[TraceEvent] = []
-    parser = toolgrammar.StreamParser("hermes", TOOLS, trace=events.append)
+    parser = toolgrammar.StreamParser("hermes", TOOLS, trace=events.append, whitespace="trim")
     parser.feed("Hi <tool_ca")
     held = [event for event in events if isinstance(event, Held)]
     assert [event.text for event in held] == ["<tool_ca", " "]
     assert '"<tool_call>"' in held[0].reason
     assert "whitespace" in held[1].reason
+    events.clear()  # verbatim: the space is content at once, only the marker-to-be waits
+    parser = toolgrammar.StreamParser("hermes", TOOLS, trace=events.append)
+    parser.feed("Hi <tool_ca")
+    assert [event.text for event in events if isinstance(event, Held)] == ["<tool_ca"]
 
 
 def test_an_opener_that_is_no_call_says_so() -> None:
