@@ -283,3 +283,46 @@ def test_a_row_of_an_unknown_source_is_a_clear_error(template_folder: Path) -> N
     row = {"family": "hermes", "file": "x.jinja", "source": "sglang"}
     with pytest.raises(ValueError, match=r"x\.jinja: unknown template source 'sglang'"):
         row_template(row, template_folder)
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning", "thinking"])
+def test_every_reasoning_field_a_template_reads_gets_the_reasoning(field: str) -> None:
+    """vLLM's newer `message.reasoning` (Solar Open's template), the older
+    `reasoning_content` and gpt-oss's `thinking`: each reaches a template that reads it (a
+    template reading `reasoning` used to get none, and the round trip only noted it)."""
+    chatml = CHATML.replace(
+        "{%- if message.content %}",
+        f"{{%- if message.{field} %}}{{{{ '<think>' + message.{field} + '</think>' }}}}"
+        "{% endif %}{%- if message.content %}",
+    )
+    assert f"message.{field}" in chatml
+    report = check_template("hermes", chatml, name=field)
+    assert report.ok, report.summary()
+    assert not any("does not write the turn's reasoning" in n for n in report.notes), report.notes
+
+
+def test_the_reasoning_fields_a_template_reads() -> None:
+    from toolgrammar.check.templates import reasoning_fields
+
+    assert reasoning_fields("{{ message.reasoning }}") == ("reasoning",)
+    assert reasoning_fields("{{ m['thinking'] }}{{ m.get('reasoning_content') }}") == (
+        "reasoning_content",
+        "thinking",
+    )
+    assert reasoning_fields("{% set reasoning_effort = 'high' %}") == ("reasoning_content",)
+
+
+def test_a_history_that_drops_the_prompts_opener_but_closes_the_reasoning() -> None:
+    """Apriel 1.6's shape: the prompt ends with the reasoning opener, the history writes the
+    reasoning and its closer without it: the turn is read from inside the reasoning."""
+    apriel = (
+        "{%- for m in messages %}<|{{ m.role }}|>\n{% if m.role == 'assistant' %}"
+        "{% if m.reasoning_content %}{{ m.reasoning_content }}\n[BEGIN FINAL RESPONSE]\n"
+        "{% endif %}{{ m.content }}{% if m.tool_calls %}\n<tool_calls>["
+        '{% for c in m.tool_calls %}{"name": "{{ c.function.name }}", "arguments": '
+        "{{ c.function.arguments | tojson }}}{% if not loop.last %}, {% endif %}{% endfor %}"
+        "]</tool_calls>{% endif %}{% else %}{{ m.content }}{% endif %}{% endfor %}"
+        "{% if add_generation_prompt %}<|assistant|>\nHere are my reasoning steps:\n{% endif %}"
+    )
+    report = check_template("apriel", apriel, name="apriel")
+    assert report.ok, report.summary()

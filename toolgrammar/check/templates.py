@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import jinja2
 from jinja2 import nodes
@@ -272,7 +272,7 @@ def _call_message(calls: Iterable[Call], as_text: bool) -> list[dict[str, Any]]:
 
 
 def conversations(
-    spec: FamilySpec, reasoning_field: str, as_text: bool = False
+    spec: FamilySpec, reasoning_fields: Sequence[str], as_text: bool = False
 ) -> list[Conversation]:
     """A call alone, content with two calls, a reply after a tool result and, for a family
     that reads reasoning, reasoning before a call."""
@@ -286,7 +286,8 @@ def conversations(
         if calls:
             message["tool_calls"] = _call_message(calls, as_text)
         if reasoning:
-            message[reasoning_field] = reasoning
+            for name in reasoning_fields:
+                message[name] = reasoning
         return message
 
     result = {"role": "tool", "tool_call_id": CALL_IDS[0], "name": "get_weather"}
@@ -319,13 +320,18 @@ def conversations(
     return found
 
 
-def reasoning_field(source: str) -> str:
-    """The message field the template reads the assistant's reasoning from."""
-    if "reasoning_content" in source:
-        return "reasoning_content"
-    if ".thinking" in source or "'thinking'" in source or '"thinking"' in source:
-        return "thinking"
-    return "reasoning_content"
+# the message fields serving stacks hand an assistant's reasoning in (vLLM's older and newer
+# names, and gpt-oss's): a template may read any of them
+REASONING_FIELDS = ("reasoning_content", "reasoning", "thinking")
+
+
+def reasoning_fields(source: str) -> tuple[str, ...]:
+    """The message fields the template reads the assistant's reasoning from (each is given
+    the reasoning); `reasoning_content` when it reads none of them by name."""
+    found = tuple(
+        name for name in REASONING_FIELDS if re.search(rf"""\.{name}\b|['"]{name}['"]""", source)
+    )
+    return found or ("reasoning_content",)
 
 
 # --------------------------------------------------------------------------- cutting
@@ -667,7 +673,7 @@ class _Run:
         markers = sorted(markup_literals(self.spec), key=len, reverse=True)
         eos = self.variables.get("eos_token", "</s>")
         stops = [*self.stop, eos, *turn_end(template, self.variables, markers)]
-        field_name = reasoning_field(source)
+        field_name = reasoning_fields(source)
         as_text = self.text_arguments
         for conversation in conversations(self.spec, field_name, as_text):
             try:
@@ -699,7 +705,7 @@ class _Run:
     def _no_calls_at_all(self) -> None:
         """A template that writes no call in any conversation is one finding, not one each."""
         with_calls = [f for f in self.report.findings if f.kind == "no tool calls"]
-        expected = sum(1 for c in conversations(self.spec, "reasoning_content") if c.calls)
+        expected = sum(1 for c in conversations(self.spec, ("reasoning_content",)) if c.calls)
         if with_calls and len(with_calls) == expected:
             detail = f"the template does not write tool calls (none in {expected} conversations)"
             others = [f for f in self.report.findings if f.kind != "no tool calls"]
@@ -752,12 +758,25 @@ class _Run:
         shared = prompt_end(self.spec, prompt[: len(prompt) - len(unused)])
         if shared.reasoning:
             return True
-        closes = [c.strip() for r in self.spec.reasoning for c in r.closes if c.strip()]
-        return end.reasoning and any(turn.lstrip().startswith(c) for c in closes)
+        return end.reasoning and _closed_first(self.spec, turn)
+
+
+def _closed_first(spec: FamilySpec, turn: str) -> bool:
+    """Whether the turn closes a reasoning block before it opens any: it goes on with the
+    reasoning the prompt opened although the history spells the prompt's opener otherwise
+    or not at all (GLM-4.7's history writes `</think>` for the prompt's `<think>`; Apriel
+    1.6's writes the reasoning and `[BEGIN FINAL RESPONSE]` without the prompt's `Here are
+    my reasoning steps:`)."""
+    closes = [c.strip() for r in spec.reasoning for c in r.closes if c.strip()]
+    opens = [o.strip() for r in spec.reasoning for o in r.opens if o.strip()]
+    first_close = min((at for c in closes if (at := turn.find(c)) >= 0), default=-1)
+    if first_close < 0:
+        return False
+    return not any(0 <= turn.find(o) < first_close for o in opens)
 
 
 def _with_text_arguments(
-    spec: FamilySpec, conversation: Conversation, field_name: str
+    spec: FamilySpec, conversation: Conversation, field_name: Sequence[str]
 ) -> Conversation:
     """The same conversation with every call's arguments as JSON text."""
     by_title = {c.title: c for c in conversations(spec, field_name, as_text=True)}
