@@ -417,8 +417,9 @@ class Builder:
             if item.keep:  # prose the parser recovers; a constrained model writes none there
                 return EMPTY
             # a free header (Inkling repeats the name there): a name-like word, well within
-            # the item's length limit and unable to hold a marker
-            return Opt(Pat("header"))
+            # the item's length limit and unable to hold a marker; the call's own id
+            # (`skip(id=true)`) is written, as the family's model writes it
+            return Pat("header") if item.id else Opt(Pat("header"))
         if isinstance(item, Name):
             assert tool is not None
             return self._name(item, tool.name)

@@ -71,6 +71,7 @@ class _Call:
         "peeked",
         "kept",
         "prompt",
+        "read_id",
     )
 
     def __init__(
@@ -104,6 +105,7 @@ class _Call:
         # follows, given back as text if the call ends there
         self.ws_tail: list[str] = []
         self.kept: list[str] = []  # prose a `skip(keep=true)` read: content once committed
+        self.read_id = ""  # the call's own id, read by a `skip(id=true)` before its name
 
 
 # how a call's item of one kind is read: (engine, call, item, buf, pos, eof) -> the position
@@ -589,6 +591,8 @@ class Engine:
             self._read(call, buf[pos:at])
             if item.keep:
                 self._keep(call, buf[pos:at])
+            elif item.id:
+                call.read_id = buf[pos:at].strip()
             call.item += 1
             return at
         if at >= 0 or len(buf) - pos > item.max_len + max(map(len, item.until)):
@@ -857,7 +861,7 @@ class Engine:
         call.index = self.calls_emitted
         self.calls_emitted += 1
         self._current_name = name
-        self._out.call(call.index, header_id or self.call_id(call.index), name)
+        self._out.call(call.index, header_id or call.read_id or self.call_id(call.index), name)
 
     def _mismatch(self, call: _Call, buf: str, pos: int, eof: bool) -> int:
         """A required literal is not there.
