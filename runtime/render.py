@@ -104,7 +104,10 @@ def render_call(
         elif isinstance(item, Ws):
             out.append(item.write)
         elif isinstance(item, Name):
-            out.append(render_header(item, name, index))
+            try:
+                out.append(render_header(item, name, index))
+            except RenderError as error:  # said with the grammar line the shape comes from
+                raise RenderError(f"{spec.source}:{item.line}: {error}") from None
         elif isinstance(item, Skip) and item.id:
             out.append(call_id or written_id(index))
         elif (row := DIALECTS.get(type(item))) is not None:

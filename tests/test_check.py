@@ -185,3 +185,36 @@ def test_a_broken_export_is_shown_shrunk_with_its_rule_and_grammar_line(
     text = finding.text  # shrunk: one call of two arguments, as the renderer writes it
     assert text.count("<tool_call>") == 1 and len(text) < 160, text
     assert "replay: --seed 4 (sample " in str(finding) and "  rule  = json_" in str(finding)
+
+
+UNFILLABLE = (
+    "family unfillable\n"
+    'call "<c>" name(until="<a>", pattern=/(?P<id>[a-z0-9]+)<n>(?P<name>[a-z_.0-9]+)/)\n'
+    '    "<a>" json_args "</c>"\n'
+)
+
+
+def test_a_name_pattern_the_renderer_cannot_fill_ends_the_run_and_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The sampler writes nothing for such a grammar; `check` used to wait for a first sample
+    past its budget forever, printing nothing."""
+    import signal
+
+    def hung(signum: int, frame: Any) -> None:
+        raise TimeoutError("check did not end: it waits for a sample the renderer never writes")
+
+    path = tmp_path / "unfillable.tg"
+    path.write_text(UNFILLABLE, encoding="utf-8")
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(120)
+    try:
+        assert main(["check", str(path), "--budget", "1"]) == 1
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    captured = capsys.readouterr()
+    assert "FAILED: the renderer wrote no sample of this family's markup" in captured.out
+    assert f"{path}:2: cannot write the name" in captured.out  # the grammar line of the item
+    # and the build of the file warned first, with the line and column of the item
+    assert f"{path}:2:12: warning: `render` cannot write a name" in captured.err

@@ -76,6 +76,8 @@ except ImportError as missing:
 else:
     EXPORT_MISSING = None
 
+# samples the renderer fails on in a row, none written yet, before the run stops and says why
+GIVE_UP = 200
 ALPHABET = list("abcxyz XYZ019.,:;-_/") + [
     '"', "\\", "'", "<", ">", "{", "}", "[", "]", "\n", "\t", "é", "中", "😀", "\u2028", "&", "=",
 ]  # fmt: skip
@@ -141,16 +143,23 @@ class CheckReport:
     findings: dict[str, Finding] = field(default_factory=dict)
     # why the template round trip did not run (None: it ran, or the family has rows to run)
     template_skipped: str | None = None
+    unwritten: str = ""  # why the renderer could not write the last sample it failed on
+    no_samples: str | None = None  # why no sample at all was written: a failed check
 
     @property
     def ok(self) -> bool:
-        return not any(self.failed.values())
+        return not any(self.failed.values()) and self.no_samples is None
 
     def summary(self) -> str:
         lines = [
             f"{self.family}: {self.samples} samples, {self.cuts} cut points "
             f"(x 3 splittings), {self.inputs} bad inputs, {self.seconds:.1f} s, seed {self.seed}"
         ]
+        if self.no_samples is not None:
+            lines.append(
+                "  FAILED: the renderer wrote no sample of this family's markup, so the "
+                f"invariants had nothing to run on: {self.no_samples}"
+            )
         for name in INVARIANTS:
             if self.failed[name]:
                 state = f"{self.failed[name]} FAILED"
@@ -246,6 +255,13 @@ class Sample:
 
 def make_sample(spec: FamilySpec, tools: list[dict[str, Any]], seed: int) -> Sample | None:
     """One random output in the family's markup, or None when the markup cannot write it."""
+    sample = sample_or_why(spec, tools, seed)
+    return sample if isinstance(sample, Sample) else None
+
+
+def sample_or_why(spec: FamilySpec, tools: list[dict[str, Any]], seed: int) -> Sample | str:
+    """One random output in the family's markup, or why the renderer cannot write it (the
+    `RenderError`, which names the grammar line of an item it cannot fill)."""
     rng = random.Random(seed)
     markers = markup_literals(spec)
     calls = []
@@ -259,8 +275,8 @@ def make_sample(spec: FamilySpec, tools: list[dict[str, Any]], seed: int) -> Sam
     reasoning = rng.choice([None, None, "I should call the tool.", ""]) if spec.reasoning else None
     try:
         text = render_output(spec, calls, content=content or None, reasoning=reasoning)
-    except RenderError:
-        return None
+    except RenderError as error:
+        return str(error)
     options = {"reasoning_open": False} if reasoning is None else {}
     return Sample(text, calls, content, reasoning, options, seed)
 
@@ -356,11 +372,18 @@ def check(
     exports = _Exports(family, tools)
     walks = _walk_plan(tools)
     walk_rng = random.Random(f"walks:{seed}")  # its own: the samples stay those of the seed
-    while time.monotonic() < deadline or report.samples == 0:
+    failed_in_a_row = 0
+    # the budget ends the run; past it, one sample is still written if the renderer can
+    while time.monotonic() < deadline or (report.samples == 0 and failed_in_a_row < GIVE_UP):
         sample_seed = rng.randrange(2**32)
-        sample = make_sample(spec, tools, sample_seed)
-        if sample is None:
+        sample = sample_or_why(spec, tools, sample_seed)
+        if isinstance(sample, str):
+            failed_in_a_row += 1
+            if report.samples == 0 and failed_in_a_row >= GIVE_UP:
+                break  # the renderer writes none: said below, not waited on
+            report.unwritten = sample
             continue
+        failed_in_a_row = 0
         report.samples += 1
         _check_sample(family, sample, tools, markers, report, deadline)
         _check_sample_exports(exports, sample, report, deadline)
@@ -371,6 +394,8 @@ def check(
         if progress is not None:
             progress(report.samples)
     report.seconds = time.monotonic() - start
+    if report.samples == 0:
+        report.no_samples = report.unwritten or "no sample was tried within the budget"
     return report
 
 
