@@ -150,15 +150,23 @@ def test_an_export_that_disagrees_with_the_parser_is_caught(
     assert "walk seed" in report.findings["export walks"].detail
 
 
-def test_without_llguidance_the_export_proof_says_skipped(
+def test_without_llguidance_the_export_proof_fails_loudly(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from toolgrammar.check import family as check_module
 
     monkeypatch.setattr(check_module, "EXPORT_MISSING", ImportError("no llguidance"))
     report = check("hermes", budget=0.0, seed=0)
-    assert report.ok and report.checked["export"] == report.checked["export walks"] == 0
-    assert "export             0 checked  skipped (needs llguidance" in report.summary()
+    assert report.checked["export"] == report.checked["export walks"] == 0
+    # said loudly, never "skipped … ok": the run fails and names the install that has it
+    assert not report.ok
+    summary = report.summary()
+    assert "export             0 checked  NOT CHECKED: llguidance is not installed" in summary
+    assert "skipped" not in summary.split("export  ")[1].split("\n")[0]
+    assert summary.endswith(
+        "FAILED: the export was not checked: llguidance is not installed; the authoring "
+        "install has it: pip install -e '.[compiler,test]'"
+    )
 
 
 def test_a_broken_export_is_shown_shrunk_with_its_rule_and_grammar_line(

@@ -100,3 +100,28 @@ def test_families_catalogue_is_current() -> None:
     assert (DOCS / "families.md").read_text(
         encoding="utf-8"
     ) == module.catalogue(), "docs/families.md is stale: run python scripts/families_doc.py"
+
+
+def _readme_section(title: str) -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index(f"\n## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end >= 0 else None]
+
+
+def test_adding_a_family_begins_with_the_install_its_steps_use() -> None:
+    """The steps run pytest and the export proof (llguidance): the install they give must
+    bring both (the README's first install brought neither, and `check` then said the export
+    was "skipped" in a run that passed)."""
+    import tomllib
+
+    section = _readme_section("Adding a family")
+    command = "pip install -e '.[compiler,test]'"
+    assert command in section.split("1. ")[0], "the authoring install comes before step 1"
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    optional = extras["project"]["optional-dependencies"]
+    installed = " ".join(optional["compiler"] + optional["test"])
+    for package in ("lark", "jinja2", "black", "pytest", "hypothesis", "llguidance"):
+        assert package in installed, f"{command} does not install {package}"
+    for used in ("python -m pytest", "toolgrammar check", "toolgrammar build"):
+        assert used in section

@@ -16,7 +16,8 @@ renderer, `runtime/render.py`), then checks, for each:
   `named:TOOL` when it calls only that tool), and random walks of the export through
   llguidance (`exports.py`, shared with tests/test_export.py) end, parse back to calls
   that are schema-valid and survive a render (export walks). One round of walks always runs,
-  more while the budget lasts. Skipped, and said so, without llguidance (the test extra).
+  more while the budget lasts. Without llguidance (the test extra) the export is not
+  checked and the run fails saying so, with the install that has it.
 
 A violation is reported with the exact text, the split, the invariant and a replay
 seed, after shrinking the text while the violation persists. An export's rejection shrinks
@@ -75,6 +76,10 @@ except ImportError as missing:
     EXPORT_MISSING: ImportError | None = missing
 else:
     EXPORT_MISSING = None
+# what to do about it: the authoring install (README, "Adding a family")
+EXPORT_UNCHECKED = (
+    "llguidance is not installed; the authoring install has it: pip install -e '.[compiler,test]'"
+)
 
 # samples the renderer fails on in a row, none written yet, before the run stops and says why
 GIVE_UP = 200
@@ -148,7 +153,13 @@ class CheckReport:
 
     @property
     def ok(self) -> bool:
-        return not any(self.failed.values()) and self.no_samples is None
+        """Every proof ran and held: a proof that could not run (no llguidance for the
+        export) is not a pass."""
+        return not any(self.failed.values()) and self.no_samples is None and not self.incomplete
+
+    @property
+    def incomplete(self) -> bool:
+        return EXPORT_MISSING is not None
 
     def summary(self) -> str:
         lines = [
@@ -164,7 +175,7 @@ class CheckReport:
             if self.failed[name]:
                 state = f"{self.failed[name]} FAILED"
             elif name.startswith("export") and EXPORT_MISSING is not None:
-                state = f"skipped (needs llguidance, the test extra: {EXPORT_MISSING})"
+                state = f"NOT CHECKED: {EXPORT_UNCHECKED} ({EXPORT_MISSING})"
             elif name == "template" and self.template_skipped is not None:
                 state = f"skipped ({self.template_skipped})"
             else:  # nothing checked is not a pass: the probe found nothing to run on
@@ -172,6 +183,8 @@ class CheckReport:
             lines.append(f"  {name:<12} {self.checked[name]:>7} checked  {state}")
         for finding in self.findings.values():
             lines.append(str(finding))
+        if self.incomplete:
+            lines.append(f"FAILED: the export was not checked: {EXPORT_UNCHECKED}")
         return "\n".join(lines)
 
 
