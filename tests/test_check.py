@@ -46,11 +46,14 @@ def test_check_runs_the_template_rows_and_says_why_not(
     assert "skipped (no chat template of this family" in without
     # a row whose findings are not the ones it declares fails the check, naming the template
     rows = [row for row in template_table() if row["family"] == "hermes"]
-    wrong = [{**rows[0], "known": ["calls"], "why": "planted"}]
+    planted = "calls (one call): wrote [], read []"
+    wrong = [{**rows[0], "known": [planted], "why": "planted"}]
     monkeypatch.setattr(template_check, "template_table", lambda: wrong)
     report = check("hermes", budget=0.0, templates=template_folder)
     assert report.failed["template"] == 1
-    assert f"[template] {rows[0]['file']} (known: calls)" in report.summary()
+    assert f"[template] {rows[0]['file']}: known finding no longer occurs: {planted}" in (
+        report.summary()
+    )
 
 
 @pytest.mark.parametrize("path", BROKEN, ids=lambda p: p.stem)

@@ -24,6 +24,7 @@ from toolgrammar.check.templates import (
     check_row,
     check_template,
     row_holds,
+    row_problems,
     row_template,
     template_table,
 )
@@ -42,7 +43,7 @@ def test_family_round_trips_through_its_chat_template(
     row: dict[str, Any], template_folder: Path
 ) -> None:
     report = check_row(row, template_folder)
-    assert row_holds(row, report), report.summary()
+    assert row_holds(row, report), row_problems(row, report) + "\n" + report.summary()
 
 
 def test_the_table_is_well_formed(template_folder: Path) -> None:
@@ -52,7 +53,9 @@ def test_the_table_is_well_formed(template_folder: Path) -> None:
     for row in ROWS:
         assert row.get("source", DEFAULT_SOURCE) in TEMPLATE_SOURCES, row
         assert row_template(row, template_folder).is_file(), row
-        assert set(row.get("known", ())) <= set(FINDING_KINDS), row
+        for key in row.get("known", ()):  # exact findings, by key: never a bare kind
+            kind = key.split(" (")[0].split(": ")[0]
+            assert kind in FINDING_KINDS and key != kind and ": " in key, (row, key)
         assert bool(row.get("known")) == bool(row.get("why")), row
         key = json.dumps(row, sort_keys=True, ensure_ascii=False)
         assert key not in seen, row
@@ -326,3 +329,31 @@ def test_a_history_that_drops_the_prompts_opener_but_closes_the_reasoning() -> N
     )
     report = check_template("apriel", apriel, name="apriel")
     assert report.ok, report.summary()
+
+
+def test_a_known_finding_masks_no_other_of_its_kind() -> None:
+    """`known` names exact findings: a second finding of a listed kind (a wrong reasoning
+    closer under a row that knows another reasoning finding) fails the row, by its key."""
+    closer = CHATML.replace(
+        "{%- if message.content %}",
+        "{%- if message.reasoning_content %}{{ '<think>' + message.reasoning_content + '</end>' }}"
+        "{% endif %}{%- if message.content %}",
+    )
+    report = check_template("hermes", closer, name="closer")
+    keys = [finding.key for finding in report.findings]
+    assert keys and all(key.startswith(("reasoning (", "content (")) for key in keys), keys
+    row = {"file": "closer", "known": ["reasoning (one call): wrote 'x', read None"]}
+    assert not row_holds(row, report)
+    problems = row_problems(row, report)
+    for key in keys:
+        assert f"closer: unexpected finding: {key}" in problems
+    assert row_holds({"file": "closer", "known": keys}, report)
+
+
+def test_a_known_finding_that_no_longer_occurs_is_named() -> None:
+    report = check_template("hermes", CHATML, name="chatml")
+    assert report.ok
+    gone = "content (one call): wrote '', read 'x'"
+    row = {"file": "chatml", "known": [gone]}
+    assert not row_holds(row, report)
+    assert row_problems(row, report) == f"chatml: known finding no longer occurs: {gone}"

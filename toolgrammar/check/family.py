@@ -58,7 +58,7 @@ from ..runtime.params import with_params
 from ..runtime.registry import get_spec
 from ..runtime.render import RenderError, render_output
 from ..runtime.spec import FamilySpec, markup_literals
-from .templates import check_row, family_rows, row_holds
+from .templates import check_row, family_rows, row_holds, row_problems
 
 try:  # llguidance (the test extra) runs the exported grammars; without it the proof is skipped
     from .exports import (
@@ -697,8 +697,7 @@ def _check_templates(family: str, folder: Path | None, report: CheckReport) -> N
         report.checked["template"] += 1
         found = check_row(row, folder)
         if not row_holds(row, found):
-            known = ", ".join(row.get("known", ())) or "none"
-            detail = f"{row['file']} (known: {known}): {found.summary()}"
+            detail = f"{row_problems(row, found)}\n{found.summary()}"
             _record(report, Finding("template", "", [], detail, report.seed))
 
 

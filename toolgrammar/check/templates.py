@@ -117,6 +117,15 @@ class TemplateFinding:
     kind: str  # one of FINDING_KINDS
     conversation: str
     detail: str
+    essence: str = ""  # what was found, without the output it was found in (default: detail)
+
+    @property
+    def key(self) -> str:
+        """The finding, exactly and stably: its kind, its conversation and what differs
+        (`content (reply after a tool result): wrote 'It is…', read None`), the output it
+        was read from left out. A row's `known` lists these."""
+        where = f" ({self.conversation})" if self.conversation else ""
+        return f"{self.kind}{where}: {self.essence or self.detail}"
 
     def __str__(self) -> str:
         where = f" ({self.conversation})" if self.conversation else ""
@@ -563,8 +572,8 @@ def _differences(
     if len(wrote) < len(conversation.calls):  # the template's limit: nothing to read back
         notes.append(f"{title}: the template writes {len(wrote)} of the turn's calls")
     if reading.calls != wrote:
-        detail = f"wrote {wrote!r}, read {reading.calls!r} from {output!r}"
-        found.append(TemplateFinding("calls", title, detail))
+        essence = f"wrote {wrote!r}, read {reading.calls!r}"
+        found.append(TemplateFinding("calls", title, f"{essence} from {output!r}", essence))
     for kind, text, read in (
         ("content", conversation.content, reading.content),
         ("reasoning", conversation.reasoning, reading.reasoning),
@@ -572,8 +581,8 @@ def _differences(
         if text and text not in output:  # left out by the template: nothing to read back
             notes.append(f"{title}: the template does not write the turn's {kind}")
         elif read != _text_or_none(text):
-            detail = f"wrote {text!r}, read {read!r} from {output!r}"
-            found.append(TemplateFinding(kind, title, detail))
+            essence = f"wrote {text!r}, read {read!r}"
+            found.append(TemplateFinding(kind, title, f"{essence} from {output!r}", essence))
     return found
 
 
@@ -721,8 +730,10 @@ class _Run:
             report.prompt_end = prompt[-40:]
         report.conversations += 1
         if conversation.calls and not any(c.name in output for c in conversation.calls):
-            detail = f"the template does not write the assistant's tool calls: {output!r}"
-            report.findings.append(TemplateFinding("no tool calls", conversation.title, detail))
+            essence = "the template does not write the assistant's tool calls"
+            finding = TemplateFinding("no tool calls", conversation.title, "", essence)
+            finding.detail = f"{essence}: {output!r}"
+            report.findings.append(finding)
             return
         options: dict[str, Any] = {"reasoning_open": self._opened(prompt, turn, unused, end)}
         if self.spec.prompt_opens:
@@ -742,8 +753,9 @@ class _Run:
                 if mismatch + " (harmless here)" not in report.notes:
                     report.notes.append(mismatch + " (harmless here)")
             return
-        detail = f"{'; '.join(mismatches)}: with the grammar's defaults it reads {by_default!r}"
-        report.findings.append(TemplateFinding("prompt", conversation.title, detail))
+        essence = "; ".join(mismatches)
+        detail = f"{essence}: with the grammar's defaults it reads {by_default!r}"
+        report.findings.append(TemplateFinding("prompt", conversation.title, detail, essence))
 
     def _opened(self, prompt: str, turn: str, unused: str, end: PromptEnd) -> bool:
         """Whether the turn, as the template writes it, starts inside reasoning.
@@ -835,6 +847,28 @@ def check_row(row: dict[str, Any], templates: Path) -> TemplateReport:
 
 
 def row_holds(row: dict[str, Any], report: TemplateReport) -> bool:
-    """A row holds when the round trip finds exactly the kinds the row declares `known`:
-    a finding the row does not expect is a fault, and so is a `known` that no longer shows."""
-    return report.kinds == set(row.get("known", ()))
+    """A row holds when the round trip finds exactly the findings the row declares `known`
+    (each by its `key`): a finding the row does not name is a fault, even one of a kind it
+    names, and so is a `known` finding that no longer occurs."""
+    unexpected, gone = row_difference(row, report)
+    return not unexpected and not gone
+
+
+def row_difference(
+    row: dict[str, Any], report: TemplateReport
+) -> tuple[list[TemplateFinding], list[str]]:
+    """The findings the row's `known` does not name, and the `known` findings that no
+    longer occur (by name)."""
+    known = list(row.get("known", ()))
+    unexpected = [f for f in report.findings if f.key not in known]
+    found = {f.key for f in report.findings}
+    return unexpected, [key for key in known if key not in found]
+
+
+def row_problems(row: dict[str, Any], report: TemplateReport) -> str:
+    """What makes a row fail, one line each: every unexpected finding with its key and
+    detail, every known finding that no longer occurs by its key."""
+    unexpected, gone = row_difference(row, report)
+    lines = [f"{row['file']}: unexpected finding: {f.key}\n  {str(f).strip()}" for f in unexpected]
+    lines += [f"{row['file']}: known finding no longer occurs: {key}" for key in gone]
+    return "\n".join(lines)
