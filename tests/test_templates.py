@@ -357,3 +357,22 @@ def test_a_known_finding_that_no_longer_occurs_is_named() -> None:
     row = {"file": "chatml", "known": [gone]}
     assert not row_holds(row, report)
     assert row_problems(row, report) == f"chatml: known finding no longer occurs: {gone}"
+
+
+SOLAR_LIKE = (
+    "{%- for m in messages %}<|begin|>{{ m.role }}{% if m.role == 'assistant' %}"
+    "{% if m.tool_calls %}<|tool_calls|>{% for c in m.tool_calls %}<|tool_call:begin|>"
+    "{{ c.id }}{{ suffix }}<|tool_call:name|>{{ c.function.name }}<|tool_call:args|>"
+    "{{ c.function.arguments | tojson }}<|tool_call:end|>{% endfor %}<|calls|>"
+    "{% else %}<|content|>{{ m.content }}<|end|>{% endif %}"
+    "{% else %}<|content|>{{ m.content }}<|end|>{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}<|begin|>assistant{% endif %}"
+)
+
+
+def test_a_markup_that_carries_call_ids_reads_back_the_ids_the_template_wrote() -> None:
+    """Solar Open's `skip(id=true)`: the round trip compares the ids too."""
+    assert check_template("solar_open", SOLAR_LIKE, name="solar").ok
+    report = check_template("solar_open", SOLAR_LIKE, variables={"suffix": "x"}, name="solar")
+    keys = [finding.key for finding in report.findings]
+    assert "calls (one call): wrote the ids ['aB3dE6gH9'], read ['aB3dE6gH9x']" in keys, keys

@@ -36,7 +36,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment
 from .. import parse
 from ..runtime.params import with_params
 from ..runtime.registry import get_spec
-from ..runtime.spec import FamilySpec, Lit, markup_literals
+from ..runtime.spec import FamilySpec, Lit, Skip, markup_literals
 
 TOOLS: list[dict[str, Any]] = [
     {
@@ -544,6 +544,7 @@ class Reading:
     calls: list[tuple[str, Any]]
     content: str | None
     reasoning: str | None
+    ids: list[str] = field(default_factory=list, compare=False)  # the calls' ids
 
 
 def _read(
@@ -555,7 +556,8 @@ def _read(
     except Exception as error:
         return f"the parser raised {error!r}"
     calls = [(c.function.name, _json_or_text(c.function.arguments)) for c in message.tool_calls]
-    return Reading(calls, _text_or_none(message.content), _text_or_none(message.reasoning))
+    ids = [c.id for c in message.tool_calls]
+    return Reading(calls, _text_or_none(message.content), _text_or_none(message.reasoning), ids)
 
 
 def _text_or_none(text: str | None) -> str | None:
@@ -743,6 +745,7 @@ class _Run:
             report.findings.append(TemplateFinding("calls", conversation.title, reading))
             return
         found = _differences(conversation, output, reading, report.notes)
+        found += self._id_differences(conversation, output, reading)
         report.findings += found
         mismatches = _prompt_mismatches(self.spec, end)
         if found or not mismatches:
@@ -756,6 +759,20 @@ class _Run:
         essence = "; ".join(mismatches)
         detail = f"{essence}: with the grammar's defaults it reads {by_default!r}"
         report.findings.append(TemplateFinding("prompt", conversation.title, detail, essence))
+
+    def _id_differences(
+        self, conversation: Conversation, output: str, reading: Reading
+    ) -> list[TemplateFinding]:
+        """A family whose markup carries the model's own call id (`skip(id=true)`) reads
+        back the ids the template wrote."""
+        if not any(isinstance(i, Skip) and i.id for shape in self.spec.shapes for i in shape.call):
+            return []
+        wrote = [CALL_IDS[n % len(CALL_IDS)] for n in range(len(conversation.calls))]
+        wrote = [i for i in wrote if i in output]
+        if not wrote or reading.ids == wrote:
+            return []
+        essence = f"wrote the ids {wrote!r}, read {reading.ids!r}"
+        return [TemplateFinding("calls", conversation.title, f"{essence} from {output!r}", essence)]
 
     def _opened(self, prompt: str, turn: str, unused: str, end: PromptEnd) -> bool:
         """Whether the turn, as the template writes it, starts inside reasoning.
