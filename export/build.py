@@ -416,10 +416,10 @@ class Builder:
         if isinstance(item, Skip):
             if item.keep:  # prose the parser recovers; a constrained model writes none there
                 return EMPTY
-            # a free header (Inkling repeats the name there): a name-like word, well within
-            # the item's length limit and unable to hold a marker; the call's own id
-            # (`skip(id=true)`) is written, as the family's model writes it
-            return Pat("header") if item.id else Opt(Pat("header"))
+            # a free header (Inkling repeats the name there, Solar Open the call's id): a
+            # name-like word, well within the item's length limit and unable to hold a
+            # marker; optional, as the parser reads a call without one
+            return Opt(Pat("header"))
         if isinstance(item, Name):
             assert tool is not None
             return self._name(item, tool.name)

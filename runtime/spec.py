@@ -122,7 +122,7 @@ class Skip:
     with the opener when it is no call (pre-v11 Mistral's `[TOOL_CALLS] Sure: [{…}]`).
     With `id`, the text (stripped) is the model's own id of the call, written before its
     name (Solar Open's `<|tool_call:begin|>ID<|tool_call:name|>NAME`): streamed as the call's
-    id, and written by `render` and the exporter."""
+    id, written by `render` and let through by the exporter."""
 
     until: tuple[str, ...]
     max_len: int = 256
