@@ -18,6 +18,7 @@ import toolgrammar.grammars
 from toolgrammar.runtime.spec import FamilySpec
 
 from . import emit, ir, lower, validate
+from .render_check import render_warnings
 from .errors import CompileError, CompileErrors
 from .frontend import parse_grammar
 from .inherit import Source, resolve
@@ -40,6 +41,7 @@ class BuildResult:
     missing: list[str] = field(default_factory=list)
     extra: list[str] = field(default_factory=list)
     diff: str = ""
+    warnings: list[CompileError] = field(default_factory=list)  # built, but see these
 
     @property
     def clean(self) -> bool:
@@ -67,13 +69,18 @@ def display_path(path: Path) -> str:
     return path.as_posix()
 
 
-def compile_grammar_text(text: str, path: str, grammars_dir: Path | None = None) -> str:
+def compile_grammar_text(
+    text: str,
+    path: str,
+    grammars_dir: Path | None = None,
+    warnings: list[CompileError] | None = None,
+) -> str:
     """Compile one grammar held in memory; `path` names it in errors and in the output.
     A grammar that `extends` another finds it in `grammars_dir` (default: the installed
-    grammars)."""
+    grammars). Warnings (the build goes on) are added to `warnings`, when given."""
     sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
     library = _read_units(grammars_dir or default_paths()[0]) if "extends" in text else []
-    ((spec, code),) = _compile([_Unit(path, path, text, sha)], library)
+    ((spec, code),) = _compile([_Unit(path, path, text, sha)], library, warnings)
     return code
 
 
@@ -91,9 +98,14 @@ def _parse_and_validate(unit: _Unit, errors: list[CompileError]) -> Source | Non
     return None if report.errors else Source(unit.source, grammar, report)
 
 
-def _compile(units: list[_Unit], library: Sequence[_Unit] = ()) -> list[tuple[FamilySpec, str]]:
+def _compile(
+    units: list[_Unit],
+    library: Sequence[_Unit] = (),
+    warnings: list[CompileError] | None = None,
+) -> list[tuple[FamilySpec, str]]:
     """Parse and validate every unit, then emit them; raise all errors of all units at once.
-    `library` units are only there to be extended: parsed, never emitted."""
+    `library` units are only there to be extended: parsed, never emitted. Warnings go to
+    `warnings`, when given."""
     errors: list[CompileError] = []
     parsed: list[tuple[_Unit, Source]] = []
     table: dict[str, Source] = {}
@@ -125,6 +137,8 @@ def _compile(units: list[_Unit], library: Sequence[_Unit] = ()) -> list[tuple[Fa
     results = []
     for unit, result in built:
         spec = lower.lower(result.grammar, unit.source, unit.sha256, result.origins)
+        if warnings is not None:
+            warnings += render_warnings(spec, unit.shown, unit.text)
         view = lower.family_view(result.grammar, spec, result.origins)
         results.append((spec, emit.render_family(view, unit.source)))
     return results
@@ -147,9 +161,11 @@ def _read_units(grammars_dir: Path) -> list[_Unit]:
     return units
 
 
-def expected_outputs(grammars_dir: Path, out_dir: Path) -> tuple[dict[Path, str], list[FamilySpec]]:
+def expected_outputs(
+    grammars_dir: Path, out_dir: Path, warnings: list[CompileError] | None = None
+) -> tuple[dict[Path, str], list[FamilySpec]]:
     """Every file a fresh build would write, with its text, and the lowered specs."""
-    compiled = _compile(_read_units(grammars_dir))
+    compiled = _compile(_read_units(grammars_dir), warnings=warnings)
     outputs = {}
     for spec, code in compiled:
         outputs[out_dir / f"{validate.module_name(spec.name)}.py"] = code
@@ -171,8 +187,9 @@ def build(grammars_dir: Path, out_dir: Path, *, compare_only: bool = False) -> B
     """Compile every grammar into `out_dir`, or (`compare_only`: `toolgrammar build --check`)
     compare a fresh build with it and report what is out of date, writing nothing."""
     grammars_dir, out_dir = Path(grammars_dir), Path(out_dir)
-    outputs, specs = expected_outputs(grammars_dir, out_dir)
-    result = BuildResult(specs=specs)
+    warnings: list[CompileError] = []
+    outputs, specs = expected_outputs(grammars_dir, out_dir, warnings)
+    result = BuildResult(specs=specs, warnings=warnings)
     leftovers = sorted(p for p in out_dir.glob("*.py") if p not in outputs and _is_generated(p))
     diffs: list[str] = []
     for path, code in sorted(outputs.items()):

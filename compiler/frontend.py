@@ -1,7 +1,8 @@
 """Grammar text -> IR, with syntax errors labelled from a table of common mistakes.
 
 lark parses (LALR, contextual lexer, positions kept) and a transformer builds the IR.
-A syntax error stops the parse; it is reported at its line and column with a caret and,
+Every syntax error of a file is reported (the parse resumes at the next statement), at its
+line and column with a caret and,
 when it matches one of `MISTAKES`, that entry's plain-words explanation (lark's
 `match_examples` idea, keyed on what the parser expected and what it found rather than
 on raw parser states, so one example covers every context with the same expectations).
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -207,8 +209,77 @@ def _describe_terminal(name: str) -> str:
     return f"`{pattern.value}`"
 
 
+_STATEMENT_START = re.compile(r"[ \t]*(?:" + "|".join(STATEMENTS) + r")(?![\w\-])")
+
+
+def syntax_errors(text: str, path: str, first: UnexpectedInput) -> list[CompileError]:
+    """Every syntax error of the file, the parser resuming after each one where it can: at
+    the next line that begins a statement (a statement keyword first on its line). The lines
+    before that point are blanked, so the positions stay those of the file."""
+    errors = [_syntax_error(first, text, path)]
+    lines = text.split("\n")
+    error: UnexpectedInput | None = first
+    while error is not None:
+        resume = _resume_line(lines, error)
+        if resume is None:
+            break
+        rest = "\n" * resume + "\n".join(lines[resume:])
+        try:
+            _parser().parse(rest)
+        except UnexpectedInput as again:
+            if (again.line, again.column) <= (error.line, error.column):
+                break  # no progress: nothing more to say
+            errors.append(_syntax_error(again, text, path))
+            error = again
+        else:
+            error = None
+    return errors
+
+
+def _resume_line(lines: list[str], error: UnexpectedInput) -> int | None:
+    """The 0-based index of the line to resume on after `error`: the next line that begins a
+    statement; the error's own line when the error is that line's statement keyword (the
+    statement before it was unfinished: `reasoning "a"` then `call …`)."""
+    here = error.line - 1
+    start = _STATEMENT_START.match(lines[here]) if 0 <= here < len(lines) else None
+    if start is not None and error.column - 1 <= len(start[0]) - len(start[0].lstrip()):
+        return here
+    return next(
+        (i for i in range(max(here + 1, 0), len(lines)) if _STATEMENT_START.match(lines[i])), None
+    )
+
+
+def _name_rule(error: UnexpectedInput, text: str) -> tuple[int, str] | None:
+    """A name after `family`, `aliases` or `extends` that holds what no name may
+    (`family Solar.Open`, `family 9x`): the word's column and the naming rule, said with
+    the whole word."""
+    from .validate import NAME_RULE
+
+    lines = text.split("\n")
+    line = lines[error.line - 1] if 0 < error.line <= len(lines) else ""
+    head = re.match(r"[ \t]*(family|aliases|extends)[ \t]+", line)
+    at = error.column - 1
+    if head is None or at < head.end():
+        return None
+    start = max(line.rfind(c, 0, at) for c in " \t,") + 1
+    end = min((i for i in (line.find(c, at) for c in " \t,#") if i >= 0), default=len(line))
+    word = line[start:end]
+    bad_char = isinstance(error, UnexpectedCharacters) or (
+        isinstance(error, UnexpectedToken) and error.token.type == "INT"
+    )
+    # the name itself: the word right after the keyword, or an item of the alias list
+    listed = re.fullmatch(r"(?:[A-Za-z0-9_\-]+[ \t]*,[ \t]*)*", line[head.end() : start])
+    if not word or not bad_char or listed is None or (head[1] != "aliases" and start != head.end()):
+        return None
+    what = {"family": "family name", "aliases": "alias", "extends": "family name"}[head[1]]
+    return start + 1, f"invalid {what} `{word}`: {NAME_RULE}"
+
+
 def _syntax_error(error: UnexpectedInput, text: str, path: str) -> CompileError:
     line, column = error.line, error.column
+    rule = _name_rule(error, text)
+    if rule is not None:
+        return error_at(path, text, max(line, 1), *rule)
     if isinstance(error, UnexpectedToken):
         token = error.token
         found = _describe_token(token)
@@ -438,12 +509,13 @@ def leading_comments(text: str) -> tuple[str, ...]:
 
 
 def parse_grammar(text: str, path: str) -> ir.Grammar:
-    """Parse one grammar file into IR; raise `CompileErrors` on a syntax error."""
+    """Parse one grammar file into IR; raise `CompileErrors` with every syntax error of
+    the file (`syntax_errors`)."""
     text = text.removeprefix("\ufeff")
     try:
         tree = _parser().parse(text)
     except UnexpectedInput as error:
-        raise CompileErrors([_syntax_error(error, text, path)]) from None
+        raise CompileErrors(syntax_errors(text, path, error)) from None
     builder = _ToIR()
     try:
         statements = builder.transform(tree)

@@ -466,6 +466,7 @@ ELEMENTS: dict[str, ElementSig] = {
             "until": Param(ArgType.STRINGS, required=True),
             "max_len": Param(ArgType.INT, default=256),
             "keep": Param(ArgType.BOOL, default=False),
+            "id": Param(ArgType.BOOL, default=False),
         },
     ),
     "name": ElementSig(

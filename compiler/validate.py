@@ -314,6 +314,38 @@ def _validate_call(call: ir.CallStmt, report: Report) -> None:
     _validate_opener(call, report)
     _validate_roles(call, known, report, complete=not unknown)
     _validate_repeats(call, report)
+    _validate_read_ids(call, known, report)
+
+
+def _flag(element: ir.Element, word: str) -> bool:
+    value = element.arg(word)
+    return isinstance(value, ir.Bool) and value.value
+
+
+def _validate_read_ids(
+    call: ir.CallStmt, known: list[tuple[ir.Element, ir.ElementSig]], report: Report
+) -> None:
+    """`skip(id=true)`: the model's own id of the call, read before its name (the call is
+    handed out once its name is known, with its id), once per call, and markup, not prose."""
+    ids = [
+        e for e in call.items if isinstance(e, ir.Element) and e.name == "skip" and _flag(e, "id")
+    ]
+    for element in ids:
+        if _flag(element, "keep"):
+            report.error(
+                element, "`skip(id=true)` reads markup, the call's id: it cannot be `keep=true`"
+            )
+    for extra in ids[1:]:
+        report.error(extra, f"a call has one id; another `skip(id=true)` is on line {ids[0].line}")
+    names = [e for e, sig in known if sig.gives_name]
+    if ids and names:
+        position = {id(item): i for i, item in enumerate(call.items)}
+        if position[id(ids[0])] > position[id(names[0])]:
+            report.error(
+                ids[0],
+                f"`skip(id=true)` must come before the call's name `{names[0].name}` "
+                f"(line {names[0].line}): a call is handed out with its id once its name is known",
+            )
 
 
 def _is_recipient_name(item: ir.Item) -> bool:

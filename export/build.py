@@ -416,8 +416,9 @@ class Builder:
         if isinstance(item, Skip):
             if item.keep:  # prose the parser recovers; a constrained model writes none there
                 return EMPTY
-            # a free header (Inkling repeats the name there): a name-like word, well within
-            # the item's length limit and unable to hold a marker
+            # a free header (Inkling repeats the name there, Solar Open the call's id): a
+            # name-like word, well within the item's length limit and unable to hold a
+            # marker; optional, as the parser reads a call without one
             return Opt(Pat("header"))
         if isinstance(item, Name):
             assert tool is not None

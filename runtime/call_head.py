@@ -49,6 +49,8 @@ class HeadReaders:
             self._read(call, buf[pos:at])
             if item.keep:
                 self._keep(call, buf[pos:at])
+            elif item.id:
+                call.read_id = buf[pos:at].strip()
             call.item += 1
             self._outcome = READ
             return at

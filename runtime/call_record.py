@@ -29,6 +29,7 @@ class CallRecord:
         "peeked",
         "kept",
         "prompt",
+        "read_id",
     )
 
     def __init__(
@@ -62,3 +63,4 @@ class CallRecord:
         # follows, given back as text if the call ends there
         self.ws_tail: list[str] = []
         self.kept: list[str] = []  # prose a `skip(keep=true)` read: content once committed
+        self.read_id = ""  # the call's own id, read by a `skip(id=true)` before its name

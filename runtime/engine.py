@@ -429,7 +429,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
         call.index = self.calls_emitted
         self.calls_emitted += 1
         self._current_name = name
-        self._out.call(call.index, header_id or self.call_id(call.index), name)
+        self._out.call(call.index, header_id or call.read_id or self.call_id(call.index), name)
 
     def _mismatch(self, call: CallRecord, buf: str, pos: int, eof: bool) -> int:
         """A required literal is not there.

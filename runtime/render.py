@@ -22,7 +22,7 @@ from .dialects import DIALECTS
 from .keyvalue_args import render_keyvalue
 from .protocol import Arguments, Call, RenderError, argument_pairs, render_value_text
 from .python_calls import render_python
-from .spec import FamilySpec, Lit, Name, Ws
+from .spec import FamilySpec, Lit, Name, Skip, Ws
 from .xml_elements import render_element
 from .xml_params import KEY_SHAPES, render_key
 
@@ -41,6 +41,7 @@ __all__ = [  # the writers of values each dialect module keeps, gathered for cal
     "render_output",
     "render_python",
     "render_value_text",
+    "written_id",
 ]
 
 HEADER_SHAPES = (
@@ -69,6 +70,13 @@ def render_header(item: Name, name: str, index: int) -> str:
     raise RenderError(f"cannot write the name {name!r} in the shape /{item.pattern}/ reads")
 
 
+def written_id(index: int) -> str:
+    """The id `render` writes where the markup carries the model's own (`skip(id=true)`) and
+    the caller gave none: ten lowercase letters and digits (Solar Open's template asks for
+    that shape), from the call's position so that a rendering is reproducible."""
+    return f"call{index:06d}"
+
+
 def lists_calls(spec: FamilySpec) -> bool:
     """The family's dialect writes every call of an output in one item (`[a(), b()]`)."""
     return any((row := DIALECTS.get(type(item))) and row.lists_calls for item in spec.call)
@@ -80,10 +88,12 @@ def render_call(
     args: Arguments,
     index: int,
     more: Sequence[tuple[str, Arguments]] = (),
+    call_id: str | None = None,
 ) -> str:
     """One call in the family's first call shape, every marker in its canonical spelling;
     the arguments (and a name the dialect carries) in the dialect's own syntax. `more` calls
-    join it in the item of a dialect that lists calls, as a model writes them."""
+    join it in the item of a dialect that lists calls, as a model writes them. Where the
+    markup carries the call's id, `call_id` is written (by default `written_id(index)`)."""
     calls: list[Call] = [(n, argument_pairs(a)) for n, a in [(name, args), *more]]
     out: list[str] = []
     for item in spec.call:
@@ -94,13 +104,18 @@ def render_call(
         elif isinstance(item, Ws):
             out.append(item.write)
         elif isinstance(item, Name):
-            out.append(render_header(item, name, index))
+            try:
+                out.append(render_header(item, name, index))
+            except RenderError as error:  # said with the grammar line the shape comes from
+                raise RenderError(f"{spec.source}:{item.line}: {error}") from None
+        elif isinstance(item, Skip) and item.id:
+            out.append(call_id or written_id(index))
         elif (row := DIALECTS.get(type(item))) is not None:
             try:
                 out.append(row.render(item, calls if row.lists_calls else calls[:1]))
             except RenderError as error:
                 raise RenderError(f"{spec.name}: {error}") from None
-        # skipped headers need no text
+        # other skipped headers need no text
     return "".join(out)
 
 
@@ -111,8 +126,10 @@ def render_output(
     content: str | None = None,
     reasoning: str | None = None,
     after: str | None = None,
+    ids: Sequence[str | None] = (),
 ) -> str:
     """The whole output: reasoning, content, the calls (in the section, if any), then text.
+    `ids` are the calls' ids, for a markup that carries them (`skip(id=true)`).
     Content (and the text after the calls) is written as the grammar's `content` statement
     spells it (`>>>all\nTEXT`), else as bare text on its own line."""
     parts: list[str] = []
@@ -125,7 +142,10 @@ def render_output(
     if calls and lists_calls(spec):  # one list holds every call
         body = render_call(spec, *calls[0], 0, more=calls[1:])
     else:
-        body = "\n".join(render_call(spec, n, a, i) for i, (n, a) in enumerate(calls))
+        given = list(ids) + [None] * (len(calls) - len(ids))
+        body = "\n".join(
+            render_call(spec, n, a, i, call_id=given[i]) for i, (n, a) in enumerate(calls)
+        )
     if spec.section is not None and calls:
         body = spec.section.opens[0] + body + spec.section.closes[0]
     parts.append(body)

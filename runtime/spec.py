@@ -128,11 +128,15 @@ class Skip:
     """Markup of no fixed spelling up to (not including) the first of `until`, at most
     `max_len` characters: a header such as Inkling's `<|message_model|>NAME<|content_…|>`.
     With `keep`, the text is prose, not markup: content once the call is known, given back
-    with the opener when it is no call (pre-v11 Mistral's `[TOOL_CALLS] Sure: [{…}]`)."""
+    with the opener when it is no call (pre-v11 Mistral's `[TOOL_CALLS] Sure: [{…}]`).
+    With `id`, the text (stripped) is the model's own id of the call, written before its
+    name (Solar Open's `<|tool_call:begin|>ID<|tool_call:name|>NAME`): streamed as the call's
+    id, written by `render` and let through by the exporter."""
 
     until: tuple[str, ...]
     max_len: int = 256
     keep: bool = False
+    id: bool = False
     line: int = 0
     file: str = ""  # its grammar file, when not the family's own (`extends`)
 

@@ -46,11 +46,14 @@ def test_check_runs_the_template_rows_and_says_why_not(
     assert "skipped (no chat template of this family" in without
     # a row whose findings are not the ones it declares fails the check, naming the template
     rows = [row for row in template_table() if row["family"] == "hermes"]
-    wrong = [{**rows[0], "known": ["calls"], "why": "planted"}]
+    planted = "calls (one call): wrote [], read []"
+    wrong = [{**rows[0], "known": [planted], "why": "planted"}]
     monkeypatch.setattr(template_check, "template_table", lambda: wrong)
     report = check("hermes", budget=0.0, templates=template_folder)
     assert report.failed["template"] == 1
-    assert f"[template] {rows[0]['file']} (known: calls)" in report.summary()
+    assert f"[template] {rows[0]['file']}: known finding no longer occurs: {planted}" in (
+        report.summary()
+    )
 
 
 @pytest.mark.parametrize("path", BROKEN, ids=lambda p: p.stem)
@@ -150,15 +153,23 @@ def test_an_export_that_disagrees_with_the_parser_is_caught(
     assert "walk seed" in report.findings["export walks"].detail
 
 
-def test_without_llguidance_the_export_proof_says_skipped(
+def test_without_llguidance_the_export_proof_fails_loudly(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from toolgrammar.check import family as check_module
 
     monkeypatch.setattr(check_module, "EXPORT_MISSING", ImportError("no llguidance"))
     report = check("hermes", budget=0.0, seed=0)
-    assert report.ok and report.checked["export"] == report.checked["export walks"] == 0
-    assert "export             0 checked  skipped (needs llguidance" in report.summary()
+    assert report.checked["export"] == report.checked["export walks"] == 0
+    # said loudly, never "skipped … ok": the run fails and names the install that has it
+    assert not report.ok
+    summary = report.summary()
+    assert "export             0 checked  NOT CHECKED: llguidance is not installed" in summary
+    assert "skipped" not in summary.split("export  ")[1].split("\n")[0]
+    assert summary.endswith(
+        "FAILED: the export was not checked: llguidance is not installed; the authoring "
+        "install has it: pip install -e '.[compiler,test]'"
+    )
 
 
 def test_a_broken_export_is_shown_shrunk_with_its_rule_and_grammar_line(
@@ -185,3 +196,36 @@ def test_a_broken_export_is_shown_shrunk_with_its_rule_and_grammar_line(
     text = finding.text  # shrunk: one call of two arguments, as the renderer writes it
     assert text.count("<tool_call>") == 1 and len(text) < 160, text
     assert "replay: --seed 4 (sample " in str(finding) and "  rule  = json_" in str(finding)
+
+
+UNFILLABLE = (
+    "family unfillable\n"
+    'call "<c>" name(until="<a>", pattern=/(?P<id>[a-z0-9]+)<n>(?P<name>[a-z_.0-9]+)/)\n'
+    '    "<a>" json_args "</c>"\n'
+)
+
+
+def test_a_name_pattern_the_renderer_cannot_fill_ends_the_run_and_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The sampler writes nothing for such a grammar; `check` used to wait for a first sample
+    past its budget forever, printing nothing."""
+    import signal
+
+    def hung(signum: int, frame: Any) -> None:
+        raise TimeoutError("check did not end: it waits for a sample the renderer never writes")
+
+    path = tmp_path / "unfillable.tg"
+    path.write_text(UNFILLABLE, encoding="utf-8")
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(120)
+    try:
+        assert main(["check", str(path), "--budget", "1"]) == 1
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    captured = capsys.readouterr()
+    assert "FAILED: the renderer wrote no sample of this family's markup" in captured.out
+    assert f"{path}:2: cannot write the name" in captured.out  # the grammar line of the item
+    # and the build of the file warned first, with the line and column of the item
+    assert f"{path}:2:12: warning: `render` cannot write a name" in captured.err

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import collections
-import os
 
 import pytest
 
 import toolgrammar
-from corpus_format import CORPUS, MIN_CASES, Case, all_cases, render_expect, rewrite
+from corpus_format import CORPUS, MIN_CASES, Case, all_cases, render_expect, rewrite, updating
 from toolgrammar.check.invariants import run, split_at
 
 CASES = all_cases()
-UPDATE = os.environ.get("TOOLGRAMMAR_UPDATE_CORPUS") == "1"
+UPDATE = updating()
 
 
 def test_corpus_is_not_empty() -> None:

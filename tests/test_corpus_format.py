@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from corpus_format import CorpusError, load
+from corpus_format import CorpusError, load, rewrite
 
 GOOD = '{"content": "hi", "reasoning": null, "tool_calls": [], "finish_reason": "stop"}'
 
@@ -28,7 +29,7 @@ def test_corpus_mistakes_name_file_and_line(
     path = tmp_path / "demo.txt"
     path.write_text(text, encoding="utf-8")
     with pytest.raises(CorpusError) as error:
-        load(path)
+        load(path, update=False)
     assert str(error.value).startswith(f"{path}:{where}: ")
     assert says in str(error.value)
 
@@ -46,3 +47,32 @@ def test_a_good_file_loads(tmp_path: Path) -> None:
         "length",
         3,
     )
+
+
+@pytest.mark.parametrize("expectation", ["", "\n", '{"content": "hi"}', '{"content": '])
+def test_the_update_switch_fills_an_empty_or_broken_expectation(
+    tmp_path: Path, expectation: str
+) -> None:
+    """A new case is written with `--- expect` and nothing after it; the update run fills it
+    (it used to stop collection with a hint naming the switch already on)."""
+    path = tmp_path / "demo.txt"
+    path.write_text("=== a\nhi\n--- expect\n" + expectation + "\n=== b\nho\n--- expect\n", "utf-8")
+    with pytest.raises(CorpusError):
+        load(path, update=False)
+    cases = load(path, update=True)
+    assert [(case.name, case.text, case.expect) for case in cases] == [
+        ("a", "hi", {}),
+        ("b", "ho", {}),
+    ]
+    filled = json.loads(GOOD)
+    rewrite(path, {"a": filled, "b": filled})
+    assert [case.expect for case in load(path, update=False)] == [filled, filled]
+
+
+def test_the_hint_for_an_empty_expectation_says_to_leave_it_empty_and_fill(tmp_path: Path) -> None:
+    path = tmp_path / "demo.txt"
+    path.write_text("=== a\nhi\n--- expect\n", "utf-8")
+    with pytest.raises(
+        CorpusError, match="leave it empty and run with TOOLGRAMMAR_UPDATE_CORPUS=1"
+    ):
+        load(path, update=False)

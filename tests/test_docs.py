@@ -100,3 +100,60 @@ def test_families_catalogue_is_current() -> None:
     assert (DOCS / "families.md").read_text(
         encoding="utf-8"
     ) == module.catalogue(), "docs/families.md is stale: run python scripts/families_doc.py"
+
+
+def _readme_section(title: str) -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index(f"\n## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end >= 0 else None]
+
+
+def test_adding_a_family_begins_with_the_install_its_steps_use() -> None:
+    """The steps run pytest and the export proof (llguidance): the install they give must
+    bring both (the README's first install brought neither, and `check` then said the export
+    was "skipped" in a run that passed)."""
+    import tomllib
+
+    section = _readme_section("Adding a family")
+    command = "pip install -e '.[compiler,test]'"
+    assert command in section.split("1. ")[0], "the authoring install comes before step 1"
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    optional = extras["project"]["optional-dependencies"]
+    installed = " ".join(optional["compiler"] + optional["test"])
+    for package in ("lark", "jinja2", "black", "pytest", "hypothesis", "llguidance"):
+        assert package in installed, f"{command} does not install {package}"
+    for used in ("python -m pytest", "toolgrammar check", "toolgrammar build"):
+        assert used in section
+
+
+def _grammar_files() -> list[str]:
+    return sorted(p.name for p in (ROOT / "grammars").glob("*.tg"))
+
+
+def test_the_counts_that_follow_the_family_list_are_current() -> None:
+    """README's and docs/export.md's figures go stale with every new family: checked here."""
+    import toolgrammar
+
+    names = len(toolgrammar.families())
+    grammars = len(_grammar_files())
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"(\d+) grammars, (\d+) registered names", readme)
+    assert found, "README.md states how many grammars and registered names there are"
+    assert (int(found[1]), int(found[2])) == (grammars, names), (
+        f"README.md says {found[0]!r}: there are {grammars} grammars, {names} registered names"
+    )
+    export = (ROOT / "docs" / "export.md").read_text(encoding="utf-8")
+    stated = re.findall(r"all (\d+) grammars", export)
+    assert stated and all(int(n) == grammars for n in stated), (
+        f"docs/export.md says all {stated} grammars; there are {grammars}"
+    )
+
+
+def test_every_grammar_is_in_the_language_references_family_table() -> None:
+    text = (ROOT / "grammars" / "README.md").read_text(encoding="utf-8")
+    table = text[text.index("| family (registered names) | grammar file |") :]
+    rows = [line for line in table.split("\n") if line.startswith("| ")]
+    listed = {f for row in rows for f in re.findall(r"[A-Za-z0-9_.-]+\.tg", row.split("|")[2])}
+    missing = [name for name in _grammar_files() if name not in listed]
+    assert not missing, f"grammars/README.md's family table lacks a row for {missing}"

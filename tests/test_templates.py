@@ -24,6 +24,7 @@ from toolgrammar.check.templates import (
     check_row,
     check_template,
     row_holds,
+    row_problems,
     row_template,
     template_table,
 )
@@ -42,7 +43,7 @@ def test_family_round_trips_through_its_chat_template(
     row: dict[str, Any], template_folder: Path
 ) -> None:
     report = check_row(row, template_folder)
-    assert row_holds(row, report), report.summary()
+    assert row_holds(row, report), row_problems(row, report) + "\n" + report.summary()
 
 
 def test_the_table_is_well_formed(template_folder: Path) -> None:
@@ -52,7 +53,9 @@ def test_the_table_is_well_formed(template_folder: Path) -> None:
     for row in ROWS:
         assert row.get("source", DEFAULT_SOURCE) in TEMPLATE_SOURCES, row
         assert row_template(row, template_folder).is_file(), row
-        assert set(row.get("known", ())) <= set(FINDING_KINDS), row
+        for key in row.get("known", ()):  # exact findings, by key: never a bare kind
+            kind = key.split(" (")[0].split(": ")[0]
+            assert kind in FINDING_KINDS and key != kind and ": " in key, (row, key)
         assert bool(row.get("known")) == bool(row.get("why")), row
         key = json.dumps(row, sort_keys=True, ensure_ascii=False)
         assert key not in seen, row
@@ -283,3 +286,93 @@ def test_a_row_of_an_unknown_source_is_a_clear_error(template_folder: Path) -> N
     row = {"family": "hermes", "file": "x.jinja", "source": "sglang"}
     with pytest.raises(ValueError, match=r"x\.jinja: unknown template source 'sglang'"):
         row_template(row, template_folder)
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning", "thinking"])
+def test_every_reasoning_field_a_template_reads_gets_the_reasoning(field: str) -> None:
+    """vLLM's newer `message.reasoning` (Solar Open's template), the older
+    `reasoning_content` and gpt-oss's `thinking`: each reaches a template that reads it (a
+    template reading `reasoning` used to get none, and the round trip only noted it)."""
+    chatml = CHATML.replace(
+        "{%- if message.content %}",
+        f"{{%- if message.{field} %}}{{{{ '<think>' + message.{field} + '</think>' }}}}"
+        "{% endif %}{%- if message.content %}",
+    )
+    assert f"message.{field}" in chatml
+    report = check_template("hermes", chatml, name=field)
+    assert report.ok, report.summary()
+    assert not any("does not write the turn's reasoning" in n for n in report.notes), report.notes
+
+
+def test_the_reasoning_fields_a_template_reads() -> None:
+    from toolgrammar.check.templates import reasoning_fields
+
+    assert reasoning_fields("{{ message.reasoning }}") == ("reasoning",)
+    assert reasoning_fields("{{ m['thinking'] }}{{ m.get('reasoning_content') }}") == (
+        "reasoning_content",
+        "thinking",
+    )
+    assert reasoning_fields("{% set reasoning_effort = 'high' %}") == ("reasoning_content",)
+
+
+def test_a_history_that_drops_the_prompts_opener_but_closes_the_reasoning() -> None:
+    """Apriel 1.6's shape: the prompt ends with the reasoning opener, the history writes the
+    reasoning and its closer without it: the turn is read from inside the reasoning."""
+    apriel = (
+        "{%- for m in messages %}<|{{ m.role }}|>\n{% if m.role == 'assistant' %}"
+        "{% if m.reasoning_content %}{{ m.reasoning_content }}\n[BEGIN FINAL RESPONSE]\n"
+        "{% endif %}{{ m.content }}{% if m.tool_calls %}\n<tool_calls>["
+        '{% for c in m.tool_calls %}{"name": "{{ c.function.name }}", "arguments": '
+        "{{ c.function.arguments | tojson }}}{% if not loop.last %}, {% endif %}{% endfor %}"
+        "]</tool_calls>{% endif %}{% else %}{{ m.content }}{% endif %}{% endfor %}"
+        "{% if add_generation_prompt %}<|assistant|>\nHere are my reasoning steps:\n{% endif %}"
+    )
+    report = check_template("apriel", apriel, name="apriel")
+    assert report.ok, report.summary()
+
+
+def test_a_known_finding_masks_no_other_of_its_kind() -> None:
+    """`known` names exact findings: a second finding of a listed kind (a wrong reasoning
+    closer under a row that knows another reasoning finding) fails the row, by its key."""
+    closer = CHATML.replace(
+        "{%- if message.content %}",
+        "{%- if message.reasoning_content %}{{ '<think>' + message.reasoning_content + '</end>' }}"
+        "{% endif %}{%- if message.content %}",
+    )
+    report = check_template("hermes", closer, name="closer")
+    keys = [finding.key for finding in report.findings]
+    assert keys and all(key.startswith(("reasoning (", "content (")) for key in keys), keys
+    row = {"file": "closer", "known": ["reasoning (one call): wrote 'x', read None"]}
+    assert not row_holds(row, report)
+    problems = row_problems(row, report)
+    for key in keys:
+        assert f"closer: unexpected finding: {key}" in problems
+    assert row_holds({"file": "closer", "known": keys}, report)
+
+
+def test_a_known_finding_that_no_longer_occurs_is_named() -> None:
+    report = check_template("hermes", CHATML, name="chatml")
+    assert report.ok
+    gone = "content (one call): wrote '', read 'x'"
+    row = {"file": "chatml", "known": [gone]}
+    assert not row_holds(row, report)
+    assert row_problems(row, report) == f"chatml: known finding no longer occurs: {gone}"
+
+
+SOLAR_LIKE = (
+    "{%- for m in messages %}<|begin|>{{ m.role }}{% if m.role == 'assistant' %}"
+    "{% if m.tool_calls %}<|tool_calls|>{% for c in m.tool_calls %}<|tool_call:begin|>"
+    "{{ c.id }}{{ suffix }}<|tool_call:name|>{{ c.function.name }}<|tool_call:args|>"
+    "{{ c.function.arguments | tojson }}<|tool_call:end|>{% endfor %}<|calls|>"
+    "{% else %}<|content|>{{ m.content }}<|end|>{% endif %}"
+    "{% else %}<|content|>{{ m.content }}<|end|>{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}<|begin|>assistant{% endif %}"
+)
+
+
+def test_a_markup_that_carries_call_ids_reads_back_the_ids_the_template_wrote() -> None:
+    """Solar Open's `skip(id=true)`: the round trip compares the ids too."""
+    assert check_template("solar_open", SOLAR_LIKE, name="solar").ok
+    report = check_template("solar_open", SOLAR_LIKE, variables={"suffix": "x"}, name="solar")
+    keys = [finding.key for finding in report.findings]
+    assert "calls (one call): wrote the ids ['aB3dE6gH9'], read ['aB3dE6gH9x']" in keys, keys

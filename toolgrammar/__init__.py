@@ -228,8 +228,9 @@ def render(
     params: Mapping[str, str] | None = None,
     response_template: Mapping[str, Any] | None = None,
 ) -> str:
-    """The text a model of `family` writes for `calls` (each `{"name": …, "arguments": {…}}`
-    or a `(name, arguments)` pair), with optional reasoning before and content around them.
+    """The text a model of `family` writes for `calls` (each `{"name": …, "arguments": {…}}`,
+    with an `"id"` for a markup that carries the call's id, or a `(name, arguments)` pair),
+    with optional reasoning before and content around them.
 
     The text is parsed back with `tools`; if the family's markup cannot carry a value so that
     it reads back the same (a string holding the family's own closing marker, `"3"` for an
@@ -237,7 +238,8 @@ def render(
     """
     spec = with_params(family_spec(family, response_template), params)
     pairs = [_call_pair(call) for call in calls]
-    text = render_output(spec, pairs, content=content, reasoning=reasoning, after=after)
+    ids = [call.get("id") if isinstance(call, dict) else None for call in calls]
+    text = render_output(spec, pairs, content=content, reasoning=reasoning, after=after, ids=ids)
     message = parse(
         family,
         text,

@@ -217,13 +217,16 @@ def cmd_check(args: argparse.Namespace) -> int:
         if COMPILER_MISSING is not None:
             raise CliError(f"checking a grammar file needs the compiler extra ({COMPILER_MISSING})")
         path = Path(family)
+        warnings: list[Any] = []
         try:
-            code = compile_grammar_text(path.read_text(encoding="utf-8"), family)
+            code = compile_grammar_text(path.read_text(encoding="utf-8"), family, None, warnings)
         except OSError as error:
             raise CliError(f"{family}: {error.strerror}") from None
         except CompileErrors as errors:
             print(str(errors), file=sys.stderr)
             return 1
+        for warning in warnings:
+            print(warning, file=sys.stderr)
         namespace: dict[str, Any] = {}
         exec(compile(code, family, "exec"), namespace)
         scope = registered(namespace["SPEC"])
@@ -347,6 +350,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     except CompileErrors as errors:
         print(str(errors), file=sys.stderr)
         return 1
+    for warning in result.warnings:
+        print(warning, file=sys.stderr)
     if args.compare_only:
         if result.stale:
             print(result.diff, end="" if result.diff.endswith("\n") else "\n")

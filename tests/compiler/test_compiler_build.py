@@ -264,3 +264,24 @@ def test_extends_loop_is_reported(tmp_path: Path) -> None:
     with pytest.raises(CompileErrors) as info:
         build(grammars, tmp_path / "out")
     assert "`extends` loops: a -> b -> a" in str(info.value)
+
+
+def test_the_build_warns_on_a_name_pattern_the_renderer_cannot_fill(tmp_path: Path) -> None:
+    from toolgrammar.compiler.build import build, compile_grammar_text
+
+    text = (
+        "family demo\n"
+        'call "<c>" name(until="<a>", pattern=/(?P<id>\\w+)<n>(?P<name>\\w+)/) "<a>" json_args\n'
+    )
+    warnings: list = []
+    compile_grammar_text(text, "demo.tg", None, warnings)
+    (warning,) = warnings
+    assert str(warning).startswith("demo.tg:2:12: warning: `render` cannot write a name")
+    assert "skip(until=…, id=true)" in str(warning)
+    # a shape render can write: no warning; a whole build reports them too
+    compile_grammar_text(text.replace("(?P<id>\\w+)<n>", ""), "demo.tg", None, warnings)
+    assert len(warnings) == 1
+    (tmp_path / "g").mkdir()
+    (tmp_path / "g" / "demo.tg").write_text(text, encoding="utf-8")
+    result = build(tmp_path / "g", tmp_path / "out")
+    assert [w.line for w in result.warnings] == [2]

@@ -16,7 +16,8 @@ renderer, `runtime/render.py`), then checks, for each:
   `named:TOOL` when it calls only that tool), and random walks of the export through
   llguidance (`exports.py`, shared with tests/test_export.py) end, parse back to calls
   that are schema-valid and survive a render (export walks). One round of walks always runs,
-  more while the budget lasts. Skipped, and said so, without llguidance (the test extra).
+  more while the budget lasts. Without llguidance (the test extra) the export is not
+  checked and the run fails saying so, with the install that has it.
 
 A violation is reported with the exact text, the split, the invariant and a replay
 seed, after shrinking the text while the violation persists. An export's rejection shrinks
@@ -57,7 +58,7 @@ from ..runtime.params import with_params
 from ..runtime.registry import get_spec
 from ..runtime.render import RenderError, render_output
 from ..runtime.spec import FamilySpec, markup_literals
-from .templates import check_row, family_rows, row_holds
+from .templates import check_row, family_rows, row_holds, row_problems
 
 try:  # llguidance (the test extra) runs the exported grammars; without it the proof is skipped
     from .exports import (
@@ -75,7 +76,13 @@ except ImportError as missing:
     EXPORT_MISSING: ImportError | None = missing
 else:
     EXPORT_MISSING = None
+# what to do about it: the authoring install (README, "Adding a family")
+EXPORT_UNCHECKED = (
+    "llguidance is not installed; the authoring install has it: pip install -e '.[compiler,test]'"
+)
 
+# samples the renderer fails on in a row, none written yet, before the run stops and says why
+GIVE_UP = 200
 ALPHABET = list("abcxyz XYZ019.,:;-_/") + [
     '"', "\\", "'", "<", ">", "{", "}", "[", "]", "\n", "\t", "é", "中", "😀", "\u2028", "&", "=",
 ]  # fmt: skip
@@ -141,21 +148,34 @@ class CheckReport:
     findings: dict[str, Finding] = field(default_factory=dict)
     # why the template round trip did not run (None: it ran, or the family has rows to run)
     template_skipped: str | None = None
+    unwritten: str = ""  # why the renderer could not write the last sample it failed on
+    no_samples: str | None = None  # why no sample at all was written: a failed check
 
     @property
     def ok(self) -> bool:
-        return not any(self.failed.values())
+        """Every proof ran and held: a proof that could not run (no llguidance for the
+        export) is not a pass."""
+        return not any(self.failed.values()) and self.no_samples is None and not self.incomplete
+
+    @property
+    def incomplete(self) -> bool:
+        return EXPORT_MISSING is not None
 
     def summary(self) -> str:
         lines = [
             f"{self.family}: {self.samples} samples, {self.cuts} cut points "
             f"(x 3 splittings), {self.inputs} bad inputs, {self.seconds:.1f} s, seed {self.seed}"
         ]
+        if self.no_samples is not None:
+            lines.append(
+                "  FAILED: the renderer wrote no sample of this family's markup, so the "
+                f"invariants had nothing to run on: {self.no_samples}"
+            )
         for name in INVARIANTS:
             if self.failed[name]:
                 state = f"{self.failed[name]} FAILED"
             elif name.startswith("export") and EXPORT_MISSING is not None:
-                state = f"skipped (needs llguidance, the test extra: {EXPORT_MISSING})"
+                state = f"NOT CHECKED: {EXPORT_UNCHECKED} ({EXPORT_MISSING})"
             elif name == "template" and self.template_skipped is not None:
                 state = f"skipped ({self.template_skipped})"
             else:  # nothing checked is not a pass: the probe found nothing to run on
@@ -163,6 +183,8 @@ class CheckReport:
             lines.append(f"  {name:<12} {self.checked[name]:>7} checked  {state}")
         for finding in self.findings.values():
             lines.append(str(finding))
+        if self.incomplete:
+            lines.append(f"FAILED: the export was not checked: {EXPORT_UNCHECKED}")
         return "\n".join(lines)
 
 
@@ -246,6 +268,13 @@ class Sample:
 
 def make_sample(spec: FamilySpec, tools: list[dict[str, Any]], seed: int) -> Sample | None:
     """One random output in the family's markup, or None when the markup cannot write it."""
+    sample = sample_or_why(spec, tools, seed)
+    return sample if isinstance(sample, Sample) else None
+
+
+def sample_or_why(spec: FamilySpec, tools: list[dict[str, Any]], seed: int) -> Sample | str:
+    """One random output in the family's markup, or why the renderer cannot write it (the
+    `RenderError`, which names the grammar line of an item it cannot fill)."""
     rng = random.Random(seed)
     markers = markup_literals(spec)
     calls = []
@@ -259,8 +288,8 @@ def make_sample(spec: FamilySpec, tools: list[dict[str, Any]], seed: int) -> Sam
     reasoning = rng.choice([None, None, "I should call the tool.", ""]) if spec.reasoning else None
     try:
         text = render_output(spec, calls, content=content or None, reasoning=reasoning)
-    except RenderError:
-        return None
+    except RenderError as error:
+        return str(error)
     options = {"reasoning_open": False} if reasoning is None else {}
     return Sample(text, calls, content, reasoning, options, seed)
 
@@ -358,11 +387,18 @@ def check(
     exports = _Exports(family, tools)
     walks = _walk_plan(tools)
     walk_rng = random.Random(f"walks:{seed}")  # its own: the samples stay those of the seed
-    while time.monotonic() < deadline or report.samples == 0:
+    failed_in_a_row = 0
+    # the budget ends the run; past it, one sample is still written if the renderer can
+    while time.monotonic() < deadline or (report.samples == 0 and failed_in_a_row < GIVE_UP):
         sample_seed = rng.randrange(2**32)
-        sample = make_sample(spec, tools, sample_seed)
-        if sample is None:
+        sample = sample_or_why(spec, tools, sample_seed)
+        if isinstance(sample, str):
+            failed_in_a_row += 1
+            if report.samples == 0 and failed_in_a_row >= GIVE_UP:
+                break  # the renderer writes none: said below, not waited on
+            report.unwritten = sample
             continue
+        failed_in_a_row = 0
         report.samples += 1
         _check_sample(family, sample, tools, markers, report, deadline)
         _check_sample_exports(exports, sample, report, deadline)
@@ -373,6 +409,8 @@ def check(
         if progress is not None:
             progress(report.samples)
     report.seconds = time.monotonic() - start
+    if report.samples == 0:
+        report.no_samples = report.unwritten or "no sample was tried within the budget"
     return report
 
 
@@ -661,8 +699,7 @@ def _check_templates(family: str, folder: Path | None, report: CheckReport) -> N
         report.checked["template"] += 1
         found = check_row(row, folder)
         if not row_holds(row, found):
-            known = ", ".join(row.get("known", ())) or "none"
-            detail = f"{row['file']} (known: {known}): {found.summary()}"
+            detail = f"{row_problems(row, found)}\n{found.summary()}"
             _record(report, Finding("template", "", [], detail, report.seed))
 
 

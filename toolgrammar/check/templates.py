@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import jinja2
 from jinja2 import nodes
@@ -36,7 +36,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment
 from .. import parse
 from ..runtime.params import with_params
 from ..runtime.registry import get_spec
-from ..runtime.spec import FamilySpec, Lit, markup_literals
+from ..runtime.spec import FamilySpec, Lit, Skip, markup_literals
 
 TOOLS: list[dict[str, Any]] = [
     {
@@ -117,6 +117,15 @@ class TemplateFinding:
     kind: str  # one of FINDING_KINDS
     conversation: str
     detail: str
+    essence: str = ""  # what was found, without the output it was found in (default: detail)
+
+    @property
+    def key(self) -> str:
+        """The finding, exactly and stably: its kind, its conversation and what differs
+        (`content (reply after a tool result): wrote 'It is…', read None`), the output it
+        was read from left out. A row's `known` lists these."""
+        where = f" ({self.conversation})" if self.conversation else ""
+        return f"{self.kind}{where}: {self.essence or self.detail}"
 
     def __str__(self) -> str:
         where = f" ({self.conversation})" if self.conversation else ""
@@ -272,7 +281,7 @@ def _call_message(calls: Iterable[Call], as_text: bool) -> list[dict[str, Any]]:
 
 
 def conversations(
-    spec: FamilySpec, reasoning_field: str, as_text: bool = False
+    spec: FamilySpec, reasoning_fields: Sequence[str], as_text: bool = False
 ) -> list[Conversation]:
     """A call alone, content with two calls, a reply after a tool result and, for a family
     that reads reasoning, reasoning before a call."""
@@ -286,7 +295,8 @@ def conversations(
         if calls:
             message["tool_calls"] = _call_message(calls, as_text)
         if reasoning:
-            message[reasoning_field] = reasoning
+            for name in reasoning_fields:
+                message[name] = reasoning
         return message
 
     result = {"role": "tool", "tool_call_id": CALL_IDS[0], "name": "get_weather"}
@@ -319,13 +329,18 @@ def conversations(
     return found
 
 
-def reasoning_field(source: str) -> str:
-    """The message field the template reads the assistant's reasoning from."""
-    if "reasoning_content" in source:
-        return "reasoning_content"
-    if ".thinking" in source or "'thinking'" in source or '"thinking"' in source:
-        return "thinking"
-    return "reasoning_content"
+# the message fields serving stacks hand an assistant's reasoning in (vLLM's older and newer
+# names, and gpt-oss's): a template may read any of them
+REASONING_FIELDS = ("reasoning_content", "reasoning", "thinking")
+
+
+def reasoning_fields(source: str) -> tuple[str, ...]:
+    """The message fields the template reads the assistant's reasoning from (each is given
+    the reasoning); `reasoning_content` when it reads none of them by name."""
+    found = tuple(
+        name for name in REASONING_FIELDS if re.search(rf"""\.{name}\b|['"]{name}['"]""", source)
+    )
+    return found or ("reasoning_content",)
 
 
 # --------------------------------------------------------------------------- cutting
@@ -529,6 +544,7 @@ class Reading:
     calls: list[tuple[str, Any]]
     content: str | None
     reasoning: str | None
+    ids: list[str] = field(default_factory=list, compare=False)  # the calls' ids
 
 
 def _read(
@@ -540,7 +556,8 @@ def _read(
     except Exception as error:
         return f"the parser raised {error!r}"
     calls = [(c.function.name, _json_or_text(c.function.arguments)) for c in message.tool_calls]
-    return Reading(calls, _text_or_none(message.content), _text_or_none(message.reasoning))
+    ids = [c.id for c in message.tool_calls]
+    return Reading(calls, _text_or_none(message.content), _text_or_none(message.reasoning), ids)
 
 
 def _text_or_none(text: str | None) -> str | None:
@@ -557,8 +574,8 @@ def _differences(
     if len(wrote) < len(conversation.calls):  # the template's limit: nothing to read back
         notes.append(f"{title}: the template writes {len(wrote)} of the turn's calls")
     if reading.calls != wrote:
-        detail = f"wrote {wrote!r}, read {reading.calls!r} from {output!r}"
-        found.append(TemplateFinding("calls", title, detail))
+        essence = f"wrote {wrote!r}, read {reading.calls!r}"
+        found.append(TemplateFinding("calls", title, f"{essence} from {output!r}", essence))
     for kind, text, read in (
         ("content", conversation.content, reading.content),
         ("reasoning", conversation.reasoning, reading.reasoning),
@@ -566,8 +583,8 @@ def _differences(
         if text and text not in output:  # left out by the template: nothing to read back
             notes.append(f"{title}: the template does not write the turn's {kind}")
         elif read != _text_or_none(text):
-            detail = f"wrote {text!r}, read {read!r} from {output!r}"
-            found.append(TemplateFinding(kind, title, detail))
+            essence = f"wrote {text!r}, read {read!r}"
+            found.append(TemplateFinding(kind, title, f"{essence} from {output!r}", essence))
     return found
 
 
@@ -667,7 +684,7 @@ class _Run:
         markers = sorted(markup_literals(self.spec), key=len, reverse=True)
         eos = self.variables.get("eos_token", "</s>")
         stops = [*self.stop, eos, *turn_end(template, self.variables, markers)]
-        field_name = reasoning_field(source)
+        field_name = reasoning_fields(source)
         as_text = self.text_arguments
         for conversation in conversations(self.spec, field_name, as_text):
             try:
@@ -699,7 +716,7 @@ class _Run:
     def _no_calls_at_all(self) -> None:
         """A template that writes no call in any conversation is one finding, not one each."""
         with_calls = [f for f in self.report.findings if f.kind == "no tool calls"]
-        expected = sum(1 for c in conversations(self.spec, "reasoning_content") if c.calls)
+        expected = sum(1 for c in conversations(self.spec, ("reasoning_content",)) if c.calls)
         if with_calls and len(with_calls) == expected:
             detail = f"the template does not write tool calls (none in {expected} conversations)"
             others = [f for f in self.report.findings if f.kind != "no tool calls"]
@@ -715,8 +732,10 @@ class _Run:
             report.prompt_end = prompt[-40:]
         report.conversations += 1
         if conversation.calls and not any(c.name in output for c in conversation.calls):
-            detail = f"the template does not write the assistant's tool calls: {output!r}"
-            report.findings.append(TemplateFinding("no tool calls", conversation.title, detail))
+            essence = "the template does not write the assistant's tool calls"
+            finding = TemplateFinding("no tool calls", conversation.title, "", essence)
+            finding.detail = f"{essence}: {output!r}"
+            report.findings.append(finding)
             return
         options: dict[str, Any] = {"reasoning_open": self._opened(prompt, turn, unused, end)}
         if self.spec.prompt_opens:
@@ -726,6 +745,7 @@ class _Run:
             report.findings.append(TemplateFinding("calls", conversation.title, reading))
             return
         found = _differences(conversation, output, reading, report.notes)
+        found += self._id_differences(conversation, output, reading)
         report.findings += found
         mismatches = _prompt_mismatches(self.spec, end)
         if found or not mismatches:
@@ -736,8 +756,23 @@ class _Run:
                 if mismatch + " (harmless here)" not in report.notes:
                     report.notes.append(mismatch + " (harmless here)")
             return
-        detail = f"{'; '.join(mismatches)}: with the grammar's defaults it reads {by_default!r}"
-        report.findings.append(TemplateFinding("prompt", conversation.title, detail))
+        essence = "; ".join(mismatches)
+        detail = f"{essence}: with the grammar's defaults it reads {by_default!r}"
+        report.findings.append(TemplateFinding("prompt", conversation.title, detail, essence))
+
+    def _id_differences(
+        self, conversation: Conversation, output: str, reading: Reading
+    ) -> list[TemplateFinding]:
+        """A family whose markup carries the model's own call id (`skip(id=true)`) reads
+        back the ids the template wrote."""
+        if not any(isinstance(i, Skip) and i.id for shape in self.spec.shapes for i in shape.call):
+            return []
+        wrote = [CALL_IDS[n % len(CALL_IDS)] for n in range(len(conversation.calls))]
+        wrote = [i for i in wrote if i in output]
+        if not wrote or reading.ids == wrote:
+            return []
+        essence = f"wrote the ids {wrote!r}, read {reading.ids!r}"
+        return [TemplateFinding("calls", conversation.title, f"{essence} from {output!r}", essence)]
 
     def _opened(self, prompt: str, turn: str, unused: str, end: PromptEnd) -> bool:
         """Whether the turn, as the template writes it, starts inside reasoning.
@@ -752,12 +787,25 @@ class _Run:
         shared = prompt_end(self.spec, prompt[: len(prompt) - len(unused)])
         if shared.reasoning:
             return True
-        closes = [c.strip() for r in self.spec.reasoning for c in r.closes if c.strip()]
-        return end.reasoning and any(turn.lstrip().startswith(c) for c in closes)
+        return end.reasoning and _closed_first(self.spec, turn)
+
+
+def _closed_first(spec: FamilySpec, turn: str) -> bool:
+    """Whether the turn closes a reasoning block before it opens any: it goes on with the
+    reasoning the prompt opened although the history spells the prompt's opener otherwise
+    or not at all (GLM-4.7's history writes `</think>` for the prompt's `<think>`; Apriel
+    1.6's writes the reasoning and `[BEGIN FINAL RESPONSE]` without the prompt's `Here are
+    my reasoning steps:`)."""
+    closes = [c.strip() for r in spec.reasoning for c in r.closes if c.strip()]
+    opens = [o.strip() for r in spec.reasoning for o in r.opens if o.strip()]
+    first_close = min((at for c in closes if (at := turn.find(c)) >= 0), default=-1)
+    if first_close < 0:
+        return False
+    return not any(0 <= turn.find(o) < first_close for o in opens)
 
 
 def _with_text_arguments(
-    spec: FamilySpec, conversation: Conversation, field_name: str
+    spec: FamilySpec, conversation: Conversation, field_name: Sequence[str]
 ) -> Conversation:
     """The same conversation with every call's arguments as JSON text."""
     by_title = {c.title: c for c in conversations(spec, field_name, as_text=True)}
@@ -816,6 +864,28 @@ def check_row(row: dict[str, Any], templates: Path) -> TemplateReport:
 
 
 def row_holds(row: dict[str, Any], report: TemplateReport) -> bool:
-    """A row holds when the round trip finds exactly the kinds the row declares `known`:
-    a finding the row does not expect is a fault, and so is a `known` that no longer shows."""
-    return report.kinds == set(row.get("known", ()))
+    """A row holds when the round trip finds exactly the findings the row declares `known`
+    (each by its `key`): a finding the row does not name is a fault, even one of a kind it
+    names, and so is a `known` finding that no longer occurs."""
+    unexpected, gone = row_difference(row, report)
+    return not unexpected and not gone
+
+
+def row_difference(
+    row: dict[str, Any], report: TemplateReport
+) -> tuple[list[TemplateFinding], list[str]]:
+    """The findings the row's `known` does not name, and the `known` findings that no
+    longer occur (by name)."""
+    known = list(row.get("known", ()))
+    unexpected = [f for f in report.findings if f.key not in known]
+    found = {f.key for f in report.findings}
+    return unexpected, [key for key in known if key not in found]
+
+
+def row_problems(row: dict[str, Any], report: TemplateReport) -> str:
+    """What makes a row fail, one line each: every unexpected finding with its key and
+    detail, every known finding that no longer occurs by its key."""
+    unexpected, gone = row_difference(row, report)
+    lines = [f"{row['file']}: unexpected finding: {f.key}\n  {str(f).strip()}" for f in unexpected]
+    lines += [f"{row['file']}: known finding no longer occurs: {key}" for key in gone]
+    return "\n".join(lines)
