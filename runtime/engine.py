@@ -217,7 +217,8 @@ class Engine:
                 state.waiting = False
                 new = self._run_call(buf, pos, eof)
                 if state.rewind is not None:  # another shape reads the same text again
-                    buf, pos, state.rewind = state.rewind + buf[new:], 0, None
+                    buf, pos = _rewound(buf, new, state.rewind)
+                    state.rewind = None
                     continue
                 # a safety net: a call that neither read nor moved on waits for more text
                 stuck = new == pos and self._call is call and call.item == item
@@ -974,6 +975,16 @@ class Engine:
         if self._stopped and self.mode == SECTION:
             self._section_back()
         self._state.ws_held.clear()  # trailing whitespace of the content
+
+
+def _rewound(buf: str, pos: int, past: str) -> tuple[str, int]:
+    """The text to read again from, `past` then buf[pos:], and where it starts. Text still
+    in `buf` right before `pos` (a whole parse) is read where it is: building a new buffer
+    copied the rest of the output at every shape tried, quadratic over repeated openers."""
+    back = pos - len(past)
+    if back >= 0 and buf.startswith(past, back):
+        return buf, back
+    return past + buf[pos:], 0
 
 
 # the reader of each kind of call item, indexed by the kinds `CompiledFamily.steps` holds
