@@ -1,7 +1,7 @@
 """Fetch the chat templates the template round trip runs on (`tests/test_templates.py`).
 
 Two pinned sdists carry models' chat templates, each kept in its own folder of
-`.cache/templates/` (`toolgrammar.template_check.TEMPLATE_SOURCES` names them; a row of
+`.cache/templates/` (`toolgrammar.check.templates.TEMPLATE_SOURCES` names them; a row of
 `grammars/templates.toml` says which one its file comes from with `source`):
 - "llama.cpp": the llama-cpp-python sdist, about 70 models' own `chat_template` fields, kept
   by llama.cpp for its own tests under `vendor/llama.cpp/models/templates/`;
@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from toolgrammar.template_check import TEMPLATE_CACHE, TEMPLATE_SOURCES
+from toolgrammar.check.templates import TEMPLATE_CACHE, TEMPLATE_SOURCES
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ class FetchError(Exception):
 
 def templates_root(cache: Path = DEFAULT_CACHE) -> Path:
     """`cache/templates`, holding every source's folder, each fetched and unpacked on first
-    use: `toolgrammar.template_check.check_row` takes it."""
+    use: `toolgrammar.check.templates.check_row` takes it."""
     for source in SOURCES:
         source_dir(source, cache)
     return cache / "templates"

@@ -1,5 +1,5 @@
 """Checking exported grammars with llguidance on a byte-level vocabulary: the matcher and
-the walks live in `toolgrammar.export_check` (shared with `toolgrammar check`); the tests'
+the walks live in `toolgrammar.check.exports` (shared with `toolgrammar check`); the tests'
 own value generator is here.
 """
 
@@ -9,7 +9,7 @@ import json
 import random
 from typing import Any
 
-from toolgrammar.export_check import (  # noqa: F401  (re-exported for the tests)
+from toolgrammar.check.exports import (  # noqa: F401  (re-exported for the tests)
     EOS,
     TOKENIZER,
     accepts,

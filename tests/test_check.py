@@ -12,9 +12,9 @@ import toolgrammar
 from toolgrammar.check import check
 from toolgrammar.cli import main
 from toolgrammar.check import INVARIANTS, CheckReport
-from toolgrammar import template_check
+from toolgrammar.check import templates as template_check
 from toolgrammar.runtime.registry import get_spec
-from toolgrammar.template_check import family_rows, template_table
+from toolgrammar.check.templates import family_rows, template_table
 
 sys.path.insert(0, str(Path(__file__).parent / "check_fixtures"))
 from broken_runtimes import MUTANTS  # noqa: E402
@@ -137,7 +137,7 @@ def test_an_export_that_disagrees_with_the_parser_is_caught(
     """qwen3_coder's samples under Hermes' export: the export rejects what the renderer
     writes (shown with the byte where it stops), and its walks write what the parser does not
     read as calls (shown with the walk's seed)."""
-    from toolgrammar import check as check_module
+    from toolgrammar.check import family as check_module
 
     def hermes_export(self: Any, fmt: str, mode: str, json_form: str, reasoning_open: Any) -> str:
         options = {"json": json_form} if fmt == "lark" else {}
@@ -153,7 +153,7 @@ def test_an_export_that_disagrees_with_the_parser_is_caught(
 def test_without_llguidance_the_export_proof_says_skipped(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from toolgrammar import check as check_module
+    from toolgrammar.check import family as check_module
 
     monkeypatch.setattr(check_module, "EXPORT_MISSING", ImportError("no llguidance"))
     report = check("hermes", budget=0.0, seed=0)

@@ -9,7 +9,7 @@ import pytest
 
 import toolgrammar
 from corpus_format import CORPUS, MIN_CASES, Case, all_cases, render_expect, rewrite
-from toolgrammar.invariants import run, split_at
+from toolgrammar.check.invariants import run, split_at
 
 CASES = all_cases()
 UPDATE = os.environ.get("TOOLGRAMMAR_UPDATE_CORPUS") == "1"

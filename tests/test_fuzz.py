@@ -12,9 +12,9 @@ import pytest
 
 import toolgrammar
 from corpus_format import TOOLS
-from toolgrammar import invariants
+from toolgrammar.check import invariants
 from toolgrammar.cli import main
-from toolgrammar.fuzz import (
+from toolgrammar.check.fuzz import (
     EXCEPTION,
     GENERATORS,
     FuzzInput,
@@ -23,7 +23,7 @@ from toolgrammar.fuzz import (
     grammars,
     make_input,
 )
-from toolgrammar.invariants import shrink
+from toolgrammar.check.invariants import shrink
 
 sys.path.insert(0, str(Path(__file__).parent / "check_fixtures"))
 from broken_runtimes import MUTANTS  # noqa: E402

@@ -11,7 +11,8 @@ import pytest
 EVERY_MODULE_FIRST = """
 import importlib, importlib.util, pkgutil, sys
 
-PACKAGES = ["toolgrammar", "toolgrammar.compiler", "toolgrammar.runtime", "toolgrammar.export",
+PACKAGES = ["toolgrammar", "toolgrammar.check", "toolgrammar.compiler", "toolgrammar.runtime",
+            "toolgrammar.export",
             "toolgrammar.adapters"]  # generated/: data modules of one shape, loaded by the registry
 SKIP = {"toolgrammar.__main__"}  # runs the command
 if importlib.util.find_spec("vllm") is None:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import toolgrammar
 from corpus_format import Case, all_cases
-from toolgrammar.invariants import check_text, comparable, run, split_at
+from toolgrammar.check.invariants import check_text, comparable, run, split_at
 
 CASES = all_cases()
 

@@ -21,8 +21,8 @@ from toolgrammar.cli import main
 from toolgrammar.compiler import compile_grammar_text
 from toolgrammar.compiler import response_template as rt
 from toolgrammar.compiler.frontend import parse_grammar
-from toolgrammar.export_check import accepts
-from toolgrammar.invariants import check_text
+from toolgrammar.check.exports import accepts
+from toolgrammar.check.invariants import check_text
 from toolgrammar.runtime.registry import registered
 
 TOOLS = json.loads((Path(__file__).parent / "corpus" / "tools.json").read_text(encoding="utf-8"))

@@ -9,7 +9,7 @@ import pytest
 
 import toolgrammar
 from corpus_format import TOOLS
-from toolgrammar.invariants import run, split_at
+from toolgrammar.check.invariants import run, split_at
 
 QWEN_CALL = (
     "<tool_call>\n<function=write_file>\n<parameter=path>\nREADME.md\n</parameter>\n"

@@ -16,7 +16,7 @@ import pytest
 from template_fetcher import fetcher as template_fetcher
 
 from toolgrammar.cli import main
-from toolgrammar.template_check import (
+from toolgrammar.check.templates import (
     DEFAULT_SOURCE,
     FINDING_KINDS,
     TEMPLATE_SOURCES,
@@ -84,7 +84,7 @@ def test_a_chatml_template_round_trips_hermes() -> None:
 
 def test_tojson_keeps_non_ascii_and_takes_hf_keywords() -> None:
     """HF's tojson: no HTML escaping, no sorting, ensure_ascii/indent/sort_keys as given."""
-    from toolgrammar.template_check import load_template, render
+    from toolgrammar.check.templates import load_template, render
 
     template = load_template(
         "{{ messages[0] | tojson }}|{{ messages[0] | tojson(indent=1, sort_keys=true) }}"

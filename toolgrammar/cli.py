@@ -18,8 +18,8 @@ import toolgrammar
 
 from .check import check
 from .compiler.response_template import ResponseTemplateError, template_text
-from .fuzz import fuzz
-from .template_check import TOOLS_AS, check_template, fetched_templates
+from .check.fuzz import fuzz
+from .check.templates import TOOLS_AS, check_template, fetched_templates
 from .export import ExportError, export
 from .runtime.registry import UnknownFamily, families, get_spec, registered
 

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import toolgrammar
-from toolgrammar.invariants import check_text, comparable, run, split_at
+from toolgrammar.check.invariants import check_text, comparable, run, split_at
 from toolgrammar.runtime import tables
 from toolgrammar.runtime.in_value import MAX_OPENER_WAIT, OpenerInValue
 from toolgrammar.runtime.registry import get_spec

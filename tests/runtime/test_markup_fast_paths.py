@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolgrammar
-from toolgrammar.invariants import run, split_at
+from toolgrammar.check.invariants import run, split_at
 from toolgrammar.runtime import tables, xml_params
 from toolgrammar.runtime.params import with_params
 from toolgrammar.runtime.registry import get_spec

@@ -8,7 +8,7 @@ import json
 import pytest
 
 import toolgrammar
-from toolgrammar.invariants import run, split_at
+from toolgrammar.check.invariants import run, split_at
 from toolgrammar.runtime.python_calls import _literal, _requote
 
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolgrammar
-from toolgrammar.invariants import run, split_at
+from toolgrammar.check.invariants import run, split_at
 
 PIECES = st.sampled_from(
     [

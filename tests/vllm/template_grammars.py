@@ -14,7 +14,7 @@ arguments also in sorted order, `required` without the answer field, `auto` with
 Samples per template and mode (all seeded, so the table is the same on every run):
 - rendered: random schema-valid calls written by `toolgrammar.render("hf", …)` (and, in
   `auto`, answers without calls), checked against both grammars;
-- our walks: random walks through our grammar (`export_check.closing_walk`), checked against
+- our walks: random walks through our grammar (`toolgrammar.check.exports.closing_walk`), checked against
   vLLM's;
 - vLLM's walks: random walks through vLLM's tag (xgrammar's token mask, steered to an end the
   same way), checked against ours.
@@ -42,7 +42,7 @@ from export_helpers import closing_markers, closing_walk, random_value  # noqa: 
 from response_templates import TEMPLATES  # noqa: E402
 
 import toolgrammar  # noqa: E402
-from toolgrammar.export_check import rejection  # noqa: E402
+from toolgrammar.check.exports import rejection  # noqa: E402
 
 TOOLS: list[dict[str, Any]] = json.loads((TESTS / "corpus" / "tools.json").read_text("utf-8"))
 SAMPLES = 20  # per kind, template and mode
@@ -132,7 +132,7 @@ class XgrammarGrammar:
     def walk(
         self, rng: random.Random, markers: list[str], budget: int = 300, limit: int = 4000
     ) -> tuple[bytes, bool]:
-        """A random walk as `export_check.closing_walk` makes one: random allowed bytes for
+        """A random walk as `toolgrammar.check.exports.closing_walk` makes one: random allowed bytes for
         `budget` bytes, then towards an end (the end when allowed, else a whole marker the
         grammar takes, a random byte when none fits)."""
         matcher = xgr.GrammarMatcher(self.compiled)

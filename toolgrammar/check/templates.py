@@ -33,10 +33,10 @@ from jinja2 import nodes
 from jinja2.ext import Extension, loopcontrols
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment
 
-from . import parse
-from .runtime.params import with_params
-from .runtime.registry import get_spec
-from .runtime.spec import FamilySpec, Lit, markup_literals
+from .. import parse
+from ..runtime.params import with_params
+from ..runtime.registry import get_spec
+from ..runtime.spec import FamilySpec, Lit, markup_literals
 
 TOOLS: list[dict[str, Any]] = [
     {
@@ -774,7 +774,7 @@ def template_table() -> list[dict[str, Any]]:
 # (default "llama.cpp") names the folder of `TEMPLATE_CACHE` its `file` is in
 TEMPLATE_SOURCES = {"llama.cpp": "llama_cpp_python-0.3.36", "vllm": "vllm-0.33.0"}
 DEFAULT_SOURCE = "llama.cpp"
-TEMPLATE_CACHE = Path(__file__).resolve().parent.parent / ".cache" / "templates"
+TEMPLATE_CACHE = Path(__file__).resolve().parents[2] / ".cache" / "templates"
 
 
 def fetched_templates(cache: Path = TEMPLATE_CACHE) -> Path | None:

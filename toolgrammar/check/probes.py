@@ -1,6 +1,6 @@
 """Targeted probes of `toolgrammar check`: one string value watched character by character.
 
-The random samples of `check.py` test whole outputs at cut points; these probes test
+The random samples of `family.py` test whole outputs at cut points; these probes test
 what a cut point alone cannot see. Each one writes a single call in the family's markup
 with one string parameter whose value is known, finds where the value sits in the text,
 and then watches that value:
@@ -25,11 +25,11 @@ import tracemalloc
 from dataclasses import dataclass
 from typing import Any
 
-from . import StreamParser
+from .. import StreamParser
 from .invariants import Violation, check_text, comparable, random_points, run, split_at
-from .runtime.render import RenderError, render_output
-from .runtime.spec import FamilySpec
-from .runtime.tables import compiled
+from ..runtime.render import RenderError, render_output
+from ..runtime.spec import FamilySpec
+from ..runtime.tables import compiled
 
 SENTINEL = "QzSENTINELzQ"  # letters only: every dialect writes it verbatim
 

@@ -6,7 +6,7 @@ renderer, `runtime/render.py`), then checks, for each:
   content written around them comes back; coercion: every value comes back with the
   JSON type written (a string parameter holding "42" stays a string);
 - prefix, termination, parity and nothing lost at cut points of the output, each under
-  1-char, random and whole splittings (`toolgrammar.invariants.check_text`);
+  1-char, random and whole splittings (`toolgrammar.check.invariants.check_text`);
 - kept and promptness: one watched value per family (`probes.py`);
 - bad input: mutated outputs (spans deleted, doubled, swapped), markup soup, a 10 MB
   value (bounded state) and JSON nested 10,000 deep never raise, stay at parity and
@@ -14,7 +14,7 @@ renderer, `runtime/render.py`), then checks, for each:
 - export: every sample is accepted by the family's exported grammar (lark with native and
   rule JSON, GBNF; every mode that admits it: `auto`, `required` when it has no content,
   `named:TOOL` when it calls only that tool), and random walks of the export through
-  llguidance (`export_check.py`, shared with tests/test_export.py) end, parse back to calls
+  llguidance (`exports.py`, shared with tests/test_export.py) end, parse back to calls
   that are schema-valid and survive a render (export walks). One round of walks always runs,
   more while the budget lasts. Skipped, and said so, without llguidance (the test extra).
 
@@ -25,7 +25,7 @@ the parser reads where the export stops and the export rules made from it that r
 byte there (`rule  = …`); a walk shrinks while the export accepts it and the parser reads it
 with the same problem.
 - template: the family's rows of `grammars/templates.toml` round-trip through the model's
-  own chat templates (`template_check.py`), each finding exactly what its row declares
+  own chat templates (`templates.py`), each finding exactly what its row declares
   `known`; skipped, and said why, when the templates were not fetched
   (`python scripts/fetch_templates.py`) or the family has no row.
 """
@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import parse
-from .export import ExportError, export
+from .. import parse
+from ..export import ExportError, export
 from .invariants import Violation, check_text, run, shrink
 from .probes import (
     deep_json_outputs,
@@ -53,14 +53,14 @@ from .probes import (
     survives,
     value_site,
 )
-from .runtime.params import with_params
-from .runtime.registry import get_spec
-from .runtime.render import RenderError, render_output
-from .runtime.spec import FamilySpec, markup_literals
-from .template_check import check_row, family_rows, row_holds
+from ..runtime.params import with_params
+from ..runtime.registry import get_spec
+from ..runtime.render import RenderError, render_output
+from ..runtime.spec import FamilySpec, markup_literals
+from .templates import check_row, family_rows, row_holds
 
 try:  # llguidance (the test extra) runs the exported grammars; without it the proof is skipped
-    from .export_check import (
+    from .exports import (
         accepts,
         closing_markers,
         closing_walk,

@@ -14,9 +14,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from . import StreamParser
-from .runtime.deltas import Delta, Message, assemble
-from .runtime.engine import NORMAL_STOPS
+from .. import StreamParser
+from ..runtime.deltas import Delta, Message, assemble
+from ..runtime.engine import NORMAL_STOPS
 
 
 @dataclass

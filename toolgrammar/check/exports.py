@@ -31,7 +31,7 @@ import jsonschema
 import llguidance
 from llguidance import LLMatcher, LLTokenizer, TokenizerWrapper
 
-from . import RenderError, StreamParser, parse, render
+from .. import RenderError, StreamParser, parse, render
 
 EOS = 256
 
@@ -349,7 +349,7 @@ def grammar_line_at(
 ) -> str:
     """The grammar `file:line` the family's parser is reading at byte `offset` of `text`
     (its trace, fed a character at a time), or "" when it reads no grammar item there."""
-    from .runtime.trace import Item, Marker
+    from ..runtime.trace import Item, Marker
 
     at = len(text.encode("utf-8")[:offset].decode("utf-8", "ignore"))
     seen: list[tuple[int, str]] = []

@@ -41,17 +41,17 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from .check import ALPHABET, make_sample, random_tools
+from .family import ALPHABET, make_sample, random_tools
 from .invariants import Violation, check_text, random_points, run, shrink, split_at
-from .runtime.params import with_params
-from .runtime.registry import families, get_spec
-from .runtime.spec import markup_literals
+from ..runtime.params import with_params
+from ..runtime.registry import families, get_spec
+from ..runtime.spec import markup_literals
 
 GENERATORS = ("soup", "corpus", "rendered", "noise", "unicode")
 EXCEPTION = "exception"  # the invariant of an error (or a warning) raised out of the parser
 MAX_LENGTH = 1500  # longer inputs are cut to a window: 1-char streaming costs per character
 SHRINK_SECONDS = 10.0  # per finding: a report must come back even on a busy machine
-CORPUS = Path(__file__).resolve().parent.parent / "tests" / "corpus"
+CORPUS = Path(__file__).resolve().parents[2] / "tests" / "corpus"
 # characters that break naive text handling: astral, combining, NUL, line and paragraph
 # separators (str.splitlines splits on them), a BOM, bidi and zero-width marks, lookalikes
 # of marker characters (DeepSeek's `｜` and `▁`), a full-width `<`, a lone CR
