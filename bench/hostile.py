@@ -97,8 +97,8 @@ def repeated(unit: str, size: int) -> str:
 
 
 def run_once(family: str, text: str, mode: str, tools: list[dict[str, Any]]) -> float:
-    """Seconds for one whole parse, or one stream of 16-char deltas and its finish."""
-    gc.collect()
+    """CPU seconds for one whole parse, or one stream of 16-char deltas and its finish (the
+    garbage collector off: a collection would land in one run and not another)."""
     gc.disable()
     try:
         start = time.process_time()
