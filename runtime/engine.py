@@ -792,8 +792,9 @@ class Engine:
 
     def _opener_longer(self, buf: str, pos: int, text: str, eof: bool) -> bool | None:
         """Whether a call opener longer than `text` starts at `pos` (None: not known yet)."""
-        rest = buf[pos:]
-        for opener in self.family.openers:
+        openers = self.family.openers
+        rest = buf[pos : pos + max(map(len, openers), default=0) + 1]  # (not the rest of a whole output)
+        for opener in openers:
             if len(opener) > len(text) and opener.startswith(text):
                 if rest.startswith(opener):
                     return True

@@ -63,7 +63,11 @@ MEGABYTE_CASES = [
     ("mistral", "[TOOL_CALLS]"),
     ("llama3_json", '{"name": '),
     ("step3p5", "<tool_call><function="),
-    ("gpt-oss", "to="),  # (each header opener copied the rest of the output, `bench/hostile.py`)
+    # found by `bench/hostile.py`: a copy of the rest of the output per Harmony header, per
+    # optional literal that a longer opener may begin, a closer searched to the end per value
+    ("gpt-oss", "to="),
+    ("step3", hostile.openers("step3")["opener, no quote"]),
+    ("minimax-m3", hostile.openers("minimax-m3")["call cut in value"]),
 ]
 
 
