@@ -182,7 +182,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'family':18} {'mode':6} {label(small):>9} {label(large):>9} {'ratio':>7}  pattern")
     rows, over = [], []
     worst: dict[str, dict[str, Any]] = {}
-    for row in ladder(families, tuple(args.kinds), tuple(args.modes), (small, large), bound, args.repeat):
+    rows_of = ladder(
+        families, tuple(args.kinds), tuple(args.modes), (small, large), bound, args.repeat
+    )
+    for row in rows_of:
         rows.append(row)
         flag = "!" if row["ratio"] > bound else " "
         if flag == "!":

@@ -793,7 +793,8 @@ class Engine:
     def _opener_longer(self, buf: str, pos: int, text: str, eof: bool) -> bool | None:
         """Whether a call opener longer than `text` starts at `pos` (None: not known yet)."""
         openers = self.family.openers
-        rest = buf[pos : pos + max(map(len, openers), default=0) + 1]  # (not the rest of a whole output)
+        # (as long as the longest opener and one more: not a copy of the rest of the output)
+        rest = buf[pos : pos + max(map(len, openers), default=0) + 1]
         for opener in openers:
             if len(opener) > len(text) and opener.startswith(text):
                 if rest.startswith(opener):

@@ -207,8 +207,8 @@ class JsonArgsBuilder:
         schema_of = self.schema_of
         typed = [key for key in self.typed_keys() if key in value]
         if typed and not _written_once(text, pos, end, typed):
-            try:  # the scanner types each member it reads: a typed key written twice
-                scan_within(_scan_object, text, pos, end)  # is refused here (the decoder keeps the last)
+            try:  # the scanner types each member it reads: a typed key written twice is
+                scan_within(_scan_object, text, pos, end)  # refused (the decoder keeps the last)
             except (StopIteration, ValueError, RecursionError):
                 return False
         for key in typed:

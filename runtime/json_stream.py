@@ -81,7 +81,9 @@ _scan_string = json.decoder.scanstring
 
 
 def _scan_key(text: str, pos: int) -> tuple[str, int]:
+    """A key's string from after its opening quote, strict (`scan_within`'s shape)."""
     return _scan_string(text, pos, True)  # type: ignore[no-any-return]
+
 
 # deepest nesting read: deeper JSON is malformed input, since clients' own parsers
 # refuse it (Python's json gives up near 1000 levels, serde_json's default is 128)
