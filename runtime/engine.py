@@ -170,7 +170,8 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
                 pos = self._run_call(buf, pos, eof)
                 outcome = self._outcome
                 if outcome == RETRY:  # another shape reads the same text again
-                    buf, pos, state.rewind = state.rewind + buf[pos:], 0, None  # type: ignore[operator]
+                    buf, pos = _rewound(buf, pos, state.rewind)  # type: ignore[arg-type]
+                    state.rewind = None
                     continue
                 if outcome == WAIT:
                     break
@@ -512,6 +513,17 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
             self.emit_args("{}")
         else:
             call.dialect.close()
+
+
+
+def _rewound(buf: str, pos: int, past: str) -> tuple[str, int]:
+    """The text to read again from, `past` then buf[pos:], and where it starts. Text still
+    in `buf` right before `pos` (a whole parse) is read where it is: building a new buffer
+    copied the rest of the output at every shape tried, quadratic over repeated openers."""
+    back = pos - len(past)
+    if back >= 0 and buf.startswith(past, back):
+        return buf, back
+    return past + buf[pos:], 0
 
 
 # the reader of each kind of call item, indexed by the kinds `CompiledFamily.steps` holds

@@ -76,8 +76,10 @@ class ItemReaders:
 
     def _opener_longer(self: Engine, buf: str, pos: int, text: str, eof: bool) -> bool | None:
         """Whether a call opener longer than `text` starts at `pos` (None: not known yet)."""
-        rest = buf[pos:]
-        for opener in self.family.openers:
+        openers = self.family.openers
+        # (as long as the longest opener and one more: not a copy of the rest of the output)
+        rest = buf[pos : pos + max(map(len, openers), default=0) + 1]
+        for opener in openers:
             if len(opener) > len(text) and opener.startswith(text):
                 if rest.startswith(opener):
                     return True

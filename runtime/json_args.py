@@ -18,6 +18,7 @@ import json
 from typing import Sequence
 
 from .coerce import coerce_json
+from .json_bounded import find_closer, scan_within
 from .json_stream import (
     MAX_DEPTH,
     STREAM,
@@ -185,10 +186,10 @@ class JsonArgsBuilder:
         its bytes; they go out at once. Anything else returns -1 and the scanner reads it: it stays
         the one definition of what is released, this only skips its character loop.
         """
-        if text.rfind("}", pos, stop) < 0:
+        if find_closer(text, "}", pos, stop) < 0:
             return -1  # not whole yet (the common case while streaming): no need to try
         try:
-            value, end = scan_value(text, pos)
+            value, end = scan_within(scan_value, text, pos, stop)
         except (StopIteration, ValueError, RecursionError):
             return -1
         if end > stop or not isinstance(value, dict):
@@ -206,8 +207,8 @@ class JsonArgsBuilder:
         schema_of = self.schema_of
         typed = [key for key in self.typed_keys() if key in value]
         if typed and not _written_once(text, pos, end, typed):
-            try:  # the scanner types each member it reads: a typed key written twice
-                _scan_object(text, pos)  # is refused here (the decoder keeps the last)
+            try:  # the scanner types each member it reads: a typed key written twice is
+                scan_within(_scan_object, text, pos, end)  # refused (the decoder keeps the last)
             except (StopIteration, ValueError, RecursionError):
                 return False
         for key in typed:

@@ -22,6 +22,8 @@ import json
 import re
 from typing import Callable
 
+from .json_bounded import find_closer, scan_within
+
 # scanner states
 VALUE, KEY, COLON, AFTER, STRING, NUMBER, LITERAL, DONE, ERROR, PAUSED = range(10)
 
@@ -76,6 +78,13 @@ def refuse_constant(name: str) -> object:
 # characters in strings, NaN and Infinity are refused
 scan_value = json.JSONDecoder(parse_constant=refuse_constant).scan_once
 _scan_string = json.decoder.scanstring
+
+
+def _scan_key(text: str, pos: int) -> tuple[str, int]:
+    """A key's string from after its opening quote, strict (`scan_within`'s shape)."""
+    return _scan_string(text, pos, True)  # type: ignore[no-any-return]
+
+
 # deepest nesting read: deeper JSON is malformed input, since clients' own parsers
 # refuse it (Python's json gives up near 1000 levels, serde_json's default is 128)
 MAX_DEPTH = 128
@@ -108,7 +117,7 @@ def whole_members(text: str, pos: int, end: int) -> tuple[list[Member], int] | N
                 key, start = found.group(1), found.end()
             else:
                 key, start = _escaped_key(text, i, end)
-            value, i = scan_value(text, start)
+            value, i = scan_within(scan_value, text, start, end)
         except (StopIteration, ValueError, RecursionError):
             return None
         if i >= end:
@@ -134,7 +143,7 @@ def _escaped_key(text: str, i: int, end: int) -> tuple[str, int]:
     """A key written with escapes, and where its value starts; ValueError if none is."""
     if i >= end or text[i] != '"':
         raise ValueError("not a key")
-    key, i = _scan_string(text, i + 1, True)
+    key, i = scan_within(_scan_key, text, i + 1, end)
     if i >= end:  # the key's closing quote lies past where the object may end
         raise ValueError("no key before the end")
     i = JSON_WS.match(text, i, end).end()  # type: ignore[union-attr]
@@ -392,10 +401,10 @@ class JsonScanner:
         """
         first = text[pos]
         closer = _WHOLE_CLOSER.get(first)
-        if closer is not None and text.find(closer, pos + 1, end) < 0:
+        if closer is not None and find_closer(text, closer, pos + 1, end) < 0:
             return -1  # cannot be whole yet (a value cut by the delta: no decoder error to raise)
         try:
-            value, stop = scan_value(text, pos)
+            value, stop = scan_within(scan_value, text, pos, end)
         except (StopIteration, ValueError, RecursionError):
             return -1
         if first in '"{[':

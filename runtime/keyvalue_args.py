@@ -297,7 +297,7 @@ class KeyValueArgsBuilder(MarkupArgs):
             self.emit(self._prefix() + '"')
             self.state = STRING
             return pos + len(delim)
-        if not eof and delim.startswith(text[pos:]) and len(text) - pos < len(delim):
+        if not eof and len(text) - pos < len(delim) and delim.startswith(text[pos:]):
             return pos  # a delimiter may be starting
         self._buffer = []
         self._depth = 0

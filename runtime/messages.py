@@ -96,8 +96,9 @@ class MessageHeaders:
             return end + len(messages.header_end)
         if end > pos and any(buf.startswith(field, end) for field in messages.fields):
             return self._fields(buf, pos, end, eof)
-        rest = buf[end:]
-        if any(marker.startswith(rest) for marker in (messages.header_end, *messages.fields)):
+        ends = (messages.header_end, *messages.fields)
+        rest = buf[end : end + max(map(len, ends)) + 1]  # (not the rest of a whole output)
+        if any(marker.startswith(rest) for marker in ends):
             if not eof:
                 return self._wait(pos)  # the recipient or the header's end is still arriving
             if not rest:  # the output ends right after the opener or the recipient

@@ -10,6 +10,7 @@ types, property and item schemas) are cached on those nodes. `coerce.py` types v
 from __future__ import annotations
 
 import marshal
+from bisect import bisect_left
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -515,7 +516,7 @@ def item_schema(schema: dict | None, index: int) -> dict | None:
 class ToolSchemas:
     """The request's tools, indexed for argument typing."""
 
-    __slots__ = ("_given", "_params", "_roots", "_props", "_typed")
+    __slots__ = ("_given", "_params", "_roots", "_props", "_typed", "_sorted")
 
     def __init__(self, tools: list[dict] | None) -> None:
         self._given = tools is not None
@@ -523,6 +524,7 @@ class ToolSchemas:
         self._roots: dict[str, ResolvedSchema | None] = {}
         self._props: dict[str, dict[str, ResolvedSchema]] = {}
         self._typed: dict[str, frozenset[str]] = {}
+        self._sorted: list[str] | None = None  # the names in order, made on first use
         if tools is None:
             return
         if not isinstance(tools, (list, tuple)):
@@ -566,8 +568,17 @@ class ToolSchemas:
             return False
 
     def may_be_requested(self, text: str) -> bool:
-        """Whether `text` is the start of the name of a tool the request lists."""
-        return self._given and any(name.startswith(text) for name in self._params)
+        """Whether `text` is the start of the name of a tool the request lists.
+
+        Asked at every character of a name still arriving: a bisection in the sorted names
+        (the names that start with `text` follow it there), not a pass over every tool."""
+        if not self._given:
+            return False
+        names = self._sorted
+        if names is None:
+            names = self._sorted = sorted(self._params)
+        at = bisect_left(names, text)
+        return at < len(names) and names[at].startswith(text)
 
     def known(self, name: str) -> bool:
         """Whether a call to `name` is to a requested tool; anything goes when none were given."""

@@ -38,6 +38,7 @@ from .unwrap import members_text, wrapped_text, write_members
 
 BETWEEN, TAG, START, TEXT, TREE, DONE = range(6)
 _MAX_NAME = 256
+_WINDOW = 256  # the first span searched for an element's end (`_body_end`)
 
 
 def _json_string_body(text: str) -> str:
@@ -214,8 +215,24 @@ class XmlElementsBuilder(MarkupArgs):
 
     def _body_end(self, text: str, pos: int) -> tuple[int, str]:
         """The first of this element's closing tag and the stop markers (the closer is
-        searched on its own: a Markers per element name would compile a regex per key)."""
-        at = text.find(self._closer, pos)
+        searched on its own: a Markers per element name would compile a regex per key).
+
+        Both are looked for in a window that grows from `pos` until one is found in it: a
+        closer searched to the end of the output, where a stop comes first in every call
+        (calls cut inside a value, back to back), made a whole parse quadratic."""
+        closer, stops, end = self._closer, self._stop_markers, len(text)
+        reach = len(closer) + stops.max_prefix + 1  # (a stop this far in decides alone)
+        size = _WINDOW
+        while pos + size < end:
+            at = text.find(closer, pos, pos + size)
+            if at >= 0:
+                break
+            stop_at, stop = stops.search(text, pos, pos + size)
+            if 0 <= stop_at <= pos + size - reach:  # no closer, nor longer stop, before it
+                return stop_at, stop
+            size *= 4
+        else:
+            at = text.find(closer, pos)
         stop_at, stop = self._stop_markers.search(
             text, pos, at + len(self._closer) if at >= 0 else None
         )

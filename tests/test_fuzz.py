@@ -87,6 +87,17 @@ def test_a_broken_runtime_is_caught_with_a_short_reproduction(
     assert fuzz("qwen3_coder", inputs=1, seed=finding.seed).ok  # whole again
 
 
+@pytest.mark.parametrize("family", ["step3p5", "hermes", "qwen3_coder"])
+def test_some_inputs_carry_a_catalogue_of_tools(family: str) -> None:
+    # issue 28: a name still arriving was checked against every tool, per character; the
+    # fuzzer gives some inputs hundreds to thousands of tools, the sample's among them
+    items = [make_input(family, seed) for seed in range(300)]
+    huge = [item for item in items if item.tools is not None and len(item.tools) >= 200]
+    assert huge
+    for item in huge[:3]:
+        assert fuzz(family, inputs=1, seed=item.seed).ok
+
+
 def test_same_seed_same_inputs() -> None:
     first = [make_input("kimi_k2", seed) for seed in range(30)]
     assert first == [make_input("kimi_k2", seed) for seed in range(30)]

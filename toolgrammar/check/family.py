@@ -219,6 +219,26 @@ def random_tools(rng: random.Random) -> list[dict[str, Any]]:
     return tools
 
 
+def many_tools(rng: random.Random, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`tools` among hundreds to thousands more: names that share a prefix with theirs
+    (a name still arriving matches many), and others; a serving stack sends whole
+    catalogues, and a check against the list must not cost its length per character."""
+    count = rng.choice([200, 1000, 3000])
+    prefixes = [tool["function"]["name"] for tool in tools] + ["tool", "get", "x"]
+    extra = [
+        {
+            "type": "function",
+            "function": {
+                "name": f"{rng.choice(prefixes)}_{number}",
+                "parameters": {"type": "object", "properties": {"v": {"type": "integer"}}},
+            },
+        }
+        for number in range(count)
+    ]
+    at = rng.randint(0, len(extra))
+    return extra[:at] + tools + extra[at:]
+
+
 def _text(rng: random.Random, markers: frozenset[str], size: int = 30) -> str:
     """Text with quotes, escapes, non-ASCII and markup-like characters, but no marker."""
     while True:

@@ -8,7 +8,8 @@ grammar expects and every grammar must survive (docs/fuzzing.md):
   spans inserted, deleted, doubled, swapped or cut off, their ends often on a marker's
   boundary; a marker stuttered; a name or key stretched past the 256-character cap;
 - rendered samples: random calls for random tools written in the family's markup
-  (`runtime/render.py`), mutated the same way;
+  (`runtime/render.py`), mutated the same way; now and then among a catalogue of
+  thousands of tools;
 - byte-level noise: bytes flipped, inserted or dropped in the UTF-8 of a sample, or
   random bytes read as Latin-1 or as UTF-8 with replacement characters;
 - CRLF and Unicode edge cases: line endings rewritten, astral characters, combining
@@ -45,7 +46,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from .family import ALPHABET, make_sample, random_tools
+from .family import ALPHABET, make_sample, many_tools, random_tools
 from .hostile_templates import clean_refusal, hostile_template
 from .invariants import Violation, check_text, random_points, run, shrink, split_at
 from ..runtime.params import with_params
@@ -403,6 +404,8 @@ def make_input(family: str, seed: int) -> FuzzInput:
         text = crlf_closers(text, mat.literals, rng)
     else:
         text = unicode_edges(text, rng)
+    if tools is not None and tools is not mat.tools and rng.random() < 0.03:
+        tools = many_tools(rng, tools)  # a whole catalogue, the sample's tools among it
     if not options and rng.random() < 0.3:
         options = {"reasoning_open": rng.random() < 0.5}
     if rng.random() < 0.25:

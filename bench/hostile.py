@@ -1,0 +1,218 @@
+"""Hostile repeats at two sizes: does a parse cost what the output is long, or more?
+
+Opcode counts and the tests' counted scans see the runtime's own work, not what the C
+code under it does (`str.count` inside a `JSONDecodeError`, a buffer copied per call shape
+tried, a `find` to the end of the output per `{`). This times it: for every grammar, an
+output made of one short text repeated, parsed whole and streamed in 16-char deltas, at a
+small and a large size (default 64K and 1M characters). Linear work makes the large case
+cost the size ratio (16x); quadratic work makes it cost its square (256x). A ratio above
+twice the size ratio (`--bound`, default 32x) is flagged `!` and fails the run.
+
+The repeated texts (`patterns`), per grammar:
+- `marker`: each marker the grammar declares (`markup_literals`), whole;
+- `half`: each proper prefix of each marker (`<tool_ca`);
+- `opener`: what the grammar writes before a call's name (hermes `<tool_call>\\n{"name": "`),
+  the same without its quote, its JSON object part alone (`{"name": `), with the start of a
+  name after it, with a whole name after it, and a call cut inside its value.
+
+    python bench/hostile.py                                  # all grammars, 64K and 1M
+    python bench/hostile.py --families hermes mistral --kinds marker opener
+    python bench/hostile.py --sizes 4K,64K --modes whole --over   # only the flagged lines
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import toolgrammar
+from toolgrammar.runtime.spec import markup_literals
+from per_delta import label, parse_size
+from streams import load_tools, spec_of
+
+DELTA = 16
+KINDS = ("marker", "half", "opener")
+MODES = ("whole", "stream")
+# the prompt opened nothing: the output is content, where a call may begin anywhere
+OPTIONS: dict[str, Any] = {"reasoning_open": False, "block_open": False}
+_CALL = {"name": "get_weather", "arguments": {"city": "Paris"}}
+
+
+def grammars() -> list[str]:
+    """One registered name per grammar (aliases parse the same)."""
+    seen: set[int] = set()
+    names = []
+    for family in toolgrammar.families():
+        spec = toolgrammar.get_spec(family)
+        if id(spec) not in seen:
+            seen.add(id(spec))
+            names.append(family)
+    return names
+
+
+def patterns(family: str, kinds: tuple[str, ...] = KINDS) -> dict[str, str]:
+    """The repeated texts of `family`, by a label that says what each is."""
+    out: dict[str, str] = {}  # text -> label: a text two ways is measured once
+
+    def add(label: str, text: str) -> None:
+        if text and text not in out:
+            out[text] = label
+
+    literals = sorted(markup_literals(spec_of(family)), key=lambda lit: (-len(lit), lit))
+    if "marker" in kinds:
+        for lit in literals:
+            add(f"marker {lit!r}", lit)
+    if "half" in kinds:
+        for lit in literals:
+            for cut in range(1, len(lit)):
+                add(f"half {lit[:cut]!r}", lit[:cut])
+    if "opener" in kinds:
+        for kind, text in openers(family).items():
+            add(f"{kind} {text!r}", text)
+    return {label: text for text, label in out.items()}
+
+
+def openers(family: str) -> dict[str, str]:
+    """What the grammar writes before a call's name, and texts made from it."""
+    call = toolgrammar.render(family, [_CALL])
+    head = call[: call.index("get_weather")]
+    out = {"opener": head, "opener, no quote": head.rstrip('"')}
+    brace = head.find("{")
+    if brace > 0:
+        out["object opener"] = head[brace:]
+        out["object opener, no quote"] = head[brace:].rstrip('"')
+    out["opener, name cut"] = head + "get_w"
+    out["opener, name"] = head + "get_weather"
+    out["call cut in value"] = call[: call.index("Paris") + 2]
+    return {kind: text for kind, text in out.items() if text.strip()}
+
+
+def repeated(unit: str, size: int) -> str:
+    return unit * max(1, size // len(unit))
+
+
+def run_once(family: str, text: str, mode: str, tools: list[dict[str, Any]]) -> float:
+    """CPU seconds for one whole parse, or one stream of 16-char deltas and its finish (the
+    garbage collector off: a collection would land in one run and not another)."""
+    gc.disable()
+    try:
+        start = time.process_time()
+        if mode == "whole":
+            toolgrammar.parse(family, text, tools, **OPTIONS)
+        else:
+            parser = toolgrammar.StreamParser(family, tools, **OPTIONS)
+            for i in range(0, len(text), DELTA):
+                parser.feed(text[i : i + DELTA])
+            parser.finish()
+        return time.process_time() - start
+    finally:
+        gc.enable()
+
+
+def ratio(
+    family: str,
+    unit: str,
+    mode: str,
+    sizes: tuple[int, int],
+    tools: list[dict[str, Any]],
+    bound: float,
+    repeat: int = 3,
+) -> tuple[float, float, float]:
+    """(small seconds, large seconds, their ratio), each the least of up to `repeat` runs:
+    runs stop once the ratio is within `bound` (noise only ever adds time, so a ratio
+    under it is settled; one over it is measured again)."""
+    small_text, large_text = (repeated(unit, size) for size in sizes)
+    run_once(family, small_text, mode, tools)  # (a first parse compiles the grammar's tables)
+    small = large = float("inf")
+    for attempt in range(repeat):
+        small = min(small, *(run_once(family, small_text, mode, tools) for _ in range(2)))
+        large = min(large, run_once(family, large_text, mode, tools))
+        if large <= bound * small:
+            break
+    return small, large, large / small
+
+
+def ladder(
+    families: list[str],
+    kinds: tuple[str, ...],
+    modes: tuple[str, ...],
+    sizes: tuple[int, int],
+    bound: float,
+    repeat: int,
+) -> Iterator[dict[str, Any]]:
+    """One row per grammar, pattern and mode."""
+    tools = load_tools()
+    for family in families:
+        for name, unit in patterns(family, kinds).items():
+            for mode in modes:
+                small, large, times = ratio(family, unit, mode, sizes, tools, bound, repeat)
+                yield {
+                    "family": family,
+                    "pattern": name,
+                    "mode": mode,
+                    "small": small,
+                    "large": large,
+                    "ratio": times,
+                }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--families", nargs="*", default=None, help="default: every grammar")
+    parser.add_argument("--kinds", nargs="*", default=list(KINDS), choices=KINDS)
+    parser.add_argument("--modes", nargs="*", default=list(MODES), choices=MODES)
+    parser.add_argument("--sizes", default="64K,1M", help="the small and the large size")
+    parser.add_argument("--bound", type=float, default=None, help="default: 2x the size ratio")
+    parser.add_argument("--repeat", type=int, default=3, help="runs at most, while over bound")
+    parser.add_argument("--over", action="store_true", help="print only the flagged rows")
+    parser.add_argument("--json", type=Path, default=None, help="write every row there")
+    args = parser.parse_args(argv)
+    small, large = (parse_size(size) for size in args.sizes.split(","))
+    bound = args.bound if args.bound is not None else 2 * large / small
+    families = args.families or grammars()
+    print(
+        f"ms per {label(small)} and {label(large)} output; ratio over {bound:g} is flagged `!`",
+        flush=True,
+    )
+    print(f"{'family':18} {'mode':6} {label(small):>9} {label(large):>9} {'ratio':>7}  pattern")
+    rows, over = [], []
+    worst: dict[str, dict[str, Any]] = {}
+    rows_of = ladder(
+        families, tuple(args.kinds), tuple(args.modes), (small, large), bound, args.repeat
+    )
+    for row in rows_of:
+        rows.append(row)
+        flag = "!" if row["ratio"] > bound else " "
+        if flag == "!":
+            over.append(row)
+        top = worst.get(row["mode"])
+        if top is None or row["large"] > top["large"]:
+            worst[row["mode"]] = row
+        if flag == "!" or not args.over:
+            print(
+                f"{row['family']:18} {row['mode']:6} {row['small'] * 1e3:9.1f} "
+                f"{row['large'] * 1e3:9.1f} {row['ratio']:6.1f}{flag}  {row['pattern']}",
+                flush=True,
+            )
+    for mode, row in sorted(worst.items()):
+        print(
+            f"slowest {mode} at {label(large)}: {row['family']} {row['pattern']}: "
+            f"{row['large'] * 1e3:.0f} ms"
+        )
+    top = max(rows, key=lambda row: row["ratio"], default=None)
+    if top is not None:
+        print(f"highest ratio: {top['ratio']:.1f} ({top['family']} {top['mode']} {top['pattern']})")
+    print(f"{len(rows)} rows, {len(over)} over the bound")
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    return 1 if over else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
