@@ -18,9 +18,9 @@ import sys
 from types import ModuleType
 from typing import Any, Literal, Mapping
 
-from .. import family_spec
 from ..runtime.params import UnknownParam, with_params
 from ..runtime.registry import UnknownFamily
+from ..specs import family_spec
 from . import gbnf, lark
 from .build import Mode, build
 from .schema import ExportError, load_tools

@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from .dialects import DIALECTS
+from .dialects import DIALECTS, markup_literals
 from .markers import Markers, markers
 from .protocol import Head, Stops
-from .spec import CallShape, FamilySpec, Lit, Name, Skip, Ws, markup_literals
+from .spec import CallShape, FamilySpec, Lit, Name, Skip, Ws
 
 # the kinds of a call's items; a naming dialect finds the call's name itself, so a
 # failure before it means "not a call"

@@ -31,8 +31,8 @@ from .runtime.params import UnknownParam, with_params
 from .runtime.render import RenderError, render_output
 from .runtime.registry import UnknownFamily, families, get_spec
 from .runtime.schemas import ToolSchemas
-from .runtime.spec import FamilySpec
 from .runtime.trace import Trace, TraceEvent, TracingEngine, format_event, print_trace
+from .specs import TEMPLATE_FAMILIES, family_spec
 
 if TYPE_CHECKING:  # for type checkers only; at run time `__getattr__` loads them on first use
     from .export import ExportError, export
@@ -62,28 +62,6 @@ __all__ = [
 ]
 
 FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter")
-TEMPLATE_FAMILIES = ("hf",)
-"""Names whose markup comes from the caller's `response_template`, not from a grammar file:
-not in `families()`, which lists the grammars' names."""
-
-
-def family_spec(family: str, response_template: Mapping[str, Any] | None = None) -> FamilySpec:
-    """The spec `family` names; for `hf`, the one compiled from `response_template` (cached
-    by value). The template compiler is loaded on first use: parsing any other family never
-    needs it."""
-    if family in TEMPLATE_FAMILIES:
-        if response_template is None:
-            raise ValueError(
-                f"family {family!r} reads the checkpoint's response_template: pass "
-                "response_template=… (CLI: --response-template FILE)"
-            )
-        compiler = importlib.import_module(".compiler.response_template", __name__)
-        return compiler.template_spec(response_template, family)
-    if response_template is not None:
-        raise ValueError(
-            f"response_template is read by {', '.join(TEMPLATE_FAMILIES)} only, not {family!r}"
-        )
-    return get_spec(family)
 
 
 class StreamParser:

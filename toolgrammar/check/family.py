@@ -56,7 +56,8 @@ from .probes import (
 from ..runtime.params import with_params
 from ..runtime.registry import get_spec
 from ..runtime.render import RenderError, render_output
-from ..runtime.spec import FamilySpec, markup_literals
+from ..runtime.dialects import markup_literals
+from ..runtime.spec import FamilySpec
 from .templates import check_row, family_rows, row_holds
 
 try:  # llguidance (the test extra) runs the exported grammars; without it the proof is skipped

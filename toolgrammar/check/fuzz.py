@@ -2,7 +2,7 @@
 
 `toolgrammar check` writes well-formed calls and cuts them; the fuzzer writes what no
 grammar expects and every grammar must survive (docs/fuzzing.md):
-- markup soup: the family's own markers (`spec.markup_literals`), pieces of them, JSON
+- markup soup: the family's own markers (`dialects.markup_literals`), pieces of them, JSON
   punctuation, quotes, backslashes, names and whitespace in random order;
 - mutated corpus cases (`tests/corpus/<family>.txt`, when the source tree is there):
   spans inserted, deleted, doubled, swapped or cut off, their ends often on a marker's
@@ -45,7 +45,7 @@ from .family import ALPHABET, make_sample, random_tools
 from .invariants import Violation, check_text, random_points, run, shrink, split_at
 from ..runtime.params import with_params
 from ..runtime.registry import families, get_spec
-from ..runtime.spec import markup_literals
+from ..runtime.dialects import markup_literals
 
 GENERATORS = ("soup", "corpus", "rendered", "noise", "unicode")
 EXCEPTION = "exception"  # the invariant of an error (or a warning) raised out of the parser
