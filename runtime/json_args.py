@@ -32,9 +32,12 @@ from .json_stream import (
 )
 from .markers import Markers, markers
 from .protocol import Call, DialectRow, Sink, json_object, no_literals, the_call
+from . import shortcuts
 from .schemas import streams_as_text
 from .spec import JsonArgs
 from .unwrap import members_text, wrapped_object
+
+SHORTCUT_KNOWS = frozenset({"raw"})  # the fields `_whole` decides as the scanner does
 
 
 class JsonArgsBuilder:
@@ -70,7 +73,8 @@ class JsonArgsBuilder:
         self._started = False
         self._emitted = False
         self._closed = False
-        self._tried_whole = False
+        # `_whole` is tried once, unless the shortcut may not read this item
+        self._tried_whole = not shortcuts.takes(spec, SHORTCUT_KNOWS)
         self._scanner: JsonScanner | None = None  # made when the fast path cannot read it all
         self._raw = spec.raw  # the key of raw-text arguments ("": none)
         self._raw_open = False  # reading raw text: `{"KEY": "` is out, `"}` is not yet
@@ -298,4 +302,11 @@ def render_json_args(_: JsonArgs, calls: Sequence[Call]) -> str:
     return json_object(the_call(calls)[1])
 
 
-JSON_ARGS = DialectRow(JsonArgs, "json_args", JsonArgsBuilder, render_json_args, no_literals)
+JSON_ARGS = DialectRow(
+    JsonArgs,
+    "json_args",
+    JsonArgsBuilder,
+    render_json_args,
+    no_literals,
+    shortcut_knows=SHORTCUT_KNOWS,
+)

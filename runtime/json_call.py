@@ -32,10 +32,16 @@ from .protocol import (
     no_literals,
     the_call,
 )
+from . import shortcuts
 from .spec import JsonArgs, JsonCall, JsonCallArray
 
 _MAX_NAME = 256  # a call's name is at most this long, as `name(max_len=256)` reads one
 _ARGUMENTS = JsonArgs()  # the spec of a call object's arguments value
+
+
+# the fields `_whole` decides as the outer scanner does; an array's, for its elements
+SHORTCUT_KNOWS = frozenset({"name", "arguments", "name_is_key", "id", "require_args"})
+ARRAY_SHORTCUT_KNOWS = frozenset({"name", "arguments", "name_is_key", "id", "bare"})
 
 
 class JsonCallBuilder:
@@ -91,7 +97,8 @@ class JsonCallBuilder:
         self._started = False
         self._skipping = False
         self._args_seen = False
-        self._tried_whole = False
+        # `_whole` is tried once, unless the shortcut may not read this item
+        self._tried_whole = not shortcuts.takes(spec, SHORTCUT_KNOWS)
 
     def _commit_name(self) -> None:
         """The call is real: its name is known (and, with require_args, its arguments began)."""
@@ -358,6 +365,7 @@ class JsonCallArrayBuilder:
         "_stops",
         "_stop_list",
         "_element_spec",
+        "_shortcut",
         "_state",
         "_element",
         "_skipping",
@@ -377,6 +385,7 @@ class JsonCallArrayBuilder:
         self._element_spec = JsonCall(
             name=spec.name, arguments=spec.arguments, name_is_key=spec.name_is_key, id=spec.id
         )
+        self._shortcut = shortcuts.takes(spec, ARRAY_SHORTCUT_KNOWS)  # for every element
         self._state = BEFORE
         self._element: JsonCallBuilder | None = None
         self._skipping = False
@@ -430,6 +439,8 @@ class JsonCallArrayBuilder:
                 pos += 1
             elif ch == "{" and state == ELEMENTS:
                 self._element = JsonCallBuilder(self._element_spec, self._stop_list, self._sink)
+                if not self._shortcut:
+                    self._element._tried_whole = True  # (the array's item declines it)
                 self._state = ELEMENT
             else:
                 return self._end_badly(text, pos, eof)
@@ -523,6 +534,7 @@ JSON_CALL = DialectRow(
     no_literals,
     names_calls=True,
     opening=json_call_opening,
+    shortcut_knows=SHORTCUT_KNOWS,
 )
 JSON_CALL_ARRAY = DialectRow(
     JsonCallArray,
@@ -533,4 +545,5 @@ JSON_CALL_ARRAY = DialectRow(
     names_calls=True,
     lists_calls=True,
     opening=json_call_array_opening,
+    shortcut_knows=ARRAY_SHORTCUT_KNOWS,
 )

@@ -22,6 +22,8 @@ import json
 import re
 from typing import Callable
 
+from . import shortcuts
+
 # scanner states
 VALUE, KEY, COLON, AFTER, STRING, NUMBER, LITERAL, DONE, ERROR, PAUSED = range(10)
 
@@ -321,7 +323,7 @@ class JsonScanner:
                     if self.state == PAUSED:
                         return pos
                     continue
-            elif state == VALUE and (self.stack or self.on_member is None):
+            elif state == VALUE and (self.stack or self.on_member is None) and shortcuts.ON:
                 # (the outermost object itself is read member by member, for on_member)
                 if char == '"':
                     found = WHOLE_STRING.match(text, pos, end)

@@ -28,6 +28,7 @@ from .coerce import coerce_bare, coerce_text, json_text
 from .in_value import OpenerInValue
 from .markers import Markers, markers
 from .protocol import Call, DialectRow, Pairs, Sink, the_call
+from . import shortcuts
 from .schemas import item_schema, property_schema, streams_as_text
 from .spec import KeyValueArgs
 from .unwrap import members_text, wrapped_object, write_members
@@ -58,6 +59,9 @@ def _json_string_body(text: str) -> str:
 # what a bare key, the space around it and the separators are made of: the shortcut below
 # holds only for markup whose markers start with none of these
 _KEY_AND_SEPARATORS = re.compile(r"[\w\-.\s:,{}()\[\]]")
+
+
+SHORTCUT_KNOWS = frozenset({"string"})  # the fields `_whole_member(s)` decide as the loop does
 
 
 @lru_cache(maxsize=64)
@@ -125,7 +129,11 @@ class KeyValueArgsBuilder(MarkupArgs):
         self._depth = 0
         self._in_string = False
         self._plain = True  # the value read so far is bare text: no container, no delimiter
-        self._whole = _whole_member(spec.string, self._string_ends)
+        self._whole = (
+            _whole_member(spec.string, self._string_ends)
+            if shortcuts.takes(spec, SHORTCUT_KNOWS)
+            else None
+        )
         # key: its schema, whether it streams as text, `"key": `
         self._keys: dict[str, tuple[dict | None, bool, str]] = {}
         self._unwraps = sink.unwraps
@@ -593,4 +601,5 @@ KEYVALUE_ARGS = DialectRow(
     KeyValueArgsBuilder,
     render_keyvalue_args,
     lambda item: (item.string,),
+    shortcut_knows=SHORTCUT_KNOWS,
 )

@@ -198,6 +198,10 @@ class DialectRow:
     # (item) -> how every call it reads begins (`Opening`), or None: a naming dialect's
     # promise that lets the engine pass over text that opens none without trying a call
     opening: Callable[[Any], Opening | None] = no_opening
+    # the item fields the dialect's whole-input shortcut decides as its state machine does
+    # (`shortcuts.takes`: an item that sets another away from its default is read without
+    # the shortcut); None: the dialect has no such shortcut
+    shortcut_knows: frozenset[str] | None = None
 
 
 def no_literals(_: Any) -> tuple[str, ...]:

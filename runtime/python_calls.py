@@ -28,6 +28,7 @@ from .batched import Batched
 from .coerce import coerce_json, json_text, parse_python
 from .markers import markers
 from .protocol import Call, DialectRow, Opening, Pairs, Sink, no_literals
+from . import shortcuts
 from .schemas import streams_as_text
 from .spec import PythonCalls
 from .unwrap import members_text, wrapped_object, write_members
@@ -83,6 +84,9 @@ def _decode_simple(body: str) -> str:
     return "\\".join(parts)
 
 
+SHORTCUT_KNOWS = frozenset({"list"})  # the fields the whole-string match decides as the loop
+
+
 class PythonCallsBuilder(Batched):
     """Reads Python calls up to the list's end or a following marker."""
 
@@ -112,6 +116,7 @@ class PythonCallsBuilder(Batched):
         "_positional",
         "_send",
         "_pieces",
+        "_whole_strings",
     )
 
     def __init__(self, spec: PythonCalls, stops: tuple[str, ...], sink: Sink) -> None:
@@ -131,6 +136,8 @@ class PythonCallsBuilder(Batched):
         # after another from it too (each list of calls is a builder of its own)
         self._next_stop = sink.next_stop(stops)
         self._state = START if spec.list else CALLS
+        # a string already whole is read in one match (`_string`), unless shortcuts are off
+        self._whole_strings = shortcuts.takes(spec, SHORTCUT_KNOWS)
         self._in_call = False
         self._count = 0
         self._key = ""
@@ -318,7 +325,11 @@ class PythonCallsBuilder(Batched):
         stop_at = self._next_stop.find(text, pos)  # (remembered for the text: see NextStop)
         # text that may still begin a marker waits, unless the output ends here
         end = stop_at if stop_at >= 0 else len(text) - (0 if eof else self._stops.held(text, pos))
-        whole = _WHOLE_STRINGS[quote].match(text, pos, end) if len(quote) == 1 else None
+        whole = (
+            _WHOLE_STRINGS[quote].match(text, pos, end)
+            if len(quote) == 1 and self._whole_strings
+            else None
+        )
         if whole is not None:  # the rest of the string is here: read at once, as below
             body = _decode_simple(whole.group(1))
             if body:
@@ -660,4 +671,5 @@ PYTHON_CALLS = DialectRow(
     names_calls=True,
     lists_calls=True,
     opening=python_calls_opening,
+    shortcut_knows=SHORTCUT_KNOWS,
 )

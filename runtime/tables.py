@@ -7,6 +7,7 @@ import re
 from dataclasses import MISSING, Field, dataclass, fields, is_dataclass
 from typing import Any, Iterable
 
+from . import shortcuts
 from .dialects import DIALECTS, markup_literals
 from .markers import Markers, markers
 from .protocol import Head, Stops
@@ -460,7 +461,10 @@ def _compute_items(shapes: tuple[CallShape, ...], made: dict[str, Any]) -> dict[
     )
     return {
         "steps": tuple(tuple((_kind_of(item), item) for item in shape.call) for shape in shapes),
-        "runs": tuple(_runs(shape.call, openers) for shape in shapes),
+        "runs": tuple(
+            _runs(shape.call, openers) if shortcuts.ON else (None,) * len(shape.call)
+            for shape in shapes
+        ),
         "name_markers": name_markers,
         "bare": frozenset(bare),
         "skip_markers": skip_markers,
@@ -508,6 +512,14 @@ def _compute_quick_markers(
 _COMPILED: dict[FamilySpec, CompiledFamily] = {}
 _BY_ID: dict[int, tuple[FamilySpec, CompiledFamily]] = {}
 _COMPILED_LIMIT = 256
+
+
+def _forget() -> None:
+    _COMPILED.clear()
+    _BY_ID.clear()
+
+
+shortcuts.on_switch(_forget)  # the runs are a shortcut: tables made with them are forgotten
 
 
 def compiled(spec: FamilySpec) -> CompiledFamily:

@@ -27,6 +27,7 @@ from .coerce import coerce_flagged_json, coerce_text, json_text
 from .in_value import OpenerInValue
 from .markers import Markers, markers
 from .protocol import Call, DialectRow, RenderError, Sink, render_value_text, the_call
+from . import shortcuts
 from .schemas import streams_as_text
 from .spec import XmlParams
 from .unwrap import members_text, wrapped_text
@@ -99,6 +100,28 @@ class _Key(NamedTuple):
 
 
 _MAX_KEYS = 256  # keys remembered per call; a model inventing names is not remembered
+
+
+# the fields `_whole_param` and `_whole_params` decide as the state machine does
+SHORTCUT_KNOWS = frozenset(
+    {
+        "open",
+        "key_end",
+        "value_end",
+        "implicit_end",
+        "trim_newline",
+        "keep_last_newline",
+        "value_open",
+        "key_pattern",
+        "text_when",
+        "strip",
+        "xml_unescape",
+        "cdata",
+        "open_alternatives",
+        "key_end_alternatives",
+        "value_end_alternatives",
+    }
+)
 
 
 @lru_cache(maxsize=256)
@@ -193,7 +216,11 @@ class XmlParamsBuilder(MarkupArgs):
         self._pend = ""  # raw value text not decided yet (a trailing newline, half an entity)
         self._skipped = 0  # text skipped while looking for the value opener
         self._keys: dict[str, _Key] = {}
-        self._whole = _whole_param(spec, self._between, self._value_opens, self._value_ends)
+        self._whole = (
+            _whole_param(spec, self._between, self._value_opens, self._value_ends)
+            if shortcuts.takes(spec, SHORTCUT_KNOWS)
+            else None
+        )
         self._unwraps = sink.unwraps
         self._wrapper = False  # the parameter being read is a wrapper (`runtime/unwrap.py`)
         self._first = True  # no parameter opened yet: only the first may be a wrapper
@@ -601,5 +628,10 @@ def xml_params_literals(item: XmlParams) -> tuple[str, ...]:
 
 
 XML_PARAMS = DialectRow(
-    XmlParams, "xml_params", XmlParamsBuilder, render_xml_params, xml_params_literals
+    XmlParams,
+    "xml_params",
+    XmlParamsBuilder,
+    render_xml_params,
+    xml_params_literals,
+    shortcut_knows=SHORTCUT_KNOWS,
 )
