@@ -46,27 +46,37 @@ import sys
 import toolgrammar
 assert "toolgrammar.export" not in sys.modules, "import toolgrammar imported the export package"
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
-grammar = toolgrammar.export("qwen3_coder", TOOLS, format="lark")
+grammar = toolgrammar.export_grammar("qwen3_coder", TOOLS, format="lark")
 assert "toolgrammar.export" in sys.modules
 assert grammar.startswith("// toolgrammar export: family qwen3_coder"), grammar[:80]
 try:
-    toolgrammar.export("no_such_family", TOOLS)
+    toolgrammar.export_grammar("no_such_family", TOOLS)
 except toolgrammar.ExportError as error:
     assert "no_such_family" in str(error)
 else:
     raise AssertionError("an unknown family exported")
-from toolgrammar import ExportError, export
-assert export is toolgrammar.export and ExportError is toolgrammar.ExportError
+from toolgrammar import ExportError, export_grammar
+assert export_grammar is toolgrammar.export_grammar and ExportError is toolgrammar.ExportError
 """
 
-# Importing one of the package's modules first binds `toolgrammar.export` to the package:
-# calling it must still export.
-EXPORT_AFTER_SUBMODULE_IMPORT = """
+# The old spelling, `toolgrammar.export(...)`, exports one release more with a
+# DeprecationWarning, whether the name was reached first as the API's attribute or bound to
+# the package by importing one of its modules.
+OLD_NAME_WARNS = """
+import sys, warnings
 import toolgrammar
-import toolgrammar.export.schema
-TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
-assert toolgrammar.export("hermes", TOOLS, "gbnf").startswith("# toolgrammar export")
+{first}
+TOOLS = [{{"type": "function", "function": {{"name": "f", "parameters": {{"type": "object"}}}}}}]
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    old = toolgrammar.export("hermes", TOOLS, "gbnf")
+assert old == toolgrammar.export_grammar("hermes", TOOLS, "gbnf"), old[:80]
+[warning] = caught
+assert warning.category is DeprecationWarning, warning
+assert "export_grammar" in str(warning.message) and warning.filename == "<string>", warning
 """
+EXPORT_AFTER_SUBMODULE_IMPORT = OLD_NAME_WARNS.format(first="import toolgrammar.export.schema")
+EXPORT_BY_ATTRIBUTE = OLD_NAME_WARNS.format(first="")
 
 
 def _run(code: str) -> str:
@@ -80,7 +90,9 @@ def test_every_module_imports_first() -> None:
     assert int(_run(EVERY_MODULE_FIRST)) > 30  # the walk found the modules, not none
 
 
-@pytest.mark.parametrize("code", [EXPORT_ON_FIRST_USE, EXPORT_AFTER_SUBMODULE_IMPORT])
+@pytest.mark.parametrize(
+    "code", [EXPORT_ON_FIRST_USE, EXPORT_AFTER_SUBMODULE_IMPORT, EXPORT_BY_ATTRIBUTE]
+)
 def test_export_is_loaded_on_first_use(code: str) -> None:
     _run(code)
 

@@ -5,7 +5,7 @@
 >>> parser = toolgrammar.StreamParser("qwen3_coder", tools=tools)
 >>> for delta in parser.feed(chunk): ...
 >>> parser.finish("stop")
->>> toolgrammar.export("qwen3_coder", tools, format="lark")   # grammar for constrained decoding
+>>> toolgrammar.export_grammar("qwen3_coder", tools, format="lark")  # for constrained decoding
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from .runtime.trace import Trace, TraceEvent, TracingEngine, format_event, print
 from .specs import TEMPLATE_FAMILIES, family_spec
 
 if TYPE_CHECKING:  # for type checkers only; at run time `__getattr__` loads them on first use
-    from .export import ExportError, export
+    from .export import ExportError, export_grammar
 
 __all__ = [
     "Delta",
@@ -51,7 +51,7 @@ __all__ = [
     "UnknownFamily",
     "UnknownParam",
     "assemble",
-    "export",
+    "export_grammar",
     "families",
     "family_spec",
     "format_event",
@@ -252,21 +252,20 @@ def _json_value_or_text(text: str) -> Any:
         return text
 
 
-_EXPORT_NAMES = ("export", "ExportError")
+_EXPORT_NAMES = ("export_grammar", "ExportError", "export")
 
 
 def __getattr__(name: str) -> Any:
-    """`export` and `ExportError`, loaded on first use (PEP 562): `import toolgrammar` does
-    not import the export package, which parsing never needs.
+    """`export_grammar` and `ExportError`, loaded on first use (PEP 562): `import
+    toolgrammar` does not import the export package, which parsing never needs.
 
-    `toolgrammar.export` is then the `toolgrammar.export` package itself, which is callable
-    as its `export` function (see `export/__init__.py`): one object whichever way the name
-    was reached, so importing `toolgrammar.export.schema` cannot shadow the function.
+    `export` is the package (`toolgrammar.export`); calling it is the deprecated spelling of
+    `export_grammar` (see `export/__init__.py`).
     """
     if name not in _EXPORT_NAMES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     package = importlib.import_module(".export", __name__)  # also binds `toolgrammar.export`
-    return package if name == "export" else package.ExportError
+    return package if name == "export" else getattr(package, name)
 
 
 def __dir__() -> list[str]:

@@ -20,7 +20,7 @@ from .check import check
 from .compiler.response_template import ResponseTemplateError, template_text
 from .check.fuzz import fuzz
 from .check.templates import TOOLS_AS, check_template, fetched_templates
-from .export import ExportError, export
+from .export import ExportError, export_grammar
 from .runtime.params import UnknownParam, with_params
 from .runtime.registry import UnknownFamily, families, get_spec, registered
 from .runtime.tables import compiled
@@ -192,7 +192,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise CliError("export needs --tools FILE (the request's tools list)")
     tools = _read_tools(args.tools)
     try:
-        text = export(
+        text = export_grammar(
             args.family,
             tools,
             args.format,

@@ -93,7 +93,7 @@ def _compiler() -> xgr.GrammarCompiler:
 
 def ours(name: str, mode: str) -> str:
     """Our export of the template (lark, llguidance's syntax)."""
-    return toolgrammar.export("hf", TOOLS, "lark", mode, response_template=COMPARED[name])
+    return toolgrammar.export_grammar("hf", TOOLS, "lark", mode, response_template=COMPARED[name])
 
 
 def theirs(name: str, mode: str) -> dict[str, Any] | None:

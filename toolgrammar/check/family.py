@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import parse
-from ..export import ExportError, export
+from ..export import ExportError, export_grammar
 from .invariants import Violation, check_text, run, shrink
 from .probes import (
     deep_json_outputs,
@@ -438,7 +438,7 @@ class _Exports:
             options: dict[str, Any] = {"reasoning_open": reasoning_open}
             if fmt == "lark":
                 options["json"] = json_form
-            self._made[key] = export(self.family, self.tools, fmt, mode, **options)
+            self._made[key] = export_grammar(self.family, self.tools, fmt, mode, **options)
         return self._made[key]
 
 
