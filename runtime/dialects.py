@@ -1,8 +1,8 @@
 """The one table of argument dialects: spec class -> everything the runtime does with it.
 
-The engine makes a call's builder from it (and knows whether it names calls), the renderer
+The engine makes a call's reader from it (and knows whether it names calls), the renderer
 writes arguments with it, and `markup_literals` (here) asks it for an item's delimiters.
-Adding a dialect is a module with its builder, writer and `DialectRow`, and a row here
+Adding a dialect is a module with its reader, writer and `DialectRow`, and a row here
 (the exporter's rules are `export/dialects.py`; the grammar word is `compiler/ir.ELEMENTS`).
 """
 
@@ -19,7 +19,7 @@ from .xml_elements import XML_ELEMENTS
 from .xml_params import XML_PARAMS
 
 DIALECTS: dict[type, DialectRow] = {
-    row.spec: row
+    row.item_class: row
     for row in (
         XML_PARAMS,
         XML_ELEMENTS,

@@ -27,7 +27,7 @@ from .deltas import CallParts, Delta, DeltaBuffer, random_call_id
 from .dialects import DIALECTS
 from .markers import Markers, NextStop, markers
 from .modes import CALL, CONTENT, HEADER, REASONING, SECTION
-from .protocol import ArgumentsBuilder
+from .protocol import ArgumentsReader
 from .schemas import ToolSchemas
 from .spec import BAD_NAME, Dialect, FamilySpec, Lit, Name, Skip, Ws, name_of, never_a_name
 from .state import EngineState
@@ -93,7 +93,7 @@ class _Call:
         self.committed = False
         self.dropped = False
         self.index = -1
-        self.dialect: ArgumentsBuilder | None = None
+        self.dialect: ArgumentsReader | None = None
         # the part of the opener the prompt wrote: never given back as text
         self.prompt = prompt
         # text read before the name (a lookahead opener is read by the call's next item)
@@ -807,15 +807,15 @@ class Engine:
         if not call.committed and text:
             call.held.append(text)
 
-    def _dialect(self, call: _Call, item: Dialect) -> ArgumentsBuilder:
+    def _dialect(self, call: _Call, item: Dialect) -> ArgumentsReader:
         stops = self.family.stops[call.shape, call.item]
-        return DIALECTS[type(item)].builder(item, stops, self)
+        return DIALECTS[type(item)].reader(item, stops, self)
 
     # -- the sink of a call's dialect (`protocol.Sink`) -------------------------------
 
     def commit_call(self, name: str, call_id: str | None = None) -> None:
         """A dialect has read the name of the call being read (or, in a list of calls, of
-        its next one). The dialect holds this, not the call: a builder that held its call
+        its next one). The dialect holds this, not the call: a reader that held its call
         would make a reference cycle of every call, left for the garbage collector."""
         call = self._call
         assert call is not None

@@ -87,11 +87,11 @@ def _decode_simple(body: str) -> str:
 SHORTCUT_KNOWS = frozenset({"list"})  # the fields the whole-string match decides as the loop
 
 
-class PythonCallsBuilder(Batched):
+class PythonCallsReader(Batched):
     """Reads Python calls up to the list's end or a following marker."""
 
     __slots__ = (
-        "spec",
+        "item",
         "emit",
         "schema_of",
         "done",
@@ -119,8 +119,8 @@ class PythonCallsBuilder(Batched):
         "_whole_strings",
     )
 
-    def __init__(self, spec: PythonCalls, stops: tuple[str, ...], sink: Sink) -> None:
-        self.spec = spec
+    def __init__(self, item: PythonCalls, stops: tuple[str, ...], sink: Sink) -> None:
+        self.item = item
         self._batch(sink.emit_args)  # the pieces of one read go out joined (and before a commit)
         self.schema_of = sink.schema_of
         self._unwraps = sink.unwraps
@@ -133,11 +133,11 @@ class PythonCallsBuilder(Batched):
         self._commit = sink.commit_call
         self._stops = markers(stops)
         # the strings of one text share this search (see _string), the calls read one
-        # after another from it too (each list of calls is a builder of its own)
+        # after another from it too (each list of calls is a reader of its own)
         self._next_stop = sink.next_stop(stops)
-        self._state = START if spec.list else CALLS
+        self._state = START if item.list else CALLS
         # a string already whole is read in one match (`_string`), unless shortcuts are off
-        self._whole_strings = shortcuts.takes(spec, SHORTCUT_KNOWS)
+        self._whole_strings = shortcuts.takes(item, SHORTCUT_KNOWS)
         self._in_call = False
         self._count = 0
         self._key = ""
@@ -182,7 +182,7 @@ class PythonCallsBuilder(Batched):
                 self._state = CALLS
                 pos += 1
             elif state == CALLS:
-                if ch == "]" and self.spec.list:
+                if ch == "]" and self.item.list:
                     self._end()
                     return pos + 1
                 if ch == ",":
@@ -648,7 +648,7 @@ def render_python_calls(item: PythonCalls, calls: Sequence[Call]) -> str:
     return f"[{', '.join(texts)}]" if item.list else "\n".join(texts)
 
 
-# a name no `(` follows (`[a[`), as the builder's NAME state decides it: a name of at most
+# a name no `(` follows (`[a[`), as the reader's NAME state decides it: a name of at most
 # _MAX_NAME characters, spaces or tabs, then anything else (a longer name or run included)
 _NO_CALL_NAME = rf"[A-Za-z_][\w.\-]{{0,{_MAX_NAME - 1}}}+[ \t]{{0,{_MAX_NAME}}}+(?=[^(])"
 
@@ -656,7 +656,7 @@ _NO_CALL_NAME = rf"[A-Za-z_][\w.\-]{{0,{_MAX_NAME - 1}}}+[ \t]{{0,{_MAX_NAME}}}+
 def python_calls_opening(item: PythonCalls) -> Opening:
     """A list's `[` (with `list=true`), spaces and commas, then a name's first letter (or
     the `]` of an empty list) and its `(`: `[1, 2]` or `[[` is no call list from its second
-    character, `[a[` from its third (the builder reads no further than the name's start)."""
+    character, `[a[` from its third (the reader reads no further than the name's start)."""
     if item.list:
         return Opening("[", r"\s,", r"A-Za-z_\]", _NO_CALL_NAME)
     return Opening("", r"\s,", "A-Za-z_", _NO_CALL_NAME)
@@ -665,7 +665,7 @@ def python_calls_opening(item: PythonCalls) -> Opening:
 PYTHON_CALLS = DialectRow(
     PythonCalls,
     "python_calls",
-    PythonCallsBuilder,
+    PythonCallsReader,
     render_python_calls,
     no_literals,
     names_calls=True,

@@ -126,7 +126,7 @@ SHORTCUT_KNOWS = frozenset(
 
 @lru_cache(maxsize=256)
 def _whole_param(
-    spec: XmlParams, between: Markers, value_opens: Markers, value_ends: Markers
+    item: XmlParams, between: Markers, value_opens: Markers, value_ends: Markers
 ) -> re.Pattern[str] | None:
     """One pattern for a whole parameter already in the text, from where the last one
     ended: its key, its value and the marker that ends the value; None when this markup
@@ -139,7 +139,7 @@ def _whole_param(
     it before it searches), and the left-most end marker, longest first at a tie.
     Anything else does not match and is left to the state machine.
     """
-    opens = spec.opens
+    opens = item.opens
     if any(lit not in opens and lit.startswith(opens) for lit in between.literals):
         return None  # OPEN could still be the start of a longer marker
     if any(a != b and a.startswith(b) for a in opens for b in opens):
@@ -148,24 +148,24 @@ def _whole_param(
     ends = value_ends.literals
     alternatives = "|".join(re.escape(lit) for lit in ends)  # longest first, as in Markers
     firsts = "".join(sorted({re.escape(lit[0]) for lit in ends}))
-    if spec.cdata:  # a CDATA section is left to the state machine: no match across one
+    if item.cdata:  # a CDATA section is left to the state machine: no match across one
         alternatives += "|" + re.escape(CDATA_OPEN)
         firsts = "".join(sorted({*firsts, re.escape(CDATA_OPEN[0])}))
     parts = [r"\s*+" if no_space_marker else ""]
     # atomic: the key ends at the first KEY_END, never at a later one
-    key_ends = "|".join(re.escape(lit) for lit in sorted(spec.key_ends, key=len, reverse=True))
+    key_ends = "|".join(re.escape(lit) for lit in sorted(item.key_ends, key=len, reverse=True))
     key = rf"(?>(?P<key>.{{0,{_MAX_KEY}}}?)(?:{key_ends}))"
     parts += ["(?:" + "|".join(re.escape(lit) for lit in opens) + ")", key]
-    if spec.value_open:
-        others = [lit for lit in value_opens.literals if lit != spec.value_open]
-        if any(lit.startswith(spec.value_open) for lit in others):
+    if item.value_open:
+        others = [lit for lit in value_opens.literals if lit != item.value_open]
+        if any(lit.startswith(item.value_open) for lit in others):
             return None  # a longer marker could win where VALUE_OPEN matches
         if not any(lit[0].isspace() for lit in others):
             parts.append(r"\s*+")
-        parts.append(re.escape(spec.value_open))
-    if spec.strip:
+        parts.append(re.escape(item.value_open))
+    if item.strip:
         parts.append(r"\s*+")
-    elif spec.trim_newline:
+    elif item.trim_newline:
         parts.append(r"(?:\r?\n)?+")  # `\r\n` is one newline
     # the value: runs of characters that start no marker, or one that starts no marker here
     ending = "|".join(re.escape(lit) for lit in ends)
@@ -173,7 +173,7 @@ def _whole_param(
     return re.compile("".join(parts), re.DOTALL)
 
 
-class XmlParamsBuilder(MarkupArgs):
+class XmlParamsReader(MarkupArgs):
     """Reads parameters until a marker that follows them; writes the arguments JSON."""
 
     __slots__ = (
@@ -198,17 +198,17 @@ class XmlParamsBuilder(MarkupArgs):
         "_in_value",
     )
 
-    spec: XmlParams
+    item: XmlParams
 
-    def __init__(self, spec: XmlParams, stops: tuple[str, ...], sink: Sink) -> None:
-        super().__init__(spec, sink, BETWEEN)
-        self._between = markers((*spec.opens, *stops))
-        self._value_opens = markers((spec.value_open, *spec.opens, *stops))
-        self._value_ends = markers((*spec.value_ends, *spec.implicit_end, *stops))
-        self._key_ends = markers(spec.key_ends)
+    def __init__(self, item: XmlParams, stops: tuple[str, ...], sink: Sink) -> None:
+        super().__init__(item, sink, BETWEEN)
+        self._between = markers((*item.opens, *stops))
+        self._value_opens = markers((item.value_open, *item.opens, *stops))
+        self._value_ends = markers((*item.value_ends, *item.implicit_end, *stops))
+        self._key_ends = markers(item.key_ends)
         self._cdata_open = markers((CDATA_OPEN,))
         self._cdata_close = markers((CDATA_CLOSE,))
-        self._key_pattern = re.compile(spec.key_pattern) if spec.key_pattern else None
+        self._key_pattern = re.compile(item.key_pattern) if item.key_pattern else None
         self._count = 0
         self._key: _Key | None = None  # the parameter being read
         self._as_text = True
@@ -217,19 +217,19 @@ class XmlParamsBuilder(MarkupArgs):
         self._skipped = 0  # text skipped while looking for the value opener
         self._keys: dict[str, _Key] = {}
         self._whole = (
-            _whole_param(spec, self._between, self._value_opens, self._value_ends)
-            if shortcuts.takes(spec, SHORTCUT_KNOWS)
+            _whole_param(item, self._between, self._value_opens, self._value_ends)
+            if shortcuts.takes(item, SHORTCUT_KNOWS)
             else None
         )
         self._unwraps = sink.unwraps
         self._wrapper = False  # the parameter being read is a wrapper (`runtime/unwrap.py`)
         self._first = True  # no parameter opened yet: only the first may be a wrapper
         # call openers that end a value only when what follows them says a call began
-        self._in_value = OpenerInValue(stops, (*spec.value_ends, *spec.implicit_end), spec.opens)
+        self._in_value = OpenerInValue(stops, (*item.value_ends, *item.implicit_end), item.opens)
 
     def _read(self, text: str, pos: int, eof: bool) -> int:
         end = len(text)
-        spec = self.spec
+        item = self.item
         while pos < end and not self.done:
             state = self.state
             if state == BETWEEN:
@@ -243,7 +243,7 @@ class XmlParamsBuilder(MarkupArgs):
                     return end - (0 if eof else self._between.held(text, pos))
                 if not eof and self._between.may_grow(text, at, lit):
                     return at
-                if lit not in spec.opens:
+                if lit not in item.opens:
                     self._finish()
                     return at
                 pos = at + len(lit)
@@ -261,7 +261,7 @@ class XmlParamsBuilder(MarkupArgs):
                 raw = text[pos:at]
                 self._key = self._keys.get(raw) or self._key_of(raw)
                 pos = at + len(lit)
-                if spec.value_open:
+                if item.value_open:
                     self.state, self._skipped = VALUE_OPEN, 0
                 else:
                     self._open_param()
@@ -270,12 +270,12 @@ class XmlParamsBuilder(MarkupArgs):
                 if self.state == VALUE_OPEN:
                     return pos
             elif state == VALUE_START:
-                if spec.strip:
+                if item.strip:
                     while pos < end and text[pos].isspace():
                         pos += 1
                     if pos == end and not eof:
                         return pos
-                elif spec.trim_newline:
+                elif item.trim_newline:
                     if text[pos] == "\r" and pos + 1 == end and not eof:
                         return pos  # `\r\n` may be arriving
                     pos += _newline_at(text, pos)
@@ -305,8 +305,8 @@ class XmlParamsBuilder(MarkupArgs):
             if found is not None:  # an unreadable key is kept whole: nothing is lost
                 name = found.group("key")
                 if "text" in found.re.groupindex:  # an absent flag reads as ""
-                    json_flagged = (found.group("text") or "") not in self.spec.text_when
-        if self.spec.xml_unescape and "&" in name:  # an attribute value: `name="a&amp;b"`
+                    json_flagged = (found.group("text") or "") not in self.item.text_when
+        if self.item.xml_unescape and "&" in name:  # an attribute value: `name="a&amp;b"`
             name = xml_unescape(name)
         schema = self.schema_of(name)
         as_text = not json_flagged and (schema is None or streams_as_text(schema))
@@ -319,12 +319,12 @@ class XmlParamsBuilder(MarkupArgs):
     def _whole_params(self, text: str, pos: int, eof: bool) -> int:
         """Write the parameters found whole in the text from `pos`, as the state machine
         would write them (one regex match each); return where the state machine goes on."""
-        spec = self.spec
+        item = self.item
         match = self._whole.match
         growing = self._value_ends.growing
-        strip, trim_newline, unescape = spec.strip, spec.trim_newline, spec.xml_unescape
-        value_ends = spec.value_ends
-        keep_last = spec.keep_last_newline
+        strip, trim_newline, unescape = item.strip, item.trim_newline, item.xml_unescape
+        value_ends = item.value_ends
+        keep_last = item.keep_last_newline
         pieces = self._pieces
         keys = self._keys
         count = self._count
@@ -367,7 +367,7 @@ class XmlParamsBuilder(MarkupArgs):
                 pos = whole.end()
                 continue
             pos = whole.start("end")
-            if end not in spec.implicit_end:
+            if end not in item.implicit_end:
                 self._finish()  # a marker of the call or the stream: the arguments end here
             break
         self._count = count
@@ -375,7 +375,7 @@ class XmlParamsBuilder(MarkupArgs):
 
     def _find_value_open(self, text: str, pos: int, eof: bool) -> int:
         at, lit = self._value_opens.search(text, pos)
-        if at >= 0 and lit == self.spec.value_open and self._skipped + at - pos <= _MAX_KEY:
+        if at >= 0 and lit == self.item.value_open and self._skipped + at - pos <= _MAX_KEY:
             self._open_param()
             return at + len(lit)
         if at >= 0 or eof or self._skipped > _MAX_KEY:
@@ -404,7 +404,7 @@ class XmlParamsBuilder(MarkupArgs):
     def _value(self, text: str, pos: int, eof: bool) -> int:
         at, lit = self._value_end(text, pos, eof)
         while True:
-            if self.spec.cdata:  # a section before the next marker: no marker ends it
+            if self.item.cdata:  # a section before the next marker: no marker ends it
                 inside = self._enter_cdata(text, pos, self._value_ends.search(text, pos)[0])
                 if inside >= 0:
                     return inside
@@ -421,7 +421,7 @@ class XmlParamsBuilder(MarkupArgs):
             at, lit = self._value_end(text, pos, eof)
         # a possible closing marker waits; at the end of output it is markup, not value
         stop = at if at >= 0 else len(text) - self._held(text, pos, eof)
-        keep = self.spec.keep_last_newline and lit in self.spec.value_ends
+        keep = self.item.keep_last_newline and lit in self.item.value_ends
         self._value_text(text[pos:stop], closing=at >= 0 or eof, keep_newline=keep)
         if at < 0:
             if eof:
@@ -429,10 +429,10 @@ class XmlParamsBuilder(MarkupArgs):
                 return len(text)
             return stop
         self._close_param()
-        if lit in self.spec.value_ends:
+        if lit in self.item.value_ends:
             self.state = BETWEEN
             return at + len(lit)
-        if lit in self.spec.implicit_end:
+        if lit in self.item.implicit_end:
             self.state = BETWEEN
             return at
         self._finish()  # a marker of the call or the stream: the arguments end here
@@ -442,7 +442,7 @@ class XmlParamsBuilder(MarkupArgs):
         """How much of the text's end may still begin a marker, or a CDATA section (at the
         end of output a partial section opener is value text, not markup)."""
         held = self._value_ends.held(text, pos)
-        if self.spec.cdata and not eof:
+        if self.item.cdata and not eof:
             held = max(held, self._cdata_open.held(text, pos))
         return held
 
@@ -461,7 +461,7 @@ class XmlParamsBuilder(MarkupArgs):
         """Write the held raw tail as value text: what follows decides it is not markup."""
         pend, self._pend = self._pend, ""
         if pend:
-            self._emit_value(xml_unescape(pend) if self.spec.xml_unescape else pend)
+            self._emit_value(xml_unescape(pend) if self.item.xml_unescape else pend)
 
     def _cdata(self, text: str, pos: int, eof: bool) -> int:
         """Inside `<![CDATA[`: the text up to `]]>` is value, verbatim (no marker ends it, no
@@ -497,29 +497,29 @@ class XmlParamsBuilder(MarkupArgs):
 
         `keep_newline`: the value ends at VALUE_END and the grammar keeps its last newline
         there (`keep_last_newline`); before any other marker the newline is markup."""
-        spec = self.spec
+        item = self.item
         raw = self._pend + chunk if self._pend else chunk
         if not raw:
             return
         if closing:
-            if spec.strip:
+            if item.strip:
                 raw = raw.rstrip()
-            elif spec.trim_newline and not keep_newline and raw.endswith("\n"):
+            elif item.trim_newline and not keep_newline and raw.endswith("\n"):
                 raw = raw[: -2 if raw.endswith("\r\n") else -1]
             hold = 0
         else:
             hold = 0
-            if spec.strip:
+            if item.strip:
                 hold = len(raw) - len(raw.rstrip())
-            elif spec.trim_newline and raw[-1:] in ("\n", "\r"):
+            elif item.trim_newline and raw[-1:] in ("\n", "\r"):
                 hold = 2 if raw.endswith("\r\n") else 1  # (a `\r` may begin `\r\n`)
-            if spec.xml_unescape and not hold:  # half an entity: `&am`
+            if item.xml_unescape and not hold:  # half an entity: `&am`
                 amp = raw.rfind("&")
                 if amp >= 0 and len(raw) - amp < _MAX_ENTITY and ";" not in raw[amp:]:
                     hold = len(raw) - amp
         ready = raw[: len(raw) - hold]
         self._pend = raw[len(raw) - hold :]
-        if ready and spec.xml_unescape:
+        if ready and item.xml_unescape:
             ready = xml_unescape(ready)
         self._emit_value(ready)
 
@@ -630,7 +630,7 @@ def xml_params_literals(item: XmlParams) -> tuple[str, ...]:
 XML_PARAMS = DialectRow(
     XmlParams,
     "xml_params",
-    XmlParamsBuilder,
+    XmlParamsReader,
     render_xml_params,
     xml_params_literals,
     shortcut_knows=SHORTCUT_KNOWS,

@@ -217,7 +217,9 @@ def test_mutants_are_rejected(family: str) -> None:
         assert accepts(grammar, text, fmt), (fmt, mode)
         for name, mutant in mutants.items():
             assert not accepts(grammar, mutant, fmt), (fmt, mode, name, mutant)
-    other = toolgrammar.export_grammar(family, TOOLS, "lark", "named:write_file", reasoning_open=False)
+    other = toolgrammar.export_grammar(
+        family, TOOLS, "lark", "named:write_file", reasoning_open=False
+    )
     assert not accepts(other, text)  # named: only that tool
 
 
@@ -248,7 +250,9 @@ def test_random_walks_parse_to_the_calls_they_wrote(family: str) -> None:
 @pytest.mark.parametrize("family", GBNF_WALKED)
 def test_random_walks_through_gbnf(family: str) -> None:
     rng = random.Random(f"gbnf:{family}")
-    markers = closing_markers(toolgrammar.export_grammar(family, TOOLS, "lark", "required", json="rules"))
+    markers = closing_markers(
+        toolgrammar.export_grammar(family, TOOLS, "lark", "required", json="rules")
+    )
     grammar = toolgrammar.export_grammar(family, TOOLS, "gbnf", "required")
     data, accepted = closing_walk(grammar, rng, budget=150, fmt="gbnf", markers=markers)
     assert accepted, data[-200:]

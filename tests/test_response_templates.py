@@ -522,7 +522,9 @@ def test_export_cli_reads_the_template(tmp_path: Path, capsys: pytest.CaptureFix
     tools.write_text(json.dumps(TOOLS), encoding="utf-8")
     assert main(["export", "hf", "--tools", str(tools), "--response-template", str(path)]) == 0
     printed = capsys.readouterr().out
-    assert printed == toolgrammar.export_grammar("hf", TOOLS, response_template=TEMPLATES["json_args"])
+    assert printed == toolgrammar.export_grammar(
+        "hf", TOOLS, response_template=TEMPLATES["json_args"]
+    )
     assert main(["export", "hf", "--tools", str(tools)]) == 2
     assert "response_template" in capsys.readouterr().err
     assert main(["export", "hermes", "--tools", str(tools), "--response-template", str(path)]) == 2

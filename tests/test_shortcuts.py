@@ -74,7 +74,7 @@ def test_the_corpus_reads_the_same_with_shortcuts_off(family: str) -> None:
 
 
 def test_the_switch_turns_the_shortcuts_off() -> None:
-    """With shortcuts off, no run of literals is compiled and no builder tries a shortcut
+    """With shortcuts off, no run of literals is compiled and no reader tries a shortcut
     (else the test above would compare the shortcuts with themselves)."""
     spec = get_spec("deepseek_v3")
     assert any(run is not None for run in tables.compiled(spec).runs[0])
@@ -105,7 +105,7 @@ def test_every_row_lists_fields_of_its_item() -> None:
         if row.shortcut_knows is None:
             continue
         with_shortcuts += 1
-        names = {field.name for field in fields(row.spec)}
+        names = {field.name for field in fields(row.item_class)}
         assert row.shortcut_knows <= names - {"line"}, row.word
     assert with_shortcuts >= 5
 
@@ -129,14 +129,14 @@ def test_an_unknown_knob_away_from_its_default_takes_the_slow_path() -> None:
     assert not shortcuts.takes(set_away, XML_KNOWS)
     assert shortcuts.unknown_fields(set_away, XML_KNOWS) == ["new_knob"]
 
-    # a builder decides so when it is made: the JSON arguments one never tries `_whole`
-    slow = json_args.JsonArgsBuilder(_JsonArgsWithKnob(new_knob=True), (), _Sink())  # type: ignore[arg-type]
-    fast = json_args.JsonArgsBuilder(_JsonArgsWithKnob(), (), _Sink())  # type: ignore[arg-type]
+    # a reader decides so when it is made: the JSON arguments one never tries `_whole`
+    slow = json_args.JsonArgsReader(_JsonArgsWithKnob(new_knob=True), (), _Sink())  # type: ignore[arg-type]
+    fast = json_args.JsonArgsReader(_JsonArgsWithKnob(), (), _Sink())  # type: ignore[arg-type]
     assert slow._tried_whole and not fast._tried_whole
 
 
 class _Sink:
-    """A sink no builder here is fed text for."""
+    """A sink no reader here is fed text for."""
 
     def __getattr__(self, name: str) -> Any:
         return lambda *args: None
