@@ -45,7 +45,7 @@ from side_by_side import ROOT, Outcome, Peer, Tokens, special_tokens
 from toolgrammar.runtime.registry import get_spec
 
 sys.path.insert(0, str(ROOT / "tests"))
-from corpus_format import CORPUS, Case, load  # noqa: E402  (the tests' own corpus reader)
+from support.corpus_format import CORPUS, Case, load  # noqa: E402  (the tests' own corpus reader)
 
 UNSUPPORTED = ("reasoning_open", "block_open", "params", "unknown_tools")
 BUDGET_S = 20.0  # per case: a peer's regex that backtracks for ever is a disagreement

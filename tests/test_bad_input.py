@@ -9,7 +9,7 @@ import pytest
 
 import toolgrammar
 from toolgrammar.runtime.json_stream import MAX_DEPTH
-from corpus_format import TOOLS
+from support.corpus_format import TOOLS
 
 
 def _feed_all(family: str, pieces, **options):

@@ -8,7 +8,7 @@ import os
 import pytest
 
 import toolgrammar
-from corpus_format import CORPUS, MIN_CASES, Case, all_cases, render_expect, rewrite
+from support.corpus_format import CORPUS, MIN_CASES, Case, all_cases, render_expect, rewrite
 from toolgrammar.check.invariants import run, split_at
 
 CASES = all_cases()

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from corpus_format import CorpusError, load
+from support.corpus_format import CorpusError, load
 
 GOOD = '{"content": "hi", "reasoning": null, "tool_calls": [], "finish_reason": "stop"}'
 

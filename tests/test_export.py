@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 import toolgrammar
-from corpus_format import CORPUS, TOOLS, all_cases
-from export_corpus import in_grammar, strict_deep
-from export_helpers import (
+from support.corpus_format import CORPUS, TOOLS, all_cases
+from support.export_corpus import in_grammar, strict_deep
+from support.export_helpers import (
     accepts,
     closing_markers,
     closing_walk,

@@ -15,7 +15,7 @@ from typing import Any, Callable
 import pytest
 
 import toolgrammar
-from response_templates import OUTPUTS, TEMPLATES
+from support.response_templates import OUTPUTS, TEMPLATES
 from toolgrammar.check import check
 from toolgrammar.cli import main
 from toolgrammar.compiler import compile_grammar_text
@@ -560,7 +560,7 @@ def test_kv_lines_export_reads_values_as_the_parser_does(fmt: str) -> None:
     the closer start), and a JSON value cannot hold a marker, not even one its closing quote
     completes (`["x<call name="]`: the parser cuts the value at the call opener), nor a line
     break between its tokens."""
-    from export_helpers import accepts
+    from support.export_helpers import accepts
 
     with registered(rt.template_spec(TEMPLATES["kv_lines"], "tpl_kv_lines")):
         grammar = toolgrammar.export_grammar("tpl_kv_lines", KV_TOOLS, fmt, "required")

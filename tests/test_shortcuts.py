@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolgrammar
-from corpus_format import CORPUS, Case, all_cases, load
+from support.corpus_format import CORPUS, Case, all_cases, load
 from toolgrammar.check.invariants import run, split_at
 from toolgrammar.runtime import json_args, shortcuts, tables, xml_params
 from toolgrammar.runtime.params import with_params
@@ -286,20 +286,6 @@ PIECES = st.sampled_from(
         '"', "'", "\n", "\x01", "<|tool_call_end|>", "<|tool_call_start|>", "]", ")",
     ]
 )  # fmt: skip
-
-
-@st.composite
-def outputs(draw: st.DrawFn) -> str:
-    quote = draw(st.sampled_from(["'", '"', "'''"]))
-    body = "".join(draw(st.lists(PIECES, max_size=12)))
-    closed = draw(st.booleans())
-    tail = draw(st.sampled_from(["", ", n=3", ")"]))
-    return (
-        "<|tool_call_start|>[f(s="
-        + quote
-        + body
-        + (quote + tail + ")]<|tool_call_end|>" if closed else "")
-    )
 
 
 @st.composite

@@ -36,8 +36,8 @@ import re
 from typing import Any
 
 import toolgrammar
-from corpus_format import Case
-from export_helpers import validates
+from .corpus_format import Case
+from .export_helpers import validates
 from toolgrammar.export.schema import ExportError, load_tools
 from toolgrammar.runtime.tables import compiled
 from toolgrammar.runtime.params import with_params
