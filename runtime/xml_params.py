@@ -49,6 +49,29 @@ def _newline_at(text: str, pos: int) -> int:
     return 2 if text.startswith("\r\n", pos) else 0
 
 
+def _crlf_spellings(literals: Sequence[str]) -> tuple[str, ...]:
+    """`literals` and, for each that holds a line end (`</parameter\n`, a drifted closer at
+    the end of its line), the same with `\r\n`: a value's newline is `\n` or `\r\n`
+    (`trim_newline` reads both as one), so a marker that ends a line ends a CRLF line too."""
+    crlf = (lit.replace("\r\n", "\n").replace("\n", "\r\n") for lit in literals if "\n" in lit)
+    return tuple(dict.fromkeys((*literals, *crlf)))
+
+
+class Closers(NamedTuple):
+    """The markers that end a value, every spelling: its own closers (consumed) and the
+    implicit ones (left for what follows)."""
+
+    own: tuple[str, ...]
+    implicit: tuple[str, ...]
+
+
+@lru_cache(maxsize=256)
+def closers(item: XmlParams) -> Closers:
+    """The item's value closers with their CRLF spellings (the reader and the exporter
+    read the same set)."""
+    return Closers(_crlf_spellings(item.value_ends), _crlf_spellings(item.implicit_end))
+
+
 def _json_string_body(text: str) -> str:
     return encode_basestring(text)[1:-1]
 
@@ -196,6 +219,7 @@ class XmlParamsReader(MarkupArgs):
         "_cdata_open",
         "_cdata_close",
         "_in_value",
+        "_closers",
     )
 
     item: XmlParams
@@ -204,7 +228,8 @@ class XmlParamsReader(MarkupArgs):
         super().__init__(item, sink, BETWEEN)
         self._between = markers((*item.opens, *stops))
         self._value_opens = markers((item.value_open, *item.opens, *stops))
-        self._value_ends = markers((*item.value_ends, *item.implicit_end, *stops))
+        self._closers = ends = closers(item)
+        self._value_ends = markers((*ends.own, *ends.implicit, *stops))
         self._key_ends = markers(item.key_ends)
         self._cdata_open = markers((CDATA_OPEN,))
         self._cdata_close = markers((CDATA_CLOSE,))
@@ -225,7 +250,7 @@ class XmlParamsReader(MarkupArgs):
         self._wrapper = False  # the parameter being read is a wrapper (`runtime/unwrap.py`)
         self._first = True  # no parameter opened yet: only the first may be a wrapper
         # call openers that end a value only when what follows them says a call began
-        self._in_value = OpenerInValue(stops, (*item.value_ends, *item.implicit_end), item.opens)
+        self._in_value = OpenerInValue(stops, (*ends.own, *ends.implicit), item.opens)
 
     def _read(self, text: str, pos: int, eof: bool) -> int:
         end = len(text)
@@ -323,7 +348,7 @@ class XmlParamsReader(MarkupArgs):
         match = self._whole.match
         growing = self._value_ends.growing
         strip, trim_newline, unescape = item.strip, item.trim_newline, item.xml_unescape
-        value_ends = item.value_ends
+        value_ends, implicit_ends = self._closers
         keep_last = item.keep_last_newline
         pieces = self._pieces
         keys = self._keys
@@ -367,7 +392,7 @@ class XmlParamsReader(MarkupArgs):
                 pos = whole.end()
                 continue
             pos = whole.start("end")
-            if end not in item.implicit_end:
+            if end not in implicit_ends:
                 self._finish()  # a marker of the call or the stream: the arguments end here
             break
         self._count = count
@@ -421,7 +446,7 @@ class XmlParamsReader(MarkupArgs):
             at, lit = self._value_end(text, pos, eof)
         # a possible closing marker waits; at the end of output it is markup, not value
         stop = at if at >= 0 else len(text) - self._held(text, pos, eof)
-        keep = self.item.keep_last_newline and lit in self.item.value_ends
+        keep = self.item.keep_last_newline and lit in self._closers.own
         self._value_text(text[pos:stop], closing=at >= 0 or eof, keep_newline=keep)
         if at < 0:
             if eof:
@@ -429,10 +454,10 @@ class XmlParamsReader(MarkupArgs):
                 return len(text)
             return stop
         self._close_param()
-        if lit in self.item.value_ends:
+        if lit in self._closers.own:
             self.state = BETWEEN
             return at + len(lit)
-        if lit in self.item.implicit_end:
+        if lit in self._closers.implicit:
             self.state = BETWEEN
             return at
         self._finish()  # a marker of the call or the stream: the arguments end here
@@ -624,7 +649,8 @@ def render_xml_params(item: XmlParams, calls: Sequence[Call]) -> str:
 
 
 def xml_params_literals(item: XmlParams) -> tuple[str, ...]:
-    return (*item.opens, *item.key_ends, *item.value_ends, *item.implicit_end, item.value_open)
+    ends = closers(item)
+    return (*item.opens, *item.key_ends, *ends.own, *ends.implicit, item.value_open)
 
 
 XML_PARAMS = DialectRow(
