@@ -11,7 +11,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Iterable
 
-from toolgrammar.runtime.spec import FamilySpec, markup_literals
+from toolgrammar.runtime.dialects import markup_literals
+from toolgrammar.runtime.spec import FamilySpec
 
 
 @lru_cache(maxsize=None)

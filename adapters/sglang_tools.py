@@ -216,13 +216,13 @@ class ToolgrammarDetector(BaseFormatDetector):
         parallel_tool_calls: bool = True,
         **_: Any,
     ) -> Any:
-        """The family's whole-output grammar for these tools (`toolgrammar.export`, GBNF, which
+        """The family's whole-output grammar for these tools (`toolgrammar.export_grammar`, GBNF, which
         xgrammar reads as EBNF), as an xgrammar structural tag. SGLang asks for it for
         `tool_choice="required"`, a named tool, and "auto" with strict tools. None (no
         constraint, the output is still parsed natively) when the tools cannot be exported."""
         mode = export_mode(tool_choice)
         try:
-            grammar = toolgrammar.export(
+            grammar = toolgrammar.export_grammar(
                 self.family,
                 tool_dicts(tools) or [],
                 format="gbnf",

@@ -49,7 +49,7 @@ import toolgrammar
 from toolgrammar.runtime.registry import get_spec
 
 sys.path.insert(0, str(ROOT / "tests"))
-from corpus_format import CORPUS, Case, load  # noqa: E402  (the tests' own corpus reader)
+from support.corpus_format import CORPUS, Case, load  # noqa: E402  (the tests' own corpus reader)
 
 UNSUPPORTED = ("reasoning_open", "block_open", "params", "unknown_tools", "whitespace", "compat")
 BUDGET_S = 20.0  # per case: a peer's regex that backtracks for ever is a disagreement

@@ -447,12 +447,12 @@ class Param:
 
 @dataclass(frozen=True)
 class ElementSig:
-    """One item word: the runtime spec class it lowers to, its arguments (each lowered to
-    the spec field of the same name; one left out keeps the field's default; a SPELLINGS
+    """One item word: the runtime item class it lowers to, its arguments (each lowered to
+    the item field of the same name; one left out keeps the field's default; a SPELLINGS
     argument `NAME` lowers its first spelling to `NAME` and the others to
     `NAME_alternatives`), and its role in a call."""
 
-    spec: type
+    item_class: type
     params: dict[str, Param] = field(default_factory=dict)
     is_dialect: bool = False  # parses the arguments
     gives_name: bool = False  # yields the function name

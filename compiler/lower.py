@@ -54,7 +54,7 @@ def lower_element(element: ir.Element, file: str = "") -> rt.Item:
             fields[name], fields[f"{name}_alternatives"] = lowered[0], lowered[1:]
         else:
             fields[name] = lowered
-    return sig.spec(**fields, line=element.line, file=file)
+    return sig.item_class(**fields, line=element.line, file=file)
 
 
 def lower_item(item: ir.Item, file: str = "") -> rt.Item:

@@ -1,32 +1,33 @@
 """Constrained-decoding grammars exported from the same grammar files the parsers come from.
 
-`export(family, tools)` gives the grammar of a family's whole output for those tools
+`export_grammar(family, tools)` gives the grammar of a family's whole output for those tools
 (content, the optional reasoning block, calls to exactly these tools with arguments that
 follow their schemas) in llguidance's Lark syntax or in GBNF, so what a model may write
 under constraint is what the family's parser reads back.
 
-`toolgrammar.export` names this package and, called, its `export` function: the package is
-an instance of `_CallablePackage`, so `toolgrammar.export("qwen3_coder", tools)` works
-whether the name was reached as the package's attribute (PEP 562, `toolgrammar.__getattr__`)
-or bound by an import of the package or one of its modules (Python's import system sets
-`toolgrammar.export` to the package then, which would otherwise hide a function of that name).
+`toolgrammar.export` names this package. Called, it still exports, with a
+`DeprecationWarning`, for one release: the name was both the package and the function.
+Whichever way the name was reached (`toolgrammar.__getattr__`, or the import system binding
+it to the package when the package or one of its modules is imported) it is this module, so
+only the module's class can make it callable (`_DeprecatedCall`); it goes with the old name.
 """
 
 from __future__ import annotations
 
 import sys
+import warnings
 from types import ModuleType
 from typing import Any, Literal, Mapping
 
-from .. import family_spec
 from ..runtime.params import UnknownParam, with_params
 from ..runtime.registry import UnknownFamily
+from ..specs import family_spec
 from . import gbnf, lark
 from .build import Mode, build
 from .schema import ExportError, load_tools
 from .values import expand_json
 
-__all__ = ["ExportError", "export"]
+__all__ = ["ExportError", "export_grammar"]
 
 FORMATS = ("lark", "gbnf")
 # the `source` of a spec compiled from a response template (compiler/response_template.py's
@@ -34,7 +35,7 @@ FORMATS = ("lark", "gbnf")
 TEMPLATE_SOURCE = "response_template"
 
 
-def export(
+def export_grammar(
     family: str,
     tools: Any,
     format: Literal["lark", "gbnf"] = "lark",
@@ -94,11 +95,17 @@ def _source(spec: Any) -> str:
     return f"grammars/{spec.name}.tg"
 
 
-class _CallablePackage(ModuleType):
-    """This package; calling it calls `export` (see the module docstring for why)."""
+class _DeprecatedCall(ModuleType):
+    """This package; calling it (the old `toolgrammar.export(...)`) warns and calls
+    `export_grammar`. To be removed with the old name, one release on."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> str:
-        return export(*args, **kwargs)
+        warnings.warn(
+            "toolgrammar.export(...) is deprecated: call toolgrammar.export_grammar(...)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return export_grammar(*args, **kwargs)
 
 
-sys.modules[__name__].__class__ = _CallablePackage
+sys.modules[__name__].__class__ = _DeprecatedCall

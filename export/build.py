@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..runtime.tables import CompiledFamily
+from ..runtime.tables import compiled
 from ..runtime.render import HEADER_SHAPES
 from ..runtime.spec import CallShape, FamilySpec, Item, Lit as SpecLit, Name, Reasoning, Skip, Ws
 from .dialects import EXPORT_RULES, TAKE_CLOSER
@@ -55,7 +55,7 @@ class Builder:
             raise ExportError(f"named:{mode.name}: no such tool (tools: {known})")
         self.spec, self.mode = spec, mode
         self.tools = [t for t in tools if mode.kind != "named" or t.name == mode.name]
-        self.cf = CompiledFamily(spec)
+        self.cf = compiled(spec)
         self.g = Grammar(source=spec.source or f"grammars/{spec.name}.tg")
         self.reasoning_open = self.cf.prompt_opened if reasoning_open is None else reasoning_open
         # the marker the prompt ended with, when it opened a call, section or message (a

@@ -15,7 +15,7 @@ from .protocol import Sink
 
 
 class Batched:
-    """Mixin for a builder with `emit`, `_send` and `_pieces` slots and a `_read`: `emit`
+    """Mixin for a reader with `emit`, `_send` and `_pieces` slots and a `_read`: `emit`
     gathers, `read` sends what one `_read` gathered as one piece."""
 
     __slots__ = ()
@@ -48,10 +48,10 @@ class MarkupArgs(Batched):
     they write the arguments JSON themselves, its `{` at once, typing each value by its
     key's schema, in a state machine that starts in `state`."""
 
-    __slots__ = ("spec", "emit", "schema_of", "state", "done", "_send", "_pieces")
+    __slots__ = ("item", "emit", "schema_of", "state", "done", "_send", "_pieces")
 
-    def __init__(self, spec: Any, sink: Sink, state: int) -> None:
-        self.spec = spec
+    def __init__(self, item: Any, sink: Sink, state: int) -> None:
+        self.item = item
         self._batch(sink.emit_args)  # the pieces of one read go out joined
         self.schema_of = sink.schema_of
         self.state = state

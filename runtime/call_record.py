@@ -5,7 +5,7 @@ Slotted: the engine reads and moves it on every item of every call.
 
 from __future__ import annotations
 
-from .protocol import ArgumentsBuilder
+from .protocol import ArgumentsReader
 
 
 class CallRecord:
@@ -52,7 +52,7 @@ class CallRecord:
         self.committed = False
         self.dropped = False
         self.index = -1
-        self.dialect: ArgumentsBuilder | None = None
+        self.dialect: ArgumentsReader | None = None
         # the part of the opener the prompt wrote: never given back as text
         self.prompt = prompt
         # text read before the name (a lookahead opener is read by the call's next item)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from .call_record import CallRecord
 from .dialects import DIALECTS
 from .markers import NextStop, markers
-from .protocol import ArgumentsBuilder
+from .protocol import ArgumentsReader
 from .spec import Dialect
 from .unwrap import WRAPPER_KEYS
 
@@ -23,13 +23,13 @@ if TYPE_CHECKING:
 class DialectSink:
     """Builds a call's dialect and answers it (mixed into `Engine`)."""
 
-    def _dialect(self: Engine, call: CallRecord, item: Dialect) -> ArgumentsBuilder:
+    def _dialect(self: Engine, call: CallRecord, item: Dialect) -> ArgumentsReader:
         stops = self.family.stops[call.shape, call.item]
-        return DIALECTS[type(item)].builder(item, stops, self)
+        return DIALECTS[type(item)].reader(item, stops, self)
 
     def commit_call(self: Engine, name: str, call_id: str | None = None) -> None:
         """A dialect has read the name of the call being read (or, in a list of calls, of
-        its next one). The dialect holds this, not the call: a builder that held its call
+        its next one). The dialect holds this, not the call: a reader that held its call
         would make a reference cycle of every call, left for the garbage collector."""
         call = self._call
         assert call is not None

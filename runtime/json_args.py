@@ -33,12 +33,15 @@ from .json_stream import (
 )
 from .markers import Markers, markers
 from .protocol import Call, DialectRow, Sink, json_object, no_literals, the_call
+from . import shortcuts
 from .schemas import streams_as_text
 from .spec import JsonArgs
 from .unwrap import members_text, wrapped_object
 
+SHORTCUT_KNOWS = frozenset({"raw"})  # the fields `_whole` decides as the scanner does
 
-class JsonArgsBuilder:
+
+class JsonArgsReader:
     """Streams one JSON arguments object to the sink, as the model wrote it."""
 
     __slots__ = (
@@ -59,7 +62,7 @@ class JsonArgsBuilder:
         "_raw_open",
     )
 
-    def __init__(self, spec: JsonArgs, stops: tuple[str, ...], sink: Sink) -> None:
+    def __init__(self, item: JsonArgs, stops: tuple[str, ...], sink: Sink) -> None:
         self.emit = sink.emit_args
         self.schema_of = sink.schema_of
         self.typed_keys = sink.typed_keys  # the keys schema_of types
@@ -71,9 +74,10 @@ class JsonArgsBuilder:
         self._started = False
         self._emitted = False
         self._closed = False
-        self._tried_whole = False
+        # `_whole` is tried once, unless the shortcut may not read this item
+        self._tried_whole = not shortcuts.takes(item, SHORTCUT_KNOWS)
         self._scanner: JsonScanner | None = None  # made when the fast path cannot read it all
-        self._raw = spec.raw  # the key of raw-text arguments ("": none)
+        self._raw = item.raw  # the key of raw-text arguments ("": none)
         self._raw_open = False  # reading raw text: `{"KEY": "` is out, `"}` is not yet
 
     def _out(self, text: str) -> None:
@@ -242,7 +246,7 @@ class JsonArgsBuilder:
             self.emit('"}')
             return
         tail = self._scanner.close() if self._scanner is not None else ""
-        self._scanner = None  # (it holds this builder's methods: no cycle left behind)
+        self._scanner = None  # (it holds this reader's methods: no cycle left behind)
         if not self._emitted:
             self.emit("{}")
         elif tail:
@@ -299,4 +303,11 @@ def render_json_args(_: JsonArgs, calls: Sequence[Call]) -> str:
     return json_object(the_call(calls)[1])
 
 
-JSON_ARGS = DialectRow(JsonArgs, "json_args", JsonArgsBuilder, render_json_args, no_literals)
+JSON_ARGS = DialectRow(
+    JsonArgs,
+    "json_args",
+    JsonArgsReader,
+    render_json_args,
+    no_literals,
+    shortcut_knows=SHORTCUT_KNOWS,
+)

@@ -1,7 +1,7 @@
 """The JSON dialects that carry the call's name: one call object, or an array of them.
 
 The object's name and id are read by an outer scanner whose text is markup; its
-arguments are handed to a `json_args` builder of the same sink, so they stream as the
+arguments are handed to a `json_args` reader of the same sink, so they stream as the
 model's own bytes and are typed the same way.
 """
 
@@ -11,7 +11,7 @@ import json
 import re
 from typing import Sequence
 
-from .json_args import JsonArgsBuilder, skip_to_stop, skip_whitespace
+from .json_args import JsonArgsReader, skip_to_stop, skip_whitespace
 from .json_stream import (
     DELEGATE,
     PAUSED,
@@ -32,22 +32,28 @@ from .protocol import (
     no_literals,
     the_call,
 )
+from . import shortcuts
 from .spec import JsonArgs, JsonCall, JsonCallArray
 
 _MAX_NAME = 256  # a call's name is at most this long, as `name(max_len=256)` reads one
-_ARGUMENTS = JsonArgs()  # the spec of a call object's arguments value
+_ARGUMENTS = JsonArgs()  # the item of a call object's arguments value
 
 
-class JsonCallBuilder:
+# the fields `_whole` decides as the outer scanner does; an array's, for its elements
+SHORTCUT_KNOWS = frozenset({"name", "arguments", "name_is_key", "id", "require_args"})
+ARRAY_SHORTCUT_KNOWS = frozenset({"name", "arguments", "name_is_key", "id", "bare"})
+
+
+class JsonCallReader:
     """`{"name": NAME, "arguments": {...}}`: finds the name, streams the arguments.
 
     Arguments written before the name (or encoded as a JSON string) are read whole and
-    held, then replayed into the arguments builder once the name is known, since the
+    held, then replayed into the arguments reader once the name is known, since the
     name decides how they are typed.
     """
 
     __slots__ = (
-        "spec",
+        "item",
         "name",
         "call_id",
         "done",
@@ -70,8 +76,8 @@ class JsonCallBuilder:
         "_tried_whole",
     )
 
-    def __init__(self, spec: JsonCall, stops: tuple[str, ...], sink: Sink) -> None:
-        self.spec = spec
+    def __init__(self, item: JsonCall, stops: tuple[str, ...], sink: Sink) -> None:
+        self.item = item
         self.name: str | None = None
         self.call_id: str | None = None
         self.done = False
@@ -83,7 +89,7 @@ class JsonCallBuilder:
         self._stops = markers(stops)
         self._next_stop = sink.next_stop(stops)
         self._outer: JsonScanner | None = None  # made when the fast path cannot read it all
-        self._args: JsonArgsBuilder | None = None
+        self._args: JsonArgsReader | None = None
         self._mode = ""  # "", "stream" or "capture": how the current arguments value is read
         self._capture: JsonScanner | None = None
         self._captured: list[str] = []
@@ -91,37 +97,38 @@ class JsonCallBuilder:
         self._started = False
         self._skipping = False
         self._args_seen = False
-        self._tried_whole = False
+        # `_whole` is tried once, unless the shortcut may not read this item
+        self._tried_whole = not shortcuts.takes(item, SHORTCUT_KNOWS)
 
     def _commit_name(self) -> None:
         """The call is real: its name is known (and, with require_args, its arguments began)."""
         if self.committed or self.name is None:
             return
-        if self.spec.require_args and not self._args_seen:
+        if self.item.require_args and not self._args_seen:
             return
         self.committed = True
         self._sink.commit_call(self.name, self.call_id)
 
     def _member(self, key: str) -> int:
-        if self.spec.name_is_key:  # `{NAME: {...}}`: the first key names the call
+        if self.item.name_is_key:  # `{NAME: {...}}`: the first key names the call
             if self.name is None and key.strip() and len(key.strip()) <= _MAX_NAME:
                 self.name = key.strip()
                 self._args_seen = True
                 self._commit_name()
                 return DELEGATE
             return WITHHOLD
-        if key in self.spec.arguments:
+        if key in self.item.arguments:
             self._args_seen = True
             self._commit_name()
             return DELEGATE
         return WITHHOLD
 
     def _value(self, key: str, raw: str) -> None:
-        if key in self.spec.id and self.name is None and self.call_id is None:
+        if key in self.item.id and self.name is None and self.call_id is None:
             ok, call_id = loads_or_none(raw)
             if ok and isinstance(call_id, (str, int)) and not isinstance(call_id, bool):
                 self.call_id = str(call_id)
-        if key in self.spec.name and self.name is None:
+        if key in self.item.name and self.name is None:
             ok, name = loads_or_none(raw)
             if ok and isinstance(name, str) and name.strip() and len(name.strip()) <= _MAX_NAME:
                 self.name = name.strip()
@@ -130,11 +137,11 @@ class JsonCallBuilder:
                     self._replay()
         return None
 
-    def _make_args(self) -> JsonArgsBuilder:
-        return JsonArgsBuilder(_ARGUMENTS, self._stop_list, self._sink)
+    def _make_args(self) -> JsonArgsReader:
+        return JsonArgsReader(_ARGUMENTS, self._stop_list, self._sink)
 
     def _replay(self) -> None:
-        """Feed a held arguments value, read whole, into the arguments builder."""
+        """Feed a held arguments value, read whole, into the arguments reader."""
         raw = "".join(self._captured)
         self._captured = []
         if self._string_args:
@@ -209,7 +216,7 @@ class JsonCallBuilder:
         """Whether a marker, whole or still arriving, begins right after the object's `{`
         (and whitespace) with a `first` character no call object has there (`{<|` of
         llama3's `{<|python_tag|>`): the text is no call either way, as `Opening` promises,
-        so the builder fails there at once; a marker cut short at the end of the output
+        so the reader fails there at once; a marker cut short at the end of the output
         is then read where the `{` was, as text before a whole one would be."""
         outer = self._outer
         return (
@@ -223,13 +230,13 @@ class JsonCallBuilder:
     def _whole(self, text: str, pos: int, stop: int) -> int:
         """The fast path for a call object already whole before `stop`, in the common shape:
         a plain name, then one arguments object. Its members go through `_member` and
-        `_value` in order, and the arguments to the builder, exactly as the outer scanner
+        `_value` in order, and the arguments to the reader, exactly as the outer scanner
         would hand them over; only the character loop over the outer object is skipped.
         Any other shape (arguments first, or twice, or as a string; a name as the key)
         returns -1 before anything is called, and the outer scanner reads it.
         """
-        spec = self.spec
-        if spec.name_is_key:
+        item = self.item
+        if item.name_is_key:
             return -1
         # (no `rfind("}")` first: over a run of `{"` that no object closes, one per call,
         # it read the rest of the output each time; the members' own reading stops at the
@@ -238,7 +245,7 @@ class JsonCallBuilder:
         if found is None:
             return -1
         members, close = found
-        args_keys, name_keys = spec.arguments, spec.name
+        args_keys, name_keys = item.arguments, item.name
         named = False
         args_start = -1
         for key, start, end, _ in members:
@@ -311,7 +318,7 @@ class JsonCallBuilder:
             return
         self.done = True
         if self.committed:
-            self._outer = None  # (it holds this builder's methods: no cycle left behind)
+            self._outer = None  # (it holds this reader's methods: no cycle left behind)
         if self._capture is not None:
             self._captured.append(self._capture.close())
             self._capture = None
@@ -320,7 +327,7 @@ class JsonCallBuilder:
             # a whole object with a name but no arguments (require_args): not a call
             outer = self._outer
             self.malformed = self.name is not None and outer is not None and outer.done
-            self._outer = None  # (it holds this builder's methods: no cycle left behind)
+            self._outer = None  # (it holds this reader's methods: no cycle left behind)
             return
         if self._captured:
             self._replay()
@@ -339,7 +346,7 @@ def _discard(_: str) -> None:
 BEFORE, ELEMENTS, ELEMENT, AFTER_ELEMENT = range(4)
 
 
-class JsonCallArrayBuilder:
+class JsonCallArrayReader:
     """`[{call}, {call}, …]`: every element is a call, emitted as soon as its name is known.
 
     Each element commits a call of its own through the sink (a new index), so the calls
@@ -349,7 +356,7 @@ class JsonCallArrayBuilder:
     """
 
     __slots__ = (
-        "spec",
+        "item",
         "done",
         "failed",
         "malformed",
@@ -358,14 +365,15 @@ class JsonCallArrayBuilder:
         "_stops",
         "_stop_list",
         "_element_spec",
+        "_shortcut",
         "_state",
         "_element",
         "_skipping",
         "_bare",
     )
 
-    def __init__(self, spec: JsonCallArray, stops: tuple[str, ...], sink: Sink) -> None:
-        self.spec = spec
+    def __init__(self, item: JsonCallArray, stops: tuple[str, ...], sink: Sink) -> None:
+        self.item = item
         self.done = False
         self.failed = False
         self.malformed = False
@@ -373,12 +381,13 @@ class JsonCallArrayBuilder:
         self._sink = sink
         self._stop_list = stops
         self._stops = markers(stops)
-        # every element is a call object of the array's keys, read by a builder of its own
+        # every element is a call object of the array's keys, read by a reader of its own
         self._element_spec = JsonCall(
-            name=spec.name, arguments=spec.arguments, name_is_key=spec.name_is_key, id=spec.id
+            name=item.name, arguments=item.arguments, name_is_key=item.name_is_key, id=item.id
         )
+        self._shortcut = shortcuts.takes(item, ARRAY_SHORTCUT_KNOWS)  # for every element
         self._state = BEFORE
-        self._element: JsonCallBuilder | None = None
+        self._element: JsonCallReader | None = None
         self._skipping = False
         self._bare = False  # the list was written without its brackets
 
@@ -414,7 +423,7 @@ class JsonCallArrayBuilder:
                 break
             ch = text[pos]
             if state == BEFORE:
-                if ch == "{" and self.spec.bare:  # `{…}, {…}`: the array without its brackets
+                if ch == "{" and self.item.bare:  # `{…}, {…}`: the array without its brackets
                     self._bare = True
                     self._state = ELEMENTS
                     continue
@@ -429,7 +438,9 @@ class JsonCallArrayBuilder:
                 self._state = ELEMENTS
                 pos += 1
             elif ch == "{" and state == ELEMENTS:
-                self._element = JsonCallBuilder(self._element_spec, self._stop_list, self._sink)
+                self._element = JsonCallReader(self._element_spec, self._stop_list, self._sink)
+                if not self._shortcut:
+                    self._element._tried_whole = True  # (the array's item declines it)
                 self._state = ELEMENT
             else:
                 return self._end_badly(text, pos, eof)
@@ -518,19 +529,21 @@ def json_call_array_opening(item: JsonCallArray) -> Opening:
 JSON_CALL = DialectRow(
     JsonCall,
     "json_call",
-    JsonCallBuilder,
+    JsonCallReader,
     render_json_call,
     no_literals,
     names_calls=True,
     opening=json_call_opening,
+    shortcut_knows=SHORTCUT_KNOWS,
 )
 JSON_CALL_ARRAY = DialectRow(
     JsonCallArray,
     "json_call_array",
-    JsonCallArrayBuilder,
+    JsonCallArrayReader,
     render_json_call_array,
     no_literals,
     names_calls=True,
     lists_calls=True,
     opening=json_call_array_opening,
+    shortcut_knows=ARRAY_SHORTCUT_KNOWS,
 )

@@ -23,6 +23,7 @@ import re
 from typing import Callable
 
 from .json_bounded import find_closer, scan_within
+from . import shortcuts
 
 # scanner states
 VALUE, KEY, COLON, AFTER, STRING, NUMBER, LITERAL, DONE, ERROR, PAUSED = range(10)
@@ -331,7 +332,7 @@ class JsonScanner:
                     if self.state == PAUSED:
                         return pos
                     continue
-            elif state == VALUE and (self.stack or self.on_member is None):
+            elif state == VALUE and (self.stack or self.on_member is None) and shortcuts.ON:
                 # (the outermost object itself is read member by member, for on_member)
                 if char == '"':
                     found = WHOLE_STRING.match(text, pos, end)

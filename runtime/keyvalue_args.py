@@ -28,6 +28,7 @@ from .coerce import coerce_bare, coerce_text, json_text
 from .in_value import OpenerInValue
 from .markers import Markers, markers
 from .protocol import Call, DialectRow, Pairs, Sink, the_call
+from . import shortcuts
 from .schemas import item_schema, property_schema, streams_as_text
 from .spec import KeyValueArgs
 from .unwrap import members_text, wrapped_object, write_members
@@ -60,6 +61,9 @@ def _json_string_body(text: str) -> str:
 _KEY_AND_SEPARATORS = re.compile(r"[\w\-.\s:,{}()\[\]]")
 
 
+SHORTCUT_KNOWS = frozenset({"string"})  # the fields `_whole_member(s)` decide as the loop does
+
+
 @lru_cache(maxsize=64)
 def _whole_member(delim: str, string_ends: Markers) -> re.Pattern[str] | None:
     """One pattern for a member already whole in the text: a bare key, its colon, a string
@@ -87,7 +91,7 @@ def _whole_member(delim: str, string_ends: Markers) -> re.Pattern[str] | None:
     )
 
 
-class KeyValueArgsBuilder(MarkupArgs):
+class KeyValueArgsReader(MarkupArgs):
     """Reads `{key:value,…}` up to its closing brace or a following marker."""
 
     __slots__ = (
@@ -110,13 +114,13 @@ class KeyValueArgsBuilder(MarkupArgs):
         "_in_value",
     )
 
-    spec: KeyValueArgs
+    item: KeyValueArgs
 
-    def __init__(self, spec: KeyValueArgs, stops: tuple[str, ...], sink: Sink) -> None:
-        super().__init__(spec, sink, OPEN)
+    def __init__(self, item: KeyValueArgs, stops: tuple[str, ...], sink: Sink) -> None:
+        super().__init__(item, sink, OPEN)
         self._stops = markers(stops)
-        self._string_ends = markers((spec.string, *stops))
-        self._raw_tokens = _raw_tokens(spec.string, stops)
+        self._string_ends = markers((item.string, *stops))
+        self._raw_tokens = _raw_tokens(item.string, stops)
         self._closer = "}"
         self._count = 0
         self._key = ""
@@ -125,13 +129,17 @@ class KeyValueArgsBuilder(MarkupArgs):
         self._depth = 0
         self._in_string = False
         self._plain = True  # the value read so far is bare text: no container, no delimiter
-        self._whole = _whole_member(spec.string, self._string_ends)
+        self._whole = (
+            _whole_member(item.string, self._string_ends)
+            if shortcuts.takes(item, SHORTCUT_KNOWS)
+            else None
+        )
         # key: its schema, whether it streams as text, `"key": `
         self._keys: dict[str, tuple[dict | None, bool, str]] = {}
         self._unwraps = sink.unwraps
         self._wrapper = False  # the value being read is a wrapper's (`runtime/unwrap.py`)
         self._first = True  # no key read yet: only the first may be a wrapper
-        self._in_value = OpenerInValue(stops, (spec.string,))
+        self._in_value = OpenerInValue(stops, (item.string,))
 
     def _read(self, text: str, pos: int, eof: bool) -> int:
         end = len(text)
@@ -199,7 +207,7 @@ class KeyValueArgsBuilder(MarkupArgs):
             return pos + 1
         if text[pos] == ",":
             return pos + 1
-        delim = self.spec.string
+        delim = self.item.string
         # a key and the space around it lie within `_KEY_SPAN`: what decides it is read
         # from that much text, whole or streamed
         limit = min(len(text), pos + _KEY_SPAN)
@@ -238,7 +246,7 @@ class KeyValueArgsBuilder(MarkupArgs):
         """Write the members found whole in the text from `pos`, as the state machine would
         write them (one regex match each); return where the state machine goes on."""
         match = self._whole.match  # type: ignore[union-attr]
-        delim, closer = self.spec.string, self._closer
+        delim, closer = self.item.string, self._closer
         pieces = self._pieces
         while True:
             whole = match(text, pos)
@@ -292,7 +300,7 @@ class KeyValueArgsBuilder(MarkupArgs):
     # -- values ----------------------------------------------------------------------
 
     def _start_value(self, text: str, pos: int, eof: bool) -> int:
-        delim = self.spec.string
+        delim = self.item.string
         if text.startswith(delim, pos) and streams_as_text(self._schema) and not self._wrapper:
             self.emit(self._prefix() + '"')
             self.state = STRING
@@ -323,7 +331,7 @@ class KeyValueArgsBuilder(MarkupArgs):
                 return len(text)
             return stop
         self.emit('"')
-        if lit == self.spec.string:
+        if lit == self.item.string:
             self.state = AFTER_VALUE
             return at + len(lit)
         self.state = AFTER_VALUE
@@ -336,7 +344,7 @@ class KeyValueArgsBuilder(MarkupArgs):
 
     def _raw(self, text: str, pos: int, eof: bool) -> int:
         """Buffer a value up to its end: `,` or the closer at depth 0 (strings skipped)."""
-        delim = self.spec.string
+        delim = self.item.string
         while True:
             if self._in_string:
                 close = text.find(delim, pos)
@@ -399,7 +407,7 @@ class KeyValueArgsBuilder(MarkupArgs):
         """Where the string delimiter closes a bare value that runs on past `comma`
         (`q:a, b<|"|>`: a string whose opening delimiter is missing), -1 when the comma ends
         the value (a key, a bracket or a marker follows first), None while undecided."""
-        delim = self.spec.string
+        delim = self.item.string
         pos, limit = comma + 1, comma + 1 + _MAX_KEY * 16
         while True:
             found = self._raw_tokens.search(text, pos, min(len(text), limit))
@@ -426,7 +434,7 @@ class KeyValueArgsBuilder(MarkupArgs):
     def _held_tail(self, text: str, pos: int) -> int:
         """Trailing characters that may still begin a marker or the string delimiter."""
         held = self._stops.held(text, pos)
-        delim = self.spec.string
+        delim = self.item.string
         for k in range(min(len(delim) - 1, len(text) - pos), held, -1):
             if delim.startswith(text[len(text) - k :]):
                 return k
@@ -435,7 +443,7 @@ class KeyValueArgsBuilder(MarkupArgs):
     def _close_raw(self) -> None:
         raw = "".join(self._buffer)
         self._buffer = []
-        read = _Reader(raw, self.spec.string).value()
+        read = _Reader(raw, self.item.string).value()
         wrapper, self._wrapper = self._wrapper, False
         text = self._members(read) if wrapper else None
         if text is not None:  # the wrapper's members stand in its place
@@ -590,7 +598,8 @@ def render_keyvalue_args(item: KeyValueArgs, calls: Sequence[Call]) -> str:
 KEYVALUE_ARGS = DialectRow(
     KeyValueArgs,
     "keyvalue_args",
-    KeyValueArgsBuilder,
+    KeyValueArgsReader,
     render_keyvalue_args,
     lambda item: (item.string,),
+    shortcut_knows=SHORTCUT_KNOWS,
 )

@@ -30,7 +30,7 @@ KEY, SKIP, VALUE, DONE = range(4)
 _MAX_KEY = 256  # a longer key is no argument: its line is skipped
 
 
-class KvLinesBuilder(MarkupArgs):
+class KvLinesReader(MarkupArgs):
     """Reads `key: value` lines until a marker that follows them; writes the arguments JSON."""
 
     __slots__ = (
@@ -48,12 +48,12 @@ class KvLinesBuilder(MarkupArgs):
         "_unwraps",
     )
 
-    spec: KvLines
+    item: KvLines
 
-    def __init__(self, spec: KvLines, stops: tuple[str, ...], sink: Sink) -> None:
-        super().__init__(spec, sink, KEY)
-        self._key_marks = markers((spec.kv_sep, spec.line_sep, *stops))
-        self._line_ends = markers((spec.line_sep, *stops))
+    def __init__(self, item: KvLines, stops: tuple[str, ...], sink: Sink) -> None:
+        super().__init__(item, sink, KEY)
+        self._key_marks = markers((item.kv_sep, item.line_sep, *stops))
+        self._line_ends = markers((item.line_sep, *stops))
         self._unwraps = sink.unwraps
         self._count = 0
         self._key = ""
@@ -92,15 +92,15 @@ class KvLinesBuilder(MarkupArgs):
                 self.state = SKIP
                 return pos, True
             return pos, False
-        spec = self.spec
-        if lit == spec.kv_sep:
+        item = self.item
+        if lit == item.kv_sep:
             key = text[pos:at].strip()
             if not key or at - pos > _MAX_KEY:
                 self.state = SKIP
                 return at + len(lit), True
             self._open(key)
             return at + len(lit), True
-        if lit == spec.line_sep:
+        if lit == item.line_sep:
             return at + len(lit), True  # a line with no separator is not an argument
         self._finish()  # a marker of the call or the stream: the arguments end here
         return at, True
@@ -112,7 +112,7 @@ class KvLinesBuilder(MarkupArgs):
             return at, False
         if at < 0:  # the line goes on (what may begin a marker waits)
             return len(text) - (0 if eof else self._line_ends.held(text, pos)), eof
-        if lit == self.spec.line_sep:
+        if lit == self.item.line_sep:
             self.state = KEY
             return at + len(lit), True
         self._finish()
@@ -153,7 +153,7 @@ class KvLinesBuilder(MarkupArgs):
             return stop, False
         self._value_text(text[pos:at])
         self._close_value()
-        if lit == self.spec.line_sep:
+        if lit == self.item.line_sep:
             self.state = KEY
             return at + len(lit), True
         self._finish()
@@ -230,4 +230,4 @@ def kv_lines_literals(item: KvLines) -> tuple[str, ...]:
     return (item.line_sep,)
 
 
-KV_LINES = DialectRow(KvLines, "kv_lines", KvLinesBuilder, render_kv_lines, kv_lines_literals)
+KV_LINES = DialectRow(KvLines, "kv_lines", KvLinesReader, render_kv_lines, kv_lines_literals)

@@ -151,7 +151,7 @@ BY_TUPLE_LIMIT = 4096
 @lru_cache(maxsize=BY_TUPLE_LIMIT)
 def _by_tuple(literals: tuple[str, ...]) -> Markers:
     """The `Markers` of a tuple of literals, without making a set on every call: a call's
-    builders ask for their stops once each. Bounded, the least recently used out first, so
+    readers ask for their stops once each. Bounded, the least recently used out first, so
     that a process serving many `params` values keeps the ones in use (a plain dict that
     stopped adding when full kept the first 4096 for good)."""
     return _cached(frozenset(literals))

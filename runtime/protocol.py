@@ -1,16 +1,16 @@
 """What an argument dialect is to the engine: one constructor shape, one sink, four members.
 
-Every dialect (`xml_params`, `json_call`, …) has a builder made as `Builder(item, stops,
+Every dialect (`xml_params`, `json_call`, …) has a reader made as `Reader(item, stops,
 sink)` when a call reaches its item: the item's spec, the markers that may follow its text
 (they end it, even inside a value; a `Stops` also says which of them open a call, for the
 markup dialects to decide one met inside a value), and the `Sink` it reports to. The engine then calls
 `read(text, pos, eof)` as text arrives, which takes what it can decide of text[pos:] and
-returns the new position, until the builder is `done`, and `close()` when the call or the
-output ends first. A dialect that names calls itself (`CallsBuilder`) also says whether
+returns the new position, until the reader is `done`, and `close()` when the call or the
+output ends first. A dialect that names calls itself (`CallsReader`) also says whether
 it `failed` before any call, and whether that was `malformed` text rather than text cut
 short: then it was not a call, and the engine gives the text back.
 
-`DialectRow` is what the one table (`dialects.DIALECTS`) holds per dialect: its builder,
+`DialectRow` is what the one table (`dialects.DIALECTS`) holds per dialect: its reader,
 how it writes calls, the literals its markup is made of, and whether it names calls.
 """
 
@@ -25,7 +25,7 @@ from .spec import Lit, Name, Ws
 
 
 class Stops(tuple):
-    """The markers that end a dialect's text (a tuple of them, as every builder reads it),
+    """The markers that end a dialect's text (a tuple of them, as every reader reads it),
     knowing which of them open a call rather than close something.
 
     A markup value (raw text ended by markers) that meets one of `openers` cannot tell yet
@@ -64,10 +64,10 @@ class Stops(tuple):
 
 
 class Sink(Protocol):
-    """What a builder sends its results to and asks of the engine, about the current call.
+    """What a reader sends its results to and asks of the engine, about the current call.
 
-    A builder keeps its sink, never the call: the engine drops the call when it ends, and
-    with it the builder, so no reference cycle is left for the garbage collector.
+    A reader keeps its sink, never the call: the engine drops the call when it ends, and
+    with it the reader, so no reference cycle is left for the garbage collector.
     """
 
     def emit_args(self, text: str) -> None:
@@ -96,14 +96,14 @@ class Sink(Protocol):
 
 
 class Reader(Protocol):
-    """What the engine hands text to as it arrives: a dialect's builder, the message-header
+    """What the engine hands text to as it arrives: a dialect's arguments reader, the message-header
     reader (`messages.py`, which leaves its decision in its `outcome`)."""
 
     def read(self, text: str, pos: int, eof: bool) -> int:
         """Take what can be decided of text[pos:]; return the new position."""
 
 
-class ArgumentsBuilder(Reader, Protocol):
+class ArgumentsReader(Reader, Protocol):
     """A dialect's reader of one call's arguments (or, naming calls, of a list of calls)."""
 
     done: bool
@@ -114,7 +114,7 @@ class ArgumentsBuilder(Reader, Protocol):
         """The call or the output ends here: close what is open."""
 
 
-class CallsBuilder(ArgumentsBuilder, Protocol):
+class CallsReader(ArgumentsReader, Protocol):
     """A dialect that names its calls itself: before its first call, failing means the text
     was not a call."""
 
@@ -161,16 +161,16 @@ class Opening:
     `lead` (plain text), then any run of the characters of `space` (the body of a regex
     character class), then one of `first` (another class body). On text with `lead` and its
     run followed by any other character (a marker that ends the dialect included), the
-    builder fails before any call, having read no further than that character, so the
+    reader fails before any call, having read no further than that character, so the
     engine gives the text back (docs/policies.md, 'Malformed calls'); the engine passes
     over such text without making the call, which a long run of `[` or `{` in prose
     otherwise costs at every character (`tables._gives_back`).
 
-    `then`, a regex matched at that one of `first`, says more text the builder fails on
+    `then`, a regex matched at that one of `first`, says more text the reader fails on
     before any call: a call array's element `{` with no key after it (`[{[`), a Python
     name that no `(` follows (`[a[`). Its match must be bounded (a constant length, or
     runs that the scan would read anyway), end on the character that tells, and hold
-    nothing the builder reads past but the characters of `then_reads` (a class body), so
+    nothing the reader reads past but the characters of `then_reads` (a class body), so
     that a marker it may hold is found by the scan as the call would find it.
     """
 
@@ -196,17 +196,21 @@ def no_opening(_: Any) -> None:
 class DialectRow:
     """One argument dialect, as every part of the runtime needs it."""
 
-    spec: type  # its spec class (`spec.py`), the key of the table
+    item_class: type  # its item class (`spec.py`), the key of the table
     word: str  # how the grammar language spells it (`compiler/ir.ELEMENTS`)
-    builder: Callable[[Any, tuple[str, ...], Sink], ArgumentsBuilder]
+    reader: Callable[[Any, tuple[str, ...], Sink], ArgumentsReader]
     # (item, calls) -> markup: one call, or every call of the output if `lists_calls`
     render: Callable[[Any, Sequence[Call]], str]
     literals: Callable[[Any], tuple[str, ...]]  # the markup literals an item names
-    names_calls: bool = False  # a `CallsBuilder`: it reads the call's name itself
+    names_calls: bool = False  # a `CallsReader`: it reads the call's name itself
     lists_calls: bool = False  # one item holds every call of the output (`[a(), b()]`)
     # (item) -> how every call it reads begins (`Opening`), or None: a naming dialect's
     # promise that lets the engine pass over text that opens none without trying a call
     opening: Callable[[Any], Opening | None] = no_opening
+    # the item fields the dialect's whole-input shortcut decides as its state machine does
+    # (`shortcuts.takes`: an item that sets another away from its default is read without
+    # the shortcut); None: the dialect has no such shortcut
+    shortcut_knows: frozenset[str] | None = None
 
 
 def no_literals(_: Any) -> tuple[str, ...]:

@@ -28,6 +28,7 @@ from .batched import Batched
 from .coerce import coerce_json, json_text, parse_python
 from .markers import markers
 from .protocol import Call, DialectRow, Opening, Pairs, Sink, no_literals
+from . import shortcuts
 from .schemas import streams_as_text
 from .spec import PythonCalls
 from .unwrap import members_text, wrapped_object, write_members
@@ -83,11 +84,14 @@ def _decode_simple(body: str) -> str:
     return "\\".join(parts)
 
 
-class PythonCallsBuilder(Batched):
+SHORTCUT_KNOWS = frozenset({"list"})  # the fields the whole-string match decides as the loop
+
+
+class PythonCallsReader(Batched):
     """Reads Python calls up to the list's end or a following marker."""
 
     __slots__ = (
-        "spec",
+        "item",
         "emit",
         "schema_of",
         "done",
@@ -112,10 +116,11 @@ class PythonCallsBuilder(Batched):
         "_positional",
         "_send",
         "_pieces",
+        "_whole_strings",
     )
 
-    def __init__(self, spec: PythonCalls, stops: tuple[str, ...], sink: Sink) -> None:
-        self.spec = spec
+    def __init__(self, item: PythonCalls, stops: tuple[str, ...], sink: Sink) -> None:
+        self.item = item
         self._batch(sink.emit_args)  # the pieces of one read go out joined (and before a commit)
         self.schema_of = sink.schema_of
         self._unwraps = sink.unwraps
@@ -128,9 +133,11 @@ class PythonCallsBuilder(Batched):
         self._commit = sink.commit_call
         self._stops = markers(stops)
         # the strings of one text share this search (see _string), the calls read one
-        # after another from it too (each list of calls is a builder of its own)
+        # after another from it too (each list of calls is a reader of its own)
         self._next_stop = sink.next_stop(stops)
-        self._state = START if spec.list else CALLS
+        self._state = START if item.list else CALLS
+        # a string already whole is read in one match (`_string`), unless shortcuts are off
+        self._whole_strings = shortcuts.takes(item, SHORTCUT_KNOWS)
         self._in_call = False
         self._count = 0
         self._key = ""
@@ -175,7 +182,7 @@ class PythonCallsBuilder(Batched):
                 self._state = CALLS
                 pos += 1
             elif state == CALLS:
-                if ch == "]" and self.spec.list:
+                if ch == "]" and self.item.list:
                     self._end()
                     return pos + 1
                 if ch == ",":
@@ -318,7 +325,11 @@ class PythonCallsBuilder(Batched):
         stop_at = self._next_stop.find(text, pos)  # (remembered for the text: see NextStop)
         # text that may still begin a marker waits, unless the output ends here
         end = stop_at if stop_at >= 0 else len(text) - (0 if eof else self._stops.held(text, pos))
-        whole = _WHOLE_STRINGS[quote].match(text, pos, end) if len(quote) == 1 else None
+        whole = (
+            _WHOLE_STRINGS[quote].match(text, pos, end)
+            if len(quote) == 1 and self._whole_strings
+            else None
+        )
         if whole is not None:  # the rest of the string is here: read at once, as below
             body = _decode_simple(whole.group(1))
             if body:
@@ -637,7 +648,7 @@ def render_python_calls(item: PythonCalls, calls: Sequence[Call]) -> str:
     return f"[{', '.join(texts)}]" if item.list else "\n".join(texts)
 
 
-# a name no `(` follows (`[a[`), as the builder's NAME state decides it: a name of at most
+# a name no `(` follows (`[a[`), as the reader's NAME state decides it: a name of at most
 # _MAX_NAME characters, spaces or tabs, then anything else (a longer name or run included)
 _NO_CALL_NAME = rf"[A-Za-z_][\w.\-]{{0,{_MAX_NAME - 1}}}+[ \t]{{0,{_MAX_NAME}}}+(?=[^(])"
 
@@ -645,7 +656,7 @@ _NO_CALL_NAME = rf"[A-Za-z_][\w.\-]{{0,{_MAX_NAME - 1}}}+[ \t]{{0,{_MAX_NAME}}}+
 def python_calls_opening(item: PythonCalls) -> Opening:
     """A list's `[` (with `list=true`), spaces and commas, then a name's first letter (or
     the `]` of an empty list) and its `(`: `[1, 2]` or `[[` is no call list from its second
-    character, `[a[` from its third (the builder reads no further than the name's start)."""
+    character, `[a[` from its third (the reader reads no further than the name's start)."""
     if item.list:
         return Opening("[", r"\s,", r"A-Za-z_\]", _NO_CALL_NAME)
     return Opening("", r"\s,", "A-Za-z_", _NO_CALL_NAME)
@@ -654,10 +665,11 @@ def python_calls_opening(item: PythonCalls) -> Opening:
 PYTHON_CALLS = DialectRow(
     PythonCalls,
     "python_calls",
-    PythonCallsBuilder,
+    PythonCallsReader,
     render_python_calls,
     no_literals,
     names_calls=True,
     lists_calls=True,
     opening=python_calls_opening,
+    shortcut_knows=SHORTCUT_KNOWS,
 )

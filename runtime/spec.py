@@ -406,30 +406,3 @@ class FamilySpec:
         """Every call shape, the first `call` statement first."""
         first = CallShape(self.call, self.openers, self.follows)
         return (first, *self.alternatives)
-
-
-def markup_literals(spec: FamilySpec, *, header: bool = True) -> frozenset[str]:
-    """Every literal the family's grammar names: its call items in every shape, reasoning,
-    section and ignored markers, message markers, the delimiters of its argument dialect.
-    Prose and values must not hold them; special tokens hide inside them.
-
-    `header=False` leaves out a message header opener (`to=`), which is also everyday prose.
-    """
-    found = {lit for r in spec.reasoning for lit in (*r.opens, *r.closes)} | set(spec.ignore)
-    if spec.section:
-        found |= {*spec.section.opens, *spec.section.closes}
-    if spec.messages:
-        found |= {spec.messages.header_end, *spec.messages.ends}
-        if header:
-            found |= set(spec.messages.header)
-    from .dialects import DIALECTS  # (the table's modules import this one: a cycle)
-
-    for shape in spec.shapes:
-        for item in shape.call:
-            if isinstance(item, Lit):
-                found |= set(item.texts)
-            elif isinstance(item, Name):
-                found |= set(item.until)
-            elif (row := DIALECTS.get(type(item))) is not None:
-                found |= set(row.literals(item))
-    return frozenset(m for m in found if m)

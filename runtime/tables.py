@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from dataclasses import MISSING, Field, dataclass, fields, is_dataclass
+from typing import Any, Iterable
 
-from .dialects import DIALECTS
+from . import shortcuts
+from .dialects import DIALECTS, markup_literals
 from .markers import Markers, markers
 from .protocol import Head, Stops
-from .spec import CallShape, FamilySpec, Lit, Name, Skip, Ws, markup_literals
+from .spec import CallShape, FamilySpec, Lit, Messages, Name, Skip, Ws
 
 # the kinds of a call's items; a naming dialect finds the call's name itself, so a
 # failure before it means "not a call"
@@ -192,189 +194,317 @@ def _gives_back(
     return pattern + "(?:" + "|".join(kept) + ")"
 
 
+@dataclass(frozen=True, slots=True)
 class CompiledFamily:
-    """What the engine derives once from a spec and shares between parsers."""
+    """What the engine (and the grammar export) derives once from a spec and shares between
+    parsers: a frozen record, made by `compile_family`'s named passes, printed by `pretty()`
+    (`toolgrammar tables FAMILY`). Its dicts are read, never written, after it is made."""
 
-    __slots__ = (
-        "spec",
-        "openers",
-        "peek_openers",
-        "first_opener",
-        "first_openers",
-        "reasoning_opens",
-        "reasoning_closes",
-        "section_opens",
-        "section_closes",
-        "calls_anywhere",
-        "ignore",
-        "prompt_opened",
-        "messages",
-        "recipient",
-        "routes",
-        "message_ends",
-        "routed_markers",
-        "content_markers",
-        "reasoning_markers",
-        "section_markers",
-        "quick_content_markers",
-        "quick_section_markers",
-        "call_drop_prefixes",
-        "section_drop_prefixes",
-        "name_markers",
-        "bare",
-        "skip_markers",
-        "stops",
-        "shapes",
-        "steps",
-        "runs",
-        "by_recipient",
-    )
+    spec: FamilySpec
+    shapes: tuple[CallShape, ...]
+    # -- _compute_openers: opener text -> the (shape, next item) pairs it starts, in the
+    # order they are tried; the openers that are lookaheads (found, but left for the call's
+    # next item to read); every spelling of each shape's first opener (no lookahead)
+    openers: dict[str, list[tuple[int, int]]]
+    peek_openers: frozenset[str]
+    first_opener: str
+    first_openers: tuple[str, ...]
+    # -- _compute_blocks: reasoning, section and ignored markers; whether calls open in
+    # content too (no section, or an optional one); whether the prompt opened reasoning
+    reasoning_opens: frozenset[str]
+    reasoning_closes: frozenset[str]
+    section_opens: frozenset[str]
+    section_closes: frozenset[str]
+    calls_anywhere: bool
+    ignore: frozenset[str]
+    prompt_opened: bool
+    # -- _compute_messages: a messages family's header reading and routes
+    messages: Messages | None
+    recipient: re.Pattern[str] | None
+    routes: dict[str, str]
+    message_ends: frozenset[str]
+    # -- _compute_markers: the searches of each place of the output
+    content_markers: Markers
+    reasoning_markers: Markers
+    routed_markers: Markers  # a message routed to reasoning or content: calls are text there
+    section_markers: Markers  # a section opener repeated inside the section is markup
+    # an unfinished marker of these at the end of output is an unfinished call opener (a
+    # message's end or header end cut short too; not its header opener, everyday prose: "to")
+    call_drop_prefixes: Markers
+    section_drop_prefixes: Markers  # inside a section, a section closer cut short too
+    # -- _compute_items: per shape, each item with its kind (`_kind_of`), and the run of
+    # literals and whitespace that starts there (`_Run`); per (shape, item), the markers
+    # that end a name or a skip, and the stops of a dialect; the names nothing but their
+    # arguments must follow (a name alone at a normal stop is a call with `{}`); the shape
+    # a message's recipient names (its name item is the shape's first), or None
+    steps: tuple[tuple[tuple[int, object], ...], ...]
+    runs: tuple[tuple[_Run | None, ...], ...]
+    name_markers: dict[tuple[int, int], Markers]
+    bare: frozenset[tuple[int, int]]
+    skip_markers: dict[tuple[int, int], Markers]
+    stops: dict[tuple[int, int], Stops]
+    by_recipient: tuple[int, Name] | None
+    # -- _compute_quick_markers: the same searches, passing over call openers where the call
+    # would only give its text back (`_gives_back`), used while nothing else is pending
+    quick_content_markers: Markers
+    quick_section_markers: Markers
 
-    def __init__(self, spec: FamilySpec) -> None:
-        self.spec = spec
-        self.shapes = spec.shapes
-        # opener text -> the (shape, next item) pairs it starts, in the order they are tried
-        self.openers: dict[str, list[tuple[int, int]]] = {}
-        for number, shape in enumerate(self.shapes):
-            for text, index in shape.openers:
-                self.openers.setdefault(text, []).append((number, index))
-        # openers that are lookaheads: found, but left for the call's next item to read
-        self.peek_openers = {
-            text
-            for shape in self.shapes
-            for item in shape.call
-            if isinstance(item, Lit) and item.peek
-            for text in item.texts
-            if text in self.openers
-        }
-        self.first_opener = spec.openers[0][0]
-        # every spelling of each shape's first opener (a lookahead `[` or `{` is not one)
-        firsts = {
-            text
-            for shape in self.shapes
-            for text, index in shape.openers
-            if index == shape.openers[0][1]
-        } - self.peek_openers
-        self.first_openers = tuple(sorted(firsts))
-        self.reasoning_opens = {o for r in spec.reasoning for o in r.opens}
-        self.reasoning_closes = {c for r in spec.reasoning for c in r.closes}
-        self.section_opens = set(spec.section.opens) if spec.section else set()
-        self.section_closes = set(spec.section.closes) if spec.section else set()
-        # calls open in content too: no section, or an optional one
-        self.calls_anywhere = spec.section is None or spec.section.optional
-        self.ignore = set(spec.ignore)
-        self.prompt_opened = any(r.prompt_opened for r in spec.reasoning)
-        entry = self.section_opens | (set(self.openers) if self.calls_anywhere else set())
-        reasoning = (*self.reasoning_opens, *self.reasoning_closes)
-        self.messages = spec.messages
-        message_markers: tuple[str, ...] = ()
-        self.routes: dict[str, str] = {}
-        self.message_ends: set[str] = set()
-        self.recipient = None
-        if spec.messages is not None:
-            m = spec.messages
-            message_markers = (*m.header, m.header_end, *m.ends)
-            self.routes = dict(m.routes)
-            self.message_ends = set(m.ends)
-            self.recipient = re.compile(m.recipient)
-        outside = (*reasoning, *entry, *self.ignore, *message_markers)
-        self.content_markers = markers(outside)
-        self.reasoning_markers = self.content_markers
-        # a message routed to reasoning or content: calls are text there
-        self.routed_markers = markers((*self.ignore, *message_markers))
-        # a section opener repeated inside the section is markup, not text
-        inside = (*self.openers, *self.section_opens, *self.section_closes, *self.ignore)
-        self.section_markers = markers(inside + message_markers)
-        # an unfinished marker of these at the end of output is an unfinished call opener
-        # (a message's end or header end cut short too; not its header opener, which is
-        # also everyday prose: "to")
-        ends = (spec.messages.header_end, *spec.messages.ends) if spec.messages else ()
-        self.call_drop_prefixes = markers((*entry, *self.openers, *ends))
-        # inside a section, a section closer cut short at the end is markup too
-        self.section_drop_prefixes = markers((*entry, *self.openers, *self.section_closes, *ends))
-        # per (shape, item): the markers that end a name or a skip, the stops of a dialect
-        self.name_markers: dict[tuple[int, int], Markers] = {}
-        # the (shape, item) of each name that nothing but its arguments must follow: a name
-        # alone at a normal stop is a call with `{}` there
-        self.bare: set[tuple[int, int]] = set()
-        self.skip_markers: dict[tuple[int, int], Markers] = {}
-        self.stops: dict[tuple[int, int], tuple[str, ...]] = {}
-        # per shape, each item with its kind (`_kind_of`): a call's loop needs no type tests
-        self.steps = tuple(
-            tuple((_kind_of(item), item) for item in shape.call) for shape in self.shapes
-        )
-        # per shape, per item: the run of literals and whitespace that starts there (`_Run`)
-        self.runs = tuple(_runs(shape.call, self.openers) for shape in self.shapes)
-        # the shape a message's recipient names (`name(recipient=true)`, its first item):
-        # (shape, its name item), or None
-        self.by_recipient: tuple[int, Name] | None = next(
-            (
-                (number, shape.call[0])
-                for number, shape in enumerate(self.shapes)
-                if shape.call and isinstance(shape.call[0], Name) and shape.call[0].recipient
-            ),
-            None,
-        )
-        # per first opener, how each call it opens goes on (what a value's opener must be
-        # followed by to end the value)
-        heads = tuple(
-            (opener, tuple(_head(self.shapes[n], i) for n, i in self.openers[opener]))
-            for opener in self.first_openers
-        )
-        for number, shape in enumerate(self.shapes):
-            for index, item in enumerate(shape.call):
-                if isinstance(item, Name) and item.recipient:
-                    continue  # read from the header, not from the text
-                if isinstance(item, Name):
-                    self.name_markers[number, index] = markers(item.until)
-                    if all(map(_may_be_absent, shape.call[index + 1 :])):
-                        self.bare.add((number, index))
-                elif isinstance(item, Skip):
-                    self.skip_markers[number, index] = markers(item.until)
-                elif type(item) in DIALECTS:
-                    # `[` or `{` inside arguments is not a new call; other first openers are
-                    stops = {*shape.follows[index], *self.section_closes, *firsts}
-                    stops |= self.message_ends  # the end of a tool message ends its calls
-                    # the call's own closers further on end it too (`</tool_call>` after a
-                    # missing `</function>`)
-                    stops |= {t for later in shape.call[index + 1 :] for t in _texts(later)}
-                    headers = [_headers(other) for other in self.shapes]
-                    self.stops[number, index] = Stops(
-                        sorted(stops),
-                        firsts,
-                        [h for literals, _ in headers for h in literals],
-                        [end for _, ends in headers for end in ends],
-                        heads,
-                    )
-        # the same searches, passing over call openers where the call would only give its
-        # text back (`_gives_back`); the engine uses them while nothing else is pending
-        guards = self._opener_guards(message_markers)
-        self.quick_content_markers = Markers(outside, guards) if guards else self.content_markers
-        self.quick_section_markers = (
-            Markers(inside + message_markers, guards) if guards else self.section_markers
-        )
-
-    def _opener_guards(self, message_markers: tuple[str, ...]) -> dict[str, str]:
-        """Per call opener with a `_gives_back` pattern, that pattern: only for an opener
-        that opens one shape and is no other marker (ignored, a block's, a message's)."""
-        others = {*self.ignore, *self.section_opens, *self.section_closes, *message_markers}
-        others |= self.reasoning_opens | self.reasoning_closes
-        literals = markup_literals(self.spec)
-        guards = {}
-        for opener, starts in self.openers.items():
-            if len(starts) != 1 or opener in others:
+    def pretty(self) -> str:
+        """Every table, one field a line (a dict: one entry a line), in the record's order."""
+        lines = [f"compiled tables of {self.spec.name} ({self.spec.source})"]
+        for field in fields(self):
+            if field.name == "spec":
                 continue
-            number, start = starts[0]
-            found = _gives_back(
-                opener,
-                opener in self.peek_openers,
-                self.shapes[number],
-                start,
-                literals,
-            )
-            if found is not None:
-                guards[opener] = found
-        return guards
+            value = getattr(self, field.name)
+            if isinstance(value, dict) and value:
+                lines.append(f"{field.name}:")
+                lines += [f"  {_shown(k)}: {_shown(v)}" for k, v in value.items()]
+            elif isinstance(value, tuple) and field.name in ("shapes", "steps", "runs"):
+                lines.append(f"{field.name}:")
+                lines += [f"  [{n}] {_shown(v)}" for n, v in enumerate(value)]
+            else:
+                lines.append(f"{field.name}: {_shown(value)}")
+        return "\n".join(lines)
+
+
+KIND_NAMES = ("LIT", "WS", "SKIP", "NAME", "DIALECT", "NAMING_DIALECT")
+
+
+def _shown(value: object) -> str:
+    """A table's value in one line: sets sorted, markers as their literals, patterns as text."""
+    if isinstance(value, Stops):
+        extra = f" openers={sorted(value.openers)!r}" if value.openers else ""
+        return f"Stops{list(value)!r}{extra}"
+    if isinstance(value, Markers):
+        regex = value._regex
+        guarded = (
+            f" /{_one_line(regex.pattern)}/" if regex is not None and "(?!" in regex.pattern else ""
+        )
+        return f"Markers{list(value.literals)!r}{guarded}"
+    if isinstance(value, _Run):
+        return f"Run(/{_one_line(value.pattern.pattern)}/ -> item {value.next})"
+    if isinstance(value, re.Pattern):
+        return f"/{_one_line(value.pattern)}/"
+    if isinstance(value, (set, frozenset)):
+        return "{" + ", ".join(sorted(map(_shown, value))) + "}"
+    if isinstance(value, CallShape):
+        return " ".join(_item(item) for item in value.call)
+    if isinstance(value, tuple) and value and all(isinstance(v, tuple) for v in value):
+        if all(len(v) == 2 and isinstance(v[0], int) and not isinstance(v[1], int) for v in value):
+            return " ".join(f"{KIND_NAMES[kind]}:{_item(item)}" for kind, item in value)
+    if isinstance(value, tuple):
+        return "(" + ", ".join(map(_shown, value)) + ("," if len(value) == 1 else "") + ")"
+    if isinstance(value, list):
+        return "[" + ", ".join(map(_shown, value)) + "]"
+    return repr(value)
+
+
+def _one_line(text: str) -> str:
+    """A pattern's text with its control characters escaped (a literal's `\\n`)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _item(item: object) -> str:
+    """A call item in short: its class and its fields that differ from their defaults."""
+    if isinstance(item, Lit):
+        return repr(item.text) + ("?" if item.optional else "")
+    if isinstance(item, Ws):
+        return "ws"
+    if not is_dataclass(item):
+        return repr(item)
+    changed = [
+        f"{f.name}={getattr(item, f.name)!r}"
+        for f in fields(item)
+        if f.name != "line" and getattr(item, f.name) != _default(f)
+    ]
+    return f"{type(item).__name__}({', '.join(changed)})"
+
+
+def _default(field: Field) -> object:
+    if field.default is not MISSING:
+        return field.default
+    if field.default_factory is not MISSING:
+        return field.default_factory()
+    return MISSING
+
+
+def compile_family(spec: FamilySpec) -> CompiledFamily:
+    """The tables of `spec`, made pass by pass, each pass reading the ones before it."""
+    shapes = spec.shapes
+    made: dict[str, object] = {"spec": spec, "shapes": shapes}
+    made |= _compute_openers(spec, shapes)
+    made |= _compute_blocks(spec)
+    made |= _compute_messages(spec)
+    markers_made, outside, inside, message_markers = _compute_markers(spec, made)
+    made |= markers_made
+    made |= _compute_items(shapes, made)
+    made |= _compute_quick_markers(spec, made, outside, inside, message_markers)
+    return CompiledFamily(**made)  # type: ignore[arg-type]
+
+
+def _compute_openers(spec: FamilySpec, shapes: tuple[CallShape, ...]) -> dict[str, object]:
+    openers: dict[str, list[tuple[int, int]]] = {}
+    for number, shape in enumerate(shapes):
+        for text, index in shape.openers:
+            openers.setdefault(text, []).append((number, index))
+    peek_openers = frozenset(
+        text
+        for shape in shapes
+        for item in shape.call
+        if isinstance(item, Lit) and item.peek
+        for text in item.texts
+        if text in openers
+    )
+    firsts = {
+        text for shape in shapes for text, index in shape.openers if index == shape.openers[0][1]
+    } - peek_openers
+    return {
+        "openers": openers,
+        "peek_openers": peek_openers,
+        "first_opener": spec.openers[0][0],
+        "first_openers": tuple(sorted(firsts)),
+    }
+
+
+def _compute_blocks(spec: FamilySpec) -> dict[str, object]:
+    section = spec.section
+    return {
+        "reasoning_opens": frozenset(o for r in spec.reasoning for o in r.opens),
+        "reasoning_closes": frozenset(c for r in spec.reasoning for c in r.closes),
+        "section_opens": frozenset(section.opens) if section else frozenset(),
+        "section_closes": frozenset(section.closes) if section else frozenset(),
+        "calls_anywhere": section is None or section.optional,
+        "ignore": frozenset(spec.ignore),
+        "prompt_opened": any(r.prompt_opened for r in spec.reasoning),
+    }
+
+
+def _compute_messages(spec: FamilySpec) -> dict[str, object]:
+    m = spec.messages
+    return {
+        "messages": m,
+        "recipient": re.compile(m.recipient) if m else None,
+        "routes": dict(m.routes) if m else {},
+        "message_ends": frozenset(m.ends) if m else frozenset(),
+    }
+
+
+def _compute_markers(
+    spec: FamilySpec, made: dict[str, Any]
+) -> tuple[dict[str, object], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The searches; also the literals outside and inside a section and the message
+    markers, which `_compute_quick_markers` searches again with guards."""
+    m = spec.messages
+    message_markers: tuple[str, ...] = (*m.header, m.header_end, *m.ends) if m else ()
+    openers, ignore = made["openers"], made["ignore"]
+    section_opens, section_closes = made["section_opens"], made["section_closes"]
+    entry = section_opens | (set(openers) if made["calls_anywhere"] else set())
+    reasoning = (*made["reasoning_opens"], *made["reasoning_closes"])
+    outside = (*reasoning, *entry, *ignore, *message_markers)
+    inside = (*openers, *section_opens, *section_closes, *ignore)
+    ends = (m.header_end, *m.ends) if m else ()
+    content = markers(outside)
+    found = {
+        "content_markers": content,
+        "reasoning_markers": content,
+        "routed_markers": markers((*ignore, *message_markers)),
+        "section_markers": markers(inside + message_markers),
+        "call_drop_prefixes": markers((*entry, *openers, *ends)),
+        "section_drop_prefixes": markers((*entry, *openers, *section_closes, *ends)),
+    }
+    return found, outside, inside, message_markers
+
+
+def _compute_items(shapes: tuple[CallShape, ...], made: dict[str, Any]) -> dict[str, object]:
+    openers, firsts = made["openers"], made["first_openers"]
+    # per first opener, how each call it opens goes on (what a value's opener must be
+    # followed by to end the value)
+    heads = tuple(
+        (opener, tuple(_head(shapes[n], i) for n, i in openers[opener])) for opener in firsts
+    )
+    headers = [_headers(other) for other in shapes]
+    name_markers: dict[tuple[int, int], Markers] = {}
+    bare: set[tuple[int, int]] = set()
+    skip_markers: dict[tuple[int, int], Markers] = {}
+    stops: dict[tuple[int, int], Stops] = {}
+    for number, shape in enumerate(shapes):
+        for index, item in enumerate(shape.call):
+            if isinstance(item, Name) and item.recipient:
+                continue  # read from the header, not from the text
+            if isinstance(item, Name):
+                name_markers[number, index] = markers(item.until)
+                if all(map(_may_be_absent, shape.call[index + 1 :])):
+                    bare.add((number, index))
+            elif isinstance(item, Skip):
+                skip_markers[number, index] = markers(item.until)
+            elif type(item) in DIALECTS:
+                # `[` or `{` inside arguments is not a new call; other first openers are
+                ends = {*shape.follows[index], *made["section_closes"], *firsts}
+                ends |= made["message_ends"]  # the end of a tool message ends its calls
+                # the call's own closers further on end it too (`</tool_call>` after a
+                # missing `</function>`)
+                ends |= {t for later in shape.call[index + 1 :] for t in _texts(later)}
+                stops[number, index] = Stops(
+                    sorted(ends),
+                    firsts,
+                    [h for literals, _ in headers for h in literals],
+                    [end for _, name_ends in headers for end in name_ends],
+                    heads,
+                )
+    by_recipient = next(
+        (
+            (number, shape.call[0])
+            for number, shape in enumerate(shapes)
+            if shape.call and isinstance(shape.call[0], Name) and shape.call[0].recipient
+        ),
+        None,
+    )
+    return {
+        "steps": tuple(tuple((_kind_of(item), item) for item in shape.call) for shape in shapes),
+        "runs": tuple(
+            _runs(shape.call, openers) if shortcuts.ON else (None,) * len(shape.call)
+            for shape in shapes
+        ),
+        "name_markers": name_markers,
+        "bare": frozenset(bare),
+        "skip_markers": skip_markers,
+        "stops": stops,
+        "by_recipient": by_recipient,
+    }
+
+
+def _compute_quick_markers(
+    spec: FamilySpec,
+    made: dict[str, Any],
+    outside: tuple[str, ...],
+    inside: tuple[str, ...],
+    message_markers: tuple[str, ...],
+) -> dict[str, object]:
+    """Per call opener with a `_gives_back` pattern, that pattern guards the opener in the
+    searches: only for an opener that opens one shape and is no other marker (ignored, a
+    block's, a message's)."""
+    others = {*made["ignore"], *made["section_opens"], *made["section_closes"], *message_markers}
+    others |= made["reasoning_opens"] | made["reasoning_closes"]
+    literals = markup_literals(spec)
+    guards = {}
+    for opener, starts in made["openers"].items():
+        if len(starts) != 1 or opener in others:
+            continue
+        number, start = starts[0]
+        found = _gives_back(
+            opener, opener in made["peek_openers"], made["shapes"][number], start, literals
+        )
+        if found is not None:
+            guards[opener] = found
+    if not guards:
+        return {
+            "quick_content_markers": made["content_markers"],
+            "quick_section_markers": made["section_markers"],
+        }
+    return {
+        "quick_content_markers": Markers(outside, guards),
+        "quick_section_markers": Markers(inside + message_markers, guards),
+    }
 
 
 # The compiled families, by spec value, the most recently used last; and the same by the
@@ -382,6 +512,14 @@ class CompiledFamily:
 _COMPILED: dict[FamilySpec, CompiledFamily] = {}
 _BY_ID: dict[int, tuple[FamilySpec, CompiledFamily]] = {}
 _COMPILED_LIMIT = 256
+
+
+def _forget() -> None:
+    _COMPILED.clear()
+    _BY_ID.clear()
+
+
+shortcuts.on_switch(_forget)  # the runs are a shortcut: tables made with them are forgotten
 
 
 def compiled(spec: FamilySpec) -> CompiledFamily:
@@ -397,7 +535,7 @@ def compiled(spec: FamilySpec) -> CompiledFamily:
         return known[1]
     family = _COMPILED.pop(spec, None)
     if family is None:
-        family = CompiledFamily(spec)
+        family = compile_family(spec)
         if len(_COMPILED) >= _COMPILED_LIMIT:
             del _COMPILED[next(iter(_COMPILED))]
     _COMPILED[spec] = family

@@ -52,7 +52,7 @@ class _Node:
     children: list[_Node] = field(default_factory=list)
 
 
-class XmlElementsBuilder(MarkupArgs):
+class XmlElementsReader(MarkupArgs):
     """Reads argument elements until a marker that follows them; writes the arguments JSON."""
 
     __slots__ = (
@@ -72,11 +72,11 @@ class XmlElementsBuilder(MarkupArgs):
         "_in_value",
     )
 
-    spec: XmlElements
+    item: XmlElements
 
-    def __init__(self, spec: XmlElements, stops: tuple[str, ...], sink: Sink) -> None:
-        super().__init__(spec, sink, BETWEEN)
-        self._open = spec.prefix + "<"
+    def __init__(self, item: XmlElements, stops: tuple[str, ...], sink: Sink) -> None:
+        super().__init__(item, sink, BETWEEN)
+        self._open = item.prefix + "<"
         self._between = markers((self._open, *stops))
         self._count = 0
         self._key = ""
@@ -89,7 +89,7 @@ class XmlElementsBuilder(MarkupArgs):
         self._unwraps = sink.unwraps
         self._wrapper = False  # the element being read is a wrapper (`runtime/unwrap.py`)
         self._first = True  # no element read yet: only the first may be a wrapper
-        self._in_value = OpenerInValue(stops, (spec.prefix + "</",), (self._open,))
+        self._in_value = OpenerInValue(stops, (item.prefix + "</",), (self._open,))
 
     # -- the push interface ----------------------------------------------------------
 
@@ -150,7 +150,7 @@ class XmlElementsBuilder(MarkupArgs):
         self._schema = self.schema_of(name.strip())
         first, self._first = self._first, False
         self._wrapper = first and self._unwraps(name.strip())
-        self._closer = f"{self.spec.prefix}</{name}>"
+        self._closer = f"{self.item.prefix}</{name}>"
         self._held = []
         self.state = START
 
@@ -313,7 +313,7 @@ class XmlElementsBuilder(MarkupArgs):
                     return self._stop_in_tree(text, pos, at, True)
             elif stop:
                 return self._stop_in_tree(text, pos, at, True)
-            elif tag.strip() and len(self._stack) + 1 < self.spec.max_depth:
+            elif tag.strip() and len(self._stack) + 1 < self.item.max_depth:
                 self._stack.append(tag)
             self._buffer.append(text[pos : close + 1])
             pos = close + 1
@@ -348,7 +348,7 @@ class XmlElementsBuilder(MarkupArgs):
     def _close_tree(self) -> None:
         body = "".join(self._buffer)
         self._buffer = []
-        node = _parse(body, self._key, self.spec.prefix, self.spec.max_depth, self._in_value.held)
+        node = _parse(body, self._key, self.item.prefix, self.item.max_depth, self._in_value.held)
         wrapper, self._wrapper = self._wrapper, False
         members = self._members(node) if wrapper else None
         if members is not None:  # the wrapper's members stand in its place
@@ -495,7 +495,7 @@ def render_xml_elements(item: XmlElements, calls: Sequence[Call]) -> str:
 XML_ELEMENTS = DialectRow(
     XmlElements,
     "xml_elements",
-    XmlElementsBuilder,
+    XmlElementsReader,
     render_xml_elements,
     lambda item: (item.prefix,),
 )

@@ -27,6 +27,7 @@ from .coerce import coerce_flagged_json, coerce_text, json_text
 from .in_value import OpenerInValue
 from .markers import Markers, markers
 from .protocol import Call, DialectRow, RenderError, Sink, render_value_text, the_call
+from . import shortcuts
 from .schemas import streams_as_text
 from .spec import XmlParams
 from .unwrap import members_text, wrapped_text
@@ -65,10 +66,10 @@ class Closers(NamedTuple):
 
 
 @lru_cache(maxsize=256)
-def closers(spec: XmlParams) -> Closers:
-    """The item's value closers with their CRLF spellings (the builder and the exporter
+def closers(item: XmlParams) -> Closers:
+    """The item's value closers with their CRLF spellings (the reader and the exporter
     read the same set)."""
-    return Closers(_crlf_spellings(spec.value_ends), _crlf_spellings(spec.implicit_end))
+    return Closers(_crlf_spellings(item.value_ends), _crlf_spellings(item.implicit_end))
 
 
 def _json_string_body(text: str) -> str:
@@ -124,9 +125,31 @@ class _Key(NamedTuple):
 _MAX_KEYS = 256  # keys remembered per call; a model inventing names is not remembered
 
 
+# the fields `_whole_param` and `_whole_params` decide as the state machine does
+SHORTCUT_KNOWS = frozenset(
+    {
+        "open",
+        "key_end",
+        "value_end",
+        "implicit_end",
+        "trim_newline",
+        "keep_last_newline",
+        "value_open",
+        "key_pattern",
+        "text_when",
+        "strip",
+        "xml_unescape",
+        "cdata",
+        "open_alternatives",
+        "key_end_alternatives",
+        "value_end_alternatives",
+    }
+)
+
+
 @lru_cache(maxsize=256)
 def _whole_param(
-    spec: XmlParams, between: Markers, value_opens: Markers, value_ends: Markers
+    item: XmlParams, between: Markers, value_opens: Markers, value_ends: Markers
 ) -> re.Pattern[str] | None:
     """One pattern for a whole parameter already in the text, from where the last one
     ended: its key, its value and the marker that ends the value; None when this markup
@@ -139,7 +162,7 @@ def _whole_param(
     it before it searches), and the left-most end marker, longest first at a tie.
     Anything else does not match and is left to the state machine.
     """
-    opens = spec.opens
+    opens = item.opens
     if any(lit not in opens and lit.startswith(opens) for lit in between.literals):
         return None  # OPEN could still be the start of a longer marker
     if any(a != b and a.startswith(b) for a in opens for b in opens):
@@ -148,24 +171,24 @@ def _whole_param(
     ends = value_ends.literals
     alternatives = "|".join(re.escape(lit) for lit in ends)  # longest first, as in Markers
     firsts = "".join(sorted({re.escape(lit[0]) for lit in ends}))
-    if spec.cdata:  # a CDATA section is left to the state machine: no match across one
+    if item.cdata:  # a CDATA section is left to the state machine: no match across one
         alternatives += "|" + re.escape(CDATA_OPEN)
         firsts = "".join(sorted({*firsts, re.escape(CDATA_OPEN[0])}))
     parts = [r"\s*+" if no_space_marker else ""]
     # atomic: the key ends at the first KEY_END, never at a later one
-    key_ends = "|".join(re.escape(lit) for lit in sorted(spec.key_ends, key=len, reverse=True))
+    key_ends = "|".join(re.escape(lit) for lit in sorted(item.key_ends, key=len, reverse=True))
     key = rf"(?>(?P<key>.{{0,{_MAX_KEY}}}?)(?:{key_ends}))"
     parts += ["(?:" + "|".join(re.escape(lit) for lit in opens) + ")", key]
-    if spec.value_open:
-        others = [lit for lit in value_opens.literals if lit != spec.value_open]
-        if any(lit.startswith(spec.value_open) for lit in others):
+    if item.value_open:
+        others = [lit for lit in value_opens.literals if lit != item.value_open]
+        if any(lit.startswith(item.value_open) for lit in others):
             return None  # a longer marker could win where VALUE_OPEN matches
         if not any(lit[0].isspace() for lit in others):
             parts.append(r"\s*+")
-        parts.append(re.escape(spec.value_open))
-    if spec.strip:
+        parts.append(re.escape(item.value_open))
+    if item.strip:
         parts.append(r"\s*+")
-    elif spec.trim_newline:
+    elif item.trim_newline:
         parts.append(r"(?:\r?\n)?+")  # `\r\n` is one newline
     # the value: runs of characters that start no marker, or one that starts no marker here
     ending = "|".join(re.escape(lit) for lit in ends)
@@ -173,7 +196,7 @@ def _whole_param(
     return re.compile("".join(parts), re.DOTALL)
 
 
-class XmlParamsBuilder(MarkupArgs):
+class XmlParamsReader(MarkupArgs):
     """Reads parameters until a marker that follows them; writes the arguments JSON."""
 
     __slots__ = (
@@ -200,18 +223,18 @@ class XmlParamsBuilder(MarkupArgs):
         "_log",
     )
 
-    spec: XmlParams
+    item: XmlParams
 
-    def __init__(self, spec: XmlParams, stops: tuple[str, ...], sink: Sink) -> None:
-        super().__init__(spec, sink, BETWEEN)
-        self._between = markers((*spec.opens, *stops))
-        self._value_opens = markers((spec.value_open, *spec.opens, *stops))
-        self._closers = ends = closers(spec)
+    def __init__(self, item: XmlParams, stops: tuple[str, ...], sink: Sink) -> None:
+        super().__init__(item, sink, BETWEEN)
+        self._between = markers((*item.opens, *stops))
+        self._value_opens = markers((item.value_open, *item.opens, *stops))
+        self._closers = ends = closers(item)
         self._value_ends = markers((*ends.own, *ends.implicit, *stops))
-        self._key_ends = markers(spec.key_ends)
+        self._key_ends = markers(item.key_ends)
         self._cdata_open = markers((CDATA_OPEN,))
         self._cdata_close = markers((CDATA_CLOSE,))
-        self._key_pattern = re.compile(spec.key_pattern) if spec.key_pattern else None
+        self._key_pattern = re.compile(item.key_pattern) if item.key_pattern else None
         self._count = 0
         self._key: _Key | None = None  # the parameter being read
         self._as_text = True
@@ -219,18 +242,22 @@ class XmlParamsBuilder(MarkupArgs):
         self._pend = ""  # raw value text not decided yet (a trailing newline, half an entity)
         self._skipped = 0  # text skipped while looking for the value opener
         self._keys: dict[str, _Key] = {}
-        self._whole = _whole_param(spec, self._between, self._value_opens, self._value_ends)
+        self._whole = (
+            _whole_param(item, self._between, self._value_opens, self._value_ends)
+            if shortcuts.takes(item, SHORTCUT_KNOWS)
+            else None
+        )
         self._unwraps = sink.unwraps
         self._wrapper = False  # the parameter being read is a wrapper (`runtime/unwrap.py`)
         self._first = True  # no parameter opened yet: only the first may be a wrapper
         # call openers that end a value only when what follows them says a call began
-        self._in_value = OpenerInValue(stops, (*ends.own, *ends.implicit), spec.opens)
+        self._in_value = OpenerInValue(stops, (*ends.own, *ends.implicit), item.opens)
         # the trace's (`protocol.Sink.log`): told each change of state; None unless tracing
         self._log = getattr(sink, "log", None)
 
     def _read(self, text: str, pos: int, eof: bool) -> int:
         end = len(text)
-        spec = self.spec
+        item = self.item
         while pos < end and not self.done:
             state = self.state
             if state == BETWEEN:
@@ -244,7 +271,7 @@ class XmlParamsBuilder(MarkupArgs):
                     return end - (0 if eof else self._between.held(text, pos))
                 if not eof and self._between.may_grow(text, at, lit):
                     return at
-                if lit not in spec.opens:
+                if lit not in item.opens:
                     self._finish()
                     return at
                 pos = at + len(lit)
@@ -266,7 +293,7 @@ class XmlParamsBuilder(MarkupArgs):
                 raw = text[pos:at]
                 self._key = self._keys.get(raw) or self._key_of(raw)
                 pos = at + len(lit)
-                if spec.value_open:
+                if item.value_open:
                     self.state, self._skipped = VALUE_OPEN, 0
                     if self._log is not None:
                         self._log(f"read the key {self._key.name!r}: looks for its value")
@@ -277,12 +304,12 @@ class XmlParamsBuilder(MarkupArgs):
                 if self.state == VALUE_OPEN:
                     return pos
             elif state == VALUE_START:
-                if spec.strip:
+                if item.strip:
                     while pos < end and text[pos].isspace():
                         pos += 1
                     if pos == end and not eof:
                         return pos
-                elif spec.trim_newline:
+                elif item.trim_newline:
                     if text[pos] == "\r" and pos + 1 == end and not eof:
                         return pos  # `\r\n` may be arriving
                     pos += _newline_at(text, pos)
@@ -312,8 +339,8 @@ class XmlParamsBuilder(MarkupArgs):
             if found is not None:  # an unreadable key is kept whole: nothing is lost
                 name = found.group("key")
                 if "text" in found.re.groupindex:  # an absent flag reads as ""
-                    json_flagged = (found.group("text") or "") not in self.spec.text_when
-        if self.spec.xml_unescape and "&" in name:  # an attribute value: `name="a&amp;b"`
+                    json_flagged = (found.group("text") or "") not in self.item.text_when
+        if self.item.xml_unescape and "&" in name:  # an attribute value: `name="a&amp;b"`
             name = xml_unescape(name)
         schema = self.schema_of(name)
         as_text = not json_flagged and (schema is None or streams_as_text(schema))
@@ -326,12 +353,12 @@ class XmlParamsBuilder(MarkupArgs):
     def _whole_params(self, text: str, pos: int, eof: bool) -> int:
         """Write the parameters found whole in the text from `pos`, as the state machine
         would write them (one regex match each); return where the state machine goes on."""
-        spec = self.spec
+        item = self.item
         match = self._whole.match
         growing = self._value_ends.growing
-        strip, trim_newline, unescape = spec.strip, spec.trim_newline, spec.xml_unescape
+        strip, trim_newline, unescape = item.strip, item.trim_newline, item.xml_unescape
         value_ends, implicit_ends = self._closers
-        keep_last = spec.keep_last_newline
+        keep_last = item.keep_last_newline
         pieces = self._pieces
         keys = self._keys
         count = self._count
@@ -382,7 +409,7 @@ class XmlParamsBuilder(MarkupArgs):
 
     def _find_value_open(self, text: str, pos: int, eof: bool) -> int:
         at, lit = self._value_opens.search(text, pos)
-        if at >= 0 and lit == self.spec.value_open and self._skipped + at - pos <= _MAX_KEY:
+        if at >= 0 and lit == self.item.value_open and self._skipped + at - pos <= _MAX_KEY:
             self._open_param()
             return at + len(lit)
         if at >= 0 or eof or self._skipped > _MAX_KEY:
@@ -416,7 +443,7 @@ class XmlParamsBuilder(MarkupArgs):
     def _value(self, text: str, pos: int, eof: bool) -> int:
         at, lit = self._value_end(text, pos, eof)
         while True:
-            if self.spec.cdata:  # a section before the next marker: no marker ends it
+            if self.item.cdata:  # a section before the next marker: no marker ends it
                 inside = self._enter_cdata(text, pos, self._value_ends.search(text, pos)[0])
                 if inside >= 0:
                     return inside
@@ -433,7 +460,7 @@ class XmlParamsBuilder(MarkupArgs):
             at, lit = self._value_end(text, pos, eof)
         # a possible closing marker waits; at the end of output it is markup, not value
         stop = at if at >= 0 else len(text) - self._held(text, pos, eof)
-        keep = self.spec.keep_last_newline and lit in self._closers.own
+        keep = self.item.keep_last_newline and lit in self._closers.own
         self._value_text(text[pos:stop], closing=at >= 0 or eof, keep_newline=keep)
         if at < 0:
             if eof:
@@ -454,7 +481,7 @@ class XmlParamsBuilder(MarkupArgs):
         """How much of the text's end may still begin a marker, or a CDATA section (at the
         end of output a partial section opener is value text, not markup)."""
         held = self._value_ends.held(text, pos)
-        if self.spec.cdata and not eof:
+        if self.item.cdata and not eof:
             held = max(held, self._cdata_open.held(text, pos))
         return held
 
@@ -475,7 +502,7 @@ class XmlParamsBuilder(MarkupArgs):
         """Write the held raw tail as value text: what follows decides it is not markup."""
         pend, self._pend = self._pend, ""
         if pend:
-            self._emit_value(xml_unescape(pend) if self.spec.xml_unescape else pend)
+            self._emit_value(xml_unescape(pend) if self.item.xml_unescape else pend)
 
     def _cdata(self, text: str, pos: int, eof: bool) -> int:
         """Inside `<![CDATA[`: the text up to `]]>` is value, verbatim (no marker ends it, no
@@ -511,29 +538,29 @@ class XmlParamsBuilder(MarkupArgs):
 
         `keep_newline`: the value ends at VALUE_END and the grammar keeps its last newline
         there (`keep_last_newline`); before any other marker the newline is markup."""
-        spec = self.spec
+        item = self.item
         raw = self._pend + chunk if self._pend else chunk
         if not raw:
             return
         if closing:
-            if spec.strip:
+            if item.strip:
                 raw = raw.rstrip()
-            elif spec.trim_newline and not keep_newline and raw.endswith("\n"):
+            elif item.trim_newline and not keep_newline and raw.endswith("\n"):
                 raw = raw[: -2 if raw.endswith("\r\n") else -1]
             hold = 0
         else:
             hold = 0
-            if spec.strip:
+            if item.strip:
                 hold = len(raw) - len(raw.rstrip())
-            elif spec.trim_newline and raw[-1:] in ("\n", "\r"):
+            elif item.trim_newline and raw[-1:] in ("\n", "\r"):
                 hold = 2 if raw.endswith("\r\n") else 1  # (a `\r` may begin `\r\n`)
-            if spec.xml_unescape and not hold:  # half an entity: `&am`
+            if item.xml_unescape and not hold:  # half an entity: `&am`
                 amp = raw.rfind("&")
                 if amp >= 0 and len(raw) - amp < _MAX_ENTITY and ";" not in raw[amp:]:
                     hold = len(raw) - amp
         ready = raw[: len(raw) - hold]
         self._pend = raw[len(raw) - hold :]
-        if ready and spec.xml_unescape:
+        if ready and item.xml_unescape:
             ready = xml_unescape(ready)
         self._emit_value(ready)
 
@@ -647,5 +674,10 @@ def xml_params_literals(item: XmlParams) -> tuple[str, ...]:
 
 
 XML_PARAMS = DialectRow(
-    XmlParams, "xml_params", XmlParamsBuilder, render_xml_params, xml_params_literals
+    XmlParams,
+    "xml_params",
+    XmlParamsReader,
+    render_xml_params,
+    xml_params_literals,
+    shortcut_knows=SHORTCUT_KNOWS,
 )

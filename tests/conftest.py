@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from template_fetcher import fetcher as template_fetcher
+from support.template_fetcher import fetcher as template_fetcher
 
 collect_ignore = [
     stack

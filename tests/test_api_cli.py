@@ -277,3 +277,40 @@ def test_second_call_shape_reads_the_same_text() -> None:
         ("get_weather", '{"city": "Oslo"}')
     ]
     assert message.content is None
+
+
+TEMPLATE_FILE = ROOT / "tests" / "templates" / "beam.json"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [[name] for name in toolgrammar.families()]
+    + [["hf", "--response-template", str(TEMPLATE_FILE)], ["hy_v4", "--param", "suffix=:x"]],
+    ids=lambda argv: argv[0],
+)
+def test_tables_prints_every_table(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """`toolgrammar tables FAMILY` prints each table of the compiled record, one a line."""
+    from dataclasses import fields
+
+    from toolgrammar.runtime.tables import CompiledFamily
+
+    assert main(["tables", *argv]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].startswith("compiled tables of ")
+    named = [line.partition(":")[0] for line in lines[1:] if not line.startswith(" ")]
+    assert named == [f.name for f in fields(CompiledFamily) if f.name != "spec"]
+    assert "Markers[" in out and "steps:\n  [0] " in out
+
+
+def test_tables_are_a_frozen_record(capsys: pytest.CaptureFixture[str]) -> None:
+    from dataclasses import FrozenInstanceError
+
+    from toolgrammar.runtime.tables import compiled
+
+    family = compiled(toolgrammar.runtime.registry.get_spec("qwen3_coder"))
+    with pytest.raises(FrozenInstanceError):
+        family.openers = {}  # type: ignore[misc]
+    assert main(["tables", "no_such_family"]) == 2
+    assert "unknown family 'no_such_family'" in capsys.readouterr().err
+    assert main(["tables", "hy_v4", "--param", "nope=1"]) == 2

@@ -9,7 +9,7 @@ import pytest
 
 import toolgrammar
 from toolgrammar.runtime.json_stream import MAX_DEPTH
-from corpus_format import TOOLS
+from support.corpus_format import TOOLS
 
 
 def _feed_all(family: str, pieces, **options):
@@ -391,7 +391,7 @@ def count_all_scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 def _hostile(family: str) -> dict[str, Any]:
     """Hostile outputs of about n characters, by kind, for the family: each a function of n."""
-    from toolgrammar.runtime.spec import markup_literals
+    from toolgrammar.runtime.dialects import markup_literals
 
     literals = sorted(markup_literals(toolgrammar.get_spec(family)), key=lambda s: (-len(s), s))
     call = toolgrammar.render(family, [{"name": "get_weather", "arguments": {"city": "Paris"}}])
@@ -440,7 +440,7 @@ def test_hostile_outputs_are_read_in_linear_work_the_same_streamed(
     # names, keys and values, thousands of calls, prose of marker fragments: 4x the output
     # is at most ~4x the work (characters scanned by marker searches and the runtime's own
     # regexes), whole and 16-char streaming agree, and no text is lost
-    from toolgrammar.runtime.spec import markup_literals
+    from toolgrammar.runtime.dialects import markup_literals
 
     hostile = _hostile(family)
     wholes = {}

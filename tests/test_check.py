@@ -144,7 +144,7 @@ def test_an_export_that_disagrees_with_the_parser_is_caught(
 
     def hermes_export(self: Any, fmt: str, mode: str, json_form: str, reasoning_open: Any) -> str:
         options = {"json": json_form} if fmt == "lark" else {}
-        return toolgrammar.export("hermes", self.tools, fmt, mode, **options)
+        return toolgrammar.export_grammar("hermes", self.tools, fmt, mode, **options)
 
     monkeypatch.setattr(check_module._Exports, "grammar", hermes_export)
     report = check("qwen3_coder", budget=0.0, seed=3)

@@ -7,7 +7,15 @@ import collections
 import pytest
 
 import toolgrammar
-from corpus_format import CORPUS, MIN_CASES, Case, all_cases, render_expect, rewrite, updating
+from support.corpus_format import (
+    CORPUS,
+    MIN_CASES,
+    Case,
+    all_cases,
+    render_expect,
+    rewrite,
+    updating,
+)
 from toolgrammar.check.invariants import run, split_at
 
 CASES = all_cases()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from corpus_format import CorpusError, load, rewrite
+from support.corpus_format import CorpusError, load, rewrite
 
 GOOD = '{"content": "hi", "reasoning": null, "tool_calls": [], "finish_reason": "stop"}'
 

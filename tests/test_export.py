@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 import toolgrammar
-from corpus_format import CORPUS, TOOLS, all_cases
-from export_corpus import in_grammar, strict_deep
-from export_helpers import (
+from support.corpus_format import CORPUS, TOOLS, all_cases
+from support.export_corpus import in_grammar, strict_deep
+from support.export_helpers import (
     accepts,
     closing_markers,
     closing_walk,
@@ -68,15 +68,15 @@ def _calls(family: str, text: str, **options: Any) -> list[tuple[str, Any]]:
 @pytest.mark.parametrize("family", FAMILIES)
 def test_every_family_exports_and_compiles(family: str) -> None:
     for mode in ("auto", "required", "named:configure"):
-        compiled(toolgrammar.export(family, TOOLS, "lark", mode))
-        compiled(toolgrammar.export(family, TOOLS, "lark", mode, json="rules"))
+        compiled(toolgrammar.export_grammar(family, TOOLS, "lark", mode))
+        compiled(toolgrammar.export_grammar(family, TOOLS, "lark", mode, json="rules"))
     for mode in ("auto", "named:get_weather"):
-        compiled(toolgrammar.export(family, TOOLS, "gbnf", mode), "gbnf")
+        compiled(toolgrammar.export_grammar(family, TOOLS, "gbnf", mode), "gbnf")
 
 
 def test_export_is_deterministic_and_names_its_source() -> None:
-    first = toolgrammar.export("qwen3_coder", TOOLS, "gbnf")
-    assert first == toolgrammar.export("qwen3_coder", TOOLS, "gbnf")
+    first = toolgrammar.export_grammar("qwen3_coder", TOOLS, "gbnf")
+    assert first == toolgrammar.export_grammar("qwen3_coder", TOOLS, "gbnf")
     assert first.startswith("# toolgrammar export: family qwen3_coder, mode auto")
     assert "grammars/qwen3_coder.tg" in first.splitlines()[1]
 
@@ -94,7 +94,7 @@ def corpus_counts(fmt: str) -> tuple[dict[str, list[int]], list[str]]:
         if not ok:
             counts[case.family][2] += 1
             continue
-        grammar = toolgrammar.export(
+        grammar = toolgrammar.export_grammar(
             case.family,
             case.tools,
             fmt,
@@ -157,7 +157,7 @@ def test_renders_of_random_valid_calls_are_accepted(family: str) -> None:
     rng = random.Random(family)
     spec = get_spec(family)
     grammars = {
-        (fmt, json_mode, mode): toolgrammar.export(
+        (fmt, json_mode, mode): toolgrammar.export_grammar(
             family, TOOLS, fmt, mode, reasoning_open=False, json=json_mode
         )
         for fmt, json_mode in (("lark", "native"), ("lark", "rules"), ("gbnf", "native"))
@@ -180,7 +180,7 @@ def test_renders_of_random_valid_calls_are_accepted(family: str) -> None:
                 continue  # GBNF is matched character by character: slower, fewer checks
             assert accepts(grammar, text, fmt), (fmt, json_mode, mode, text)
         if len(calls) == 1 and not content:
-            named = toolgrammar.export(
+            named = toolgrammar.export_grammar(
                 family, TOOLS, "lark", f"named:{calls[0]['name']}", reasoning_open=False
             )
             assert accepts(named, text)
@@ -213,11 +213,13 @@ def test_mutants_are_rejected(family: str) -> None:
         ("lark", "named:get_weather"),
         ("gbnf", "required"),
     ):
-        grammar = toolgrammar.export(family, TOOLS, fmt, mode, reasoning_open=False)
+        grammar = toolgrammar.export_grammar(family, TOOLS, fmt, mode, reasoning_open=False)
         assert accepts(grammar, text, fmt), (fmt, mode)
         for name, mutant in mutants.items():
             assert not accepts(grammar, mutant, fmt), (fmt, mode, name, mutant)
-    other = toolgrammar.export(family, TOOLS, "lark", "named:write_file", reasoning_open=False)
+    other = toolgrammar.export_grammar(
+        family, TOOLS, "lark", "named:write_file", reasoning_open=False
+    )
     assert not accepts(other, text)  # named: only that tool
 
 
@@ -238,7 +240,7 @@ def test_random_walks_parse_to_the_calls_they_wrote(family: str) -> None:
         ("auto", "native"),
         ("named:configure", "native"),
     ):
-        grammar = toolgrammar.export(family, TOOLS, "lark", mode, json=json_mode)
+        grammar = toolgrammar.export_grammar(family, TOOLS, "lark", mode, json=json_mode)
         for _ in range(2):
             data, accepted = closing_walk(grammar, rng, budget=250)
             assert accepted, data[-200:]
@@ -248,8 +250,10 @@ def test_random_walks_parse_to_the_calls_they_wrote(family: str) -> None:
 @pytest.mark.parametrize("family", GBNF_WALKED)
 def test_random_walks_through_gbnf(family: str) -> None:
     rng = random.Random(f"gbnf:{family}")
-    markers = closing_markers(toolgrammar.export(family, TOOLS, "lark", "required", json="rules"))
-    grammar = toolgrammar.export(family, TOOLS, "gbnf", "required")
+    markers = closing_markers(
+        toolgrammar.export_grammar(family, TOOLS, "lark", "required", json="rules")
+    )
+    grammar = toolgrammar.export_grammar(family, TOOLS, "gbnf", "required")
     data, accepted = closing_walk(grammar, rng, budget=150, fmt="gbnf", markers=markers)
     assert accepted, data[-200:]
     _check_walk(family, data.decode("utf-8"), "required")
@@ -257,11 +261,11 @@ def test_random_walks_through_gbnf(family: str) -> None:
 
 def test_markers_cannot_appear_inside_values() -> None:
     """A string value may not hold the marker that would end it early (markers win)."""
-    grammar = toolgrammar.export("qwen3_coder", TOOLS, "lark", "required")
+    grammar = toolgrammar.export_grammar("qwen3_coder", TOOLS, "lark", "required")
     good = toolgrammar.render("qwen3_coder", [("write_file", {"path": "a", "content": "x"})], TOOLS)
     assert accepts(grammar, good)
     assert not accepts(grammar, good.replace(">\nx\n<", ">\nx</function>y\n<"))
-    hermes = toolgrammar.export("hermes", TOOLS, "gbnf", "required")
+    hermes = toolgrammar.export_grammar("hermes", TOOLS, "gbnf", "required")
     call = '<tool_call>\n{"name": "write_file", "arguments": {"path": "%s"}}\n</tool_call>'
     assert accepts(hermes, call % "a", "gbnf")
     assert not accepts(hermes, call % "a</tool_call>b", "gbnf")
@@ -288,7 +292,7 @@ def test_gbnf_reads_text_longer_than_llguidances_row_limit(family: str) -> None:
     right-recursive rule stopped a little after 2000 characters (content and string values)."""
     value = 'a<b<<|x\\y"z ' * 400
     text = toolgrammar.render(family, [{"name": "f", "arguments": {"s": value}}], LONG_TOOLS)
-    grammar = toolgrammar.export(family, LONG_TOOLS, "gbnf", "auto")
+    grammar = toolgrammar.export_grammar(family, LONG_TOOLS, "gbnf", "auto")
     assert accepts(grammar, "prose " * 600 + text, "gbnf")
     assert accepts(grammar, " " * 2500 + text, "gbnf")
 
@@ -298,7 +302,7 @@ def test_gbnf_rules_of_literals_are_read_a_character_at_a_time(family: str) -> N
     """llguidance's GBNF reader makes a rule of terminals alone one greedy lexeme: the
     optional `,b:true` took the `,` of `,s:` and rejected a call with both parameters."""
     call = {"name": "f", "arguments": {"s": "x", "b": True}}
-    grammar = toolgrammar.export(family, LONG_TOOLS, "gbnf", "required")
+    grammar = toolgrammar.export_grammar(family, LONG_TOOLS, "gbnf", "required")
     assert accepts(grammar, toolgrammar.render(family, [call], LONG_TOOLS), "gbnf")
     assert "no-lexeme ::=" in grammar  # the empty recursive rule that keeps rules off the lexer
 
@@ -307,7 +311,7 @@ def test_gbnf_rules_of_literals_are_read_a_character_at_a_time(family: str) -> N
 def test_python_strings_escape_no_code_point_past_unicode(fmt: str) -> None:
     """`\\U2D23e2cf` is not a Python literal: the parser reads the whole value as text, so a
     walk that wrote it in an object argument gave a string where the schema asked for one."""
-    grammar = toolgrammar.export("pythonic", LONG_TOOLS, fmt, "required")
+    grammar = toolgrammar.export_grammar("pythonic", LONG_TOOLS, fmt, "required")
     assert accepts(grammar, "[f(s='a\\U0001f600\\U0010FFFF')]", fmt)
     assert not accepts(grammar, "[f(s='a\\U2D23e2cf')]", fmt)
     assert not accepts(grammar, "[f(s='a\\U00110000')]", fmt)
@@ -333,7 +337,7 @@ def test_python_strings_escape_no_code_point_past_unicode(fmt: str) -> None:
 def test_bad_input_is_a_clear_error(kwargs: dict[str, Any], message: str) -> None:
     args = {"family": "hy_v3", "tools": TOOLS, **kwargs}
     with pytest.raises(ExportError, match=message.replace("(", r"\(").replace("$", r"\$")):
-        toolgrammar.export(args.pop("family"), args.pop("tools"), **args)
+        toolgrammar.export_grammar(args.pop("family"), args.pop("tools"), **args)
 
 
 def test_recursive_ref_is_refused() -> None:
@@ -355,7 +359,7 @@ def test_recursive_ref_is_refused() -> None:
         }
     ]
     with pytest.raises(ExportError, match="recursive"):
-        toolgrammar.export("hermes", tools)
+        toolgrammar.export_grammar("hermes", tools)
 
 
 def _run(*argv: str) -> tuple[int, str, str]:
@@ -381,7 +385,7 @@ def test_cli_export(tmp_path: Path) -> None:
         "--no-reasoning-open",
     )
     assert code == 0 and err == ""
-    assert out == toolgrammar.export(
+    assert out == toolgrammar.export_grammar(
         "hy_v3", TOOLS, "gbnf", "named:get_weather", params={"suffix": ":x"}, reasoning_open=False
     )
     assert '"<" "t" "o" "o" "l" "_" "c" "a" "l" "l" ":" "x" ">"' in out
@@ -468,13 +472,13 @@ def test_inkling_exports_the_prompt_opened_message() -> None:
     written again."""
     call = '<|content_invoke_tool_json|>{"name":"get_weather","args":{"city":"Paris"}}'
     for fmt in ("lark", "gbnf"):
-        grammar = toolgrammar.export("inkling", TOOLS, fmt)
+        grammar = toolgrammar.export_grammar("inkling", TOOLS, fmt)
         assert accepts(grammar, call + "<|end_message|>", fmt)
         assert accepts(grammar, "<|message_model|>" + call + "<|end_message|>", fmt)
         assert accepts(grammar, "Hello there.", fmt)
-        closed = toolgrammar.export("inkling", TOOLS, fmt, block_open=False)
+        closed = toolgrammar.export_grammar("inkling", TOOLS, fmt, block_open=False)
         assert not accepts(closed, call + "<|end_message|>", fmt)
-    named = toolgrammar.export("inkling", TOOLS, "lark", "named:get_weather")
+    named = toolgrammar.export_grammar("inkling", TOOLS, "lark", "named:get_weather")
     assert accepts(named, "get_weather" + call + "<|end_message|>")
 
 
@@ -482,7 +486,7 @@ def test_harmony_exports_a_call_named_by_its_recipient() -> None:
     """A call named by its message's recipient (`name(recipient=true)`): a constrained model
     may address a requested tool by its bare name; any other recipient is no call there."""
     for fmt in ("lark", "gbnf"):
-        grammar = toolgrammar.export("openai", TOOLS, fmt)
+        grammar = toolgrammar.export_grammar("openai", TOOLS, fmt)
         bare = '<|channel|>commentary to=get_weather<|message|>{"city": "Paris"}<|call|>'
         assert accepts(grammar, bare, fmt)
         assert accepts(grammar, 'to=write_file<|message|>{"path": "a"}<|call|>', fmt)
@@ -509,8 +513,8 @@ def test_content_comes_in_the_familys_own_block(fmt: str) -> None:
     assert not accepts(grammar, "<answer>a <answer> b</answer>" + TOOL_CALL, fmt)
     assert not accepts(grammar, "<answer>Let me check." + TOOL_CALL, fmt)  # never closed
     text = '>>>all\nLet me check.>>>get_weather\n{"city": "Paris"}'
-    assert accepts(toolgrammar.export("functionary_v32", TOOLS, fmt), text, fmt)
-    assert accepts(toolgrammar.export("functionary_v32", TOOLS, fmt), ">>>all\nHello.", fmt)
+    assert accepts(toolgrammar.export_grammar("functionary_v32", TOOLS, fmt), text, fmt)
+    assert accepts(toolgrammar.export_grammar("functionary_v32", TOOLS, fmt), ">>>all\nHello.", fmt)
 
 
 def test_a_shape_for_one_name_exports_only_for_that_tool() -> None:
@@ -524,13 +528,13 @@ def test_a_shape_for_one_name_exports_only_for_that_tool() -> None:
         },
     }
     for fmt in ("lark", "gbnf"):
-        grammar = toolgrammar.export("functionary_v32", [*TOOLS, python], fmt)
+        grammar = toolgrammar.export_grammar("functionary_v32", [*TOOLS, python], fmt)
         assert accepts(grammar, '>>>python\n{"code": "print(1)"}', fmt)
         assert not accepts(grammar, ">>>python\nprint(1)", fmt)
-        without = toolgrammar.export("functionary_v32", TOOLS, fmt)
+        without = toolgrammar.export_grammar("functionary_v32", TOOLS, fmt)
         assert not accepts(without, '>>>python\n{"code": "print(1)"}', fmt)
     for fmt in ("lark", "gbnf"):  # a fixed name: `<|python_tag|>` calls `python`
-        grammar = toolgrammar.export("functionary_v31", [*TOOLS, python], fmt)
+        grammar = toolgrammar.export_grammar("functionary_v31", [*TOOLS, python], fmt)
         assert accepts(grammar, '<|python_tag|>{"code": "print(1)"}', fmt)
-        without = toolgrammar.export("functionary_v31", TOOLS, fmt)
+        without = toolgrammar.export_grammar("functionary_v31", TOOLS, fmt)
         assert not accepts(without, '<|python_tag|>{"code": "print(1)"}', fmt)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import toolgrammar
-from corpus_format import TOOLS
+from support.corpus_format import TOOLS
 from toolgrammar.check import invariants
 from toolgrammar.cli import main
 from toolgrammar.check.fuzz import (

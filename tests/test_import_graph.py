@@ -1,10 +1,15 @@
 """What importing a module pulls in: every module imports first, with nothing hidden behind a
-function-local import, and `import toolgrammar` leaves the export package until it is used."""
+function-local import, and `import toolgrammar` leaves the export package until it is used;
+and the package's import graph, read from its `import` statements: no circle, no upward arrow."""
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 import subprocess
 import sys
+from pathlib import Path
+from typing import Iterable
 
 import pytest
 
@@ -41,27 +46,37 @@ import sys
 import toolgrammar
 assert "toolgrammar.export" not in sys.modules, "import toolgrammar imported the export package"
 TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
-grammar = toolgrammar.export("qwen3_coder", TOOLS, format="lark")
+grammar = toolgrammar.export_grammar("qwen3_coder", TOOLS, format="lark")
 assert "toolgrammar.export" in sys.modules
 assert grammar.startswith("// toolgrammar export: family qwen3_coder"), grammar[:80]
 try:
-    toolgrammar.export("no_such_family", TOOLS)
+    toolgrammar.export_grammar("no_such_family", TOOLS)
 except toolgrammar.ExportError as error:
     assert "no_such_family" in str(error)
 else:
     raise AssertionError("an unknown family exported")
-from toolgrammar import ExportError, export
-assert export is toolgrammar.export and ExportError is toolgrammar.ExportError
+from toolgrammar import ExportError, export_grammar
+assert export_grammar is toolgrammar.export_grammar and ExportError is toolgrammar.ExportError
 """
 
-# Importing one of the package's modules first binds `toolgrammar.export` to the package:
-# calling it must still export.
-EXPORT_AFTER_SUBMODULE_IMPORT = """
+# The old spelling, `toolgrammar.export(...)`, exports one release more with a
+# DeprecationWarning, whether the name was reached first as the API's attribute or bound to
+# the package by importing one of its modules.
+OLD_NAME_WARNS = """
+import sys, warnings
 import toolgrammar
-import toolgrammar.export.schema
-TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
-assert toolgrammar.export("hermes", TOOLS, "gbnf").startswith("# toolgrammar export")
+{first}
+TOOLS = [{{"type": "function", "function": {{"name": "f", "parameters": {{"type": "object"}}}}}}]
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    old = toolgrammar.export("hermes", TOOLS, "gbnf")
+assert old == toolgrammar.export_grammar("hermes", TOOLS, "gbnf"), old[:80]
+[warning] = caught
+assert warning.category is DeprecationWarning, warning
+assert "export_grammar" in str(warning.message) and warning.filename == "<string>", warning
 """
+EXPORT_AFTER_SUBMODULE_IMPORT = OLD_NAME_WARNS.format(first="import toolgrammar.export.schema")
+EXPORT_BY_ATTRIBUTE = OLD_NAME_WARNS.format(first="")
 
 
 def _run(code: str) -> str:
@@ -75,6 +90,142 @@ def test_every_module_imports_first() -> None:
     assert int(_run(EVERY_MODULE_FIRST)) > 30  # the walk found the modules, not none
 
 
-@pytest.mark.parametrize("code", [EXPORT_ON_FIRST_USE, EXPORT_AFTER_SUBMODULE_IMPORT])
+@pytest.mark.parametrize(
+    "code", [EXPORT_ON_FIRST_USE, EXPORT_AFTER_SUBMODULE_IMPORT, EXPORT_BY_ATTRIBUTE]
+)
 def test_export_is_loaded_on_first_use(code: str) -> None:
     _run(code)
+
+
+# The layers of the installed package, lowest first: a module imports only from its own layer
+# or below. The runtime (and the generated data it loads) knows nothing of the compiler, the
+# API, the export, the checker or the adapters; the export knows the runtime and the family
+# lookup (`toolgrammar.specs`), not the API it serves.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("toolgrammar.runtime", "toolgrammar.generated"),
+    ("toolgrammar.compiler",),
+    ("toolgrammar.specs",),
+    ("toolgrammar.export",),
+    ("toolgrammar",),  # the API: toolgrammar/__init__.py
+    ("toolgrammar.check", "toolgrammar.adapters"),
+    ("toolgrammar.cli",),
+    ("toolgrammar.__main__",),
+)
+SUBPACKAGES = ("check", "compiler", "runtime", "generated", "export", "adapters")
+
+
+def _package_files() -> dict[str, Path]:
+    """Every module of the installed package by name, found where Python finds it."""
+    found: dict[str, Path] = {}
+    for package in ("toolgrammar", *(f"toolgrammar.{p}" for p in SUBPACKAGES)):
+        spec = importlib.util.find_spec(package)
+        assert spec is not None and spec.submodule_search_locations, package
+        for path in sorted(Path(spec.submodule_search_locations[0]).glob("*.py")):
+            found[package if path.stem == "__init__" else f"{package}.{path.stem}"] = path
+    return found
+
+
+def _is_type_checking(node: ast.stmt) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def _imports(name: str, path: Path, modules: Iterable[str]) -> set[str]:
+    """The package's modules that `name` imports anywhere in its text (in a function too),
+    but under `if TYPE_CHECKING:`; `from P import X` names module P.X when there is one."""
+    known = set(modules)
+    package = name if path.stem == "__init__" else name.rpartition(".")[0]
+    found: set[str] = set()
+    pending: list[ast.AST] = [ast.parse(path.read_text(encoding="utf-8"))]
+    while pending:
+        node = pending.pop()
+        for child in ast.iter_child_nodes(node):
+            if _is_type_checking(child):
+                pending.extend(child.orelse)
+                continue
+            pending.append(child)
+            if isinstance(child, ast.Import):
+                found |= {alias.name for alias in child.names}
+            elif isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                if child.level:
+                    parts = package.split(".")[: len(package.split(".")) - child.level + 1]
+                    base = ".".join(parts + ([child.module] if child.module else []))
+                for alias in child.names:
+                    found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base)
+    return {module for module in found if module in known and module != name}
+
+
+def _layer(module: str) -> int:
+    """The index of the layer `module` belongs to (its longest matching package)."""
+    best, depth = -1, -1
+    for index, layer in enumerate(LAYERS):
+        for package in layer:
+            if (module == package or module.startswith(package + ".")) and len(package) > depth:
+                best, depth = index, len(package)
+    assert best >= 0, f"{module} is in no layer of LAYERS"
+    return best
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in sorted(graph[node]):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return groups
+
+
+@pytest.fixture(scope="module")
+def graph() -> dict[str, set[str]]:
+    files = _package_files()
+    return {name: _imports(name, path, files) for name, path in files.items()}
+
+
+def test_the_walk_sees_the_package(graph: dict[str, set[str]]) -> None:
+    """The walk found the modules and their imports (a walk that saw nothing would pass)."""
+    assert len(graph) > 60
+    assert "toolgrammar.runtime.dialects" in graph["toolgrammar.runtime.tables"]
+    assert "toolgrammar.export.build" in graph["toolgrammar.export"]
+
+
+def test_no_import_circle(graph: dict[str, set[str]]) -> None:
+    assert _circles(graph) == []
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_upward_import(graph: dict[str, set[str]]) -> None:
+    """No module imports from a layer above its own (LAYERS)."""
+    upward = [
+        f"{name} -> {other}"
+        for name, others in sorted(graph.items())
+        for other in sorted(others)
+        if _layer(other) > _layer(name)
+    ]
+    assert upward == []
+    assert _layer("toolgrammar.export.build") > _layer("toolgrammar.runtime.spec")

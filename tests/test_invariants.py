@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import toolgrammar
-from corpus_format import Case, all_cases
+from support.corpus_format import Case, all_cases
+from toolgrammar.check.helpers import mutate_span
 from toolgrammar.check.invariants import check_text, comparable, run, split_at
 
 CASES = all_cases()
@@ -53,13 +54,7 @@ def _mutate(text: str, ops: list[tuple[int, int, int]]) -> str:
     for kind, a, b in ops:
         if not text:
             break
-        a, b = sorted((a % (len(text) + 1), b % (len(text) + 1)))
-        if kind == 0:
-            text = text[:a] + text[b:]
-        elif kind == 1:
-            text = text[:b] + text[a:b] + text[b:]
-        else:
-            text = text[a:b] + text[:a] + text[b:]
+        text = mutate_span(text, kind, a, b)
     return text
 
 

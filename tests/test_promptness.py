@@ -7,7 +7,7 @@ import json
 import pytest
 
 import toolgrammar
-from corpus_format import TOOLS
+from support.corpus_format import TOOLS
 
 VALUE = 'Line one "quoted" \\ é 中文 😀 a<b and {x}, tab\there\nnext'
 

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import toolgrammar
-from corpus_format import TOOLS
-from render_samples import call_for, carries
+from support.corpus_format import TOOLS
+from support.render_samples import call_for, carries
 from toolgrammar.cli import main
 from toolgrammar.runtime.params import with_params
 from toolgrammar.runtime.registry import get_spec

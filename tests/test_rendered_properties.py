@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import toolgrammar
-from corpus_format import TOOLS
-from render_samples import call_for, plain_text, render_output
+from support.corpus_format import TOOLS
+from support.render_samples import call_for, plain_text, render_output
 from toolgrammar.check.invariants import check_text
 from toolgrammar.runtime.params import with_params
 from toolgrammar.runtime.registry import get_spec

@@ -15,7 +15,7 @@ from typing import Any, Callable
 import pytest
 
 import toolgrammar
-from response_templates import OUTPUTS, TEMPLATES
+from support.response_templates import OUTPUTS, TEMPLATES
 from toolgrammar.check import check
 from toolgrammar.cli import main
 from toolgrammar.compiler import compile_grammar_text
@@ -558,12 +558,12 @@ def test_hf_needs_no_compiler_extra() -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_export_from_a_template_accepts_its_renders(name: str) -> None:
-    """`toolgrammar.export("hf", …, response_template=T)` is the grammar of the template's
+    """`toolgrammar.export_grammar("hf", …, response_template=T)` is the grammar of the template's
     family: rendered calls are in it, in lark and GBNF, and bare content is not a call."""
     template = TEMPLATES[name]
     text = toolgrammar.render("hf", CALLS, TOOLS, response_template=template)
     for fmt in ("lark", "gbnf"):
-        grammar = toolgrammar.export(
+        grammar = toolgrammar.export_grammar(
             "hf", TOOLS, format=fmt, mode="required", response_template=template
         )
         assert "from the checkpoint's response_template" in grammar
@@ -578,7 +578,9 @@ def test_export_cli_reads_the_template(tmp_path: Path, capsys: pytest.CaptureFix
     tools.write_text(json.dumps(TOOLS), encoding="utf-8")
     assert main(["export", "hf", "--tools", str(tools), "--response-template", str(path)]) == 0
     printed = capsys.readouterr().out
-    assert printed == toolgrammar.export("hf", TOOLS, response_template=TEMPLATES["json_args"])
+    assert printed == toolgrammar.export_grammar(
+        "hf", TOOLS, response_template=TEMPLATES["json_args"]
+    )
     assert main(["export", "hf", "--tools", str(tools)]) == 2
     assert "response_template" in capsys.readouterr().err
     assert main(["export", "hermes", "--tools", str(tools), "--response-template", str(path)]) == 2
@@ -614,10 +616,10 @@ def test_kv_lines_export_reads_values_as_the_parser_does(fmt: str) -> None:
     the closer start), and a JSON value cannot hold a marker, not even one its closing quote
     completes (`["x<call name="]`: the parser cuts the value at the call opener), nor a line
     break between its tokens."""
-    from export_helpers import accepts
+    from support.export_helpers import accepts
 
     with registered(rt.template_spec(TEMPLATES["kv_lines"], "tpl_kv_lines")):
-        grammar = toolgrammar.export("tpl_kv_lines", KV_TOOLS, fmt, "required")
+        grammar = toolgrammar.export_grammar("tpl_kv_lines", KV_TOOLS, fmt, "required")
         call = {"name": "f", "arguments": {"a": ["y"], "s": "x</call"}}
         assert accepts(grammar, toolgrammar.render("tpl_kv_lines", [call], KV_TOOLS), fmt)
         assert accepts(grammar, '<call name="f">a: ["x<call name"]</call>', fmt)

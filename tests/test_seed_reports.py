@@ -8,7 +8,7 @@ import json
 import pytest
 
 import toolgrammar
-from corpus_format import TOOLS
+from support.corpus_format import TOOLS
 from toolgrammar.check.invariants import run, split_at
 
 QWEN_CALL = (

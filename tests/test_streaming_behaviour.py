@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import toolgrammar
-from corpus_format import TOOLS
+from support.corpus_format import TOOLS
 
 KIMI_TWO = (
     "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from template_fetcher import fetcher as template_fetcher
+from support.template_fetcher import fetcher as template_fetcher
 
 from toolgrammar.cli import main
 from toolgrammar.check.templates import (

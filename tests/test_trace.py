@@ -16,7 +16,7 @@ from toolgrammar.runtime.registry import get_spec
 from toolgrammar.runtime.spec import Lit
 from toolgrammar.runtime.trace import Emit, Feed, Held, Item, Marker, TraceEvent, Where
 
-from corpus_format import CORPUS, TOOLS, load
+from support.corpus_format import CORPUS, TOOLS, load
 
 ROOT = Path(__file__).resolve().parent.parent
 # how a grammar file writes each kind of item (`compiler/ir.py`'s ELEMENTS), kept apart from

@@ -5,7 +5,7 @@
 >>> parser = toolgrammar.StreamParser("qwen3_coder", tools=tools)
 >>> for delta in parser.feed(chunk): ...
 >>> parser.finish("stop")
->>> toolgrammar.export("qwen3_coder", tools, format="lark")   # grammar for constrained decoding
+>>> toolgrammar.export_grammar("qwen3_coder", tools, format="lark")  # for constrained decoding
 """
 
 from __future__ import annotations
@@ -33,11 +33,11 @@ from .runtime.policies import resolve as resolve_policies
 from .runtime.render import RenderError, render_output
 from .runtime.registry import UnknownFamily, families, get_spec
 from .runtime.schemas import ToolSchemas
-from .runtime.spec import FamilySpec
 from .runtime.trace import Trace, TraceEvent, TracingEngine, format_event, print_trace
+from .specs import TEMPLATE_FAMILIES, family_spec
 
 if TYPE_CHECKING:  # for type checkers only; at run time `__getattr__` loads them on first use
-    from .export import ExportError, export
+    from .export import ExportError, export_grammar
 
 __all__ = [
     "Delta",
@@ -54,7 +54,7 @@ __all__ = [
     "UnknownFamily",
     "UnknownParam",
     "assemble",
-    "export",
+    "export_grammar",
     "families",
     "family_spec",
     "format_event",
@@ -65,28 +65,6 @@ __all__ = [
 ]
 
 FINISH_REASONS = ("stop", "length", "tool_calls", "content_filter")
-TEMPLATE_FAMILIES = ("hf",)
-"""Names whose markup comes from the caller's `response_template`, not from a grammar file:
-not in `families()`, which lists the grammars' names."""
-
-
-def family_spec(family: str, response_template: Mapping[str, Any] | None = None) -> FamilySpec:
-    """The spec `family` names; for `hf`, the one compiled from `response_template` (cached
-    by value). The template compiler is loaded on first use: parsing any other family never
-    needs it."""
-    if family in TEMPLATE_FAMILIES:
-        if response_template is None:
-            raise ValueError(
-                f"family {family!r} reads the checkpoint's response_template: pass "
-                "response_template=… (CLI: --response-template FILE)"
-            )
-        compiler = importlib.import_module(".compiler.response_template", __name__)
-        return compiler.template_spec(response_template, family)
-    if response_template is not None:
-        raise ValueError(
-            f"response_template is read by {', '.join(TEMPLATE_FAMILIES)} only, not {family!r}"
-        )
-    return get_spec(family)
 
 
 class StreamParser:
@@ -283,21 +261,20 @@ def _json_value_or_text(text: str) -> Any:
         return text
 
 
-_EXPORT_NAMES = ("export", "ExportError")
+_EXPORT_NAMES = ("export_grammar", "ExportError", "export")
 
 
 def __getattr__(name: str) -> Any:
-    """`export` and `ExportError`, loaded on first use (PEP 562): `import toolgrammar` does
-    not import the export package, which parsing never needs.
+    """`export_grammar` and `ExportError`, loaded on first use (PEP 562): `import
+    toolgrammar` does not import the export package, which parsing never needs.
 
-    `toolgrammar.export` is then the `toolgrammar.export` package itself, which is callable
-    as its `export` function (see `export/__init__.py`): one object whichever way the name
-    was reached, so importing `toolgrammar.export.schema` cannot shadow the function.
+    `export` is the package (`toolgrammar.export`); calling it is the deprecated spelling of
+    `export_grammar` (see `export/__init__.py`).
     """
     if name not in _EXPORT_NAMES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     package = importlib.import_module(".export", __name__)  # also binds `toolgrammar.export`
-    return package if name == "export" else package.ExportError
+    return package if name == "export" else getattr(package, name)
 
 
 def __dir__() -> list[str]:

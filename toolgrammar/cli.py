@@ -20,9 +20,11 @@ from .check import check
 from .compiler.response_template import ResponseTemplateError, template_text
 from .check.fuzz import fuzz
 from .check.templates import TOOLS_AS, check_template, fetched_templates
-from .export import ExportError, export
+from .export import ExportError, export_grammar
+from .runtime.params import UnknownParam, with_params
 from .runtime.policies import COMPAT, SWITCHES
 from .runtime.registry import UnknownFamily, families, get_spec, registered
+from .runtime.tables import compiled
 
 try:  # the compiler extra (lark, jinja2, black): only `build` and checking a .tg file need it
     from .compiler.build import build, compile_grammar_text, default_paths
@@ -193,7 +195,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise CliError("export needs --tools FILE (the request's tools list)")
     tools = _read_tools(args.tools)
     try:
-        text = export(
+        text = export_grammar(
             args.family,
             tools,
             args.format,
@@ -207,6 +209,19 @@ def cmd_export(args: argparse.Namespace) -> int:
     except ExportError as error:
         raise CliError(str(error)) from None
     sys.stdout.write(text)
+    return 0
+
+
+def cmd_tables(args: argparse.Namespace) -> int:
+    """Print the tables the runtime compiles from the family's grammar (`CompiledFamily`)."""
+    try:
+        spec = with_params(
+            toolgrammar.family_spec(args.family, _read_template(args.response_template)),
+            _read_params(args.param),
+        )
+    except (toolgrammar.UnknownFamily, UnknownParam, ValueError) as error:
+        raise CliError(str(error)) from None
+    print(compiled(spec).pretty())
     return 0
 
 
@@ -586,6 +601,18 @@ def make_parser() -> argparse.ArgumentParser:
         help="family hf: the response_template (JSON, or its tokenizer_config.json)",
     )
     export_command.set_defaults(func=cmd_export)
+
+    tables_command = sub.add_parser(
+        "tables", help="print the tables the runtime compiles from a family's grammar"
+    )
+    tables_command.add_argument("family")
+    tables_command.add_argument(
+        "--param", action="append", default=[], metavar="NAME=VALUE", help="a grammar param"
+    )
+    tables_command.add_argument(
+        "--response-template", metavar="FILE", help="family hf: the response_template (JSON)"
+    )
+    tables_command.set_defaults(func=cmd_tables)
     return parser
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from toolgrammar.runtime import markers as markers_module
 from toolgrammar.runtime import xml_params
-from toolgrammar.runtime.xml_params import XmlParamsBuilder
+from toolgrammar.runtime.xml_params import XmlParamsReader
 
 
 @contextmanager
@@ -30,16 +30,16 @@ def closer_not_recognised_across_a_split(mp: pytest.MonkeyPatch) -> Iterator[Non
 @contextmanager
 def value_leaks_a_partial_closing_tag(mp: pytest.MonkeyPatch) -> Iterator[None]:
     """At the end of output, the held-back tail (`</param`) is written into the value."""
-    original: Callable = XmlParamsBuilder._value
+    original: Callable = XmlParamsReader._value
 
-    def leaky(self: XmlParamsBuilder, text: str, pos: int, eof: bool) -> int:
+    def leaky(self: XmlParamsReader, text: str, pos: int, eof: bool) -> int:
         if eof and self._value_ends.search(text, pos)[0] < 0:
             self._value_text(text[pos:], closing=True)
             self._close_param()
             return len(text)
         return original(self, text, pos, eof)
 
-    mp.setattr(XmlParamsBuilder, "_value", leaky)
+    mp.setattr(XmlParamsReader, "_value", leaky)
     yield
 
 
@@ -53,16 +53,16 @@ def coerced_value_streamed_early(mp: pytest.MonkeyPatch) -> Iterator[None]:
 @contextmanager
 def dropped_trailing_parameter(mp: pytest.MonkeyPatch) -> Iterator[None]:
     """A typed parameter still open at the end of output is dropped (a closer-requiring regex)."""
-    original: Callable = XmlParamsBuilder._value
+    original: Callable = XmlParamsReader._value
 
-    def dropping(self: XmlParamsBuilder, text: str, pos: int, eof: bool) -> int:
+    def dropping(self: XmlParamsReader, text: str, pos: int, eof: bool) -> int:
         if eof and not self._as_text and self._value_ends.search(text, pos)[0] < 0:
             self._typed, self._pend = [], ""  # never closed: never written
             self.state = xml_params.BETWEEN
             return len(text)
         return original(self, text, pos, eof)
 
-    mp.setattr(XmlParamsBuilder, "_value", dropping)
+    mp.setattr(XmlParamsReader, "_value", dropping)
     yield
 
 

@@ -173,7 +173,7 @@ def test_a_list_of_spellings_lowers_to_the_first_and_its_alternatives() -> None:
 @pytest.mark.parametrize("word", sorted(ir.ELEMENTS))
 def test_every_element_argument_is_a_spec_field_with_the_same_default(word: str) -> None:
     sig = ir.ELEMENTS[word]
-    fields = {f.name: f for f in dataclasses.fields(sig.spec) if f.name not in ("line", "file")}
+    fields = {f.name: f for f in dataclasses.fields(sig.item_class) if f.name not in ("line", "file")}
     spellings = [
         f"{n}_alternatives" for n, p in sig.params.items() if p.type is ir.ArgType.SPELLINGS
     ]

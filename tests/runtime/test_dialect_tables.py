@@ -2,7 +2,7 @@
 
 Each dialect is one row in each table (`compiler/ir.ELEMENTS`, `runtime/dialects.DIALECTS`,
 `export/dialects.EXPORT_RULES`); a dialect missing from one would only fail when a grammar
-first uses it. Every builder is made and read through the one protocol shape.
+first uses it. Every reader is made and read through the one protocol shape.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ WORDS = {word: sig for word, sig in ir.ELEMENTS.items() if sig.is_dialect}
 
 
 def test_every_dialect_word_has_one_runtime_row_and_one_export_rule() -> None:
-    specs = {sig.spec for sig in WORDS.values()}
+    specs = {sig.item_class for sig in WORDS.values()}
     assert len(specs) == len(WORDS)
     assert set(DIALECTS) == specs
     assert set(EXPORT_RULES) == specs
@@ -27,13 +27,13 @@ def test_every_dialect_word_has_one_runtime_row_and_one_export_rule() -> None:
 @pytest.mark.parametrize("word", sorted(WORDS))
 def test_a_dialect_is_named_and_names_calls_in_the_runtime_as_the_grammar_says(word: str) -> None:
     sig = WORDS[word]
-    assert DIALECTS[sig.spec].names_calls == sig.gives_name
-    assert DIALECTS[sig.spec].spec is sig.spec
-    assert DIALECTS[sig.spec].word == word
+    assert DIALECTS[sig.item_class].names_calls == sig.gives_name
+    assert DIALECTS[sig.item_class].item_class is sig.item_class
+    assert DIALECTS[sig.item_class].word == word
 
 
 class RecordingSink:
-    """The engine's side of a builder, recorded."""
+    """The engine's side of a reader, recorded."""
 
     def __init__(self) -> None:
         self.args: list[str] = []
@@ -72,17 +72,17 @@ SAMPLES = {
 
 
 @pytest.mark.parametrize("word", sorted(WORDS))
-def test_every_builder_is_made_read_and_closed_the_same_way(word: str) -> None:
+def test_every_reader_is_made_read_and_closed_the_same_way(word: str) -> None:
     fields, text, names = SAMPLES[word]
-    item = WORDS[word].spec(**fields)
+    item = WORDS[word].item_class(**fields)
     sink = RecordingSink()
-    builder = DIALECTS[type(item)].builder(item, ("</end>",), sink)
-    pos = builder.read(text + "</end>", 0, False)
-    if not builder.done:
-        builder.close()
-    assert builder.done
+    reader = DIALECTS[type(item)].reader(item, ("</end>",), sink)
+    pos = reader.read(text + "</end>", 0, False)
+    if not reader.done:
+        reader.close()
+    assert reader.done
     assert pos == len(text)
     assert "".join(sink.args).replace(" ", "") == '{"a":"x"}'
     assert sink.calls == ([("f", None)] if names else [])
     if names:
-        assert builder.failed is False and builder.malformed is False
+        assert reader.failed is False and reader.malformed is False

@@ -1,7 +1,7 @@
 """The whole-value fast paths read exactly what the character loop reads.
 
 `JsonScanner._whole_value` (a value already whole, read by the C decoder) and
-`JsonArgsBuilder._whole` (whole arguments needing no typing, sent as they are) are
+`JsonArgsReader._whole` (whole arguments needing no typing, sent as they are) are
 shortcuts: fed one character at a time, neither can apply, so every
 example below compares the shortcut against the character loop on the same text.
 """
@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolgrammar.runtime import json_args
-from toolgrammar.runtime.json_args import JsonArgsBuilder
+from toolgrammar.runtime.json_args import JsonArgsReader
 from toolgrammar.runtime.markers import NextStop, markers
 from toolgrammar.runtime.spec import JsonArgs
 from toolgrammar.runtime.json_stream import (
@@ -94,7 +94,7 @@ SCHEMAS = {
 
 
 class ArgsSink:
-    """The engine's side of one call's arguments builder: the text it sends, gathered."""
+    """The engine's side of one call's arguments reader: the text it sends, gathered."""
 
     def __init__(self) -> None:
         self.out: list[str] = []
@@ -118,19 +118,19 @@ class ArgsSink:
         return NextStop(markers(stops))
 
 
-def read_args(text: str, chars: bool) -> tuple[str, JsonArgsBuilder]:
+def read_args(text: str, chars: bool) -> tuple[str, JsonArgsReader]:
     sink = ArgsSink()
-    builder = JsonArgsBuilder(JsonArgs(), ("</tool_call>",), sink)
+    reader = JsonArgsReader(JsonArgs(), ("</tool_call>",), sink)
     pos = 0
     if chars:  # one character at a time: the fast path never sees a whole object
         for cut in range(1, len(text) + 1):
-            pos = builder.read(text[:cut], pos, eof=False)
-            if builder.done:
+            pos = reader.read(text[:cut], pos, eof=False)
+            if reader.done:
                 break
-    if not builder.done:
-        builder.read(text, pos, eof=True)
-    builder.close()
-    return "".join(sink.out), builder
+    if not reader.done:
+        reader.read(text, pos, eof=True)
+    reader.close()
+    return "".join(sink.out), reader
 
 
 @settings(max_examples=300, deadline=None)
@@ -158,7 +158,7 @@ def test_typed_whole_arguments_read_as_one_character_at_a_time_reads_them(body: 
 
 
 def scanners_made(monkeypatch: pytest.MonkeyPatch) -> list[JsonScanner]:
-    """The scanners the arguments builder makes from here on (it drops its own when done)."""
+    """The scanners the arguments reader makes from here on (it drops its own when done)."""
     made: list[JsonScanner] = []
 
     class Counted(JsonScanner):
@@ -175,7 +175,7 @@ def scanners_made(monkeypatch: pytest.MonkeyPatch) -> list[JsonScanner]:
 def test_plain_whole_arguments_skip_the_character_loop(monkeypatch: pytest.MonkeyPatch) -> None:
     made = scanners_made(monkeypatch)
     text = '{"city": {"a": true}, "b": "x y", "days": 3.5, "other": [1, {"k": null}]}</tool_call>'
-    out, builder = read_args(text, chars=False)
+    out, reader = read_args(text, chars=False)
     assert out == text[: -len("</tool_call>")]
     assert made == []  # the fast path read them
 
@@ -184,7 +184,7 @@ def test_arguments_that_need_typing_go_through_the_scanner_and_are_typed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     made = scanners_made(monkeypatch)
-    out, builder = read_args('{"a": "42", "b": 7}', chars=False)
+    out, reader = read_args('{"a": "42", "b": 7}', chars=False)
     assert len(made) == 1
     assert json.loads(out) == {"a": 42, "b": 7}  # (a JSON number stays for a string: kept)
 

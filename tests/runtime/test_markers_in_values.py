@@ -17,7 +17,7 @@ from toolgrammar.runtime import tables
 from toolgrammar.runtime.in_value import MAX_OPENER_WAIT, OpenerInValue
 from toolgrammar.runtime.registry import get_spec
 
-from corpus_format import TOOLS
+from support.corpus_format import TOOLS
 
 
 def _stops(family: str):

@@ -15,7 +15,7 @@ import pytest
 
 import toolgrammar
 from toolgrammar.runtime import schemas
-from corpus_format import Case, all_cases
+from support.corpus_format import Case, all_cases
 
 CASES = all_cases()
 

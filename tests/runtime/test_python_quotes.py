@@ -51,3 +51,9 @@ def test_calls_read_unescaped_quotes_whole_and_streamed(body: str, expected: dic
     assert json.loads(whole.tool_calls[0].function.arguments) == expected
     _, streamed = run("pythonic", split_at(text, list(range(1, len(text)))), TOOLS, {})
     assert streamed == whole
+
+
+def test_a_string_with_simple_escapes_is_decoded() -> None:
+    text = "<|tool_call_start|>[f(s='a\\nb\\'c\\\\d\"e', n=3)]<|tool_call_end|>"
+    message = toolgrammar.parse("lfm2", text)
+    assert json.loads(message.tool_calls[0].function.arguments) == {"s": "a\nb'c\\d\"e", "n": 3}

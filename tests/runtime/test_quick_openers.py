@@ -11,10 +11,10 @@ import pytest
 import toolgrammar
 from toolgrammar.runtime.engine import Engine
 from toolgrammar.runtime.registry import get_spec
-from toolgrammar.runtime.spec import markup_literals
+from toolgrammar.runtime.dialects import markup_literals
 from toolgrammar.runtime.tables import compiled
 
-from corpus_format import TOOLS
+from support.corpus_format import TOOLS
 
 
 def _quick_families() -> list[str]:

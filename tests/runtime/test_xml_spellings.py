@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import json
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 import toolgrammar
+from toolgrammar.runtime import xml_params
 from toolgrammar.runtime import spec as rt
 from toolgrammar.runtime.xml_params import xml_params_literals
 
@@ -75,3 +79,34 @@ def test_a_requested_name_waits_only_while_it_may_still_name_a_tool() -> None:
     assert [d.to_dict() for d in parser.feed("see <functionwr")] == [{"content": "see "}]
     deltas = parser.feed("x")  # `<functionwrx` names no requested tool: prose, at once
     assert "".join(d.to_dict().get("content", "") for d in deltas) == "<functionwrx"
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "&",
+                "amp;",
+                "lt;",
+                "gt;",
+                "quot;",
+                "apos;",
+                "#65;",
+                "#x41;",
+                "#0;",
+                ";",
+                "a",
+                "&amp;",
+                "&lt;",
+                "&#",
+            ]
+        ),
+        max_size=12,
+    )
+)
+def test_named_entities_decode_as_one_left_to_right_pass(pieces: list[str]) -> None:
+    """`xml_unescape` replaces named entities without the regex when no `&#` is there; it
+    must decode exactly as one pass of the entity pattern does (`&amp;lt;` is `&lt;`)."""
+    text = "".join(pieces)
+    assert xml_params.xml_unescape(text) == xml_params._ENTITY.sub(xml_params._entity, text)

@@ -16,7 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import harness as h  # noqa: E402
-from corpus_format import CORPUS, Case, load, params_in_env  # noqa: E402
+from support.corpus_format import CORPUS, Case, load, params_in_env  # noqa: E402
 from sglang.srt.function_call.function_call_parser import FunctionCallParser  # noqa: E402
 from sglang.srt.parser.reasoning_parser import ReasoningParser  # noqa: E402
 

@@ -14,7 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from corpus_format import TOOLS  # noqa: E402
+from support.corpus_format import TOOLS  # noqa: E402
 from sglang.srt.constrained.xgrammar_backend import XGrammarGrammarBackend  # noqa: E402
 from sglang.srt.entrypoints.openai.protocol import ChatCompletionRequest  # noqa: E402
 from sglang.srt.function_call.function_call_parser import FunctionCallParser  # noqa: E402

@@ -1,6 +1,6 @@
 """`tg-hf` through SGLang 0.5.23's own classes: the response template comes from the tokenizer
 SGLang hands the detectors (its `response_template` attribute or its init kwargs) or from the
-caller, and every template of tests/response_templates.py streams, cut or whole, to what the
+caller, and every template of tests/support/response_templates.py streams, cut or whole, to what the
 library reads; no template is a clear error where SGLang builds the detector.
 """
 
@@ -17,8 +17,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import harness as h  # noqa: E402
-from corpus_format import TOOLS  # noqa: E402
-from response_templates import OUTPUTS, TEMPLATES  # noqa: E402
+from support.corpus_format import TOOLS  # noqa: E402
+from support.response_templates import OUTPUTS, TEMPLATES  # noqa: E402
 from sglang.srt.function_call.function_call_parser import FunctionCallParser  # noqa: E402
 from sglang.srt.parser.reasoning_parser import ReasoningParser  # noqa: E402
 from test_sglang_constraints import EOS, backend, constraint, tokenizer  # noqa: E402

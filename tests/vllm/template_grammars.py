@@ -38,8 +38,8 @@ from vllm.parser.response_template_grammar import tool_call_structural_tag
 TESTS = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(TESTS))
 
-from export_helpers import closing_markers, closing_walk, random_value  # noqa: E402
-from response_templates import TEMPLATES  # noqa: E402
+from support.export_helpers import closing_markers, closing_walk, random_value  # noqa: E402
+from support.response_templates import TEMPLATES  # noqa: E402
 
 import toolgrammar  # noqa: E402
 from toolgrammar.check.exports import rejection  # noqa: E402
@@ -93,7 +93,7 @@ def _compiler() -> xgr.GrammarCompiler:
 
 def ours(name: str, mode: str) -> str:
     """Our export of the template (lark, llguidance's syntax)."""
-    return toolgrammar.export("hf", TOOLS, "lark", mode, response_template=COMPARED[name])
+    return toolgrammar.export_grammar("hf", TOOLS, "lark", mode, response_template=COMPARED[name])
 
 
 def theirs(name: str, mode: str) -> dict[str, Any] | None:

@@ -17,7 +17,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import harness as h  # noqa: E402
-from corpus_format import CORPUS, Case, load, params_in_env  # noqa: E402
+from support.corpus_format import CORPUS, Case, load, params_in_env  # noqa: E402
 from vllm.reasoning import ReasoningParser, ReasoningParserManager  # noqa: E402
 from vllm.tool_parsers import ToolParser, ToolParserManager  # noqa: E402
 

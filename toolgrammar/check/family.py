@@ -41,7 +41,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import parse
-from ..export import ExportError, export
+from ..export import ExportError, export_grammar
+from .helpers import clip, mutate_span
 from .invariants import Violation, check_text, run, shrink
 from .probes import (
     deep_json_outputs,
@@ -57,7 +58,8 @@ from .probes import (
 from ..runtime.params import with_params
 from ..runtime.registry import get_spec
 from ..runtime.render import RenderError, render_output
-from ..runtime.spec import FamilySpec, markup_literals
+from ..runtime.dialects import markup_literals
+from ..runtime.spec import FamilySpec
 from .templates import check_row, family_rows, row_holds, row_problems
 
 try:  # llguidance (the test extra) runs the exported grammars; without it the proof is skipped
@@ -121,18 +123,10 @@ class Finding:
     def __str__(self) -> str:
         rule = f"  rule  = {self.rule}\n" if self.rule else ""
         return (
-            f"[{self.invariant}] {_clip(self.detail)}\n  text  = {_clip(repr(self.text))}\n"
-            f"  split = {_clip(str(self.split))}\n{rule}"
+            f"[{self.invariant}] {clip(self.detail)}\n  text  = {clip(repr(self.text))}\n"
+            f"  split = {clip(str(self.split))}\n{rule}"
             f"  replay: --seed {self.seed} (sample {self.sample})"
         )
-
-
-def _clip(text: str, limit: int = 600) -> str:
-    """A report stays one screen: huge inputs (10 MB, 10,000 deep) are shown by their ends."""
-    if len(text) <= limit:
-        return text
-    half = limit // 2
-    return f"{text[:half]} … ({len(text) - limit} characters) … {text[-half:]}"
 
 
 @dataclass
@@ -370,14 +364,8 @@ def _mutate(text: str, rng: random.Random) -> str:
     for _ in range(rng.randint(1, 4)):
         if not text:
             break
-        a, b = sorted((rng.randint(0, len(text)), rng.randint(0, len(text))))
-        kind = rng.randrange(3)
-        if kind == 0:
-            text = text[:a] + text[b:]
-        elif kind == 1:
-            text = text[:b] + text[a:b] + text[b:]
-        else:
-            text = text[a:b] + text[:a] + text[b:]
+        a, b = rng.randint(0, len(text)), rng.randint(0, len(text))
+        text = mutate_span(text, rng.randrange(3), a, b)
     return text
 
 
@@ -497,7 +485,7 @@ class _Exports:
             options: dict[str, Any] = {"reasoning_open": reasoning_open}
             if fmt == "lark":
                 options["json"] = json_form
-            self._made[key] = export(self.family, self.tools, fmt, mode, **options)
+            self._made[key] = export_grammar(self.family, self.tools, fmt, mode, **options)
         return self._made[key]
 
 

@@ -2,7 +2,7 @@
 
 `toolgrammar check` writes well-formed calls and cuts them; the fuzzer writes what no
 grammar expects and every grammar must survive (docs/fuzzing.md):
-- markup soup: the family's own markers (`spec.markup_literals`), pieces of them, JSON
+- markup soup: the family's own markers (`dialects.markup_literals`), pieces of them, JSON
   punctuation, quotes, backslashes, names and whitespace in random order;
 - mutated corpus cases (`tests/corpus/<family>.txt`, when the source tree is there):
   spans inserted, deleted, doubled, swapped or cut off, their ends often on a marker's
@@ -34,7 +34,6 @@ input k of a run draws everything from its own seed, and `toolgrammar fuzz FAMIL
 from __future__ import annotations
 
 import importlib.util
-import json
 import random
 import sys
 import time
@@ -47,11 +46,12 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from .family import ALPHABET, make_sample, many_tools, random_tools
+from .helpers import clip
 from .hostile_templates import clean_refusal, hostile_template
 from .invariants import Violation, check_text, random_points, run, shrink, split_at
 from ..runtime.params import with_params
 from ..runtime.registry import families, get_spec
-from ..runtime.spec import markup_literals
+from ..runtime.dialects import markup_literals
 
 GENERATORS = ("soup", "corpus", "rendered", "noise", "unicode", "crlf")
 HF = "hf"  # the family of a response template: its inputs carry a hostile template each
@@ -110,8 +110,8 @@ class FuzzFinding:
 
     def __str__(self) -> str:
         return (
-            f"{self.family} [{self.invariant}] {_clip(self.detail)}\n"
-            f"  text     = {_clip(repr(self.text))} (shrunk from {self.original} characters)\n"
+            f"{self.family} [{self.invariant}] {clip(self.detail, 800)}\n"
+            f"  text     = {clip(repr(self.text), 800)} (shrunk from {self.original} characters)\n"
             f"  split    = {describe_split(self.text, self.split)}\n"
             f"  parse    = finish {self.finish!r}, options {self.options}, tools {self.tools}, "
             f"generator {self.generator}\n"
@@ -125,15 +125,7 @@ def describe_split(text: str, split: list[int]) -> str:
         return "whole (one feed)"
     if split == list(range(1, len(text))):
         return "1-char (one feed per character)"
-    return _clip(str(split))
-
-
-def _clip(text: str, limit: int = 800) -> str:
-    """A report stays one screen: a long text is shown by its ends."""
-    if len(text) <= limit:
-        return text
-    half = limit // 2
-    return f"{text[:half]} … ({len(text) - limit} characters) … {text[-half:]}"
+    return clip(str(split), 800)
 
 
 @dataclass
@@ -181,7 +173,7 @@ class Material:
     family: str
     literals: list[str]
     pieces: list[str]  # soup: markers, their fragments, punctuation, names, edge characters
-    cases: list[Any]  # corpus cases (tests/corpus_format.Case), possibly none
+    cases: list[Any]  # corpus cases (tests/support/corpus_format.Case), possibly none
     tools: list[dict[str, Any]] | None  # the corpus tools, or None outside the source tree
 
 
@@ -206,9 +198,9 @@ def material(family: str) -> Material:
 
 @lru_cache(maxsize=1)
 def _corpus_module() -> Any:
-    """The corpus reader of the test suite (tests/corpus_format.py), when the source tree
-    is there: the fuzzer mutates the same cases the tests pin, read by the same code."""
-    path = CORPUS.parent / "corpus_format.py"
+    """The corpus reader of the test suite (tests/support/corpus_format.py), when the source
+    tree is there: the fuzzer mutates the same cases the tests pin, read by the same code."""
+    path = CORPUS.parent / "support" / "corpus_format.py"
     if not path.exists():
         return None
     spec = importlib.util.spec_from_file_location("toolgrammar_corpus_format", path)

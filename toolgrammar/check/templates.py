@@ -36,7 +36,8 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedEnvironment
 from .. import parse
 from ..runtime.params import with_params
 from ..runtime.registry import get_spec
-from ..runtime.spec import FamilySpec, Lit, Skip, markup_literals
+from ..runtime.dialects import markup_literals
+from ..runtime.spec import FamilySpec, Lit, Skip
 
 TOOLS: list[dict[str, Any]] = [
     {

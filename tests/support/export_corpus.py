@@ -36,10 +36,10 @@ import re
 from typing import Any
 
 import toolgrammar
-from corpus_format import Case
-from export_helpers import validates
+from .corpus_format import Case
+from .export_helpers import validates
 from toolgrammar.export.schema import ExportError, load_tools
-from toolgrammar.runtime.tables import CompiledFamily
+from toolgrammar.runtime.tables import compiled
 from toolgrammar.runtime.params import with_params
 from toolgrammar.runtime.registry import get_spec
 from toolgrammar.runtime.spec import KeyValueArgs, Lit, Skip, XmlElements, XmlParams
@@ -79,7 +79,7 @@ def in_grammar(case: Case) -> tuple[bool, str]:
     except toolgrammar.RenderError as e:
         return False, f"cannot be rendered: {e}"
     spec = with_params(get_spec(case.family), params)
-    family = CompiledFamily(spec)
+    family = compiled(spec)
     opened = case.options.get("reasoning_open", family.prompt_opened)
     canon = _markers(spec)[0]
     markers = {*canon, *family.openers, *family.ignore}  # a lookahead `[` or `{` too

@@ -21,6 +21,7 @@ from toolgrammar.runtime.render import (
     render_python,
     render_value_text,
 )
+from toolgrammar.runtime.dialects import markup_literals
 from toolgrammar.runtime.spec import (
     FamilySpec,
     JsonArgs,
@@ -34,7 +35,6 @@ from toolgrammar.runtime.spec import (
     Ws,
     XmlElements,
     XmlParams,
-    markup_literals,
 )
 
 # characters that make values interesting: quotes, escapes, markup-ish, non-ASCII, astral

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parent.parent  # tests/
 
 BEAM: dict[str, Any] = json.loads((HERE / "templates" / "beam.json").read_text(encoding="utf-8"))
 

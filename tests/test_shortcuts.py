@@ -1,25 +1,148 @@
-"""The markup shortcuts read in one regex match what a state machine reads step by step:
-a parameter (`xml_params`) or member (`keyvalue_args`) already whole in the text, and a
-call's consecutive literals and whitespace (the engine's runs). Each must read exactly as
-the step-by-step reading does, whole or one character at a time, whatever the markers,
-whitespace, entities, separators and keys around them, in every family that has them."""
+"""The whole-input shortcuts (`runtime/shortcuts.py`) read exactly as the state machines they
+stand in for: the whole corpus streams to the same deltas with every shortcut on and off, in
+several chunkings, and so do random outputs made of each shortcut dialect's own markup. An
+item that sets a field its shortcut does not know is read without the shortcut."""
 
 from __future__ import annotations
 
+import collections
 import json
+import subprocess
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
+from typing import Any, Iterator
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolgrammar
+from support.corpus_format import CORPUS, Case, all_cases, load
 from toolgrammar.check.invariants import run, split_at
-from toolgrammar.runtime import tables, xml_params
+from toolgrammar.runtime import json_args, shortcuts, tables, xml_params
 from toolgrammar.runtime.params import with_params
+from toolgrammar.runtime.dialects import DIALECTS
 from toolgrammar.runtime.registry import get_spec
 from toolgrammar.runtime.spec import KeyValueArgs, Lit, XmlParams
 
-from corpus_format import CORPUS, load
+CASES = all_cases()
+BY_FAMILY: dict[str, list[Case]] = collections.defaultdict(list)
+for _case in CASES:
+    BY_FAMILY[_case.family].append(_case)
+XML_KNOWS = DIALECTS[XmlParams].shortcut_knows or frozenset()
+CHUNKS = (0, 1, 5, 23)  # 0: the whole output in one feed
+
+
+@contextmanager
+def shortcuts_off() -> Iterator[None]:
+    """Every shortcut off inside the block (the tables made meanwhile are forgotten)."""
+    was = shortcuts.ON
+    shortcuts.switch(False)
+    try:
+        yield
+    finally:
+        shortcuts.switch(was)
+
+
+def readings(case: Case, text: str | None = None) -> list[Any]:
+    """The deltas of `text` (default: the case's output) streamed in each of CHUNKS, and
+    its message parsed whole."""
+    text = case.text if text is None else text
+    found: list[Any] = []
+    for size in CHUNKS:
+        parser = toolgrammar.StreamParser(case.family, case.tools, ids="sequential", **case.options)
+        pieces = [text] if size == 0 else [text[i : i + size] for i in range(0, len(text), size)]
+        deltas = [delta for piece in pieces for delta in parser.feed(piece)]
+        deltas += parser.finish(case.finish)
+        found.append([delta.to_dict() for delta in deltas])
+    message = toolgrammar.parse(
+        case.family, text, case.tools, case.finish, ids="sequential", **case.options
+    )
+    found.append(message.to_dict())
+    return found
+
+
+@pytest.mark.parametrize("family", sorted(BY_FAMILY))
+def test_the_corpus_reads_the_same_with_shortcuts_off(family: str) -> None:
+    cases = BY_FAMILY[family]
+    fast = [readings(case) for case in cases]
+    with shortcuts_off():
+        slow = [readings(case) for case in cases]
+    for case, on, off in zip(cases, fast, slow):
+        assert on == off, f"{case.id} ({case.family}.txt:{case.line}) reads differently"
+
+
+def test_the_switch_turns_the_shortcuts_off() -> None:
+    """With shortcuts off, no run of literals is compiled and no reader tries a shortcut
+    (else the test above would compare the shortcuts with themselves)."""
+    spec = get_spec("deepseek_v3")
+    assert any(run is not None for run in tables.compiled(spec).runs[0])
+    with shortcuts_off():
+        assert all(run is None for run in tables.compiled(spec).runs[0])
+        assert not shortcuts.takes(XmlParams("<p=", ">", "</p>"), XML_KNOWS)
+    assert shortcuts.takes(XmlParams("<p=", ">", "</p>"), XML_KNOWS)
+
+
+def test_the_environment_turns_the_shortcuts_off() -> None:
+    code = "from toolgrammar.runtime import shortcuts; print(shortcuts.ON)"
+    for value, expected in (("1", "False"), ("", "True"), ("0", "True")):
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            env={"TOOLGRAMMAR_NO_SHORTCUTS": value, "PATH": ""},
+            check=True,
+        )
+        assert done.stdout.strip() == expected
+
+
+def test_every_row_lists_fields_of_its_item() -> None:
+    """What a row says its shortcut knows are fields of its spec class (a misspelt one would
+    make the shortcut decline, or take, what it should not)."""
+    with_shortcuts = 0
+    for row in DIALECTS.values():
+        if row.shortcut_knows is None:
+            continue
+        with_shortcuts += 1
+        names = {field.name for field in fields(row.item_class)}
+        assert row.shortcut_knows <= names - {"line"}, row.word
+    assert with_shortcuts >= 5
+
+
+@dataclass(frozen=True, slots=True)
+class _XmlParamsWithKnob(XmlParams):
+    """An `xml_params` item with a field no shortcut was taught (a new knob)."""
+
+    new_knob: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class _JsonArgsWithKnob(json_args.JsonArgs):
+    new_knob: bool = False
+
+
+def test_an_unknown_knob_away_from_its_default_takes_the_slow_path() -> None:
+    plain = _XmlParamsWithKnob("<p=", ">", "</p>")
+    assert shortcuts.takes(plain, XML_KNOWS)  # at its default: the shortcut still reads it
+    set_away = _XmlParamsWithKnob("<p=", ">", "</p>", new_knob="x")
+    assert not shortcuts.takes(set_away, XML_KNOWS)
+    assert shortcuts.unknown_fields(set_away, XML_KNOWS) == ["new_knob"]
+
+    # a reader decides so when it is made: the JSON arguments one never tries `_whole`
+    slow = json_args.JsonArgsReader(_JsonArgsWithKnob(new_knob=True), (), _Sink())  # type: ignore[arg-type]
+    fast = json_args.JsonArgsReader(_JsonArgsWithKnob(), (), _Sink())  # type: ignore[arg-type]
+    assert slow._tried_whole and not fast._tried_whole
+
+
+class _Sink:
+    """A sink no reader here is fed text for."""
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args: None
+
+
+# -- random outputs of each shortcut dialect's own markup, in every family that has it
 
 
 def _families(dialect: type) -> list[str]:
@@ -57,12 +180,11 @@ def _case(family: str, start: str, before: str = ""):
     raise AssertionError(f"{family}: no corpus case with arguments")
 
 
-def _same_as_the_state_machine(family: str, case, text: str, patched: str) -> None:
-    """Whole (shortcut) == whole with the shortcut off == one character at a time."""
+def _same_as_the_state_machine(family: str, case: Case, text: str) -> None:
+    """Whole (shortcuts on) == whole with shortcuts off == one character at a time."""
     whole = toolgrammar.parse(family, text, case.tools, ids="sequential", **case.options)
     _, streamed = run(family, split_at(text, list(range(1, len(text)))), case.tools, case.options)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(patched, lambda *markup: None)
+    with shortcuts_off():
         slow = toolgrammar.parse(family, text, case.tools, ids="sequential", **case.options)
     assert whole == slow
     assert whole == streamed
@@ -132,16 +254,11 @@ def _keyvalue_case(family: str):
     return _case(family, _markup(family, KeyValueArgs)[0].string, before="{")[0]
 
 
-# dialect: its outputs, the corpus case whose tools and options they run with, the shortcut
-# (its pattern maker, switched off for the slow reading) and how many examples per family
-SHORTCUTS = {
-    "xml_params": (xml_outputs, _xml_case, "toolgrammar.runtime.xml_params._whole_param", 60),
-    "keyvalue_args": (
-        keyvalue_outputs,
-        _keyvalue_case,
-        "toolgrammar.runtime.keyvalue_args._whole_member",
-        150,
-    ),
+# dialect: its outputs, the corpus case whose tools and options they run with, and how
+# many examples per family
+RANDOM = {
+    "xml_params": (xml_outputs, _xml_case, 60),
+    "keyvalue_args": (keyvalue_outputs, _keyvalue_case, 150),
 }
 
 
@@ -151,15 +268,44 @@ SHORTCUTS = {
     + [("keyvalue_args", family) for family in KEYVALUE_FAMILIES],
 )
 def test_whole_arguments_read_as_the_state_machine_reads_them(dialect: str, family: str) -> None:
-    outputs, case_of, shortcut, examples = SHORTCUTS[dialect]
+    outputs, case_of, examples = RANDOM[dialect]
     case = case_of(family)
 
     @settings(max_examples=examples, deadline=None)
     @given(outputs(family))
     def check(text: str) -> None:
-        _same_as_the_state_machine(family, case, text, shortcut)
+        _same_as_the_state_machine(family, case, text)
 
     check()
+
+
+PIECES = st.sampled_from(
+    [
+        "a", "é", "x y", "<", "\\n", "\\t", "\\\\", "\\'", '\\"', "\\0", "\\a", "\\v", "\\\n",
+        "\\x41", "\\u00e9", "\\U0001F600", "\\ud83d", "\\101", "\\N{BULLET}", "\\q", "\\",
+        '"', "'", "\n", "\x01", "<|tool_call_end|>", "<|tool_call_start|>", "]", ")",
+    ]
+)  # fmt: skip
+
+
+@st.composite
+def python_outputs(draw: st.DrawFn) -> str:
+    quote = draw(st.sampled_from(["'", '"', "'''"]))
+    body = "".join(draw(st.lists(PIECES, max_size=12)))
+    closed = draw(st.booleans())
+    tail = draw(st.sampled_from(["", ", n=3", ")"]))
+    return (
+        "<|tool_call_start|>[f(s="
+        + quote
+        + body
+        + (quote + tail + ")]<|tool_call_end|>" if closed else "")
+    )
+
+
+@settings(max_examples=400, deadline=None)
+@given(python_outputs())
+def test_a_whole_python_string_reads_as_the_character_loop_reads_it(text: str) -> None:
+    _same_as_the_state_machine("lfm2", Case("lfm2", "random", text, {}, tools=None), text)
 
 
 class _Counted:
@@ -208,9 +354,7 @@ def test_stray_commas_between_members_lose_nothing(family: str) -> None:
     text = prefix + "city:Paris,,,city:Paris,"
     whole = toolgrammar.parse(family, text, case.tools, **case.options)
     assert whole.tool_calls[0].function.arguments == '{"city": "Paris", "city": "Paris"}'
-    _same_as_the_state_machine(
-        family, case, text, "toolgrammar.runtime.keyvalue_args._whole_member"
-    )
+    _same_as_the_state_machine(family, case, text)
 
 
 def _texts(text: str) -> list[str]:
@@ -222,14 +366,13 @@ def _texts(text: str) -> list[str]:
     return [*prefixes, text, *sprinkled]
 
 
-@pytest.mark.parametrize("family", sorted(path.stem for path in CORPUS.glob("*.txt")))
-def test_runs_of_markup_read_as_the_call_loop_reads_them(family: str) -> None:
-    """A call's consecutive literals and whitespace are read by one regex match (`_Run`);
-    every corpus output, its prefixes and whitespace variants, must parse the same with
-    that shortcut off."""
-    outputs = [
-        (case, text) for case in load(CORPUS / f"{family}.txt") for text in _texts(case.text)
-    ]
+@pytest.mark.parametrize("family", sorted(BY_FAMILY))
+def test_prefixes_and_spacings_of_the_corpus_read_the_same_with_shortcuts_off(
+    family: str,
+) -> None:
+    """Every corpus output's prefixes and whitespace variants (the runs of a call's literals
+    and whitespace read differently from content) parse the same with shortcuts off."""
+    outputs = [(case, text) for case in BY_FAMILY[family] for text in _texts(case.text)]
 
     def parse_all() -> list:
         return [
@@ -238,10 +381,7 @@ def test_runs_of_markup_read_as_the_call_loop_reads_them(family: str) -> None:
         ]
 
     fast = parse_all()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tables, "_COMPILED", {})
-        patch.setattr(tables, "_BY_ID", {})
-        patch.setattr(tables, "_runs", lambda call, openers: (None,) * len(call))
+    with shortcuts_off():
         slow = parse_all()
     assert fast == slow
 
@@ -256,34 +396,3 @@ def test_runs_cover_the_markup_between_a_calls_name_and_arguments() -> None:
     assert starts[0] == name
     assert starts[name + 1] == name + 4  # ws "```json"? ws
     assert starts[len(call) - 2] == len(call)  # ws and the closer's three spellings
-
-
-@settings(max_examples=1000, deadline=None)
-@given(
-    st.lists(
-        st.sampled_from(
-            [
-                "&",
-                "amp;",
-                "lt;",
-                "gt;",
-                "quot;",
-                "apos;",
-                "#65;",
-                "#x41;",
-                "#0;",
-                ";",
-                "a",
-                "&amp;",
-                "&lt;",
-                "&#",
-            ]
-        ),
-        max_size=12,
-    )
-)
-def test_named_entities_decode_as_one_left_to_right_pass(pieces: list[str]) -> None:
-    """`xml_unescape` replaces named entities without the regex when no `&#` is there; it
-    must decode exactly as one pass of the entity pattern does (`&amp;lt;` is `&lt;`)."""
-    text = "".join(pieces)
-    assert xml_params.xml_unescape(text) == xml_params._ENTITY.sub(xml_params._entity, text)

@@ -12,7 +12,7 @@ def fetcher() -> Any:
     """scripts/fetch_templates.py, loaded once."""
     if "fetch_templates" in sys.modules:
         return sys.modules["fetch_templates"]
-    path = Path(__file__).resolve().parent.parent / "scripts/fetch_templates.py"
+    path = Path(__file__).resolve().parents[2] / "scripts/fetch_templates.py"
     spec = importlib.util.spec_from_file_location("fetch_templates", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -1,0 +1,71 @@
+"""The one switch over the whole-input shortcuts, and what each shortcut may decide.
+
+Several readers take text already whole in one step (one regex match, one C decoder call)
+where their state machine would read it piece by piece: `xml_params` and `keyvalue_args`
+parameters, `json_args` and `json_call` objects, a JSON value in `json_stream`, a Python
+string in `python_calls`, a call's runs of literals (`tables._Run`). Each is a hand-written
+twin of its state machine and must decide as it does. Two guards keep them honest:
+
+- `ON`: `TOOLGRAMMAR_NO_SHORTCUTS=1` in the environment (read once, at import) turns every
+  shortcut off, and `switch(False)` does so at run time (tests/test_shortcuts.py reads the
+  whole corpus both ways and requires the same deltas).
+- `takes(item, knows)`: a dialect row lists the item fields its shortcut decides like the
+  state machine (`DialectRow.shortcut_knows`); an item that sets any other field away from
+  its default is read by the state machine alone, so a new knob is never silently decided
+  differently by a shortcut that was not taught it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import MISSING, fields
+from functools import lru_cache
+from typing import Any, Callable
+
+ON: bool = os.environ.get("TOOLGRAMMAR_NO_SHORTCUTS", "") in ("", "0")
+"""Whether the shortcuts are taken at all."""
+
+_ON_SWITCH: list[Callable[[], None]] = []  # what forgets tables made with the other setting
+
+
+def switch(on: bool) -> None:
+    """Turn every shortcut on or off from now on (tables made before are forgotten)."""
+    global ON
+    ON = on
+    _decided.cache_clear()
+    for forget in _ON_SWITCH:
+        forget()
+
+
+def on_switch(forget: Callable[[], None]) -> None:
+    """Register what `switch` must forget: a cache of tables made with shortcuts in them."""
+    _ON_SWITCH.append(forget)
+
+
+def takes(item: Any, knows: frozenset[str]) -> bool:
+    """Whether a dialect's shortcut may read `item`: shortcuts on, and every field of the
+    item that is not in `knows` (nor `line`) at its default. Decided once per item value."""
+    return ON and _decided(item, knows)
+
+
+@lru_cache(maxsize=256)
+def _decided(item: Any, knows: frozenset[str]) -> bool:
+    return not unknown_fields(item, knows)
+
+
+def unknown_fields(item: Any, knows: frozenset[str]) -> list[str]:
+    """The fields of `item` set away from their default that its shortcut does not know."""
+    unknown = []
+    for field in fields(item):
+        if field.name in knows or field.name == "line":
+            continue
+        if field.default is not MISSING:
+            default = field.default
+        elif field.default_factory is not MISSING:
+            default = field.default_factory()
+        else:
+            unknown.append(field.name)  # a required field: no default to be at
+            continue
+        if getattr(item, field.name) != default:
+            unknown.append(field.name)
+    return unknown
