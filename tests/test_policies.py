@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import toolgrammar
-from corpus_format import all_cases
+from support.corpus_format import all_cases
 from toolgrammar.adapters.env_policies import POLICIES_ENV, policies_from_env
 from toolgrammar.check.invariants import check_text
 from toolgrammar.runtime.policies import COMPAT, PROFILES, SWITCHES, Policies, resolve
