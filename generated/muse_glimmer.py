@@ -28,22 +28,22 @@ SPEC = FamilySpec(
     source="grammars/muse_glimmer.tg",
     source_sha256="15c8c58a8669f2457f475927dcc96c7a8c5c77f4a699a26c141fc464fd26cfa4",
     call=(
-        # grammars/muse.tg:44: "<atem:invoke name=\"" name(until="\">", doubled=".") "\">" ws(write="\n")
-        Lit(text='<atem:invoke name="', line=44),
-        Name(until=('">',), doubled=".", line=44),
-        Lit(text='">', line=44),
-        Ws(write="\n", line=44),
-        # grammars/muse.tg:45: xml_params(open="<atem:parameter name=\"", key_end="\">", value_end="</atem:parameter>", implicit_end=["<atem:parameter name=\"", "</atem:invoke>"])
+        # grammars/muse.tg:47: "<atem:invoke name=\"" name(until="\">", doubled=".") "\">" ws(write="\n")
+        Lit(text='<atem:invoke name="', line=47),
+        Name(until=('">',), doubled=".", line=47),
+        Lit(text='">', line=47),
+        Ws(write="\n", line=47),
+        # grammars/muse.tg:48: xml_params(open="<atem:parameter name=\"", key_end="\">", value_end="</atem:parameter>", implicit_end=["<atem:parameter name=\"", "</atem:invoke>"])
         XmlParams(
             open='<atem:parameter name="',
             key_end='">',
             value_end="</atem:parameter>",
             implicit_end=('<atem:parameter name="', "</atem:invoke>"),
-            line=45,
+            line=48,
         ),
-        # grammars/muse.tg:50: ws(write="\n") "</atem:invoke>"
-        Ws(write="\n", line=50),
-        Lit(text="</atem:invoke>", line=50),
+        # grammars/muse.tg:53: ws(write="\n") "</atem:invoke>"
+        Ws(write="\n", line=53),
+        Lit(text="</atem:invoke>", line=53),
     ),
     openers=(('<atem:invoke name="', 1),),
     # follows[i]: the literals that can come right after call item i
@@ -57,19 +57,19 @@ SPEC = FamilySpec(
         (),  # 6: "</atem:invoke>"
     ),
     reasoning=(),
-    # grammars/muse.tg:41: section "<atem:function_calls>" "</atem:function_calls>" optional
+    # grammars/muse.tg:44: section "<atem:function_calls>" "</atem:function_calls>" optional
     section=Section(
-        opens=("<atem:function_calls>",), closes=("</atem:function_calls>",), optional=True, line=41
+        opens=("<atem:function_calls>",), closes=("</atem:function_calls>",), optional=True, line=44
     ),
-    # grammars/muse.tg:39: ignore "<|start|>assistant"
+    # grammars/muse.tg:42: ignore "<|start|>assistant"
     ignore=("<|start|>assistant",),
-    # grammars/muse.tg:34: messages "to=" /[A-Za-z0-9_.\-]+/ "<|message|>" ["<|eom|>", "<|eot|>"]; grammars/muse_glimmer.tg:22: route "self" reasoning; grammars/muse_glimmer.tg:23: route ["user", ""] content; grammars/muse_glimmer.tg:24: route default calls
+    # grammars/muse.tg:37: messages "to=" /[A-Za-z0-9_.\-]+/ "<|message|>" ["<|eom|>", "<|eot|>"]; grammars/muse_glimmer.tg:22: route "self" reasoning; grammars/muse_glimmer.tg:23: route ["user", ""] content; grammars/muse_glimmer.tg:24: route default calls
     messages=Messages(
         header=("to=",),
         recipient=r"[A-Za-z0-9_.\-]+",
         header_end="<|message|>",
         ends=("<|eom|>", "<|eot|>"),
         routes=(("self", "reasoning"), ("user", "content"), ("", "content")),
-        line=34,
+        line=37,
     ),
 )
