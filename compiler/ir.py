@@ -499,6 +499,7 @@ ELEMENTS: dict[str, ElementSig] = {
             "strip": Param(ArgType.BOOL, default=False),
             "xml_unescape": Param(ArgType.BOOL, default=False),
             "cdata": Param(ArgType.BOOL, default=False),
+            "verbatim_keys": Param(ArgType.BOOL, default=False),
         },
         is_dialect=True,
     ),

@@ -28,23 +28,23 @@ SPEC = FamilySpec(
     source="grammars/muse_glimmer.tg",
     source_sha256="15c8c58a8669f2457f475927dcc96c7a8c5c77f4a699a26c141fc464fd26cfa4",
     call=(
-        # grammars/muse.tg:43: "<atem:invoke name=\"" name(until="\">", doubled=".") "\">" ws(write="\n")
-        Lit(text='<atem:invoke name="', line=43, file="grammars/muse.tg"),
-        Name(until=('">',), doubled=".", line=43, file="grammars/muse.tg"),
-        Lit(text='">', line=43, file="grammars/muse.tg"),
-        Ws(write="\n", line=43, file="grammars/muse.tg"),
-        # grammars/muse.tg:44: xml_params(open="<atem:parameter name=\"", key_end="\">", value_end="</atem:parameter>", implicit_end=["<atem:parameter name=\"", "</atem:invoke>"])
+        # grammars/muse.tg:47: "<atem:invoke name=\"" name(until="\">", doubled=".") "\">" ws(write="\n")
+        Lit(text='<atem:invoke name="', line=47, file="grammars/muse.tg"),
+        Name(until=('">',), doubled=".", line=47, file="grammars/muse.tg"),
+        Lit(text='">', line=47, file="grammars/muse.tg"),
+        Ws(write="\n", line=47, file="grammars/muse.tg"),
+        # grammars/muse.tg:48: xml_params(open="<atem:parameter name=\"", key_end="\">", value_end="</atem:parameter>", implicit_end=["<atem:parameter name=\"", "</atem:invoke>"])
         XmlParams(
             open='<atem:parameter name="',
             key_end='">',
             value_end="</atem:parameter>",
             implicit_end=('<atem:parameter name="', "</atem:invoke>"),
-            line=44,
+            line=48,
             file="grammars/muse.tg",
         ),
-        # grammars/muse.tg:49: ws(write="\n") "</atem:invoke>"
-        Ws(write="\n", line=49, file="grammars/muse.tg"),
-        Lit(text="</atem:invoke>", line=49, file="grammars/muse.tg"),
+        # grammars/muse.tg:53: ws(write="\n") "</atem:invoke>"
+        Ws(write="\n", line=53, file="grammars/muse.tg"),
+        Lit(text="</atem:invoke>", line=53, file="grammars/muse.tg"),
     ),
     openers=(('<atem:invoke name="', 1),),
     # follows[i]: the literals that can come right after call item i
@@ -58,35 +58,35 @@ SPEC = FamilySpec(
         (),  # 6: "</atem:invoke>"
     ),
     reasoning=(),
-    # grammars/muse.tg:40: section "<atem:function_calls>" "</atem:function_calls>" optional
+    # grammars/muse.tg:44: section "<atem:function_calls>" "</atem:function_calls>" optional
     section=Section(
         opens=("<atem:function_calls>",),
         closes=("</atem:function_calls>",),
         optional=True,
-        line=40,
+        line=44,
         file="grammars/muse.tg",
     ),
-    # grammars/muse.tg:38: ignore "<|start|>assistant"
+    # grammars/muse.tg:42: ignore "<|start|>assistant"
     ignore=("<|start|>assistant",),
-    # grammars/muse.tg:33: messages "to=" /[A-Za-z0-9_.\-]+/ "<|message|>" ["<|eom|>", "<|eot|>"]; grammars/muse_glimmer.tg:22: route "self" reasoning; grammars/muse_glimmer.tg:23: route ["user", ""] content; grammars/muse_glimmer.tg:24: route default calls
+    # grammars/muse.tg:37: messages "to=" /[A-Za-z0-9_.\-]+/ "<|message|>" ["<|eom|>", "<|eot|>"]; grammars/muse_glimmer.tg:22: route "self" reasoning; grammars/muse_glimmer.tg:23: route ["user", ""] content; grammars/muse_glimmer.tg:24: route default calls
     messages=Messages(
         header=("to=",),
         recipient=r"[A-Za-z0-9_.\-]+",
         header_end="<|message|>",
         ends=("<|eom|>", "<|eot|>"),
         routes=(("self", "reasoning"), ("user", "content"), ("", "content")),
-        line=33,
+        line=37,
         file="grammars/muse.tg",
     ),
     # every marker found outside a call: the grammar line that names it
     markers_at=(
-        ("<atem:function_calls>", "grammars/muse.tg:40"),
-        ("</atem:function_calls>", "grammars/muse.tg:40"),
-        ("to=", "grammars/muse.tg:33"),
-        ("<|message|>", "grammars/muse.tg:33"),
-        ("<|eom|>", "grammars/muse.tg:33"),
-        ("<|eot|>", "grammars/muse.tg:33"),
-        ('<atem:invoke name="', "grammars/muse.tg:43"),
-        ("<|start|>assistant", "grammars/muse.tg:38"),
+        ("<atem:function_calls>", "grammars/muse.tg:44"),
+        ("</atem:function_calls>", "grammars/muse.tg:44"),
+        ("to=", "grammars/muse.tg:37"),
+        ("<|message|>", "grammars/muse.tg:37"),
+        ("<|eom|>", "grammars/muse.tg:37"),
+        ("<|eot|>", "grammars/muse.tg:37"),
+        ('<atem:invoke name="', "grammars/muse.tg:47"),
+        ("<|start|>assistant", "grammars/muse.tg:42"),
     ),
 )

@@ -302,17 +302,46 @@ def json_type_of(value: object) -> str | None:
     return None
 
 
-def _collect_types(node: ResolvedSchema, seen: set[int]) -> set[str] | None:
+def _intersect(members: list[set[str]]) -> set[str]:
+    """The types every `allOf` member admits (an integer is also a number): `[string|null,
+    string]` is string. Empty when they share none (a schema no value meets)."""
+    widened = [m | {"integer"} if "number" in m else m for m in members]
+    common = set.intersection(*widened)
+    if "integer" in common and "number" in common and not all("number" in m for m in members):
+        common.discard("number")
+    return common
+
+
+def _collect_types(
+    node: ResolvedSchema, seen: set[int], memo: dict[int, set[str] | None] | None = None
+) -> set[str] | None:
     """The JSON types a node declares: `type`, else enum/const, else what its structure
     implies (`properties` -> object, `items` -> array) joined with its anyOf/oneOf members,
-    else the first allOf member that declares a type.
+    else the types its allOf members that declare one all admit (the first one's when
+    they share none).
 
     None means the node declares nothing (any value, kept as written); a union with such a
-    member is itself unconstrained. A node met again through a cycle adds nothing (empty set).
+    member is itself unconstrained. A node met again through a cycle adds nothing (empty set);
+    a node met again on another path (a shared `$defs` entry) gives what it gave the first
+    time, from `memo`, so the walk stays linear in the schema's size.
     """
-    if id(node) in seen:
+    memo = {} if memo is None else memo
+    key = id(node)
+    if key in memo:
+        found = memo[key]
+        return None if found is None else set(found)
+    if key in seen:
         return set()
-    seen.add(id(node))
+    seen.add(key)
+    found = _node_types(node, seen, memo)
+    memo[key] = None if found is None else frozenset(found)  # type: ignore[assignment]
+    return found
+
+
+def _node_types(
+    node: ResolvedSchema, seen: set[int], memo: dict[int, set[str] | None]
+) -> set[str] | None:
+    """`_collect_types` of one node met for the first time."""
     out: set[str] = set()
     declared = node.get("type")
     if isinstance(declared, str):
@@ -337,7 +366,7 @@ def _collect_types(node: ResolvedSchema, seen: set[int]) -> set[str] | None:
         for comb in ("anyOf", "oneOf"):
             members = node.get(comb)
             for member in members if isinstance(members, list) else ():
-                found = _collect_types(member, seen)
+                found = _collect_types(member, seen, memo)
                 if found is None or union is None:
                     union = None
                     break
@@ -349,11 +378,13 @@ def _collect_types(node: ResolvedSchema, seen: set[int]) -> set[str] | None:
         out |= union or set()
     if not out:
         members = node.get("allOf")
-        for member in members if isinstance(members, list) else ():
-            found = _collect_types(member, seen)  # naive merge: the first that declares a type
-            if found:
-                out = found
-                break
+        declaring = [
+            found
+            for member in (members if isinstance(members, list) else ())
+            if (found := _collect_types(member, seen, memo))
+        ]
+        if declaring:
+            out = _intersect(declaring) or declaring[0]
     if not out:
         return None
     if node.get("nullable") is True:

@@ -155,7 +155,9 @@ class XmlParams:
     an optional group `text` is a per-parameter flag, raw text when its value is in
     `text_when`, JSON otherwise (DSML's `string="true"`). `xml_unescape` decodes XML
     entities in values and key names. `cdata` reads `<![CDATA[…]]>` sections in a value
-    verbatim: no marker ends the value inside one. `open_alternatives`,
+    verbatim: no marker ends the value inside one. `verbatim_keys` keeps a key's whitespace
+    (by default a key is stripped: ` city ` is `city`), so two keys the model wrote
+    differently are never merged into one. `open_alternatives`,
     `key_end_alternatives` and `value_end_alternatives` are other spellings of those
     markers (the grammar's `open=["<param name=", "<paramname="]`), read as the first.
     """
@@ -172,6 +174,7 @@ class XmlParams:
     strip: bool = False
     xml_unescape: bool = False
     cdata: bool = False
+    verbatim_keys: bool = False
     open_alternatives: tuple[str, ...] = ()
     key_end_alternatives: tuple[str, ...] = ()
     value_end_alternatives: tuple[str, ...] = ()

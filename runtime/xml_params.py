@@ -332,7 +332,7 @@ class XmlParamsReader(MarkupArgs):
         """The name, whether a flag in the key says the value is JSON rather than text, and
         the schema that types the value, remembered: a call repeats its few keys (callers
         look in `_keys` first)."""
-        name = raw.strip()
+        name = raw if self.spec.verbatim_keys else raw.strip()
         json_flagged = False
         if self._key_pattern is not None:
             found = self._key_pattern.fullmatch(name)

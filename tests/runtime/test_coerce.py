@@ -15,6 +15,12 @@ from toolgrammar.runtime.schemas import ToolSchemas, streams_as_text
 
 # --------------------------------------------------------------------------- coerce_text
 
+def _CHAIN(combinator: str) -> dict:  # noqa: N802  (a schema table, read as one)
+    """$defs D0..D40, each a `combinator` of the next one twice, D40 a string."""
+    defs: dict = {f"D{i}": {combinator: [{"$ref": f"#/$defs/D{i + 1}"}] * 2} for i in range(40)}
+    return {**defs, "D40": S}
+
+
 TEXT_CASES = [
     # no schema, junk schemas, schemas without a type: the text as written
     ("3", None, "3"),
@@ -147,9 +153,17 @@ TEXT_CASES = [
     ('{"a": "1"}', {"anyOf": [NULL, {"type": "object", "properties": {"a": I}}]}, {"a": 1}),
     ("3", {"anyOf": [42, None, I]}, 3),
     ("3", {"anyOf": "junk", "type": "integer"}, 3),
-    # allOf: the first member that declares a type
+    # allOf: the types every member that declares one admits; the first's when none is shared
     ("3", {"allOf": [{"description": "d"}, I, S]}, 3),
+    ("3", {"allOf": [{"description": "d"}, I]}, 3),
     ("3", {"allOf": [S, I]}, "3"),
+    ("null", {"allOf": [{"anyOf": [S, NULL]}, S]}, "null"),
+    ("null", {"allOf": [{"anyOf": [S, NULL]}, {"anyOf": [I, NULL]}]}, None),
+    ("1", {"allOf": [{"type": ["number", "string"]}, {"enum": [1, "x"]}]}, 1),
+    ("1.5", {"allOf": [N, {"anyOf": [I, S]}]}, 1.5),  # integer only: no type fits, JSON
+    # shared definitions, each used twice by the one before: 2**40 paths, walked once each
+    ("1.10", {"$ref": "#/$defs/D0", "$defs": _CHAIN("anyOf")}, "1.10"),
+    ("1.10", {"$ref": "#/$defs/D0", "$defs": _CHAIN("allOf")}, "1.10"),
     # enum / const: the JSON types of their values
     ("a", {"enum": ["a", "b"]}, "a"),
     ("null", {"enum": ["a", "null"]}, "null"),

@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import harness as h  # noqa: E402
 from support.corpus_format import CORPUS, Case, load, params_in_env  # noqa: E402
+import vllm  # noqa: E402
 from vllm.reasoning import ReasoningParser, ReasoningParserManager  # noqa: E402
 from vllm.tool_parsers import ToolParser, ToolParserManager  # noqa: E402
 
@@ -74,7 +75,7 @@ def chunkings(family: str, text: str) -> dict[str, list[str]]:
 def test_every_family_is_registered_in_vllms_managers() -> None:
     ToolParserManager.import_tool_parser("toolgrammar.adapters.vllm")  # as --tool-parser-plugin
     names = toolgrammar.families()
-    assert len(names) == 88  # 62 grammars and their aliases
+    assert len(names) == 96  # 67 grammars and their aliases
     registered = set(ToolParserManager.list_registered())
     reasoning = set(ReasoningParserManager.list_registered())
     for name in names:
@@ -138,6 +139,48 @@ def test_override_takes_vllms_own_names_and_leaves_wrapped_ones() -> None:
     finally:
         ToolParserManager.tool_parsers.clear()
         ToolParserManager.tool_parsers.update(saved)
+
+
+# vLLM 0.34.0's new tool-parser names (and a rename), each served by a family of ours
+NEW_IN_0_34 = ("granite_toolcall_parser", "musespark", "ripple", "zaya", "zaya_xml")
+
+
+def test_override_takes_every_vllm_tool_parser_name_that_has_a_family() -> None:
+    """Against the running vLLM's own registry: every tool-parser name vLLM registers is a
+    family of ours, and the override takes each one over but the names vLLM wraps in parsers
+    of its own (`_WRAPPED_BY_VLLM`); on 0.34.0 that includes its new names."""
+    saved = dict(ToolParserManager.tool_parsers)
+    vllm_names = {
+        n for n in ToolParserManager.list_registered() if not n.startswith(plugin.PREFIX)
+    }
+    ours = {*toolgrammar.families(), *toolgrammar.TEMPLATE_FAMILIES}
+    try:
+        assert sorted(vllm_names - ours) == []  # a vLLM name with no family is new work
+        taken = {n for n in plugin.register(override=True) if not n.startswith(plugin.PREFIX)}
+        assert taken == vllm_names - plugin._WRAPPED_BY_VLLM
+        for name in taken:
+            assert ToolParserManager.get_tool_parser(name) is plugin.tool_parser_class(name)
+        if tuple(int(p) for p in vllm.__version__.split(".")[:2]) >= (0, 34):
+            assert set(NEW_IN_0_34) <= taken
+            assert len(taken) == len(vllm_names) - 5 == 57  # beam, hf, kimi_k3, cohere x2
+    finally:
+        ToolParserManager.tool_parsers.clear()
+        ToolParserManager.tool_parsers.update(saved)
+
+
+def test_every_vllm_reasoning_parser_name_with_a_family_is_served_as_tg_name() -> None:
+    """vLLM's reasoning-parser names that name a family have the companion `tg-NAME`; the
+    override leaves vLLM's own under its name (the companion reads reasoning only beside
+    toolgrammar's tool parser: alone, `--reasoning-parser NAME` without tools would lose it)."""
+    ours = {*toolgrammar.families(), *toolgrammar.TEMPLATE_FAMILIES}
+    names = set(ReasoningParserManager.list_registered())
+    with_family = {n for n in names if n in ours}
+    assert len(with_family) >= 30
+    for name in with_family:
+        assert plugin.PREFIX + name in names
+        assert ReasoningParserManager.get_reasoning_parser(plugin.PREFIX + name).family == name
+    if tuple(int(p) for p in vllm.__version__.split(".")[:2]) >= (0, 34):
+        assert {"musespark", "ripple", "zaya"} <= with_family
 
 
 def test_bad_params_are_clear_errors_at_parser_construction() -> None:
