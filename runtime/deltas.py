@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from .modes import CALL, CONTENT
-from .sendable import sendable, sendable_or_none
+from .unicode import sendable, sendable_or_none
 
 
 class FunctionDelta:
@@ -166,7 +166,7 @@ def message_of(
         for _, (call_id, name, arguments) in sorted(calls.items())
     ]
     return Message.model_validate(
-        {  # every exit is `sendable`: the message encodes as UTF-8 (runtime/sendable.py)
+        {  # every exit is `sendable`: the message encodes as UTF-8 (runtime/unicode.py)
             "content": sendable("".join(content)) or None,
             "reasoning": sendable("".join(reasoning)) or None,
             "tool_calls": tool_calls,
@@ -257,7 +257,7 @@ class DeltaBuffer:
 
     def take(self) -> list[Delta]:
         """The deltas of what was collected since the last `take`, every string in them
-        `sendable` (it encodes as UTF-8: runtime/sendable.py)."""
+        `sendable` (it encodes as UTF-8: runtime/unicode.py)."""
         deltas: list[Delta] = []
         for entry in self.entries:
             mode = entry.mode

@@ -484,7 +484,7 @@ def _escape(text: str, pos: int, end: int | None = None) -> tuple[str, int]:
     """The character an escape at `pos` stands for and its length; (.., 0) if incomplete.
 
     A surrogate pair (`\\ud83d\\ude00`) is one character; a lone surrogate is its code point,
-    which leaves the runtime as its JSON escape (runtime/sendable.py)."""
+    which leaves the runtime as its JSON escape (runtime/unicode.py)."""
     end = len(text) if end is None else end
     if pos + 1 >= end:
         return "", 0
@@ -517,7 +517,7 @@ def _escape(text: str, pos: int, end: int | None = None) -> tuple[str, int]:
 
 def _no_surrogates(value: str) -> str:
     """Pairs joined into one character, as JSON reads them; a lone surrogate stays, and
-    leaves the runtime as its JSON escape (runtime/sendable.py)."""
+    leaves the runtime as its JSON escape (runtime/unicode.py)."""
     if not any("\ud800" <= c <= "\udfff" for c in value):
         return value
     return value.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")

@@ -92,3 +92,23 @@ def test_what_a_lone_surrogate_becomes(family: str, text: str, name: str, argume
     for delta in deltas:
         json.dumps(delta.to_dict(), ensure_ascii=False).encode("utf-8")
     assert toolgrammar.assemble(deltas).tool_calls[0].function.arguments == arguments
+
+
+@pytest.mark.parametrize("family", grammars())
+@pytest.mark.parametrize("space", ["\u2028", "\u3000", "\x85", "\u2029 \u2028"])
+def test_a_key_of_unicode_space_is_that_key(family: str, space: str) -> None:
+    """U+2028, U+3000 and NEL are not the whitespace a template writes around a key
+    (`runtime/unicode.MARKUP_SPACE`): a key written as one of them is that key, never the
+    empty key `""` that stripping them would make of it (whole and streamed alike)."""
+    for case in BY_FAMILY.get(family, []):
+        if "city" not in case.text:
+            continue
+        text = case.text.replace("city", space)
+        message = toolgrammar.parse(family, text, case.tools, case.finish, **case.options)
+        for call in message.tool_calls:
+            assert "" not in json.loads(call.function.arguments), (text, call)
+        found = check_text(
+            family, text, case.tools, case.options, finish=case.finish, cuts=[len(text)]
+        )
+        assert not found, "\n".join(map(str, found[:3]))
+        return

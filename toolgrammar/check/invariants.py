@@ -138,7 +138,7 @@ def check_text(
     return found
 
 
-UTF8 = "utf-8"  # every string the parser hands out encodes as UTF-8 (runtime/sendable.py)
+UTF8 = "utf-8"  # every string the parser hands out encodes as UTF-8 (runtime/unicode.py)
 
 
 def _strings(delta: Delta) -> list[str | None]:

@@ -1,4 +1,6 @@
-"""Every string the runtime hands out encodes as UTF-8 (docs/policies.md, "Lone surrogates").
+"""Where Unicode is decided: what leaves the runtime, and what whitespace is markup.
+
+Every string the runtime hands out encodes as UTF-8 (docs/policies.md, "Lone surrogates").
 
 A JSON or Python string may escape a lone UTF-16 surrogate (`"\\ud83d"` with no low half
 after it); decoded, it is a code point that UTF-8 cannot carry, so a server that encodes
@@ -33,3 +35,14 @@ def sendable(text: str) -> str:
 def sendable_or_none(text: str | None) -> str | None:
     """`sendable`, passing None through (an absent id, name or text)."""
     return None if text is None else sendable(text)
+
+
+MARKUP_SPACE = " \t\n\r\x0b\x0c"
+"""The whitespace a template writes around a parameter's key (ASCII's). `str.strip()`
+also strips U+2028, U+3000, NEL and the like, which no template writes as layout: a key
+written as one of them is that key, not an empty one (docs/policies.md, "Whitespace")."""
+
+
+def strip_space(text: str) -> str:
+    """`text` without the markup whitespace (`MARKUP_SPACE`) at its ends."""
+    return text.strip(MARKUP_SPACE)
