@@ -118,6 +118,15 @@ CallParts = list
 
 def assemble(deltas: list[Delta], finish_reason: str | None = None) -> Message:
     """Accumulate streamed deltas into the message a client would hold at the end."""
+    if isinstance(deltas, (str, bytes)) or not hasattr(deltas, "__iter__"):
+        raise TypeError(f"assemble() takes a list of Delta, not {type(deltas).__name__}")
+    deltas = list(deltas)
+    for at, delta in enumerate(deltas):
+        if not isinstance(delta, Delta):
+            raise TypeError(
+                f"assemble() takes a list of Delta (what feed() and finish() return), "
+                f"not {type(delta).__name__} at index {at}"
+            )
     content: list[str] = []
     reasoning: list[str] = []
     calls: dict[int, CallParts] = {}
