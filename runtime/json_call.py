@@ -35,6 +35,10 @@ from .protocol import (
 from .spec import JsonArgs, JsonCall, JsonCallArray
 
 _MAX_NAME = 256  # a call's name is at most this long, as `name(max_len=256)` reads one
+# the longest JSON string that can hold such a name: quotes, and each character written as
+# a surrogate pair's two escapes (12 characters); a name string still open past this many
+# characters names no call, decided there (whole or streamed alike), never held to its end
+_NAME_SPAN = 2 + 12 * _MAX_NAME
 _ARGUMENTS = JsonArgs()  # the spec of a call object's arguments value
 
 
@@ -103,11 +107,16 @@ class JsonCallBuilder:
         self._sink.commit_call(self.name, self.call_id)
 
     def _member(self, key: str) -> int:
+        if self._outer is not None:  # (the fast path `_whole` reads whole objects only)
+            naming = key in self.spec.name and self.name is None and not self.committed
+            self._outer.value_limit = _NAME_SPAN if naming else None
         if self.spec.name_is_key:  # `{NAME: {...}}`: the first key names the call
             if self.name is None and key.strip() and len(key.strip()) <= _MAX_NAME:
                 self.name = key.strip()
                 self._args_seen = True
                 self._commit_name()
+                if self._outer is not None and self.committed:
+                    self._outer.key_limit = None  # (the keys after it are no name)
                 return DELEGATE
             return WITHHOLD
         if key in self.spec.arguments:
@@ -178,6 +187,8 @@ class JsonCallBuilder:
             outer = self._outer = JsonScanner(
                 _discard, on_member=self._member, on_value=self._value
             )
+            if self.spec.name_is_key and not self.committed:
+                outer.key_limit = _NAME_SPAN  # the name is a key: bounded as a name
         while pos < stop and not self.done:
             if outer.state == PAUSED:
                 new = self._read_args_value(text, pos, stop)
