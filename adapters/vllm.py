@@ -10,7 +10,7 @@ With `TOOLGRAMMAR_VLLM_OVERRIDE=1` in the environment the tool parsers are also 
 under vLLM's own names (`--tool-call-parser qwen3_coder`), replacing vLLM's parsers: the
 manager looks up eagerly registered classes before its lazily imported built-ins.
 
-How vLLM drives a tool parser (read from vLLM 0.33.0's serving layer, facts only):
+How vLLM drives a tool parser (read from vLLM 0.33.0's serving layer, unchanged in 0.34.0):
 - one parser instance per request and choice; `adjust_request` runs before sampling
   parameters are made, so it is where `skip_special_tokens` is turned off;
 - streaming: `extract_tool_calls_streaming` once per engine output with that output's

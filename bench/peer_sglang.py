@@ -1,4 +1,4 @@
-"""SGLang 0.5.23's tool-call detectors as a peer of the side-by-side bench (`side_by_side.py`).
+"""SGLang's detectors (the tested release or another) as a peer of `side_by_side.py`.
 
 Driven the way SGLang's OpenAI chat serving layer drives them, without the engine (facts read
 from its serving_chat.py, as `docs/sglang.md` and `tests/sglang/harness.py` record them):
@@ -22,13 +22,29 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import sys
 import time
 from typing import Any, Callable
 
 from side_by_side import ROOT, Chunk, EnvMissing, Outcome, Peer, Side, Tokens
 
-SGLANG_VERSION = "0.5.23"
+# The release the adapter is tested against (scripts/sglang_env.sh's TESTED); another release's
+# environment (`bash scripts/sglang_env.sh VERSION`) is measured by running this with its python.
+TESTED = re.search(r'^TESTED="(.+)"$', (ROOT / "scripts" / "sglang_env.sh").read_text(), re.M)[1]
+
+
+def _version() -> str:
+    """The SGLang release installed for this python."""
+    try:
+        from importlib.metadata import version
+
+        return version("sglang")
+    except Exception:  # not installed: the tested release is what the message names
+        return TESTED
+
+
+SGLANG_VERSION = _version()
 OVERRIDE_ENV = "TOOLGRAMMAR_SGLANG_OVERRIDE"
 
 # Our family names paired with SGLang's tool-call parser name for the same markup: every name
@@ -54,7 +70,7 @@ PAIRS: dict[str, str] = {
 
 
 def load() -> dict[str, Any]:
-    """Import SGLang 0.5.23's function-call parser and the serving layer's end-of-stream check."""
+    """Import SGLang's function-call parser and the serving layer's end-of-stream check."""
     if os.environ.get(OVERRIDE_ENV, "") not in ("", "0"):
         raise EnvMissing(f"unset {OVERRIDE_ENV}: it makes SGLang's own parser names ours")
     sys.path.insert(0, str(ROOT / "tests" / "sglang"))
@@ -70,7 +86,9 @@ def load() -> dict[str, Any]:
             "bash scripts/sglang_env.sh and this script with the python it prints"
         ) from None
     if sglang.__version__ != SGLANG_VERSION:
-        raise EnvMissing(f"found SGLang {sglang.__version__}, expected {SGLANG_VERSION}")
+        raise EnvMissing(
+            f"SGLang {sglang.__version__} imported, its metadata says {SGLANG_VERSION}"
+        )
     # its detectors warn per parameter they cannot type (as vLLM's bench side runs with
     # VLLM_LOGGING_LEVEL=ERROR): a timed step would measure the terminal
     logging.getLogger("sglang").setLevel(logging.ERROR)

@@ -1,4 +1,4 @@
-"""vLLM 0.33.0's tool parsers as a peer of the side-by-side bench (`side_by_side.py`).
+"""vLLM's tool parsers (the tested release or another) as a peer of `side_by_side.py`.
 
 vLLM's chat serving path without the engine: the parser class comes from
 `ParserManager.get_parser(tool_parser_name=..., enable_auto_tools=True)`, the request is
@@ -15,14 +15,28 @@ by id, so each family gets a character-level HF tokenizer built in code from the
 from __future__ import annotations
 
 import os
-import sys
+import re
 import time
 from typing import Any, Callable
 
 from side_by_side import ROOT, Chunk, EnvMissing, Outcome, Peer, Side, Tokens
 
-VLLM_VERSION = "0.33.0"
-VLLM_DIR = ROOT / ".cache" / "vllm" / f"vllm-{VLLM_VERSION}"  # scripts/vllm_env.sh
+# The release the adapter is tested against (scripts/vllm_env.sh's TESTED); another release's
+# environment (`bash scripts/vllm_env.sh VERSION`) is measured by running this with its python.
+TESTED = re.search(r'^TESTED="(.+)"$', (ROOT / "scripts" / "vllm_env.sh").read_text(), re.M)[1]
+
+
+def _version() -> str:
+    """The vLLM release on this python's path (scripts/vllm_env.sh puts its source there)."""
+    try:
+        from importlib.metadata import version
+
+        return version("vllm")
+    except Exception:  # not installed: the tested release is what the message names
+        return TESTED
+
+
+VLLM_VERSION = _version()
 
 # Our families paired with vLLM's tool parser of the same markup (the same name in every case)
 PAIRS: dict[str, str] = {
@@ -39,12 +53,9 @@ PAIRS: dict[str, str] = {
 
 
 def load() -> dict[str, Any]:
-    """Import vLLM 0.33.0's parser and serving modules from the unzipped wheel."""
-    if not (VLLM_DIR / "vllm" / "__init__.py").is_file():
-        raise EnvMissing(f"{VLLM_DIR} is missing: run bench/vllm_env.sh first")
+    """Import vLLM's parser and serving modules (the unzipped wheel on this python's path)."""
     os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    sys.path.insert(0, str(VLLM_DIR))
     try:
         from transformers import PreTrainedTokenizerFast
         from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers
@@ -60,13 +71,14 @@ def load() -> dict[str, Any]:
         from vllm.tool_parsers import ToolParserManager
     except ImportError as error:
         raise EnvMissing(
-            f"cannot import vLLM {VLLM_VERSION}'s parsers ({error}): run bench/vllm_env.sh "
-            "first, then run this script with .cache/vllm/venv/bin/python"
+            f"cannot import vLLM's parsers ({error}): run this script with the python "
+            f"`bash bench/vllm_env.sh` prints (vLLM {TESTED}; another release: `bash "
+            "scripts/vllm_env.sh VERSION`)"
         ) from None
     import vllm
 
     if vllm.__version__ != VLLM_VERSION:
-        raise EnvMissing(f"found vLLM {vllm.__version__} on sys.path, expected {VLLM_VERSION}")
+        raise EnvMissing(f"vLLM {vllm.__version__} imported, its metadata says {VLLM_VERSION}")
     return {
         "PreTrainedTokenizerFast": PreTrainedTokenizerFast,
         "AddedToken": AddedToken,

@@ -4,7 +4,7 @@ Opt-in: it needs the environment `bench/vllm_env.sh` builds (vLLM's pure-Python 
 unzipped from its wheel, a CPU torch venv); run it with that venv's Python:
 
     bash bench/vllm_env.sh
-    .cache/vllm/venv/bin/python bench/vs_vllm.py [--families ...] [--sizes 1K,16K,64K,256K]
+    "$(bash bench/vllm_env.sh)" bench/vs_vllm.py [--families ...] [--sizes 1K,16K,64K,256K]
         [--budget 30] [--repeat 1] [--json PATH] [--markdown PATH] [--plot docs/vs_vllm.png]
 
 The measuring and the correctness sweep are `side_by_side.py`'s (shared with `vs_sglang.py`);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test, as CI runs them (.ci/run is this script): the plain suite, then the vLLM
-# adapter's tests in vLLM's environment (built under .cache/vllm/ by scripts/vllm_env.sh,
-# reused while it is current), then the SGLang adapter's in SGLang's (.cache/sglang/,
+# adapter's tests in vLLM's environment (built under .cache/vllm-VERSION/ by scripts/vllm_env.sh,
+# reused while it is current), then the SGLang adapter's in SGLang's (.cache/sglang-VERSION/,
 # scripts/sglang_env.sh). Any failure, a missing environment or a run of no test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,4 +1,4 @@
-"""Drive a toolgrammar family through vLLM 0.33.0's own serving classes, with no model.
+"""Drive a toolgrammar family through vLLM's own serving classes (scripts/vllm_env.sh), no model.
 
 What a `vllm serve ... --tool-parser-plugin toolgrammar.adapters.vllm --tool-call-parser
 tg-F` server does per chat request, minus the engine: the parser class composed by vLLM's

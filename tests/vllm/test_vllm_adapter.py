@@ -1,4 +1,4 @@
-"""The vLLM plugin against vLLM 0.33.0's own classes, for every family, on its corpus.
+"""The vLLM plugin against vLLM's own classes (scripts/vllm_env.sh), every family, its corpus.
 
 Run inside the environment `scripts/vllm_env.sh` builds (`scripts/test.sh` does).
 """
