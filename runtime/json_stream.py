@@ -504,8 +504,8 @@ class JsonScanner:
         `length` characters could take past it: then the character loop reads it, and
         stops at the bound."""
         limit = self.value_limit
-        return limit is not None and self._side is not None and len(self.stack) == 1 and (
-            length > limit
+        return (
+            limit is not None and self._side is not None and len(self.stack) == 1 and length > limit
         )
 
     def _string(self, text: str, pos: int, end: int) -> int:

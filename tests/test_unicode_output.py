@@ -68,7 +68,7 @@ def test_the_invariant_sees_a_surrogate() -> None:
         ),
         (  # markup family: a typed value's lone surrogate is its JSON escape
             "glm45",
-            "<tool_call>configure<arg_key>tags</arg_key><arg_value>[\"\\ud83d\"]</arg_value>"
+            '<tool_call>configure<arg_key>tags</arg_key><arg_value>["\\ud83d"]</arg_value>'
             "</tool_call>",
             "configure",
             '{"tags": ["\\ud83d"]}',

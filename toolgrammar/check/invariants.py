@@ -152,7 +152,9 @@ def _strings(delta: Delta) -> list[str | None]:
 def _unsendable(per_feed: list[list[Delta]], message: Message) -> str | None:
     """The first string of the deltas or the message that UTF-8 cannot carry (a lone
     surrogate: a server that encodes the chunk fails), said with where it was."""
-    strings = [(f"feed {n}", s) for n, feed in enumerate(per_feed) for d in feed for s in _strings(d)]
+    strings = [
+        (f"feed {n}", s) for n, feed in enumerate(per_feed) for d in feed for s in _strings(d)
+    ]
     strings += [("message content", message.content), ("message reasoning", message.reasoning)]
     for call in message.tool_calls:
         strings += [("message call id", call.id), ("message call name", call.function.name)]
