@@ -460,9 +460,12 @@ class JsonCallArrayBuilder:
             if after < end and text[after] == "{":
                 self._state = ELEMENTS
                 return self.read(text, after, eof)
-            if after < end or eof:
+            if after < end:
                 self.done = True
                 return pos
+            if eof:  # a separator the output ends on is markup, as a `,{` cut there is
+                self.done = True  # (llama3's `; `: docs/policies.md, "Unfinished output")
+                return end
         elif comma < end or eof:
             self.done = True
             return pos
