@@ -24,9 +24,11 @@ from typing import Any, Iterator, Literal as L, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from toolgrammar.runtime.json_stream import JsonScanner
 from toolgrammar.runtime.spec import FamilySpec
 
 from . import ir, lower, validate
+from .regex_cost import linear_risk
 
 THINKING, CONTENT, TOOL_CALLS = "thinking", "content", "tool_calls"
 SOURCE = "response_template"  # the spec's `source` when compiled at run time
@@ -34,6 +36,10 @@ SOURCE = "response_template"  # the spec's `source` when compiled at run time
 
 class ResponseTemplateError(ValueError):
     """A template that is malformed or says something the grammar language cannot."""
+
+    def __init__(self, message: str) -> None:
+        # one line, whatever text of the template it quotes (a pattern may hold a newline)
+        super().__init__(message.replace("\r", "\\r").replace("\n", "\\n"))
 
 
 # ---------------------------------------------------------------- the template's shape
@@ -291,7 +297,9 @@ def _element(word: str, /, **args: Any) -> ir.Element:
     )
 
 
-def _markers(field: str, key: str, literal: Markers | None, pattern: str | None) -> tuple[str, ...]:
+def _markers(
+    field: str, key: str, literal: Markers | None, pattern: str | None, check: bool = True
+) -> tuple[str, ...]:
     """The literal texts of an opener or closer given as literals or as a literal pattern."""
     if literal is not None and pattern is not None:
         raise ResponseTemplateError(f"field {field!r}: both `{key}` and `{key}_pattern`")
@@ -299,16 +307,31 @@ def _markers(field: str, key: str, literal: Markers | None, pattern: str | None)
         texts = (literal,) if isinstance(literal, str) else tuple(dict.fromkeys(literal))
         if not texts or "" in texts:
             raise ResponseTemplateError(f"field {field!r}: `{key}` holds an empty marker")
-        return texts
-    if pattern is None:
+    elif pattern is None:
         return ()
-    try:
-        return literal_choices(pattern)
-    except _Unsupported as why:
+    else:
+        try:
+            texts = literal_choices(pattern)
+        except _Unsupported as why:
+            raise ResponseTemplateError(
+                f"field {field!r}: `{key}_pattern` must be literal text or a choice of literals "
+                f"(named groups only in the tool_calls opener): {why}"
+            ) from None
+        key += "_pattern"
+    if check and field != "start_anchor":
+        for text in texts:
+            _a_marker(field, key, text)
+    return texts
+
+
+def _a_marker(field: str, key: str, text: str) -> None:
+    """A marker is markup wherever it comes: one character, or only whitespace, is text
+    any answer writes (`start_anchor: "a"` would delete every `a`)."""
+    if len(text.strip()) < 2:
         raise ResponseTemplateError(
-            f"field {field!r}: `{key}_pattern` must be literal text or a choice of literals "
-            f"(named groups only in the tool_calls opener): {why}"
-        ) from None
+            f"field {field!r}: `{key}` {json.dumps(text)} is not a marker (one character or "
+            "only whitespace is text any answer writes)"
+        )
 
 
 # ---------------------------------------------------------------- transforms
@@ -408,16 +431,66 @@ def _content_markers(field: TemplateField) -> list[ir.IgnoreStmt]:
     return stmts
 
 
-def _anchor_markers(template: ResponseTemplate) -> list[ir.IgnoreStmt]:
+def _anchor_markers(template: ResponseTemplate, others: list[str]) -> list[ir.IgnoreStmt]:
     """The start anchor, when literal, is markup wherever the output writes it (the next
-    message's start); a pattern that is not literal only concerns the prompt."""
+    message's start); a pattern that is not literal only concerns the prompt, and so does
+    an anchor that could not be read as markup: one character or whitespace, or text that
+    holds another marker of the template or lies inside one (`others`)."""
     try:
         texts = _markers(
             "start_anchor", "start_anchor", template.start_anchor, template.start_anchor_pattern
         )
     except ResponseTemplateError:
         return []
+    texts = tuple(
+        text
+        for text in texts
+        if len(text.strip()) >= 2
+        and not any(_inside(text, other) or _inside(other, text) for other in others)
+    )
     return [ir.IgnoreStmt(markers=_strs(texts))] if texts else []
+
+
+def _inside(outer: str, inner: str) -> bool:
+    """Whether `inner` lies strictly inside `outer` (neither at its start nor at its end):
+    streamed, it would be whole before `outer` is, and read first."""
+    at = outer.find(inner, 1)
+    while at > 0 and at + len(inner) == len(outer):
+        at = outer.find(inner, at + 1)
+    return at > 0
+
+
+def _labelled_markers(template: ResponseTemplate, call: ir.CallStmt) -> list[tuple[str, str]]:
+    """The markers read in content, each with the field and key it comes from."""
+    found = []
+    for name in (THINKING, CONTENT):
+        field = template.fields.get(name)
+        for key in ("open", "close") if field is not None else ():
+            literal, pattern = getattr(field, key), getattr(field, key + "_pattern")
+            label = (
+                f"field {name!r}: `{key}`"
+                if pattern is None
+                else f"field {name!r}: `{key}_pattern`"
+            )
+            found += [(label, text) for text in _markers(name, key, literal, pattern)]
+    opener = call.items[0]
+    key = "open" if template.fields[TOOL_CALLS].open is not None else "open_pattern"
+    if isinstance(opener, ir.Literal):
+        found += [(f"field 'tool_calls': `{key}`", text) for text in opener.texts]
+    return found
+
+
+def _no_nested_markers(markers: list[tuple[str, str]]) -> None:
+    """Refuse two markers one of which holds the other strictly inside it: a stream that
+    has read up to the inner one cannot yet tell it from the outer one still arriving."""
+    for label, outer in markers:
+        for inner_label, inner in markers:
+            if inner != outer and _inside(outer, inner):
+                raise ResponseTemplateError(
+                    f"{label} {json.dumps(outer)} holds {inner_label.split(': ')[1]} "
+                    f"{json.dumps(inner)} of {inner_label.split(': ')[0]} inside it (a stream "
+                    "could not tell them apart)"
+                )
 
 
 def _call(field: TemplateField) -> ir.CallStmt:
@@ -440,10 +513,17 @@ def _call(field: TemplateField) -> ir.CallStmt:
                 f"{where}: `open_pattern` is not supported: {why}"
             ) from None
     else:
-        pieces = [Lit(_markers(TOOL_CALLS, "open", field.open, None))]
+        pieces = [Lit(_markers(TOOL_CALLS, "open", field.open, None, check=False))]
     captures = {p.name for p in pieces if isinstance(p, Group)}
     items = [_on_line(item, 1) for item in _opener_items(pieces, sources)]
     body = _body_items(field, sources, captures)
+    if field.content == "json":
+        items = _json_opener(items, body)
+    opener = items[0]
+    if isinstance(opener, ir.Literal) and not opener.peek:
+        key = "open" if field.open is not None else "open_pattern"
+        for text in opener.texts:  # (the start of a JSON body may be one character: `{`)
+            _a_marker(TOOL_CALLS, key, text)
     if items and body and _is_ws(items[-1]) and _is_ws(body[0]):
         body = body[1:]  # one run of whitespace between the opener and the body
     items += [_on_line(item, 2) for item in body]
@@ -451,6 +531,42 @@ def _call(field: TemplateField) -> ir.CallStmt:
     if closes:
         items += [_on_line(ir.Element(name="ws"), 3), _on_line(_lit(closes), 3)]
     return ir.CallStmt(items=tuple(items))
+
+
+def _begins_json(text: str) -> bool:
+    """Whether `text` is the start of a JSON object or array (`{`, `{"tool"`, `[{`; not
+    `[TOOL_CALLS]`)."""
+    text = text.lstrip()
+    if text[:1] not in ("{", "["):
+        return False
+    scanner = JsonScanner(lambda _: None)
+    scanner.read(text, 0, len(text))
+    return not scanner.failed
+
+
+def _json_opener(items: list[ir.Item], body: list[ir.Item]) -> list[ir.Item]:
+    """A call opener that begins JSON (`{`, `{"tool"`, `[`) before a `json` body: written
+    alone, it is the start of a body that names the call (an object, or a list for
+    `transform_each`) and is read as a lookahead on that bracket, `&"{"`, as llama3_json
+    reads bare call objects (the body's keys, not their order, say it is a call); anything
+    else would end the body at its own brackets, and is refused."""
+    opener = items[0]
+    assert isinstance(opener, ir.Literal)
+    if not any(_begins_json(text) for text in opener.texts):
+        return items
+    dialect = body[-1].name if isinstance(body[-1], ir.Element) else ""
+    start = "[" if dialect == "json_call_array" else "{"
+    texts = tuple(dict.fromkeys(text.lstrip() for text in opener.texts))
+    if (
+        len(items) == 1
+        and dialect in ("json_call", "json_call_array")
+        and all(_begins_json(text) and text.startswith(start) for text in texts)
+    ):
+        return [_on_line(_lit((start,)).model_copy(update={"peek": True}), opener.line)]
+    raise ResponseTemplateError(
+        f"field 'tool_calls': the opener {json.dumps(opener.texts[0])} begins JSON, so it must "
+        "begin the body too: a call object (or a `transform_each` list) that names the call"
+    )
 
 
 def _is_ws(item: ir.Item) -> bool:
@@ -503,9 +619,27 @@ def _name_items(group: Group, rest: list[Piece], sources: CallSources) -> list[i
         raise ResponseTemplateError(
             f"{where}: the `name` group of `open_pattern` must be followed by literal text"
         )
-    return [
-        _element("name", until=list(after.texts), pattern=re.compile(f"(?P<name>{group.body})"))
-    ]
+    pattern = _linear_group("name", group.body, "`open_pattern`")
+    return [_element("name", until=list(after.texts), pattern=pattern)]
+
+
+def _linear_group(name: str, body: str, where: str) -> re.Pattern:
+    """`(?P<name>BODY)` compiled, when it matches in time linear in the text: the model
+    writes what it is matched against (docs/response_templates.md, "Not supported")."""
+    pattern = f"(?P<{name}>{body})"
+    try:
+        compiled = re.compile(pattern)
+    except re.error as error:
+        raise ResponseTemplateError(
+            f"field 'tool_calls': the `{name}` group of {where} is not a regex: {error}"
+        ) from None
+    risk = linear_risk(pattern)
+    if risk:
+        raise ResponseTemplateError(
+            f"field 'tool_calls': the `{name}` group of {where} could take time beyond linear "
+            f"on a model's output: {risk} in /{pattern}/"
+        )
+    return compiled
 
 
 def _body_items(field: TemplateField, sources: CallSources, captures: set[str]) -> list[ir.Item]:
@@ -647,7 +781,7 @@ def _key_pattern(body: str, key_end: str) -> re.Pattern | None:
     generic = {r"\w+", r".+?", r".*?", r"[^>]+", r"[^\"]+", r'[^"]+', r"[^']+", r"[^<]+"}
     if body in generic or body == f"[^{re.escape(key_end[:1])}]+":
         return None
-    return re.compile(f"(?P<key>{body})")
+    return _linear_group("key", body, "the xml-inline `tag_pattern`")
 
 
 def _strips(value_parser: Any) -> bool:
@@ -713,8 +847,11 @@ def template_grammar(template: Any, name: str = "hf") -> ir.Grammar:
         statements.append(_reasoning(loaded.fields[THINKING]))
     if CONTENT in loaded.fields:
         statements += _content_markers(loaded.fields[CONTENT])
-    statements += _anchor_markers(loaded)
-    statements.append(_call(loaded.fields[TOOL_CALLS]))
+    call = _call(loaded.fields[TOOL_CALLS])
+    markers = _labelled_markers(loaded, call)
+    _no_nested_markers(markers)
+    statements += _anchor_markers(loaded, [text for _, text in markers])
+    statements.append(call)
     return ir.Grammar(doc=_doc(name), statements=tuple(statements))
 
 

@@ -15,6 +15,7 @@ from typing import Iterator
 
 from . import ir
 from .errors import CompileError, error_at
+from .regex_cost import exponential_risk
 
 NAME_RE = re.compile(r"[a-z][a-z0-9_-]*")  # as grammars/README.md states it
 PARAM_NAME_RE = re.compile(r"[a-z_][a-z0-9_]*")
@@ -53,6 +54,7 @@ def validate_grammar(
         _validate_call(call, report)
     _validate_recipient_calls(grammar, report)
     _validate_empty_strings(grammar, report)
+    _validate_nested_markers(grammar, report)
     return report.errors
 
 
@@ -159,6 +161,60 @@ def _validate_content(grammar: ir.Grammar, stmt: ir.ContentStmt, report: Report)
             report.error(node, f"content opener {node} is also a call or block marker")
 
 
+def _content_markers(grammar: ir.Grammar) -> list[tuple[ir.Node, str, str]]:
+    """The markers read in content and reasoning (node, text, what): blocks, `ignore`, and
+    the literals that open a call. A message header is read by its own rule."""
+    found: list[tuple[ir.Node, str, str]] = []
+
+    def add(value: ir.Markers | None, what: str) -> None:
+        if value is not None:
+            items = value.items if isinstance(value, ir.StrList) else (value,)
+            found.extend((node, node.value, what) for node in items)
+
+    for stmt in grammar.of(ir.ReasoningStmt):
+        add(stmt.opens, "reasoning opener")
+        add(stmt.closes, "reasoning closer")
+    for stmt in grammar.of(ir.SectionStmt):
+        add(stmt.opens, "section opener")
+        add(stmt.closes, "section closer")
+    for stmt in grammar.of(ir.ContentStmt):
+        add(stmt.opens, "content opener")
+        add(stmt.closes, "content closer")
+    for stmt in grammar.of(ir.IgnoreStmt):
+        add(stmt.markers, "ignored marker")
+    for call in grammar.of(ir.CallStmt):
+        for item in call.items:
+            if _is_ws(item):
+                continue
+            if not isinstance(item, ir.Literal):
+                break
+            found.extend((item, text, "call opener") for text in item.texts)
+            if not item.optional:
+                break
+    return found
+
+
+def _validate_nested_markers(grammar: ir.Grammar, report: Report) -> None:
+    """No marker read in content holds another strictly inside it (neither at its start
+    nor at its end): streamed, the inner one is whole while the outer one is still
+    arriving and would be read first, where the whole text reads the outer one."""
+    markers = [m for m in _content_markers(grammar) if m[1] and "${" not in m[1]]
+    seen: set[tuple[str, str]] = set()
+    for node, outer, what in markers:
+        for _, inner, inner_what in markers:
+            at = outer.find(inner, 1) if inner != outer else -1
+            while 0 < at and at + len(inner) == len(outer):
+                at = outer.find(inner, at + 1)
+            if at > 0 and (outer, inner) not in seen:
+                seen.add((outer, inner))
+                report.error(
+                    node,
+                    f"{what} {ir.quote(outer)} holds the {inner_what} {ir.quote(inner)} inside "
+                    f"it: streamed, {ir.quote(inner)} would be read before {ir.quote(outer)} is "
+                    "whole; respell one of them",
+                )
+
+
 def _validate_markers(stmt: ir.ReasoningStmt | ir.SectionStmt, report: Report) -> None:
     word = "reasoning" if isinstance(stmt, ir.ReasoningStmt) else "section"
     opens = set(ir.strings(stmt.opens))
@@ -177,6 +233,13 @@ def _validate_messages(grammar: ir.Grammar, report: Report) -> None:
             re.compile(stmt.recipient.pattern)
         except re.error as exc:
             report.error(stmt.recipient, f"invalid regex {stmt.recipient}: {exc}")
+            continue
+        risk = exponential_risk(stmt.recipient.pattern)
+        if risk:
+            report.error(
+                stmt.recipient,
+                f"regex {stmt.recipient} can backtrack without bound on model output: {risk}",
+            )
     routes = grammar.of(ir.RouteStmt)
     if routes and not messages and not grammar.of(ir.ExtendsStmt):
         report.error(routes[0], "`route` needs a `messages` statement that says what a header is")
@@ -478,6 +541,9 @@ def _validate_regex(
             report.error(value, f"regex {value} needs a group named `{group}`: (?P<{group}>...)")
     if PARAM_REF.search(value.pattern):
         report.error(value, f"regex {value}: `${{...}}` parameters work in strings, not regexes")
+    risk = exponential_risk(value.pattern)
+    if risk:
+        report.error(value, f"regex {value} can backtrack without bound on model output: {risk}")
     if element.name == "xml_params":
         has_text = "text" in compiled.groupindex
         if has_text and element.arg("text_when") is None:

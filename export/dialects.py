@@ -21,7 +21,7 @@ from ..runtime.spec import (
     XmlElements,
     XmlParams,
 )
-from ..runtime.xml_params import render_key
+from ..runtime.xml_params import closers, render_key
 from .schema import ExportError, Tool, branches, schema_text
 from .tree import EMPTY, Json, Lit, Node, Opt, Pat, Rep, Text, alt, seq
 from .values import WS, Values, ordered
@@ -46,7 +46,8 @@ def xml_params(
     assert tool is not None  # a dialect that names no calls is exported per tool
     # the markers are written in their first spelling; a value avoids every spelling that
     # would end it
-    avoid = tuple(sorted({*stops, *item.value_ends, *item.implicit_end}))
+    ends = closers(item)
+    avoid = tuple(sorted({*stops, *ends.own, *ends.implicit}))
     json_avoid = avoid
     pad = WS  # around a typed value, whitespace is trimmed by the parser
     params = []

@@ -95,7 +95,8 @@ def whole_members(text: str, pos: int, end: int) -> tuple[list[Member], int] | N
     """
     members: list[Member] = []
     found = _OPEN_MEMBERS.match(text, pos + 1, end)
-    assert found is not None  # (it matches the empty string)
+    if found is None:  # (a stop right at the `{`: nothing of the object is before `end`)
+        return None
     if found.group(1):
         return members, found.end()
     i = found.end()

@@ -49,6 +49,29 @@ def _newline_at(text: str, pos: int) -> int:
     return 2 if text.startswith("\r\n", pos) else 0
 
 
+def _crlf_spellings(literals: Sequence[str]) -> tuple[str, ...]:
+    """`literals` and, for each that holds a line end (`</parameter\n`, a drifted closer at
+    the end of its line), the same with `\r\n`: a value's newline is `\n` or `\r\n`
+    (`trim_newline` reads both as one), so a marker that ends a line ends a CRLF line too."""
+    crlf = (lit.replace("\r\n", "\n").replace("\n", "\r\n") for lit in literals if "\n" in lit)
+    return tuple(dict.fromkeys((*literals, *crlf)))
+
+
+class Closers(NamedTuple):
+    """The markers that end a value, every spelling: its own closers (consumed) and the
+    implicit ones (left for what follows)."""
+
+    own: tuple[str, ...]
+    implicit: tuple[str, ...]
+
+
+@lru_cache(maxsize=256)
+def closers(spec: XmlParams) -> Closers:
+    """The item's value closers with their CRLF spellings (the builder and the exporter
+    read the same set)."""
+    return Closers(_crlf_spellings(spec.value_ends), _crlf_spellings(spec.implicit_end))
+
+
 def _json_string_body(text: str) -> str:
     return encode_basestring(text)[1:-1]
 
@@ -174,6 +197,7 @@ class XmlParamsBuilder(MarkupArgs):
         "_cdata_open",
         "_cdata_close",
         "_in_value",
+        "_closers",
     )
 
     spec: XmlParams
@@ -182,7 +206,8 @@ class XmlParamsBuilder(MarkupArgs):
         super().__init__(spec, sink, BETWEEN)
         self._between = markers((*spec.opens, *stops))
         self._value_opens = markers((spec.value_open, *spec.opens, *stops))
-        self._value_ends = markers((*spec.value_ends, *spec.implicit_end, *stops))
+        self._closers = ends = closers(spec)
+        self._value_ends = markers((*ends.own, *ends.implicit, *stops))
         self._key_ends = markers(spec.key_ends)
         self._cdata_open = markers((CDATA_OPEN,))
         self._cdata_close = markers((CDATA_CLOSE,))
@@ -201,7 +226,7 @@ class XmlParamsBuilder(MarkupArgs):
         self._wrapper = False  # the parameter being read is a wrapper (`runtime/unwrap.py`)
         self._first = True  # no parameter opened yet: only the first may be a wrapper
         # call openers that end a value only when what follows them says a call began
-        self._in_value = OpenerInValue(stops, (*spec.value_ends, *spec.implicit_end), spec.opens)
+        self._in_value = OpenerInValue(stops, (*ends.own, *ends.implicit), spec.opens)
 
     def _read(self, text: str, pos: int, eof: bool) -> int:
         end = len(text)
@@ -299,7 +324,7 @@ class XmlParamsBuilder(MarkupArgs):
         match = self._whole.match
         growing = self._value_ends.growing
         strip, trim_newline, unescape = spec.strip, spec.trim_newline, spec.xml_unescape
-        value_ends = spec.value_ends
+        value_ends, implicit_ends = self._closers
         keep_last = spec.keep_last_newline
         pieces = self._pieces
         keys = self._keys
@@ -343,7 +368,7 @@ class XmlParamsBuilder(MarkupArgs):
                 pos = whole.end()
                 continue
             pos = whole.start("end")
-            if end not in spec.implicit_end:
+            if end not in implicit_ends:
                 self._finish()  # a marker of the call or the stream: the arguments end here
             break
         self._count = count
@@ -397,7 +422,7 @@ class XmlParamsBuilder(MarkupArgs):
             at, lit = self._value_end(text, pos, eof)
         # a possible closing marker waits; at the end of output it is markup, not value
         stop = at if at >= 0 else len(text) - self._held(text, pos, eof)
-        keep = self.spec.keep_last_newline and lit in self.spec.value_ends
+        keep = self.spec.keep_last_newline and lit in self._closers.own
         self._value_text(text[pos:stop], closing=at >= 0 or eof, keep_newline=keep)
         if at < 0:
             if eof:
@@ -405,10 +430,10 @@ class XmlParamsBuilder(MarkupArgs):
                 return len(text)
             return stop
         self._close_param()
-        if lit in self.spec.value_ends:
+        if lit in self._closers.own:
             self.state = BETWEEN
             return at + len(lit)
-        if lit in self.spec.implicit_end:
+        if lit in self._closers.implicit:
             self.state = BETWEEN
             return at
         self._finish()  # a marker of the call or the stream: the arguments end here
@@ -600,7 +625,8 @@ def render_xml_params(item: XmlParams, calls: Sequence[Call]) -> str:
 
 
 def xml_params_literals(item: XmlParams) -> tuple[str, ...]:
-    return (*item.opens, *item.key_ends, *item.value_ends, *item.implicit_end, item.value_open)
+    ends = closers(item)
+    return (*item.opens, *item.key_ends, *ends.own, *ends.implicit, item.value_open)
 
 
 XML_PARAMS = DialectRow(

@@ -17,7 +17,9 @@ from toolgrammar.cli import main
 from toolgrammar.check.fuzz import (
     EXCEPTION,
     GENERATORS,
+    HF,
     FuzzInput,
+    crlf_closers,
     check_input,
     fuzz,
     grammars,
@@ -94,8 +96,9 @@ def test_same_seed_same_inputs() -> None:
 
 
 def test_all_shares_the_inputs_between_the_grammars() -> None:
-    report = fuzz("all", inputs=2 * len(FAMILIES), seed=3)
-    assert set(report.inputs) == set(FAMILIES)
+    """`all` is every grammar and `hf`, whose inputs are hostile response templates."""
+    report = fuzz("all", inputs=2 * (len(FAMILIES) + 1), seed=3)
+    assert set(report.inputs) == {*FAMILIES, HF}
     assert set(report.inputs.values()) == {2}
 
 
@@ -233,3 +236,37 @@ def test_cli_fuzz(capsys: pytest.CaptureFixture[str]) -> None:
     assert "unknown family" in capsys.readouterr().err
     assert main(["fuzz", "hermes", "--inputs", "0"]) == 2
     assert main(["fuzz", "hermes", "--jobs", "0"]) == 2
+
+
+def test_hostile_templates_are_refused_in_one_line_or_read_with_every_invariant() -> None:
+    """Family `hf`: each input's template has hostile edits (one-character and whitespace
+    markers, openers that begin JSON, backtracking name and key groups, a marker inside
+    another, CRLF); the compiler refuses it cleanly or its parser keeps the invariants."""
+    report = fuzz(HF, inputs=120, seed=5)
+    assert report.total == 120 and report.ok, report.summary()
+    assert 0 < report.refused < 120  # both paths taken
+    assert main(["fuzz", "hf", "--inputs", "3", "--seed", "1"]) == 0
+
+
+def test_a_refusal_that_is_not_one_clean_line_is_a_finding(monkeypatch) -> None:
+    """What the template fuzzer catches: a refusal other than a one-line
+    `ResponseTemplateError` (here every refusal, made to look unclean) is an exception."""
+    from toolgrammar.check import fuzz as fuzz_module
+
+    monkeypatch.setattr(fuzz_module, "clean_refusal", lambda error: False)
+    report = fuzz(HF, inputs=20, seed=5, shrink_seconds=2)
+    assert report.exceptions > 0 and not report.ok
+    assert "ResponseTemplateError" in report.findings[0].detail
+
+
+def test_crlf_closers_write_every_line_end_around_and_in_closers() -> None:
+    """The `crlf` generator: CRLF, a lone CR and mixed line ends before and after markers,
+    and closers drifted to a line end in each (`</parameter\r\n`, issue 28's leak)."""
+    import random
+
+    literals = sorted({"</parameter>", "</parameter\n", "<parameter=", "</function>"})
+    text = "<function=f><parameter=a>\nc\n</parameter>\n</function>"
+    outs = [crlf_closers(text, literals, random.Random(seed)) for seed in range(200)]
+    for wanted in ("</parameter\r\n", "</parameter\r", "\r\n</parameter>", "</parameter>\r"):
+        assert any(wanted in out for out in outs), wanted
+    assert fuzz("qwen3_coder", inputs=30, seed=6).by_generator["crlf"] > 0

@@ -164,6 +164,8 @@ REFUSED = [
     ("kv_lines", _set("fields.tool_calls.content_args", {"kv_sep": ""}), "non-empty"),
     ("kv_lines", _set("fields", {}), "response_template.fields"),
     ("kv_lines", _set("fields.tool_calls.repeats", "often"), "fields.tool_calls.repeats"),
+    # a pattern quoted with its newline stays one line (the fuzzer's `template` found it)
+    ("json_args", _set("fields.tool_calls.open_pattern", '<t n="(?P<name>[)">\r\n'), "unbalanced"),
 ]
 
 
@@ -390,6 +392,60 @@ UNSUPPORTED: list[tuple[str, Callable[[dict], None], str]] = [
         "field 'thinking': `open_pattern` must be literal text or a choice of literals (named "
         "groups only in the tool_calls opener): `.` at 3 in /<a>.*/",
     ),
+    # markers the runtime could not read with parity (docs: "Markers")
+    (
+        "json_args",
+        _set("fields.content.close", "a"),
+        "field 'content': `close` \"a\" is not a marker (one character or only whitespace is "
+        "text any answer writes)",
+    ),
+    (
+        "json_args",
+        _set("fields.thinking.open", "\n"),
+        "field 'thinking': `open` \"\\n\" is not a marker (one character or only whitespace is "
+        "text any answer writes)",
+    ),
+    (
+        "json_args",
+        _set("fields.thinking.open", "ool"),
+        "field 'tool_calls': `open_pattern` \"<tool_call name=\\\"\" holds `open` \"ool\" of field "
+        "'thinking' inside it (a stream could not tell them apart)",
+    ),
+    (
+        "json_args",
+        _set("fields.tool_calls.open_pattern", r"\{(?P<name>[\w.\-]+)>"),
+        "field 'tool_calls': the opener \"{\" begins JSON, so it must begin the body too: a call "
+        "object (or a `transform_each` list) that names the call",
+    ),
+    # patterns matched against the model's text in time beyond linear (docs: "Patterns")
+    (
+        "json_args",
+        _set("fields.tool_calls.open_pattern", r'<tool_call name="(?P<name>(a+)+)">'),
+        "field 'tool_calls': the `name` group of `open_pattern` could take time beyond linear on "
+        "a model's output: a quantifier inside a quantified group in /(?P<name>(a+)+)/",
+    ),
+    (
+        "json_args",
+        _set("fields.tool_calls.open_pattern", r'<tool_call name="(?P<name>\w*\w*\w*!)">'),
+        "field 'tool_calls': the `name` group of `open_pattern` could take time beyond linear on "
+        "a model's output: more than one unbounded quantifier (write one class: `[\\w.\\-]+`) "
+        "in /(?P<name>\\w*\\w*\\w*!)/",
+    ),
+    (
+        "xml_inline",
+        _set(
+            "fields.tool_calls.content_args.tag_pattern",
+            _XML_TAG.replace(r'[^\"]+', r"(?!x)\w+"),
+        ),
+        "field 'tool_calls': the `key` group of the xml-inline `tag_pattern` could take time "
+        "beyond linear on a model's output: a lookaround in /(?P<key>(?!x)\\w+)/",
+    ),
+    (
+        "json_args",
+        _set("fields.tool_calls.open_pattern", r'<tool_call name="(?P<name>a{2,1})">'),
+        "field 'tool_calls': the `name` group of `open_pattern` is not a regex: min repeat "
+        "greater than max repeat at position 11",
+    ),
 ]
 
 
@@ -569,3 +625,70 @@ def test_kv_lines_export_reads_values_as_the_parser_does(fmt: str) -> None:
         # and a JSON value stays on its line: the line separator ends it
         assert accepts(grammar, '<call name="f">a: [ "x",\t"y" ]</call>', fmt)
         assert not accepts(grammar, '<call name="f">a: ["x",\n"y"]</call>', fmt)
+
+
+# ---------------------------------------------------------------- hostile templates (issue 28)
+
+
+def _with(name: str, *mutations: Callable[[dict], None]) -> dict:
+    template = copy.deepcopy(TEMPLATES[name])
+    for mutation in mutations:
+        mutation(template)
+    return template
+
+
+def _streamed(template: dict, text: str) -> tuple[str, list[tuple[str, str]]]:
+    """Content and calls of `text` fed one character at a time."""
+    parser = toolgrammar.StreamParser("hf", TOOLS, response_template=template)
+    deltas = [d for ch in text for d in parser.feed(ch)] + list(parser.finish("stop"))
+    message = toolgrammar.assemble(deltas)
+    return message.content, [(c.function.name, c.function.arguments) for c in message.tool_calls]
+
+
+@pytest.mark.parametrize("anchor", ["a", " ", ["\n", "<|im_start|>assistant"]])
+def test_an_anchor_that_cannot_be_markup_leaves_the_answer_alone(anchor: Any) -> None:
+    """`start_anchor: "a"` deleted every `a` streamed (and no call opened: its opener holds
+    an `a`) while the whole parse found the call; the anchor concerns the prompt only."""
+    template = _with("json_args", _set("start_anchor", anchor))
+    text = 'a banana <tool_call name="get_weather">{"city": "Paris"}</tool_call>'
+    message = toolgrammar.parse("hf", text, TOOLS, response_template=template)
+    calls = [("get_weather", '{"city": "Paris"}')]
+    assert message.content == "a banana"
+    assert [(c.function.name, c.function.arguments) for c in message.tool_calls] == calls
+    assert _streamed(template, text) == ("a banana", calls)
+    for finish in ("stop", "length"):
+        violations = check_text("hf", text, TOOLS, {"response_template": template}, finish=finish)
+        assert not violations, "\n".join(map(str, violations[:3]))
+
+
+@pytest.mark.parametrize(
+    "name, opener, text",
+    [
+        ("json_call", "{", 'Hi {"tool": "get_weather", "args": {"city": "Paris"}}</tool_call>'),
+        ("json_call", '{"tool"', 'Hi {"tool": "get_weather", "args": {"city": "Paris"}}'),
+        ("json_array", "[", 'Hi [{"name": "get_weather", "arguments": {"city": "Paris"}}]</s>'),
+    ],
+)
+def test_an_opener_that_begins_the_json_body_is_read_as_its_start(
+    name: str, opener: str, text: str
+) -> None:
+    """An `open` of `{` before a call object raised an AssertionError from deep in the JSON
+    reader (the opener was a stop right at the object's own `{`); it is the body's start."""
+    template = _with(name, _set("fields.tool_calls.open", opener))
+    if name == "json_array":
+        template["fields"]["tool_calls"]["close_pattern"] = "</s>"
+    calls = [("get_weather", '{"city": "Paris"}')]
+    message = toolgrammar.parse("hf", text, TOOLS, response_template=template)
+    assert message.content == "Hi"
+    assert [(c.function.name, c.function.arguments) for c in message.tool_calls] == calls
+    assert _streamed(template, text) == ("Hi", calls)
+    rendered = toolgrammar.render("hf", CALLS, TOOLS, response_template=template)
+    for seed, sample in enumerate([text, rendered, "{not a call} and [1, 2]"]):
+        for finish in ("stop", "length"):
+            violations = check_text(
+                "hf", sample, TOOLS, {"response_template": template}, finish=finish, seed=seed
+            )
+            assert not violations, "\n".join(map(str, violations[:3]))
+    with registered(rt.template_spec(template, "tpl_json_open")):
+        assert check("tpl_json_open", budget=1.0, seed=28).ok
+

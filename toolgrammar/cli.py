@@ -291,7 +291,7 @@ def _check_template(family: str, args: argparse.Namespace) -> bool:
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
-    if args.family != "all":
+    if args.family not in ("all", "hf"):
         try:
             get_spec(args.family)
         except UnknownFamily as error:
@@ -471,7 +471,11 @@ def make_parser() -> argparse.ArgumentParser:
     fuzz_command = sub.add_parser(
         "fuzz", help="hostile outputs against every invariant, failures shrunk with a seed"
     )
-    fuzz_command.add_argument("family", help="a registered family, or 'all' (every grammar)")
+    fuzz_command.add_argument(
+        "family",
+        help="a registered family, 'hf' (hostile response templates), or 'all' (every grammar "
+        "and hf)",
+    )
     fuzz_command.add_argument(
         "--budget", type=float, help="seconds in all (default: no limit but --inputs)"
     )

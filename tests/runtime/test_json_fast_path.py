@@ -26,6 +26,7 @@ from toolgrammar.runtime.json_stream import (
     STREAM,
     WITHHOLD,
     JsonScanner,
+    whole_members,
 )
 
 WS = st.sampled_from(["", "", " ", "\n  ", "\t"])
@@ -263,3 +264,12 @@ def test_broken_objects_fail_at_the_same_place_either_way(body: str, at: int, ju
     at %= len(body) + 1
     text = body[:at] + junk + body[at:]
     assert scan_events(text, chars=False) == scan_events(text, chars=True)
+
+
+def test_an_object_cut_right_at_its_brace_is_not_whole() -> None:
+    """A stop right at the object's `{` (a call opener that begins with it) leaves nothing
+    of the object before the stop: not whole, for the scanner to read, never an assertion
+    escaping to the caller (an `hf` template opened calls with `{`)."""
+    assert whole_members('{"a": 1}', 0, 0) is None
+    assert whole_members('{"a": 1}', 0, 1) is None
+    assert whole_members('{"a": 1}', 0, 8) == ([("a", 6, 7, 1)], 8)

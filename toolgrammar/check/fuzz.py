@@ -13,14 +13,18 @@ grammar expects and every grammar must survive (docs/fuzzing.md):
   random bytes read as Latin-1 or as UTF-8 with replacement characters;
 - CRLF and Unicode edge cases: line endings rewritten, astral characters, combining
   marks, NUL, U+2028, a BOM, confusables of marker characters put anywhere;
+- CRLF around closers: `\r\n`, `\r` or mixed line ends before and after the markers, and
+  closers drifted to a line end (`</parameter` then `\r\n`);
+- hostile response templates (family `hf`, `check/hostile_templates.py`): each must be
+  refused in one line or read with every invariant;
 - lone surrogate escapes (`\\ud83d`, reversed pairs, pairs) where names, keys and values
   begin, and keys or names written as Unicode whitespace (U+2028, U+3000, NEL).
 
 Each input is checked by the invariant checker the test suite uses
 (`invariants.check_text`): nothing raises (or warns) from the whole parse or the
-streaming API; every string handed out encodes as UTF-8; whole and stream agree, streamed one character at a time or in random
-chunks (one of the two per input, by its seed); streamed arguments are a
-prefix of the final ones, which `json.loads` to an object; nothing is lost (the output
+streaming API; every string handed out encodes as UTF-8; whole and stream agree,
+streamed one character at a time or in random chunks (one of the two per input, by its
+seed); streamed arguments are a prefix of the final ones, which `json.loads` to an object; nothing is lost (the output
 cut at a random point reads as the start of the whole reading, and ended at a normal
 stop as that and more). A failure is shrunk (ddmin on characters) and reported with the
 family, the invariant, the minimal text, its split and the seed that replays it:
@@ -45,12 +49,15 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from .family import ALPHABET, make_sample, random_tools
+from .hostile_templates import clean_refusal, hostile_template
 from .invariants import Violation, check_text, random_points, run, shrink, split_at
 from ..runtime.params import with_params
 from ..runtime.registry import families, get_spec
 from ..runtime.spec import markup_literals
 
-GENERATORS = ("soup", "corpus", "rendered", "noise", "unicode", "surrogates", "space_keys")
+GENERATORS = ("soup", "corpus", "rendered", "noise", "unicode", "crlf", "surrogates", "space_keys")
+HF = "hf"  # the family of a response template: its inputs carry a hostile template each
+TEMPLATE = "template"  # the generator of those inputs
 EXCEPTION = "exception"  # the invariant of an error (or a warning) raised out of the parser
 MAX_LENGTH = 1500  # longer inputs are cut to a window: 1-char streaming costs per character
 SHRINK_SECONDS = 10.0  # per finding: a report must come back even on a busy machine
@@ -92,6 +99,8 @@ class FuzzInput:
     generator: str
     seed: int
     cut: int  # where the output is also cut short, for "nothing lost"
+    note: str = ""  # what a hostile template's edits were (family `hf`)
+    refused: bool = False  # the hostile template was refused cleanly; its base reads the text
 
 
 @dataclass
@@ -144,7 +153,10 @@ class FuzzReport:
 
     seed: int
     inputs: dict[str, int] = field(default_factory=dict)
-    by_generator: dict[str, int] = field(default_factory=lambda: dict.fromkeys(GENERATORS, 0))
+    by_generator: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys((*GENERATORS, TEMPLATE), 0)
+    )
+    refused: int = 0  # hostile templates refused in one clear line (family `hf`)
     exceptions: int = 0
     violations: int = 0  # inputs that broke an invariant other than raising
     findings: list[FuzzFinding] = field(default_factory=list)
@@ -163,7 +175,8 @@ class FuzzReport:
         lines = [
             f"fuzz: {self.total} inputs over {len(self.inputs)} families in "
             f"{self.seconds:.1f} s, seed {self.seed} ({generators})",
-            f"  exceptions {self.exceptions}, violations {self.violations}",
+            f"  exceptions {self.exceptions}, violations {self.violations}"
+            + (f", templates refused {self.refused}" if self.refused else ""),
         ]
         lines.extend(str(finding) for finding in self.findings)
         return "\n".join(lines)
@@ -299,6 +312,32 @@ def _stretch(text: str, rng: random.Random) -> str:
     return text[:at] + text[at] * rng.choice([254, 255, 256, 257, 600]) + text[at:]
 
 
+NEWLINES = ["\r\n", "\r", "\n", "\r\r\n", "\n\r", "\r\n\r\n", " \r\n"]
+
+
+def crlf_closers(text: str, literals: list[str], rng: random.Random) -> str:
+    """Line ends around markers, CRLF, a lone CR or mixed: before a closer (`c\r\n</parameter>`),
+    after it, or the closer drifted to a line end (its last character dropped, or its own
+    `\n` written `\r\n` or `\r`: `</parameter\r\n`); CRLF everywhere a third of the time."""
+    for _ in range(rng.randint(1, 4)):
+        found = [(text.find(lit), lit) for lit in literals if lit in text]
+        if not found:
+            break
+        at, lit = rng.choice(found)
+        newline = rng.choice(NEWLINES)
+        kind = rng.randrange(3)
+        if kind == 0:
+            text = text[:at] + newline + text[at:]
+        elif kind == 1:
+            text = text[: at + len(lit)] + newline + text[at + len(lit) :]
+        else:
+            drifted = lit.replace("\n", newline) if "\n" in lit else lit[:-1] + newline
+            text = text[:at] + drifted + text[at + len(lit) :]
+    if rng.random() < 0.3:
+        text = _line_endings(text, rng)
+    return text
+
+
 def _line_endings(text: str, rng: random.Random) -> str:
     """CRLF everywhere, a lone CR, or CRs doubled: Windows and broken tokenizers."""
     choice = rng.randrange(3)
@@ -393,6 +432,8 @@ def _base(mat: Material, rng: random.Random) -> tuple[str, Any, dict[str, Any], 
 
 def make_input(family: str, seed: int) -> FuzzInput:
     """Input number `seed` of the family: everything about it comes from the seed."""
+    if family == HF:
+        return template_input(seed)
     mat = material(family)
     rng = random.Random(f"{family}:{seed}")
     generator = rng.choice(GENERATORS)
@@ -409,6 +450,8 @@ def make_input(family: str, seed: int) -> FuzzInput:
             text = mutate(text, mat, rng)
     elif generator == "noise":
         text = byte_noise(text, rng)
+    elif generator == "crlf":
+        text = crlf_closers(text, mat.literals, rng)
     elif generator == "surrogates":
         text = surrogates(text, rng)
     elif generator == "space_keys":
@@ -425,6 +468,45 @@ def make_input(family: str, seed: int) -> FuzzInput:
     return FuzzInput(
         family, text, tools, options, finish, generator, seed, rng.randint(0, len(text))
     )
+
+
+def template_input(seed: int) -> FuzzInput:
+    """Input number `seed` of family `hf`: a hostile template and an output for it. A
+    template the compiler refuses cleanly (`clean_refusal`) is counted as refused and its
+    base template reads the output; any other error stays in the input, whose parse then
+    raises it as the finding."""
+    from ..compiler.response_template import template_spec
+
+    rng = random.Random(f"{HF}:{seed}")
+    base, template, edits = hostile_template(rng)
+    refused = False
+    try:
+        spec = template_spec(template)
+    except Exception as error:  # the finding, unless a clean refusal
+        if not clean_refusal(error):
+            options = {"response_template": template}
+            return FuzzInput(HF, "x", None, options, "stop", TEMPLATE, seed, 0, note=edits)
+        refused, template, spec = True, base, template_spec(base)
+    literals = sorted(markup_literals(spec))
+    pieces = literals * 3 + PUNCTUATION + NAMES + UNICODE_EDGES
+    mat = Material(HF, literals, pieces, [], None)
+    tools = random_tools(rng)
+    sample = make_sample(spec, tools, rng.randrange(2**32))
+    text = sample.text if sample is not None else soup(mat, rng)
+    kind = rng.randrange(4)
+    if kind == 0:
+        text = mutate(text, mat, rng)
+    elif kind == 1:
+        text = crlf_closers(text, literals, rng)
+    elif kind == 2:
+        text = soup(mat, rng)
+    options: dict[str, Any] = {"response_template": template}
+    if rng.random() < 0.3:
+        options["reasoning_open"] = rng.random() < 0.5
+    finish = rng.choice(["stop", "stop", "length"])
+    text = text[:MAX_LENGTH]
+    cut = rng.randint(0, len(text))
+    return FuzzInput(HF, text, tools, options, finish, TEMPLATE, seed, cut, edits, refused)
 
 
 # --------------------------------------------------------------------------- checking
@@ -508,14 +590,20 @@ def shrink_finding(
     tools = (
         "none"
         if item.tools is None
-        else "corpus" if item.tools is material(item.family).tools else "random"
+        else (
+            "random"
+            if item.family == HF
+            else "corpus" if item.tools is material(item.family).tools else "random"
+        )
     )
     return FuzzFinding(
         item.family,
         final.invariant,
         shown,
         split,
-        final.detail + (f" (cut at {cut})" if lost else ""),
+        final.detail
+        + (f" (cut at {cut})" if lost else "")
+        + (f" [{item.note}]" if item.note else ""),
         item.seed,
         item.generator,
         item.finish,
@@ -563,9 +651,10 @@ def fuzz(
     called then).
     """
     if target == "all":
-        names = grammars()
+        names = [*grammars(), HF]
     else:
-        names = [get_spec(name).name for name in ([target] if isinstance(target, str) else target)]
+        wanted = [target] if isinstance(target, str) else target
+        names = [name if name == HF else get_spec(name).name for name in wanted]
     if inputs is None and budget is None:
         inputs = 1000 * len(names)
     if jobs > 1 and len(names) > 1:
@@ -630,6 +719,7 @@ def _fuzz_in_processes(
             merged.by_generator[generator] += count
         merged.exceptions += report.exceptions
         merged.violations += report.violations
+        merged.refused += report.refused
         merged.findings.extend(report.findings)
     merged.seconds = time.monotonic() - start
     return merged
@@ -645,6 +735,7 @@ def _run_one(
     """Check one input; count it; shrink the first finding of each (family, invariant)."""
     report.inputs[item.family] += 1
     report.by_generator[item.generator] += 1
+    report.refused += item.refused
     violation = checker(item, item.text, item.cut)
     if violation is None:
         return
