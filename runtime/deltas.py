@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from .modes import CALL, CONTENT
+from .unicode import sendable, sendable_or_none
 
 
 class FunctionDelta:
@@ -117,6 +118,15 @@ CallParts = list
 
 def assemble(deltas: list[Delta], finish_reason: str | None = None) -> Message:
     """Accumulate streamed deltas into the message a client would hold at the end."""
+    if isinstance(deltas, (str, bytes)) or not hasattr(deltas, "__iter__"):
+        raise TypeError(f"assemble() takes a list of Delta, not {type(deltas).__name__}")
+    deltas = list(deltas)
+    for at, delta in enumerate(deltas):
+        if not isinstance(delta, Delta):
+            raise TypeError(
+                f"assemble() takes a list of Delta (what feed() and finish() return), "
+                f"not {type(delta).__name__} at index {at}"
+            )
     content: list[str] = []
     reasoning: list[str] = []
     calls: dict[int, CallParts] = {}
@@ -158,13 +168,16 @@ def message_of(
 ) -> Message:
     """The message from its gathered pieces: text in order, calls by index."""
     tool_calls = [  # validated in one pass with the message (cheaper than a model each)
-        {"id": call_id or "", "function": {"name": name, "arguments": "".join(arguments)}}
+        {
+            "id": sendable(call_id or ""),
+            "function": {"name": sendable(name), "arguments": sendable("".join(arguments))},
+        }
         for _, (call_id, name, arguments) in sorted(calls.items())
     ]
     return Message.model_validate(
-        {
-            "content": "".join(content) or None,
-            "reasoning": "".join(reasoning) or None,
+        {  # every exit is `sendable`: the message encodes as UTF-8 (runtime/unicode.py)
+            "content": sendable("".join(content)) or None,
+            "reasoning": sendable("".join(reasoning)) or None,
             "tool_calls": tool_calls,
             "finish_reason": finish_reason,
         }
@@ -252,7 +265,8 @@ class DeltaBuffer:
         return content, reasoning, calls
 
     def take(self) -> list[Delta]:
-        """The deltas of what was collected since the last `take`."""
+        """The deltas of what was collected since the last `take`, every string in them
+        `sendable` (it encodes as UTF-8: runtime/unicode.py)."""
         deltas: list[Delta] = []
         for entry in self.entries:
             mode = entry.mode
@@ -260,8 +274,8 @@ class DeltaBuffer:
             if mode == CALL:
                 part = ToolCallDelta(
                     entry.index,
-                    entry.call_id,
-                    FunctionDelta(entry.name, "".join(entry.parts)),
+                    sendable_or_none(entry.call_id),
+                    FunctionDelta(sendable_or_none(entry.name), sendable("".join(entry.parts))),
                     "function" if entry.call_id is not None else None,
                 )
                 if last is not None and last.tool_calls and last.content is None:
@@ -269,12 +283,12 @@ class DeltaBuffer:
                 else:
                     deltas.append(Delta(tool_calls=[part]))
             elif mode == CONTENT:
-                text = "".join(entry.parts)
+                text = sendable("".join(entry.parts))
                 if last is not None and not last.tool_calls and last.content is None:
                     last.content = text
                 else:
                     deltas.append(Delta(content=text))
             else:
-                deltas.append(Delta(reasoning="".join(entry.parts)))
+                deltas.append(Delta(reasoning=sendable("".join(entry.parts))))
         self.entries = []
         return deltas

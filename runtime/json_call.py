@@ -36,6 +36,10 @@ from . import shortcuts
 from .spec import JsonArgs, JsonCall, JsonCallArray
 
 _MAX_NAME = 256  # a call's name is at most this long, as `name(max_len=256)` reads one
+# the longest JSON string that can hold such a name: quotes, and each character written as
+# a surrogate pair's two escapes (12 characters); a name string still open past this many
+# characters names no call, decided there (whole or streamed alike), never held to its end
+_NAME_SPAN = 2 + 12 * _MAX_NAME
 _ARGUMENTS = JsonArgs()  # the item of a call object's arguments value
 
 
@@ -110,11 +114,16 @@ class JsonCallReader:
         self._sink.commit_call(self.name, self.call_id)
 
     def _member(self, key: str) -> int:
+        if self._outer is not None:  # (the fast path `_whole` reads whole objects only)
+            naming = key in self.item.name and self.name is None and not self.committed
+            self._outer.value_limit = _NAME_SPAN if naming else None
         if self.item.name_is_key:  # `{NAME: {...}}`: the first key names the call
             if self.name is None and key.strip() and len(key.strip()) <= _MAX_NAME:
                 self.name = key.strip()
                 self._args_seen = True
                 self._commit_name()
+                if self._outer is not None and self.committed:
+                    self._outer.key_limit = None  # (the keys after it are no name)
                 return DELEGATE
             return WITHHOLD
         if key in self.item.arguments:
@@ -185,6 +194,8 @@ class JsonCallReader:
             outer = self._outer = JsonScanner(
                 _discard, on_member=self._member, on_value=self._value
             )
+            if self.item.name_is_key and not self.committed:
+                outer.key_limit = _NAME_SPAN  # the name is a key: bounded as a name
         while pos < stop and not self.done:
             if outer.state == PAUSED:
                 new = self._read_args_value(text, pos, stop)
@@ -460,9 +471,12 @@ class JsonCallArrayReader:
             if after < end and text[after] == "{":
                 self._state = ELEMENTS
                 return self.read(text, after, eof)
-            if after < end or eof:
+            if after < end:
                 self.done = True
                 return pos
+            if eof:  # a separator the output ends on is markup, as a `,{` cut there is
+                self.done = True  # (llama3's `; `: docs/policies.md, "Unfinished output")
+                return end
         elif comma < end or eof:
             self.done = True
             return pos

@@ -187,6 +187,9 @@ class JsonScanner:
         "_out",
         "_unwrapping",
         "_drop_comma",
+        "value_limit",
+        "key_limit",
+        "_value_chars",
     )
 
     def __init__(
@@ -216,6 +219,14 @@ class JsonScanner:
         self._emit_in_string = False
         self._string_is_key = False
         self._out: list[str] = []  # released text, handed to `emit` once per read
+        # set by `on_member` for the member it is told of: a string value of that member
+        # longer than this many characters, quotes included, is an error at exactly that
+        # many (a call's name, read before the call is known: held whole, it would hold
+        # the whole output); None: no bound
+        self.value_limit: int | None = None
+        # the same for a key of the outermost object (a name written as the key)
+        self.key_limit: int | None = None
+        self._value_chars = 0  # characters of the bounded string read so far
 
     # -- queries ---------------------------------------------------------------
 
@@ -326,7 +337,8 @@ class JsonScanner:
                 pos = found.end()
                 continue
             if state == KEY and char == '"':
-                found = _KEY_COLON.match(text, pos, end)
+                bound = end if self.key_limit is None or len(self.stack) != 1 else self.key_limit
+                found = _KEY_COLON.match(text, pos, min(end, pos + bound))
                 if found is not None:
                     pos = self._key_colon(found)
                     if self.state == PAUSED:
@@ -334,14 +346,14 @@ class JsonScanner:
                     continue
             elif state == VALUE and (self.stack or self.on_member is None) and shortcuts.ON:
                 # (the outermost object itself is read member by member, for on_member)
-                if char == '"':
+                if char == '"' and not self._bounded(end - pos):
                     found = WHOLE_STRING.match(text, pos, end)
                     if found is not None:
                         self._flush(found.group())
                         self._value_done()
                         pos = found.end()
                         continue
-                new = self._whole_value(text, pos, end)
+                new = -1 if self._bounded(end - pos) else self._whole_value(text, pos, end)
                 if new >= 0:
                     pos = new
                     continue
@@ -362,6 +374,7 @@ class JsonScanner:
                     self._key_parts.clear()
                     self._string_is_key = True
                     self.state = STRING
+                    self._value_chars = 1
                 elif char == "}" and self._first:
                     self._close_container(char)
                 else:
@@ -463,6 +476,7 @@ class JsonScanner:
         elif char == '"':
             self._string_is_key = False
             self.state = STRING
+            self._value_chars = 1
             self._flush(char, in_string=True)
         elif char == "-" or char.isdigit():
             self._token = [char]
@@ -496,8 +510,37 @@ class JsonScanner:
         self._value_done()
         return True
 
+    def _bounded(self, length: int) -> bool:
+        """Whether a value read now is a member value bounded by `value_limit` that
+        `length` characters could take past it: then the character loop reads it, and
+        stops at the bound."""
+        limit = self.value_limit
+        return (
+            limit is not None and self._side is not None and len(self.stack) == 1 and length > limit
+        )
+
     def _string(self, text: str, pos: int, end: int) -> int:
         """Consume string characters; release whole characters as they come."""
+        limit = self._string_limit()
+        if limit is None:
+            return self._string_chars(text, pos, end)
+        start = pos  # a bounded key or member value: read no further than its bound
+        pos = self._string_chars(text, pos, min(end, pos + limit - self._value_chars))
+        self._value_chars += pos - start
+        if self.state == STRING and self._value_chars >= limit:
+            self.state = ERROR  # (still open at its bound: too long to be one)
+        return pos
+
+    def _string_limit(self) -> int | None:
+        """The bound on the string being read: a key or a held member value of the
+        outermost object, when one is set for it."""
+        if len(self.stack) != 1:
+            return None
+        if self._string_is_key:
+            return self.key_limit
+        return self.value_limit if self._side is not None else None
+
+    def _string_chars(self, text: str, pos: int, end: int) -> int:
         is_key = self._string_is_key
         if self._escape:
             pos = self._continue_escape(text, pos, end)

@@ -32,6 +32,7 @@ from . import shortcuts
 from .schemas import item_schema, property_schema, streams_as_text
 from .spec import KeyValueArgs
 from .unwrap import members_text, wrapped_object, write_members
+from .unicode import MARKUP_SPACE, strip_space
 
 OPEN, KEY, VALUE_START, STRING, RAW, AFTER_VALUE, DONE = range(7)
 _MAX_KEY = 256
@@ -40,7 +41,7 @@ _MAX_KEYS = 256  # keys remembered per call; a model inventing names is not reme
 _CLOSERS = {"{": "}", "(": ")"}
 
 
-_SPACE = re.compile(r"\s*")
+_SPACE = re.compile(f"[{MARKUP_SPACE}]*")  # a key written as U+2028 is that key
 
 
 @lru_cache(maxsize=256)
@@ -56,6 +57,7 @@ def _json_string_body(text: str) -> str:
     return encode_basestring(text)[1:-1]
 
 
+_SP = f"[{MARKUP_SPACE}]"  # one character of the markup whitespace around keys and values
 # what a bare key, the space around it and the separators are made of: the shortcut below
 # holds only for markup whose markers start with none of these
 _KEY_AND_SEPARATORS = re.compile(r"[\w\-.\s:,{}()\[\]]")
@@ -81,12 +83,12 @@ def _whole_member(delim: str, string_ends: Markers) -> re.Pattern[str] | None:
     ends = "|".join(re.escape(lit) for lit in literals)  # longest first
     firsts = "".join(sorted({re.escape(lit[0]) for lit in literals}))
     return re.compile(
-        rf"\s*+(?P<key>[\w\-.]{{1,{_MAX_KEY}}}+)\s{{0,{_MAX_KEY}}}+:\s*+"
+        rf"{_SP}*+(?P<key>[\w\-.]{{1,{_MAX_KEY}}}+){_SP}{{0,{_MAX_KEY}}}+:{_SP}*+"
         rf"(?:{re.escape(delim)}(?P<string>(?:[^{firsts}]++|(?!{ends}).)*+)(?P<end>{ends})"
         rf"|(?P<bare>[^{firsts}{{}}\[\](),]*+))"
         # `,` ends a bare value only before a key (else the state machine looks further: a
         # string whose opening delimiter is missing, `q:a, b<|"|>`)
-        rf"\s*+(?P<next>,(?=\s*+(?:[\w\-.]++\s*+:|{re.escape(delim)}))|[}})\]]?)",
+        rf"{_SP}*+(?P<next>,(?={_SP}*+(?:[\w\-.]++{_SP}*+:|{re.escape(delim)}))|[}})\]]?)",
         re.DOTALL,
     )
 
@@ -229,13 +231,13 @@ class KeyValueArgsReader(MarkupArgs):
                 self._finish()  # a key cut short by the end of output: markup
                 return len(text)
             return pos
-        raw = text[pos:colon].strip()
+        raw = strip_space(text[pos:colon])  # a key of U+2028 is that key
         if raw.startswith(delim) and raw.endswith(delim) and len(raw) >= 2 * len(delim):
             raw = raw[len(delim) : -len(delim)]
-        if len(raw.strip()) > _MAX_KEY:  # a key longer than any name: the arguments end
+        if len(strip_space(raw)) > _MAX_KEY:  # a key longer than any name: the arguments end
             self._finish()
             return pos
-        self._key = raw.strip()
+        self._key = strip_space(raw)
         self._schema = self.schema_of(self._key)
         first, self._first = self._first, False
         self._wrapper = first and self._unwraps(self._key)
@@ -503,7 +505,7 @@ class _Reader:
         self.text, self.delim, self.pos = text, delim, 0
 
     def _ws(self) -> None:
-        while self.pos < len(self.text) and self.text[self.pos].isspace():
+        while self.pos < len(self.text) and self.text[self.pos] in MARKUP_SPACE:
             self.pos += 1
 
     def value(self, depth: int = 0) -> object:
@@ -546,7 +548,7 @@ class _Reader:
                 colon = text.find(":", self.pos)
                 if colon < 0:
                     break
-                key = text[self.pos : colon].strip()
+                key = strip_space(text[self.pos : colon])
                 if (
                     key.startswith(self.delim)
                     and key.endswith(self.delim)

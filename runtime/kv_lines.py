@@ -24,6 +24,7 @@ from .protocol import Call, DialectRow, RenderError, Sink, render_value_text, th
 from .schemas import streams_as_text
 from .spec import KvLines
 from .unwrap import members_text, wrapped_text
+from .unicode import strip_space
 
 KEY, SKIP, VALUE, DONE = range(4)
 
@@ -94,7 +95,7 @@ class KvLinesReader(MarkupArgs):
             return pos, False
         item = self.item
         if lit == item.kv_sep:
-            key = text[pos:at].strip()
+            key = strip_space(text[pos:at])
             if not key or at - pos > _MAX_KEY:
                 self.state = SKIP
                 return at + len(lit), True

@@ -494,8 +494,8 @@ def _string_start(text: str, pos: int) -> str | None:
 def _escape(text: str, pos: int, end: int | None = None) -> tuple[str, int]:
     """The character an escape at `pos` stands for and its length; (.., 0) if incomplete.
 
-    A surrogate pair (`\\ud83d\\ude00`) is one character; a lone surrogate cannot be sent as
-    UTF-8, so it keeps its escape text."""
+    A surrogate pair (`\\ud83d\\ude00`) is one character; a lone surrogate is its code point,
+    which leaves the runtime as its JSON escape (runtime/unicode.py)."""
     end = len(text) if end is None else end
     if pos + 1 >= end:
         return "", 0
@@ -513,7 +513,6 @@ def _escape(text: str, pos: int, end: int | None = None) -> tuple[str, int]:
     code = int(digits, 16)
     if code > 0x10FFFF:
         return text[pos : pos + 2], 2
-    own = text[pos : pos + 2 + width]
     if 0xD800 <= code <= 0xDBFF:  # a high surrogate: its low half must follow
         after = pos + 2 + width
         low = text[after : min(after + 2 + width, end)]
@@ -524,18 +523,15 @@ def _escape(text: str, pos: int, end: int | None = None) -> tuple[str, int]:
             second = int(low[2:], 16) if _HEX_DIGITS.fullmatch(low[2:]) else -1
             if 0xDC00 <= second <= 0xDFFF:
                 return chr(0x10000 + ((code - 0xD800) << 10) + (second - 0xDC00)), 4 + 2 * width
-        return own, 2 + width
-    if 0xDC00 <= code <= 0xDFFF:
-        return own, 2 + width
     return chr(code), 2 + width
 
 
 def _no_surrogates(value: str) -> str:
-    """Pairs joined, lone surrogates written as their escape text (JSON must be UTF-8)."""
+    """Pairs joined into one character, as JSON reads them; a lone surrogate stays, and
+    leaves the runtime as its JSON escape (runtime/unicode.py)."""
     if not any("\ud800" <= c <= "\udfff" for c in value):
         return value
-    joined = value.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")
-    return "".join(f"\\u{ord(c):04x}" if "\ud800" <= c <= "\udfff" else c for c in joined)
+    return value.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")
 
 
 _JSON_NAMES = {

@@ -5,25 +5,30 @@ untyped), but a junk `type` silently switches typing off for that value, so the 
 hear about it, naming the tool and the place. A tool is checked when a call to it is first
 read, not when the parser is made: a request lists many tools and calls one or two. A cheap
 walk over the keywords that decide typing finds the place; only then does `jsonschema` give
-its exact message, worked out once per place. Type spellings `schemas.py` reads (`int`,
-`dict`, …) are not flagged, although JSON Schema does not know them.
+its exact message, worked out once per schema (by value) and place. Type spellings
+`schemas.py` reads (`int`, `dict`, …) are not flagged, although JSON Schema does not know
+them.
 """
 
 from __future__ import annotations
 
+import marshal
 import sys
 import warnings
 from typing import Any
 
 import jsonschema
 
-__all__ = ["ToolSchemaWarning", "warn_about_schema"]
+__all__ = ["ToolSchemaWarning", "value_key", "warn_about_schema"]
 
 _SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 _SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties")
 _SCHEMA_ONES = ("items", "additionalProperties", "not", "if", "then", "else", "contains")
 Crumbs = Any  # a node's place: None at the root, else (its key, its parent's crumbs)
-_FOUND: dict[tuple[str, str], str] = {}  # (tool, first flagged path) -> message, bounded
+# (first flagged path, the schema's value) -> message, bounded: keyed by the schema itself,
+# never by the tool's name, as jsonschema's message quotes the schema's values (a second
+# request's tool of the same name must not be told the first request's schema)
+_FOUND: dict[tuple[str, bytes], str] = {}
 _LIMIT = 256  # places remembered, and warnings the caller's module remembers as shown
 
 
@@ -37,12 +42,14 @@ def warn_about_schema(tool: str, schema: Any, types: frozenset[str]) -> None:
     path = _first_suspect(schema, types)
     if path is None:
         return
-    key = (tool, path)
-    message = _FOUND.get(key)
+    value = value_key(schema)
+    message = None if value is None else _FOUND.get((path, value))
     if message is None:
-        if len(_FOUND) >= _LIMIT:
-            _FOUND.clear()
-        message = _FOUND[key] = _explain(schema, path)
+        message = _explain(schema, path)
+        if value is not None:  # a schema marshal refuses is explained every time
+            if len(_FOUND) >= _LIMIT:
+                _FOUND.clear()
+            _FOUND[(path, value)] = message
     if len(message) > 300:  # a pointer into a very deep schema: its two ends say enough
         message = message[:150] + " … " + message[-150:]
     if message:
@@ -53,6 +60,22 @@ def warn_about_schema(tool: str, schema: Any, types: frozenset[str]) -> None:
             stacklevel=2,
         )
         _bound_shown(sys._getframe(1).f_globals)
+
+
+def value_key(schema: Any) -> bytes | None:
+    """What `schema` holds now, as bytes that tell apart every two values typing could read
+    differently (`1`, `1.0` and `True` included, as `==` does not), or None for a schema
+    of objects `marshal` refuses (a dict subclass, a custom object) or nested absurdly deep.
+
+    A key by value, not by `id()`: a caller that changes a schema dict in place after its
+    first use gets the new reading. `marshal` is C and about as fast as `repr` is slow
+    (a few µs for a tool's parameters, once per tool per request); its bytes read back as
+    the same value, so equal keys are equal schemas.
+    """
+    try:
+        return marshal.dumps(schema)
+    except (ValueError, RecursionError):
+        return None
 
 
 def _bound_shown(caller: dict[str, Any]) -> None:

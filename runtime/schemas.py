@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from referencing import Registry, Specification
 from referencing.jsonschema import DRAFT202012, specification_with
 
+from .schema_check import value_key as _value_key
 from .schema_check import warn_about_schema
 
 if TYPE_CHECKING:  # type hints only: referencing does not export its Resolver class
@@ -238,22 +239,6 @@ def _compile(root: object) -> ResolvedSchema | None:
 # Raw schemas already compiled, by value (`_value_key`), the most recently used last.
 _ROOTS: dict[bytes, ResolvedSchema | None] = {}
 _ROOTS_LIMIT = 512  # a server rotating more distinct schemas compiles the older ones again
-
-
-def _value_key(schema: dict) -> bytes | None:
-    """What `schema` holds now, as bytes that tell apart every two values typing could read
-    differently (`1`, `1.0` and `True` included, as `==` does not), or None for a schema
-    of objects `marshal` refuses (a dict subclass, a custom object) or nested absurdly deep.
-
-    A key by value, not by `id()`: a caller that changes a schema dict in place after its
-    first use gets the new reading. `marshal` is C and about as fast as `repr` is slow
-    (a few µs for a tool's parameters, once per tool per request); its bytes read back as
-    the same value, so equal keys are equal schemas.
-    """
-    try:
-        return marshal.dumps(schema)
-    except (ValueError, RecursionError):
-        return None
 
 
 def resolve(schema: object) -> ResolvedSchema | None:

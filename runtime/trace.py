@@ -42,6 +42,7 @@ from .outcomes import (
 from .dialects import DIALECTS
 from .messages import MessageHeaders
 from .spec import FamilySpec, Lit, Name, Skip, Ws
+from .unicode import sendable
 
 # how the grammar language spells each kind of call item (a literal is its quoted text)
 ITEM_WORDS: dict[type, str] = {
@@ -189,18 +190,19 @@ class TracingDeltaBuffer(DeltaBuffer):
         super().__init__()
         self.report = report
 
+    # (each told as the deltas carry it: `sendable`, so a trace prints as UTF-8 too)
     def text(self, mode: int, text: str) -> None:
         if text:
-            self.report(Emit(MODE_NAMES[mode], text))
+            self.report(Emit(MODE_NAMES[mode], sendable(text)))
         super().text(mode, text)
 
     def call(self, index: int, call_id: str, name: str) -> None:
-        self.report(Emit("call", "", index, call_id, name))
+        self.report(Emit("call", "", index, sendable(call_id), sendable(name)))
         super().call(index, call_id, name)
 
     def args(self, index: int, text: str) -> None:
         if text:
-            self.report(Emit("call", text, index))
+            self.report(Emit("call", sendable(text), index))
         super().args(index, text)
 
 

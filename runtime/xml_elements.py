@@ -35,6 +35,7 @@ from .protocol import Call, DialectRow, Sink, render_value_text, the_call
 from .schemas import item_schema, property_schema, schema_types, streams_as_text
 from .spec import XmlElements
 from .unwrap import members_text, wrapped_text, write_members
+from .unicode import strip_space
 
 BETWEEN, TAG, START, TEXT, TREE, DONE = range(6)
 _MAX_NAME = 256
@@ -117,7 +118,7 @@ class XmlElementsReader(MarkupArgs):
                     return end if eof else pos
                 name = text[pos:close]
                 pos = close + 1
-                if not name.strip() or name.startswith("/"):
+                if not strip_space(name) or name.startswith("/"):
                     self.state = BETWEEN  # a stray closing tag or junk between arguments
                     continue
                 self._start(name)
@@ -147,9 +148,9 @@ class XmlElementsReader(MarkupArgs):
 
     def _start(self, name: str) -> None:
         self._key = name
-        self._schema = self.schema_of(name.strip())
+        self._schema = self.schema_of(strip_space(name))
         first, self._first = self._first, False
-        self._wrapper = first and self._unwraps(name.strip())
+        self._wrapper = first and self._unwraps(strip_space(name))
         self._closer = f"{self.item.prefix}</{name}>"
         self._held = []
         self.state = START
@@ -258,7 +259,7 @@ class XmlElementsReader(MarkupArgs):
     def _prefix(self) -> str:
         sep = ", " if self._count else ""
         self._count += 1
-        return f"{sep}{encode_basestring(self._key.strip())}: "
+        return f"{sep}{encode_basestring(strip_space(self._key))}: "
 
     # -- a nested value: buffered until its closing tag ------------------------------
 
@@ -313,7 +314,7 @@ class XmlElementsReader(MarkupArgs):
                     return self._stop_in_tree(text, pos, at, True)
             elif stop:
                 return self._stop_in_tree(text, pos, at, True)
-            elif tag.strip() and len(self._stack) + 1 < self.item.max_depth:
+            elif strip_space(tag) and len(self._stack) + 1 < self.item.max_depth:
                 self._stack.append(tag)
             self._buffer.append(text[pos : close + 1])
             pos = close + 1
@@ -413,7 +414,7 @@ def _parse(
         tag = body[name_at:close]
         if tag.startswith("/") and len(stack) > 1 and tag[1:] == stack[-1].name:
             stack.pop()
-        elif tag.strip() and not tag.startswith("/") and len(stack) < max_depth:
+        elif strip_space(tag) and not tag.startswith("/") and len(stack) < max_depth:
             child = _Node(tag)
             stack[-1].children.append(child)
             stack.append(child)
@@ -445,7 +446,7 @@ def _is_array(node: _Node, types: tuple[str, ...]) -> bool:
         return False
     if "object" not in types:
         return True
-    return all(child.name.strip() == "item" for child in node.children)
+    return all(strip_space(child.name) == "item" for child in node.children)
 
 
 def _convert(node: _Node, schema: dict | None) -> object:
@@ -465,7 +466,7 @@ def _object(node: _Node, schema_of: Callable[[str], dict | None]) -> dict[str, o
     """Child elements as an object, each typed by `schema_of` its name."""
     groups: dict[str, list[object]] = {}  # repeated names collect into a list, in order
     for child in node.children:
-        key = child.name.strip()
+        key = strip_space(child.name)
         groups.setdefault(key, []).append(_convert(child, schema_of(key)))
     out: dict[str, object] = {k: v[0] if len(v) == 1 else v for k, v in groups.items()}
     mixed = "".join(node.texts)

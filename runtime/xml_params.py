@@ -31,6 +31,7 @@ from . import shortcuts
 from .schemas import streams_as_text
 from .spec import XmlParams
 from .unwrap import members_text, wrapped_text
+from .unicode import strip_space
 
 BETWEEN, KEY, VALUE_OPEN, VALUE_START, VALUE, DONE, CDATA = range(7)
 
@@ -234,7 +235,9 @@ class XmlParamsReader(MarkupArgs):
         self._key_ends = markers(item.key_ends)
         self._cdata_open = markers((CDATA_OPEN,))
         self._cdata_close = markers((CDATA_CLOSE,))
-        self._key_pattern = re.compile(item.key_pattern) if item.key_pattern else None
+        # ASCII classes: a pattern's `\s` is the markup whitespace of `strip_space`, so a
+        # key written as U+2028 is that key (runtime/unicode.py)
+        self._key_pattern = re.compile(item.key_pattern, re.ASCII) if item.key_pattern else None
         self._count = 0
         self._key: _Key | None = None  # the parameter being read
         self._as_text = True
@@ -332,7 +335,7 @@ class XmlParamsReader(MarkupArgs):
         """The name, whether a flag in the key says the value is JSON rather than text, and
         the schema that types the value, remembered: a call repeats its few keys (callers
         look in `_keys` first)."""
-        name = raw if self.spec.verbatim_keys else raw.strip()
+        name = raw if self.item.verbatim_keys else strip_space(raw)  # a key of U+2028 is that key
         json_flagged = False
         if self._key_pattern is not None:
             found = self._key_pattern.fullmatch(name)
@@ -644,7 +647,7 @@ def render_key(item: XmlParams, key: str, value: Any) -> str:
     for shape, raw_flag, json_flag in KEY_SHAPES:
         flag = raw_flag if is_text else json_flag.format(type=_json_type(value))
         text = shape.format(key=key, flag=flag)
-        found = re.fullmatch(item.key_pattern, text)
+        found = re.fullmatch(item.key_pattern, text, re.ASCII)
         if not found or found.group("key") != key:
             continue
         if "text" in found.re.groupindex:

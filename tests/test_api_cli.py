@@ -93,6 +93,73 @@ def test_options_of_the_wrong_kind_are_refused_in_one_line() -> None:
         toolgrammar.parse("hermes", "hi", finish_reason="bogus")
 
 
+@pytest.mark.parametrize("option", ["block_open", "reasoning_open"])
+@pytest.mark.parametrize("value", ["false", "true", 0, 1])
+def test_a_flag_is_a_bool_not_a_truthy_value(option: str, value: object) -> None:
+    """`block_open="false"` was read as true (a non-empty string): a flag is refused unless
+    it is True, False or None, at construction and by `parse` alike."""
+    with pytest.raises(TypeError, match=f"{option} must be True, False or None, not {value!r}"):
+        toolgrammar.StreamParser("inkling", **{option: value})
+    with pytest.raises(TypeError, match=f"{option} must be True, False or None"):
+        toolgrammar.parse("inkling", "hi", **{option: value})
+
+
+def test_trace_is_checked_when_the_parser_is_made() -> None:
+    """`trace=5` was accepted and failed at the first feed, deep in the engine."""
+    for bad in (5, "stderr", [print]):
+        with pytest.raises(TypeError, match="trace must be a callable"):
+            toolgrammar.StreamParser("hermes", trace=bad)  # type: ignore[arg-type]
+    events: list = []
+    toolgrammar.StreamParser("hermes", trace=events.append).feed("hi")
+    assert events
+
+
+def test_assemble_refuses_what_is_not_a_delta_in_one_line() -> None:
+    for bad, says in (([1], "not int at index 0"), (5, "not int"), ("hi", "not str")):
+        with pytest.raises(TypeError, match=f"assemble\\(\\) takes a list of Delta.*{says}"):
+            toolgrammar.assemble(bad)  # type: ignore[arg-type]
+    parser = toolgrammar.StreamParser("hermes")
+    deltas = parser.feed("hi") + parser.finish()
+    assert toolgrammar.assemble(iter(deltas)).content == "hi"  # any iterable of deltas
+
+
+def _nested(depth: int) -> dict:
+    value: dict = {}
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+@pytest.mark.parametrize(
+    "calls, says",
+    [
+        ([("f", _nested(5000))], "nest too deep"),  # json.dumps' own recursion
+        ([("f", "[" * 5000)], "a call is a name and an arguments object"),  # deep JSON text
+        ([("f",)], "a call is a name and an arguments object"),  # unpacking errors before
+        ([("f", {}, 1)], "a call is a name and an arguments object"),
+        (["f"], "a call is a name and an arguments object"),
+        ([1], "a call is a name and an arguments object"),  # TypeError before
+        (5, "calls must be a list of calls, not int"),
+        (None, "calls must be a list of calls, not NoneType"),
+        ({"name": "f", "arguments": {}}, "calls must be a list of calls, not dict"),
+    ],
+)
+def test_render_refuses_bad_calls_with_a_render_error(calls: object, says: str) -> None:
+    with pytest.raises(toolgrammar.RenderError, match=says):
+        toolgrammar.render("hermes", calls)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("family", ["pythonic", "gemma4", "minimax_m3", "lfm2", "qwen3_coder"])
+def test_render_of_arguments_nested_past_the_recursion_limit_is_a_render_error(
+    family: str,
+) -> None:
+    """The dialects' writers walk values recursively: 600 levels raised RecursionError."""
+    with pytest.raises(toolgrammar.RenderError):
+        toolgrammar.render(family, [("f", _nested(600))])
+    with pytest.raises(TypeError, match="content must be a str or None, not int"):
+        toolgrammar.render(family, [("f", {})], content=5)  # type: ignore[arg-type]
+
+
 def test_finish_is_said_once_with_a_known_reason() -> None:
     for reason in ("bogus", None, "STOP"):
         parser = toolgrammar.StreamParser("hermes")

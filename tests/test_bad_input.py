@@ -10,6 +10,8 @@ import pytest
 import toolgrammar
 from toolgrammar.runtime.json_stream import MAX_DEPTH
 from support.corpus_format import TOOLS
+from toolgrammar.check.fuzz import grammars
+from toolgrammar.check.invariants import check_text
 
 
 def _feed_all(family: str, pieces, **options):
@@ -484,3 +486,57 @@ def test_hostile_outputs_are_read_in_linear_work_the_same_streamed(
         prose,
         [],
     )
+
+
+def _json_name_openings(family: str) -> list[tuple[str, Any]]:
+    """Corpus texts of `family` cut right where a JSON call's name begins (after the opening
+    quote of its name value, or of the key that is the name), with the case they come from."""
+    import re
+
+    from corpus_format import all_cases
+    from toolgrammar.runtime.spec import JsonCall, JsonCallArray
+
+    spec = toolgrammar.family_spec(family)
+    items = [i for s in spec.shapes for i in s.call if isinstance(i, (JsonCall, JsonCallArray))]
+    if not items:
+        return []
+    keys = "|".join(re.escape(k) for item in items for k in item.name)
+    pattern = r'\{\s*"' if any(item.name_is_key for item in items) else rf'"(?:{keys})"\s*:\s*"'
+    found = []
+    for case in all_cases():
+        if case.family == family and (at := re.search(pattern, case.text)) is not None:
+            found.append((case.text[: at.end()], case))
+    return found[:2]
+
+
+JSON_NAME_GRAMMARS = [g for g in grammars() if _json_name_openings(g)]
+
+
+def test_the_json_name_grammars_are_found() -> None:
+    assert {"hermes", "llama3_json", "mistral", "apertus", "xlam"} <= set(JSON_NAME_GRAMMARS)
+
+
+@pytest.mark.parametrize("family", JSON_NAME_GRAMMARS)
+def test_an_unterminated_json_call_name_is_not_held_whole(family: str) -> None:
+    """A call name still open after more text than any name can take (256 characters, each
+    as a surrogate pair's escapes at most) names no call, decided there: the text goes
+    back as it arrives instead of being held to the end of the output (1 MB of name held
+    1 MB twice), and the whole parse agrees with every streaming (docs/policies.md)."""
+    for opening, case in _json_name_openings(family):
+        text = opening + "a" * 20_000
+        parser = toolgrammar.StreamParser(family, case.tools, **case.options)
+        released = 0
+        for at in range(0, len(text), 1000):
+            deltas = parser.feed(text[at : at + 1000])
+            released += sum(len(d.content or "") + len(d.reasoning or "") for d in deltas)
+        assert released >= 20_000 - 4_000, f"only {released} characters went out"
+        for finish in ("stop", "length"):
+            message = toolgrammar.parse(family, text, case.tools, finish, **case.options)
+            back = (message.content or "") + (message.reasoning or "")  # where it came from
+            assert "a" * 19_000 in back  # no call named by it (calls before it stand)
+            assert all("aaaa" not in call.function.name for call in message.tool_calls)
+        near = opening + "a" * 3_200 + '", "arguments": {}}'  # the bound lies inside
+        found = check_text(
+            family, near, case.tools, case.options, cuts=[len(near)], splittings="random"
+        )
+        assert not found, "\n".join(map(str, found[:3]))

@@ -212,6 +212,7 @@ FIXED = [
     ("mistral", "[TOOL_CALLS]j[{", "stop", {}, 15),
     ("mistral", '[TOOL_CALLS]g [CALL_ID]"', "length", {}, 23),
     ("mistral", "[TOOL_CALLS]h : 8[]", "stop", {"reasoning_open": False}, 17),
+    ("mistral", '[TOOL_CALLS]{"name":"r","":{"":""}},{', "stop", {}, 36),
 ]
 
 

@@ -106,6 +106,12 @@ class StreamParser:
         response_template: Mapping[str, Any] | None = None,
     ) -> None:
         _check_options(family, reasoning_open, ids, params)
+        if block_open is not None and not isinstance(block_open, bool):
+            raise TypeError(f"block_open must be True, False or None, not {block_open!r}")
+        if trace is not None and not callable(trace):
+            raise TypeError(
+                f"trace must be a callable that takes each TraceEvent (or None), not {trace!r}"
+            )
         self.family = family
         spec = with_params(family_spec(family, response_template), params)
         switches = {"whitespace": whitespace, "unknown_tools": unknown_tools}
@@ -215,9 +221,19 @@ def render(
     integer parameter), `RenderError` says which.
     """
     spec = with_params(family_spec(family, response_template), params)
+    if isinstance(calls, (str, bytes, Mapping)) or not isinstance(calls, (list, tuple)):
+        raise RenderError(f"calls must be a list of calls, not {type(calls).__name__}")
+    for label, text in (("content", content), ("reasoning", reasoning), ("after", after)):
+        if text is not None and not isinstance(text, str):
+            raise TypeError(f"{label} must be a str or None, not {type(text).__name__}")
     pairs = [_call_pair(call) for call in calls]
-    ids = [call.get("id") if isinstance(call, dict) else None for call in calls]
-    text = render_output(spec, pairs, content=content, reasoning=reasoning, after=after, ids=ids)
+    try:  # the writers walk a value recursively: arguments nested past Python's limit
+        ids = [call.get("id") if isinstance(call, dict) else None for call in calls]
+        text = render_output(
+            spec, pairs, content=content, reasoning=reasoning, after=after, ids=ids
+        )
+    except RecursionError:
+        raise RenderError(f"{family} cannot write arguments nested this deep") from None
     message = parse(
         family,
         text,
@@ -238,26 +254,41 @@ def render(
 
 
 def _call_pair(call: Any) -> tuple[str, dict[str, Any]]:
-    if isinstance(call, dict):
+    """A call as (name, arguments), or `RenderError` for any other shape: a caller's bad
+    call is told as such, never as an unpacking or recursion error from inside."""
+    if isinstance(call, Mapping):
         name, args = call.get("name"), call.get("arguments", {})
-    else:
+    elif isinstance(call, (list, tuple)) and len(call) == 2:
         name, args = call
+    else:
+        raise RenderError(f"a call is a name and an arguments object, got {_short(call)}")
     if isinstance(args, str):
         args = _json_value_or_text(args)
     if not isinstance(name, str) or not isinstance(args, dict):
-        raise RenderError(f"a call is a name and an arguments object, got {call!r}")
+        raise RenderError(f"a call is a name and an arguments object, got {_short(call)}")
     try:  # a model writes JSON: no NaN or Infinity (json.loads reads 1e999 as inf), no sets
         json.dumps(args, allow_nan=False)
     except (TypeError, ValueError) as error:
         raise RenderError(f"the arguments of {name!r} are not JSON: {error}") from None
+    except RecursionError:
+        raise RenderError(f"the arguments of {name!r} nest too deep to write") from None
     return name, args
+
+
+def _short(value: Any) -> str:
+    """A caller's value in an error message, cut to a line (it may be huge or deep)."""
+    try:
+        text = repr(value)
+    except RecursionError:
+        text = f"a {type(value).__name__} nested too deep to show"
+    return text if len(text) <= 200 else text[:200] + "…"
 
 
 def _json_value_or_text(text: str) -> Any:
     """The value JSON `text` holds; other text stays text (then the caller reports it)."""
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return text
 
 

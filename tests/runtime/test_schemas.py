@@ -387,3 +387,25 @@ def test_a_tool_schema_typing_cannot_read_gets_one_clear_warning() -> None:
         tools = ToolSchemas([{"name": "g", "parameters": {"type": "object", key: junk}}])
         with pytest.warns(ToolSchemaWarning, match=f"'g': .* at {where}: "):
             tools.param_schema("g", "city")
+
+
+def test_a_schema_warning_quotes_this_request_schema_not_an_earlier_one() -> None:
+    """The message is remembered by the schema's value and place, never by the tool's name:
+    two requests (two tenants) with a tool of the same name and different bad schemas each
+    hear about their own schema's value."""
+    import warnings
+
+    from toolgrammar.runtime.schema_check import ToolSchemaWarning
+
+    heard = []
+    for secret in ("tenant-one-secret", "tenant-two-secret", "tenant-one-secret"):
+        params = {"type": "object", "properties": {"days": {"type": secret}}}
+        tools = ToolSchemas([{"name": "lookup", "parameters": params}])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            tools.param_schema("lookup", "days")
+        [warning] = [w for w in caught if w.category is ToolSchemaWarning]
+        heard.append(str(warning.message))
+    assert "'tenant-one-secret'" in heard[0] and "tenant-two" not in heard[0]
+    assert "'tenant-two-secret'" in heard[1] and "tenant-one" not in heard[1]
+    assert heard[2] == heard[0]

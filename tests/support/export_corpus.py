@@ -291,7 +291,7 @@ def _python_calls(text: str) -> list[str] | None:
         return None
     try:
         tree = ast.parse(text.strip(), mode="eval" if text.strip().startswith("[") else "exec")
-    except SyntaxError:
+    except (SyntaxError, UnicodeEncodeError):  # (a lone surrogate: not Python source text)
         return None
     if isinstance(tree, ast.Expression):
         if not isinstance(tree.body, ast.List):

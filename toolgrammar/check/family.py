@@ -94,6 +94,7 @@ INVARIANTS = (
     "prefix",
     "termination",
     "parity",
+    "utf-8",
     "nothing lost",
     "kept",
     "promptness",
@@ -445,7 +446,7 @@ def _check_sample(
         family, text, tools, sample.options, seed=sample.seed, cuts=cuts, lost=True
     )
     report.cuts += len(cuts)
-    for name in ("prefix", "termination", "parity", "nothing lost"):
+    for name in ("prefix", "termination", "parity", "utf-8", "nothing lost"):
         report.checked[name] += len(cuts)
     seen: set[str] = set()
     for violation in violations:  # each invariant broken by this sample counts once

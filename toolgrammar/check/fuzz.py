@@ -17,13 +17,15 @@ grammar expects and every grammar must survive (docs/fuzzing.md):
 - CRLF around closers: `\r\n`, `\r` or mixed line ends before and after the markers, and
   closers drifted to a line end (`</parameter` then `\r\n`);
 - hostile response templates (family `hf`, `check/hostile_templates.py`): each must be
-  refused in one line or read with every invariant.
+  refused in one line or read with every invariant;
+- lone surrogate escapes (`\\ud83d`, reversed pairs, pairs) where names, keys and values
+  begin, and keys or names written as Unicode whitespace (U+2028, U+3000, NEL).
 
 Each input is checked by the invariant checker the test suite uses
 (`invariants.check_text`): nothing raises (or warns) from the whole parse or the
-streaming API; whole and stream agree, streamed one character at a time or in random
-chunks (one of the two per input, by its seed); streamed arguments are a
-prefix of the final ones, which `json.loads` to an object; nothing is lost (the output
+streaming API; every string handed out encodes as UTF-8; whole and stream agree,
+streamed one character at a time or in random chunks (one of the two per input, by its
+seed); streamed arguments are a prefix of the final ones, which `json.loads` to an object; nothing is lost (the output
 cut at a random point reads as the start of the whole reading, and ended at a normal
 stop as that and more). A failure is shrunk (ddmin on characters) and reported with the
 family, the invariant, the minimal text, its split and the seed that replays it:
@@ -35,6 +37,7 @@ from __future__ import annotations
 
 import importlib.util
 import random
+import re
 import sys
 import time
 import traceback
@@ -53,7 +56,7 @@ from ..runtime.params import with_params
 from ..runtime.registry import families, get_spec
 from ..runtime.dialects import markup_literals
 
-GENERATORS = ("soup", "corpus", "rendered", "noise", "unicode", "crlf")
+GENERATORS = ("soup", "corpus", "rendered", "noise", "unicode", "crlf", "surrogates", "space_keys")
 HF = "hf"  # the family of a response template: its inputs carry a hostile template each
 TEMPLATE = "template"  # the generator of those inputs
 EXCEPTION = "exception"  # the invariant of an error (or a warning) raised out of the parser
@@ -68,10 +71,19 @@ UNICODE_EDGES = [
     "\x85", "\u200b", "\u200d", "\u202e", "\xa0", "\u3000", "\r", "\r\n", "\x0b", "\x0c",
     "\x1c", "｜", "▁", "＜", "\ufffd", "\U000e0041", "\U0001f468\u200d\U0001f469", "\t",
 ]  # fmt: skip
+# JSON and Python escapes of lone surrogates (high, low, reversed, a high one before a plain
+# escape, Python's 8-digit spelling) and of a pair: decoded, a lone one cannot be UTF-8
+SURROGATE_ESCAPES = [
+    "\\ud83d", "\\udc00", "\\uDBFF", "\\ud83d\\ude00", "\\ude00\\ud83d", "\\ud83d\\u0041",
+    "\\ud83d\\", "\\U0000d83d", "\\ud83d\\ud83d\\ude00",
+]  # fmt: skip
+# whitespace no template writes as layout (str.strip() strips it): a key of only these
+UNICODE_SPACES = ["\u2028", "\u2029", "\u3000", "\x85", "\xa0", "\u2028 \u3000", "\x1c"]
 PUNCTUATION = [
     "{", "}", "[", "]", ":", ",", '"', "'", "\\", '\\"', "\\u", "\\u00", "\\n", "=", "==",
     "(", ")", "<", ">", "/", " ", "  ", "\n", "\n\n", "\r\n", "\t", '"name": ', '"arguments": ',
     '"parameters": ', "true", "null", "12", "-1.5e3", "'''", '"""',
+    *SURROGATE_ESCAPES,
 ]  # fmt: skip
 NAMES = ["get_weather", "city", "name", "arguments", "functions.get_weather:0", "f", "x" * 300]
 
@@ -358,6 +370,45 @@ def unicode_edges(text: str, rng: random.Random) -> str:
     return text
 
 
+# where a name, a key or a value begins in most markups: after a quote, `=`, `>`, `:`, `(`
+_STARTS = "\"'=>:(,{"
+_WORD = re.compile(r"[A-Za-z_][\w.\-]*")
+
+
+def _starts(text: str) -> list[int]:
+    return [i + 1 for i, ch in enumerate(text) if ch in _STARTS]
+
+
+def surrogates(text: str, rng: random.Random) -> str:
+    """Lone surrogate escapes (and pairs, reversed pairs) written where names, keys and
+    values begin, or anywhere: decoded, they must still leave as UTF-8 (the checker
+    streams 1-char or in random chunks, so a pair is split across deltas too)."""
+    for _ in range(rng.randint(1, 4)):
+        starts = _starts(text)
+        at = rng.choice(starts) if starts and rng.random() < 0.8 else rng.randint(0, len(text))
+        text = text[:at] + rng.choice(SURROGATE_ESCAPES) + text[at:]
+    return text
+
+
+def space_keys(text: str, rng: random.Random) -> str:
+    """A word (a key, a name) replaced by Unicode whitespace, or with it at its edges:
+    a key written as U+2028 is that key, not the empty one."""
+    for _ in range(rng.randint(1, 3)):
+        words = [found.span() for found in _WORD.finditer(text)]
+        if not words:
+            break
+        a, b = rng.choice(words)
+        space = rng.choice(UNICODE_SPACES)
+        kind = rng.randrange(3)
+        if kind == 0:
+            text = text[:a] + space + text[b:]
+        elif kind == 1:
+            text = text[:a] + space + text[a:b] + space + text[b:]
+        else:
+            text = text[:a] + space + text[a:]
+    return text
+
+
 def _base(mat: Material, rng: random.Random) -> tuple[str, Any, dict[str, Any], str]:
     """A well-formed output to start from: a corpus case or a rendered sample, with its
     tools ("corpus" or random ones), options and finish reason."""
@@ -394,6 +445,10 @@ def make_input(family: str, seed: int) -> FuzzInput:
         text = byte_noise(text, rng)
     elif generator == "crlf":
         text = crlf_closers(text, mat.literals, rng)
+    elif generator == "surrogates":
+        text = surrogates(text, rng)
+    elif generator == "space_keys":
+        text = space_keys(text, rng)
     else:
         text = unicode_edges(text, rng)
     if tools is not None and tools is not mat.tools and rng.random() < 0.03:

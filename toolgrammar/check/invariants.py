@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .. import StreamParser
+from .. import StreamParser, parse
 from ..runtime.deltas import Delta, Message, assemble
 from ..runtime.engine import NORMAL_STOPS
 
@@ -82,7 +82,8 @@ def check_text(
     lost: bool = False,
     splittings: bool | str = True,
 ) -> list[Violation]:
-    """Prefix, termination and parity at every cut (or the given ones), 1-char/random/whole.
+    """Prefix, termination, parity and UTF-8 at every cut (or the given ones),
+    1-char/random/whole.
 
     With `lost`, also "nothing lost": the output cut short (a `length` cut) reads as the
     start of the whole output's reading (content, reasoning, the calls' names), and ended
@@ -101,6 +102,10 @@ def check_text(
             whole = final  # the same text, parsed the same way
         else:
             _, whole = run(family, [prefix], tools, options, finish)
+        one_shot = parse(family, prefix, tools, finish, ids="sequential", **options)
+        problem = _unsendable([], one_shot) or _unsendable([], whole)
+        if problem:
+            found.append(Violation(UTF8, prefix, [], problem))
         expect = comparable(whole)
         if final is not None:
             cut_short = (
@@ -127,7 +132,41 @@ def check_text(
             if got != expect:
                 found.append(Violation("parity", prefix, points, f"expected {expect}, got {got}"))
             found.extend(_prefix_violations(prefix, points, per_feed, message))
+            problem = _unsendable(per_feed, message)
+            if problem:
+                found.append(Violation(UTF8, prefix, points, problem))
     return found
+
+
+UTF8 = "utf-8"  # every string the parser hands out encodes as UTF-8 (runtime/unicode.py)
+
+
+def _strings(delta: Delta) -> list[str | None]:
+    """Every string a delta carries: its text and each call fragment's id, name, arguments."""
+    out = [delta.content, delta.reasoning]
+    for part in delta.tool_calls:
+        out += [part.id, part.function.name, part.function.arguments]
+    return out
+
+
+def _unsendable(per_feed: list[list[Delta]], message: Message) -> str | None:
+    """The first string of the deltas or the message that UTF-8 cannot carry (a lone
+    surrogate: a server that encodes the chunk fails), said with where it was."""
+    strings = [
+        (f"feed {n}", s) for n, feed in enumerate(per_feed) for d in feed for s in _strings(d)
+    ]
+    strings += [("message content", message.content), ("message reasoning", message.reasoning)]
+    for call in message.tool_calls:
+        strings += [("message call id", call.id), ("message call name", call.function.name)]
+        strings.append(("message call arguments", call.function.arguments))
+    for where, string in strings:
+        if string is None or string.isascii():
+            continue
+        try:
+            string.encode("utf-8")
+        except UnicodeEncodeError as error:
+            return f"{where}: {string!r} does not encode as UTF-8 ({error.reason})"
+    return None
 
 
 def _splittings(text: str, rng: random.Random, which: bool | str) -> list[list[int]]:
