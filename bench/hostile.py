@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import toolgrammar
-from toolgrammar.runtime.spec import markup_literals
+from toolgrammar.runtime.dialects import markup_literals
 from per_delta import label, parse_size
 from streams import load_tools, spec_of
 

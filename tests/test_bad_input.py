@@ -493,7 +493,7 @@ def _json_name_openings(family: str) -> list[tuple[str, Any]]:
     quote of its name value, or of the key that is the name), with the case they come from."""
     import re
 
-    from corpus_format import all_cases
+    from support.corpus_format import all_cases
     from toolgrammar.runtime.spec import JsonCall, JsonCallArray
 
     spec = toolgrammar.family_spec(family)

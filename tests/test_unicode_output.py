@@ -14,7 +14,7 @@ import json
 import pytest
 
 import toolgrammar
-from corpus_format import TOOLS, Case, all_cases
+from support.corpus_format import TOOLS, Case, all_cases
 from toolgrammar.check.fuzz import grammars
 from toolgrammar.check.invariants import UTF8, check_text
 

@@ -68,7 +68,7 @@ def test_the_written_id_has_solar_opens_shape() -> None:
 
 
 def test_the_export_accepts_the_rendered_id_and_none() -> None:
-    from export_helpers import accepts  # llguidance: the test extra
+    from support.export_helpers import accepts  # llguidance: the test extra
 
     from toolgrammar.export import export
 
