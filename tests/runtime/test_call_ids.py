@@ -70,10 +70,10 @@ def test_the_written_id_has_solar_opens_shape() -> None:
 def test_the_export_accepts_the_rendered_id_and_none() -> None:
     from support.export_helpers import accepts  # llguidance: the test extra
 
-    from toolgrammar.export import export
+    from toolgrammar.export import export_grammar
 
     tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
-    grammar = export("solar_open", tools, mode="required")
+    grammar = export_grammar("solar_open", tools, mode="required")
     rendered = toolgrammar.render("solar_open", [{"name": "f", "arguments": {}}], tools)
     assert f"<|tool_call:begin|>{written_id(0)}<|tool_call:name|>f" in rendered
     assert accepts(grammar, rendered)
