@@ -84,7 +84,8 @@ def test_seed002_unfinished_opener_dropped_text_kept(family: str, text: str) -> 
     # at `length` (the output was cut); a normal stop gives back what is no call (below)
     for size in (1, 4, len(text)):
         _, message = _stream(family, text, size, finish="length")
-        assert message.content == "Checking the weather."
+        # (verbatim whitespace: the space the model wrote before the opener is its text)
+        assert message.content == "Checking the weather. "
         assert message.tool_calls == []
         assert message.finish_reason == "length"
 
@@ -93,8 +94,8 @@ def test_seed002_unfinished_opener_dropped_text_kept(family: str, text: str) -> 
     "family,text,content",
     [
         # a marker cut inside its spelling is markup at any finish reason
-        ("qwen3_coder", "Checking the weather. <tool_call>\n<function", "Checking the weather."),
-        ("qwen3_coder", "Checking the weather. <tool_ca", "Checking the weather."),
+        ("qwen3_coder", "Checking the weather. <tool_call>\n<function", "Checking the weather. "),
+        ("qwen3_coder", "Checking the weather. <tool_ca", "Checking the weather. "),
         # nothing was cut at a normal stop: text that is no call goes back (was dropped)
         (
             "hermes",

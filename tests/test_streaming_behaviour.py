@@ -36,19 +36,28 @@ def test_sequential_ids_for_families_without_markup_ids() -> None:
     assert [c.id for c in message.tool_calls] == ["call_0", "call_1"]
 
 
-def test_whitespace_before_an_opener_is_never_streamed() -> None:
-    feeds, message = _stream(
-        "qwen3_coder",
-        ["Sure.  \n", "\n", "<tool_", "call>\n<function=get_weather>\n</function>"],
-    )
+PIECES = ["Sure.  \n", "\n", "<tool_", "call>\n<function=get_weather>\n</function>"]
+
+
+def test_whitespace_before_an_opener_is_never_streamed_when_trimmed() -> None:
+    feeds, message = _stream("qwen3_coder", PIECES, whitespace="trim")
     content = "".join(d.content or "" for f in feeds for d in f)
     assert content == "Sure."
     assert message.content == "Sure."
 
 
+def test_verbatim_whitespace_before_an_opener_streams_at_once() -> None:
+    feeds, message = _stream("qwen3_coder", PIECES)
+    assert [d.content for d in feeds[0]] == ["Sure.  \n"]  # nothing held back for it
+    assert message.content == "Sure.  \n\n"
+
+
 def test_whitespace_between_words_is_released_when_content_follows() -> None:
-    feeds, message = _stream("qwen3_coder", ["a  ", "\n", "b"])
+    feeds, message = _stream("qwen3_coder", ["a  ", "\n", "b"], whitespace="trim")
     assert [d.content for d in feeds[0]] == ["a"]
+    assert message.content == "a  \nb"
+    feeds, message = _stream("qwen3_coder", ["a  ", "\n", "b"])  # verbatim: at once
+    assert [d.content for d in feeds[0]] == ["a  "]
     assert message.content == "a  \nb"
 
 
