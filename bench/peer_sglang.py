@@ -22,29 +22,14 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import sys
 import time
 from typing import Any, Callable
 
-from side_by_side import ROOT, Chunk, EnvMissing, Outcome, Peer, Side, Tokens
+from side_by_side import ROOT, Chunk, EnvMissing, Outcome, Peer, Side, Tokens, peer_release
 
-# The release the adapter is tested against (scripts/sglang_env.sh's TESTED); another release's
-# environment (`bash scripts/sglang_env.sh VERSION`) is measured by running this with its python.
-TESTED = re.search(r'^TESTED="(.+)"$', (ROOT / "scripts" / "sglang_env.sh").read_text(), re.M)[1]
-
-
-def _version() -> str:
-    """The SGLang release installed for this python."""
-    try:
-        from importlib.metadata import version
-
-        return version("sglang")
-    except Exception:  # not installed: the tested release is what the message names
-        return TESTED
-
-
-SGLANG_VERSION = _version()
+# the release on this python's path, and the one the adapter is tested against
+SGLANG_VERSION, TESTED = peer_release("sglang", "sglang_env.sh")
 OVERRIDE_ENV = "TOOLGRAMMAR_SGLANG_OVERRIDE"
 
 # Our family names paired with SGLang's tool-call parser name for the same markup: every name

@@ -15,28 +15,13 @@ by id, so each family gets a character-level HF tokenizer built in code from the
 from __future__ import annotations
 
 import os
-import re
 import time
 from typing import Any, Callable
 
-from side_by_side import ROOT, Chunk, EnvMissing, Outcome, Peer, Side, Tokens
+from side_by_side import Chunk, EnvMissing, Outcome, Peer, Side, Tokens, peer_release
 
-# The release the adapter is tested against (scripts/vllm_env.sh's TESTED); another release's
-# environment (`bash scripts/vllm_env.sh VERSION`) is measured by running this with its python.
-TESTED = re.search(r'^TESTED="(.+)"$', (ROOT / "scripts" / "vllm_env.sh").read_text(), re.M)[1]
-
-
-def _version() -> str:
-    """The vLLM release on this python's path (scripts/vllm_env.sh puts its source there)."""
-    try:
-        from importlib.metadata import version
-
-        return version("vllm")
-    except Exception:  # not installed: the tested release is what the message names
-        return TESTED
-
-
-VLLM_VERSION = _version()
+# the release on this python's path, and the one the adapter is tested against
+VLLM_VERSION, TESTED = peer_release("vllm", "vllm_env.sh")
 
 # Our families paired with vLLM's tool parser of the same markup (the same name in every case)
 PAIRS: dict[str, str] = {

@@ -69,6 +69,20 @@ def special_tokens(family: str) -> tuple[str, ...]:
     return tuple(sorted(m for m in markers if TAG.fullmatch(m)))
 
 
+def peer_release(package: str, env_script: str) -> tuple[str, str]:
+    """(the release installed for this python, the tested one): the tested one is the
+    `TESTED` of the peer's environment script, and names the release when none is installed
+    (the message that says to build the environment)."""
+    text = (ROOT / "scripts" / env_script).read_text(encoding="utf-8")
+    tested = re.search(r'^TESTED="(.+)"$', text, re.M)[1]  # type: ignore[index]
+    try:
+        from importlib.metadata import version
+
+        return version(package), tested
+    except Exception:  # not installed here
+        return tested, tested
+
+
 class EnvMissing(SystemExit):
     """The peer's modules or its environment's packages are not there."""
 
