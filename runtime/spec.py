@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Union
 
+from .xml_entities import xml_unescape
+
 BAD_NAME = re.compile(r'[\s<>{}\[\]"]')  # no function name holds these; JSON or markup does
 
 
@@ -73,6 +75,9 @@ class Name:
 
     With `fixed`, the call's name is that word and nothing is read for it: the opener
     before it says which tool is called (Functionary v3.1's `<|python_tag|>` calls `python`).
+
+    With `xml_unescape`, the name (the pattern's group) is an XML attribute's value, whose
+    entities are decoded (Kimi K3's template writes `&` as `&amp;` and `"` as `&quot;`).
     """
 
     until: tuple[str, ...] = ()
@@ -84,6 +89,7 @@ class Name:
     recipient: bool = False
     after_last: str = ""
     fixed: str = ""  # the name, not in the call's text (Functionary v3.1's `<|python_tag|>`)
+    xml_unescape: bool = False  # the name is an XML attribute's value: `tool="a&amp;b"`
     line: int = 0
     file: str = ""  # its grammar file, when not the family's own (`extends`)
 
@@ -107,6 +113,8 @@ def name_of(item: Name, raw: str) -> tuple[str, str | None]:
             header_id = found.group("id")
     if not name or len(raw) > item.max_len or BAD_NAME.search(name):
         return "", None
+    if item.xml_unescape and "&" in name:  # an attribute's value: `tool="a&amp;b"` (what
+        name = xml_unescape(name)  # it decodes to was written escaped, so is no prose)
     return name, header_id
 
 
@@ -154,7 +162,8 @@ class XmlParams:
     between OPEN and KEY_END (fullmatch, after stripping): group `key` is the name and
     an optional group `text` is a per-parameter flag, raw text when its value is in
     `text_when`, JSON otherwise (DSML's `string="true"`). `xml_unescape` decodes XML
-    entities in values and key names. `cdata` reads `<![CDATA[…]]>` sections in a value
+    entities in values and key names; `unescape_keys` in key names only (an attribute's
+    value, where a template escapes, as Kimi K3's `key="a&amp;b"`: its values are raw). `cdata` reads `<![CDATA[…]]>` sections in a value
     verbatim: no marker ends the value inside one. `verbatim_keys` keeps a key's whitespace
     (by default a key is stripped: ` city ` is `city`), so two keys the model wrote
     differently are never merged into one. `open_alternatives`,
@@ -175,6 +184,7 @@ class XmlParams:
     xml_unescape: bool = False
     cdata: bool = False
     verbatim_keys: bool = False
+    unescape_keys: bool = False
     open_alternatives: tuple[str, ...] = ()
     key_end_alternatives: tuple[str, ...] = ()
     value_end_alternatives: tuple[str, ...] = ()

@@ -32,6 +32,7 @@ from .schemas import streams_as_text
 from .spec import XmlParams
 from .unwrap import members_text, wrapped_text
 from .unicode import strip_space
+from .xml_entities import xml_unescape
 
 BETWEEN, KEY, VALUE_OPEN, VALUE_START, VALUE, DONE, CDATA = range(7)
 
@@ -39,8 +40,6 @@ CDATA_OPEN, CDATA_CLOSE = "<![CDATA[", "]]>"
 
 _MAX_KEY = 256
 _MAX_ENTITY = 10  # "&#x10FFFF;"
-_ENTITY = re.compile(r"&(lt|gt|amp|quot|apos|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});")
-_NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
 
 
 def _newline_at(text: str, pos: int) -> int:
@@ -77,41 +76,6 @@ def _json_string_body(text: str) -> str:
     return encode_basestring(text)[1:-1]
 
 
-def _entity(found: re.Match[str]) -> str:
-    body = found.group(1)
-    if body[0] != "#":
-        return _NAMED[body]
-    code = int(body[2:], 16) if body[1] in "xX" else int(body[1:])
-    if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF or code == 0:
-        return found.group(0)  # not a character: kept as written
-    return chr(code)
-
-
-# `&amp;` last: a `&` it gives back is not read again, as in one left-to-right pass
-_NAMED_REPLACEMENTS = (
-    ("&lt;", "<"),
-    ("&gt;", ">"),
-    ("&quot;", '"'),
-    ("&apos;", "'"),
-    ("&amp;", "&"),
-)
-
-
-def xml_unescape(text: str) -> str:
-    """XML's five named entities and numeric character references; anything else as is.
-
-    Text with only named entities (code written into a value: `&lt;`, `&amp;`) is decoded
-    by replacement, without a Python call per entity.
-    """
-    if "&" not in text:
-        return text
-    if "&#" in text:
-        return _ENTITY.sub(_entity, text)
-    for entity, char in _NAMED_REPLACEMENTS:
-        text = text.replace(entity, char)
-    return text
-
-
 class _Key(NamedTuple):
     """What a parameter's raw key text decides, worked out once per call and key."""
 
@@ -140,6 +104,7 @@ SHORTCUT_KNOWS = frozenset(
         "text_when",
         "strip",
         "xml_unescape",
+        "unescape_keys",
         "cdata",
         "open_alternatives",
         "key_end_alternatives",
@@ -343,7 +308,8 @@ class XmlParamsReader(MarkupArgs):
                 name = found.group("key")
                 if "text" in found.re.groupindex:  # an absent flag reads as ""
                     json_flagged = (found.group("text") or "") not in self.item.text_when
-        if self.item.xml_unescape and "&" in name:  # an attribute value: `name="a&amp;b"`
+        item = self.item
+        if (item.xml_unescape or item.unescape_keys) and "&" in name:  # `name="a&amp;b"`
             name = xml_unescape(name)
         schema = self.schema_of(name)
         as_text = not json_flagged and (schema is None or streams_as_text(schema))
