@@ -3,9 +3,11 @@
 Gemma 4 writes `{city:<|"|>Paris<|"|>,days:3}`: keys are bare (or wrapped in the string
 delimiter), strings sit between two delimiters with no escaping, `{…}` and `[…]` nest, and
 a bare value runs to the next `,`, `}` or `]`. FunctionGemma writes the same with `<escape>`.
-A bare top-level run that meets the string delimiter before any key, bracket or marker is a
-string whose opening delimiter is missing: `{q:a, b<|"|>}` is "a, b" (a `,` therefore ends a
-bare value only once what follows it shows a key, a bracket, the closer or a marker).
+A bare run that meets the string delimiter before any key, bracket or marker is a string
+whose opening delimiter is missing, at every depth: `{q:a, b<|"|>}` is "a, b" (a `,` therefore
+ends an object member's bare value only once what follows it shows a key, a bracket, the
+closer or a marker), `{opts:{lang:en<|"|>},q:…}` is `{"opts": {"lang": "en"}, "q": …}`, and
+in an array `[x<|"|>,…]` the item is "x".
 
 Every leaf is text; the tool's schema types it (an integer property written `3` or `<|"|>3<|"|>`
 is 3; with no schema a leaf between delimiters stays text and a bare leaf is a JSON number,
@@ -108,6 +110,7 @@ class KeyValueArgsReader(MarkupArgs):
         "_depth",
         "_in_string",
         "_plain",
+        "_bare",
         "_whole",
         "_keys",
         "_unwraps",
@@ -131,6 +134,9 @@ class KeyValueArgsReader(MarkupArgs):
         self._depth = 0
         self._in_string = False
         self._plain = True  # the value read so far is bare text: no container, no delimiter
+        # inside a container: a member's bare text has begun since the last token (`{k:en`),
+        # so the next delimiter closes a string whose opener is missing (`{k:en<|"|>}`)
+        self._bare = False
         self._whole = (
             _whole_member(item.string, self._string_ends)
             if shortcuts.takes(item, SHORTCUT_KNOWS)
@@ -313,6 +319,7 @@ class KeyValueArgsReader(MarkupArgs):
         self._depth = 0
         self._in_string = False
         self._plain = True
+        self._bare = False
         self.state = RAW
         return pos
 
@@ -364,6 +371,7 @@ class KeyValueArgsReader(MarkupArgs):
             found = self._raw_tokens.search(text, pos)
             if found is None:
                 keep = len(text) if eof else len(text) - self._held_tail(text, pos)
+                self._note_bare(text, pos, keep)
                 self._buffer.append(text[pos:keep])
                 if eof:
                     self._close_raw()
@@ -380,11 +388,13 @@ class KeyValueArgsReader(MarkupArgs):
                     self._buffer.append(text[pos:close])
                     self._close_missing_opener()
                     return close + len(delim)
+            bare = self._depth > 0 and self._note_bare(text, pos, at)
+            self._bare = False
             if token == delim:
                 self._plain = False
                 self._buffer.append(text[pos : at + len(delim)])
-                self._in_string = True
-                pos = at + len(delim)
+                self._in_string = not bare  # after a member's bare text it closes a string
+                pos = at + len(delim)  # whose opener is missing (`_Reader` reads it so)
             elif token in "{[(":
                 self._plain = False
                 self._depth += 1
@@ -404,6 +414,17 @@ class KeyValueArgsReader(MarkupArgs):
                 self._close_raw()
                 self._finish()
                 return at
+
+    def _note_bare(self, text: str, pos: int, end: int) -> bool:
+        """Whether a member's bare text has begun inside a container, with `text[pos:end]`
+        read on since the last token: text after its last `:` (a key's text before it is
+        no value)."""
+        colon = text.rfind(":", pos, end)
+        if colon >= 0:
+            self._bare = bool(text[colon + 1 : end].strip())
+        elif not self._bare:
+            self._bare = bool(text[pos:end].strip())
+        return self._bare
 
     def _missing_opener(self, text: str, comma: int, eof: bool) -> int | None:
         """Where the string delimiter closes a bare value that runs on past `comma`
@@ -498,6 +519,12 @@ class _Bare(str):
     """A leaf written bare: typed by the schema, else read as a JSON literal if it is one."""
 
 
+@lru_cache(maxsize=32)
+def _bare_ends(delim: str) -> re.Pattern[str]:
+    """What ends a member's bare text: `,`, a closer or the string delimiter."""
+    return re.compile(rf"[,}}\]]|{re.escape(delim)}")
+
+
 class _Reader:
     """A complete key:value value as nested dicts, lists and text leaves (never raises)."""
 
@@ -508,7 +535,9 @@ class _Reader:
         while self.pos < len(self.text) and self.text[self.pos] in MARKUP_SPACE:
             self.pos += 1
 
-    def value(self, depth: int = 0) -> object:
+    def value(self, depth: int = 0, member: bool = False) -> object:
+        """The value at `pos`; `member`: an object's member, whose bare text a `,` ends only
+        once a key follows (the string delimiter first: a string missing its opener)."""
         self._ws()
         text, delim = self.text, self.delim
         if text.startswith(delim, self.pos):
@@ -520,9 +549,42 @@ class _Reader:
         if self.pos < len(text) and text[self.pos] in "{[" and depth < 128:
             return self._container(depth)
         start = self.pos
-        while self.pos < len(text) and text[self.pos] not in ",}]":
-            self.pos += 1
-        return _Bare(text[start : self.pos].strip())
+        if depth == 0:  # a top-level value is one whole (the reader found its end)
+            while self.pos < len(text) and text[self.pos] not in ",}]":
+                self.pos += 1
+            return _Bare(text[start : self.pos].strip())
+        ends = _bare_ends(delim)
+        while True:
+            found = ends.search(text, self.pos)
+            if found is None:
+                self.pos = len(text)
+                return _Bare(text[start:].strip())
+            at = found.start()
+            if found.group() == delim:  # bare text the delimiter ends: its opener is missing
+                self.pos = at + len(delim)
+                return _Text(text[start:at])
+            if found.group() == "," and member and self._string_runs_on(at):
+                self.pos = at + 1
+                continue
+            self.pos = at
+            return _Bare(text[start:at].strip())
+
+    def _string_runs_on(self, comma: int) -> bool:
+        """Whether a member's bare text runs on past `comma` to a delimiter that closes it
+        (`{q:a, b<|"|>}` is "a, b"): text, then the delimiter, before any key, bracket or
+        closer, within as much as the top-level reader looks (`_missing_opener`)."""
+        text, delim = self.text, self.delim
+        ends = _bare_ends(delim)
+        pos, limit = comma + 1, min(len(self.text), comma + 1 + _MAX_KEY * 16)
+        while True:
+            found = ends.search(text, pos, limit)
+            stop = found.start() if found else limit
+            if text.find(":", pos, stop) >= 0 or found is None:
+                return False
+            if found.group() == ",":
+                pos = found.end()
+                continue
+            return found.group() == delim and bool(text[pos:stop].strip())
 
     def _container(self, depth: int) -> object:
         text = self.text
@@ -556,7 +618,7 @@ class _Reader:
                 ):
                     key = key[len(self.delim) : -len(self.delim)]
                 self.pos = colon + 1
-                members[key] = self.value(depth + 1)
+                members[key] = self.value(depth + 1, member=True)
             else:
                 items.append(self.value(depth + 1))
         return members if is_object else items
