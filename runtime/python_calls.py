@@ -50,7 +50,10 @@ _HEX_DIGITS = re.compile(r"[0-9a-fA-F]*")
 # runs of plain characters are taken whole (possessive), so the match is linear and quick
 _SIMPLE_CLASS = "[" + re.escape("".join(_SIMPLE_ESCAPES)) + "]"
 _WHOLE_STRINGS = {
-    q: re.compile(rf"([^\\{q}]*+(?:\\{_SIMPLE_CLASS}[^\\{q}]*+)*+){q}(?=[ \t\n\r]*+[,)\]}}])")
+    q: re.compile(
+        rf"([^\\{q}]*+(?:\\{_SIMPLE_CLASS}[^\\{q}]*+)*+){q}"
+        rf"(?=[ \t\n\r]*+(?:[,\]}}]|\)[ \t\n\r]*+[,\]]))"  # `)`: as `_after_call` decides
+    )
     for q in "'\""
 }
 # a string's characters up to its next quote (or next other escape, or lone backslash),
@@ -60,7 +63,9 @@ _SIMPLE_RUNS = {q: re.compile(rf"[^\\{q}]*+(?:\\{_SIMPLE_CLASS}[^\\{q}]*+)*+") f
 # What may follow a one-quote string's closing quote (after whitespace), besides a marker or
 # the end of output; a quote followed by anything else is a character of the string (models
 # write `cmd='echo 'hi' x'` unescaped, as the templates do not escape): top-level values end
-# at `,`, `)` or the list's `]`/`}`, strings inside a value also at `:`.
+# at `,`, `)` or the list's `]`/`}`, strings inside a value also at `:`. A top-level
+# string's quote before `)` closes it only when what follows that `)` goes on as calls go on
+# (`_after_call`): `command='python3 -c "print('a')"'` is the whole command, never cut at `a'`.
 _AFTER_VALUE = ",)]}"
 _AFTER_INNER = ",)]}:"
 _WS = " \t\n\r"
@@ -354,7 +359,9 @@ class PythonCallsReader(Batched):
                 out.append(decoded)
                 pos += used
                 continue
-            closes = True if len(quote) > 1 else self._closes(text, pos + 1, end, eof, _AFTER_VALUE)
+            closes = (
+                True if len(quote) > 1 else self._closes(text, pos + 1, end, eof, _AFTER_VALUE, True)
+            )
             if closes is None:
                 break  # what follows the quote is still arriving
             if not closes:
@@ -385,16 +392,40 @@ class PythonCallsReader(Batched):
             return len(text)
         return pos
 
-    def _closes(self, text: str, after: int, end: int, eof: bool, followers: str) -> bool | None:
+    def _closes(
+        self, text: str, after: int, end: int, eof: bool, followers: str, top: bool = False
+    ) -> bool | None:
         """Whether a one-quote string's quote, ending at `after`, closes it: what follows it
-        (past whitespace) is one of `followers`, a marker or the end of output; None while
-        that is still arriving (`end`: where the text that may be read ends)."""
+        (past whitespace) is one of `followers`, a marker or the end of output, and for a
+        top-level value (`top`) a `)` that ends the call as calls end (`_after_call`); None
+        while that is still arriving (`end`: where the text that may be read ends)."""
         while after < end and text[after] in _WS:
             after += 1
         if after < end:
+            if top and text[after] == ")":
+                return self._after_call(text, after + 1, end, eof)
             return text[after] in followers or bool(self._stops.at(text, after))
         if eof or after < len(text) and self._stops.at(text, after):
             return True  # the end of output, or a marker right after the quote
+        return None
+
+    def _after_call(self, text: str, after: int, end: int, eof: bool) -> bool | None:
+        """Whether what follows a call's `)` at `after` goes on as calls go on: past
+        whitespace, `,` or `]` in a list (the next call, or the list's end), a name in calls
+        one per line, a marker or the end of output. A quote inside a string followed by
+        `)` and then more of the string (`print('a')"'`) does not end the value there."""
+        while after < end and text[after] in _WS:
+            after += 1
+        if after < end:
+            ch = text[after]
+            if ch in ",]" or (not self.item.list and (ch.isalpha() or ch == "_")):
+                return True
+            if self._stops.at(text, after):
+                return True
+            # a marker cut short by the end of output (`)</function_`) ends the calls too
+            return eof and self._stops.held(text, after) == len(text) - after
+        if eof or after < len(text) and self._stops.at(text, after):
+            return True
         return None
 
     def _raw(self, text: str, pos: int, eof: bool) -> int:
@@ -421,7 +452,9 @@ class PythonCallsReader(Batched):
                     continue
                 if text.startswith(self._raw_quote, pos):
                     if len(self._raw_quote) == 1:
-                        closes = self._closes(text, pos + 1, end, eof, _AFTER_INNER)
+                        closes = self._closes(
+                            text, pos + 1, end, eof, _AFTER_INNER, self._depth == 0
+                        )
                         if closes is None:
                             break  # what follows the quote is still arriving
                         if not closes:
@@ -545,11 +578,12 @@ _JSON_NAMES = {
 
 
 def _requote(raw: str) -> str | None:
-    """`raw` with the quotes inside its one-quote strings escaped, by the rule the reader
-    uses (a quote closes a string only when `,` `)` `]` `}` `:` or the end follows it, past
-    whitespace); None when there is none to escape."""
+    """`raw`, one whole value, with the quotes inside its one-quote strings escaped, by the
+    rule the reader uses (a quote closes a string only when `,` `)` `]` `}` `:` or the end
+    follows it, past whitespace; outside any bracket only the end, as the value ends there:
+    `'x('a')y'` is one string); None when there is none to escape."""
     out: list[str] = []
-    pos, start, quote, changed = 0, 0, "", False
+    pos, start, quote, changed, depth = 0, 0, "", False, 0
     while pos < len(raw):
         ch = raw[pos]
         if quote:
@@ -561,7 +595,7 @@ def _requote(raw: str) -> str | None:
                     after = pos + 1
                     while after < len(raw) and raw[after] in _WS:
                         after += 1
-                    if after < len(raw) and raw[after] not in _AFTER_INNER:
+                    if after < len(raw) and (depth == 0 or raw[after] not in _AFTER_INNER):
                         out.append(raw[start:pos] + "\\")
                         start, pos, changed = pos, pos + 1, True
                         continue
@@ -575,6 +609,7 @@ def _requote(raw: str) -> str | None:
             quote = found
             pos += len(found)
         else:
+            depth += (ch in "([{") - (ch in ")]}" and depth > 0)
             pos += 1
     if not changed:
         return None
