@@ -4,8 +4,9 @@ Each `NAME(key=value, …)` is a call, emitted as soon as its name and `(` are r
 are Python literals (strings with Python escapes, numbers, True/False/None and the JSON
 spellings true/false/null, lists, tuples and sets as lists, dicts, unary minus). A quote
 closes a one-quote string only when `,` `)` `]` `}` (inside a value also `:`), a marker or
-the end of output follows it, past whitespace; any other quote is a character of the string
-(templates write values unescaped: `cmd='echo 'hi' x'`). A top-level
+the end of output follows it, past whitespace, and for a top-level value a `)` only when the
+calls go on after it as calls do; any other quote is a character of the string (templates
+write values unescaped: `cmd='echo 'hi' x'`, `command='python3 -c "print('a')"'`). A top-level
 string value whose schema allows only strings (or that has none) streams as a JSON string as
 its characters arrive, an escape held back until complete; any other value is buffered until
 it ends, read as a literal, typed by the schema and sent whole. A value that is not a literal
