@@ -467,6 +467,7 @@ ELEMENTS: dict[str, ElementSig] = {
             "max_len": Param(ArgType.INT, default=256),
             "keep": Param(ArgType.BOOL, default=False),
             "id": Param(ArgType.BOOL, default=False),
+            "block": Param(ArgType.BOOL, default=False),
         },
     ),
     "name": ElementSig(

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from .call_record import CallRecord
 from .markers import Markers
-from .outcomes import READ
+from .outcomes import ABANDON, READ
 from .spec import BAD_NAME, Name, Skip, name_of
 
 if TYPE_CHECKING:
@@ -32,6 +32,10 @@ class HeadReaders:
         skip_markers = self.family.skip_markers[call.shape, call.item]
         # a skip ends within this, or is none: read no further (repeated openers stay linear)
         reach = min(len(buf), pos + item.max_len + max(map(len, item.until)) + 1)
+        if item.block and not call.committed:
+            decided = self._in_block(call, item, buf, pos, reach, eof)
+            if decided is not None:
+                return decided
         at, until = skip_markers.search(buf, pos, reach)
         if self._marker_before(buf, pos, at, until, item):  # the skipped text was not a header
             return self._mismatch(call, buf, pos, eof)
@@ -66,6 +70,35 @@ class HeadReaders:
                 return self._unfinished(len(buf))
             return self._opener_alone(call, pos, len(buf))
         return self._wait(pos)
+
+    def _in_block(
+        self: Engine, call: CallRecord, item: Skip, buf: str, pos: int, reach: int, eof: bool
+    ) -> int | None:
+        """A `skip(block=true)`: the opener opened a block. Text before its first marker
+        (the `until` included, each read as if the opener came right before it) that is no
+        header, prose or a word longer than the header may be, is the block's text: the call
+        is none, the opener stays markup and the text is read as content from `pos`
+        (`state.reopen`). None: not decided here (a header, or nothing yet)."""
+        search = self.family.reopen[call.opener][0]
+        found, lit = search.search(buf, pos, reach)
+        end = found if found >= 0 else reach
+        if found < 0 and reach == len(buf):  # a tail that may begin a marker is not text yet
+            end -= search.held(buf, pos)
+        text = buf[pos:end]
+        if found >= 0 and lit in item.until:
+            prose = bool(_PROSE.search(text))  # a header ended by `until`, unless prose
+        elif found >= 0:
+            prose = bool(text.strip())  # a word another marker ends: the block's text
+        else:
+            prose = bool(_PROSE.search(text)) or len(text.strip()) > item.max_len
+        if not prose:
+            return None
+        self._call = None
+        self.mode = call.back
+        self._outcome = ABANDON
+        self._boundary()  # the opener is markup
+        self._state.reopen = call.opener
+        return pos
 
     def _marker_before(self: Engine, buf: str, pos: int, at: int, until: str, item: Skip) -> bool:
         """Whether another marker of the family starts before the `until` found at `at`

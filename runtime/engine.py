@@ -196,7 +196,11 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
         # output, where a section's opener may go back with it, nor before the prompt's
         # marker is read
         quick = self._quick and not eof and not self._state.prompt
-        if self._headers is not None and self._headers.routed and mode != SECTION:
+        reopen = self._state.reopen
+        acts: dict[str, tuple[str, bool]] = {}
+        if reopen and (mode == CONTENT or mode == REASONING):
+            markers, acts = family.reopen[reopen]  # text in the block a skip's opener opened
+        elif self._headers is not None and self._headers.routed and mode != SECTION:
             markers = family.routed_markers
         elif mode == CONTENT or mode == REASONING:
             markers = family.quick_content_markers if quick else family.content_markers
@@ -221,6 +225,13 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
             self._state.ws_held.clear()  # the output ends inside the longer marker: markup
             return len(buf)
         self._text(buf[pos:at])
+        if reopen:  # the block's next marker: read as if its opener came right before it
+            self._state.reopen = ""
+            act = acts.get(lit)
+            if act is not None:
+                marker, consumed = act
+                self._state.prompt = reopen
+                return self._marker(marker, at + len(lit) if consumed else at)
         return self._marker(lit, at + len(lit))
 
     def _text(self, text: str) -> None:

@@ -139,12 +139,18 @@ class Skip:
     with the opener when it is no call (pre-v11 Mistral's `[TOOL_CALLS] Sure: [{…}]`).
     With `id`, the text (stripped) is the model's own id of the call, written before its
     name (Solar Open's `<|tool_call:begin|>ID<|tool_call:name|>NAME`): streamed as the call's
-    id, written by `render` and let through by the exporter."""
+    id, written by `render` and let through by the exporter.
+    With `block`, the opener opens a block the text is in (Inkling's message): text that is
+    no header (prose, a word longer than `max_len`, or a word another marker ends) is the
+    block's text, content as it comes, the opener is markup, and the block's next marker is
+    read as if the opener came right before it (`until` goes on with the call:
+    `I will look it up.<|content_invoke_tool_json|>{…}` is a call)."""
 
     until: tuple[str, ...]
     max_len: int = 256
     keep: bool = False
     id: bool = False
+    block: bool = False
     line: int = 0
     file: str = ""  # its grammar file, when not the family's own (`extends`)
 

@@ -20,6 +20,7 @@ class EngineState:
         "section_opener",
         "rewind",
         "prompt",
+        "reopen",
     )
 
     def __init__(self) -> None:
@@ -39,3 +40,6 @@ class EngineState:
         # the marker the prompt ended with, read as the start of the text until the first
         # marker is decided: it is the prompt's, so none of it is ever given back as text
         self.prompt = ""
+        # the opener of a block a `skip(block=true)` found text in (no header): the block's
+        # next marker is read as if this opener came right before it (`CompiledFamily.reopen`)
+        self.reopen = ""

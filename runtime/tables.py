@@ -248,6 +248,11 @@ class CompiledFamily:
     # would only give its text back (`_gives_back`), used while nothing else is pending
     quick_content_markers: Markers
     quick_section_markers: Markers
+    # -- _compute_reopen: per opener of a `skip(block=true)`, the content search once text
+    # was found in its block: the content markers, and what follows the opener in a marker
+    # or a call (`<|content_text|>` of `<|message_model|><|content_text|>`, the skip's
+    # `until`), each mapped to the marker it is read as and whether it is consumed there
+    reopen: dict[str, tuple[Markers, dict[str, tuple[str, bool]]]]
 
     def pretty(self) -> str:
         """Every table, one field a line (a dict: one entry a line), in the record's order."""
@@ -339,6 +344,7 @@ def compile_family(spec: FamilySpec) -> CompiledFamily:
     made |= markers_made
     made |= _compute_items(shapes, made)
     made |= _compute_quick_markers(spec, made, outside, inside, message_markers)
+    made |= _compute_reopen(shapes, made, outside)
     return CompiledFamily(**made)  # type: ignore[arg-type]
 
 
@@ -505,6 +511,27 @@ def _compute_quick_markers(
         "quick_content_markers": Markers(outside, guards),
         "quick_section_markers": Markers(inside + message_markers, guards),
     }
+
+
+def _compute_reopen(
+    shapes: tuple[CallShape, ...], made: dict[str, Any], outside: tuple[str, ...]
+) -> dict[str, object]:
+    """For each opener whose call's next item is a `skip(block=true)`: the searches of
+    content in its block (`CompiledFamily.reopen`)."""
+    reopen: dict[str, tuple[Markers, dict[str, tuple[str, bool]]]] = {}
+    for opener, starts in made["openers"].items():
+        for number, start in starts:
+            item = shapes[number].call[start] if start < len(shapes[number].call) else None
+            if not isinstance(item, Skip) or not item.block:
+                continue
+            acts = {
+                marker[len(opener) :]: (marker, True)
+                for marker in outside
+                if marker.startswith(opener) and len(marker) > len(opener)
+            }
+            acts |= {until: (opener, False) for until in item.until}
+            reopen[opener] = (markers((*outside, *acts)), acts)
+    return {"reopen": reopen}
 
 
 # The compiled families, by spec value, the most recently used last; and the same by the
