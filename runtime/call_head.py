@@ -85,12 +85,10 @@ class HeadReaders:
         if found < 0 and reach == len(buf):  # a tail that may begin a marker is not text yet
             end -= search.held(buf, pos)
         text = buf[pos:end]
-        if found >= 0 and lit in item.until:
-            prose = bool(_PROSE.search(text))  # a header ended by `until`, unless prose
-        elif found >= 0:
+        if found >= 0 and lit not in item.until:
             prose = bool(text.strip())  # a word another marker ends: the block's text
-        else:
-            prose = bool(_PROSE.search(text)) or len(text.strip()) > item.max_len
+        else:  # a header ends at `until`, unless it is prose or longer than a header may be
+            prose = bool(_PROSE.search(text)) or end - pos > item.max_len
         if not prose:
             return None
         self._call = None
