@@ -47,7 +47,7 @@ class HeadReaders:
         end = at if at >= 0 else reach
         if at < 0 and reach == len(buf):  # a tail that may begin the `until` is not prose
             end -= skip_markers.held(buf, pos)  # yet: read whole, it is the `until` itself
-        if not item.keep and not call.committed and _PROSE.search(buf, pos, end):
+        if not (item.keep or item.block or call.committed) and _PROSE.search(buf, pos, end):
             return self._abandon(call, pos)  # words, not a header: the text goes back now
         if at >= 0 and at - pos <= item.max_len:
             self._read(call, buf[pos:at])
