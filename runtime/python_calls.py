@@ -423,8 +423,9 @@ class PythonCallsReader(Batched):
                 return True
             if self._stops.at(text, after):
                 return True
-            # a marker cut short by the end of output (`)</function_`) ends the calls too
-            return eof and self._stops.held(text, after) == len(text) - after
+            if self._stops.held(text, after) == len(text) - after:  # a marker may be arriving
+                return True if eof else None  # (cut short by the end: `)</function_`)
+            return False
         if eof or after < len(text) and self._stops.at(text, after):
             return True
         return None
