@@ -11,8 +11,9 @@ the reader), so passing over reads exactly as making the call and giving it back
 - a call opener every shape of which reads a name right after it (`call_head._read_name`):
   the name is given up at once when its first character is one no name holds (a bare
   name's `BAD_NAME`, or no match of its pattern begins with it: `first_chars.py`) or begins
-  one of its end markers (an empty name), or when none of its end markers' first characters
-  comes within twice its reach (too long to be a name);
+  one of its end markers (an empty name); when a bare name holds a `BAD_NAME` character
+  before any end marker may begin; or when none of its end markers' first characters comes
+  within twice its reach, or before the text's end past its reach (too long to be a name);
 - a message header opener (`messages.MessageHeaders.read`): the recipient, then text that
   neither ends the header, starts a field, nor may still grow into either: "x to=5".
 
@@ -55,19 +56,36 @@ def _no_name(item: Name, tried: list[str]) -> str:
     chars = [c for c in chars if not c.isspace()]
     ends = "|".join(re.escape(end) for end in sorted(item.until, key=len, reverse=True))
     first = "".join(re.escape(c) for c in chars)
-    at_once = f"\\s*+(?:[{first}]|{ends})" if first else f"\\s*+(?:{ends})"
+    ways = [f"\\s*+(?:[{first}]|{ends})" if first else f"\\s*+(?:{ends})"]
     reach = item.max_len + max(map(len, item.until))
     end_firsts = "".join(sorted({re.escape(end[0]) for end in item.until}))
-    too_long = f"[^{end_firsts}]{{{2 * reach}}}"
-    return f"(?:{at_once}|{too_long})"
+    bad = "".join(
+        re.escape(c)
+        for c in tried
+        if BAD_NAME.match(c) and not c.isspace() and c not in end_firsts  # (a space may end it)
+    )
+    if item.pattern is None and bad:  # a character no name holds, before any end may begin
+        ways.append(f"[^{end_firsts}{bad}]{{0,{2 * reach}}}+[{bad}]")
+    # no end marker begins within twice its reach (or before the text's end, past its reach)
+    ways.append(f"[^{end_firsts}]{{{2 * reach}}}|[^{end_firsts}]{{{reach + 1},}}+\\Z")
+    return "(?:" + "|".join(ways) + ")"
 
 
-def header_pass(messages: Messages, recipient: re.Pattern[str]) -> str | None:
-    """The text after a header opener on which the header reader says it was text."""
+def header_pass(
+    messages: Messages, recipient: re.Pattern[str], literals: Iterable[str]
+) -> str | None:
+    """The text after a header opener on which the header reader says it was text: a
+    recipient that neither the header's end nor a field follows (nor may yet), or no
+    recipient (a first character none begins with) before text that is no start of either."""
     if recipient.groups or recipient.flags & ~re.UNICODE:
         return None
     ends = (messages.header_end, *messages.fields)
     whole = "|".join(re.escape(end) for end in sorted(ends, key=len, reverse=True))
     prefixes = sorted({end[:k] for end in ends for k in range(len(end) + 1)}, key=len)
-    growing = "|".join(re.escape(prefix) for prefix in prefixes)
-    return f"(?>{recipient.pattern})?+(?!{whole})(?!(?:{growing})\\Z)"
+    growing = "(?!(?:" + "|".join(re.escape(prefix) for prefix in prefixes) + ")\\Z)"
+    ways = [f"(?>{recipient.pattern})?+(?!{whole}){growing}"]
+    tried = sorted(set(_TRIED) | {char for lit in literals for char in lit})
+    none = "".join(re.escape(c) for c in tried if not may_begin(recipient.pattern, c))
+    if none:
+        ways.append(f"(?=[{none}]){growing}")
+    return "(?:" + "|".join(ways) + ")"

@@ -510,7 +510,7 @@ def _compute_quick_markers(
             guards[opener] = found
     headers = {}
     if made["messages"] is not None:
-        found = header_pass(made["messages"], made["recipient"])
+        found = header_pass(made["messages"], made["recipient"], literals)
         if found is not None:
             headers = {h: found for h in made["messages"].header if h not in made["ignore"]}
     if not guards and not passes and not headers:
