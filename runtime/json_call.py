@@ -557,7 +557,7 @@ def render_json_call_array(item: JsonCallArray, calls: Sequence[Call]) -> str:
 _JSON_SPACE = r" \t\n\r"
 
 
-_OPENING = Opening("{", _JSON_SPACE, '"}')
+_OPENING = Opening("{", _JSON_SPACE, '"}', begins="{")
 
 
 def json_call_opening(item: JsonCall) -> Opening:
@@ -570,7 +570,14 @@ def json_call_array_opening(item: JsonCallArray) -> Opening:
     element's own opening: `[{[` is no call array from its third character. A bare list
     (`bare=true`) that starts with `{` has no `[` and is not this text."""
     element = f"{re.escape(_OPENING.lead)}[{_OPENING.space}]*+(?=[^{_OPENING.first}])"
-    return Opening("[", _JSON_SPACE, r"{\]", element, re.escape(_OPENING.lead) + _OPENING.space)
+    return Opening(
+        "[",
+        _JSON_SPACE,
+        r"{\]",
+        element,
+        re.escape(_OPENING.lead) + _OPENING.space,
+        begins=r"\[{" if item.bare else r"\[",
+    )
 
 
 JSON_CALL = DialectRow(

@@ -8,7 +8,9 @@ match instead. Each regex here is the reader's own immediate decision on the sam
 written as a lookahead after the marker (errs one way only: text it does not match goes to
 the reader), so passing over reads exactly as making the call and giving it back:
 
-- a call opener every shape of which reads a name right after it (`call_head._read_name`):
+- a call opener every shape of which, after any whitespace, gives the call up at once: a
+  required literal that is not there, a naming dialect whose text cannot begin so
+  (`protocol.Opening.begins`: `<tool_call><tool_call>`), or a name (`call_head._read_name`):
   the name is given up at once when its first character is one no name holds (a bare
   name's `BAD_NAME`, or no match of its pattern begins with it: `first_chars.py`) or begins
   one of its end markers (an empty name); when a bare name holds a `BAD_NAME` character
@@ -25,8 +27,9 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from .dialects import DIALECTS
 from .first_chars import may_begin
-from .spec import BAD_NAME, CallShape, Messages, Name
+from .spec import BAD_NAME, CallShape, Lit, Messages, Name, Ws
 
 # the characters a name's first one is tried against (others go to the reader): printable
 # ASCII, to which the family's marker characters are added
@@ -35,15 +38,51 @@ _TRIED = "".join(chr(code) for code in range(0x21, 0x7F))
 
 def opener_pass(shapes: Iterable[tuple[CallShape, int]], literals: Iterable[str]) -> str | None:
     """The text after a call opener (not a lookahead) on which every shape it starts, in
-    turn, gives it back at once; None unless each reads its name first."""
+    turn, gives it back at once; None unless each decides so (`_gives_up`)."""
+    literals = list(literals)
     tried = sorted(set(_TRIED) | {char for lit in literals for char in lit})
+    # whitespace the call reads is given back as text and read on after it, as the scan
+    # reads it once the opener is passed: the same, unless a marker may begin in it
+    spaced = not any(lit[:1].isspace() for lit in literals)
     ways = []
     for shape, start in shapes:
-        item = shape.call[start] if start < len(shape.call) else None
-        if not isinstance(item, Name) or item.fixed or item.recipient or not item.until:
+        way = _gives_up(shape, start, tried, spaced)
+        if way is None:
             return None
-        ways.append(_no_name(item, tried))
+        ways.append(way)
     return "".join(f"(?={way})" for way in ways) if ways else None
+
+
+def _gives_up(shape: CallShape, start: int, tried: list[str], spaced: bool) -> str | None:
+    """A regex of the text after the opener on which the call's items from `start` give
+    the call up at once: whitespace items, then a name (`_no_name`), a required literal
+    that is not there (nor may still be: the text ends in a prefix of it), or a naming
+    dialect whose text cannot begin so (`Opening.begins`). None when they do not decide."""
+    read = ""
+    for item in shape.call[start:]:
+        if isinstance(item, Ws):
+            if not spaced:
+                return None
+            read += "\\s*+"
+            continue
+        if isinstance(item, Name):
+            if item.fixed or item.recipient or not item.until:
+                return None
+            return read + _no_name(item, tried)
+        if isinstance(item, Lit):
+            texts = [text for text in item.texts if text]
+            if item.optional or item.peek or not texts:
+                return None
+            whole = "|".join(re.escape(t) for t in sorted(texts, key=len, reverse=True))
+            cut = sorted({t[:k] for t in texts for k in range(len(t))}, key=len)
+            growing = "|".join(re.escape(prefix) for prefix in cut)
+            return read + f"(?!{whole})(?!(?:{growing})\\Z)"
+        row = DIALECTS.get(type(item))
+        opening = row.opening(item) if row is not None and row.names_calls else None
+        if opening is None or not opening.begins:
+            return None
+        return read + f"[{opening.space}]*+(?=[^{opening.begins}])"
+    return None
 
 
 def _no_name(item: Name, tried: list[str]) -> str:
@@ -59,13 +98,19 @@ def _no_name(item: Name, tried: list[str]) -> str:
     ways = [f"\\s*+(?:[{first}]|{ends})" if first else f"\\s*+(?:{ends})"]
     reach = item.max_len + max(map(len, item.until))
     end_firsts = "".join(sorted({re.escape(end[0]) for end in item.until}))
-    bad = "".join(
-        re.escape(c)
-        for c in tried
-        if BAD_NAME.match(c) and not c.isspace() and c not in end_firsts  # (a space may end it)
-    )
-    if item.pattern is None and bad:  # a character no name holds, before any end may begin
-        ways.append(f"[^{end_firsts}{bad}]{{0,{2 * reach}}}+[{bad}]")
+    # a character no name holds (a space may end it), before any end marker, and not the
+    # start of one nor of a tail held back as one's start
+    bad = [c for c in tried if BAD_NAME.match(c) and not c.isspace()]
+    if item.pattern is None and bad:
+        plain = "".join(re.escape(c) for c in bad if c not in end_firsts)
+        starts = "".join(re.escape(c) for c in bad if c in end_firsts)
+        cut = sorted({end[:k] for end in item.until for k in range(1, len(end))}, key=len)
+        held = "(?!(?:" + "|".join(re.escape(prefix) for prefix in cut) + ")\\Z)" if cut else ""
+        hits = ([f"[{plain}]"] if plain else []) + (
+            [f"(?!{ends}){held}[{starts}]"] if starts else []
+        )
+        scan = f"[^{end_firsts}{plain}]{{0,{2 * reach}}}+"
+        ways.append(scan + "(?:" + "|".join(hits) + ")")
     # no end marker begins within twice its reach (or before the text's end, past its reach)
     ways.append(f"[^{end_firsts}]{{{2 * reach}}}|[^{end_firsts}]{{{reach + 1},}}+\\Z")
     return "(?:" + "|".join(ways) + ")"
