@@ -57,13 +57,12 @@ def _gives_up(shape: CallShape, start: int, tried: list[str], spaced: bool) -> s
     """A regex of the text after the opener on which the call's items from `start` give
     the call up at once: whitespace items, then a name (`_no_name`), a required literal
     that is not there (nor may still be: the text ends in a prefix of it), or a naming
-    dialect whose text cannot begin so (`Opening.begins`). None when they do not decide."""
+    dialect whose text cannot begin so (`Opening.begins`); an optional literal only where
+    it is not there. None when they do not decide."""
     read = ""
     for item in shape.call[start:]:
-        if isinstance(item, Ws):
-            if not spaced:
-                return None
-            read += "\\s*+"
+        if isinstance(item, Ws):  # (none at all where a marker may begin with a space)
+            read += "\\s*+" if spaced else "(?!\\s)"
             continue
         if isinstance(item, Name):
             if item.fixed or item.recipient or not item.until:
@@ -71,12 +70,15 @@ def _gives_up(shape: CallShape, start: int, tried: list[str], spaced: bool) -> s
             return read + _no_name(item, tried)
         if isinstance(item, Lit):
             texts = [text for text in item.texts if text]
-            if item.optional or item.peek or not texts:
+            if item.peek or not texts:
                 return None
             whole = "|".join(re.escape(t) for t in sorted(texts, key=len, reverse=True))
             cut = sorted({t[:k] for t in texts for k in range(len(t))}, key=len)
             growing = "|".join(re.escape(prefix) for prefix in cut)
-            return read + f"(?!{whole})(?!(?:{growing})\\Z)"
+            read += f"(?!{whole})(?!(?:{growing})\\Z)"  # not there, nor still arriving
+            if item.optional:  # absent: the next item reads at the same place
+                continue
+            return read
         row = DIALECTS.get(type(item))
         opening = row.opening(item) if row is not None and row.names_calls else None
         if opening is None or not opening.begins:

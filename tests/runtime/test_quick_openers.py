@@ -115,6 +115,12 @@ def test_a_run_of_openers_in_prose_makes_no_call(family: str, run: str) -> None:
         ("muse", "to="),  # message headers: `to=to` is no recipient and header end
         ("gpt-oss", "to="),
         ("gpt-oss", "<|channel|>commentary to="),
+        ("hermes", "<tool_call>"),  # a JSON call object that cannot begin with `<`
+        ("apertus", "<|tools_prefix|>"),  # a JSON call array, the same
+        ("glm45", "<tool_call>"),  # a bare name holding `>` before any end marker
+        ("qwen3_coder", "<tool_call>"),  # a required `<function=` that is not there
+        ("command_r_plus", "Action:"),  # an optional "```json" that is not there
+        ("firefunction_v2", "functools"),  # no space read where a marker begins with one
     ],
 )
 def test_a_run_of_markers_is_passed_over_in_one_match(family: str, run: str) -> None:
