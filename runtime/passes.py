@@ -70,7 +70,7 @@ def _gives_up(shape: CallShape, start: int, tried: list[str], spaced: bool) -> s
             return read + _no_name(item, tried)
         if isinstance(item, Lit):
             texts = [text for text in item.texts if text]
-            if item.peek or not texts:
+            if not texts:  # (a lookahead literal that is not there fails the same)
                 return None
             whole = "|".join(re.escape(t) for t in sorted(texts, key=len, reverse=True))
             cut = sorted({t[:k] for t in texts for k in range(len(t))}, key=len)

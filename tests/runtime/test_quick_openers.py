@@ -121,6 +121,7 @@ def test_a_run_of_openers_in_prose_makes_no_call(family: str, run: str) -> None:
         ("qwen3_coder", "<tool_call>"),  # a required `<function=` that is not there
         ("command_r_plus", "Action:"),  # an optional "```json" that is not there
         ("firefunction_v2", "functools"),  # no space read where a marker begins with one
+        ("xlam", "```json"),  # a lookahead `[` that is not there
     ],
 )
 def test_a_run_of_markers_is_passed_over_in_one_match(family: str, run: str) -> None:
