@@ -12,6 +12,7 @@ import re
 from typing import TYPE_CHECKING
 
 from .call_record import CallRecord
+from .first_chars import may_begin
 from .markers import Markers
 from .outcomes import ABANDON, READ
 from .spec import BAD_NAME, Name, Skip, name_of
@@ -166,8 +167,12 @@ class HeadReaders:
     def _never_a_name(item: Name, buf: str, pos: int, cut: int) -> bool:
         """Whether the name read so far (up to a marker cut at its end) already holds what no
         name holds (`{` of a JSON body): the call is abandoned now, as it would be once its
-        marker arrives. Only for names with no pattern: a pattern decides on the whole."""
-        return item.pattern is None and bool(BAD_NAME.search(buf[pos : len(buf) - cut].strip()))
+        marker arrives. A pattern decides on the whole, but for its first character: one
+        no match begins with (`first_chars.py`) is no name however the text goes on."""
+        text = buf[pos : len(buf) - cut].strip()
+        if item.pattern is None:
+            return bool(BAD_NAME.search(text))
+        return bool(text) and not may_begin(item.pattern, text[0])
 
     def _undoubled(self: Engine, name: str, separator: str) -> str:
         """`get_weather.get_weather` is `get_weather` when only the short name is a

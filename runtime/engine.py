@@ -207,8 +207,11 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
         else:
             markers = family.quick_section_markers if quick else family.section_markers
         at, lit = markers.search(buf, pos)
+        start = pos  # where a tail held back as a possible marker may begin
+        if lit in markers.passable:  # (only a quick search has any: `tables._passes`)
+            at, lit, start = markers.pass_over(buf, at, lit, pos)
         if at < 0:
-            held = markers.held(buf, pos)
+            held = markers.held(buf, start)
             stop = len(buf) - held
             self._text(buf[pos:stop])
             if eof and held:

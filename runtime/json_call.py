@@ -40,6 +40,11 @@ _MAX_NAME = 256  # a call's name is at most this long, as `name(max_len=256)` re
 # a surrogate pair's two escapes (12 characters); a name string still open past this many
 # characters names no call, decided there (whole or streamed alike), never held to its end
 _NAME_SPAN = 2 + 12 * _MAX_NAME
+# the characters of a call object, from its `{`, by which its name must be known (its value
+# read to its end): members written before the name (arguments first, an id, anything) are
+# held until the name decides the call, so an object that has named none by then is no
+# call, decided there (whole or streamed alike), its text given back as it arrives
+_BEFORE_NAME = 65_536
 _ARGUMENTS = JsonArgs()  # the item of a call object's arguments value
 
 
@@ -78,6 +83,7 @@ class JsonCallReader:
         "_skipping",
         "_args_seen",
         "_tried_whole",
+        "_unnamed",
     )
 
     def __init__(self, item: JsonCall, stops: tuple[str, ...], sink: Sink) -> None:
@@ -103,6 +109,7 @@ class JsonCallReader:
         self._args_seen = False
         # `_whole` is tried once, unless the shortcut may not read this item
         self._tried_whole = not shortcuts.takes(item, SHORTCUT_KNOWS)
+        self._unnamed = 0  # characters read from the `{` while no name is known
 
     def _commit_name(self) -> None:
         """The call is real: its name is known (and, with require_args, its arguments began)."""
@@ -189,6 +196,30 @@ class JsonCallReader:
                 return whole_end
         if self.done:
             return pos
+        if self.name is None:  # read no further than where the name must be known
+            first = pos
+            bound = pos + _BEFORE_NAME - self._unnamed
+            if bound >= stop:
+                pos = self._read_outer(text, pos, stop, end, at, eof)
+                if self.name is None:
+                    self._unnamed += pos - first
+                return pos
+            pos = self._read_outer(text, pos, bound, end, -1, False, bounded=True)
+            if self.name is None:
+                self._unnamed += pos - first
+                if self._unnamed >= _BEFORE_NAME and not self.done:
+                    self.malformed = True  # no name by then: no call
+                    self._end()
+                return pos
+            if self.done or pos < bound:
+                return pos
+        return self._read_outer(text, pos, stop, end, at, eof)
+
+    def _read_outer(
+        self, text: str, pos: int, stop: int, end: int, at: int, eof: bool, bounded: bool = False
+    ) -> int:
+        """Read the object up to `stop`: a stop marker at `at` (or none: -1), or the bound
+        on the text before the name (`bounded`)."""
         outer = self._outer
         if outer is None:
             outer = self._outer = JsonScanner(
@@ -214,7 +245,7 @@ class JsonCallReader:
             if new == pos and outer.state != PAUSED:
                 break
             pos = new
-        if not self.done and stop < end and self._marker_at_opening(text[stop]):
+        if not self.done and not bounded and stop < end and self._marker_at_opening(text[stop]):
             self._end()
             self.malformed = True  # no call object, whatever the marker turns out to be
             return stop
@@ -268,6 +299,8 @@ class JsonCallReader:
                 raw = text[start:end]
                 if not (WHOLE_STRING.fullmatch(raw) and raw[1:-1].strip()) or len(raw) > _MAX_NAME:
                     return -1  # (the scanner would go on looking for one)
+                if end - pos > _BEFORE_NAME:
+                    return -1  # (named too late: the scanner gives it up at the bound)
                 named = True
         if args_start < 0 or text[args_start] != "{":
             return -1
@@ -524,7 +557,7 @@ def render_json_call_array(item: JsonCallArray, calls: Sequence[Call]) -> str:
 _JSON_SPACE = r" \t\n\r"
 
 
-_OPENING = Opening("{", _JSON_SPACE, '"}')
+_OPENING = Opening("{", _JSON_SPACE, '"}', begins="{")
 
 
 def json_call_opening(item: JsonCall) -> Opening:
@@ -537,7 +570,14 @@ def json_call_array_opening(item: JsonCallArray) -> Opening:
     element's own opening: `[{[` is no call array from its third character. A bare list
     (`bare=true`) that starts with `{` has no `[` and is not this text."""
     element = f"{re.escape(_OPENING.lead)}[{_OPENING.space}]*+(?=[^{_OPENING.first}])"
-    return Opening("[", _JSON_SPACE, r"{\]", element, re.escape(_OPENING.lead) + _OPENING.space)
+    return Opening(
+        "[",
+        _JSON_SPACE,
+        r"{\]",
+        element,
+        re.escape(_OPENING.lead) + _OPENING.space,
+        begins=r"\[{" if item.bare else r"\[",
+    )
 
 
 JSON_CALL = DialectRow(

@@ -33,12 +33,21 @@ class Markers:
         "_firsts",
         "_longer",
         "growing",
+        "passable",
+        "_passing",
     )
 
-    def __init__(self, literals: Iterable[str], guards: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        literals: Iterable[str],
+        guards: Mapping[str, str] | None = None,
+        passes: Mapping[str, str] | None = None,
+    ) -> None:
         """`guards`: per literal, a regex of text at its place where it is not found (the
         search goes on past it), for a literal no shorter one of the set begins (else
-        that one would be found there instead)."""
+        that one would be found there instead). `passes`: per literal, a regex of text
+        right after it where the literal, once found, is decided to be text and the scan
+        goes on after it (`pass_over`)."""
         unique = sorted({lit for lit in literals if lit}, key=lambda lit: (-len(lit), lit))
         self.literals: tuple[str, ...] = tuple(unique)
         guards = {
@@ -67,6 +76,30 @@ class Markers:
         }
         # the markers `may_grow` can say yes for: any other is decided once found
         self.growing = frozenset(lit for lit, longer in self._longer.items() if longer)
+        passes = {lit: cond for lit, cond in (passes or {}).items() if lit in unique}
+        self.passable = frozenset(passes)
+        self._passing = self._passing_regex(guards, passes) if passes else None
+
+    def _passing_regex(self, guards: Mapping[str, str], passes: Mapping[str, str]) -> re.Pattern:
+        """The text up to the next marker the search stops at, in one match: characters no
+        marker starts at, and each literal of `passes` followed by its text (then read on
+        right after the literal, group `past` marking where). The literal is passed only
+        where the search finds it (no longer marker there) and where no longer one may
+        still be arriving (`may_grow`): the scan reads the same as stopping at it."""
+        assert self._regex is not None
+        alternatives = []
+        for lit, cond in passes.items():
+            longer = self._longer[lit]
+            found = "".join(f"(?!{_alternative(o, guards.get(o))})" for o in longer)
+            rests = {o[len(lit) : len(lit) + k] for o in longer for k in range(len(o) - len(lit))}
+            growing = "|".join(re.escape(rest) for rest in sorted(rests))
+            grows = f"(?!(?:{growing})\\Z)" if rests else ""
+            alternatives.append(f"{found}{_alternative(lit, guards.get(lit))}{grows}(?={cond})")
+        firsts = "".join(re.escape(first) for first in self._firsts)
+        return re.compile(
+            f"(?:[^{firsts}]++|(?:{'|'.join(alternatives)})(?P<past>)"
+            f"|(?!{self._regex.pattern})[{firsts}])*+"
+        )
 
     def __bool__(self) -> bool:
         return bool(self.literals)
@@ -81,6 +114,22 @@ class Markers:
         if found is None:
             return -1, ""
         return found.start(), found.group()
+
+    def pass_over(self, text: str, at: int, lit: str, start: int) -> tuple[int, str, int]:
+        """From the marker `lit` of `passable` found at `at` (searching from `start`): the next
+        marker once every passable one decided text is passed, its text, and where a tail
+        held back may begin (after the last literal passed; `start` if none was)."""
+        assert self._passing is not None and self._regex is not None
+        run = self._passing.match(text, at)
+        end = run.end()
+        if end == at:
+            return at, lit, start
+        past = run.end("past")
+        held_from = past if past >= 0 else start
+        found = self._regex.match(text, end) if end < len(text) else None
+        if found is None:
+            return -1, "", held_from
+        return end, found.group(), held_from
 
     def may_grow(self, text: str, at: int, lit: str) -> bool:
         """Whether the marker `lit` found at `at` may still be the start of a longer marker

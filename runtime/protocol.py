@@ -166,6 +166,10 @@ class Opening:
     over such text without making the call, which a long run of `[` or `{` in prose
     otherwise costs at every character (`tables._gives_back`).
 
+    `begins` (a class body), when set: the characters the text may begin with after any run
+    of `space`; on any other the reader fails at once, having read no further than that run
+    (the engine passes such openers over too: `passes.py`).
+
     `then`, a regex matched at that one of `first`, says more text the reader fails on
     before any call: a call array's element `{` with no key after it (`[{[`), a Python
     name that no `(` follows (`[a[`). Its match must be bounded (a constant length, or
@@ -179,6 +183,7 @@ class Opening:
     first: str
     then: str = ""
     then_reads: str = ""
+    begins: str = ""
 
 
 Head = tuple[Union[Ws, Lit, Name, Opening], ...]

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Union
 
 from .xml_entities import xml_unescape
+from .first_chars import may_begin
 
 BAD_NAME = re.compile(r'[\s<>{}\[\]"]')  # no function name holds these; JSON or markup does
 
@@ -123,9 +124,13 @@ def never_a_name(item: Name, raw: str) -> bool:
     name however it would have gone on: a bare name holds none of BAD_NAME; a header (a
     name with a pattern) may hold spaces, but words that do not fit it are prose, unless
     the pattern starts with a lookahead (kimi_k3's `(?=.*\btool="…").*`, attributes in
-    any order): text of any shape may still grow into one of those (`l tool=`)."""
+    any order): text of any shape may still grow into one of those (`l tool=`). With a
+    pattern, text whose first character no match begins with is none either
+    (`first_chars.py`): `>` for `(?P<name>python)`."""
     if item.pattern is None:
         return bool(BAD_NAME.search(raw))
+    if raw and not may_begin(item.pattern, raw[0]):
+        return True
     if item.pattern.startswith("(?="):
         return False
     return bool(re.search(r"\s", raw)) and not re.fullmatch(item.pattern, raw)

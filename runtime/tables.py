@@ -10,6 +10,7 @@ from typing import Any, Iterable
 from . import shortcuts
 from .dialects import DIALECTS, markup_literals
 from .markers import Markers, markers
+from .passes import header_pass, opener_pass
 from .protocol import Head, Stops
 from .spec import CallShape, FamilySpec, Lit, Messages, Name, Skip, Ws
 
@@ -285,7 +286,8 @@ def _shown(value: object) -> str:
         guarded = (
             f" /{_one_line(regex.pattern)}/" if regex is not None and "(?!" in regex.pattern else ""
         )
-        return f"Markers{list(value.literals)!r}{guarded}"
+        passed = f" passes {sorted(value.passable)!r}" if value.passable else ""
+        return f"Markers{list(value.literals)!r}{guarded}{passed}"
     if isinstance(value, _Run):
         return f"Run(/{_one_line(value.pattern.pattern)}/ -> item {value.next})"
     if isinstance(value, re.Pattern):
@@ -488,13 +490,23 @@ def _compute_quick_markers(
 ) -> dict[str, object]:
     """Per call opener with a `_gives_back` pattern, that pattern guards the opener in the
     searches: only for an opener that opens one shape and is no other marker (ignored, a
-    block's, a message's)."""
+    block's, a message's). Per call opener and message header opener that the text right
+    after it gives back at once, the scan passes over it (`passes.py`): a call opener
+    where it makes a call (in a section, or anywhere calls open), a header opener that is
+    no ignored marker."""
     others = {*made["ignore"], *made["section_opens"], *made["section_closes"], *message_markers}
     others |= made["reasoning_opens"] | made["reasoning_closes"]
     literals = markup_literals(spec)
-    guards = {}
+    guards, passes = {}, {}
     for opener, starts in made["openers"].items():
-        if len(starts) != 1 or opener in others:
+        if opener in others:
+            continue
+        if opener not in made["peek_openers"]:
+            shapes = [(made["shapes"][number], start) for number, start in starts]
+            found = opener_pass(shapes, literals)
+            if found is not None:
+                passes[opener] = found
+        if len(starts) != 1:
             continue
         number, start = starts[0]
         found = _gives_back(
@@ -502,14 +514,20 @@ def _compute_quick_markers(
         )
         if found is not None:
             guards[opener] = found
-    if not guards:
+    headers = {}
+    if made["messages"] is not None:
+        found = header_pass(made["messages"], made["recipient"], literals)
+        if found is not None:
+            headers = {h: found for h in made["messages"].header if h not in made["ignore"]}
+    if not guards and not passes and not headers:
         return {
             "quick_content_markers": made["content_markers"],
             "quick_section_markers": made["section_markers"],
         }
+    outside_passes = {**(passes if made["calls_anywhere"] else {}), **headers}
     return {
-        "quick_content_markers": Markers(outside, guards),
-        "quick_section_markers": Markers(inside + message_markers, guards),
+        "quick_content_markers": Markers(outside, guards, outside_passes),
+        "quick_section_markers": Markers(inside + message_markers, guards, {**passes, **headers}),
     }
 
 

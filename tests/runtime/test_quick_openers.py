@@ -99,7 +99,56 @@ def test_a_run_of_openers_in_prose_makes_no_call(family: str, run: str) -> None:
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(Engine, "_new_call", counting)
-        text = "Prose " + run * 2000 + " end."
+        text = "Prose " + run * 8000 + " end."
         message = toolgrammar.parse(family, text, TOOLS)
     assert message.content == text.strip() and message.tool_calls == []
     assert len(made) <= 2, f"{len(made)} calls made for {len(text)} characters"
+
+
+@pytest.mark.parametrize(
+    "family, run",
+    [
+        ("functionary_v32", ">>>"),  # two shapes: a bare name, and `python` by its pattern
+        ("functionary_v32", ">>>get_w"),  # a name with no `{` within twice its reach
+        ("functionary_v31", "<function="),
+        ("beam", "to="),  # a pattern name (`[^\s<]+`) with no end marker near
+        ("muse", "to="),  # message headers: `to=to` is no recipient and header end
+        ("gpt-oss", "to="),
+        ("gpt-oss", "<|channel|>commentary to="),
+        ("hermes", "<tool_call>"),  # a JSON call object that cannot begin with `<`
+        ("apertus", "<|tools_prefix|>"),  # a JSON call array, the same
+        ("glm45", "<tool_call>"),  # a bare name holding `>` before any end marker
+        ("qwen3_coder", "<tool_call>"),  # a required `<function=` that is not there
+        ("command_r_plus", "Action:"),  # an optional "```json" that is not there
+        ("firefunction_v2", "functools"),  # no space read where a marker begins with one
+        ("xlam", "```json"),  # a lookahead `[` that is not there
+    ],
+)
+def test_a_run_of_markers_is_passed_over_in_one_match(family: str, run: str) -> None:
+    # each of these made (and gave back) one call or one message header per marker, each
+    # shape in turn: some µs a marker, 2.3 s for a megabyte of Functionary's `>>>`
+    from toolgrammar.runtime.messages import MessageHeaders
+
+    made = []
+    new_call, read_header = Engine._new_call, MessageHeaders.read
+
+    def counting(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        made.append(1)
+        return new_call(self, *args, **kwargs)
+
+    def reading(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        made.append(1)
+        return read_header(self, *args, **kwargs)
+
+    text = "Prose " + run * 8000 + " end."
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Engine, "_new_call", counting)
+        patch.setattr(MessageHeaders, "read", reading)
+        quick = _read(family, text, len(text))[0]
+    # (but near the end, where a name may still end within its reach: ~600 characters)
+    assert len(made) <= 600, f"{len(made)} calls or headers made for {len(text)} characters"
+    quick = quick, _read(family, text, 16)[1]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Engine, "_quick", False)
+        slow = _read(family, text, len(text))[0], _read(family, text, 16)[1]
+    assert quick == slow
