@@ -1,0 +1,124 @@
+"""How far `import-template --chat-template` gets on every fetched chat template.
+
+For each template of both sources (`python scripts/fetch_templates.py` fetches them): the
+grammar it writes, whether that grammar passes `check` unedited (the round trip through the
+same template included), and, for a template a `grammars/templates.toml` row gives a family,
+its markers beside the hand-written grammar's, marker by marker.
+
+Usage: python scripts/import_template_figures.py [TEMPLATES_DIR] [--budget S] [--out FILE.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from toolgrammar.check.templates import TEMPLATE_CACHE, TEMPLATE_SOURCES, template_table
+from toolgrammar.compiler.build import compile_grammar_text
+from toolgrammar.import_template import ImportProblem, check_imported, import_chat_template
+from toolgrammar.runtime.registry import get_spec
+from toolgrammar.runtime.spec import FamilySpec, Lit, Ws
+
+SKIP_FIELDS = {"line", "file"}
+
+
+def spec_of(text: str, name: str) -> FamilySpec:
+    namespace: dict[str, Any] = {}
+    exec(compile(compile_grammar_text(text, f"{name}.tg", None, []), name, "exec"), namespace)
+    return namespace["SPEC"]
+
+
+def markers(spec: FamilySpec) -> dict[str, str]:
+    """One family's markers by role: what the comparison lines up."""
+    found: dict[str, str] = {}
+    if spec.reasoning:
+        found["reasoning"] = f"{spec.reasoning[0].opens[0]!r} {spec.reasoning[0].closes[0]!r}"
+        found["reasoning prompt_opened"] = str(spec.reasoning[0].prompt_opened)
+    if spec.section:
+        found["section"] = f"{spec.section.opens[0]!r} {spec.section.closes[0]!r}"
+    if spec.content:
+        found["content"] = " ".join(repr(c) for c in (*spec.content.opens[:1], *spec.content.closes[:1]))
+    literals = [i.text for i in spec.call if isinstance(i, Lit) and not i.peek]
+    found["call literals"] = " ".join(repr(t) for t in literals)
+    for item in spec.call:
+        if isinstance(item, (Lit, Ws)):
+            continue
+        kind = type(item).__name__
+        if kind in ("Name", "Skip"):
+            found[kind.lower()] = ", ".join(
+                f"{f.name}={getattr(item, f.name)!r}"
+                for f in fields(item)
+                if f.name in ("until", "pattern", "id") and getattr(item, f.name)
+            )
+        else:
+            found["dialect"] = kind
+            for f in fields(item):
+                value = getattr(item, f.name)
+                if f.name not in SKIP_FIELDS and value != f.default and f.name != "implicit_end":
+                    found[f"{kind}.{f.name}"] = repr(value)
+    return found
+
+
+def compare(ours: dict[str, str], theirs: dict[str, str]) -> tuple[int, int, list[str]]:
+    keys = sorted(set(ours) | set(theirs))
+    same = sum(1 for k in keys if ours.get(k) == theirs.get(k))
+    diffs = [f"{k}: ours {ours.get(k, '-')} / hand {theirs.get(k, '-')}" for k in keys if ours.get(k) != theirs.get(k)]
+    return same, len(keys), diffs
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("templates", nargs="?", default=str(TEMPLATE_CACHE))
+    parser.add_argument("--budget", type=float, default=5.0)
+    parser.add_argument("--out")
+    args = parser.parse_args(argv)
+    root = Path(args.templates)
+    families: dict[tuple[str, str], list[str]] = {}
+    for row in template_table():
+        families.setdefault((row.get("source", "llama.cpp"), row["file"]), []).append(row["family"])
+    lines = ["| source | template | import | check | hand-written family | markers equal | differences |",
+             "|---|---|---|---|---|---|---|"]
+    totals = {"templates": 0, "imported": 0, "passed": 0}
+    for source, folder in TEMPLATE_SOURCES.items():
+        for path in sorted((root / folder).glob("*.jinja")):
+            totals["templates"] += 1
+            name = "imported"
+            try:
+                text = import_chat_template(path.read_text(encoding="utf-8"), name, path.name)
+            except ImportProblem as problem:
+                lines.append(f"| {source} | {path.name} | no: {str(problem)[:90]} | | | | |")
+                print(path.name, "no", problem, file=sys.stderr)
+                continue
+            totals["imported"] += 1
+            try:
+                ok, out = check_imported(text, name, path, args.budget)
+            except Exception as error:  # a crash is a figure too, not the end of the run
+                ok, out = False, f"{type(error).__name__}: {error}"
+            totals["passed"] += ok
+            why = "" if ok else next((l.strip() for l in out.splitlines() if "FAIL" in l or "[" in l or "error" in l), out.splitlines()[0] if out else "")
+            hand = families.get((source, path.name), [])
+            cells = ["", "", ""]
+            if hand:
+                family = get_spec(hand[0]).name
+                try:
+                    same, total, diffs = compare(markers(spec_of(text, name)), markers(get_spec(family)))
+                    cells = [family, f"{same}/{total}", "; ".join(diffs)[:400].replace("|", "\\|")]
+                except Exception as error:
+                    cells = [family, "", f"{type(error).__name__}"]
+            status = "pass" if ok else f"fail: {why[:120]}".replace("|", "\\|")
+            lines.append(f"| {source} | {path.name} | yes | {status} | {' | '.join(cells)} |")
+            print(path.name, status, file=sys.stderr)
+    head = (f"{totals['passed']} of {totals['templates']} fetched templates give a grammar that "
+            f"passes `check` unedited ({totals['imported']} imported; check budget {args.budget} s).\n")
+    report = head + "\n" + "\n".join(lines) + "\n"
+    if args.out:
+        Path(args.out).write_text(report, encoding="utf-8")
+    print(report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
