@@ -74,6 +74,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("templates", nargs="?", default=str(TEMPLATE_CACHE))
     parser.add_argument("--budget", type=float, default=5.0)
     parser.add_argument("--out")
+    parser.add_argument("--grammars", help="also write each grammar here, as TEMPLATE.tg")
     args = parser.parse_args(argv)
     root = Path(args.templates)
     families: dict[tuple[str, str], list[str]] = {}
@@ -87,14 +88,19 @@ def main(argv: list[str]) -> int:
             totals["templates"] += 1
             name = "imported"
             try:
-                text = import_chat_template(path.read_text(encoding="utf-8"), name, path.name)
+                text, found = import_chat_template(path.read_text(encoding="utf-8"), name, path.name)
             except ImportProblem as problem:
                 lines.append(f"| {source} | {path.name} | no: {str(problem)[:90]} | | | | |")
                 print(path.name, "no", problem, file=sys.stderr)
                 continue
             totals["imported"] += 1
+            if args.grammars:
+                Path(args.grammars).mkdir(parents=True, exist_ok=True)
+                (Path(args.grammars) / f"{path.stem}.tg").write_text(text, encoding="utf-8")
             try:
-                ok, out = check_imported(text, name, path, args.budget)
+                ok, out = check_imported(
+                    text, name, path, args.budget, mutable=found.mutable, as_text=found.as_text
+                )
             except Exception as error:  # a crash is a figure too, not the end of the run
                 ok, out = False, f"{type(error).__name__}: {error}"
             totals["passed"] += ok

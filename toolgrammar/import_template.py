@@ -69,6 +69,8 @@ class Found:
 
     name: str
     guesses: list[str] = field(default_factory=list)
+    mutable: bool = False  # the template changes lists (llama.cpp's engine lets it)
+    as_text: bool = False  # the template wants arguments as JSON text
     reasoning: tuple[str, str] | None = None
     reasoning_prompt_opened: bool = False
     section: tuple[str, str] | None = None
@@ -92,6 +94,7 @@ class Probe:
     fields: tuple[str, ...]
     stops: list[str]
     as_text: bool = False
+    mutable: bool = False
 
     def turn(self, content: str = "", calls: tuple[Call, ...] = (), thought: str = "") -> str:
         message: dict[str, Any] = {"role": "assistant", "content": content}
@@ -100,8 +103,11 @@ class Probe:
         if thought:
             for name in self.fields:
                 message[name] = thought
+        # where the turn parts from a prompt that ends in a marker the turn leaves out
+        # (`<think>`), it starts at that marker, not inside it
+        markers = sorted(set(_tokens(self.prompt()[-200:])), key=len, reverse=True)
         _, turn, _ = assistant_turn(
-            self.template, Conversation("probe", (ASK, message)), self.variables
+            self.template, Conversation("probe", (ASK, message)), self.variables, markers
         )
         return cut_at_stop(turn, self.stops)
 
@@ -117,17 +123,18 @@ def _probe(source: str, variables: dict[str, Any]) -> Probe:
     """The template loaded as transformers does, or as llama.cpp does when it changes lists;
     arguments as JSON text when it prints a dict as Python."""
     last: Exception | None = None
-    for mutable in (False, True):
+    for mutable, as_text in ((False, False), (True, False), (False, True), (True, True)):
         try:
             template = load_template(source, mutable)
             stops = [variables.get("eos_token", "</s>"), *turn_end(template, variables)]
-            probe = Probe(template, variables, reasoning_fields(source), stops)
+            probe = Probe(template, variables, reasoning_fields(source), stops, as_text)
             turn = probe.turn(calls=(ONE,))
         except TemplateProblem as problem:
-            last = problem
+            last = last or problem
             continue
         if repr(ONE.arguments) in turn:
             probe.as_text = True
+        probe.mutable = mutable
         return probe
     raise ImportProblem(str(last))
 
@@ -194,6 +201,22 @@ def _close_items(text: str) -> list[str]:
     return items
 
 
+def _head(text: str) -> list[str]:
+    """The markup before a call's name; the model's own call id in it (Solar Open's
+    `<|tool_call:begin|>ID<|tool_call:name|>`) is read as a `skip(id=true)`."""
+    text = text.lstrip()
+    at = text.find(CALL_IDS[0])
+    if at == -1:
+        return _strip_ws(_spaced(text), end=False)
+    after = text[at + len(CALL_IDS[0]) :]
+    until = _first_token(after) or after
+    return [
+        *_strip_ws(_spaced(text[:at]), end=False),
+        f"skip(until={_lit(until)}, id=true)",
+        *_strip_ws(_spaced(after), end=False),
+    ]
+
+
 def _strip_ws(items: list[str], start: bool = True, end: bool = True) -> list[str]:
     while start and items and items[0].startswith("ws("):
         items.pop(0)
@@ -208,7 +231,9 @@ def _strip_ws(items: list[str], start: bool = True, end: bool = True) -> list[st
 def analyse(source: str, name: str, variables: dict[str, Any] | None = None) -> Found:
     """Render the probes through the template `source` and find the family's markers."""
     probe = _probe(source, {"bos_token": "<s>", "eos_token": "</s>", **(variables or {})})
-    found = Found(name)
+    found = Found(name, mutable=probe.mutable, as_text=probe.as_text)
+    if probe.mutable:
+        found.guesses.append("the template changes lists: rendered as llama.cpp does (--mutable)")
     if probe.as_text:
         found.guesses.append("the template prints arguments as they are: given as JSON text")
     plain = probe.turn(ANSWER)
@@ -221,7 +246,7 @@ def analyse(source: str, name: str, variables: dict[str, Any] | None = None) -> 
     _reasoning(found, probe, plain)
     markup = one[lead:]
     try:
-        two = probe.turn(calls=(ONE, TWO))[lead:]
+        two = probe.turn(calls=(ONE, TWO))[lead:].replace(CALL_IDS[1], CALL_IDS[0])
     except TemplateRefusal:
         two = ""
         found.guesses.append("the template refuses two calls in a turn: one call a turn assumed")
@@ -265,7 +290,7 @@ def _reasoning(found: Found, probe: Probe, plain: str) -> None:
     at = thought.find(THOUGHT)
     opens = closes = ""
     if at != -1:
-        start = _common_prefix(plain, thought)
+        start = _at_boundary(thought, _common_prefix(plain, thought))
         end = len(thought) - _common_suffix(plain, thought)
         before = thought[min(start, at) : at].strip() or _last_token(thought[:at])
         after = thought[at + len(THOUGHT) : max(end, at + len(THOUGHT))].strip()
@@ -276,7 +301,7 @@ def _reasoning(found: Found, probe: Probe, plain: str) -> None:
     prompt_on = _safe_prompt(probe, enable_thinking=True, thinking=True)
     prompt_off = _safe_prompt(probe, enable_thinking=False, thinking=False)
     if not closes and prompt_on and prompt_on != prompt_off:
-        extra = prompt_on[_common_prefix(prompt_on, prompt_off) :].strip()
+        extra = prompt_on[_at_boundary(prompt_on, _common_prefix(prompt_on, prompt_off)) :].strip()
         tokens = _tokens(extra)
         if tokens:
             opens = tokens[0]
@@ -353,7 +378,8 @@ def _json_native(found: Found, markup: str, two: str) -> bool:
         name_key, args_key, id_key = keys
         before, after = markup[:start], markup[end:]
         in_array = before.rstrip().endswith("[") and after.lstrip().startswith("]")
-        options = [f"name={_lit(name_key)}", f"arguments={_lit(args_key)}"]
+        spellings = [args_key, *(k for k in ("arguments", "parameters") if k != args_key)]
+        options = [f"name={_lit(name_key)}", f"arguments=[{', '.join(map(_lit, spellings))}]"]
         if id_key:
             options.append(f"id={_lit(id_key)}")
         if in_array:
@@ -361,7 +387,7 @@ def _json_native(found: Found, markup: str, two: str) -> bool:
             closer = after.lstrip()[1:]
             found.shape = "json_call_array"
             found.call = [
-                *_open_items(opener),
+                *(_open_items(opener) or ['&"["']),
                 f"json_call_array({', '.join(options)})",
                 *_close_items(closer),
             ]
@@ -442,7 +468,34 @@ def _python(found: Found, markup: str) -> bool:
     found.call = [item for item in found.call if item]
     if head.strip() and listed:
         found.call.insert(-1, '&"["')
+    end = _python_end(markup, match.start())
+    if end is not None:
+        found.call += _close_items(markup[end:])
     return True
+
+
+def _python_end(markup: str, start: int) -> int | None:
+    """Where the Python calls end: after the `]` or `)` that closes them, strings skipped."""
+    depth, quote, escaped = 0, "", False
+    for index in range(start, len(markup)):
+        char = markup[index]
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = ""
+            continue
+        if char in "\"'":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth < 0:
+                return index + 1  # the list's `]`
+    return None
 
 
 def _named(found: Found, probe: Probe, markup: str, two: str, lead: int) -> None:
@@ -460,7 +513,7 @@ def _named(found: Found, probe: Probe, markup: str, two: str, lead: int) -> None
         # is the closer (_split_per_call took the name and arguments as the "object")
         if section:
             found.section = section
-        head = _strip_ws(_spaced(opener.lstrip()), end=False)
+        head = _head(opener)
         suffix = between.strip()
         found.shape = "json_args"
         numbered = re.match(r"([^\s<\[{]*?)(\d+)(?=[\s<\[{]|$)", suffix)
@@ -479,6 +532,15 @@ def _named(found: Found, probe: Probe, markup: str, two: str, lead: int) -> None
                 f"the text after the name numbers the call ({suffix[: numbered.end()]!r}): "
                 "read as the call's id"
             )
+        elif CALL_IDS[0] in suffix:
+            # `NAME[CALL_ID]ID[ARGS]`: the id between the name and the arguments
+            before_id, _, after = suffix.partition(CALL_IDS[0])
+            until = _first_token(after) if after.strip() else "{"
+            pattern = (
+                r"(?P<name>[^\s\[\]{}<>]+)" + re.escape(before_id) + r"(?P<id>[^\s\[\]{}<>]+)"
+            ).replace("/", "\\/")
+            name_items = [f"name(until={_lit(until)}, pattern=/{pattern}/)"]
+            found.guesses.append(f"the call id comes after the name, after {before_id!r}")
         else:
             name_items = [f"name(until={_lit(_first_token(suffix) if suffix else '{')})"]
             after = suffix
@@ -563,9 +625,11 @@ def _xml(found: Found, probe: Probe, markup: str, two: str, lead: int, at: int) 
         implicit.append(json.loads(closers[1]))
     options.append(f"implicit_end=[{', '.join(_lit(i) for i in implicit)}]")
     found.shape = "xml_params"
+    if len(closers) > 1 and closers[1] != _lit(until[0]):
+        until.append(json.loads(closers[1]))  # a call with no argument
     found.call = [
-        *_strip_ws(_spaced(opener.lstrip()), end=False),
-        f"name(until={_lit(until[0])})",
+        *_head(opener),
+        f"name(until=[{', '.join(map(_lit, until))}])",
         *suffix_items,
         f"xml_params({', '.join(options)})",
         *closers,
@@ -577,7 +641,7 @@ def _xml(found: Found, probe: Probe, markup: str, two: str, lead: int, at: int) 
 
 def _xml_two(probe: Probe, lead: int) -> str:
     try:
-        return probe.turn(calls=(ONE_TWO_ARGS, TWO))[lead:]
+        return probe.turn(calls=(ONE_TWO_ARGS, TWO))[lead:].replace(CALL_IDS[1], CALL_IDS[0])
     except TemplateProblem:
         return ""
 
@@ -641,17 +705,24 @@ def grammar_text(found: Found, template_name: str) -> str:
 
 def import_chat_template(
     source: str, name: str, template_name: str = "TEMPLATE", variables: dict[str, Any] | None = None
-) -> str:
-    """The grammar text for the chat template `source`; ImportProblem when it cannot be."""
+) -> tuple[str, Found]:
+    """The grammar text for the chat template `source`, and what it was found from (how
+    the template must be rendered to check it); ImportProblem when it cannot be."""
     try:
         found = analyse(source, name, variables)
     except TemplateProblem as problem:
         raise ImportProblem(str(problem)) from None
-    return grammar_text(found, template_name)
+    return grammar_text(found, template_name), found
 
 
 def check_imported(
-    text: str, name: str, template: Path, budget: float, variables: dict[str, Any] | None = None
+    text: str,
+    name: str,
+    template: Path,
+    budget: float,
+    variables: dict[str, Any] | None = None,
+    mutable: bool = False,
+    as_text: bool = False,
 ) -> tuple[bool, str]:
     """Build the grammar in memory and run `check` on it, the round trip through `template`
     first: (passed, what check printed)."""
@@ -669,7 +740,13 @@ def check_imported(
     namespace: dict[str, Any] = {}
     exec(compile(code, f"{name}.tg", "exec"), namespace)
     with registered(namespace["SPEC"]):
-        trip = check_template(name, template, variables=variables)
+        trip = check_template(
+            name,
+            template,
+            variables=variables,
+            mutable=mutable,
+            arguments="text" if as_text else "object",
+        )
         report = check(name, budget=budget)
     out = [str(w) for w in warnings] + [trip.summary(), report.summary()]
     return trip.ok and report.ok, "\n".join(out)
