@@ -40,7 +40,9 @@ def markers(spec: FamilySpec) -> dict[str, str]:
     if spec.section:
         found["section"] = f"{spec.section.opens[0]!r} {spec.section.closes[0]!r}"
     if spec.content:
-        found["content"] = " ".join(repr(c) for c in (*spec.content.opens[:1], *spec.content.closes[:1]))
+        found["content"] = " ".join(
+            repr(c) for c in (*spec.content.opens[:1], *spec.content.closes[:1])
+        )
     literals = [i.text for i in spec.call if isinstance(i, Lit) and not i.peek]
     found["call literals"] = " ".join(repr(t) for t in literals)
     for item in spec.call:
@@ -65,7 +67,11 @@ def markers(spec: FamilySpec) -> dict[str, str]:
 def compare(ours: dict[str, str], theirs: dict[str, str]) -> tuple[int, int, list[str]]:
     keys = sorted(set(ours) | set(theirs))
     same = sum(1 for k in keys if ours.get(k) == theirs.get(k))
-    diffs = [f"{k}: ours {ours.get(k, '-')} / hand {theirs.get(k, '-')}" for k in keys if ours.get(k) != theirs.get(k)]
+    diffs = [
+        f"{k}: ours {ours.get(k, '-')} / hand {theirs.get(k, '-')}"
+        for k in keys
+        if ours.get(k) != theirs.get(k)
+    ]
     return same, len(keys), diffs
 
 
@@ -80,15 +86,19 @@ def main(argv: list[str]) -> int:
     families: dict[tuple[str, str], list[str]] = {}
     for row in template_table():
         families.setdefault((row.get("source", "llama.cpp"), row["file"]), []).append(row["family"])
-    lines = ["| source | template | import | check | hand-written family | markers equal | differences |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| source | template | import | check | hand-written family | markers equal | differences |",
+        "|---|---|---|---|---|---|---|",
+    ]
     totals = {"templates": 0, "imported": 0, "passed": 0}
     for source, folder in TEMPLATE_SOURCES.items():
         for path in sorted((root / folder).glob("*.jinja")):
             totals["templates"] += 1
             name = "imported"
             try:
-                text, found = import_chat_template(path.read_text(encoding="utf-8"), name, path.name)
+                text, found = import_chat_template(
+                    path.read_text(encoding="utf-8"), name, path.name
+                )
             except ImportProblem as problem:
                 lines.append(f"| {source} | {path.name} | no: {str(problem)[:90]} | | | | |")
                 print(path.name, "no", problem, file=sys.stderr)
@@ -104,21 +114,36 @@ def main(argv: list[str]) -> int:
             except Exception as error:  # a crash is a figure too, not the end of the run
                 ok, out = False, f"{type(error).__name__}: {error}"
             totals["passed"] += ok
-            why = "" if ok else next((l.strip() for l in out.splitlines() if "FAIL" in l or "[" in l or "error" in l), out.splitlines()[0] if out else "")
+            why = (
+                ""
+                if ok
+                else next(
+                    (
+                        l.strip()
+                        for l in out.splitlines()
+                        if "FAIL" in l or "[" in l or "error" in l
+                    ),
+                    out.splitlines()[0] if out else "",
+                )
+            )
             hand = families.get((source, path.name), [])
             cells = ["", "", ""]
             if hand:
                 family = get_spec(hand[0]).name
                 try:
-                    same, total, diffs = compare(markers(spec_of(text, name)), markers(get_spec(family)))
+                    same, total, diffs = compare(
+                        markers(spec_of(text, name)), markers(get_spec(family))
+                    )
                     cells = [family, f"{same}/{total}", "; ".join(diffs)[:400].replace("|", "\\|")]
                 except Exception as error:
                     cells = [family, "", f"{type(error).__name__}"]
             status = "pass" if ok else f"fail: {why[:120]}".replace("|", "\\|")
             lines.append(f"| {source} | {path.name} | yes | {status} | {' | '.join(cells)} |")
             print(path.name, status, file=sys.stderr)
-    head = (f"{totals['passed']} of {totals['templates']} fetched templates give a grammar that "
-            f"passes `check` unedited ({totals['imported']} imported; check budget {args.budget} s).\n")
+    head = (
+        f"{totals['passed']} of {totals['templates']} fetched templates give a grammar that "
+        f"passes `check` unedited ({totals['imported']} imported; check budget {args.budget} s).\n"
+    )
     report = head + "\n" + "\n".join(lines) + "\n"
     if args.out:
         Path(args.out).write_text(report, encoding="utf-8")

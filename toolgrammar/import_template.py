@@ -115,7 +115,10 @@ class Probe:
         from .check.templates import render
 
         return render(
-            self.template, [ASK], add_generation_prompt=True, variables={**self.variables, **variables}
+            self.template,
+            [ASK],
+            add_generation_prompt=True,
+            variables={**self.variables, **variables},
         )
 
 
@@ -404,7 +407,7 @@ def _json_native(found: Found, markup: str, two: str) -> bool:
             *_close_items(closer),
         ]
         if not head:
-            found.guesses.append("a bare JSON object opens a call: lookahead `&\"{\"`")
+            found.guesses.append('a bare JSON object opens a call: lookahead `&"{"`')
         return True
     return False
 
@@ -445,7 +448,9 @@ def _split_per_call(
 
 
 def _end_of_first(two: str, start: int, end: int) -> int | None:
-    decoded = _decode_at(two, start) if start < len(two) and two[start : start + 1] in "{[" else None
+    decoded = (
+        _decode_at(two, start) if start < len(two) and two[start : start + 1] in "{[" else None
+    )
     if decoded is not None:
         return decoded[1]
     return end if end <= len(two) else None
@@ -548,7 +553,11 @@ def _named(found: Found, probe: Probe, markup: str, two: str, lead: int) -> None
             *head,
             *name_items,
             *(_spaced(after) if after else []),
-            f"ws(write={_lit(between[len(between.rstrip()):])})" if between[len(between.rstrip()):] else "ws",
+            (
+                f"ws(write={_lit(between[len(between.rstrip()):])})"
+                if between[len(between.rstrip()) :]
+                else "ws"
+            ),
             '&"{"' if not after else "",
             "json_args",
             *_close_items(closer),
@@ -608,7 +617,9 @@ def _xml(found: Found, probe: Probe, markup: str, two: str, lead: int, at: int) 
     # the name: its suffix runs to the first parameter's opener
     name_suffix = head_text[: len(head_text) - open_len]
     tail = turn[value2 + len(DAYS) :]
-    closer = tail[len(value_end_text.rstrip()) :] if tail.startswith(value_end_text.rstrip()) else tail
+    closer = (
+        tail[len(value_end_text.rstrip()) :] if tail.startswith(value_end_text.rstrip()) else tail
+    )
     closer_start = value2 + len(DAYS) + (len(tail) - len(closer))
     opener, call_close, section = _split_per_call(
         turn, name_at, closer_start, _xml_two(probe, lead), "search_docs"
