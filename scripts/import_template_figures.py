@@ -75,6 +75,15 @@ def compare(ours: dict[str, str], theirs: dict[str, str]) -> tuple[int, int, lis
     return same, len(keys), diffs
 
 
+def _why(out: str) -> str:
+    """The first findings of a failed check: a template finding, a failed invariant, or a
+    build error."""
+    lines = [line.strip() for line in out.splitlines()]
+    picked = [line for line in lines if line.startswith("[") or line.endswith("FAILED")]
+    picked = picked or [line for line in lines if "error" in line or "FAILED" in line]
+    return "; ".join((picked or lines[:1])[:2])
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("templates", nargs="?", default=str(TEMPLATE_CACHE))
@@ -109,23 +118,19 @@ def main(argv: list[str]) -> int:
                 (Path(args.grammars) / f"{path.stem}.tg").write_text(text, encoding="utf-8")
             try:
                 ok, out = check_imported(
-                    text, name, path, args.budget, mutable=found.mutable, as_text=found.as_text
+                    text,
+                    name,
+                    path,
+                    args.budget,
+                    None,
+                    found.mutable,
+                    found.as_text,
+                    tuple(found.ignore),
                 )
             except Exception as error:  # a crash is a figure too, not the end of the run
                 ok, out = False, f"{type(error).__name__}: {error}"
             totals["passed"] += ok
-            why = (
-                ""
-                if ok
-                else next(
-                    (
-                        l.strip()
-                        for l in out.splitlines()
-                        if "FAIL" in l or "[" in l or "error" in l
-                    ),
-                    out.splitlines()[0] if out else "",
-                )
-            )
+            why = "" if ok else _why(out)
             hand = families.get((source, path.name), [])
             cells = ["", "", ""]
             if hand:
@@ -137,7 +142,7 @@ def main(argv: list[str]) -> int:
                     cells = [family, f"{same}/{total}", "; ".join(diffs)[:400].replace("|", "\\|")]
                 except Exception as error:
                     cells = [family, "", f"{type(error).__name__}"]
-            status = "pass" if ok else f"fail: {why[:120]}".replace("|", "\\|")
+            status = "pass" if ok else f"fail: {why[:240]}".replace("|", "\\|")
             lines.append(f"| {source} | {path.name} | yes | {status} | {' | '.join(cells)} |")
             print(path.name, status, file=sys.stderr)
     head = (

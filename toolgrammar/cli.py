@@ -155,7 +155,14 @@ def _import_chat_template(args: argparse.Namespace) -> int:
     if COMPILER_MISSING is not None:
         raise CliError(f"checking the grammar needs the compiler extra ({COMPILER_MISSING})")
     ok, report = check_imported(
-        text, args.name, path, args.budget, variables, found.mutable, found.as_text
+        text,
+        args.name,
+        path,
+        args.budget,
+        variables,
+        found.mutable,
+        found.as_text,
+        tuple(found.ignore),
     )
     print(report, file=sys.stderr)
     return 0 if ok else 1

@@ -96,7 +96,9 @@ class Probe:
     as_text: bool = False
     mutable: bool = False
 
-    def turn(self, content: str = "", calls: tuple[Call, ...] = (), thought: str = "") -> str:
+    def turn(
+        self, content: str = "", calls: tuple[Call, ...] = (), thought: str = "", cut: bool = True
+    ) -> str:
         message: dict[str, Any] = {"role": "assistant", "content": content}
         if calls:
             message["tool_calls"] = _call_message(calls, self.as_text)
@@ -109,7 +111,7 @@ class Probe:
         _, turn, _ = assistant_turn(
             self.template, Conversation("probe", (ASK, message)), self.variables, markers
         )
-        return cut_at_stop(turn, self.stops)
+        return cut_at_stop(turn, self.stops) if cut else turn
 
     def prompt(self, **variables: Any) -> str:
         from .check.templates import render
@@ -239,6 +241,11 @@ def analyse(source: str, name: str, variables: dict[str, Any] | None = None) -> 
         found.guesses.append("the template changes lists: rendered as llama.cpp does (--mutable)")
     if probe.as_text:
         found.guesses.append("the template prints arguments as they are: given as JSON text")
+    whole = probe.turn(calls=(ONE,), cut=False)
+    for stop in list(probe.stops[1:]):
+        if stop in whole and whole.find(stop) < whole.find("get_weather"):
+            probe.stops.remove(stop)  # it ends a plain reply but comes before calls: markup
+            found.guesses.append(f"{stop!r} ends a plain reply, but is written before calls")
     plain = probe.turn(ANSWER)
     one = probe.turn(calls=(ONE,))
     if "get_weather" not in one:
@@ -286,11 +293,19 @@ def _turn_end(found: Found, probe: Probe) -> None:
 def _reasoning(found: Found, probe: Probe, plain: str) -> None:
     """Reasoning markers: what the reasoning adds to a plain answer around the thought, and
     whether the generation prompt opens the block."""
-    try:
-        thought = probe.turn(ANSWER, thought=THOUGHT)
-    except TemplateProblem:
-        thought = ""
-    at = thought.find(THOUGHT)
+    thought, at = "", -1
+    for content, calls in ((ANSWER, ()), ("", (ONE,))):  # some keep it only before calls
+        try:
+            base = plain if not calls else probe.turn(calls=calls)
+            thought = probe.turn(content, calls, thought=THOUGHT)
+        except TemplateProblem:
+            continue
+        at = thought.find(THOUGHT)
+        if at != -1:
+            plain = base
+            if calls:
+                found.guesses.append("reasoning: the template keeps it only before calls")
+            break
     opens = closes = ""
     if at != -1:
         start = _at_boundary(thought, _common_prefix(plain, thought))
@@ -304,15 +319,28 @@ def _reasoning(found: Found, probe: Probe, plain: str) -> None:
     prompt_on = _safe_prompt(probe, enable_thinking=True, thinking=True)
     prompt_off = _safe_prompt(probe, enable_thinking=False, thinking=False)
     if not closes and prompt_on and prompt_on != prompt_off:
-        extra = prompt_on[_at_boundary(prompt_on, _common_prefix(prompt_on, prompt_off)) :].strip()
+        shared = _at_boundary(prompt_on, _common_prefix(prompt_on, prompt_off))
+        extra = prompt_on[shared:].strip()
         tokens = _tokens(extra)
-        if tokens:
+        # only a difference at the end of the prompt (not a system line saying "enabled")
+        if tokens and len(tokens) <= 2 and len(_tokens(prompt_off[shared:])) <= 2:
             opens = tokens[0]
             closes = tokens[1] if len(tokens) > 1 else opens.replace("<", "</", 1)
             found.guesses.append(
                 f"reasoning: history drops it; the prompt with thinking on adds {extra!r}, "
                 f"closer {closes!r} guessed"
             )
+    prompt = _safe_prompt(probe)
+    last = _last_token(prompt)
+    empty = re.search(r"(<([^<>/\s]*think[^<>/\s]*)>)\s*(</\2>)\s*$", prompt, re.IGNORECASE)
+    if not closes and empty:
+        opens, closes = empty.group(1), empty.group(3)
+        found.guesses.append(f"reasoning: the prompt ends in an empty {opens}…{closes} block")
+    elif not closes and re.search(r"think|reason", last, re.IGNORECASE) and "/" not in last:
+        opens, closes = last, last.replace("<", "</", 1) if last.startswith("<") else ""
+        found.guesses.append(
+            f"reasoning: history drops it; the prompt ends in {last!r}, closer {closes!r} guessed"
+        )
     if not closes:
         found.guesses.append("reasoning: the template writes none; no reasoning block")
         return
@@ -322,7 +350,6 @@ def _reasoning(found: Found, probe: Probe, plain: str) -> None:
         if not opens:
             return
     found.reasoning = (opens, closes)
-    prompt = _safe_prompt(probe)
     if prompt and prompt.rstrip().endswith(opens) and not prompt.rstrip().endswith(closes):
         found.reasoning_prompt_opened = True
         found.guesses.append(
@@ -368,6 +395,8 @@ def _json_native(found: Found, markup: str, two: str) -> bool:
     at = markup.find('"get_weather"')
     if at == -1:
         return False
+    end_of_name = at + len('"get_weather"')
+    keyed = markup[end_of_name : end_of_name + 10].lstrip().startswith(":")
     for start in range(at, -1, -1):
         if markup[start] != "{":
             continue
@@ -379,10 +408,15 @@ def _json_native(found: Found, markup: str, two: str) -> bool:
         if keys is None:
             continue
         name_key, args_key, id_key = keys
+        if keyed != (not name_key):
+            continue
         before, after = markup[:start], markup[end:]
         in_array = before.rstrip().endswith("[") and after.lstrip().startswith("]")
         spellings = [args_key, *(k for k in ("arguments", "parameters") if k != args_key)]
         options = [f"name={_lit(name_key)}", f"arguments=[{', '.join(map(_lit, spellings))}]"]
+        if not name_key:
+            options = ["name_is_key=true"]
+            found.guesses.append("each call is {NAME: {arguments}}: name_is_key=true")
         if id_key:
             options.append(f"id={_lit(id_key)}")
         if in_array:
@@ -416,6 +450,8 @@ def _json_keys(obj: dict[str, Any]) -> tuple[str, str, str] | None:
     name_key = next((k for k, v in obj.items() if v == "get_weather"), "")
     args_key = next((k for k, v in obj.items() if _args_of(v) == ONE.arguments), "")
     id_key = next((k for k, v in obj.items() if v == CALL_IDS[0]), "")
+    if list(obj) == ["get_weather"] and _args_of(obj["get_weather"]) == ONE.arguments:
+        return "", "", ""  # {NAME: {…}}: the name is the key
     if not name_key or not args_key:
         return None
     return name_key, args_key, id_key
@@ -734,9 +770,11 @@ def check_imported(
     variables: dict[str, Any] | None = None,
     mutable: bool = False,
     as_text: bool = False,
+    stop: tuple[str, ...] = (),
 ) -> tuple[bool, str]:
     """Build the grammar in memory and run `check` on it, the round trip through `template`
-    first: (passed, what check printed)."""
+    first (`stop`: the turn end the import found, which the grammar also `ignore`s, so the
+    round trip's own turn-end search passes over it): (passed, what check printed)."""
     from .compiler.build import compile_grammar_text
     from .compiler.errors import CompileErrors
     from .check import check
@@ -755,6 +793,7 @@ def check_imported(
             name,
             template,
             variables=variables,
+            stop=stop,
             mutable=mutable,
             arguments="text" if as_text else "object",
         )
