@@ -18,7 +18,12 @@ from typing import Any
 
 from toolgrammar.check.templates import TEMPLATE_CACHE, TEMPLATE_SOURCES, template_table
 from toolgrammar.compiler.build import compile_grammar_text
-from toolgrammar.import_template import ImportProblem, check_imported, import_chat_template
+from toolgrammar.import_template import (
+    Checked,
+    ImportProblem,
+    check_imported,
+    import_chat_template,
+)
 from toolgrammar.runtime.registry import get_spec
 from toolgrammar.runtime.spec import FamilySpec, Lit, Ws
 
@@ -93,13 +98,16 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     root = Path(args.templates)
     families: dict[tuple[str, str], list[str]] = {}
+    known: dict[tuple[str, str], set[str]] = {}
     for row in template_table():
-        families.setdefault((row.get("source", "llama.cpp"), row["file"]), []).append(row["family"])
+        where = (row.get("source", "llama.cpp"), row["file"])
+        families.setdefault(where, []).append(row["family"])
+        known.setdefault(where, set()).update(row.get("known", []))
     lines = [
         "| source | template | import | check | hand-written family | markers equal | differences |",
         "|---|---|---|---|---|---|---|",
     ]
-    totals = {"templates": 0, "imported": 0, "passed": 0}
+    totals = {"templates": 0, "imported": 0, "passed": 0, "passed with known": 0}
     for source, folder in TEMPLATE_SOURCES.items():
         for path in sorted((root / folder).glob("*.jinja")):
             totals["templates"] += 1
@@ -117,7 +125,7 @@ def main(argv: list[str]) -> int:
                 Path(args.grammars).mkdir(parents=True, exist_ok=True)
                 (Path(args.grammars) / f"{path.stem}.tg").write_text(text, encoding="utf-8")
             try:
-                ok, out = check_imported(
+                checked = check_imported(
                     text,
                     name,
                     path,
@@ -128,9 +136,16 @@ def main(argv: list[str]) -> int:
                     tuple(found.ignore),
                 )
             except Exception as error:  # a crash is a figure too, not the end of the run
-                ok, out = False, f"{type(error).__name__}: {error}"
+                checked = Checked(False, f"{type(error).__name__}: {error}")
+            ok, out = checked.ok, checked.report
+            # the template's own limits, which the hand-written grammar's row lists as known
+            allowed = known.get((source, path.name), set())
+            with_known = checked.invariants_ok and set(checked.template_findings) <= allowed
             totals["passed"] += ok
+            totals["passed with known"] += with_known
             why = "" if ok else _why(out)
+            if not ok and with_known:
+                why = "only the findings the family's row lists as the template's own: " + why
             hand = families.get((source, path.name), [])
             cells = ["", "", ""]
             if hand:
@@ -147,7 +162,9 @@ def main(argv: list[str]) -> int:
             print(path.name, status, file=sys.stderr)
     head = (
         f"{totals['passed']} of {totals['templates']} fetched templates give a grammar that "
-        f"passes `check` unedited ({totals['imported']} imported; check budget {args.budget} s).\n"
+        f"passes `check` unedited ({totals['imported']} imported; check budget {args.budget} s); "
+        f"{totals['passed with known']} when the findings the hand-written grammar's row lists "
+        "as the template's own are allowed it too.\n"
     )
     report = head + "\n" + "\n".join(lines) + "\n"
     if args.out:

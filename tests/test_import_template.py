@@ -71,8 +71,8 @@ def test_json_in_tags(tmp_path: Path) -> None:
     assert '"<tool_call>"' in text and '"</tool_call>"' in text
     assert 'json_call(name="name", arguments=["arguments", "parameters"])' in text
     assert "# guess: " in text  # every guess is said
-    ok, report = check_imported(text, "probe_json", path, budget=2.0)
-    assert ok, report
+    checked = check_imported(text, "probe_json", path, budget=2.0)
+    assert checked.ok, checked.report
 
 
 def test_xml_params(tmp_path: Path) -> None:
@@ -80,8 +80,8 @@ def test_xml_params(tmp_path: Path) -> None:
     assert '"<function="' in text and 'name(until=[">", "</function>"])' in text
     assert 'open="<parameter=", key_end=">", value_end="</parameter>", trim_newline=true' in text
     assert "reasoning" not in text.split("family", 1)[1]  # the template writes none
-    ok, report = check_imported(text, "probe_xml", path, budget=2.0)
-    assert ok, report
+    checked = check_imported(text, "probe_xml", path, budget=2.0)
+    assert checked.ok, checked.report
 
 
 def test_section_and_numbered_header(tmp_path: Path) -> None:
@@ -89,8 +89,8 @@ def test_section_and_numbered_header(tmp_path: Path) -> None:
     assert 'section "<|tool_calls_section_begin|>" "<|tool_calls_section_end|>"' in text
     assert "pattern=/functions\\.(?P<name>[^\\s:]+):\\d+/, id=header" in text
     assert "json_args" in text
-    ok, report = check_imported(text, "probe_section", path, budget=2.0)
-    assert ok, report
+    checked = check_imported(text, "probe_section", path, budget=2.0)
+    assert checked.ok, checked.report
 
 
 def test_a_template_without_calls_is_refused() -> None:

@@ -154,7 +154,7 @@ def _import_chat_template(args: argparse.Namespace) -> int:
         return 0
     if COMPILER_MISSING is not None:
         raise CliError(f"checking the grammar needs the compiler extra ({COMPILER_MISSING})")
-    ok, report = check_imported(
+    checked = check_imported(
         text,
         args.name,
         path,
@@ -164,8 +164,8 @@ def _import_chat_template(args: argparse.Namespace) -> int:
         found.as_text,
         tuple(found.ignore),
     )
-    print(report, file=sys.stderr)
-    return 0 if ok else 1
+    print(checked.report, file=sys.stderr)
+    return 0 if checked.ok else 1
 
 
 def _template_vars(given: list[str]) -> dict[str, Any]:

@@ -578,10 +578,12 @@ def _named(found: Found, probe: Probe, markup: str, two: str, lead: int) -> None
             before_id, _, after = suffix.partition(CALL_IDS[0])
             until = _first_token(after) if after.strip() else "{"
             pattern = (
-                r"(?P<name>[^\s\[\]{}<>]+)" + re.escape(before_id) + r"(?P<id>[^\s\[\]{}<>]+)"
+                r"(?P<name>[^\s\[\]{}<>]+)(?:" + re.escape(before_id) + r"(?P<id>[^\s\[\]{}<>]+))?"
             ).replace("/", "\\/")
             name_items = [f"name(until={_lit(until)}, pattern=/{pattern}/)"]
-            found.guesses.append(f"the call id comes after the name, after {before_id!r}")
+            found.guesses.append(
+                f"the call id comes after the name, after {before_id!r} (read when written)"
+            )
         else:
             name_items = [f"name(until={_lit(_first_token(suffix) if suffix else '{')})"]
             after = suffix
@@ -762,6 +764,16 @@ def import_chat_template(
     return grammar_text(found, template_name), found
 
 
+@dataclass
+class Checked:
+    """What `check` said of an imported grammar."""
+
+    ok: bool  # the round trip and every invariant held
+    report: str  # what check printed
+    invariants_ok: bool = False
+    template_findings: tuple[str, ...] = ()  # the round trip's findings, by key
+
+
 def check_imported(
     text: str,
     name: str,
@@ -771,10 +783,10 @@ def check_imported(
     mutable: bool = False,
     as_text: bool = False,
     stop: tuple[str, ...] = (),
-) -> tuple[bool, str]:
+) -> Checked:
     """Build the grammar in memory and run `check` on it, the round trip through `template`
     first (`stop`: the turn end the import found, which the grammar also `ignore`s, so the
-    round trip's own turn-end search passes over it): (passed, what check printed)."""
+    round trip's own turn-end search passes over it)."""
     from .compiler.build import compile_grammar_text
     from .compiler.errors import CompileErrors
     from .check import check
@@ -785,7 +797,7 @@ def check_imported(
     try:
         code = compile_grammar_text(text, f"{name}.tg", None, warnings)
     except CompileErrors as errors:
-        return False, str(errors)
+        return Checked(False, str(errors))
     namespace: dict[str, Any] = {}
     exec(compile(code, f"{name}.tg", "exec"), namespace)
     with registered(namespace["SPEC"]):
@@ -799,4 +811,5 @@ def check_imported(
         )
         report = check(name, budget=budget)
     out = [str(w) for w in warnings] + [trip.summary(), report.summary()]
-    return trip.ok and report.ok, "\n".join(out)
+    keys = tuple(finding.key for finding in trip.findings)
+    return Checked(trip.ok and report.ok, "\n".join(out), report.ok, keys)
