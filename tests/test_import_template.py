@@ -119,3 +119,36 @@ def test_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture) 
     assert "--name FAMILY" in capsys.readouterr().err
     assert main(["import-template"]) == 2
     assert "--chat-template FILE" in capsys.readouterr().err
+
+
+# Jamba's markup: the calls as one JSON array in tags
+JSON_ARRAY = CHATML_HEAD + """{{ message.content }}
+{%- if message.tool_calls %}<tool_calls>[
+{%- for call in message.tool_calls %}{"name": "{{ call.function.name }}", "arguments": {{ call.function.arguments | tojson }}}{{ ", " if not loop.last }}
+{%- endfor %}]</tool_calls>
+{%- endif %}""" + CHATML_TAIL
+
+# Llama 3.2's pythonic markup: a Python list of calls
+PYTHONIC = CHATML_HEAD + """{{ message.content }}
+{%- if message.tool_calls %}[
+{%- for call in message.tool_calls %}{{ call.function.name }}(
+{%- for key, value in call.function.arguments.items() %}{{ key }}={{ value | tojson }}{{ ", " if not loop.last }}
+{%- endfor %}){{ ", " if not loop.last }}
+{%- endfor %}]
+{%- endif %}""" + CHATML_TAIL
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        (JSON_ARRAY, ['"<tool_calls>"', "json_call_array(", '"</tool_calls>"']),
+        (PYTHONIC, ['&"["', "python_calls(list=true)"]),
+    ],
+    ids=["json array", "pythonic"],
+)
+def test_lists_of_calls(tmp_path: Path, source: str, expected: list[str]) -> None:
+    text, path = _imported(tmp_path, source, "probe_list")
+    for item in expected:
+        assert item in text
+    checked = check_imported(text, "probe_list", path, budget=2.0)
+    assert checked.ok, checked.report

@@ -29,6 +29,7 @@ from .check.templates import (
     cut_at_stop,
     load_template,
     reasoning_fields,
+    render,
     turn_end,
 )
 
@@ -78,7 +79,6 @@ class Found:
     ignore: list[str] = field(default_factory=list)
     call: list[str] = field(default_factory=list)  # the call statement's items, as grammar text
     shape: str = ""  # the dialect word
-    notes: list[str] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- rendering
@@ -114,8 +114,6 @@ class Probe:
         return cut_at_stop(turn, self.stops) if cut else turn
 
     def prompt(self, **variables: Any) -> str:
-        from .check.templates import render
-
         return render(
             self.template,
             [ASK],
@@ -503,12 +501,9 @@ def _python(found: Found, markup: str) -> bool:
     found.shape = "python_calls"
     found.call = [
         *(_strip_ws(_spaced(head)) + ["ws"] if head.strip() else []),
-        '&"["' if listed and not head.strip() else "",
+        *(['&"["'] if listed else []),  # the list opens the call; python_calls reads it
         f"python_calls(list={'true' if listed else 'false'})",
     ]
-    found.call = [item for item in found.call if item]
-    if head.strip() and listed:
-        found.call.insert(-1, '&"["')
     end = _python_end(markup, match.start())
     if end is not None:
         found.call += _close_items(markup[end:])
@@ -603,12 +598,6 @@ def _named(found: Found, probe: Probe, markup: str, two: str, lead: int) -> None
         found.call = [item for item in found.call if item]
         return
     _xml(found, probe, markup, two, lead, at)
-
-
-def _name_item(found: Found, two: str, until: str) -> list[str]:
-    """`name(until=…)`; a pattern when the text before the closer numbers the call
-    (Kimi's `functions.get_weather:0`)."""
-    return [f"name(until={_lit(until)})"]
 
 
 def _xml(found: Found, probe: Probe, markup: str, two: str, lead: int, at: int) -> None:
