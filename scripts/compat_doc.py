@@ -264,8 +264,8 @@ GENERAL = [
     (
         "Whitespace",
         "whitespace",
-        'Every character outside markup is content (`whitespace="verbatim"`), but for a gap of'
-        ' only whitespace between markup; `whitespace="trim"` drops the whitespace touching'
+        "Every character outside markup is content (`whitespace=\"verbatim\"`), but for a gap of"
+        " only whitespace between markup; `whitespace=\"trim\"` drops the whitespace touching"
         " markup and at the ends of content. The peers differ per stack and per parser (vLLM's"
         " and llama.cpp's keep content as written, vLLM's engine parsers and SGLang strip it"
         " when there are calls): `compat=` reads as the stack does (the table below). A case"
@@ -385,14 +385,12 @@ def profile_table() -> list[str]:
     out = [
         "## What each compat profile sets",
         "",
-        '`compat="vllm"`, `"sglang"` or `"llama.cpp"` on `parse` and `StreamParser` reads an'
+        "`compat=\"vllm\"`, `\"sglang\"` or `\"llama.cpp\"` on `parse` and `StreamParser` reads an"
         " output as that stack does; the vLLM and SGLang adapters read with their stack's"
         " profile ([policies.md](policies.md#switches-and-the-stack-a-user-comes-from)). A switch"
         " given explicitly wins. Per family where the stack differs per family:",
         "",
-        "| switch | values | "
-        + " | ".join(f"`{s}`" if s != "ours" else "ours" for s in stacks)
-        + " |",
+        "| switch | values | " + " | ".join(f"`{s}`" if s != "ours" else "ours" for s in stacks) + " |",
         "|---" * (len(stacks) + 2) + "|",
     ]
     for name, values, per_stack in rows:
