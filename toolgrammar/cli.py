@@ -178,7 +178,7 @@ def _template_vars(given: list[str]) -> dict[str, Any]:
         try:
             variables[name] = json.loads(value)
         except ValueError:
-            variables[name] = value
+            variables[name] = value  # a bare word is a string: eos_token=<|im_end|>
     return variables
 
 
