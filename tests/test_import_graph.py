@@ -107,7 +107,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("toolgrammar.specs",),
     ("toolgrammar.export",),
     ("toolgrammar",),  # the API: toolgrammar/__init__.py
-    ("toolgrammar.check", "toolgrammar.adapters"),
+    # import_template renders chat templates as the template check does, and checks its output
+    ("toolgrammar.check", "toolgrammar.adapters", "toolgrammar.import_template"),
     ("toolgrammar.cli",),
     ("toolgrammar.__main__",),
 )

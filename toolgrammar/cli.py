@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from contextlib import nullcontext
@@ -114,12 +115,71 @@ def _read_template(path: str | None) -> dict[str, Any] | None:
 
 def cmd_import_template(args: argparse.Namespace) -> int:
     """Print the grammar that reads what the template describes, to commit and refine."""
+    if args.chat_template is not None:
+        if args.template is not None:
+            raise CliError("give a response template or --chat-template, not both")
+        return _import_chat_template(args)
+    if args.template is None:
+        raise CliError("import-template needs a response template file or --chat-template FILE")
     template = _read_template(args.template)
     try:
         sys.stdout.write(template_text(template, args.name))
     except ResponseTemplateError as error:
         raise CliError(f"{args.template}: {error}") from None
     return 0
+
+
+def _import_chat_template(args: argparse.Namespace) -> int:
+    """A first grammar from a chat template's renderings, written, then checked."""
+    from .import_template import ImportProblem, check_imported, import_chat_template
+
+    if args.name == "hf" or not re.fullmatch(r"[a-z][a-z0-9_-]*", args.name):
+        raise CliError("--chat-template needs --name FAMILY ([a-z][a-z0-9_-]*, not hf)")
+    path = Path(args.chat_template)
+    variables = _template_vars(args.template_var)
+    try:
+        text, found = import_chat_template(
+            _read_text(args.chat_template), args.name, path.name, variables
+        )
+    except ImportProblem as problem:
+        raise CliError(f"{args.chat_template}: {problem}") from None
+    if args.output:
+        try:
+            Path(args.output).write_text(text, encoding="utf-8")
+        except OSError as error:
+            raise CliError(f"cannot write {args.output}: {error.strerror or error}") from None
+    else:
+        sys.stdout.write(text)
+    if args.no_check:
+        return 0
+    if COMPILER_MISSING is not None:
+        raise CliError(f"checking the grammar needs the compiler extra ({COMPILER_MISSING})")
+    checked = check_imported(
+        text,
+        args.name,
+        path,
+        args.budget,
+        variables,
+        found.mutable,
+        found.as_text,
+        tuple(found.ignore),
+    )
+    print(checked.report, file=sys.stderr)
+    return 0 if checked.ok else 1
+
+
+def _template_vars(given: list[str]) -> dict[str, Any]:
+    """`--template-var NAME=VALUE`: JSON, or a bare string (`eos_token=<|im_end|>`)."""
+    variables: dict[str, Any] = {}
+    for item in given:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise CliError(f"--template-var takes NAME=VALUE, got {item!r}")
+        try:
+            variables[name] = json.loads(value)
+        except ValueError:
+            variables[name] = value  # a bare word is a string: eos_token=<|im_end|>
+    return variables
 
 
 def cmd_families(args: argparse.Namespace) -> int:
@@ -282,15 +342,7 @@ def _check_template(family: str, args: argparse.Namespace) -> bool:
     """`--template FILE`: the round trip through the model's chat template, printed first."""
     if args.template is None:
         return True
-    variables = {}
-    for item in args.template_var:
-        name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise CliError(f"--template-var takes NAME=VALUE, got {item!r}")
-        try:
-            variables[name] = json.loads(value)
-        except ValueError:
-            variables[name] = value  # a bare word is a string: eos_token=<|im_end|>
+    variables = _template_vars(args.template_var)
     tools_variables = {}
     for item in args.tools_variable:
         name, sep, form = item.partition("=")
@@ -553,12 +605,36 @@ def make_parser() -> argparse.ArgumentParser:
 
     import_command = sub.add_parser(
         "import-template",
-        help="print the grammar (.tg) equivalent to a checkpoint's response_template",
+        help="print the grammar (.tg) equivalent to a checkpoint's response_template, or a "
+        "first grammar found from a chat template's renderings (--chat-template)",
     )
     import_command.add_argument(
-        "template", help="the response_template JSON, or a tokenizer_config.json holding one"
+        "template",
+        nargs="?",
+        help="the response_template JSON, or a tokenizer_config.json holding one",
     )
     import_command.add_argument("--name", default="hf", help="the family name (default hf)")
+    import_command.add_argument(
+        "--chat-template",
+        metavar="FILE",
+        help="a model's chat template (.jinja): probe conversations rendered through it give "
+        "the markers; the grammar is written with a `# guess:` comment for every guess, then "
+        "checked (the round trip through the same template first)",
+    )
+    import_command.add_argument("--output", "-o", metavar="FILE", help="write the grammar here")
+    import_command.add_argument(
+        "--budget", type=float, default=20.0, help="--chat-template: check's seconds (default 20)"
+    )
+    import_command.add_argument(
+        "--no-check", action="store_true", help="--chat-template: write the grammar only"
+    )
+    import_command.add_argument(
+        "--template-var",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="--chat-template: a variable for the template (JSON or a bare string)",
+    )
     import_command.set_defaults(func=cmd_import_template)
 
     export_command = sub.add_parser(
