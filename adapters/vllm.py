@@ -6,9 +6,9 @@
 Importing this module registers, for every name of `toolgrammar.families()`, a `ToolParser`
 subclass as `tg-NAME` in vLLM's tool-parser manager, and a companion reasoning parser under
 the same name in its reasoning-parser manager (`--reasoning-parser tg-NAME`, see below).
-With `TOOLGRAMMAR_VLLM_OVERRIDE=1` in the environment the tool parsers are also registered
-under vLLM's own names (`--tool-call-parser qwen3_coder`), replacing vLLM's parsers: the
-manager looks up eagerly registered classes before its lazily imported built-ins.
+With `TOOLGRAMMAR_VLLM_OVERRIDE=1` in the environment both are also registered under vLLM's
+own names (`--tool-call-parser glm45 --reasoning-parser glm45`), replacing vLLM's parsers:
+the managers look up eagerly registered classes before their lazily imported built-ins.
 
 How vLLM drives a tool parser (read from vLLM 0.33.0's serving layer, unchanged in 0.34.0):
 - one parser instance per request and choice; `adjust_request` runs before sampling
@@ -36,7 +36,10 @@ non-streaming result has content and calls, nothing else. So:
   together, so a call opened inside reasoning is not lost), and in the non-streaming path
   reports the reasoning that the same parse finds;
 - with one of vLLM's reasoning parsers: it takes the reasoning first; reasoning markup
-  the tool parser still finds after that is returned as content.
+  the tool parser still finds after that is returned as content;
+- our reasoning parser without our tool parser of the same grammar (none, or another
+  family's): it is a reasoning parser of its own, takes the reasoning out and hands the
+  rest on as written (`ReasoningSplit`).
 """
 
 from __future__ import annotations
