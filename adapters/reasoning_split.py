@@ -25,8 +25,8 @@ def reasoning_markers(spec: FamilySpec) -> tuple[frozenset[str], frozenset[str]]
 
 
 def last_reasoning_marker(spec: FamilySpec, text: str) -> str | None:
-    """"open" or "close": which kind of reasoning marker `text` (a prompt, or an output so
-    far) ends with last; None when it holds none. A prompt whose last one is a closer has
+    """Which kind of reasoning marker, "open" or "close", `text` (a prompt, or an output so
+    far) holds last; None when it holds none. A prompt whose last one is a closer has
     reasoning over (thinking turned off); one whose last one is an opener starts inside it."""
     opens, closes = reasoning_markers(spec)
     last_open = max((text.rfind(m) for m in opens), default=-1)

@@ -45,6 +45,7 @@ non-streaming result has content and calls, nothing else. So:
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -100,6 +101,21 @@ _WRAPPED_BY_VLLM = frozenset(
 # one thread: a companion reasoning parser announces its family here and the tool parser
 # built next takes the announcement, so it knows reasoning is its to report.
 _announced = threading.local()
+
+
+def _reasoning_parser_beside() -> ToolgrammarReasoningParser | None:
+    """The reasoning parser built with the tool parser being built (called from its
+    `__init__`). vLLM's unified parser builds its reasoning parser, stores it, then builds the
+    tool parser: the builder's own reasoning parser is the answer when the builder can be
+    seen (so a reasoning parser built alone earlier on this thread never pairs), else the one
+    announced last on this thread."""
+    announced = getattr(_announced, "parser", None)
+    _announced.parser = None
+    builder = sys._getframe(2).f_locals.get("self")  # _beside <- __init__ <- the builder
+    if builder is not None and hasattr(builder, "_reasoning_parser"):
+        own = builder._reasoning_parser
+        return own if isinstance(own, ToolgrammarReasoningParser) else None
+    return announced
 
 
 def _special_tokens(tokenizer: Any) -> list[str]:
@@ -213,11 +229,10 @@ class ToolgrammarToolParser(ToolParser):
         )
         self._spec = with_params(toolgrammar.family_spec(self.family, self._template), self._params)
         self._stream: toolgrammar.StreamParser | None = None
-        announced = getattr(_announced, "parser", None)
-        _announced.parser = None
         # reasoning is reported as reasoning only next to our reasoning parser of the same
         # grammar, which then leaves the whole output to this parser
-        self._reports_reasoning = announced is not None and announced.pair_with(self._spec)
+        beside = _reasoning_parser_beside()
+        self._reports_reasoning = beside is not None and beside.pair_with(self._spec)
         self._specials = special_markers(self._spec, _special_tokens(tokenizer))
 
     @property

@@ -151,9 +151,7 @@ def test_override_takes_every_vllm_tool_parser_name_that_has_a_family() -> None:
     family of ours, and the override takes each one over but the names vLLM wraps in parsers
     of its own (`_WRAPPED_BY_VLLM`); on 0.34.0 that includes its new names."""
     saved = dict(ToolParserManager.tool_parsers)
-    vllm_names = {
-        n for n in ToolParserManager.list_registered() if not n.startswith(plugin.PREFIX)
-    }
+    vllm_names = {n for n in ToolParserManager.list_registered() if not n.startswith(plugin.PREFIX)}
     ours = {*toolgrammar.families(), *toolgrammar.TEMPLATE_FAMILIES}
     try:
         assert sorted(vllm_names - ours) == []  # a vLLM name with no family is new work
@@ -488,9 +486,7 @@ REASONING_FAMILIES = [
 
 def _reasoning_case(family: str) -> Case | None:
     """The family's first case that reads reasoning, with no option vLLM cannot give."""
-    return next(
-        (c for c in CASES[family] if c.expect.get("reasoning") and not c.options), None
-    )
+    return next((c for c in CASES[family] if c.expect.get("reasoning") and not c.options), None)
 
 
 @pytest.mark.parametrize("family", REASONING_FAMILIES)
@@ -585,3 +581,18 @@ def test_vllms_own_names_make_the_pair_under_the_override(family: str) -> None:
         ToolParserManager.tool_parsers.clear()
         ToolParserManager.tool_parsers.update(saved_tools)
     assert same(got, expected(case))
+
+
+def test_a_reasoning_parser_built_alone_never_pairs_with_a_later_tool_parser() -> None:
+    """vLLM may build a reasoning parser alone (structured outputs, a server without a tool
+    parser); a tool parser built after it, by another unified parser, is not its pair."""
+    tok = h.tokenizer("hermes")
+    alone = h.parser_class("hermes", False, tok, names=(None, "tg-hermes"))
+    alone(tok, None, chat_template_kwargs={}, model_config=None)
+    tool_only = h.parser_class("hermes", False, tok)
+    parser = tool_only(tok, None, chat_template_kwargs={}, model_config=None)
+    assert not parser.tool_parser._reports_reasoning
+    pair = h.parser_class("hermes", True, tok)(
+        tok, None, chat_template_kwargs={}, model_config=None
+    )
+    assert pair.tool_parser._reports_reasoning and pair.reasoning_parser._paired
