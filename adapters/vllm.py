@@ -103,6 +103,11 @@ _WRAPPED_BY_VLLM = frozenset(
 _announced = threading.local()
 
 
+# tokens before a step's new ones that a reasoning closer spelled over several tokens may
+# start in (`is_reasoning_end_streaming`)
+_CLOSER_TOKENS = 32
+
+
 def _reasoning_parser_beside() -> ToolgrammarReasoningParser | None:
     """The reasoning parser built with the tool parser being built (called from its
     `__init__`). vLLM's unified parser builds its reasoning parser, stores it, then builds the
@@ -365,7 +370,14 @@ class ToolgrammarReasoningParser(ReasoningParser):
         return self._prompt_says(input_ids) == "close"
 
     def is_reasoning_end_streaming(self, input_ids: Sequence[int], delta_ids: Any) -> bool:
-        return self.is_reasoning_end(input_ids)
+        """Called at every decode step while reasoning (structured outputs): only the new
+        tokens and a few before them, which a closer split over tokens may start in, are
+        read, so a step costs the same at any length."""
+        if self._paired or not self._spec.reasoning:
+            return True
+        size = len(input_ids)
+        start = max(0, size - len(list(delta_ids)) - _CLOSER_TOKENS)
+        return self._prompt_says([input_ids[i] for i in range(start, size)]) == "close"
 
     def has_engine_confirmed_reasoning_end(self) -> bool:
         return self._paired or (self._split is not None and self._split.ended)
