@@ -596,3 +596,17 @@ def test_a_reasoning_parser_built_alone_never_pairs_with_a_later_tool_parser() -
         tok, None, chat_template_kwargs={}, model_config=None
     )
     assert pair.tool_parser._reports_reasoning and pair.reasoning_parser._paired
+
+
+def test_structured_outputs_start_after_the_reasoning_closer() -> None:
+    """vLLM's engine builds the reasoning parser alone and asks, at each decode step, whether
+    reasoning has ended: after the family's closer, not before; the prompt's own last marker
+    counts (a closed one: reasoning is over before the output starts)."""
+    tok = h.tokenizer("hermes")
+    reasoner = ReasoningParserManager.get_reasoning_parser("tg-hermes")(tok)
+    ids = h.token_ids(tok, "<|im_start|>assistant\n<think>\nplan")
+    assert not reasoner.is_reasoning_end(ids)
+    assert not reasoner.is_reasoning_end_streaming(ids, ids[-1:])
+    more = h.token_ids(tok, "</think>\n\n{")
+    assert reasoner.is_reasoning_end_streaming(ids + more, more)
+    assert reasoner.is_reasoning_end(h.token_ids(tok, "<think>\n\n</think>\n\n"))
