@@ -21,10 +21,17 @@ def nonblank_markup_literals(spec: FamilySpec) -> frozenset[str]:
     return frozenset(text for text in markup_literals(spec) if text.strip())
 
 
-def special_markers(spec: FamilySpec, special_tokens: Iterable[str]) -> frozenset[str]:
+def special_markers(
+    spec: FamilySpec, special_tokens: Iterable[str], reasoning_only: bool = False
+) -> frozenset[str]:
     """The special tokens that occur in the family's markers (a marker may be one special
-    token, or hold one: `<tool_call${suffix}>`, `<|channel|>analysis<|message|>`)."""
-    family_markers = nonblank_markup_literals(spec)
+    token, or hold one: `<tool_call${suffix}>`, `<|channel|>analysis<|message|>`); with
+    `reasoning_only`, in its reasoning markers alone (what a reasoning parser reads)."""
+    family_markers = (
+        frozenset(m for r in spec.reasoning for m in (*r.opens, *r.closes) if m.strip())
+        if reasoning_only
+        else nonblank_markup_literals(spec)
+    )
     return frozenset(
         token
         for token in special_tokens

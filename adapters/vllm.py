@@ -6,9 +6,9 @@
 Importing this module registers, for every name of `toolgrammar.families()`, a `ToolParser`
 subclass as `tg-NAME` in vLLM's tool-parser manager, and a companion reasoning parser under
 the same name in its reasoning-parser manager (`--reasoning-parser tg-NAME`, see below).
-With `TOOLGRAMMAR_VLLM_OVERRIDE=1` in the environment the tool parsers are also registered
-under vLLM's own names (`--tool-call-parser qwen3_coder`), replacing vLLM's parsers: the
-manager looks up eagerly registered classes before its lazily imported built-ins.
+With `TOOLGRAMMAR_VLLM_OVERRIDE=1` in the environment both are also registered under vLLM's
+own names (`--tool-call-parser glm45 --reasoning-parser glm45`), replacing vLLM's parsers:
+the managers look up eagerly registered classes before their lazily imported built-ins.
 
 How vLLM drives a tool parser (read from vLLM 0.33.0's serving layer, unchanged in 0.34.0):
 - one parser instance per request and choice; `adjust_request` runs before sampling
@@ -36,12 +36,16 @@ non-streaming result has content and calls, nothing else. So:
   together, so a call opened inside reasoning is not lost), and in the non-streaming path
   reports the reasoning that the same parse finds;
 - with one of vLLM's reasoning parsers: it takes the reasoning first; reasoning markup
-  the tool parser still finds after that is returned as content.
+  the tool parser still finds after that is returned as content;
+- our reasoning parser without our tool parser of the same grammar (none, or another
+  family's): it is a reasoning parser of its own, takes the reasoning out and hands the
+  rest on as written (`ReasoningSplit`).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Sequence
 from typing import Any, ClassVar
@@ -61,6 +65,7 @@ import toolgrammar
 from toolgrammar.adapters.env_params import params_from_env
 from toolgrammar.adapters.env_policies import policies_from_env
 from toolgrammar.adapters.markup import special_markers
+from toolgrammar.adapters.reasoning_split import ReasoningSplit, last_reasoning_marker
 from toolgrammar.adapters.response_template import response_template_of, template_for
 from toolgrammar.runtime.deltas import Delta
 from toolgrammar.runtime.params import with_params
@@ -69,6 +74,7 @@ from toolgrammar.runtime.registry import get_spec
 __all__ = [
     "PARAMS_ENV",
     "PREFIX",
+    "REASONING_TAKEN",
     "ToolgrammarReasoningParser",
     "ToolgrammarToolParser",
     "params",
@@ -95,6 +101,26 @@ _WRAPPED_BY_VLLM = frozenset(
 # one thread: a companion reasoning parser announces its family here and the tool parser
 # built next takes the announcement, so it knows reasoning is its to report.
 _announced = threading.local()
+
+
+# tokens before a step's new ones that a reasoning closer spelled over several tokens may
+# start in (`is_reasoning_end_streaming`)
+_CLOSER_TOKENS = 32
+
+
+def _reasoning_parser_beside() -> ToolgrammarReasoningParser | None:
+    """The reasoning parser built with the tool parser being built (called from its
+    `__init__`). vLLM's unified parser builds its reasoning parser, stores it, then builds the
+    tool parser: the builder's own reasoning parser is the answer when the builder can be
+    seen (so a reasoning parser built alone earlier on this thread never pairs), else the one
+    announced last on this thread."""
+    announced = getattr(_announced, "parser", None)
+    _announced.parser = None
+    builder = sys._getframe(2).f_locals.get("self")  # _beside <- __init__ <- the builder
+    if builder is not None and hasattr(builder, "_reasoning_parser"):
+        own = builder._reasoning_parser
+        return own if isinstance(own, ToolgrammarReasoningParser) else None
+    return announced
 
 
 def _special_tokens(tokenizer: Any) -> list[str]:
@@ -208,10 +234,10 @@ class ToolgrammarToolParser(ToolParser):
         )
         self._spec = with_params(toolgrammar.family_spec(self.family, self._template), self._params)
         self._stream: toolgrammar.StreamParser | None = None
-        announced = getattr(_announced, "family", None)
-        _announced.family = None
-        # reasoning is reported as reasoning only next to the companion reasoning parser
-        self._reports_reasoning = announced == self.family
+        # reasoning is reported as reasoning only next to our reasoning parser of the same
+        # grammar, which then leaves the whole output to this parser
+        beside = _reasoning_parser_beside()
+        self._reports_reasoning = beside is not None and beside.pair_with(self._spec)
         self._specials = special_markers(self._spec, _special_tokens(tokenizer))
 
     @property
@@ -290,11 +316,15 @@ class ToolgrammarToolParser(ToolParser):
 
 
 class ToolgrammarReasoningParser(ReasoningParser):
-    """Companion of `ToolgrammarToolParser` for `--reasoning-parser tg-NAME`.
+    """`--reasoning-parser tg-NAME` (and, with the override, vLLM's own NAME).
 
-    It leaves every token to the tool parser (reasoning never "ends" before output starts,
-    from vLLM's point of view it has already ended), and for the non-streaming path reports
-    the reasoning toolgrammar reads in the whole output, which it passes on unchanged.
+    Beside toolgrammar's tool parser of the same grammar (built right after it, by the same
+    unified parser) it is the companion: it leaves every token to the tool parser (reasoning
+    has ended before the output starts, from vLLM's point of view), which reads reasoning,
+    content and calls together, and for the non-streaming path it reports the reasoning the
+    same parse finds. Otherwise (no tool parser, or one of another family) it is a reasoning
+    parser of its own (`ReasoningSplit`): it takes the family's reasoning out and hands the
+    rest on as written, to that tool parser or to the client as content.
     """
 
     family: ClassVar[str] = ""
@@ -305,26 +335,91 @@ class ToolgrammarReasoningParser(ReasoningParser):
             raise TypeError("use reasoning_parser_class(family) for a parser of one family")
         super().__init__(tokenizer, *args, **kwargs)
         self._template = _template_for(self.family, tokenizer, kwargs.get("response_template"))
-        _announced.family = self.family
+        self._params = params(self.family)
+        self._spec = with_params(toolgrammar.family_spec(self.family, self._template), self._params)
+        self._paired = False
+        # the prompt's last reasoning marker, "open" or "close" (None: none, the grammar's
+        # default; a closed one leaves no reasoning to the output, as vLLM's own parsers read)
+        self._prompt_said: str | None = None
+        self._split: ReasoningSplit | None = None
+        self._specials = special_markers(
+            self._spec, _special_tokens(tokenizer), reasoning_only=True
+        )
+        _announced.parser = self
+
+    def pair_with(self, spec: Any) -> bool:
+        """Called by the tool parser built next: the same grammar makes the pair."""
+        self._paired = spec is self._spec or spec == self._spec
+        return self._paired
+
+    # -- what the prompt says
+
+    def _prompt_says(self, input_ids: Sequence[int]) -> str | None:
+        try:
+            text = self.model_tokenizer.decode(list(input_ids), skip_special_tokens=False)
+        except Exception:  # a tokenizer that cannot decode them: the grammar's default
+            return None
+        return last_reasoning_marker(self._spec, text)
+
+    def set_prompt_token_ids(self, prompt_token_ids: Sequence[int]) -> None:
+        self._prompt_said = self._prompt_says(prompt_token_ids)
 
     def is_reasoning_end(self, input_ids: Sequence[int]) -> bool:
-        return True
+        if self._paired or not self._spec.reasoning:
+            return True
+        return self._prompt_says(input_ids) == "close"
 
     def is_reasoning_end_streaming(self, input_ids: Sequence[int], delta_ids: Any) -> bool:
-        return True
+        """Called at every decode step while reasoning (structured outputs): only the new
+        tokens and a few before them, which a closer split over tokens may start in, are
+        read, so a step costs the same at any length."""
+        if self._paired or not self._spec.reasoning:
+            return True
+        size = len(input_ids)
+        start = max(0, size - len(list(delta_ids)) - _CLOSER_TOKENS)
+        return self._prompt_says([input_ids[i] for i in range(start, size)]) == "close"
 
     def has_engine_confirmed_reasoning_end(self) -> bool:
-        return True
+        return self._paired or (self._split is not None and self._split.ended)
 
     def extract_content_ids(self, input_ids: list[int]) -> list[int]:
         return list(input_ids)
 
+    def adjust_request(self, request: Any) -> Any:
+        """Keep the reasoning markers that are special tokens in the text (alone: beside
+        our tool parser, it keeps every marker)."""
+        request = super().adjust_request(request)
+        if self._specials and not self._paired:
+            if hasattr(request, "skip_special_tokens"):
+                request.skip_special_tokens = False
+            if hasattr(request, "spaces_between_special_tokens"):
+                request.spaces_between_special_tokens = False
+        return request
+
+    # -- alone: a reasoning parser of its own
+
+    def _new_split(self) -> ReasoningSplit:
+        return ReasoningSplit(
+            self.family,
+            reasoning_open=True if self._prompt_said == "open" else None,
+            params=self._params,
+            response_template=self._template,
+            policies=policies_from_env("vllm"),
+        )
+
     def extract_reasoning(self, model_output: str, request: Any) -> tuple[str | None, str | None]:
+        if not self._paired:
+            if self._prompt_said == "close":
+                return None, model_output
+            split = self._new_split()
+            reasoning, rest = split.feed(model_output)
+            more, tail = split.finish()
+            return (reasoning + more) or None, (rest + tail) or None
         message = toolgrammar.parse(
             self.family,
             model_output,
             _request_tools(request),
-            params=params(self.family),
+            params=self._params,
             response_template=self._template,
         )
         return message.reasoning, model_output
@@ -338,11 +433,22 @@ class ToolgrammarReasoningParser(ReasoningParser):
         current_token_ids: Sequence[int],
         delta_token_ids: Sequence[int],
     ) -> DeltaMessage | None:
-        # Only reached if vLLM asks before the prompt is known: hand the text on untouched.
-        return DeltaMessage(content=delta_text) if delta_text else None
+        if self._paired:  # vLLM asked before it knew reasoning had ended: hand it on
+            return DeltaMessage(content=delta_text) if delta_text else None
+        if self._split is None:
+            self._split = self._new_split()
+        return _message(*self._split.feed(delta_text))
 
     def finish_streaming(self) -> DeltaMessage | None:
+        if self._paired or self._split is None:
+            return None
+        return _message(*self._split.finish())
+
+
+def _message(reasoning: str, content: str) -> DeltaMessage | None:
+    if not (reasoning or content):
         return None
+    return DeltaMessage(reasoning=reasoning or None, content=content or None)
 
 
 def _class_name(family: str, kind: str) -> str:
@@ -378,21 +484,31 @@ def reasoning_parser_class(family: str) -> type[ToolgrammarReasoningParser]:
 
 
 def register(override: bool = False) -> list[str]:
-    """Register every family as `tg-NAME` (tool and reasoning parser); with `override`, the
-    tool parsers also under vLLM's own names for the same families. Returns the tool-parser
-    names registered."""
+    """Register every family as `tg-NAME` (tool and reasoning parser); with `override`, also
+    under vLLM's own tool- and reasoning-parser names for the same families (but those vLLM
+    wraps, `_WRAPPED_BY_VLLM`). Returns the tool-parser names registered; the reasoning-parser
+    names taken over are in `REASONING_TAKEN`."""
     vllm_names = set(ToolParserManager.list_registered())
+    vllm_reasoning = set(ReasoningParserManager.list_registered())
     names: list[str] = []
+    REASONING_TAKEN.clear()
     for family in (*toolgrammar.families(), *toolgrammar.TEMPLATE_FAMILIES):
         ToolParserManager.register_module(PREFIX + family, module=tool_parser_class(family))
         ReasoningParserManager.register_module(
             PREFIX + family, module=reasoning_parser_class(family)
         )
         names.append(PREFIX + family)
-        if override and family in vllm_names and family not in _WRAPPED_BY_VLLM:
+        if not override or family in _WRAPPED_BY_VLLM:
+            continue
+        if family in vllm_names:
             ToolParserManager.register_module(family, module=tool_parser_class(family))
             names.append(family)
+        if family in vllm_reasoning:
+            ReasoningParserManager.register_module(family, module=reasoning_parser_class(family))
+            REASONING_TAKEN.append(family)
     return names
 
 
+# vLLM's reasoning-parser names the last `register(override=True)` took over
+REASONING_TAKEN: list[str] = []
 REGISTERED = register(override=os.environ.get("TOOLGRAMMAR_VLLM_OVERRIDE", "") not in ("", "0"))

@@ -23,7 +23,14 @@ from side_by_side import Chunk, EnvMissing, Outcome, Peer, Side, Tokens, peer_re
 # the release on this python's path, and the one the adapter is tested against
 VLLM_VERSION, TESTED = peer_release("vllm", "vllm_env.sh")
 
-# Our families paired with vLLM's tool parser of the same markup (the same name in every case)
+# Our families paired with vLLM's tool parser of the same markup: the same name, but
+# nemotron_v3, whose markup vLLM 0.34.0 reads as `granite_toolcall_parser`. Left out: vLLM's
+# other names for a grammar paired here (aliases: llama4_json, qwen3_json, qwen3_xml, step5,
+# musespark, zaya_xml), `beam` and `hf` (vLLM reads them from the checkpoint's response
+# template, which the bench's tokenizer has not), cohere_command3 and cohere_command4 (vLLM's
+# parser needs the `cohere_melody` package, not in the lock), `openai` (a stub: vLLM reads
+# Harmony only through its HarmonyParser, for gpt-oss checkpoints), and our families vLLM has
+# no parser for (solar_open, minimax_m1, apriel, ...).
 PAIRS: dict[str, str] = {
     name: name
     for name in (
@@ -33,8 +40,10 @@ PAIRS: dict[str, str] = {
         "hunyuan_a13b", "apertus", "deepseek_v3", "deepseek_v32", "step3", "ernie45", "olmo3",
         "glm47", "functiongemma", "lfm2", "gigachat3", "minicpm5", "hy_v3", "kimi_k3",
         "llama4_pythonic", "mimo", "ling3", "poolside_v1", "plamo3",
+        "deepseek_v41", "dots", "granite-20b-fc", "hy_v4", "inkling", "k2_horizon",
+        "muse_glimmer", "ripple", "step3p5", "zaya",
     )
-}  # fmt: skip
+} | {"nemotron_v3": "granite_toolcall_parser"}  # fmt: skip
 
 
 def load() -> dict[str, Any]:

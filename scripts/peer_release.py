@@ -73,6 +73,8 @@ class PeerKind:
     test_dirs: tuple[str, ...]
     env_script: str | None  # builds an environment for a release (agreement)
     override: Callable[[], frozenset[str]]  # our families the adapter never takes over
+    # whether the override takes the peer's reasoning-parser names too (vLLM's does)
+    reasoning_override: bool = False
     labels: tuple[str, str] = (
         "tool parsers",
         "reasoning parsers",
@@ -169,6 +171,7 @@ PEERS = {
         ("tests/tool_parsers", "tests/reasoning", "tests/parser"),
         "scripts/vllm_env.sh",
         lambda: _frozenset_in("adapters/vllm.py", "_WRAPPED_BY_VLLM"),
+        reasoning_override=True,
     ),
     "sglang": PeerKind(
         "sglang",
@@ -363,9 +366,9 @@ def _count(path: Path) -> int:
     return len(path.read_text(encoding="utf-8", errors="replace").splitlines())
 
 
-def ours_against(peer: PeerKind, names: list[str]) -> list[str]:
-    """Each of the peer's tool-parser names: served by a family of ours, taken over by the
-    override, or without a family."""
+def ours_against(peer: PeerKind, names: list[str], kind: str = "") -> list[str]:
+    """Each of the peer's tool-parser (or `kind`) names: served by a family of ours, taken
+    over by the override, or without a family."""
     import toolgrammar
 
     families = {*toolgrammar.families(), *toolgrammar.TEMPLATE_FAMILIES}
@@ -379,7 +382,7 @@ def ours_against(peer: PeerKind, names: list[str]) -> list[str]:
         else:
             missing.append(name)
     return [
-        f"ours: {len(taken)} of {len(names)} names taken over by the override",
+        f"ours: {len(taken)} of {len(names)} {kind}names taken over by the override",
         f"  a family, left to {peer.title} by the adapter: {', '.join(served) or '-'}",
         f"  no family of that name: {', '.join(missing) or '-'}",
     ]
@@ -436,11 +439,13 @@ def report(
 ) -> list[str]:
     old, new = unpacked(peer, against), unpacked(peer, version)
     lines = [f"# {peer.title} {version} against {against}", ""]
-    new_tools = peer.tools(new)
+    new_tools, new_reasoning = peer.tools(new), peer.reasoning(new)
     lines += name_changes(peer.tools(old), new_tools).lines(peer.labels[0])
-    lines += name_changes(peer.reasoning(old), peer.reasoning(new)).lines(peer.labels[1])
+    lines += name_changes(peer.reasoning(old), new_reasoning).lines(peer.labels[1])
     if peer.key != "llama.cpp":
         lines += ours_against(peer, sorted(new_tools))
+    if peer.reasoning_override:
+        lines += ours_against(peer, sorted(new_reasoning), "reasoning-parser ")
     lines += ["", "parser files:"] + (file_changes(old, new, peer.parser_dirs) or ["  unchanged"])
     if peer.test_dirs:
         lines += ["", "test files:"] + (file_changes(old, new, peer.test_dirs) or ["  unchanged"])

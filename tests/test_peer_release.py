@@ -106,3 +106,6 @@ def test_ours_against_a_peers_names() -> None:
     assert lines[0] == "ours: 1 of 3 names taken over by the override"
     assert lines[1].endswith(": kimi_k3")
     assert lines[2].endswith(": no_such_parser")
+    lines = pr.ours_against(pr.PEERS["vllm"], ["glm45", "qwen3"], "reasoning-parser ")
+    assert lines[0] == "ours: 1 of 2 reasoning-parser names taken over by the override"
+    assert pr.PEERS["vllm"].reasoning_override and not pr.PEERS["sglang"].reasoning_override

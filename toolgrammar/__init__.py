@@ -27,6 +27,7 @@ from .runtime.deltas import (
     sequential_call_id,
 )
 from .runtime.engine import Engine
+from .runtime.modes import REASONING
 from .runtime.params import UnknownParam, with_params
 from .runtime.policies import Policies
 from .runtime.policies import resolve as resolve_policies
@@ -164,6 +165,12 @@ class StreamParser:
     @property
     def calls_emitted(self) -> int:
         return self._engine.calls_emitted
+
+    @property
+    def in_reasoning(self) -> bool:
+        """Whether the text fed so far leaves the output inside reasoning: a reader that only
+        separates reasoning (vLLM's reasoning-parser slot) hands the rest on once it is not."""
+        return self._engine.mode == REASONING
 
 
 def parse(

@@ -83,13 +83,25 @@ def request(
     return ChatCompletionRequest(**{**kwargs, **extra})
 
 
-def parser_class(family: str, paired: bool, tok: Any) -> type:
-    """The unified parser class vLLM composes for the server's flags."""
+Names = tuple[str | None, str | None]  # --tool-call-parser, --reasoning-parser
+
+
+def parser_names(family: str, paired: bool, names: Names | None) -> Names:
+    """The server's flags: `tg-F` for both (or the tool parser alone), or `names` as given."""
+    if names is not None:
+        return names
     name = plugin.PREFIX + family
+    return name, (name if paired else None)
+
+
+def parser_class(family: str, paired: bool, tok: Any, names: Names | None = None) -> type:
+    """The unified parser class vLLM composes for the server's flags (`--enable-auto-tool-
+    choice` with a tool parser)."""
+    tool, reasoning = parser_names(family, paired, names)
     cls = ParserManager.get_parser(
-        tool_parser_name=name,
-        reasoning_parser_name=name if paired else None,
-        enable_auto_tools=True,
+        tool_parser_name=tool,
+        reasoning_parser_name=reasoning,
+        enable_auto_tools=tool is not None,
         model_name="toolgrammar-test",
         tokenizer=tok,
     )
@@ -121,16 +133,19 @@ def stream(
     finish: str,
     *,
     paired: bool = True,
+    names: Names | None = None,
+    prompt: list[int] = PROMPT,
     **extra: Any,
 ) -> Result:
     """One streamed chat choice: a step per delta, then the last step with the finish reason
     (its text empty, as when the engine's last output brought no new text)."""
     tok = tokenizer(family)
     req = request(tools, stream=True, **extra)
-    cls = parser_class(family, paired, tok)
+    cls = parser_class(family, paired, tok, names)
+    auto = parser_names(family, paired, names)[0] is not None
     parser = cls(tok, req.tools, chat_template_kwargs={}, model_config=None)
     req = parser.adjust_request(req)
-    processor = ChatStreamProcessor(req, parser, enable_auto_tools=True, parser_cls=cls)
+    processor = ChatStreamProcessor(req, parser, enable_auto_tools=auto, parser_cls=cls)
     content, reasoning = [], []
     calls: dict[int, dict[str, Any]] = {}
     finish_reason = None
@@ -140,7 +155,7 @@ def stream(
     for text, reason in steps:
         if reason is not None:
             before_finish = ["".join(c["args"]) for _, c in sorted(calls.items())]
-        step = processor.step(text, token_ids(tok, text), reason, PROMPT)
+        step = processor.step(text, token_ids(tok, text), reason, prompt)
         finish_reason = step.finish_reason
         delta = step.delta
         if delta is None:
@@ -180,21 +195,24 @@ def whole(
     finish: str,
     *,
     paired: bool = True,
+    names: Names | None = None,
+    prompt: list[int] = PROMPT,
     **extra: Any,
 ) -> Result:
     """One non-streaming chat choice: `Parser.parse`, then the message fields and finish
     reason as the serving layer assembles them."""
     tok = tokenizer(family)
     req = request(tools, stream=False, **extra)
-    cls = parser_class(family, paired, tok)
+    cls = parser_class(family, paired, tok, names)
+    auto = parser_names(family, paired, names)[0] is not None
     parser = cls(tok, req.tools, chat_template_kwargs={}, model_config=None)
     req = parser.adjust_request(req)
-    parser.set_prompt_token_ids(PROMPT)
+    parser.set_prompt_token_ids(prompt)
     reasoning, content, tool_calls = parser.parse(
-        text, req, enable_auto_tools=True, model_output_token_ids=token_ids(tok, text)
+        text, req, enable_auto_tools=auto, model_output_token_ids=token_ids(tok, text)
     )
     fields = assemble_chat_message_fields(
-        req, reasoning, content, tool_calls, enable_auto_tools=True, parser_cls=cls
+        req, reasoning, content, tool_calls, enable_auto_tools=auto, parser_cls=cls
     )
     return Result(
         fields.content,

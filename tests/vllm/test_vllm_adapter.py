@@ -24,6 +24,7 @@ from vllm.tool_parsers import ToolParser, ToolParserManager  # noqa: E402
 
 import toolgrammar  # noqa: E402
 import toolgrammar.adapters.vllm as plugin  # noqa: E402
+from toolgrammar.runtime.params import with_params  # noqa: E402
 from toolgrammar.runtime.registry import get_spec  # noqa: E402
 
 FAMILIES = sorted(path.stem for path in CORPUS.glob("*.txt"))
@@ -150,9 +151,7 @@ def test_override_takes_every_vllm_tool_parser_name_that_has_a_family() -> None:
     family of ours, and the override takes each one over but the names vLLM wraps in parsers
     of its own (`_WRAPPED_BY_VLLM`); on 0.34.0 that includes its new names."""
     saved = dict(ToolParserManager.tool_parsers)
-    vllm_names = {
-        n for n in ToolParserManager.list_registered() if not n.startswith(plugin.PREFIX)
-    }
+    vllm_names = {n for n in ToolParserManager.list_registered() if not n.startswith(plugin.PREFIX)}
     ours = {*toolgrammar.families(), *toolgrammar.TEMPLATE_FAMILIES}
     try:
         assert sorted(vllm_names - ours) == []  # a vLLM name with no family is new work
@@ -168,19 +167,33 @@ def test_override_takes_every_vllm_tool_parser_name_that_has_a_family() -> None:
         ToolParserManager.tool_parsers.update(saved)
 
 
-def test_every_vllm_reasoning_parser_name_with_a_family_is_served_as_tg_name() -> None:
-    """vLLM's reasoning-parser names that name a family have the companion `tg-NAME`; the
-    override leaves vLLM's own under its name (the companion reads reasoning only beside
-    toolgrammar's tool parser: alone, `--reasoning-parser NAME` without tools would lose it)."""
+def test_override_takes_every_vllm_reasoning_parser_name_that_has_a_family() -> None:
+    """vLLM's reasoning-parser names that name a family have the companion `tg-NAME`, and the
+    override takes each one over but the names vLLM wraps (`--reasoning-parser glm45` is
+    then toolgrammar's, the pair with `--tool-call-parser glm45` one parser)."""
+    saved = dict(ReasoningParserManager.reasoning_parsers)
+    saved_tools = dict(ToolParserManager.tool_parsers)
     ours = {*toolgrammar.families(), *toolgrammar.TEMPLATE_FAMILIES}
     names = set(ReasoningParserManager.list_registered())
-    with_family = {n for n in names if n in ours}
-    assert len(with_family) >= 30
-    for name in with_family:
-        assert plugin.PREFIX + name in names
-        assert ReasoningParserManager.get_reasoning_parser(plugin.PREFIX + name).family == name
-    if tuple(int(p) for p in vllm.__version__.split(".")[:2]) >= (0, 34):
-        assert {"musespark", "ripple", "zaya"} <= with_family
+    with_family = {n for n in names if n in ours and not n.startswith(plugin.PREFIX)}
+    try:
+        for name in with_family:
+            assert plugin.PREFIX + name in names
+            assert ReasoningParserManager.get_reasoning_parser(plugin.PREFIX + name).family == name
+        plugin.register(override=True)
+        taken = set(plugin.REASONING_TAKEN)
+        assert taken == with_family - plugin._WRAPPED_BY_VLLM
+        for name in taken:
+            cls = ReasoningParserManager.get_reasoning_parser(name)
+            assert cls is plugin.reasoning_parser_class(name)
+        if tuple(int(p) for p in vllm.__version__.split(".")[:2]) >= (0, 34):
+            assert {"musespark", "ripple", "zaya"} <= taken
+            assert len(taken) == 33  # of 44: 5 with no family, 6 wrapped by vLLM
+    finally:
+        ReasoningParserManager.reasoning_parsers.clear()
+        ReasoningParserManager.reasoning_parsers.update(saved)
+        ToolParserManager.tool_parsers.clear()
+        ToolParserManager.tool_parsers.update(saved_tools)
 
 
 def test_bad_params_are_clear_errors_at_parser_construction() -> None:
@@ -461,3 +474,139 @@ def test_readme_example_runs(capsys: pytest.CaptureFixture[str], monkeypatch: An
     assert (
         "call 1 arguments, accumulated: {'path': 'notes.txt', 'content': 'Forecast: \"su'}" in out
     )
+
+
+# ---------------------------------------------------------------- the reasoning parser alone
+
+# families with a reasoning block that the override can serve (`_WRAPPED_BY_VLLM` aside)
+REASONING_FAMILIES = [
+    f for f in FAMILIES if get_spec(f).reasoning and f not in plugin._WRAPPED_BY_VLLM
+]
+
+
+def _reasoning_case(family: str) -> Case | None:
+    """The family's first case that reads reasoning, with no option vLLM cannot give."""
+    return next((c for c in CASES[family] if c.expect.get("reasoning") and not c.options), None)
+
+
+@pytest.mark.parametrize("family", REASONING_FAMILIES)
+def test_reasoning_parser_alone_takes_reasoning_out_and_hands_the_rest_on(family: str) -> None:
+    """`--reasoning-parser NAME` with no tool parser: the family's reasoning comes back as
+    reasoning (what the library reads), every other character as content, as written, the
+    same in both paths and at every delta size; with toolgrammar's tool parser of the same
+    family it is the pair (the tests above)."""
+    case = _reasoning_case(family)
+    if case is None:
+        pytest.skip("no corpus case of this family reads reasoning without options")
+    names = (None, plugin.PREFIX + family)
+    want = toolgrammar.parse(family, case.text, compat="vllm")
+    got = h.whole(family, case.text, case.tools, case.finish, names=names)
+    assert got.calls == []
+    assert got.reasoning is not None and want.reasoning is not None
+    assert want.reasoning.startswith(got.reasoning)  # the first block, or every one
+    content = got.content or ""
+    assert case.text.endswith(content)
+    assert got.reasoning.strip() not in content
+    for how, deltas in chunkings(family, case.text).items():
+        streamed = h.stream(family, deltas, case.tools, case.finish, names=names)
+        assert (streamed.reasoning, streamed.content, streamed.calls) == (
+            got.reasoning,
+            got.content,
+            [],
+        ), how
+
+
+@pytest.mark.parametrize("family", REASONING_FAMILIES)
+def test_reasoning_parser_alone_after_a_prompt_that_closed_reasoning(family: str) -> None:
+    """A prompt whose last reasoning marker is a closer (thinking turned off) leaves no
+    reasoning to the output: all of it is content, in both paths."""
+    case = _reasoning_case(family)
+    if case is None:
+        pytest.skip("no corpus case of this family reads reasoning without options")
+    block = with_params(get_spec(family)).reasoning[0]
+    tok = h.tokenizer(family)
+    prompt = h.token_ids(tok, "x" + block.opens[0] + "y" + block.closes[0])
+    names = (None, plugin.PREFIX + family)
+    got = h.whole(family, case.text, case.tools, case.finish, names=names, prompt=prompt)
+    assert (got.reasoning, got.content) == (None, case.text)
+    streamed = h.stream(
+        family, h.token_deltas(tok, case.text), case.tools, case.finish, names=names, prompt=prompt
+    )
+    assert (streamed.reasoning, streamed.content) == (None, case.text)
+
+
+def test_reasoning_parser_hands_the_rest_to_another_familys_tool_parser() -> None:
+    """`--reasoning-parser deepseek_v3 --tool-call-parser hermes`-like pairs: reasoning of
+    one family, calls of another; the tool parser reads the text after the reasoning."""
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}}}}}]  # fmt: skip
+    family = next(
+        f for f in REASONING_FAMILIES
+        if "</think>" in get_spec(f).reasoning[0].closes and f != "hermes"
+        and get_spec(f).name != get_spec("hermes").name
+    )  # fmt: skip
+    call = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    opener = get_spec(family).reasoning[0].opens[0]
+    text = f"{opener}It is in France.</think>\n\nChecking.{call}"
+    names = ("tg-hermes", plugin.PREFIX + family)
+    want = ("It is in France.", [("get_weather", '{"city": "Paris"}')])
+    got = h.whole(family, text, tools, "stop", names=names)
+    assert (got.reasoning, got.calls) == want
+    assert (got.content or "").strip() == "Checking."
+    for how, deltas in chunkings(family, text).items():
+        streamed = h.stream(family, deltas, tools, "stop", names=names)
+        assert (streamed.reasoning, streamed.calls) == want, how
+        assert (streamed.content or "").strip() == "Checking.", how
+
+
+@pytest.mark.parametrize("family", REASONING_FAMILIES)
+def test_vllms_own_names_make_the_pair_under_the_override(family: str) -> None:
+    """With the override, `--reasoning-parser F --tool-call-parser F` (vLLM's names) is the
+    pair `tg-F` makes: one parser reads reasoning, content and calls."""
+    case = _reasoning_case(family)
+    if case is None or family not in ReasoningParserManager.list_registered():
+        pytest.skip("not a vLLM reasoning-parser name, or no case")
+    saved = dict(ReasoningParserManager.reasoning_parsers)
+    saved_tools = dict(ToolParserManager.tool_parsers)
+    try:
+        plugin.register(override=True)
+        tool = family if family in ToolParserManager.tool_parsers else plugin.PREFIX + family
+        got = h.stream(
+            family, h.token_deltas(h.tokenizer(family), case.text), case.tools, case.finish,
+            names=(tool, family),
+        )  # fmt: skip
+    finally:
+        ReasoningParserManager.reasoning_parsers.clear()
+        ReasoningParserManager.reasoning_parsers.update(saved)
+        ToolParserManager.tool_parsers.clear()
+        ToolParserManager.tool_parsers.update(saved_tools)
+    assert same(got, expected(case))
+
+
+def test_a_reasoning_parser_built_alone_never_pairs_with_a_later_tool_parser() -> None:
+    """vLLM may build a reasoning parser alone (structured outputs, a server without a tool
+    parser); a tool parser built after it, by another unified parser, is not its pair."""
+    tok = h.tokenizer("hermes")
+    alone = h.parser_class("hermes", False, tok, names=(None, "tg-hermes"))
+    alone(tok, None, chat_template_kwargs={}, model_config=None)
+    tool_only = h.parser_class("hermes", False, tok)
+    parser = tool_only(tok, None, chat_template_kwargs={}, model_config=None)
+    assert not parser.tool_parser._reports_reasoning
+    pair = h.parser_class("hermes", True, tok)(
+        tok, None, chat_template_kwargs={}, model_config=None
+    )
+    assert pair.tool_parser._reports_reasoning and pair.reasoning_parser._paired
+
+
+def test_structured_outputs_start_after_the_reasoning_closer() -> None:
+    """vLLM's engine builds the reasoning parser alone and asks, at each decode step, whether
+    reasoning has ended: after the family's closer, not before; the prompt's own last marker
+    counts (a closed one: reasoning is over before the output starts)."""
+    tok = h.tokenizer("hermes")
+    reasoner = ReasoningParserManager.get_reasoning_parser("tg-hermes")(tok)
+    ids = h.token_ids(tok, "<|im_start|>assistant\n<think>\nplan")
+    assert not reasoner.is_reasoning_end(ids)
+    assert not reasoner.is_reasoning_end_streaming(ids, ids[-1:])
+    more = h.token_ids(tok, "</think>\n\n{")
+    assert reasoner.is_reasoning_end_streaming(ids + more, more)
+    assert reasoner.is_reasoning_end(h.token_ids(tok, "<think>\n\n</think>\n\n"))
