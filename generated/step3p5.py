@@ -18,7 +18,16 @@ Differs from vLLM:
   (case: reasoning_open=false is honoured)
 """
 
-from toolgrammar.runtime.spec import CallShape, FamilySpec, Lit, Name, Reasoning, Ws, XmlParams
+from toolgrammar.runtime.spec import (
+    CallShape,
+    FamilySpec,
+    Lit,
+    Name,
+    Reasoning,
+    Write,
+    Ws,
+    XmlParams,
+)
 
 SPEC = FamilySpec(
     name="step3p5",
@@ -111,6 +120,15 @@ SPEC = FamilySpec(
             follows=((), (), (), (">",), (), ("</function>",), (), (), (), ()),
             line=36,
         ),
+    ),
+    # grammars/qwen3_coder.tg:35: render between="\n" after_content="\n\n" after_reasoning="\n\n" in_reasoning=["\n", "\n"]
+    write=Write(
+        between="\n",
+        after_reasoning="\n\n",
+        after_content="\n\n",
+        in_reasoning=("\n", "\n"),
+        line=35,
+        file="grammars/qwen3_coder.tg",
     ),
     # every marker found outside a call: the grammar line that names it
     markers_at=(

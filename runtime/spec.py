@@ -88,7 +88,9 @@ class Name:
     file: str = ""  # its grammar file, when not the family's own (`extends`)
 
 
-def where(spec: FamilySpec, node: Item | CallShape | Reasoning | Section | Messages) -> str:
+def where(
+    spec: FamilySpec, node: "Item | CallShape | Reasoning | Section | Messages | Content | Write"
+) -> str:
     """The grammar `file:line` an item or a statement of `spec` comes from."""
     return f"{node.file or spec.source}:{node.line}"
 
@@ -175,6 +177,7 @@ class XmlParams:
     xml_unescape: bool = False
     cdata: bool = False
     verbatim_keys: bool = False
+    write_between: str = ""  # what `render` writes between two parameters (whitespace)
     open_alternatives: tuple[str, ...] = ()
     key_end_alternatives: tuple[str, ...] = ()
     value_end_alternatives: tuple[str, ...] = ()
@@ -341,6 +344,22 @@ class Content:
 
 
 @dataclass(frozen=True, slots=True)
+class Write:
+    """What `render` writes between the parts of an output (the `write` statement): the
+    whitespace the family's chat template puts there, and nothing where the grammar says
+    nothing. Reading ignores it: whitespace between markup is markup."""
+
+    between: str = ""  # between two calls
+    after_reasoning: str = ""  # after a reasoning block, before the content or the calls
+    after_content: str = ""  # after the content, before the calls (or their section)
+    after_calls: str = ""  # after the calls (or their section), before text after them
+    in_reasoning: tuple[str, str] = ("", "")  # around the reasoning text, inside its markers
+    in_section: tuple[str, str] = ("", "")  # around the calls, inside the section's markers
+    line: int = 0  # 0: no `write` statement, everything is ""
+    file: str = ""  # its grammar file, when not the family's own (`extends`)
+
+
+@dataclass(frozen=True, slots=True)
 class Messages:
     """An output made of messages: HEADER RECIPIENT [FIELD …] HEADER_END body, ended by one
     of `ends` or by the next header. `header` lists the opener's spellings; a `fields` marker
@@ -403,6 +422,8 @@ class FamilySpec:
     content: Content | None = None
     # every marker found outside a call, with the grammar `file:line` that names it
     markers_at: tuple[tuple[str, str], ...] = ()
+    # what `render` writes between the parts of an output (`write` statement)
+    write: Write = Write()
 
     @property
     def shapes(self) -> tuple[CallShape, ...]:

@@ -668,7 +668,7 @@ def render_xml_params(item: XmlParams, calls: Sequence[Call]) -> str:
             f"{item.open}{render_key(item, key, value)}{item.key_end}{item.value_open}{newline}"
             f"{render_value_text(value, item.xml_unescape)}{last_newline}{item.value_end}"
         )
-    return "".join(out)
+    return item.write_between.join(out)
 
 
 def xml_params_literals(item: XmlParams) -> tuple[str, ...]:

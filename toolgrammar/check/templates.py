@@ -37,6 +37,7 @@ from .. import parse
 from ..runtime.params import with_params
 from ..runtime.registry import get_spec
 from ..runtime.dialects import markup_literals
+from ..runtime.render import Piece, RenderError, output_pieces
 from ..runtime.spec import FamilySpec, Lit, Skip
 
 TOOLS: list[dict[str, Any]] = [
@@ -82,7 +83,7 @@ ARGUMENTS = ("object", "text")  # how a call's arguments reach the template
 TOOLS_AS = ("list", "json")  # how a `tools_variables` entry holds the tools
 # Mistral's templates require ids of 9 letters and digits; other templates take any string
 CALL_IDS = ("aB3dE6gH9", "kL2mN5pQ8")
-FINDING_KINDS = ("render", "no tool calls", "calls", "content", "reasoning", "prompt")
+FINDING_KINDS = ("render", "no tool calls", "calls", "content", "reasoning", "prompt", "markup")
 # a plain reply whose turn end tells what the template writes after the model's text
 TURN_END_PROBE = "Sentinel reply 7q."
 
@@ -748,6 +749,7 @@ class _Run:
         found = _differences(conversation, output, reading, report.notes)
         found += self._id_differences(conversation, output, reading)
         report.findings += found
+        report.findings += render_differences(self.spec, conversation, output, options)
         mismatches = _prompt_mismatches(self.spec, end)
         if found or not mismatches:
             return
@@ -789,6 +791,151 @@ class _Run:
         if shared.reasoning:
             return True
         return end.reasoning and _closed_first(self.spec, turn)
+
+
+# --------------------------------------------------------------------------- render ≡ template
+
+CONTEXT = 24  # characters of each text shown either side of where render and template part
+
+
+def render_differences(
+    spec: FamilySpec, conversation: Conversation, output: str, options: dict[str, Any]
+) -> list[TemplateFinding]:
+    """The proof that `render` writes what the model's chat template writes: the turn the
+    template wrote (`output`, cut at the stop) against `render` for the same calls, ids,
+    content and reasoning, byte for byte after `normalised`. A difference is one `markup`
+    finding naming the grammar line whose text (or missing text) is where they part."""
+    wrote = [(c.name, c.arguments) for c in conversation.calls if c.name in output]
+    ids = [i for i in CALL_IDS[: len(wrote)]]
+    content = conversation.content if conversation.content in output else ""
+    reasoning: str | None = conversation.reasoning
+    if not reasoning or reasoning not in output:
+        # a template that writes an empty block for a turn without reasoning: render too
+        reasoning = "" if _opens_with_reasoning(spec, output) else None
+    try:
+        pieces = output_pieces(
+            spec, wrote, content=content or None, reasoning=reasoning, ids=ids
+        )
+    except RenderError as error:
+        essence = f"render cannot write this turn: {error}"
+        return [TemplateFinding("markup", conversation.title, essence)]
+    pieces = _unopened(spec, pieces, options)
+    ours, theirs, offset = normalised(spec, pieces, output)
+    at = _first_difference(ours, theirs)
+    if at is None:
+        return []
+    piece = _piece_at(pieces, at + offset)
+    essence = (
+        f"{piece.where} ({piece.what}): render writes {_around(ours, at)!r} where the "
+        f"template writes {_around(theirs, at)!r}"
+    )
+    detail = f"{essence}; render: {ours!r}, template: {theirs!r}"
+    return [TemplateFinding("markup", conversation.title, detail, essence)]
+
+
+def render_matches_template(
+    family: str, template: str | Path, **options: Any
+) -> list[TemplateFinding]:
+    """The render ≡ template proof alone: the `markup` findings of `check_template` (same
+    arguments) for `family` and one chat template; empty when `render` writes every
+    conversation exactly as the template does. `check_row` runs it with the rest."""
+    report = check_template(family, template, **options)
+    return [f for f in report.findings if f.kind == "markup"]
+
+
+def _unopened(spec: FamilySpec, pieces: list[Piece], options: dict[str, Any]) -> list[Piece]:
+    """`pieces` without the opener the prompt already wrote: a turn that starts inside the
+    reasoning (or after the `prompt_opened` opener) does not write it again."""
+    if options.get("reasoning_open") and spec.reasoning and pieces:
+        if pieces[0].text in spec.reasoning[0].opens:
+            return pieces[1:]
+    if options.get("block_open") and spec.prompt_opens:
+        text = "".join(p.text for p in pieces)
+        at = text.find(spec.prompt_opens)
+        if at != -1 and not text[:at].strip():
+            return _drop_prefix(pieces, at + len(spec.prompt_opens))
+    return pieces
+
+
+def _drop_prefix(pieces: list[Piece], size: int) -> list[Piece]:
+    out = []
+    for piece in pieces:
+        if size >= len(piece.text):
+            size -= len(piece.text)
+            if piece.text:
+                continue
+        elif size:
+            piece = Piece(piece.text[size:], piece.where, piece.what)
+            size = 0
+        out.append(piece)
+    return out
+
+
+def _opens_with_reasoning(spec: FamilySpec, output: str) -> bool:
+    """The turn starts with a reasoning opener or closer (an empty block, or the end of
+    the one the prompt opened)."""
+    head = output.lstrip()
+    markers = [m.strip() for r in spec.reasoning for m in (*r.opens, *r.closes) if m.strip()]
+    return any(head.startswith(m) for m in markers)
+
+
+def normalised(spec: FamilySpec, pieces: list[Piece], output: str) -> tuple[str, str, int]:
+    """(render's text, the template's text, where render's compared text starts in the
+    pieces), as compared. Two things are left out, both the template's framing around the
+    model's text: whitespace at the ends of the turn, and the grammar's `ignore` markers at
+    the end of the turn (a turn end such as `<|im_end|>` the parser drops; `render` writes
+    an output, not a turn)."""
+    ours = "".join(p.text for p in pieces)
+    stripped = ours.lstrip()
+    theirs = output.strip()
+    ends = sorted((m for m in spec.ignore if m.strip()), key=len, reverse=True)
+    cut = True
+    while cut:
+        cut = False
+        for marker in ends:
+            if theirs.endswith(marker) and not stripped.rstrip().endswith(marker):
+                theirs, cut = theirs[: -len(marker)].rstrip(), True
+    return stripped.rstrip(), theirs, len(ours) - len(stripped)
+
+
+PYTHON_BOOLEANS = {"true": "True", "false": "False"}
+
+
+def _first_difference(ours: str, theirs: str) -> int | None:
+    """Where render's text and the template's part, None when they do not. A boolean the
+    template prints with jinja's `{{ value }}` (Python's `True`) where render writes JSON's
+    `true` is alike: the template's printing of a JSON value, read back the same."""
+    start = 0
+    while True:
+        at = start + _common_prefix(ours[start:], theirs[start:])
+        if at == len(ours) == len(theirs):
+            return None
+        for json_word, python_word in PYTHON_BOOLEANS.items():
+            if ours.startswith(json_word, at) and theirs.startswith(python_word, at):
+                start = at + len(json_word)
+                break
+        else:
+            return at
+
+
+def _piece_at(pieces: list[Piece], at: int) -> Piece:
+    """The piece where render and the template part at `at`: a separator that writes nothing
+    there first (its absence is the difference), else the piece holding `at`, else the last."""
+    position, holding = 0, None
+    for piece in pieces:
+        end = position + len(piece.text)
+        if not piece.text and position == at and piece.what.startswith(("render ", "no `render`")):
+            return piece
+        if holding is None and position <= at < end:
+            holding = piece
+        position = end
+    if holding is not None:
+        return holding
+    return next((p for p in reversed(pieces) if p.text), pieces[-1])
+
+
+def _around(text: str, at: int) -> str:
+    return text[max(0, at - CONTEXT) : at + CONTEXT]
 
 
 def _closed_first(spec: FamilySpec, turn: str) -> bool:
