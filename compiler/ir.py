@@ -364,6 +364,7 @@ RENDER_ARGS = {  # the `render` statement's arguments: what each takes
     "after_reasoning": "a string",
     "after_content": "a string",
     "after_calls": "a string",
+    "before_calls": "a string",
     "in_reasoning": "a list of two strings",
     "in_section": "a list of two strings",
 }
@@ -527,6 +528,7 @@ ELEMENTS: dict[str, ElementSig] = {
             "cdata": Param(ArgType.BOOL, default=False),
             "verbatim_keys": Param(ArgType.BOOL, default=False),
             "write_between": Param(ArgType.STRING, default=""),
+            "write_before_value": Param(ArgType.STRING, default=""),
         },
         is_dialect=True,
     ),

@@ -566,9 +566,13 @@ def _validate_element(element: ir.Element, report: Report) -> ir.ElementSig | No
     write = element.arg("write")
     if element.name == "ws" and isinstance(write, ir.Str) and write.value.strip():
         report.error(write, f"`ws(write=...)` writes whitespace only, not {write}")
-    between = element.arg("write_between")
-    if isinstance(between, ir.Str) and between.value.strip():
-        report.error(between, f"`write_between` writes whitespace only, not {between}")
+    for word in ("write_between", "write_before_value"):
+        between = element.arg(word)
+        if isinstance(between, ir.Str) and between.value.strip():
+            report.error(between, f"`{word}` writes whitespace only, not {between}")
+    before = element.arg("write_before_value")
+    if before is not None and element.arg("value_open") is None:
+        report.error(before, "`write_before_value` needs a `value_open` (else it is the value's)")
     return sig
 
 

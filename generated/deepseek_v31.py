@@ -13,7 +13,7 @@ Differs from vLLM: those of deepseek_v3, and:
 SGLang 0.5.23 serves this markup as `deepseekv31`: registered here as alias.
 """
 
-from toolgrammar.runtime.spec import FamilySpec, JsonArgs, Lit, Name, Reasoning, Section, Ws
+from toolgrammar.runtime.spec import FamilySpec, JsonArgs, Lit, Name, Reasoning, Section, Write, Ws
 
 SPEC = FamilySpec(
     name="deepseek_v31",
@@ -58,6 +58,8 @@ SPEC = FamilySpec(
     ),
     # grammars/deepseek_v31.tg:18: ignore ["<｜tool▁calls▁end｜>", "<｜end▁of▁sentence｜>"]
     ignore=("<｜tool▁calls▁end｜>", "<｜end▁of▁sentence｜>"),
+    # grammars/deepseek_v3.tg:30: render between="\n"
+    write=Write(between="\n", line=30, file="grammars/deepseek_v3.tg"),
     # every marker found outside a call: the grammar line that names it
     markers_at=(
         ("<think>", "grammars/deepseek_v3.tg:24"),

@@ -25,7 +25,7 @@ Differs from SGLang:
   (case: unknown tool is kept)
 """
 
-from toolgrammar.runtime.spec import FamilySpec, Lit, Name, Reasoning, Ws, XmlParams
+from toolgrammar.runtime.spec import FamilySpec, Lit, Name, Reasoning, Write, Ws, XmlParams
 
 SPEC = FamilySpec(
     name="spark25",
@@ -33,23 +33,26 @@ SPEC = FamilySpec(
     source="grammars/spark25.tg",
     source_sha256="ac1ee75c3e7c768331fe77ced5242d6e9df4c25d119a99a3d118d071926ba3eb",
     call=(
-        # grammars/glm45.tg:37: "<tool_call>" ws
-        Lit(text="<tool_call>", line=37, file="grammars/glm45.tg"),
-        Ws(line=37, file="grammars/glm45.tg"),
-        # grammars/glm45.tg:38: name(until=["<arg_key>", "</tool_call>"])
-        Name(until=("<arg_key>", "</tool_call>"), line=38, file="grammars/glm45.tg"),
-        # grammars/glm45.tg:39: xml_params(open="<arg_key>", key_end="</arg_key>", value_open="<arg_value>", value_end="</arg_value>")
+        # grammars/glm45.tg:40: "<tool_call>" ws
+        Lit(text="<tool_call>", line=40, file="grammars/glm45.tg"),
+        Ws(line=40, file="grammars/glm45.tg"),
+        # grammars/glm45.tg:41: name(until=["<arg_key>", "</tool_call>"]) ws(write="\n")
+        Name(until=("<arg_key>", "</tool_call>"), line=41, file="grammars/glm45.tg"),
+        Ws(write="\n", line=41, file="grammars/glm45.tg"),
+        # grammars/glm45.tg:42: xml_params(open="<arg_key>", key_end="</arg_key>", value_open="<arg_value>", value_end="</arg_value>", write_between="\n", write_before_value="\n")
         XmlParams(
             open="<arg_key>",
             key_end="</arg_key>",
             value_end="</arg_value>",
             value_open="<arg_value>",
-            line=39,
+            write_between="\n",
+            write_before_value="\n",
+            line=42,
             file="grammars/glm45.tg",
         ),
-        # grammars/glm45.tg:41: ws "</tool_call>"
-        Ws(line=41, file="grammars/glm45.tg"),
-        Lit(text="</tool_call>", line=41, file="grammars/glm45.tg"),
+        # grammars/glm45.tg:45: ws(write="\n") "</tool_call>"
+        Ws(write="\n", line=45, file="grammars/glm45.tg"),
+        Lit(text="</tool_call>", line=45, file="grammars/glm45.tg"),
     ),
     openers=(("<tool_call>", 1),),
     # follows[i]: the literals that can come right after call item i
@@ -57,9 +60,10 @@ SPEC = FamilySpec(
         (),  # 0: "<tool_call>"
         (),  # 1: ws
         (),  # 2: name(...)
-        ("</tool_call>",),  # 3: xml_params(...)
-        (),  # 4: ws
-        (),  # 5: "</tool_call>"
+        (),  # 3: ws(...)
+        ("</tool_call>",),  # 4: xml_params(...)
+        (),  # 5: ws(...)
+        (),  # 6: "</tool_call>"
     ),
     reasoning=(
         # grammars/spark25.tg:27: reasoning "<think>" "</think>" prompt_opened
@@ -68,11 +72,15 @@ SPEC = FamilySpec(
     section=None,
     # grammars/spark25.tg:30: ignore ["<｜end▁of▁sentence｜>", "<|user|>", "<|observation|>", "<|endoftext|>"]
     ignore=("<｜end▁of▁sentence｜>", "<|user|>", "<|observation|>", "<|endoftext|>"),
+    # grammars/glm45.tg:37: render between="\n" after_content="\n" after_reasoning="\n"
+    write=Write(
+        between="\n", after_reasoning="\n", after_content="\n", line=37, file="grammars/glm45.tg"
+    ),
     # every marker found outside a call: the grammar line that names it
     markers_at=(
         ("<think>", "grammars/spark25.tg:27"),
         ("</think>", "grammars/spark25.tg:27"),
-        ("<tool_call>", "grammars/glm45.tg:37"),
+        ("<tool_call>", "grammars/glm45.tg:40"),
         ("<｜end▁of▁sentence｜>", "grammars/spark25.tg:30"),
         ("<|user|>", "grammars/spark25.tg:30"),
         ("<|observation|>", "grammars/spark25.tg:30"),

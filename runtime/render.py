@@ -219,13 +219,17 @@ def output_pieces(
             Piece(section.closes[0], at, f"section closer {section.closes[0]!r}"),
         ]
     if body:
-        parts.append(("after_calls", body))
+        if parts and write.before_calls is not None:
+            parts.append(("after_calls", [sep("before_calls", write.before_calls), *body]))
+            parts[-2] = ("", parts[-2][1])  # written instead of what follows the part before
+        else:
+            parts.append(("after_calls", body))
     if after:
         parts.append(("", _content_pieces(spec, after)))
     out: list[Piece] = []
     for number, (_, part) in enumerate(parts):
-        if number:
-            key = parts[number - 1][0]
+        key = parts[number - 1][0] if number else ""
+        if key:
             out.append(sep(key, getattr(write, key)))
         out += part
     return out

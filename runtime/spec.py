@@ -178,6 +178,7 @@ class XmlParams:
     cdata: bool = False
     verbatim_keys: bool = False
     write_between: str = ""  # what `render` writes between two parameters (whitespace)
+    write_before_value: str = ""  # what `render` writes between KEY_END and VALUE_OPEN
     open_alternatives: tuple[str, ...] = ()
     key_end_alternatives: tuple[str, ...] = ()
     value_end_alternatives: tuple[str, ...] = ()
@@ -353,6 +354,9 @@ class Write:
     after_reasoning: str = ""  # after a reasoning block, before the content or the calls
     after_content: str = ""  # after the content, before the calls (or their section)
     after_calls: str = ""  # after the calls (or their section), before text after them
+    # before the calls (or their section) whatever comes before them, in place of
+    # after_reasoning or after_content (None: those)
+    before_calls: str | None = None
     in_reasoning: tuple[str, str] = ("", "")  # around the reasoning text, inside its markers
     in_section: tuple[str, str] = ("", "")  # around the calls, inside the section's markers
     line: int = 0  # 0: no `write` statement, everything is ""

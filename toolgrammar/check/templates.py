@@ -819,7 +819,7 @@ def render_differences(
     except RenderError as error:
         essence = f"render cannot write this turn: {error}"
         return [TemplateFinding("markup", conversation.title, essence)]
-    pieces = _unopened(spec, pieces, options)
+    pieces = _unopened(spec, pieces, options, output)
     ours, theirs, offset = normalised(spec, pieces, output)
     at = _first_difference(ours, theirs)
     if at is None:
@@ -843,11 +843,15 @@ def render_matches_template(
     return [f for f in report.findings if f.kind == "markup"]
 
 
-def _unopened(spec: FamilySpec, pieces: list[Piece], options: dict[str, Any]) -> list[Piece]:
+def _unopened(
+    spec: FamilySpec, pieces: list[Piece], options: dict[str, Any], output: str
+) -> list[Piece]:
     """`pieces` without the opener the prompt already wrote: a turn that starts inside the
-    reasoning (or after the `prompt_opened` opener) does not write it again."""
-    if options.get("reasoning_open") and spec.reasoning and pieces:
-        if pieces[0].text in spec.reasoning[0].opens:
+    reasoning (the prompt opened it, or the turn starts with its closer) or after the
+    `prompt_opened` opener does not write it again."""
+    if spec.reasoning and pieces and pieces[0].text in spec.reasoning[0].opens:
+        closes = [c.strip() for c in spec.reasoning[0].closes if c.strip()]
+        if options.get("reasoning_open") or any(output.lstrip().startswith(c) for c in closes):
             return pieces[1:]
     if options.get("block_open") and spec.prompt_opens:
         text = "".join(p.text for p in pieces)
