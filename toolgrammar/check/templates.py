@@ -826,10 +826,10 @@ def render_differences(
         return []
     piece = _piece_at(pieces, at + offset)
     essence = (
-        f"{piece.where} ({piece.what}): render writes {_around(ours, at)!r} where the "
-        f"template writes {_around(theirs, at)!r}"
-    )
-    detail = f"{essence}; render: {ours!r}, template: {theirs!r}"
+        f"{piece.what}: render writes {_around(ours, at)!r} where the template writes "
+        f"{_around(theirs, at)!r}"
+    )  # the key a row's `known` names: no grammar line, which moves when the file is edited
+    detail = f"{piece.where}: {essence}; render: {ours!r}, template: {theirs!r}"
     return [TemplateFinding("markup", conversation.title, detail, essence)]
 
 
@@ -876,11 +876,13 @@ def _drop_prefix(pieces: list[Piece], size: int) -> list[Piece]:
 
 
 def _opens_with_reasoning(spec: FamilySpec, output: str) -> bool:
-    """The turn starts with a reasoning opener or closer (an empty block, or the end of
-    the one the prompt opened)."""
+    """The turn starts with the reasoning opener or closer `render` writes (an empty block,
+    or the end of the one the prompt opened)."""
+    if not spec.reasoning:
+        return False
     head = output.lstrip()
-    markers = [m.strip() for r in spec.reasoning for m in (*r.opens, *r.closes) if m.strip()]
-    return any(head.startswith(m) for m in markers)
+    block = spec.reasoning[0]
+    return any(m.strip() and head.startswith(m.strip()) for m in (block.opens[0], block.closes[0]))
 
 
 def normalised(spec: FamilySpec, pieces: list[Piece], output: str) -> tuple[str, str, int]:
