@@ -60,7 +60,14 @@ from ..runtime.registry import get_spec
 from ..runtime.render import RenderError, render_output
 from ..runtime.dialects import markup_literals
 from ..runtime.spec import FamilySpec
-from .templates import check_row, family_rows, row_holds, row_problems
+from .templates import (
+    check_row,
+    family_rows,
+    missing_row,
+    no_template_reason,
+    row_holds,
+    row_problems,
+)
 
 try:  # llguidance (the test extra) runs the exported grammars; without it the proof is skipped
     from .exports import (
@@ -699,7 +706,11 @@ def _check_templates(family: str, folder: Path | None, report: CheckReport) -> N
     """The family's rows of the template table, each through its own chat template."""
     rows = family_rows(family)
     if not rows:
-        report.template_skipped = "no chat template of this family in grammars/templates.toml"
+        missing = missing_row(family)
+        if missing is not None:  # a family's chat template is proven, or said to be absent
+            _record(report, Finding("template", "", [], missing, report.seed))
+            return
+        report.template_skipped = f"no chat template: {no_template_reason(family)}"
         return
     if folder is None:
         report.template_skipped = "chat templates not fetched: python scripts/fetch_templates.py"

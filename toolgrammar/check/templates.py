@@ -968,8 +968,45 @@ def _with_text_arguments(
 
 def template_table() -> list[dict[str, Any]]:
     """The rows of `grammars/templates.toml`: which chat templates each family serves."""
-    text = resources.files("toolgrammar.grammars").joinpath("templates.toml").read_text("utf-8")
-    return list(tomllib.loads(text)["template"])
+    return list(_table().get("template", ()))
+
+
+def template_absences() -> dict[str, str]:
+    """The `[[no_template]]` rows of `grammars/templates.toml`: family -> why no chat
+    template of it can run here."""
+    return {row["family"]: row["why"] for row in _table().get("no_template", ())}
+
+
+def no_template_reason(family: str) -> str | None:
+    """Why the table says `family` has no chat template to run, None when it does not."""
+    name = get_spec(family).name
+    return next((w for f, w in template_absences().items() if get_spec(f).name == name), None)
+
+
+def _table() -> dict[str, Any]:
+    return tomllib.loads(table_path().read_text("utf-8"))
+
+
+def table_path() -> Path:
+    """`grammars/templates.toml`, as installed with the package (editable: the repo's)."""
+    return Path(str(resources.files("toolgrammar.grammars").joinpath("templates.toml")))
+
+
+def missing_row(family: str) -> str | None:
+    """Why `check` fails for a family with neither a template row nor a `[[no_template]]`
+    row (with the command that adds one), None when it has either."""
+    name = get_spec(family).name
+    if family_rows(name) or no_template_reason(name) is not None:
+        return None
+    return (
+        f"no row of {name} in grammars/templates.toml: prove render and the parser against "
+        f"the model's chat template and add its row with `python scripts/fetch_templates.py "
+        f"&& toolgrammar check {name} --template .cache/templates/SOURCE/FILE.jinja --add-row`"
+        f" (the template from a pinned source), or add a [[no_template]] row saying why "
+        f"there is none"
+    )
+
+
 
 
 # where scripts/fetch_templates.py unpacks each pinned sdist's templates: a row's `source`
@@ -1043,3 +1080,55 @@ def row_problems(row: dict[str, Any], report: TemplateReport) -> str:
     lines = [f"{row['file']}: unexpected finding: {f.key}\n  {str(f).strip()}" for f in unexpected]
     lines += [f"{row['file']}: known finding no longer occurs: {key}" for key in gone]
     return "\n".join(lines)
+
+
+def row_text(family: str, template: Path, options: dict[str, Any], cache: Path = TEMPLATE_CACHE) -> str:
+    """The `[[template]]` row that runs `template` with `check_template`'s `options` (those
+    a row keeps: variables, stop, params, mutable, arguments, tools_variables). The file
+    must be in a pinned source's folder under `cache` (`ValueError` otherwise)."""
+    path = template.resolve()
+    for source, folder in TEMPLATE_SOURCES.items():
+        if path.parent == (cache / folder).resolve():
+            break
+    else:
+        folders = ", ".join(str(cache / f) for f in TEMPLATE_SOURCES.values())
+        raise ValueError(f"{template}: a row's template comes from a pinned source ({folders})")
+    lines = ["[[template]]", f"family = {_toml(get_spec(family).name)}", f"file = {_toml(path.name)}"]
+    if source != DEFAULT_SOURCE:
+        lines.append(f"source = {_toml(source)}")
+    for key in ("variables", "stop", "params", "mutable", "arguments", "tools_variables"):
+        value = options.get(key)
+        if value and value != "object":
+            lines.append(f"{key} = {_toml(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def _toml(value: Any) -> str:
+    """A TOML value: strings as JSON strings (a subset of TOML's), tables inline."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, (int, float)):
+        return json.dumps(value)
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+ABSENCES_HEAD = "# Families whose chat template no pinned source ships"
+
+
+def add_row(text: str, path: Path | None = None) -> Path:
+    """Append a `[[template]]` row (`row_text`) after the table's last template row, before
+    the `[[no_template]]` rows and their comment."""
+    path = path or table_path()
+    table = path.read_text(encoding="utf-8")
+    at = table.find(ABSENCES_HEAD)
+    at = table.find("[[no_template]]") if at == -1 else at
+    if at == -1:
+        table = table.rstrip("\n") + "\n\n" + text
+    else:
+        table = table[:at].rstrip("\n") + "\n\n" + text + "\n" + table[at:]
+    path.write_text(table, encoding="utf-8")
+    return path
