@@ -82,10 +82,14 @@ def _validate_render(grammar: ir.Grammar, report: Report) -> None:
             seen.add(arg.name)
             pair = takes.startswith("a list")
             value = arg.value
-            if pair != isinstance(value, ir.StrList) or not isinstance(
-                value, (ir.Str, ir.StrList)
-            ) or (pair and len(value.items) != 2):
-                report.error(arg, f"`{arg.name}` of `render` takes {takes}, got {ir.describe(value)}")
+            if (
+                pair != isinstance(value, ir.StrList)
+                or not isinstance(value, (ir.Str, ir.StrList))
+                or (pair and len(value.items) != 2)
+            ):
+                report.error(
+                    arg, f"`{arg.name}` of `render` takes {takes}, got {ir.describe(value)}"
+                )
                 continue
             for node in value.items if isinstance(value, ir.StrList) else (value,):
                 if node.value.strip():

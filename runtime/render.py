@@ -162,9 +162,7 @@ def render_output(
     Content (and the text after the calls) is written as the grammar's `content` statement
     spells it (`>>>all\nTEXT`), else as bare text; between the parts, only what the
     grammar's `write` statement says."""
-    pieces = output_pieces(
-        spec, calls, content=content, reasoning=reasoning, after=after, ids=ids
-    )
+    pieces = output_pieces(spec, calls, content=content, reasoning=reasoning, after=after, ids=ids)
     return "".join(p.text for p in pieces)
 
 

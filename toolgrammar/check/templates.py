@@ -38,7 +38,7 @@ from ..runtime.params import with_params
 from ..runtime.registry import get_spec
 from ..runtime.dialects import markup_literals
 from ..runtime.render import Piece, RenderError, output_pieces
-from ..runtime.spec import FamilySpec, Lit, Skip
+from ..runtime.spec import FamilySpec, Lit, Skip, where
 
 TOOLS: list[dict[str, Any]] = [
     {
@@ -760,7 +760,10 @@ class _Run:
                     report.notes.append(mismatch + " (harmless here)")
             return
         essence = "; ".join(mismatches)
-        detail = f"{essence}: with the grammar's defaults it reads {by_default!r}"
+        detail = (
+            f"{essence} ({_prompt_lines(self.spec)}): with the grammar's defaults it reads "
+            f"{by_default!r}"
+        )
         report.findings.append(TemplateFinding("prompt", conversation.title, detail, essence))
 
     def _id_differences(
@@ -813,9 +816,7 @@ def render_differences(
         # a template that writes an empty block for a turn without reasoning: render too
         reasoning = "" if _opens_with_reasoning(spec, output) else None
     try:
-        pieces = output_pieces(
-            spec, wrote, content=content or None, reasoning=reasoning, ids=ids
-        )
+        pieces = output_pieces(spec, wrote, content=content or None, reasoning=reasoning, ids=ids)
     except RenderError as error:
         essence = f"render cannot write this turn: {error}"
         return [TemplateFinding("markup", conversation.title, essence)]
@@ -905,6 +906,7 @@ def normalised(spec: FamilySpec, pieces: list[Piece], output: str) -> tuple[str,
 
 
 PYTHON_BOOLEANS = {"true": "True", "false": "False"}
+WRITERS = ("render ", "no `render`", "ws(")  # the pieces that write whitespace only
 
 
 def _first_difference(ours: str, theirs: str) -> int | None:
@@ -925,12 +927,13 @@ def _first_difference(ours: str, theirs: str) -> int | None:
 
 
 def _piece_at(pieces: list[Piece], at: int) -> Piece:
-    """The piece where render and the template part at `at`: a separator that writes nothing
-    there first (its absence is the difference), else the piece holding `at`, else the last."""
+    """The piece where render and the template part at `at`: a separator or `ws` that writes
+    nothing there first (its absence is the difference), else the piece holding `at`, else
+    the last."""
     position, holding = 0, None
     for piece in pieces:
         end = position + len(piece.text)
-        if not piece.text and position == at and piece.what.startswith(("render ", "no `render`")):
+        if not piece.text and position == at and piece.what.startswith(WRITERS):
             return piece
         if holding is None and position <= at < end:
             holding = piece
@@ -942,6 +945,13 @@ def _piece_at(pieces: list[Piece], at: int) -> Piece:
 
 def _around(text: str, at: int) -> str:
     return text[max(0, at - CONTEXT) : at + CONTEXT]
+
+
+def _prompt_lines(spec: FamilySpec) -> str:
+    """The grammar lines that say what the prompt opens: the reasoning statement, and the
+    section or first call the `prompt_opened` flag would go on."""
+    nodes = [*spec.reasoning[:1], spec.section or spec.call[0]] if spec.call else []
+    return ", ".join(where(spec, node) for node in nodes if node is not None)
 
 
 def _closed_first(spec: FamilySpec, turn: str) -> bool:
@@ -1005,8 +1015,6 @@ def missing_row(family: str) -> str | None:
         f" (the template from a pinned source), or add a [[no_template]] row saying why "
         f"there is none"
     )
-
-
 
 
 # where scripts/fetch_templates.py unpacks each pinned sdist's templates: a row's `source`
@@ -1082,7 +1090,9 @@ def row_problems(row: dict[str, Any], report: TemplateReport) -> str:
     return "\n".join(lines)
 
 
-def row_text(family: str, template: Path, options: dict[str, Any], cache: Path = TEMPLATE_CACHE) -> str:
+def row_text(
+    family: str, template: Path, options: dict[str, Any], cache: Path = TEMPLATE_CACHE
+) -> str:
     """The `[[template]]` row that runs `template` with `check_template`'s `options` (those
     a row keeps: variables, stop, params, mutable, arguments, tools_variables). The file
     must be in a pinned source's folder under `cache` (`ValueError` otherwise)."""
@@ -1093,7 +1103,11 @@ def row_text(family: str, template: Path, options: dict[str, Any], cache: Path =
     else:
         folders = ", ".join(str(cache / f) for f in TEMPLATE_SOURCES.values())
         raise ValueError(f"{template}: a row's template comes from a pinned source ({folders})")
-    lines = ["[[template]]", f"family = {_toml(get_spec(family).name)}", f"file = {_toml(path.name)}"]
+    lines = [
+        "[[template]]",
+        f"family = {_toml(get_spec(family).name)}",
+        f"file = {_toml(path.name)}",
+    ]
     if source != DEFAULT_SOURCE:
         lines.append(f"source = {_toml(source)}")
     for key in ("variables", "stop", "params", "mutable", "arguments", "tools_variables"):
