@@ -9,6 +9,10 @@ extension and the `{% generation %}` block), cuts the final assistant turn out (
 conversation rendered with it, after the same conversation's generation prompt), parses it
 with the family's grammar and requires the calls, the content and the reasoning back.
 
+Then it proves render ≡ template (`render_differences`, `render_matches_template`): what
+`render` writes for the same calls, content and reasoning equals the turn the template wrote,
+byte for byte modulo `normalised`; a difference names the grammar line that wrote it.
+
 It also reads what the generation prompt leaves open at its end (a reasoning block, a message
 header, a call opener) and compares it with the grammar's `prompt_opened` settings, because a
 parser that starts outside a block the prompt opened reads the whole output wrongly.
@@ -809,7 +813,7 @@ def render_differences(
     content and reasoning, byte for byte after `normalised`. A difference is one `markup`
     finding naming the grammar line whose text (or missing text) is where they part."""
     wrote = [(c.name, c.arguments) for c in conversation.calls if c.name in output]
-    ids = [i for i in CALL_IDS[: len(wrote)]]
+    ids = list(CALL_IDS[: len(wrote)])
     content = conversation.content if conversation.content in output else ""
     reasoning: str | None = conversation.reasoning
     if not reasoning or reasoning not in output:
