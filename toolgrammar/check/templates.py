@@ -829,7 +829,7 @@ def render_differences(
     at = _first_difference(ours, theirs)
     if at is None:
         return []
-    piece = _piece_at(pieces, at + offset)
+    piece = _piece_at(pieces, at + offset, theirs[at : at + 1].isspace())
     essence = (
         f"{piece.what}: render writes {_around(ours, at)!r} where the template writes "
         f"{_around(theirs, at)!r}"
@@ -930,14 +930,14 @@ def _first_difference(ours: str, theirs: str) -> int | None:
             return at
 
 
-def _piece_at(pieces: list[Piece], at: int) -> Piece:
-    """The piece where render and the template part at `at`: a separator or `ws` that writes
-    nothing there first (its absence is the difference), else the piece holding `at`, else
-    the last."""
+def _piece_at(pieces: list[Piece], at: int, space: bool) -> Piece:
+    """The piece where render and the template part at `at`: where the template writes
+    whitespace there (`space`), a separator or `ws` that writes nothing there (its absence is
+    the difference); else the piece holding `at`, else the last."""
     position, holding = 0, None
     for piece in pieces:
         end = position + len(piece.text)
-        if not piece.text and position == at and piece.what.startswith(WRITERS):
+        if space and not piece.text and position == at and piece.what.startswith(WRITERS):
             return piece
         if holding is None and position <= at < end:
             holding = piece
