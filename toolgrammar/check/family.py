@@ -710,7 +710,8 @@ def _check_templates(family: str, folder: Path | None, report: CheckReport) -> N
         if missing is not None:  # a family's chat template is proven, or said to be absent
             _record(report, Finding("template", "", [], missing, report.seed))
             return
-        report.template_skipped = f"no chat template: {no_template_reason(family)}"
+        why = no_template_reason(family) or "a response template's family, no grammar's"
+        report.template_skipped = f"no chat template: {why}"
         return
     if folder is None:
         report.template_skipped = "chat templates not fetched: python scripts/fetch_templates.py"

@@ -1007,9 +1007,13 @@ def table_path() -> Path:
 
 
 def missing_row(family: str) -> str | None:
-    """Why `check` fails for a family with neither a template row nor a `[[no_template]]`
-    row (with the command that adds one), None when it has either."""
-    name = get_spec(family).name
+    """Why `check` fails for a grammar's family with neither a template row nor a
+    `[[no_template]]` row (with the command that adds one), None when it has either or is
+    no grammar's (a checkpoint's response template, compiled at run time: `hf`)."""
+    spec = get_spec(family)
+    name = spec.name
+    if not spec.source.endswith(".tg"):
+        return None
     if family_rows(name) or no_template_reason(name) is not None:
         return None
     return (
