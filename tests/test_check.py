@@ -194,7 +194,7 @@ def test_a_broken_export_is_shown_shrunk_with_its_rule_and_grammar_line(
     assert report.failed["export"], report.summary()
     finding = report.findings["export"]
     assert "rejected at byte" in finding.detail and "rules" in finding.detail
-    assert "(grammar line grammars/hermes.tg:35)" in finding.rule  # the json_call line
+    assert "(grammar line grammars/hermes.tg:38)" in finding.rule  # the json_call line
     assert finding.rule.startswith("json_"), finding.rule
     text = finding.text  # shrunk: one call of two arguments, as the renderer writes it
     assert text.count("<tool_call>") == 1 and len(text) < 160, text
