@@ -36,6 +36,7 @@ STATEMENTS = (
     "messages",
     "route",
     "call",
+    "render",
 )
 KEYWORDS = STATEMENTS + ("true", "false", "prompt_opened", "optional", "default")
 
@@ -53,7 +54,7 @@ class Mistake:
 
 UNKNOWN_STATEMENT = Mistake(
     "unknown statement `{token}`: statements are family, aliases, extends, param, "
-    "reasoning, section, ignore, content, messages, route and call",
+    "reasoning, section, ignore, content, messages, route, call and render",
     ("alias x", "family x alias y", 'family x reasoning "a" "b" sections'),
     suggest=STATEMENTS + ("prompt_opened", "optional"),  # the flags that end a statement
 )
@@ -491,6 +492,11 @@ class _ToIR(Transformer):
     def call(self, meta: Any, children: list[Any]) -> ir.CallStmt:
         _, opened, *items = children
         return ir.CallStmt(items=tuple(items), prompt_opened=opened is not None, **_pos(meta))
+
+    @v_args(meta=True)
+    def render(self, meta: Any, children: list[Any]) -> ir.RenderStmt:
+        _, *args = children
+        return ir.RenderStmt(args=tuple(args), **_pos(meta))
 
     def start(self, *statements: Any) -> tuple[Any, ...]:
         return statements

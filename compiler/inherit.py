@@ -26,6 +26,7 @@ REPLACED = (
     ir.MessagesStmt,
     ir.RouteStmt,
     ir.CallStmt,
+    ir.RenderStmt,
 )
 
 

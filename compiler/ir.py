@@ -359,6 +359,32 @@ class ContentStmt(Node):
         return f"content {self.opens}{closes}"
 
 
+RENDER_ARGS = {  # the `render` statement's arguments: what each takes
+    "between": "a string",
+    "after_reasoning": "a string",
+    "after_content": "a string",
+    "after_calls": "a string",
+    "before_calls": "a string",
+    "in_reasoning": "a list of two strings",
+    "in_section": "a list of two strings",
+}
+
+
+class RenderStmt(Node):
+    """`render between="\n" after_content="\n" in_section=["\n", "\n"]`: the whitespace
+    `render` writes between the parts of an output, the family's chat template's (none
+    where the grammar says none); reading is the same whatever it says."""
+
+    kind: L["render"] = "render"
+    args: tuple[Arg, ...] = ()
+
+    def __str__(self) -> str:
+        return "render " + " ".join(str(a) for a in self.args)
+
+    def arg(self, name: str) -> Value | None:
+        return next((a.value for a in self.args if a.name == name), None)
+
+
 class CallStmt(Node):
     kind: L["call"] = "call"
     items: tuple[Item, ...]
@@ -393,6 +419,7 @@ Statement = Annotated[
         MessagesStmt,
         RouteStmt,
         CallStmt,
+        RenderStmt,
     ],
     Field(discriminator="kind"),
 ]
@@ -503,6 +530,8 @@ ELEMENTS: dict[str, ElementSig] = {
             "cdata": Param(ArgType.BOOL, default=False),
             "verbatim_keys": Param(ArgType.BOOL, default=False),
             "unescape_keys": Param(ArgType.BOOL, default=False),
+            "write_between": Param(ArgType.STRING, default=""),
+            "write_before_value": Param(ArgType.STRING, default=""),
         },
         is_dialect=True,
     ),

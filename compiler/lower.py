@@ -177,6 +177,21 @@ def _content(grammar: ir.Grammar, file_of: Callable[[ir.Node], str]) -> rt.Conte
     )
 
 
+def _write(grammar: ir.Grammar, file_of: Callable[[ir.Node], str]) -> rt.Write:
+    """The `render` statement as the runtime's `Write` (all "" without one)."""
+    found = grammar.of(ir.RenderStmt)
+    if not found:
+        return rt.Write()
+    stmt = found[0]
+    values: dict[str, Any] = {}
+    for arg in stmt.args:
+        if isinstance(arg.value, ir.StrList):
+            values[arg.name] = tuple(s.value for s in arg.value.items)
+        else:
+            values[arg.name] = arg.value.value
+    return rt.Write(**values, line=stmt.line, file=file_of(stmt))
+
+
 def _ignore(grammar: ir.Grammar, content: rt.Content | None) -> tuple[str, ...]:
     """The `ignore` markers, then the content block's markers (markup outside a call too)."""
     found = [m for stmt in grammar.of(ir.IgnoreStmt) for m in ir.strings(stmt.markers)]
@@ -230,6 +245,7 @@ def lower(
         prompt_opens=_prompt_opens(grammar),
         content=content,
         markers_at=_markers_at(grammar, lambda stmt: file_of(stmt) or source),
+        write=_write(grammar, file_of),
     )
 
 
@@ -366,6 +382,7 @@ class FamilyView:
     prompt_opens: Entry
     content: Entry
     markers_at: tuple[Entry, ...] = ()
+    write: Entry = Entry("Write()")
 
 
 def header(source: str, sha256: str) -> tuple[str, ...]:
@@ -434,6 +451,10 @@ def family_view(
     if spec.content is not None:
         stmt = grammar.of(ir.ContentStmt)[0]
         content = Entry(py_expr(spec.content), _comment(f"{where(stmt)}: {stmt}"))
+    write = Entry("Write()")
+    if spec.write.line:
+        stmt = grammar.of(ir.RenderStmt)[0]
+        write = Entry(py_expr(spec.write), _comment(f"{where(stmt)}: {stmt}"))
     alternatives = tuple(
         Entry(py_expr(shape), _comment(f"{where(stmt)}: another call shape"))
         for shape, stmt in zip(spec.alternatives, more_calls)
@@ -468,6 +489,7 @@ def family_view(
     used |= {"Section"} if spec.section else set()
     used |= {"Messages"} if spec.messages else set()
     used |= {"Content"} if spec.content else set()
+    used |= {"Write"} if spec.write.line else set()
     doc = grammar.doc if "".join(grammar.doc).strip() else (f"The {spec.name} family.",)
     return FamilyView(
         header=header(spec.source, spec.source_sha256),
@@ -489,6 +511,7 @@ def family_view(
         prompt_opens=prompt_opens,
         content=content,
         markers_at=tuple(Entry(py_expr(pair)) for pair in spec.markers_at),
+        write=write,
     )
 
 

@@ -53,12 +53,50 @@ def validate_grammar(
     for call in grammar.of(ir.CallStmt):
         _validate_call(call, report)
     _validate_recipient_calls(grammar, report)
+    _validate_render(grammar, report)
     _validate_empty_strings(grammar, report)
     _validate_nested_markers(grammar, report)
     return report.errors
 
 
 # --------------------------------------------------------------------------- statements
+
+
+def _validate_render(grammar: ir.Grammar, report: Report) -> None:
+    """`render`'s arguments: known, once each, whitespace only, of the right shape, and a
+    block's only where the grammar has that block."""
+    for stmt in grammar.of(ir.RenderStmt):
+        seen: set[str] = set()
+        for arg in stmt.args:
+            takes = ir.RENDER_ARGS.get(arg.name)
+            if takes is None:
+                valid = sorted(ir.RENDER_ARGS)
+                report.error(
+                    arg,
+                    f"unknown argument `{arg.name}` of `render`{_suggest(arg.name, valid)} "
+                    f"(valid: {', '.join(valid)})",
+                )
+                continue
+            if arg.name in seen:
+                report.error(arg, f"argument `{arg.name}` is given twice")
+            seen.add(arg.name)
+            pair = takes.startswith("a list")
+            value = arg.value
+            if (
+                pair != isinstance(value, ir.StrList)
+                or not isinstance(value, (ir.Str, ir.StrList))
+                or (pair and len(value.items) != 2)
+            ):
+                report.error(
+                    arg, f"`{arg.name}` of `render` takes {takes}, got {ir.describe(value)}"
+                )
+                continue
+            for node in value.items if isinstance(value, ir.StrList) else (value,):
+                if node.value.strip():
+                    report.error(node, f"`render` writes whitespace only, not {node}")
+            block = {"in_reasoning": ir.ReasoningStmt, "in_section": ir.SectionStmt}.get(arg.name)
+            if block is not None and not grammar.of(block):
+                report.error(arg, f"`render {arg.name}=…` needs a `{arg.name[3:]}` statement")
 
 
 def _validate_statements(grammar: ir.Grammar, report: Report) -> None:
@@ -78,6 +116,7 @@ def _validate_statements(grammar: ir.Grammar, report: Report) -> None:
         (ir.ExtendsStmt, "extends"),
         (ir.SectionStmt, "section"),
         (ir.ContentStmt, "content"),
+        (ir.RenderStmt, "render"),
     ):
         first, *more = grammar.of(kind) or [None]
         for stmt in more:
@@ -531,6 +570,13 @@ def _validate_element(element: ir.Element, report: Report) -> ir.ElementSig | No
     write = element.arg("write")
     if element.name == "ws" and isinstance(write, ir.Str) and write.value.strip():
         report.error(write, f"`ws(write=...)` writes whitespace only, not {write}")
+    for word in ("write_between", "write_before_value"):
+        between = element.arg(word)
+        if isinstance(between, ir.Str) and between.value.strip():
+            report.error(between, f"`{word}` writes whitespace only, not {between}")
+    before = element.arg("write_before_value")
+    if before is not None and element.arg("value_open") is None:
+        report.error(before, "`write_before_value` needs a `value_open` (else it is the value's)")
     return sig
 
 
@@ -625,6 +671,8 @@ def _validate_empty_strings(grammar: ir.Grammar, report: Report) -> None:
     for route in grammar.of(ir.RouteStmt):
         if route.recipients is not None:
             allowed |= {id(node) for node in _strings(route.recipients)}
+    for stmt in grammar.of(ir.RenderStmt):  # "" writes nothing there, as by default
+        allowed |= {id(node) for node in _strings(stmt)}
     for call in grammar.of(ir.CallStmt):
         for item in call.items:
             value = item.arg("text_when") if isinstance(item, ir.Element) else None

@@ -9,7 +9,7 @@ Differs from vLLM: those of deepseek_v4.
 SGLang 0.5.23 serves this markup as `deepseekv32`: registered here as alias.
 """
 
-from toolgrammar.runtime.spec import FamilySpec, Lit, Name, Reasoning, Section, Ws, XmlParams
+from toolgrammar.runtime.spec import FamilySpec, Lit, Name, Reasoning, Section, Write, Ws, XmlParams
 
 SPEC = FamilySpec(
     name="deepseek_v32",
@@ -17,12 +17,12 @@ SPEC = FamilySpec(
     source="grammars/deepseek_v32.tg",
     source_sha256="8ffc9bd5ae242385c1f9aa3dd0f27529050b092c8cd218b21acead7dfa9825bf",
     call=(
-        # grammars/deepseek_v4.tg:40: "<｜DSML｜invoke name=\"" name(until="\">") "\">" ws
-        Lit(text='<｜DSML｜invoke name="', line=40, file="grammars/deepseek_v4.tg"),
-        Name(until=('">',), line=40, file="grammars/deepseek_v4.tg"),
-        Lit(text='">', line=40, file="grammars/deepseek_v4.tg"),
-        Ws(line=40, file="grammars/deepseek_v4.tg"),
-        # grammars/deepseek_v4.tg:41: xml_params(open="<｜DSML｜parameter", key_end=">", key_pattern=/name="(?P<key>[^"]*)"(?:\s+string="(?P<text>[^"]*)")?/, text_when=["true"], value_end="</｜DSML｜parameter>", implicit_end=["<｜DSML｜parameter", "</｜DSML｜invoke>"])
+        # grammars/deepseek_v4.tg:42: "<｜DSML｜invoke name=\"" name(until="\">") "\">" ws(write="\n")
+        Lit(text='<｜DSML｜invoke name="', line=42, file="grammars/deepseek_v4.tg"),
+        Name(until=('">',), line=42, file="grammars/deepseek_v4.tg"),
+        Lit(text='">', line=42, file="grammars/deepseek_v4.tg"),
+        Ws(write="\n", line=42, file="grammars/deepseek_v4.tg"),
+        # grammars/deepseek_v4.tg:43: xml_params(open="<｜DSML｜parameter", key_end=">", key_pattern=/name="(?P<key>[^"]*)"(?:\s+string="(?P<text>[^"]*)")?/, text_when=["true"], value_end="</｜DSML｜parameter>", implicit_end=["<｜DSML｜parameter", "</｜DSML｜invoke>"], write_between="\n")
         XmlParams(
             open="<｜DSML｜parameter",
             key_end=">",
@@ -30,12 +30,13 @@ SPEC = FamilySpec(
             implicit_end=("<｜DSML｜parameter", "</｜DSML｜invoke>"),
             key_pattern=r'name="(?P<key>[^"]*)"(?:\s+string="(?P<text>[^"]*)")?',
             text_when=("true",),
-            line=41,
+            write_between="\n",
+            line=43,
             file="grammars/deepseek_v4.tg",
         ),
-        # grammars/deepseek_v4.tg:48: ws "</｜DSML｜invoke>"?
-        Ws(line=48, file="grammars/deepseek_v4.tg"),
-        Lit(text="</｜DSML｜invoke>", optional=True, line=48, file="grammars/deepseek_v4.tg"),
+        # grammars/deepseek_v4.tg:51: ws(write="\n") "</｜DSML｜invoke>"?
+        Ws(write="\n", line=51, file="grammars/deepseek_v4.tg"),
+        Lit(text="</｜DSML｜invoke>", optional=True, line=51, file="grammars/deepseek_v4.tg"),
     ),
     openers=(('<｜DSML｜invoke name="', 1),),
     # follows[i]: the literals that can come right after call item i
@@ -43,9 +44,9 @@ SPEC = FamilySpec(
         (),  # 0: "<｜DSML｜invoke name=\""
         ('">',),  # 1: name(...)
         (),  # 2: "\">"
-        (),  # 3: ws
+        (),  # 3: ws(...)
         ("</｜DSML｜invoke>",),  # 4: xml_params(...)
-        (),  # 5: ws
+        (),  # 5: ws(...)
         (),  # 6: "</｜DSML｜invoke>"?
     ),
     reasoning=(
@@ -59,15 +60,23 @@ SPEC = FamilySpec(
         optional=True,
         line=14,
     ),
-    # grammars/deepseek_v4.tg:37: ignore "<｜end▁of▁sentence｜>"
+    # grammars/deepseek_v4.tg:39: ignore "<｜end▁of▁sentence｜>"
     ignore=("<｜end▁of▁sentence｜>",),
+    # grammars/deepseek_v4.tg:34: render between="\n" before_calls="\n\n" in_section=["\n", "\n"]
+    write=Write(
+        between="\n",
+        before_calls="\n\n",
+        in_section=("\n", "\n"),
+        line=34,
+        file="grammars/deepseek_v4.tg",
+    ),
     # every marker found outside a call: the grammar line that names it
     markers_at=(
         ("<think>", "grammars/deepseek_v32.tg:12"),
         ("</think>", "grammars/deepseek_v32.tg:12"),
         ("<｜DSML｜function_calls>", "grammars/deepseek_v32.tg:14"),
         ("</｜DSML｜function_calls>", "grammars/deepseek_v32.tg:14"),
-        ('<｜DSML｜invoke name="', "grammars/deepseek_v4.tg:40"),
-        ("<｜end▁of▁sentence｜>", "grammars/deepseek_v4.tg:37"),
+        ('<｜DSML｜invoke name="', "grammars/deepseek_v4.tg:42"),
+        ("<｜end▁of▁sentence｜>", "grammars/deepseek_v4.tg:39"),
     ),
 )

@@ -17,7 +17,7 @@ Differs from vLLM: those of deepseek_v4, and:
 SGLang 0.5.23 serves this markup as `deepseekv41`: registered here as alias.
 """
 
-from toolgrammar.runtime.spec import FamilySpec, Lit, Name, Reasoning, Section, Ws, XmlParams
+from toolgrammar.runtime.spec import FamilySpec, Lit, Name, Reasoning, Section, Write, Ws, XmlParams
 
 SPEC = FamilySpec(
     name="deepseek_v41",
@@ -80,8 +80,16 @@ SPEC = FamilySpec(
         optional=True,
         line=20,
     ),
-    # grammars/deepseek_v4.tg:37: ignore "<｜end▁of▁sentence｜>"
+    # grammars/deepseek_v4.tg:39: ignore "<｜end▁of▁sentence｜>"
     ignore=("<｜end▁of▁sentence｜>",),
+    # grammars/deepseek_v4.tg:34: render between="\n" before_calls="\n\n" in_section=["\n", "\n"]
+    write=Write(
+        between="\n",
+        before_calls="\n\n",
+        in_section=("\n", "\n"),
+        line=34,
+        file="grammars/deepseek_v4.tg",
+    ),
     # every marker found outside a call: the grammar line that names it
     markers_at=(
         ("<think>", "grammars/deepseek_v4.tg:32"),
@@ -97,6 +105,6 @@ SPEC = FamilySpec(
         ("</｜DSML｜ tool_calls>", "grammars/deepseek_v41.tg:22"),
         ("</｜DSML｜tool_calls>", "grammars/deepseek_v41.tg:22"),
         ('<｜DSML｜ invoke name="', "grammars/deepseek_v41.tg:25"),
-        ("<｜end▁of▁sentence｜>", "grammars/deepseek_v4.tg:37"),
+        ("<｜end▁of▁sentence｜>", "grammars/deepseek_v4.tg:39"),
     ),
 )

@@ -19,7 +19,7 @@ Differs from SGLang:
   (case: unknown tool is kept)
 """
 
-from toolgrammar.runtime.spec import FamilySpec, Lit, Name, Reasoning, Section, Ws, XmlParams
+from toolgrammar.runtime.spec import FamilySpec, Lit, Name, Reasoning, Section, Write, Ws, XmlParams
 
 SPEC = FamilySpec(
     name="gigachat35",
@@ -71,6 +71,14 @@ SPEC = FamilySpec(
     section=Section(opens=("<｜GCML｜tool_calls>",), closes=("</｜GCML｜tool_calls>",), line=23),
     # grammars/gigachat35.tg:21: ignore ["</s>", "<|message_sep|>"]
     ignore=("</s>", "<|message_sep|>"),
+    # grammars/deepseek_v4.tg:34: render between="\n" before_calls="\n\n" in_section=["\n", "\n"]
+    write=Write(
+        between="\n",
+        before_calls="\n\n",
+        in_section=("\n", "\n"),
+        line=34,
+        file="grammars/deepseek_v4.tg",
+    ),
     # every marker found outside a call: the grammar line that names it
     markers_at=(
         ("<think>", "grammars/deepseek_v4.tg:32"),

@@ -22,7 +22,7 @@ Differs from vLLM:
   (case: no strict mode)
 """
 
-from toolgrammar.runtime.spec import FamilySpec, Lit, Name, Reasoning, Section, Ws, XmlParams
+from toolgrammar.runtime.spec import FamilySpec, Lit, Name, Reasoning, Section, Write, Ws, XmlParams
 
 SPEC = FamilySpec(
     name="hy_v4",
@@ -73,6 +73,8 @@ SPEC = FamilySpec(
     ),
     # grammars/hy_v3.tg:30: ignore "<｜hy_eos${suffix}｜>"
     ignore=("<｜hy_eos${suffix}｜>",),
+    # grammars/hy_v3.tg:31: render between="\n" in_section=["\n", "\n"]
+    write=Write(between="\n", in_section=("\n", "\n"), line=31, file="grammars/hy_v3.tg"),
     # grammars/hy_v3.tg:23: param suffix = ""
     params=(("suffix", ""),),
     # every marker found outside a call: the grammar line that names it

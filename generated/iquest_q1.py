@@ -18,7 +18,7 @@ Differs from SGLang:
   as text). (case: text between pairs keeps its pairs)
 """
 
-from toolgrammar.runtime.spec import FamilySpec, Lit, Name, Reasoning, Ws, XmlParams
+from toolgrammar.runtime.spec import FamilySpec, Lit, Name, Reasoning, Write, Ws, XmlParams
 
 SPEC = FamilySpec(
     name="iquest_q1",
@@ -66,6 +66,10 @@ SPEC = FamilySpec(
     section=None,
     # grammars/glm45.tg:31: ignore ["<|user|>", "<|observation|>", "<|endoftext|>"]
     ignore=("<|user|>", "<|observation|>", "<|endoftext|>"),
+    # grammars/glm45.tg:37: render between="\n" after_content="\n" after_reasoning="\n"
+    write=Write(
+        between="\n", after_reasoning="\n", after_content="\n", line=37, file="grammars/glm45.tg"
+    ),
     # every marker found outside a call: the grammar line that names it
     markers_at=(
         ("<think>", "grammars/glm45.tg:34"),

@@ -21,7 +21,7 @@ Differs from vLLM:
   follows). (cases: garbage opener gives the text back; no name key at all)
 """
 
-from toolgrammar.runtime.spec import FamilySpec, JsonCall, Lit, Reasoning, Ws
+from toolgrammar.runtime.spec import FamilySpec, JsonCall, Lit, Reasoning, Write, Ws
 
 SPEC = FamilySpec(
     name="ripple",
@@ -29,14 +29,14 @@ SPEC = FamilySpec(
     source="grammars/ripple.tg",
     source_sha256="0a7ce26047c803b8a76e74ec243395edb7fc3895e50bb3f536f76421a84b0309",
     call=(
-        # grammars/hermes.tg:34: "<tool_call>" ws(write="\n")
-        Lit(text="<tool_call>", line=34, file="grammars/hermes.tg"),
-        Ws(write="\n", line=34, file="grammars/hermes.tg"),
-        # grammars/hermes.tg:35: json_call(name="name", arguments=["arguments", "parameters"])
-        JsonCall(line=35, file="grammars/hermes.tg"),
-        # grammars/hermes.tg:36: ws(write="\n") "</tool_call>"
-        Ws(write="\n", line=36, file="grammars/hermes.tg"),
-        Lit(text="</tool_call>", line=36, file="grammars/hermes.tg"),
+        # grammars/hermes.tg:37: "<tool_call>" ws(write="\n")
+        Lit(text="<tool_call>", line=37, file="grammars/hermes.tg"),
+        Ws(write="\n", line=37, file="grammars/hermes.tg"),
+        # grammars/hermes.tg:38: json_call(name="name", arguments=["arguments", "parameters"])
+        JsonCall(line=38, file="grammars/hermes.tg"),
+        # grammars/hermes.tg:39: ws(write="\n") "</tool_call>"
+        Ws(write="\n", line=39, file="grammars/hermes.tg"),
+        Lit(text="</tool_call>", line=39, file="grammars/hermes.tg"),
     ),
     openers=(("<tool_call>", 1),),
     # follows[i]: the literals that can come right after call item i
@@ -54,13 +54,22 @@ SPEC = FamilySpec(
     section=None,
     # grammars/hermes.tg:28: ignore "<|im_end|>"
     ignore=("<|im_end|>",),
+    # grammars/hermes.tg:34: render between="\n" after_content="\n" after_reasoning="\n\n" in_reasoning=["\n", "\n"]
+    write=Write(
+        between="\n",
+        after_reasoning="\n\n",
+        after_content="\n",
+        in_reasoning=("\n", "\n"),
+        line=34,
+        file="grammars/hermes.tg",
+    ),
     # every marker found outside a call: the grammar line that names it
     markers_at=(
         ("<think>\n", "grammars/ripple.tg:23"),
         ("<think>", "grammars/ripple.tg:23"),
         ("\n</think>", "grammars/ripple.tg:23"),
         ("</think>", "grammars/ripple.tg:23"),
-        ("<tool_call>", "grammars/hermes.tg:34"),
+        ("<tool_call>", "grammars/hermes.tg:37"),
         ("<|im_end|>", "grammars/hermes.tg:28"),
     ),
 )

@@ -20,7 +20,7 @@ Differs from SGLang:
   first `<tool_call>`). (case: content before and after a call)
 """
 
-from toolgrammar.runtime.spec import FamilySpec, JsonCall, Lit, Reasoning, Ws
+from toolgrammar.runtime.spec import FamilySpec, JsonCall, Lit, Reasoning, Write, Ws
 
 SPEC = FamilySpec(
     name="trinity",
@@ -28,14 +28,14 @@ SPEC = FamilySpec(
     source="grammars/trinity.tg",
     source_sha256="8e56a05c408e2be1a532f98b489d257c90927652f3176881c077e1f1a49aaaea",
     call=(
-        # grammars/hermes.tg:34: "<tool_call>" ws(write="\n")
-        Lit(text="<tool_call>", line=34, file="grammars/hermes.tg"),
-        Ws(write="\n", line=34, file="grammars/hermes.tg"),
-        # grammars/hermes.tg:35: json_call(name="name", arguments=["arguments", "parameters"])
-        JsonCall(line=35, file="grammars/hermes.tg"),
-        # grammars/hermes.tg:36: ws(write="\n") "</tool_call>"
-        Ws(write="\n", line=36, file="grammars/hermes.tg"),
-        Lit(text="</tool_call>", line=36, file="grammars/hermes.tg"),
+        # grammars/hermes.tg:37: "<tool_call>" ws(write="\n")
+        Lit(text="<tool_call>", line=37, file="grammars/hermes.tg"),
+        Ws(write="\n", line=37, file="grammars/hermes.tg"),
+        # grammars/hermes.tg:38: json_call(name="name", arguments=["arguments", "parameters"])
+        JsonCall(line=38, file="grammars/hermes.tg"),
+        # grammars/hermes.tg:39: ws(write="\n") "</tool_call>"
+        Ws(write="\n", line=39, file="grammars/hermes.tg"),
+        Lit(text="</tool_call>", line=39, file="grammars/hermes.tg"),
     ),
     openers=(("<tool_call>", 1),),
     # follows[i]: the literals that can come right after call item i
@@ -53,11 +53,20 @@ SPEC = FamilySpec(
     section=None,
     # grammars/hermes.tg:28: ignore "<|im_end|>"
     ignore=("<|im_end|>",),
+    # grammars/hermes.tg:34: render between="\n" after_content="\n" after_reasoning="\n\n" in_reasoning=["\n", "\n"]
+    write=Write(
+        between="\n",
+        after_reasoning="\n\n",
+        after_content="\n",
+        in_reasoning=("\n", "\n"),
+        line=34,
+        file="grammars/hermes.tg",
+    ),
     # every marker found outside a call: the grammar line that names it
     markers_at=(
         ("<think>", "grammars/hermes.tg:31"),
         ("</think>", "grammars/hermes.tg:31"),
-        ("<tool_call>", "grammars/hermes.tg:34"),
+        ("<tool_call>", "grammars/hermes.tg:37"),
         ("<|im_end|>", "grammars/hermes.tg:28"),
     ),
 )

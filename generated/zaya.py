@@ -15,7 +15,7 @@ this family's wrapper and stays text.
 Differs from vLLM: those of qwen3_coder.
 """
 
-from toolgrammar.runtime.spec import FamilySpec, Lit, Name, Reasoning, Ws, XmlParams
+from toolgrammar.runtime.spec import FamilySpec, Lit, Name, Reasoning, Write, Ws, XmlParams
 
 SPEC = FamilySpec(
     name="zaya",
@@ -72,6 +72,15 @@ SPEC = FamilySpec(
     section=None,
     # grammars/qwen3_coder.tg:29: ignore "<|im_end|>"
     ignore=("<|im_end|>",),
+    # grammars/qwen3_coder.tg:35: render between="\n" after_content="\n\n" after_reasoning="\n\n" in_reasoning=["\n", "\n"]
+    write=Write(
+        between="\n",
+        after_reasoning="\n\n",
+        after_content="\n\n",
+        in_reasoning=("\n", "\n"),
+        line=35,
+        file="grammars/qwen3_coder.tg",
+    ),
     # every marker found outside a call: the grammar line that names it
     markers_at=(
         ("<think>", "grammars/zaya.tg:18"),

@@ -16,13 +16,14 @@ that would parse to something else.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Sequence
 
 from .dialects import DIALECTS
 from .keyvalue_args import render_keyvalue
 from .protocol import Arguments, Call, RenderError, argument_pairs, render_value_text
 from .python_calls import render_python
-from .spec import FamilySpec, Lit, Name, Skip, Ws
+from .spec import FamilySpec, Lit, Name, Skip, Ws, where
 from .xml_elements import render_element
 from .xml_params import KEY_SHAPES, render_key
 
@@ -31,7 +32,10 @@ __all__ = [  # the writers of values each dialect module keeps, gathered for cal
     "HEADER_SHAPES",
     "KEY_SHAPES",
     "RenderError",
+    "Piece",
+    "call_pieces",
     "lists_calls",
+    "output_pieces",
     "content_block",
     "render_call",
     "render_element",
@@ -82,6 +86,17 @@ def lists_calls(spec: FamilySpec) -> bool:
     return any((row := DIALECTS.get(type(item))) and row.lists_calls for item in spec.call)
 
 
+@dataclass(frozen=True)
+class Piece:
+    """A stretch of rendered text and the grammar part that wrote it (`where` is its
+    `file:line`, `what` names it), so a difference from the model's own text is told with
+    the grammar line to change."""
+
+    text: str
+    where: str
+    what: str
+
+
 def render_call(
     spec: FamilySpec,
     name: str,
@@ -94,29 +109,43 @@ def render_call(
     the arguments (and a name the dialect carries) in the dialect's own syntax. `more` calls
     join it in the item of a dialect that lists calls, as a model writes them. Where the
     markup carries the call's id, `call_id` is written (by default `written_id(index)`)."""
+    return "".join(p.text for p in call_pieces(spec, name, args, index, more, call_id))
+
+
+def call_pieces(
+    spec: FamilySpec,
+    name: str,
+    args: Arguments,
+    index: int,
+    more: Sequence[tuple[str, Arguments]] = (),
+    call_id: str | None = None,
+) -> list[Piece]:
+    """`render_call`'s text, item by item."""
     calls: list[Call] = [(n, argument_pairs(a)) for n, a in [(name, args), *more]]
-    out: list[str] = []
+    out: list[Piece] = []
     for item in spec.call:
+        at = where(spec, item)
         if isinstance(item, Lit):
             # a lookahead is written by the item that reads it; a lazy one not at all
             if not (item.peek or item.lazy):
-                out.append(item.text)
+                out.append(Piece(item.text, at, f"literal {item.text!r}"))
         elif isinstance(item, Ws):
-            out.append(item.write)
+            out.append(Piece(item.write, at, f"ws(write={item.write!r})"))
         elif isinstance(item, Name):
             try:
-                out.append(render_header(item, name, index))
+                out.append(Piece(render_header(item, name, index), at, "name"))
             except RenderError as error:  # said with the grammar line the shape comes from
                 raise RenderError(f"{spec.source}:{item.line}: {error}") from None
         elif isinstance(item, Skip) and item.id:
-            out.append(call_id or written_id(index))
+            out.append(Piece(call_id or written_id(index), at, "skip(id=true)"))
         elif (row := DIALECTS.get(type(item))) is not None:
             try:
-                out.append(row.render(item, calls if row.lists_calls else calls[:1]))
+                text = row.render(item, calls if row.lists_calls else calls[:1])
             except RenderError as error:
                 raise RenderError(f"{spec.name}: {error}") from None
+            out.append(Piece(text, at, type(item).__name__))
         # other skipped headers need no text
-    return "".join(out)
+    return out
 
 
 def render_output(
@@ -131,27 +160,90 @@ def render_output(
     """The whole output: reasoning, content, the calls (in the section, if any), then text.
     `ids` are the calls' ids, for a markup that carries them (`skip(id=true)`).
     Content (and the text after the calls) is written as the grammar's `content` statement
-    spells it (`>>>all\nTEXT`), else as bare text on its own line."""
-    parts: list[str] = []
+    spells it (`>>>all\nTEXT`), else as bare text; between the parts, only what the
+    grammar's `write` statement says."""
+    pieces = output_pieces(spec, calls, content=content, reasoning=reasoning, after=after, ids=ids)
+    return "".join(p.text for p in pieces)
+
+
+def output_pieces(
+    spec: FamilySpec,
+    calls: Sequence[tuple[str, Arguments]],
+    *,
+    content: str | None = None,
+    reasoning: str | None = None,
+    after: str | None = None,
+    ids: Sequence[str | None] = (),
+) -> list[Piece]:
+    """`render_output`'s text, each piece with the grammar line that wrote it."""
+    write = spec.write
+    at_write = where(spec, write) if write.line else spec.source
+
+    def sep(key: str, text: str) -> Piece:
+        said = f"render {key}={text!r}" if write.line else f"no `render` statement: {key}=''"
+        return Piece(text, at_write, said)
+
+    parts: list[tuple[str, list[Piece]]] = []  # (the write key that follows it, its text)
     if reasoning is not None:
         if not spec.reasoning:
             raise RenderError(f"family {spec.name!r} has no reasoning markers")
-        parts.append(spec.reasoning[0].opens[0] + reasoning + spec.reasoning[0].closes[0])
+        block, at = spec.reasoning[0], where(spec, spec.reasoning[0])
+        text = [
+            Piece(block.opens[0], at, f"reasoning opener {block.opens[0]!r}"),
+            sep("in_reasoning[0]", write.in_reasoning[0]),
+            Piece(reasoning, at, "the reasoning"),
+            sep("in_reasoning[1]", write.in_reasoning[1]),
+            Piece(block.closes[0], at, f"reasoning closer {block.closes[0]!r}"),
+        ]
+        parts.append(("after_reasoning", text))
     if content:
-        parts.append(content_block(spec, content) if spec.content else content + "\n")
+        parts.append(("after_content", _content_pieces(spec, content)))
+    body: list[Piece] = []
     if calls and lists_calls(spec):  # one list holds every call
-        body = render_call(spec, *calls[0], 0, more=calls[1:])
+        body = call_pieces(spec, *calls[0], 0, more=calls[1:])
     else:
         given = list(ids) + [None] * (len(calls) - len(ids))
-        body = "\n".join(
-            render_call(spec, n, a, i, call_id=given[i]) for i, (n, a) in enumerate(calls)
-        )
+        for i, (n, a) in enumerate(calls):
+            if i:
+                body.append(sep("between", write.between))
+            body += call_pieces(spec, n, a, i, call_id=given[i])
     if spec.section is not None and calls:
-        body = spec.section.opens[0] + body + spec.section.closes[0]
-    parts.append(body)
+        section, at = spec.section, where(spec, spec.section)
+        body = [
+            Piece(section.opens[0], at, f"section opener {section.opens[0]!r}"),
+            sep("in_section[0]", write.in_section[0]),
+            *body,
+            sep("in_section[1]", write.in_section[1]),
+            Piece(section.closes[0], at, f"section closer {section.closes[0]!r}"),
+        ]
+    if body:
+        if parts and write.before_calls is not None:
+            parts.append(("after_calls", [sep("before_calls", write.before_calls), *body]))
+            parts[-2] = ("", parts[-2][1])  # written instead of what follows the part before
+        else:
+            parts.append(("after_calls", body))
     if after:
-        parts.append(content_block(spec, after) if spec.content else "\n" + after)
-    return "".join(parts)
+        parts.append(("", _content_pieces(spec, after)))
+    out: list[Piece] = []
+    for number, (_, part) in enumerate(parts):
+        key = parts[number - 1][0] if number else ""
+        if key:
+            out.append(sep(key, getattr(write, key)))
+        out += part
+    return out
+
+
+def _content_pieces(spec: FamilySpec, text: str) -> list[Piece]:
+    """Content as the grammar's `content` statement writes it, else bare."""
+    if spec.content is None:
+        return [Piece(text, spec.source, "the content")]
+    at = where(spec, spec.content)
+    closes = spec.content.closes
+    return [
+        Piece(spec.content.opens[0], at, f"content opener {spec.content.opens[0]!r}"),
+        Piece(text, at, "the content"),
+        Piece(closes[0] if closes else "", at, "content closer"),
+    ]
 
 
 def content_block(spec: FamilySpec, text: str) -> str:

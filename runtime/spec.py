@@ -95,7 +95,9 @@ class Name:
     file: str = ""  # its grammar file, when not the family's own (`extends`)
 
 
-def where(spec: FamilySpec, node: Item | CallShape | Reasoning | Section | Messages) -> str:
+def where(
+    spec: FamilySpec, node: "Item | CallShape | Reasoning | Section | Messages | Content | Write"
+) -> str:
     """The grammar `file:line` an item or a statement of `spec` comes from."""
     return f"{node.file or spec.source}:{node.line}"
 
@@ -196,6 +198,8 @@ class XmlParams:
     cdata: bool = False
     verbatim_keys: bool = False
     unescape_keys: bool = False
+    write_between: str = ""  # what `render` writes between two parameters (whitespace)
+    write_before_value: str = ""  # what `render` writes between KEY_END and VALUE_OPEN
     open_alternatives: tuple[str, ...] = ()
     key_end_alternatives: tuple[str, ...] = ()
     value_end_alternatives: tuple[str, ...] = ()
@@ -362,6 +366,25 @@ class Content:
 
 
 @dataclass(frozen=True, slots=True)
+class Write:
+    """What `render` writes between the parts of an output (the `write` statement): the
+    whitespace the family's chat template puts there, and nothing where the grammar says
+    nothing. Reading ignores it: whitespace between markup is markup."""
+
+    between: str = ""  # between two calls
+    after_reasoning: str = ""  # after a reasoning block, before the content or the calls
+    after_content: str = ""  # after the content, before the calls (or their section)
+    after_calls: str = ""  # after the calls (or their section), before text after them
+    # before the calls (or their section) whatever comes before them, in place of
+    # after_reasoning or after_content (None: those)
+    before_calls: str | None = None
+    in_reasoning: tuple[str, str] = ("", "")  # around the reasoning text, inside its markers
+    in_section: tuple[str, str] = ("", "")  # around the calls, inside the section's markers
+    line: int = 0  # 0: no `write` statement, everything is ""
+    file: str = ""  # its grammar file, when not the family's own (`extends`)
+
+
+@dataclass(frozen=True, slots=True)
 class Messages:
     """An output made of messages: HEADER RECIPIENT [FIELD …] HEADER_END body, ended by one
     of `ends` or by the next header. `header` lists the opener's spellings; a `fields` marker
@@ -424,6 +447,8 @@ class FamilySpec:
     content: Content | None = None
     # every marker found outside a call, with the grammar `file:line` that names it
     markers_at: tuple[tuple[str, str], ...] = ()
+    # what `render` writes between the parts of an output (`write` statement)
+    write: Write = Write()
 
     @property
     def shapes(self) -> tuple[CallShape, ...]:

@@ -631,10 +631,11 @@ def render_xml_params(item: XmlParams, calls: Sequence[Call]) -> str:
         if item.strip and isinstance(value, str) and value != value.strip():
             raise RenderError(f"xml_params(strip=true) strips values: {value!r} cannot be written")
         out.append(
-            f"{item.open}{render_key(item, key, value)}{item.key_end}{item.value_open}{newline}"
+            f"{item.open}{render_key(item, key, value)}{item.key_end}{item.write_before_value}"
+            f"{item.value_open}{newline}"
             f"{render_value_text(value, item.xml_unescape)}{last_newline}{item.value_end}"
         )
-    return "".join(out)
+    return item.write_between.join(out)
 
 
 def xml_params_literals(item: XmlParams) -> tuple[str, ...]:

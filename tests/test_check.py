@@ -43,7 +43,7 @@ def test_check_runs_the_template_rows_and_says_why_not(
     assert "template           0 checked  skipped (chat templates not fetched" in unfetched
     assert "python scripts/fetch_templates.py" in unfetched
     without = check("beam", budget=0.0, templates=template_folder).summary()
-    assert "skipped (no chat template of this family" in without
+    assert "skipped (no chat template: Beam's checkpoint describes its output" in without
     # a row whose findings are not the ones it declares fails the check, naming the template
     rows = [row for row in template_table() if row["family"] == "hermes"]
     planted = "calls (one call): wrote [], read []"
@@ -122,7 +122,10 @@ def test_prose_ending_in_a_space_led_openers_start_is_kept(
     # word before the end of the output vanished and no invariant fired
     path = tmp_path / "space_led.tg"
     path.write_text(SPACE_LED, encoding="utf-8")
-    assert main(["check", str(path), "--budget", "0.3"]) == 0, capsys.readouterr().out
+    with pytest.MonkeyPatch.context() as patch:  # a made-up family: no chat template exists
+        absent = {**template_check.template_absences(), "space_led": "made up"}
+        patch.setattr(template_check, "template_absences", lambda: absent)
+        assert main(["check", str(path), "--budget", "0.3"]) == 0, capsys.readouterr().out
 
 
 def test_a_probe_with_nothing_to_check_says_skipped_not_ok() -> None:
@@ -191,7 +194,7 @@ def test_a_broken_export_is_shown_shrunk_with_its_rule_and_grammar_line(
     assert report.failed["export"], report.summary()
     finding = report.findings["export"]
     assert "rejected at byte" in finding.detail and "rules" in finding.detail
-    assert "(grammar line grammars/hermes.tg:35)" in finding.rule  # the json_call line
+    assert "(grammar line grammars/hermes.tg:38)" in finding.rule  # the json_call line
     assert finding.rule.startswith("json_"), finding.rule
     text = finding.text  # shrunk: one call of two arguments, as the renderer writes it
     assert text.count("<tool_call>") == 1 and len(text) < 160, text
@@ -229,3 +232,117 @@ def test_a_name_pattern_the_renderer_cannot_fill_ends_the_run_and_says_why(
     assert f"{path}:2: cannot write the name" in captured.out  # the grammar line of the item
     # and the build of the file warned first, with the line and column of the item
     assert f"{path}:2:12: warning: `render` cannot write a name" in captured.err
+
+
+# Mistakes planted in a grammar whose family has a template row: (family, the row's template,
+# text in the grammar, what it becomes). Each makes the row fail with the grammar line.
+PLANTED = {
+    "wrong call closer": (
+        "hermes",
+        "Qwen-Qwen2.5-7B-Instruct.jinja",
+        '"</tool_call>"',
+        '"</toolcall>"',
+    ),
+    "wrong reasoning closer": (
+        "hermes",
+        "Qwen-Qwen3-0.6B.jinja",
+        '"<think>" "</think>"',
+        '"<think>" "</thinking>"',
+    ),
+    "wrong separator": (
+        "hermes",
+        "Qwen-Qwen2.5-7B-Instruct.jinja",
+        'after_content="\\n"',
+        'after_content=" "',
+    ),
+    "whitespace not written": (
+        "hermes",
+        "Qwen-Qwen2.5-7B-Instruct.jinja",
+        '"<tool_call>" ws(write="\\n")',
+        '"<tool_call>" ws',
+    ),
+    "arguments key not the template's": (
+        "hermes",
+        "Qwen-Qwen2.5-7B-Instruct.jinja",
+        'arguments=["arguments", "parameters"]',
+        'arguments=["parameters", "arguments"]',
+    ),
+    "missing trim_newline": (  # the line of `xml_params(`, where the item starts
+        "qwen3_coder",
+        "Qwen3-Coder.jinja",
+        "trim_newline=true, write_between",
+        "write_between",
+        "xml_params(",
+    ),
+    "wrong section closer": (
+        "minimax_m1",
+        "MiniMax-M1.jinja",
+        '"<tool_calls>" "</tool_calls>"',
+        '"<tool_calls>" "</tool_call>"',
+    ),
+    "wrong call literal": (
+        "kimi_k2",
+        "Kimi-K2-Instruct.jinja",
+        '"<|tool_call_end|>"',
+        '"<|tool_calls_end|>"',
+    ),
+    "missing prompt_opened": (
+        "deepseek_v4",
+        "deepseek-ai-DeepSeek-V4-Flash-0731.jinja",
+        '"<think>" "</think>" prompt_opened',
+        '"<think>" "</think>"',
+    ),
+}
+
+
+@pytest.mark.parametrize("mistake", sorted(PLANTED))
+def test_a_mistake_planted_in_a_family_with_a_row_fails_check_with_the_grammar_line(
+    mistake: str, template_folder: Path
+) -> None:
+    from toolgrammar.compiler.build import compile_grammar_text
+    from toolgrammar.runtime.registry import registered
+
+    family, file, old, new, *at = PLANTED[mistake]
+    path = f"grammars/{family}.tg"
+    text = (Path(__file__).parents[1] / path).read_text(encoding="utf-8")
+    assert text.count(old) == 1, f"{path} no longer holds {old!r}"
+    planted = text.replace(old, new)
+    line = planted[: planted.index(at[0] if at else new)].count("\n") + 1
+    namespace: dict[str, Any] = {}
+    exec(compile(compile_grammar_text(planted, path), path, "exec"), namespace)
+    [row] = [r for r in template_table() if r["family"] == family and r["file"] == file]
+    with registered(namespace["SPEC"]):
+        report = template_check.check_row(row, template_folder)
+    assert not template_check.row_holds(row, report)
+    assert f"{path}:{line}" in template_check.row_problems(row, report)
+
+
+def test_a_family_without_a_template_row_fails_check_with_the_command_that_adds_one(
+    template_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(template_check, "template_absences", lambda: {})
+    report = check("beam", budget=0.0, templates=template_folder)
+    assert report.failed["template"] == 1 and not report.ok
+    said = report.summary()
+    assert "no row of beam in grammars/templates.toml" in said
+    assert "toolgrammar check beam --template .cache/templates/SOURCE/FILE.jinja --add-row" in said
+
+
+def test_check_add_row_writes_the_row_that_holds(
+    tmp_path: Path, template_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = tmp_path / "templates.toml"
+    table.write_text(template_check.table_path().read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setattr(template_check, "table_path", lambda: table)
+    source = template_check.TEMPLATE_SOURCES["vllm"]
+    hermes = template_folder / source / "tool_chat_template_hermes.jinja"
+    before = len(template_table())
+    command = ["check", "hermes", "--budget", "0", "--template", str(hermes), "--add-row"]
+    assert main(command) == 0
+    rows = template_table()
+    assert len(rows) == before + 1 and template_check.template_absences()
+    assert rows[-1] == {"family": "hermes", "file": hermes.name, "source": "vllm"}
+    # a template outside the pinned sources has no row
+    outside = tmp_path / "mine.jinja"
+    outside.write_text(hermes.read_text(encoding="utf-8"), encoding="utf-8")
+    assert main(["check", "hermes", "--budget", "0", "--template", str(outside), "--add-row"]) == 2

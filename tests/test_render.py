@@ -81,8 +81,9 @@ def test_cli_render(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     tools.write_text(json.dumps(TOOLS), encoding="utf-8")
     assert main(["render", "kimi_k2", str(calls), "--tools", str(tools), "--content", "Hi"]) == 0
     out = capsys.readouterr().out
+    # nothing between the content and the section: Kimi K2's template writes nothing there
     assert out.startswith(
-        "Hi\n<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
+        "Hi<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
     )
     calls.write_text("not json", encoding="utf-8")
     assert main(["render", "kimi_k2", str(calls)]) == 2
@@ -125,7 +126,7 @@ AS_THE_MODEL_WRITES = {
         '```json\n{"city": "Paris"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>'
     ),
     "qwen3_coder": (
-        "<tool_call>\n<function=get_weather><parameter=city>\nParis\n</parameter>\n"
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n"
         "</function>\n</tool_call>"
     ),
     # lazy literals ("…"??) the model does not write
@@ -151,3 +152,45 @@ def test_content_is_written_in_the_familys_own_block() -> None:
     assert toolgrammar.parse("functionary_v32", text[3:], TOOLS).content == "Sure.Done."
     # bare text where the grammar has no `content` statement
     assert toolgrammar.render("hermes", WEATHER, TOOLS, content="Sure.").startswith("Sure.\n<")
+
+
+TWO = [
+    {"name": "get_weather", "arguments": {"city": "Paris"}},
+    {"name": "get_weather", "arguments": {"city": "Oslo"}},
+]
+
+
+def test_render_writes_between_the_parts_only_what_the_grammar_says() -> None:
+    # hermes: `render between="\n" after_content="\n" after_reasoning="\n\n"
+    # in_reasoning=["\n", "\n"]`, what the Qwen templates write
+    call = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "%s"}}\n</tool_call>'
+    text = toolgrammar.render("hermes", TWO, TOOLS, content="Sure.", reasoning="Hm.")
+    assert text == "<think>\nHm.\n</think>\n\nSure.\n" + call % "Paris" + "\n" + call % "Oslo"
+    # kimi_k2 has no `render` statement: nothing between the content, the section and its calls
+    text = toolgrammar.render("kimi_k2", TWO, TOOLS, content="Sure.", after="Done.")
+    assert text.startswith("Sure.<|tool_calls_section_begin|><|tool_call_begin|>")
+    assert "<|tool_call_end|><|tool_call_begin|>" in text
+    assert text.endswith("<|tool_calls_section_end|>Done.")
+    # deepseek_v4: before_calls replaces what follows the reasoning when the calls come next
+    spec = toolgrammar.family_spec("deepseek_v4")
+    assert render_output(spec, [("get_weather", {"city": "Paris"})], reasoning="Hm.").startswith(
+        "<think>Hm.</think>\n\n<｜DSML｜tool_calls>\n<｜DSML｜invoke"
+    )
+    assert render_output(spec, [], content="Hi.", reasoning="Hm.") == "<think>Hm.</think>Hi."
+
+
+def test_the_render_statement_is_checked(tmp_path: Path) -> None:
+    from toolgrammar.compiler.build import compile_grammar_text
+    from toolgrammar.compiler.errors import CompileErrors
+
+    bad = (
+        'family x\nrender between="," in_section=["\\n"] after_call="\\n" in_reasoning=["", ""]\n'
+        'call "<a>" json_args\n'
+    )
+    with pytest.raises(CompileErrors) as caught:
+        compile_grammar_text(bad, "x.tg")
+    said = str(caught.value)
+    assert "`render` writes whitespace only" in said
+    assert "`in_section` of `render` takes a list of two strings" in said
+    assert "unknown argument `after_call` of `render`" in said and "after_calls" in said
+    assert "`render in_reasoning=…` needs a `reasoning` statement" in said

@@ -20,7 +20,7 @@ import toolgrammar
 from .check import check
 from .compiler.response_template import ResponseTemplateError, template_text
 from .check.fuzz import fuzz
-from .check.templates import TOOLS_AS, check_template, fetched_templates
+from .check.templates import TOOLS_AS, add_row, check_template, fetched_templates, row_text
 from .export import ExportError, export_grammar
 from .runtime.params import UnknownParam, with_params
 from .runtime.policies import COMPAT, SWITCHES
@@ -341,6 +341,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 def _check_template(family: str, args: argparse.Namespace) -> bool:
     """`--template FILE`: the round trip through the model's chat template, printed first."""
     if args.template is None:
+        if args.add_row:
+            raise CliError("--add-row needs --template FILE.jinja: the template the row runs")
         return True
     variables = _template_vars(args.template_var)
     tools_variables = {}
@@ -349,17 +351,29 @@ def _check_template(family: str, args: argparse.Namespace) -> bool:
         if not sep or not name or form not in TOOLS_AS:
             raise CliError(f"--tools-variable takes NAME=list or NAME=json, got {item!r}")
         tools_variables[name] = form
-    report = check_template(
-        family,
-        Path(args.template),
-        variables=variables,
-        stop=args.stop,
-        params=_read_params(args.param),
-        mutable=args.mutable,
-        arguments="text" if args.text_arguments else "object",
-        tools_variables=tools_variables,
-    )
+    options: dict[str, Any] = {
+        "variables": variables,
+        "stop": args.stop,
+        "params": _read_params(args.param),
+        "mutable": args.mutable,
+        "arguments": "text" if args.text_arguments else "object",
+        "tools_variables": tools_variables,
+    }
+    report = check_template(family, Path(args.template), **options)
     print(report.summary())
+    if args.add_row:
+        if not report.ok:
+            print(
+                "no row added: fix the findings, or add the row by hand with each finding's "
+                "key under `known` and `why` (grammars/templates.toml)",
+                file=sys.stderr,
+            )
+            return False
+        try:
+            text = row_text(family, Path(args.template), options)
+        except ValueError as error:
+            raise CliError(str(error)) from None
+        print(f"added to {add_row(text)}:\n{text}", file=sys.stderr)
     return report.ok
 
 
@@ -555,6 +569,11 @@ def make_parser() -> argparse.ArgumentParser:
     )
     check_command.add_argument(
         "--param", action="append", default=[], metavar="NAME=VALUE", help="a grammar param"
+    )
+    check_command.add_argument(
+        "--add-row",
+        action="store_true",
+        help="with --template: when it holds, add its row to grammars/templates.toml",
     )
     check_command.set_defaults(func=cmd_check)
 

@@ -51,6 +51,7 @@ def test_qwen3_coder() -> None:
         rt.Lit("<function=", line=line_of("qwen3_coder", '"<function="')),
         rt.Name(until=(">",), line=line_of("qwen3_coder", '"<function="')),
         rt.Lit(">", line=line_of("qwen3_coder", '"<function="')),
+        rt.Ws(write="\n", line=line_of("qwen3_coder", '"<function="')),
         rt.XmlParams(
             open="<parameter=",
             key_end=">",
@@ -63,6 +64,7 @@ def test_qwen3_coder() -> None:
                 "</parameter\n",
             ),
             trim_newline=True,
+            write_between="\n",
             line=line_of("qwen3_coder", "xml_params("),
         ),
         rt.Ws(write="\n", line=line_of("qwen3_coder", 'ws(write="\\n") "</function>"')),
@@ -75,7 +77,7 @@ def test_qwen3_coder() -> None:
         ),
     )
     assert spec.openers == (("<tool_call>", 1), ("<function=", 3))
-    assert spec.follows == ((), (), (), (">",), (), ("</function>",), (), (), (), ())
+    assert spec.follows == ((), (), (), (">",), (), (), ("</function>",), (), (), (), ())
     assert spec.aliases == ("qwen3_xml", "step5", "nanbeige")
     assert spec.reasoning == (
         rt.Reasoning(("<think>",), ("</think>",), line=line_of("qwen3_coder", "reasoning")),
@@ -173,7 +175,9 @@ def test_a_list_of_spellings_lowers_to_the_first_and_its_alternatives() -> None:
 @pytest.mark.parametrize("word", sorted(ir.ELEMENTS))
 def test_every_element_argument_is_a_spec_field_with_the_same_default(word: str) -> None:
     sig = ir.ELEMENTS[word]
-    fields = {f.name: f for f in dataclasses.fields(sig.item_class) if f.name not in ("line", "file")}
+    fields = {
+        f.name: f for f in dataclasses.fields(sig.item_class) if f.name not in ("line", "file")
+    }
     spellings = [
         f"{n}_alternatives" for n, p in sig.params.items() if p.type is ir.ArgType.SPELLINGS
     ]

@@ -60,7 +60,14 @@ from ..runtime.registry import get_spec
 from ..runtime.render import RenderError, render_output
 from ..runtime.dialects import markup_literals
 from ..runtime.spec import FamilySpec
-from .templates import check_row, family_rows, row_holds, row_problems
+from .templates import (
+    check_row,
+    family_rows,
+    missing_row,
+    no_template_reason,
+    row_holds,
+    row_problems,
+)
 
 try:  # llguidance (the test extra) runs the exported grammars; without it the proof is skipped
     from .exports import (
@@ -326,10 +333,26 @@ def _round_trip(family: str, sample: Sample, tools: list[dict[str, Any]]) -> tup
     if sample.content and (message.content or "").strip() != sample.content:
         detail = f"wrote content {sample.content!r}, it reads as {message.content!r}"
         return "round trip", detail
-    if sample.reasoning and (message.reasoning or "") != sample.reasoning:
-        detail = f"wrote reasoning {sample.reasoning!r}, it reads as {message.reasoning!r}"
+    # and the whitespace the grammar's `render in_reasoning=[…]` writes inside the block is
+    # the model's text too (Qwen3's `<think>\nR\n</think>` reads as "\nR\n")
+    before, after = get_spec(family).write.in_reasoning
+    wanted = before + sample.reasoning + after if sample.reasoning else None
+    if wanted and (message.reasoning or "") != wanted:
+        detail = f"wrote reasoning {wanted!r}, it reads as {message.reasoning!r}"
         return "round trip", detail
     return None
+
+
+def written_parts(
+    spec: FamilySpec, content: str | None, reasoning: str | None
+) -> tuple[str | None, str | None]:
+    """The content and reasoning `render` was given for an output that reads as `content`
+    and `reasoning`: without the whitespace the grammar's `render` statement wrote around
+    them, which verbatim reading keeps."""
+    before, after = spec.write.in_reasoning
+    if reasoning is not None and reasoning.startswith(before) and reasoning.endswith(after):
+        reasoning = reasoning[len(before) : len(reasoning) - len(after)]
+    return (content or "").strip() or None, reasoning
 
 
 def _which(wrote: list[tuple[str, Any]], got: list[tuple[str, Any]]) -> str:
@@ -554,7 +577,8 @@ def _export_finding(
         ):  # the request's tools, declared parameters, schema-valid: a sample still
             return False
         try:  # still an output the renderer writes: the same calls, content and reasoning
-            again = render_output(spec, calls, content=message.content, reasoning=message.reasoning)
+            content, reasoning = written_parts(spec, message.content, message.reasoning)
+            again = render_output(spec, calls, content=content, reasoning=reasoning)
         except RenderError:
             return False
         return again == text
@@ -699,7 +723,12 @@ def _check_templates(family: str, folder: Path | None, report: CheckReport) -> N
     """The family's rows of the template table, each through its own chat template."""
     rows = family_rows(family)
     if not rows:
-        report.template_skipped = "no chat template of this family in grammars/templates.toml"
+        missing = missing_row(family)
+        if missing is not None:  # a family's chat template is proven, or said to be absent
+            _record(report, Finding("template", "", [], missing, report.seed))
+            return
+        why = no_template_reason(family) or "a response template's family, no grammar's"
+        report.template_skipped = f"no chat template: {why}"
         return
     if folder is None:
         report.template_skipped = "chat templates not fetched: python scripts/fetch_templates.py"

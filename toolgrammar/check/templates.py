@@ -9,6 +9,10 @@ extension and the `{% generation %}` block), cuts the final assistant turn out (
 conversation rendered with it, after the same conversation's generation prompt), parses it
 with the family's grammar and requires the calls, the content and the reasoning back.
 
+Then it proves render ≡ template (`render_differences`, `render_matches_template`): what
+`render` writes for the same calls, content and reasoning equals the turn the template wrote,
+byte for byte modulo `normalised`; a difference names the grammar line that wrote it.
+
 It also reads what the generation prompt leaves open at its end (a reasoning block, a message
 header, a call opener) and compares it with the grammar's `prompt_opened` settings, because a
 parser that starts outside a block the prompt opened reads the whole output wrongly.
@@ -37,7 +41,8 @@ from .. import parse
 from ..runtime.params import with_params
 from ..runtime.registry import get_spec
 from ..runtime.dialects import markup_literals
-from ..runtime.spec import FamilySpec, Lit, Skip
+from ..runtime.render import Piece, RenderError, output_pieces
+from ..runtime.spec import FamilySpec, Lit, Skip, where
 
 TOOLS: list[dict[str, Any]] = [
     {
@@ -82,7 +87,7 @@ ARGUMENTS = ("object", "text")  # how a call's arguments reach the template
 TOOLS_AS = ("list", "json")  # how a `tools_variables` entry holds the tools
 # Mistral's templates require ids of 9 letters and digits; other templates take any string
 CALL_IDS = ("aB3dE6gH9", "kL2mN5pQ8")
-FINDING_KINDS = ("render", "no tool calls", "calls", "content", "reasoning", "prompt")
+FINDING_KINDS = ("render", "no tool calls", "calls", "content", "reasoning", "prompt", "markup")
 # a plain reply whose turn end tells what the template writes after the model's text
 TURN_END_PROBE = "Sentinel reply 7q."
 
@@ -748,6 +753,7 @@ class _Run:
         found = _differences(conversation, output, reading, report.notes)
         found += self._id_differences(conversation, output, reading)
         report.findings += found
+        report.findings += render_differences(self.spec, conversation, output, options)
         mismatches = _prompt_mismatches(self.spec, end)
         if found or not mismatches:
             return
@@ -758,7 +764,10 @@ class _Run:
                     report.notes.append(mismatch + " (harmless here)")
             return
         essence = "; ".join(mismatches)
-        detail = f"{essence}: with the grammar's defaults it reads {by_default!r}"
+        detail = (
+            f"{essence} ({_prompt_lines(self.spec)}): with the grammar's defaults it reads "
+            f"{by_default!r}"
+        )
         report.findings.append(TemplateFinding("prompt", conversation.title, detail, essence))
 
     def _id_differences(
@@ -791,6 +800,164 @@ class _Run:
         return end.reasoning and _closed_first(self.spec, turn)
 
 
+# --------------------------------------------------------------------------- render ≡ template
+
+CONTEXT = 24  # characters of each text shown either side of where render and template part
+
+
+def render_differences(
+    spec: FamilySpec, conversation: Conversation, output: str, options: dict[str, Any]
+) -> list[TemplateFinding]:
+    """The proof that `render` writes what the model's chat template writes: the turn the
+    template wrote (`output`, cut at the stop) against `render` for the same calls, ids,
+    content and reasoning, byte for byte after `normalised`. A difference is one `markup`
+    finding naming the grammar line whose text (or missing text) is where they part."""
+    wrote = [(c.name, c.arguments) for c in conversation.calls if c.name in output]
+    ids = list(CALL_IDS[: len(wrote)])
+    content = conversation.content if conversation.content in output else ""
+    reasoning: str | None = conversation.reasoning
+    if not reasoning or reasoning not in output:
+        # a template that writes an empty block for a turn without reasoning: render too
+        reasoning = "" if _opens_with_reasoning(spec, output) else None
+    try:
+        pieces = output_pieces(spec, wrote, content=content or None, reasoning=reasoning, ids=ids)
+    except RenderError as error:
+        essence = f"render cannot write this turn: {error}"
+        return [TemplateFinding("markup", conversation.title, essence)]
+    pieces = _unopened(spec, pieces, options, output)
+    ours, theirs, offset = normalised(spec, pieces, output)
+    at = _first_difference(ours, theirs)
+    if at is None:
+        return []
+    piece = _piece_at(pieces, at + offset, theirs[at : at + 1].isspace())
+    essence = (
+        f"{piece.what}: render writes {_around(ours, at)!r} where the template writes "
+        f"{_around(theirs, at)!r}"
+    )  # the key a row's `known` names: no grammar line, which moves when the file is edited
+    detail = f"{piece.where}: {essence}; render: {ours!r}, template: {theirs!r}"
+    return [TemplateFinding("markup", conversation.title, detail, essence)]
+
+
+def render_matches_template(
+    family: str, template: str | Path, **options: Any
+) -> list[TemplateFinding]:
+    """The render ≡ template proof alone: the `markup` findings of `check_template` (same
+    arguments) for `family` and one chat template; empty when `render` writes every
+    conversation exactly as the template does. `check_row` runs it with the rest."""
+    report = check_template(family, template, **options)
+    return [f for f in report.findings if f.kind == "markup"]
+
+
+def _unopened(
+    spec: FamilySpec, pieces: list[Piece], options: dict[str, Any], output: str
+) -> list[Piece]:
+    """`pieces` without the opener the prompt already wrote: a turn that starts inside the
+    reasoning (the prompt opened it, or the turn starts with its closer) or after the
+    `prompt_opened` opener does not write it again."""
+    if spec.reasoning and pieces and pieces[0].text in spec.reasoning[0].opens:
+        closes = [c.strip() for c in spec.reasoning[0].closes if c.strip()]
+        if options.get("reasoning_open") or any(output.lstrip().startswith(c) for c in closes):
+            return pieces[1:]
+    if options.get("block_open") and spec.prompt_opens:
+        text = "".join(p.text for p in pieces)
+        at = text.find(spec.prompt_opens)
+        if at != -1 and not text[:at].strip():
+            return _drop_prefix(pieces, at + len(spec.prompt_opens))
+    return pieces
+
+
+def _drop_prefix(pieces: list[Piece], size: int) -> list[Piece]:
+    out = []
+    for piece in pieces:
+        if size >= len(piece.text):
+            size -= len(piece.text)
+            if piece.text:
+                continue
+        elif size:
+            piece = Piece(piece.text[size:], piece.where, piece.what)
+            size = 0
+        out.append(piece)
+    return out
+
+
+def _opens_with_reasoning(spec: FamilySpec, output: str) -> bool:
+    """The turn starts with the reasoning opener or closer `render` writes (an empty block,
+    or the end of the one the prompt opened)."""
+    if not spec.reasoning:
+        return False
+    head = output.lstrip()
+    block = spec.reasoning[0]
+    return any(m.strip() and head.startswith(m.strip()) for m in (block.opens[0], block.closes[0]))
+
+
+def normalised(spec: FamilySpec, pieces: list[Piece], output: str) -> tuple[str, str, int]:
+    """(render's text, the template's text, where render's compared text starts in the
+    pieces), as compared. Two things are left out, both the template's framing around the
+    model's text: whitespace at the ends of the turn, and the grammar's `ignore` markers at
+    the end of the turn (a turn end such as `<|im_end|>` the parser drops; `render` writes
+    an output, not a turn)."""
+    ours = "".join(p.text for p in pieces)
+    stripped = ours.lstrip()
+    theirs = output.strip()
+    ends = sorted((m for m in spec.ignore if m.strip()), key=len, reverse=True)
+    cut = True
+    while cut:
+        cut = False
+        for marker in ends:
+            if theirs.endswith(marker) and not stripped.rstrip().endswith(marker):
+                theirs, cut = theirs[: -len(marker)].rstrip(), True
+    return stripped.rstrip(), theirs, len(ours) - len(stripped)
+
+
+PYTHON_BOOLEANS = {"true": "True", "false": "False"}
+WRITERS = ("render ", "no `render`", "ws(")  # the pieces that write whitespace only
+
+
+def _first_difference(ours: str, theirs: str) -> int | None:
+    """Where render's text and the template's part, None when they do not. A boolean the
+    template prints with jinja's `{{ value }}` (Python's `True`) where render writes JSON's
+    `true` is alike: the template's printing of a JSON value, read back the same."""
+    start = 0
+    while True:
+        at = start + _common_prefix(ours[start:], theirs[start:])
+        if at == len(ours) == len(theirs):
+            return None
+        for json_word, python_word in PYTHON_BOOLEANS.items():
+            if ours.startswith(json_word, at) and theirs.startswith(python_word, at):
+                start = at + len(json_word)
+                break
+        else:
+            return at
+
+
+def _piece_at(pieces: list[Piece], at: int, space: bool) -> Piece:
+    """The piece where render and the template part at `at`: where the template writes
+    whitespace there (`space`), a separator or `ws` that writes nothing there (its absence is
+    the difference); else the piece holding `at`, else the last."""
+    position, holding = 0, None
+    for piece in pieces:
+        end = position + len(piece.text)
+        if space and not piece.text and position == at and piece.what.startswith(WRITERS):
+            return piece
+        if holding is None and position <= at < end:
+            holding = piece
+        position = end
+    if holding is not None:
+        return holding
+    return next((p for p in reversed(pieces) if p.text), pieces[-1])
+
+
+def _around(text: str, at: int) -> str:
+    return text[max(0, at - CONTEXT) : at + CONTEXT]
+
+
+def _prompt_lines(spec: FamilySpec) -> str:
+    """The grammar lines that say what the prompt opens: the reasoning statement, and the
+    section or first call the `prompt_opened` flag would go on."""
+    nodes = [*spec.reasoning[:1], spec.section or spec.call[0]] if spec.call else []
+    return ", ".join(where(spec, node) for node in nodes if node is not None)
+
+
 def _closed_first(spec: FamilySpec, turn: str) -> bool:
     """Whether the turn closes a reasoning block before it opens any: it goes on with the
     reasoning the prompt opened although the history spells the prompt's opener otherwise
@@ -815,8 +982,47 @@ def _with_text_arguments(
 
 def template_table() -> list[dict[str, Any]]:
     """The rows of `grammars/templates.toml`: which chat templates each family serves."""
-    text = resources.files("toolgrammar.grammars").joinpath("templates.toml").read_text("utf-8")
-    return list(tomllib.loads(text)["template"])
+    return list(_table().get("template", ()))
+
+
+def template_absences() -> dict[str, str]:
+    """The `[[no_template]]` rows of `grammars/templates.toml`: family -> why no chat
+    template of it can run here."""
+    return {row["family"]: row["why"] for row in _table().get("no_template", ())}
+
+
+def no_template_reason(family: str) -> str | None:
+    """Why the table says `family` has no chat template to run, None when it does not."""
+    name = get_spec(family).name
+    return next((w for f, w in template_absences().items() if get_spec(f).name == name), None)
+
+
+def _table() -> dict[str, Any]:
+    return tomllib.loads(table_path().read_text("utf-8"))
+
+
+def table_path() -> Path:
+    """`grammars/templates.toml`, as installed with the package (editable: the repo's)."""
+    return Path(str(resources.files("toolgrammar.grammars").joinpath("templates.toml")))
+
+
+def missing_row(family: str) -> str | None:
+    """Why `check` fails for a grammar's family with neither a template row nor a
+    `[[no_template]]` row (with the command that adds one), None when it has either or is
+    no grammar's (a checkpoint's response template, compiled at run time: `hf`)."""
+    spec = get_spec(family)
+    name = spec.name
+    if not spec.source.endswith(".tg"):
+        return None
+    if family_rows(name) or no_template_reason(name) is not None:
+        return None
+    return (
+        f"no row of {name} in grammars/templates.toml: prove render and the parser against "
+        f"the model's chat template and add its row with `python scripts/fetch_templates.py "
+        f"&& toolgrammar check {name} --template .cache/templates/SOURCE/FILE.jinja --add-row`"
+        f" (the template from a pinned source), or add a [[no_template]] row saying why "
+        f"there is none"
+    )
 
 
 # where scripts/fetch_templates.py unpacks each pinned sdist's templates: a row's `source`
@@ -890,3 +1096,61 @@ def row_problems(row: dict[str, Any], report: TemplateReport) -> str:
     lines = [f"{row['file']}: unexpected finding: {f.key}\n  {str(f).strip()}" for f in unexpected]
     lines += [f"{row['file']}: known finding no longer occurs: {key}" for key in gone]
     return "\n".join(lines)
+
+
+def row_text(
+    family: str, template: Path, options: dict[str, Any], cache: Path = TEMPLATE_CACHE
+) -> str:
+    """The `[[template]]` row that runs `template` with `check_template`'s `options` (those
+    a row keeps: variables, stop, params, mutable, arguments, tools_variables). The file
+    must be in a pinned source's folder under `cache` (`ValueError` otherwise)."""
+    path = template.resolve()
+    for source, folder in TEMPLATE_SOURCES.items():
+        if path.parent == (cache / folder).resolve():
+            break
+    else:
+        folders = ", ".join(str(cache / f) for f in TEMPLATE_SOURCES.values())
+        raise ValueError(f"{template}: a row's template comes from a pinned source ({folders})")
+    lines = [
+        "[[template]]",
+        f"family = {_toml(get_spec(family).name)}",
+        f"file = {_toml(path.name)}",
+    ]
+    if source != DEFAULT_SOURCE:
+        lines.append(f"source = {_toml(source)}")
+    for key in ("variables", "stop", "params", "mutable", "arguments", "tools_variables"):
+        value = options.get(key)
+        if value and value != "object":
+            lines.append(f"{key} = {_toml(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def _toml(value: Any) -> str:
+    """A TOML value: strings as JSON strings (a subset of TOML's), tables inline."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, (int, float)):
+        return json.dumps(value)
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+ABSENCES_HEAD = "# Families whose chat template no pinned source ships"
+
+
+def add_row(text: str, path: Path | None = None) -> Path:
+    """Append a `[[template]]` row (`row_text`) after the table's last template row, before
+    the `[[no_template]]` rows and their comment."""
+    path = path or table_path()
+    table = path.read_text(encoding="utf-8")
+    at = table.find(ABSENCES_HEAD)
+    at = table.find("[[no_template]]") if at == -1 else at
+    if at == -1:
+        table = table.rstrip("\n") + "\n\n" + text
+    else:
+        table = table[:at].rstrip("\n") + "\n\n" + text + "\n" + table[at:]
+    path.write_text(table, encoding="utf-8")
+    return path
