@@ -37,7 +37,7 @@ STATEMENTS = (
     "route",
     "call",
 )
-KEYWORDS = STATEMENTS + ("true", "false", "prompt_opened", "optional", "default")
+KEYWORDS = STATEMENTS + ("true", "false", "prompt_opened", "optional", "default", "calls_inside", "join")
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ UNKNOWN_STATEMENT = Mistake(
     "unknown statement `{token}`: statements are family, aliases, extends, param, "
     "reasoning, section, ignore, content, messages, route and call",
     ("alias x", "family x alias y", 'family x reasoning "a" "b" sections'),
-    suggest=STATEMENTS + ("prompt_opened", "optional"),  # the flags that end a statement
+    suggest=STATEMENTS + ("prompt_opened", "optional", "calls_inside"),  # the flags that end a statement
 )
 
 MISTAKES: tuple[Mistake, ...] = (
@@ -440,9 +440,13 @@ class _ToIR(Transformer):
 
     @v_args(meta=True)
     def reasoning(self, meta: Any, children: list[Any]) -> ir.ReasoningStmt:
-        _, opens, closes, flag = children
+        _, opens, closes, flag, inside = children
         return ir.ReasoningStmt(
-            opens=opens, closes=closes, prompt_opened=flag is not None, **_pos(meta)
+            opens=opens,
+            closes=closes,
+            prompt_opened=flag is not None,
+            calls_inside=inside is not None,
+            **_pos(meta),
         )
 
     @v_args(meta=True)
@@ -458,7 +462,7 @@ class _ToIR(Transformer):
 
     @v_args(meta=True)
     def messages(self, meta: Any, children: list[Any]) -> ir.MessagesStmt:
-        _, header, recipient, fields, header_end, ends, opened = children
+        _, header, recipient, fields, header_end, ends, opened, _, join = children
         return ir.MessagesStmt(
             header=header,
             recipient=self.regex(recipient),
@@ -466,6 +470,7 @@ class _ToIR(Transformer):
             header_end=self._str(header_end),
             ends=ends,
             prompt_opened=opened is not None,
+            join=self._str(join) if join is not None else None,
             **_pos(meta),
         )
 

@@ -110,6 +110,7 @@ def _reasoning(stmt: ir.ReasoningStmt, file: str) -> rt.Reasoning:
         opens=ir.strings(stmt.opens),
         closes=ir.strings(stmt.closes),
         prompt_opened=stmt.prompt_opened,
+        calls_inside=stmt.calls_inside,
         line=stmt.line,
         file=file,
     )
@@ -134,6 +135,7 @@ def _messages(grammar: ir.Grammar, file_of: Callable[[ir.Node], str]) -> rt.Mess
         ends=ir.strings(stmt.ends),
         routes=tuple(routes),
         default=default,
+        join=stmt.join.value if stmt.join is not None else "",
         line=stmt.line,
         file=file_of(stmt),
     )

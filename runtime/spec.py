@@ -307,6 +307,10 @@ class Reasoning:
     opens: tuple[str, ...]
     closes: tuple[str, ...]
     prompt_opened: bool = False  # the family's default: the prompt opened the block
+    # a call opener inside the block is a call at once, ending the block there (a model
+    # that calls tools from its reasoning); otherwise the block's closer or the end of the
+    # output decides it (docs/policies.md, "Reasoning")
+    calls_inside: bool = False
     line: int = 0
     file: str = ""  # its grammar file, when not the family's own (`extends`)
 
@@ -357,6 +361,9 @@ class Messages:
     routes: tuple[tuple[str, str], ...] = ()
     default: str = "calls"
     fields: tuple[str, ...] = ()
+    # written between the texts of two messages that go to the same place (content, or
+    # reasoning), as the family's peers join them (Harmony's "\n"); "": glued
+    join: str = ""
     line: int = 0
     file: str = ""  # its grammar file, when not the family's own (`extends`)
 

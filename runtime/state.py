@@ -20,6 +20,12 @@ class EngineState:
         "section_opener",
         "rewind",
         "prompt",
+        "after_calls",
+        "considered",
+        "openers_are_reasoning",
+        "calls_from_reasoning",
+        "messages_wrote",
+        "message_wrote",
     )
 
     def __init__(self) -> None:
@@ -39,3 +45,19 @@ class EngineState:
         # the marker the prompt ended with, read as the start of the text until the first
         # marker is decided: it is the prompt's, so none of it is ever given back as text
         self.prompt = ""
+        # calls were read outside a section, and only markup or whitespace followed: the
+        # section's closer left after them is markup, as the calls' block closing
+        self.after_calls = False
+        # a call opener met inside open reasoning and the text after it, held until the
+        # block closes (it was reasoning) or the output ends (a call): None when none is
+        self.considered: list[str] | None = None
+        # the held text is read again as reasoning, up to the block's closer: call openers
+        # in it are reasoning text
+        self.openers_are_reasoning = False
+        # the output ended with no reasoning closer after a held opener: openers inside
+        # reasoning open calls (the call is not lost) for the rest of it
+        self.calls_from_reasoning = False
+        # the kinds of text (a bit per `modes` kind: content, reasoning) that earlier
+        # messages and the current one have sent: a grammar's `join` goes between
+        self.messages_wrote = 0
+        self.message_wrote = 0

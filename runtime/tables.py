@@ -218,6 +218,7 @@ class CompiledFamily:
     calls_anywhere: bool
     ignore: frozenset[str]
     prompt_opened: bool
+    calls_inside: bool  # a call opener inside reasoning is a call at once (`calls_inside`)
     # -- _compute_messages: a messages family's header reading and routes
     messages: Messages | None
     recipient: re.Pattern[str] | None
@@ -226,8 +227,14 @@ class CompiledFamily:
     # -- _compute_markers: the searches of each place of the output
     content_markers: Markers
     reasoning_markers: Markers
+    # the reasoning closers, searched alone in the text held after a call opener met inside
+    # reasoning (docs/policies.md, "Reasoning")
+    reasoning_closers: Markers
     routed_markers: Markers  # a message routed to reasoning or content: calls are text there
     section_markers: Markers  # a section opener repeated inside the section is markup
+    # content right after calls read without their section's opener: the section's closer
+    # left after them is markup too (none: no optional section)
+    after_calls_markers: Markers | None
     # an unfinished marker of these at the end of output is an unfinished call opener (a
     # message's end or header end cut short too; not its header opener, everyday prose: "to")
     call_drop_prefixes: Markers
@@ -376,6 +383,7 @@ def _compute_blocks(spec: FamilySpec) -> dict[str, object]:
         "calls_anywhere": section is None or section.optional,
         "ignore": frozenset(spec.ignore),
         "prompt_opened": any(r.prompt_opened for r in spec.reasoning),
+        "calls_inside": any(r.calls_inside for r in spec.reasoning),
     }
 
 
@@ -407,8 +415,12 @@ def _compute_markers(
     found = {
         "content_markers": content,
         "reasoning_markers": content,
+        "reasoning_closers": markers(made["reasoning_closes"]),
         "routed_markers": markers((*ignore, *message_markers)),
         "section_markers": markers(inside + message_markers),
+        "after_calls_markers": (
+            markers((*outside, *section_closes)) if section_opens and made["calls_anywhere"] else None
+        ),
         "call_drop_prefixes": markers((*entry, *openers, *ends)),
         "section_drop_prefixes": markers((*entry, *openers, *section_closes, *ends)),
     }
