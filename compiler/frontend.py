@@ -32,12 +32,21 @@ STATEMENTS = (
     "reasoning",
     "section",
     "ignore",
+    "special",
     "content",
     "messages",
     "route",
     "call",
 )
-KEYWORDS = STATEMENTS + ("true", "false", "prompt_opened", "optional", "default", "calls_inside", "join")
+KEYWORDS = STATEMENTS + (
+    "true",
+    "false",
+    "prompt_opened",
+    "optional",
+    "default",
+    "calls_inside",
+    "join",
+)
 
 
 @dataclass(frozen=True)
@@ -53,9 +62,10 @@ class Mistake:
 
 UNKNOWN_STATEMENT = Mistake(
     "unknown statement `{token}`: statements are family, aliases, extends, param, "
-    "reasoning, section, ignore, content, messages, route and call",
+    "reasoning, section, ignore, special, content, messages, route and call",
     ("alias x", "family x alias y", 'family x reasoning "a" "b" sections'),
-    suggest=STATEMENTS + ("prompt_opened", "optional", "calls_inside"),  # the flags that end a statement
+    suggest=STATEMENTS
+    + ("prompt_opened", "optional", "calls_inside"),  # the flags that end a statement
 )
 
 MISTAKES: tuple[Mistake, ...] = (
@@ -486,6 +496,11 @@ class _ToIR(Transformer):
     def ignore(self, meta: Any, children: list[Any]) -> ir.IgnoreStmt:
         _, found = children
         return ir.IgnoreStmt(markers=found, **_pos(meta))
+
+    @v_args(meta=True)
+    def special(self, meta: Any, children: list[Any]) -> ir.SpecialStmt:
+        _, found = children
+        return ir.SpecialStmt(markers=found, **_pos(meta))
 
     @v_args(meta=True)
     def content(self, meta: Any, children: list[Any]) -> ir.ContentStmt:

@@ -340,6 +340,17 @@ class RouteStmt(Node):
         return f"route {who} {self.to}"
 
 
+class SpecialStmt(Node):
+    """`special MARKERS`: markers that are each one special token of the family's tokenizer
+    (a call opener of these that opens no call is dropped, its text given back)."""
+
+    kind: L["special"] = "special"
+    markers: Markers
+
+    def __str__(self) -> str:
+        return f"special {self.markers}"
+
+
 class IgnoreStmt(Node):
     """`ignore MARKERS`: markers dropped wherever they appear outside a call."""
 
@@ -393,6 +404,7 @@ Statement = Annotated[
         ReasoningStmt,
         SectionStmt,
         IgnoreStmt,
+        SpecialStmt,
         ContentStmt,
         MessagesStmt,
         RouteStmt,

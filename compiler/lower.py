@@ -226,6 +226,7 @@ def lower(
         reasoning=tuple(_reasoning(s, file_of(s)) for s in grammar.of(ir.ReasoningStmt)),
         section=_section(sections[0], file_of(sections[0])) if sections else None,
         ignore=_ignore(grammar, content),
+        special=tuple(m for stmt in grammar.of(ir.SpecialStmt) for m in ir.strings(stmt.markers)),
         params=tuple((p.name.name, p.default.value) for p in grammar.of(ir.ParamStmt)),
         messages=_messages(grammar, file_of),
         alternatives=tuple(alternatives),
@@ -362,6 +363,7 @@ class FamilyView:
     reasoning: tuple[Entry, ...]
     section: Entry
     ignore: Entry
+    special: Entry
     params: Entry
     messages: Entry
     alternatives: tuple[Entry, ...]
@@ -432,6 +434,12 @@ def family_view(
                 )
             ),
         )
+    special = Entry(py_expr(spec.special))
+    if spec.special:
+        special = Entry(
+            py_expr(spec.special),
+            _comment("; ".join(f"{where(s)}: {s}" for s in grammar.of(ir.SpecialStmt))),
+        )
     content = Entry("None")
     if spec.content is not None:
         stmt = grammar.of(ir.ContentStmt)[0]
@@ -485,6 +493,7 @@ def family_view(
         reasoning=reasoning,
         section=section,
         ignore=ignore,
+        special=special,
         params=params,
         messages=messages,
         alternatives=alternatives,

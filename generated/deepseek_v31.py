@@ -58,6 +58,15 @@ SPEC = FamilySpec(
     ),
     # grammars/deepseek_v31.tg:18: ignore ["<｜tool▁calls▁end｜>", "<｜end▁of▁sentence｜>"]
     ignore=("<｜tool▁calls▁end｜>", "<｜end▁of▁sentence｜>"),
+    # grammars/deepseek_v3.tg:32: special ["<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>", "<｜end▁of▁sentence｜>"]
+    special=(
+        "<｜tool▁calls▁begin｜>",
+        "<｜tool▁calls▁end｜>",
+        "<｜tool▁call▁begin｜>",
+        "<｜tool▁sep｜>",
+        "<｜tool▁call▁end｜>",
+        "<｜end▁of▁sentence｜>",
+    ),
     # every marker found outside a call: the grammar line that names it
     markers_at=(
         ("<think>", "grammars/deepseek_v3.tg:24"),

@@ -329,6 +329,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
             tried,
             opener in family.peek_openers,
             prompt,
+            opener in family.special,
         )
 
     def _boundary(self) -> None:
@@ -354,8 +355,10 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
                 return pos
         if lit not in family.ignore:
             state.after_calls = False
-        if mode == REASONING and not family.calls_inside and (
-            lit in family.section_opens or (lit in family.openers and family.calls_anywhere)
+        if (
+            mode == REASONING
+            and not family.calls_inside
+            and (lit in family.section_opens or (lit in family.openers and family.calls_anywhere))
         ):
             if state.openers_are_reasoning:  # the reasoning closed after it: its text
                 self._text(lit)
@@ -392,8 +395,10 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
             self._boundary()
             action = MARKUP
             if lit in family.section_opens:
-                if mode != SECTION:
-                    state.section_opener = space + lit[len(prompt) :]
+                if mode != SECTION:  # (a special token goes back as nothing, its gap too)
+                    state.section_opener = (
+                        "" if lit in family.special else space + lit[len(prompt) :]
+                    )
                 self.mode, state.in_section, action = SECTION, True, OPENS_SECTION
             elif lit in family.section_closes:
                 self.mode, state.in_section, action = CONTENT, False, CLOSES_SECTION
@@ -564,6 +569,8 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
         if self._stopped and call.back == SECTION:
             self._section_back()
         held = "".join(call.held)
+        for token in self.family.special_openers:  # (a stuttered `[TOOL_CALLS][TOOL_CALLS]`)
+            held = held.replace(token, "")
         if not held and call.peeked:  # nothing read past a lookahead opener: it is text
             self._text(call.peeked)
             return pos + len(call.peeked)
@@ -594,7 +601,6 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
             self.emit_args("{}")
         else:
             call.dialect.close()
-
 
 
 def _rewound(buf: str, pos: int, past: str) -> tuple[str, int]:

@@ -400,6 +400,9 @@ class FamilySpec:
     reasoning: tuple[Reasoning, ...] = ()
     section: Section | None = None
     ignore: tuple[str, ...] = ()  # markers dropped wherever they appear outside a call
+    # markers that are each one special token of the tokenizer (`special`): an opener of
+    # these that opens no call is dropped, and only the text after it goes back
+    special: tuple[str, ...] = ()
     params: tuple[tuple[str, str], ...] = ()  # (name, default); strings say `${name}`
     messages: Messages | None = None
     alternatives: tuple[CallShape, ...] = ()

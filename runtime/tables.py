@@ -217,6 +217,10 @@ class CompiledFamily:
     section_closes: frozenset[str]
     calls_anywhere: bool
     ignore: frozenset[str]
+    special: frozenset[
+        str
+    ]  # special tokens (`special`): an opener of these goes back without itself
+    special_openers: tuple[str, ...]  # the call openers among them, never given back as text
     prompt_opened: bool
     calls_inside: bool  # a call opener inside reasoning is a call at once (`calls_inside`)
     # -- _compute_messages: a messages family's header reading and routes
@@ -370,6 +374,7 @@ def _compute_openers(spec: FamilySpec, shapes: tuple[CallShape, ...]) -> dict[st
         "peek_openers": peek_openers,
         "first_opener": spec.openers[0][0],
         "first_openers": tuple(sorted(firsts)),
+        "special_openers": tuple(sorted(text for text in openers if text in spec.special)),
     }
 
 
@@ -382,6 +387,7 @@ def _compute_blocks(spec: FamilySpec) -> dict[str, object]:
         "section_closes": frozenset(section.closes) if section else frozenset(),
         "calls_anywhere": section is None or section.optional,
         "ignore": frozenset(spec.ignore),
+        "special": frozenset(spec.special),
         "prompt_opened": any(r.prompt_opened for r in spec.reasoning),
         "calls_inside": any(r.calls_inside for r in spec.reasoning),
     }
@@ -419,7 +425,9 @@ def _compute_markers(
         "routed_markers": markers((*ignore, *message_markers)),
         "section_markers": markers(inside + message_markers),
         "after_calls_markers": (
-            markers((*outside, *section_closes)) if section_opens and made["calls_anywhere"] else None
+            markers((*outside, *section_closes))
+            if section_opens and made["calls_anywhere"]
+            else None
         ),
         "call_drop_prefixes": markers((*entry, *openers, *ends)),
         "section_drop_prefixes": markers((*entry, *openers, *section_closes, *ends)),
@@ -496,6 +504,7 @@ def _compute_quick_markers(
     searches: only for an opener that opens one shape and is no other marker (ignored, a
     block's, a message's)."""
     others = {*made["ignore"], *made["section_opens"], *made["section_closes"], *message_markers}
+    others |= made["special"]  # (passed over, its text would go back with the token)
     others |= made["reasoning_opens"] | made["reasoning_closes"]
     literals = markup_literals(spec)
     guards = {}
