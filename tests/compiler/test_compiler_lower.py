@@ -173,7 +173,9 @@ def test_a_list_of_spellings_lowers_to_the_first_and_its_alternatives() -> None:
 @pytest.mark.parametrize("word", sorted(ir.ELEMENTS))
 def test_every_element_argument_is_a_spec_field_with_the_same_default(word: str) -> None:
     sig = ir.ELEMENTS[word]
-    fields = {f.name: f for f in dataclasses.fields(sig.item_class) if f.name not in ("line", "file")}
+    fields = {
+        f.name: f for f in dataclasses.fields(sig.item_class) if f.name not in ("line", "file")
+    }
     spellings = [
         f"{n}_alternatives" for n, p in sig.params.items() if p.type is ir.ArgType.SPELLINGS
     ]
@@ -295,3 +297,34 @@ def test_prompt_opened_names_the_marker_the_prompt_ends_with(grammar: str, marke
     parsed = parse_grammar(f"family x\n{grammar}\n", "x.tg")
     flagged = [s for s in parsed.statements if getattr(s, "prompt_opened", False)]
     assert all("prompt_opened" in str(s) for s in flagged)  # printed back as written
+
+
+@pytest.mark.parametrize(
+    ("grammar", "field", "value"),
+    [
+        (
+            'reasoning "<t>" "</t>" prompt_opened calls_inside\ncall "<c>" json_call',
+            "reasoning",
+            True,
+        ),
+        ('reasoning "<t>" "</t>"\ncall "<c>" json_call', "reasoning", False),
+        ('messages "to=" /[a-z]+/ "<m>" ["<e>"] join "\\n"\ncall "<c>" json_call', "join", "\n"),
+        ('messages "to=" /[a-z]+/ "<m>" ["<e>"]\ncall "<c>" json_call', "join", ""),
+        ('special ["<c>", "<e>"]\ncall "<c>" json_call "<e>"', "special", ("<c>", "<e>")),
+    ],
+)
+def test_rules_for_everyone_are_said_in_the_grammar(
+    grammar: str, field: str, value: object
+) -> None:
+    """`calls_inside` on reasoning, `join` on messages and `special` reach the spec, and each
+    statement prints back as written (docs/policies.md: the rules the runtime applies)."""
+    spec = lower_text(f"family x\n{grammar}\n")
+    if field == "reasoning":
+        assert spec.reasoning[0].calls_inside is value
+    elif field == "join":
+        assert spec.messages is not None and spec.messages.join == value
+    else:
+        assert spec.special == value
+    parsed = parse_grammar(f"family x\n{grammar}\n", "x.tg")
+    again = parse_grammar("family x\n" + "\n".join(map(str, parsed.statements[1:])) + "\n", "x.tg")
+    assert [str(s) for s in again.statements] == [str(s) for s in parsed.statements]
