@@ -154,11 +154,15 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
     def _end(self, reason: str) -> None:
         self.finished = True
         state = self._state
-        if state.considered is not None:  # no reasoning closer came: the opener opens a call,
-            held = "".join(state.considered) + state.pending  # read as it was, then the end
+        if state.considered is not None:  # no reasoning closer came
+            held = "".join(state.considered) + state.pending
             state.considered, state.pending = None, ""
-            state.calls_from_reasoning = True
-            self._run(held, eof=False)
+            if reason in NORMAL_STOPS:  # the model ended it: the opener opens a call, read
+                state.calls_from_reasoning = True  # as it was, then the end
+                self._run(held, eof=False)
+            # cut (`length`): had the output gone on, a closer could have made it reasoning;
+            # undecided, it is dropped as an unfinished opener is, so that the cut reads as
+            # the start of either reading
         self._stopped = reason in NORMAL_STOPS
         if self._headers is not None:
             self._headers.stopped = self._stopped
@@ -264,6 +268,8 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
         if self._state.section_opener:  # text after it: the opener can no longer go back
             self._state.section_opener = ""  # in order, so it stays markup
         if self.mode == REASONING:
+            if not self._state.reasoned and not text.isspace():
+                self._state.reasoned = True  # a call opener after this is only considered
             self._put(REASONING, text)
             return
         state = self._state
@@ -365,7 +371,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
                 if self._log is not None:
                     self._log(MARKER, lit, OPENER_IS_REASONING)
                 return pos
-            if not state.calls_from_reasoning:  # held until the closer or the end decides
+            if state.reasoned and not state.calls_from_reasoning:  # held until decided
                 state.considered = [lit]
                 if self._log is not None:
                     self._log(MARKER, lit, CONSIDERED)
@@ -407,6 +413,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
                 action = REASONING_OPENER_KEPT
                 if mode == CONTENT:
                     self.mode, action = REASONING, OPENS_REASONING
+                    state.reasoned = False
             elif lit in family.reasoning_closes:
                 state.openers_are_reasoning = False
                 action = CLOSES_REASONING if mode == REASONING else REASONING_CLOSER_DROPPED

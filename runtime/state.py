@@ -24,6 +24,7 @@ class EngineState:
         "considered",
         "openers_are_reasoning",
         "calls_from_reasoning",
+        "reasoned",
         "messages_wrote",
         "message_wrote",
     )
@@ -57,6 +58,9 @@ class EngineState:
         # the output ended with no reasoning closer after a held opener: openers inside
         # reasoning open calls (the call is not lost) for the rest of it
         self.calls_from_reasoning = False
+        # the open reasoning block holds reasoning text: a call opener with none before it
+        # is a call at once (the model wrote no thought in which to consider it)
+        self.reasoned = False
         # the kinds of text (a bit per `modes` kind: content, reasoning) that earlier
         # messages and the current one have sent: a grammar's `join` goes between
         self.messages_wrote = 0
