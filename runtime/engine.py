@@ -181,7 +181,16 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
                 found = self._considered(buf, pos)
                 if found is None:
                     pos = len(buf) - self.family.reasoning_closers.held(buf, pos)
-                    break
+                    if not eof:
+                        break
+                    # an opener met in the text the end of the output read: decided now
+                    held = "".join(state.considered) + buf[pos:]  # type: ignore[arg-type]
+                    state.considered = None
+                    if not self._stopped:  # cut: undecided, dropped (see `_end`)
+                        pos = len(buf)
+                        break
+                    state.calls_from_reasoning = True
+                    found = (held, 0)
                 buf, pos = found
                 continue
             mode = self.mode
