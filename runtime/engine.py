@@ -225,6 +225,14 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
         that may begin a closer is held)."""
         state = self._state
         closers = self.family.reasoning_closers
+        considered = state.considered
+        gives_back = self.family.gives_back.get(considered[0])  # type: ignore[index]
+        if gives_back is not None and sum(map(len, considered)) < 64:  # type: ignore[arg-type]
+            probe = "".join(considered) + buf[pos : pos + 64]  # type: ignore[arg-type]
+            if gives_back.match(probe):  # no call could follow: reasoning text at once
+                state.considered = None
+                self._text(considered[0])  # type: ignore[index]
+                return _rewound(buf, pos, "".join(considered[1:]))  # type: ignore[index]
         at, _ = closers.search(buf, pos)
         if at < 0:  # (the end of the output decides in `_end`)
             state.considered.append(buf[pos : len(buf) - closers.held(buf, pos)])  # type: ignore[union-attr]

@@ -259,6 +259,9 @@ class CompiledFamily:
     # would only give its text back (`_gives_back`), used while nothing else is pending
     quick_content_markers: Markers
     quick_section_markers: Markers
+    # per such opener, its pattern: an opener held inside reasoning whose text matches it is
+    # reasoning text at once (its call would only give it back)
+    gives_back: dict[str, re.Pattern[str]]
 
     def pretty(self) -> str:
         """Every table, one field a line (a dict: one entry a line), in the record's order."""
@@ -521,10 +524,12 @@ def _compute_quick_markers(
         return {
             "quick_content_markers": made["content_markers"],
             "quick_section_markers": made["section_markers"],
+            "gives_back": {},
         }
     return {
         "quick_content_markers": Markers(outside, guards),
         "quick_section_markers": Markers(inside + message_markers, guards),
+        "gives_back": {opener: re.compile(guard) for opener, guard in guards.items()},
     }
 
 
