@@ -32,13 +32,22 @@ STATEMENTS = (
     "reasoning",
     "section",
     "ignore",
+    "special",
     "content",
     "messages",
     "route",
     "call",
     "render",
 )
-KEYWORDS = STATEMENTS + ("true", "false", "prompt_opened", "optional", "default")
+KEYWORDS = STATEMENTS + (
+    "true",
+    "false",
+    "prompt_opened",
+    "optional",
+    "default",
+    "calls_inside",
+    "join",
+)
 
 
 @dataclass(frozen=True)
@@ -54,9 +63,10 @@ class Mistake:
 
 UNKNOWN_STATEMENT = Mistake(
     "unknown statement `{token}`: statements are family, aliases, extends, param, "
-    "reasoning, section, ignore, content, messages, route, call and render",
+    "reasoning, section, ignore, special, content, messages, route, call and render",
     ("alias x", "family x alias y", 'family x reasoning "a" "b" sections'),
-    suggest=STATEMENTS + ("prompt_opened", "optional"),  # the flags that end a statement
+    suggest=STATEMENTS
+    + ("prompt_opened", "optional", "calls_inside"),  # the flags that end a statement
 )
 
 MISTAKES: tuple[Mistake, ...] = (
@@ -441,9 +451,13 @@ class _ToIR(Transformer):
 
     @v_args(meta=True)
     def reasoning(self, meta: Any, children: list[Any]) -> ir.ReasoningStmt:
-        _, opens, closes, flag = children
+        _, opens, closes, flag, inside = children
         return ir.ReasoningStmt(
-            opens=opens, closes=closes, prompt_opened=flag is not None, **_pos(meta)
+            opens=opens,
+            closes=closes,
+            prompt_opened=flag is not None,
+            calls_inside=inside is not None,
+            **_pos(meta),
         )
 
     @v_args(meta=True)
@@ -459,7 +473,7 @@ class _ToIR(Transformer):
 
     @v_args(meta=True)
     def messages(self, meta: Any, children: list[Any]) -> ir.MessagesStmt:
-        _, header, recipient, fields, header_end, ends, opened = children
+        _, header, recipient, fields, header_end, ends, opened, _, join = children
         return ir.MessagesStmt(
             header=header,
             recipient=self.regex(recipient),
@@ -467,6 +481,7 @@ class _ToIR(Transformer):
             header_end=self._str(header_end),
             ends=ends,
             prompt_opened=opened is not None,
+            join=self._str(join) if join is not None else None,
             **_pos(meta),
         )
 
@@ -482,6 +497,11 @@ class _ToIR(Transformer):
     def ignore(self, meta: Any, children: list[Any]) -> ir.IgnoreStmt:
         _, found = children
         return ir.IgnoreStmt(markers=found, **_pos(meta))
+
+    @v_args(meta=True)
+    def special(self, meta: Any, children: list[Any]) -> ir.SpecialStmt:
+        _, found = children
+        return ir.SpecialStmt(markers=found, **_pos(meta))
 
     @v_args(meta=True)
     def content(self, meta: Any, children: list[Any]) -> ir.ContentStmt:

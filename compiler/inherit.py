@@ -2,7 +2,7 @@
 
 Families that share a markup differ in a marker or two (seed_oss wraps Qwen3's calls in
 `<seed:tool_call>`, step3p5's prompt opens the reasoning). A child grammar states only
-what differs: each `reasoning`, `section`, `ignore`, `content`, `messages`, `route` or `call` statement
+what differs: each `reasoning`, `section`, `ignore`, `special`, `content`, `messages`, `route` or `call` statement
 it gives replaces
 every inherited statement of that kind, a `param` overrides the parent's param of the
 same name, and `family`/`aliases` are never inherited. The result is an ordinary grammar
@@ -22,6 +22,7 @@ REPLACED = (
     ir.ReasoningStmt,
     ir.SectionStmt,
     ir.IgnoreStmt,
+    ir.SpecialStmt,
     ir.ContentStmt,
     ir.MessagesStmt,
     ir.RouteStmt,

@@ -278,9 +278,11 @@ class ReasoningStmt(Node):
     opens: Markers
     closes: Markers
     prompt_opened: bool = False
+    calls_inside: bool = False  # a call opener inside the block is a call at once
 
     def __str__(self) -> str:
         flag = " prompt_opened" if self.prompt_opened else ""
+        flag += " calls_inside" if self.calls_inside else ""
         return f"reasoning {self.opens} {self.closes}{flag}"
 
 
@@ -310,10 +312,12 @@ class MessagesStmt(Node):
     header_end: Str
     ends: Markers
     prompt_opened: bool = False
+    join: Str | None = None  # between the texts of messages that go to the same place
 
     def __str__(self) -> str:
         fields = f" {self.fields}" if self.fields is not None else ""
         opened = " prompt_opened" if self.prompt_opened else ""
+        opened += f" join {self.join}" if self.join is not None else ""
         return (
             f"messages {self.header} {self.recipient}{fields} {self.header_end} {self.ends}{opened}"
         )
@@ -334,6 +338,17 @@ class RouteStmt(Node):
     def __str__(self) -> str:
         who = "default" if self.recipients is None else str(self.recipients)
         return f"route {who} {self.to}"
+
+
+class SpecialStmt(Node):
+    """`special MARKERS`: markers that are each one special token of the family's tokenizer
+    (a call opener of these that opens no call is dropped, its text given back)."""
+
+    kind: L["special"] = "special"
+    markers: Markers
+
+    def __str__(self) -> str:
+        return f"special {self.markers}"
 
 
 class IgnoreStmt(Node):
@@ -415,6 +430,7 @@ Statement = Annotated[
         ReasoningStmt,
         SectionStmt,
         IgnoreStmt,
+        SpecialStmt,
         ContentStmt,
         MessagesStmt,
         RouteStmt,

@@ -110,6 +110,7 @@ def _reasoning(stmt: ir.ReasoningStmt, file: str) -> rt.Reasoning:
         opens=ir.strings(stmt.opens),
         closes=ir.strings(stmt.closes),
         prompt_opened=stmt.prompt_opened,
+        calls_inside=stmt.calls_inside,
         line=stmt.line,
         file=file,
     )
@@ -134,6 +135,7 @@ def _messages(grammar: ir.Grammar, file_of: Callable[[ir.Node], str]) -> rt.Mess
         ends=ir.strings(stmt.ends),
         routes=tuple(routes),
         default=default,
+        join=stmt.join.value if stmt.join is not None else "",
         line=stmt.line,
         file=file_of(stmt),
     )
@@ -239,6 +241,7 @@ def lower(
         reasoning=tuple(_reasoning(s, file_of(s)) for s in grammar.of(ir.ReasoningStmt)),
         section=_section(sections[0], file_of(sections[0])) if sections else None,
         ignore=_ignore(grammar, content),
+        special=tuple(m for stmt in grammar.of(ir.SpecialStmt) for m in ir.strings(stmt.markers)),
         params=tuple((p.name.name, p.default.value) for p in grammar.of(ir.ParamStmt)),
         messages=_messages(grammar, file_of),
         alternatives=tuple(alternatives),
@@ -376,6 +379,7 @@ class FamilyView:
     reasoning: tuple[Entry, ...]
     section: Entry
     ignore: Entry
+    special: Entry
     params: Entry
     messages: Entry
     alternatives: tuple[Entry, ...]
@@ -447,6 +451,12 @@ def family_view(
                 )
             ),
         )
+    special = Entry(py_expr(spec.special))
+    if spec.special:
+        special = Entry(
+            py_expr(spec.special),
+            _comment("; ".join(f"{where(s)}: {s}" for s in grammar.of(ir.SpecialStmt))),
+        )
     content = Entry("None")
     if spec.content is not None:
         stmt = grammar.of(ir.ContentStmt)[0]
@@ -505,6 +515,7 @@ def family_view(
         reasoning=reasoning,
         section=section,
         ignore=ignore,
+        special=special,
         params=params,
         messages=messages,
         alternatives=alternatives,

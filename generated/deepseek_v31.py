@@ -61,6 +61,15 @@ SPEC = FamilySpec(
     ),
     # grammars/deepseek_v31.tg:21: ignore ["<｜tool▁calls▁end｜>", "<｜end▁of▁sentence｜>"]
     ignore=("<｜tool▁calls▁end｜>", "<｜end▁of▁sentence｜>"),
+    # grammars/deepseek_v3.tg:33: special ["<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>", "<｜end▁of▁sentence｜>"]
+    special=(
+        "<｜tool▁calls▁begin｜>",
+        "<｜tool▁calls▁end｜>",
+        "<｜tool▁call▁begin｜>",
+        "<｜tool▁sep｜>",
+        "<｜tool▁call▁end｜>",
+        "<｜end▁of▁sentence｜>",
+    ),
     # grammars/deepseek_v31.tg:23: render between=""
     write=Write(line=23),
     # every marker found outside a call: the grammar line that names it

@@ -42,6 +42,7 @@ class CallRecord:
         tried: int = 0,
         peeked: bool = False,
         prompt: str = "",
+        special: bool = False,
     ) -> None:
         self.item = item
         self.shape = shape  # which `call` statement is being tried
@@ -55,8 +56,11 @@ class CallRecord:
         self.dialect: ArgumentsReader | None = None
         # the part of the opener the prompt wrote: never given back as text
         self.prompt = prompt
-        # text read before the name (a lookahead opener is read by the call's next item)
-        self.held: list[str] = [opener[len(prompt) :]] if opener and not peeked else []
+        # text read before the name (a lookahead opener is read by the call's next item; a
+        # special token opener is never given back: its slot stays empty)
+        self.held: list[str] = (
+            [opener[len(prompt) :] if not special else ""] if opener and not peeked else []
+        )
         self.peeked = opener if peeked else ""  # the lookahead opener that started the call
         self.args_done = False
         # whitespace read since the last marker: markup if another marker of the call

@@ -13,8 +13,8 @@ decided on: each delta is scanned once, plus the few characters held back becaus
 could still begin a marker.
 
 Policies that today's parsers answer per family are answered here, once
-(docs/policies.md): whitespace is content or markup as the `whitespace` switch says (`policies.py`); a tool-call opener ends an open
-reasoning block; a call whose opener turns out malformed before its name is known
+(docs/policies.md): whitespace is content or markup as the `whitespace` switch says (`policies.py`); a tool-call opener inside
+open reasoning waits for the block's closer (reasoning) or the end of the output (a call); a call whose opener turns out malformed before its name is known
 goes back to the text it came from; at the end of the output, the finish reason decides
 what was held back (`output_end.py`).
 """
@@ -36,7 +36,7 @@ from .outcomes import ABANDON, ABSENT, CLOSES_REASONING, CLOSES_SECTION, COMPLET
 from .outcomes import HEADER_CUT, HEADER_IS_TEXT, HELD, IGNORED, ITEM, MARKER, MARKUP
 from .outcomes import MESSAGE_HEADER, MESSAGE_TO, OPENS_CALL, OPENS_REASONING, OPENS_SECTION, READ
 from .outcomes import REASONING_CLOSER_DROPPED, REASONING_OPENER_KEPT, RETRY, ROUTED, RUN, SAYS
-from .outcomes import SKIPPED, WAIT
+from .outcomes import CONSIDERED, OPENER_IS_REASONING, SKIPPED, WAIT
 from .output_end import NORMAL_STOPS, OutputEnd
 from .policies import Policies
 from .schemas import ToolSchemas
@@ -91,6 +91,8 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
         self._out = DeltaBuffer()
         # the message-header reader of a family whose output is messages
         self._headers = MessageHeaders(self.family, tools) if spec.messages else None
+        # what the texts of two messages that go to the same place are joined with ("": none)
+        self._join = spec.messages.join if spec.messages else ""
         # the trace's log (`trace.py`), None unless tracing: told each decision as it is made
         self._log: Log | None = log
         # the dialects' (`protocol.Sink.log`): what a dialect says of its state, traced
@@ -151,6 +153,16 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
 
     def _end(self, reason: str) -> None:
         self.finished = True
+        state = self._state
+        if state.considered is not None:  # no reasoning closer came
+            held = "".join(state.considered) + state.pending
+            state.considered, state.pending = None, ""
+            if reason in NORMAL_STOPS:  # the model ended it: the opener opens a call, read
+                state.calls_from_reasoning = True  # as it was, then the end
+                self._run(held, eof=False)
+            # cut (`length`): had the output gone on, a closer could have made it reasoning;
+            # undecided, it is dropped as an unfinished opener is, so that the cut reads as
+            # the start of either reading
         self._stopped = reason in NORMAL_STOPS
         if self._headers is not None:
             self._headers.stopped = self._stopped
@@ -165,6 +177,22 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
         state = self._state
         pos = 0
         while True:
+            if state.considered is not None:
+                found = self._considered(buf, pos)
+                if found is None:
+                    pos = len(buf) - self.family.reasoning_closers.held(buf, pos)
+                    if not eof:
+                        break
+                    # an opener met in the text the end of the output read: decided now
+                    held = "".join(state.considered) + buf[pos:]  # type: ignore[arg-type]
+                    state.considered = None
+                    if not self._stopped:  # cut: undecided, dropped (see `_end`)
+                        pos = len(buf)
+                        break
+                    state.calls_from_reasoning = True
+                    found = (held, 0)
+                buf, pos = found
+                continue
             mode = self.mode
             if mode == CALL:
                 pos = self._run_call(buf, pos, eof)
@@ -188,6 +216,32 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
                 pos = new
         state.pending = buf[pos:]
 
+    def _considered(self, buf: str, pos: int) -> tuple[str, int] | None:
+        """A call opener met inside open reasoning waits, with the text after it, for the
+        first reasoning closer (it was reasoning: the held text is read again as
+        reasoning, openers as text) or the end of the output (a call: the held text is read
+        again as the opener's call, as if the opener had ended the reasoning). The text to
+        read again from, and where; None while neither has come (the text up to a tail
+        that may begin a closer is held)."""
+        state = self._state
+        closers = self.family.reasoning_closers
+        considered = state.considered
+        gives_back = self.family.gives_back.get(considered[0])  # type: ignore[index]
+        if gives_back is not None and sum(map(len, considered)) < 64:  # type: ignore[arg-type]
+            probe = "".join(considered) + buf[pos : pos + 64]  # type: ignore[arg-type]
+            if gives_back.match(probe):  # no call could follow: reasoning text at once
+                state.considered = None
+                self._text(considered[0])  # type: ignore[index]
+                return _rewound(buf, pos, "".join(considered[1:]))  # type: ignore[index]
+        at, _ = closers.search(buf, pos)
+        if at < 0:  # (the end of the output decides in `_end`)
+            state.considered.append(buf[pos : len(buf) - closers.held(buf, pos)])  # type: ignore[union-attr]
+            return None
+        held = "".join(state.considered)  # type: ignore[arg-type]
+        state.considered = None
+        state.openers_are_reasoning = True
+        return _rewound(buf, at, held + buf[pos:at])
+
     def _scan(self, buf: str, pos: int, eof: bool) -> int:
         family = self.family
         mode = self.mode
@@ -202,6 +256,8 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
             markers, acts = family.reopen[reopen]  # text in the block a skip's opener opened
         elif self._headers is not None and self._headers.routed and mode != SECTION:
             markers = family.routed_markers
+        elif mode == CONTENT and self._state.after_calls:
+            markers = family.after_calls_markers  # type: ignore[assignment]
         elif mode == CONTENT or mode == REASONING:
             markers = family.quick_content_markers if quick else family.content_markers
         else:
@@ -243,9 +299,13 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
         if self._state.section_opener:  # text after it: the opener can no longer go back
             self._state.section_opener = ""  # in order, so it stays markup
         if self.mode == REASONING:
-            self._out.text(REASONING, text)
+            if not self._state.reasoned and not text.isspace():
+                self._state.reasoned = True  # a call opener after this is only considered
+            self._put(REASONING, text)
             return
         state = self._state
+        if state.after_calls and not text.isspace():
+            state.after_calls = False  # text after the calls: a closer is text again
         if self.policies.verbatim:
             if state.gap:  # whitespace after markup: layout unless text follows
                 if text.isspace():
@@ -255,7 +315,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
                 if state.ws_held:
                     text = "".join(state.ws_held) + text
                     state.ws_held.clear()
-            self._out.text(CONTENT, text)
+            self._put(CONTENT, text)
             return
         if not state.content_started:
             text = text.lstrip()
@@ -267,11 +327,30 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
             state.ws_held.append(text)
             return
         if state.ws_held:
-            self._out.text(CONTENT, "".join(state.ws_held))
+            self._put(CONTENT, "".join(state.ws_held))
             state.ws_held.clear()
-        self._out.text(CONTENT, body)
+        self._put(CONTENT, body)
         if len(body) < len(text):
             state.ws_held.append(text[len(body) :])
+
+    def _put(self, kind: int, text: str) -> None:
+        """Send content or reasoning text; the first of a message whose text goes where an
+        earlier message's went is led by the grammar's `join` (Harmony's "\n")."""
+        join = self._join
+        if join:
+            state = self._state
+            bit = 1 << kind
+            if not state.message_wrote & bit:
+                state.message_wrote |= bit
+                if state.messages_wrote & bit:
+                    self._out.text(kind, join)
+        self._out.text(kind, text)
+
+    def _next_message(self) -> None:
+        """A message ended or a whole header began one: the next text is another message's."""
+        state = self._state
+        state.messages_wrote |= state.message_wrote
+        state.message_wrote = 0
 
     def _new_call(self, opener: str, back: int, tried: int, prompt: str = "") -> CallRecord:
         """A call started by `opener`, in the `tried`-th shape that opener starts; `prompt`
@@ -287,6 +366,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
             tried,
             opener in family.peek_openers,
             prompt,
+            opener in family.special,
         )
 
     def _boundary(self) -> None:
@@ -304,6 +384,29 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
         # is the prompt's
         prompt, state.prompt = state.prompt, ""
         headers = self._headers
+        if self._join and lit in family.message_ends:  # the next text is another message's
+            self._next_message()
+        if lit in family.section_closes and mode == CONTENT and not state.after_calls:
+            if lit not in family.ignore:  # found after the calls, but text came first
+                self._text(lit)
+                return pos
+        if lit not in family.ignore:
+            state.after_calls = False
+        if (
+            mode == REASONING
+            and not family.calls_inside
+            and (lit in family.section_opens or (lit in family.openers and family.calls_anywhere))
+        ):
+            if state.openers_are_reasoning:  # the reasoning closed after it: its text
+                self._text(lit)
+                if self._log is not None:
+                    self._log(MARKER, lit, OPENER_IS_REASONING)
+                return pos
+            if state.reasoned and not state.calls_from_reasoning:  # held until decided
+                state.considered = [lit]
+                if self._log is not None:
+                    self._log(MARKER, lit, CONSIDERED)
+                return pos
         if lit in family.ignore and not (
             (mode == REASONING and lit in family.reasoning_closes)
             or (mode == SECTION and lit in family.section_closes)
@@ -329,8 +432,10 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
             self._boundary()
             action = MARKUP
             if lit in family.section_opens:
-                if mode != SECTION:
-                    state.section_opener = space + lit[len(prompt) :]
+                if mode != SECTION:  # (a special token goes back as nothing, its gap too)
+                    state.section_opener = (
+                        "" if lit in family.special else space + lit[len(prompt) :]
+                    )
                 self.mode, state.in_section, action = SECTION, True, OPENS_SECTION
             elif lit in family.section_closes:
                 self.mode, state.in_section, action = CONTENT, False, CLOSES_SECTION
@@ -339,7 +444,9 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
                 action = REASONING_OPENER_KEPT
                 if mode == CONTENT:
                     self.mode, action = REASONING, OPENS_REASONING
+                    state.reasoned = False
             elif lit in family.reasoning_closes:
+                state.openers_are_reasoning = False
                 action = CLOSES_REASONING if mode == REASONING else REASONING_CLOSER_DROPPED
                 self.mode = CONTENT
         if self._log is not None:
@@ -367,6 +474,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
     def _enter_message(self, headers: MessageHeaders) -> None:
         """A whole header: the message's body goes where its route says, or is a call
         named by its recipient, read by its call's items after the name."""
+        self._next_message()
         self._boundary()
         self._state.in_section = False
         self.mode = headers.mode
@@ -499,6 +607,8 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
         if self._stopped and call.back == SECTION:
             self._section_back()
         held = "".join(call.held)
+        for token in self.family.special_openers:  # (a stuttered `[TOOL_CALLS][TOOL_CALLS]`)
+            held = held.replace(token, "")
         if not held and call.peeked:  # nothing read past a lookahead opener: it is text
             self._text(call.peeked)
             return pos + len(call.peeked)
@@ -513,6 +623,8 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
             self._close_args(call)
         self._call = None
         self.mode = SECTION if self._state.in_section else CONTENT
+        if call.committed and self.mode == CONTENT and self.family.after_calls_markers:
+            self._state.after_calls = True  # a section closer left after them is markup
         if not call.committed:  # a complete call structure with no call in it (`[]`) is markup
             self._boundary()
         self._state.gap = True
@@ -527,7 +639,6 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
             self.emit_args("{}")
         else:
             call.dialect.close()
-
 
 
 def _rewound(buf: str, pos: int, past: str) -> tuple[str, int]:

@@ -32,6 +32,8 @@ REASONING_OPENER_KEPT = 28  # a reasoning opener outside content: markup, kept o
 CLOSES_REASONING = 29
 REASONING_CLOSER_DROPPED = 30  # a reasoning closer outside reasoning: dropped
 MARKUP = 31
+CONSIDERED = 32  # a call's (or section's) opener inside open reasoning: held until decided
+OPENER_IS_REASONING = 33  # such an opener, and the reasoning closed after it: reasoning text
 
 # -- what the message-header reader decided about a header (besides WAIT)
 ROUTED = 40  # the header is whole: the message goes where its route says
@@ -69,5 +71,8 @@ WORDS: dict[int, str] = {
     CLOSES_REASONING: "closes reasoning",
     REASONING_CLOSER_DROPPED: "a reasoning closer, dropped",
     MARKUP: "markup",
+    CONSIDERED: "a call opener inside reasoning: held until the block closes (reasoning) "
+    "or the output ends (a call)",
+    OPENER_IS_REASONING: "a call opener inside reasoning that closed after it: reasoning text",
 }
 """How the trace words the codes whose words need nothing but the code."""

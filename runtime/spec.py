@@ -332,6 +332,10 @@ class Reasoning:
     opens: tuple[str, ...]
     closes: tuple[str, ...]
     prompt_opened: bool = False  # the family's default: the prompt opened the block
+    # a call opener inside the block is a call at once, ending the block there (a model
+    # that calls tools from its reasoning); otherwise the block's closer or the end of the
+    # output decides it (docs/policies.md, "Reasoning")
+    calls_inside: bool = False
     line: int = 0
     file: str = ""  # its grammar file, when not the family's own (`extends`)
 
@@ -401,6 +405,9 @@ class Messages:
     routes: tuple[tuple[str, str], ...] = ()
     default: str = "calls"
     fields: tuple[str, ...] = ()
+    # written between the texts of two messages that go to the same place (content, or
+    # reasoning), as the family's peers join them (Harmony's "\n"); "": glued
+    join: str = ""
     line: int = 0
     file: str = ""  # its grammar file, when not the family's own (`extends`)
 
@@ -437,6 +444,9 @@ class FamilySpec:
     reasoning: tuple[Reasoning, ...] = ()
     section: Section | None = None
     ignore: tuple[str, ...] = ()  # markers dropped wherever they appear outside a call
+    # markers that are each one special token of the tokenizer (`special`): an opener of
+    # these that opens no call is dropped, and only the text after it goes back
+    special: tuple[str, ...] = ()
     params: tuple[tuple[str, str], ...] = ()  # (name, default); strings say `${name}`
     messages: Messages | None = None
     alternatives: tuple[CallShape, ...] = ()

@@ -21,6 +21,13 @@ class EngineState:
         "rewind",
         "prompt",
         "reopen",
+        "after_calls",
+        "considered",
+        "openers_are_reasoning",
+        "calls_from_reasoning",
+        "reasoned",
+        "messages_wrote",
+        "message_wrote",
     )
 
     def __init__(self) -> None:
@@ -43,3 +50,22 @@ class EngineState:
         # the opener of a block a `skip(block=true)` found text in (no header): the block's
         # next marker is read as if this opener came right before it (`CompiledFamily.reopen`)
         self.reopen = ""
+        # calls were read outside a section, and only markup or whitespace followed: the
+        # section's closer left after them is markup, as the calls' block closing
+        self.after_calls = False
+        # a call opener met inside open reasoning and the text after it, held until the
+        # block closes (it was reasoning) or the output ends (a call): None when none is
+        self.considered: list[str] | None = None
+        # the held text is read again as reasoning, up to the block's closer: call openers
+        # in it are reasoning text
+        self.openers_are_reasoning = False
+        # the output ended with no reasoning closer after a held opener: openers inside
+        # reasoning open calls (the call is not lost) for the rest of it
+        self.calls_from_reasoning = False
+        # the open reasoning block holds reasoning text: a call opener with none before it
+        # is a call at once (the model wrote no thought in which to consider it)
+        self.reasoned = False
+        # the kinds of text (a bit per `modes` kind: content, reasoning) that earlier
+        # messages and the current one have sent: a grammar's `join` goes between
+        self.messages_wrote = 0
+        self.message_wrote = 0

@@ -218,7 +218,12 @@ class CompiledFamily:
     section_closes: frozenset[str]
     calls_anywhere: bool
     ignore: frozenset[str]
+    special: frozenset[
+        str
+    ]  # special tokens (`special`): an opener of these goes back without itself
+    special_openers: tuple[str, ...]  # the call openers among them, never given back as text
     prompt_opened: bool
+    calls_inside: bool  # a call opener inside reasoning is a call at once (`calls_inside`)
     # -- _compute_messages: a messages family's header reading and routes
     messages: Messages | None
     recipient: re.Pattern[str] | None
@@ -227,8 +232,14 @@ class CompiledFamily:
     # -- _compute_markers: the searches of each place of the output
     content_markers: Markers
     reasoning_markers: Markers
+    # the reasoning closers, searched alone in the text held after a call opener met inside
+    # reasoning (docs/policies.md, "Reasoning")
+    reasoning_closers: Markers
     routed_markers: Markers  # a message routed to reasoning or content: calls are text there
     section_markers: Markers  # a section opener repeated inside the section is markup
+    # content right after calls read without their section's opener: the section's closer
+    # left after them is markup too (none: no optional section)
+    after_calls_markers: Markers | None
     # an unfinished marker of these at the end of output is an unfinished call opener (a
     # message's end or header end cut short too; not its header opener, everyday prose: "to")
     call_drop_prefixes: Markers
@@ -254,6 +265,9 @@ class CompiledFamily:
     # or a call (`<|content_text|>` of `<|message_model|><|content_text|>`, the skip's
     # `until`), each mapped to the marker it is read as and whether it is consumed there
     reopen: dict[str, tuple[Markers, dict[str, tuple[str, bool]]]]
+    # per such opener, its pattern: an opener held inside reasoning whose text matches it is
+    # reasoning text at once (its call would only give it back)
+    gives_back: dict[str, re.Pattern[str]]
 
     def pretty(self) -> str:
         """Every table, one field a line (a dict: one entry a line), in the record's order."""
@@ -371,6 +385,7 @@ def _compute_openers(spec: FamilySpec, shapes: tuple[CallShape, ...]) -> dict[st
         "peek_openers": peek_openers,
         "first_opener": spec.openers[0][0],
         "first_openers": tuple(sorted(firsts)),
+        "special_openers": tuple(sorted(text for text in openers if text in spec.special)),
     }
 
 
@@ -383,7 +398,9 @@ def _compute_blocks(spec: FamilySpec) -> dict[str, object]:
         "section_closes": frozenset(section.closes) if section else frozenset(),
         "calls_anywhere": section is None or section.optional,
         "ignore": frozenset(spec.ignore),
+        "special": frozenset(spec.special),
         "prompt_opened": any(r.prompt_opened for r in spec.reasoning),
+        "calls_inside": any(r.calls_inside for r in spec.reasoning),
     }
 
 
@@ -415,8 +432,14 @@ def _compute_markers(
     found = {
         "content_markers": content,
         "reasoning_markers": content,
+        "reasoning_closers": markers(made["reasoning_closes"]),
         "routed_markers": markers((*ignore, *message_markers)),
         "section_markers": markers(inside + message_markers),
+        "after_calls_markers": (
+            markers((*outside, *section_closes))
+            if section_opens and made["calls_anywhere"]
+            else None
+        ),
         "call_drop_prefixes": markers((*entry, *openers, *ends)),
         "section_drop_prefixes": markers((*entry, *openers, *section_closes, *ends)),
     }
@@ -495,6 +518,7 @@ def _compute_quick_markers(
     where it makes a call (in a section, or anywhere calls open), a header opener that is
     no ignored marker."""
     others = {*made["ignore"], *made["section_opens"], *made["section_closes"], *message_markers}
+    others |= made["special"]  # (passed over, its text would go back with the token)
     others |= made["reasoning_opens"] | made["reasoning_closes"]
     literals = markup_literals(spec)
     guards, passes = {}, {}
@@ -523,11 +547,13 @@ def _compute_quick_markers(
         return {
             "quick_content_markers": made["content_markers"],
             "quick_section_markers": made["section_markers"],
+            "gives_back": {},
         }
     outside_passes = {**(passes if made["calls_anywhere"] else {}), **headers}
     return {
         "quick_content_markers": Markers(outside, guards, outside_passes),
         "quick_section_markers": Markers(inside + message_markers, guards, {**passes, **headers}),
+        "gives_back": {opener: re.compile(guard) for opener, guard in guards.items()},
     }
 
 

@@ -177,13 +177,16 @@ def test_many_python_strings_in_one_output_are_read_in_linear_work(
 
 
 @pytest.mark.parametrize(
-    "family, text",
+    "family, text, content",
     [
-        ("mistral", 'x [TOOL_CALLS][{"]=} 1;_[TOOL_CALLS]"]]'),
-        ("hermes", '<tool_call>{"]=} 1;_<tool_call>"]]'),
+        # (Mistral's opener is a special token: it goes back without itself)
+        ("mistral", 'x [TOOL_CALLS][{"]=} 1;_[TOOL_CALLS]"]]', 'x [{"]=} 1;_"]]'),
+        ("hermes", '<tool_call>{"]=} 1;_<tool_call>"]]', '<tool_call>{"]=} 1;_<tool_call>"]]'),
     ],
 )
-def test_a_key_whose_quote_closes_past_the_next_marker_is_no_call(family: str, text: str) -> None:
+def test_a_key_whose_quote_closes_past_the_next_marker_is_no_call(
+    family: str, text: str, content: str
+) -> None:
     """The whole-object shortcut read an escaped key whose closing quote lay past the call's
     next marker and raised; the object is not whole there, so the text is read as a stream
     reads it (found by `toolgrammar check`)."""
@@ -191,8 +194,8 @@ def test_a_key_whose_quote_closes_past_the_next_marker_is_no_call(family: str, t
     parser = toolgrammar.StreamParser(family)
     deltas = [d for ch in text for d in parser.feed(ch)] + parser.finish("stop")
     streamed = toolgrammar.assemble(deltas)
-    assert (whole.content, whole.tool_calls) == (text, [])
-    assert (streamed.content, streamed.tool_calls) == (text, [])
+    assert (whole.content, whole.tool_calls) == (content, [])
+    assert (streamed.content, streamed.tool_calls) == (content, [])
 
 
 def _opener_before_name(family: str) -> str:

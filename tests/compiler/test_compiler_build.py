@@ -147,7 +147,7 @@ def test_generated_module_layout() -> None:
     )
     reasoning_line = next(i for i, line in enumerate(grammar, 1) if line.startswith("reasoning"))
     assert (
-        f'        # grammars/qwen3_coder.tg:{function_line}: "<function=" name(until=">") ">"'
+        f'        # grammars/qwen3_coder.tg:{function_line}: "<function=" name(until=">") ">" ws(write="\\n")'
         in lines
     )
     assert (

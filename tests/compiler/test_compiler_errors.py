@@ -99,6 +99,6 @@ def test_unlabelled_syntax_error_lists_what_was_expected() -> None:
     assert info.value.errors[0].message == (
         "unexpected `12`; expected `&`, `??`, `?`, `[`, `aliases`, `call`, `content`, `extends`, "
         "`family`, "
-        "`ignore`, `messages`, `param`, `reasoning`, `render`, `route`, `section`, a name, a string, "
+        "`ignore`, `messages`, `param`, `reasoning`, `render`, `route`, `section`, `special`, a name, a string, "
         "end of file"
     )

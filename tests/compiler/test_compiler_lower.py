@@ -299,3 +299,34 @@ def test_prompt_opened_names_the_marker_the_prompt_ends_with(grammar: str, marke
     parsed = parse_grammar(f"family x\n{grammar}\n", "x.tg")
     flagged = [s for s in parsed.statements if getattr(s, "prompt_opened", False)]
     assert all("prompt_opened" in str(s) for s in flagged)  # printed back as written
+
+
+@pytest.mark.parametrize(
+    ("grammar", "field", "value"),
+    [
+        (
+            'reasoning "<t>" "</t>" prompt_opened calls_inside\ncall "<c>" json_call',
+            "reasoning",
+            True,
+        ),
+        ('reasoning "<t>" "</t>"\ncall "<c>" json_call', "reasoning", False),
+        ('messages "to=" /[a-z]+/ "<m>" ["<e>"] join "\\n"\ncall "<c>" json_call', "join", "\n"),
+        ('messages "to=" /[a-z]+/ "<m>" ["<e>"]\ncall "<c>" json_call', "join", ""),
+        ('special ["<c>", "<e>"]\ncall "<c>" json_call "<e>"', "special", ("<c>", "<e>")),
+    ],
+)
+def test_rules_for_everyone_are_said_in_the_grammar(
+    grammar: str, field: str, value: object
+) -> None:
+    """`calls_inside` on reasoning, `join` on messages and `special` reach the spec, and each
+    statement prints back as written (docs/policies.md: the rules the runtime applies)."""
+    spec = lower_text(f"family x\n{grammar}\n")
+    if field == "reasoning":
+        assert spec.reasoning[0].calls_inside is value
+    elif field == "join":
+        assert spec.messages is not None and spec.messages.join == value
+    else:
+        assert spec.special == value
+    parsed = parse_grammar(f"family x\n{grammar}\n", "x.tg")
+    again = parse_grammar("family x\n" + "\n".join(map(str, parsed.statements[1:])) + "\n", "x.tg")
+    assert [str(s) for s in again.statements] == [str(s) for s in parsed.statements]
