@@ -18,8 +18,16 @@ SWITCHES: dict[str, tuple[str, ...]] = {
     # "verbatim": every character the model wrote outside markup is content; "trim": the
     # whitespace at the ends of content and next to markup is dropped
     "whitespace": ("verbatim", "trim"),
-    # a call to a tool the request does not list: kept (the client decides) or dropped
-    "unknown_tools": ("keep", "drop"),
+    # a call to a tool the request does not list: kept (the client decides), dropped, or
+    # given back as content (its markup as the model wrote it)
+    "unknown_tools": ("keep", "drop", "text"),
+    # a call whose arguments the end of the output cut: kept with its arguments closed,
+    # dropped, or given back as content; anything but "keep" holds every call until its
+    # arguments are known whole (`runtime/call_outcome.py`)
+    "partial_calls": ("keep", "drop", "text"),
+    # a call whose arguments never form an object (`"arguments": oops`): kept with what
+    # was read, closed; dropped; or given back as content; the same hold as partial_calls
+    "malformed_calls": ("keep", "drop", "text"),
 }
 
 COMPAT = ("vllm", "sglang", "llama.cpp")
@@ -31,10 +39,22 @@ class Policies:
 
     whitespace: str = SWITCHES["whitespace"][0]
     unknown_tools: str = SWITCHES["unknown_tools"][0]
+    partial_calls: str = SWITCHES["partial_calls"][0]
+    malformed_calls: str = SWITCHES["malformed_calls"][0]
 
     @property
     def verbatim(self) -> bool:
         return self.whitespace == "verbatim"
+
+    @property
+    def holds_calls(self) -> bool:
+        """Whether a call waits until its arguments are known whole before it is sent."""
+        return self.partial_calls != "keep" or self.malformed_calls != "keep"
+
+    @property
+    def keeps_text(self) -> bool:
+        """Whether a call may be given back as text: its text is then kept as it is read."""
+        return "text" in (self.unknown_tools, self.partial_calls, self.malformed_calls)
 
 
 @dataclass(frozen=True)
