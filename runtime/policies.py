@@ -71,13 +71,21 @@ PROFILES: dict[str, Profile] = {
     # (`model_output[:start]`), newline before the opener included, except its engine parsers
     # (`vllm/parser/`) left at `strip_content_whitespace_with_tools`'s default
     "vllm": Profile(
-        {"whitespace": "verbatim", "unknown_tools": "keep"},
         {
+            "whitespace": "verbatim",
+            "unknown_tools": "keep",
+            "partial_calls": "keep",
+            "malformed_calls": "keep",
+        },
+        {
+            # a failed `json.loads` of any call gives the whole output back as content
+            "hermes": {"partial_calls": "text", "malformed_calls": "text"},
+            "llama3_json": {"whitespace": "trim", "partial_calls": "text", "malformed_calls": "text"},
+            "deepseek_v31": {"partial_calls": "drop"},  # its regex needs the call's end
             "gemma4": {"whitespace": "trim"},
             "glm45": {"whitespace": "trim", "unknown_tools": "drop"},
             "glm47": {"whitespace": "trim", "unknown_tools": "drop"},
             "granite": {"whitespace": "trim"},
-            "llama3_json": {"whitespace": "trim"},
             "llama4_json": {"whitespace": "trim"},
             "minimax_m2": {"whitespace": "trim", "unknown_tools": "drop"},
             "mistral": {"whitespace": "trim"},
@@ -92,27 +100,67 @@ PROFILES: dict[str, Profile] = {
             "Qwen3-Coder, Seed-OSS) strip it when there are calls",
             "unknown_tools": "a parsed call is returned, requested or not, except by the "
             "parsers that check names (GLM-4.5/4.7, MiniMax-M2, MiniCPM5, dots)",
+            "partial_calls": "a call cut by the end of the output is returned with the arguments "
+            "read so far (the engine parsers, Kimi-K2, Mistral); Hermes and Llama 3 JSON give the "
+            "whole output back as content when `json.loads` fails; DeepSeek V3.1's regex needs "
+            "the call's end marker, so the call is dropped",
+            "malformed_calls": "arguments that are no JSON object are passed on as written "
+            "(Kimi-K2, DeepSeek V3.1, Mistral); Hermes and Llama 3 JSON give the whole output "
+            "back as content",
         },
     ),
     # SGLang's detectors strip the text before the first call (`text[:idx].strip()`) and drop
     # a call to a tool the request does not list unless SGLANG_FORWARD_UNKNOWN_TOOLS is set
     "sglang": Profile(
-        {"whitespace": "trim", "unknown_tools": "drop"},
-        {"qwen3_coder": {"unknown_tools": "keep"}},  # its detector does not check names
+        {
+            "whitespace": "trim",
+            "unknown_tools": "drop",
+            "partial_calls": "keep",
+            "malformed_calls": "keep",
+        },
+        {
+            "qwen3_coder": {"unknown_tools": "keep"},  # its detector does not check names
+            # a parse error in the whole-output parse gives the whole output back as text
+            "hermes": {"partial_calls": "text", "malformed_calls": "text"},
+            "llama3_json": {"partial_calls": "text", "malformed_calls": "text"},
+            "deepseek_v31": {"partial_calls": "drop", "malformed_calls": "text"},
+            "glm47": {"partial_calls": "text"},
+            "minimax_m2": {"partial_calls": "text"},
+            # its regex needs `<|tool_call_end|>`; it passes on any name and any `{...}`
+            "kimi_k2": {"unknown_tools": "keep", "partial_calls": "drop"},
+            "mistral": {"partial_calls": "drop", "malformed_calls": "drop"},
+        },
         {
             "whitespace": "the text before the first call is stripped",
             "unknown_tools": "dropped unless SGLANG_FORWARD_UNKNOWN_TOOLS is set (the "
-            "adapter honours it), except by the Qwen3-Coder detector, which checks no name",
+            "adapter honours it), except by the Qwen3-Coder and Kimi-K2 detectors, which "
+            "check no name",
+            "partial_calls": "the whole-output detectors read calls by a regex that needs the "
+            "call's end: a cut call is dropped (DeepSeek V3.1, Kimi-K2, Mistral) or, where the "
+            "parse fails, the whole output is given back as text (Hermes, Llama 3 JSON, GLM-4.7, "
+            "MiniMax-M2); Qwen3-Coder keeps it",
+            "malformed_calls": "a failed `json.loads` gives the whole output back as text "
+            "(Hermes, Llama 3 JSON, DeepSeek V3.1) or drops the call (Mistral); Kimi-K2 passes "
+            "any `{...}` on as written",
         },
     ),
     # llama.cpp's chat parsers keep the text before a call as written (its tests expect
     # "Let me inspect the current directory.\n" before the call)
     "llama.cpp": Profile(
-        {"whitespace": "verbatim", "unknown_tools": "keep"},
+        {
+            "whitespace": "verbatim",
+            "unknown_tools": "keep",
+            "partial_calls": "keep",
+            "malformed_calls": "keep",
+        },
         {},
         {
             "whitespace": "content before a call is kept as written, newline included",
             "unknown_tools": "every parsed call is returned",
+            "partial_calls": "the server parses every update leniently as partial output "
+            "(`common_chat_peg_parse`): a cut call keeps the arguments read so far",
+            "malformed_calls": "a parse that fails keeps what the PEG parser captured before "
+            "the failure: the call, with the arguments read",
         },
     ),
 }

@@ -26,16 +26,19 @@ UNKNOWN = '<tool_call>\n{"name": "get_stock", "arguments": {"symbol": "X"}}\n</t
 
 
 def test_the_projects_defaults_are_the_first_values() -> None:
-    assert Policies() == Policies("verbatim", "keep")
+    assert Policies() == Policies("verbatim", "keep", "keep", "keep")
     assert resolve(None, "hermes", {}) == Policies()
     assert all(values[0] == getattr(Policies(), name) for name, values in SWITCHES.items())
 
 
 def test_a_profile_sets_its_stack_and_per_family_answers() -> None:
-    assert resolve("sglang", "hermes", {}) == Policies("trim", "drop")
+    # both stacks give a Hermes output whose call fails `json.loads` back as text
+    assert resolve("sglang", "hermes", {}) == Policies("trim", "drop", "text", "text")
     assert resolve("sglang", "qwen3_coder", {}).unknown_tools == "keep"
-    assert resolve("vllm", "hermes", {}) == Policies("verbatim", "keep")
+    assert resolve("sglang", "kimi_k2", {}) == Policies("trim", "keep", "drop", "keep")
+    assert resolve("vllm", "hermes", {}) == Policies("verbatim", "keep", "text", "text")
     assert resolve("vllm", "glm45", {}) == Policies("trim", "drop")
+    assert resolve("vllm", "deepseek_v31", {}).partial_calls == "drop"
     # an alias takes its grammar's answers
     assert resolve("vllm", "qwen3_xml", {}, "qwen3_coder").whitespace == "trim"
     assert resolve("llama.cpp", "hermes", {}) == Policies("verbatim", "keep")
@@ -62,7 +65,9 @@ def test_every_profile_names_registered_families_and_known_switches() -> None:
     "options, message",
     [
         ({"whitespace": "strip"}, "whitespace must be one of 'verbatim', 'trim', not 'strip'"),
-        ({"unknown_tools": "text!"}, "unknown_tools must be one of 'keep', 'drop'"),
+        ({"unknown_tools": "text!"}, "unknown_tools must be one of 'keep', 'drop', 'text'"),
+        ({"partial_calls": "hold"}, "partial_calls must be one of 'keep', 'drop', 'text'"),
+        ({"malformed_calls": 1}, "malformed_calls must be one of 'keep', 'drop', 'text'"),
         ({"compat": "tgi"}, "compat must be one of 'vllm', 'sglang', 'llama.cpp' or None"),
     ],
 )
@@ -125,8 +130,14 @@ def _cases(family: str) -> list:
 @pytest.mark.parametrize("family", toolgrammar.families())
 def test_invariants_hold_under_every_profile(family: str) -> None:
     """Prefix, termination and parity (1-char, random and whole splittings) at sampled cuts of
-    a few corpus cases of every family, under every compat profile and the other whitespace."""
-    settings = [{"whitespace": "trim"}, *({"compat": c} for c in COMPAT)]
+    a few corpus cases of every family, under every compat profile, the other whitespace, and
+    the call switches' other values (all "text", all "drop")."""
+    settings = [
+        {"whitespace": "trim"},
+        *({"compat": c} for c in COMPAT),
+        {"unknown_tools": "text", "partial_calls": "text", "malformed_calls": "text"},
+        {"unknown_tools": "drop", "partial_calls": "drop", "malformed_calls": "drop"},
+    ]
     rng = random.Random(family)
     found = []
     for case in _cases(family):
@@ -155,7 +166,7 @@ def test_the_adapters_read_their_stack_and_the_environment(monkeypatch: pytest.M
     assert policies_from_env("vllm") == {"compat": None}
     for raw, message in (
         ("{nope", "is not JSON"),
-        ('{"strip": true}', "keys among compat, whitespace, unknown_tools"),
+        ('{"strip": true}', "keys among compat, whitespace, unknown_tools, partial_calls"),
         ('{"compat": "tgi"}', "compat must be one of"),
     ):
         monkeypatch.setenv(POLICIES_ENV, raw)
