@@ -23,6 +23,7 @@ REPLACED = (
     ir.SectionStmt,
     ir.IgnoreStmt,
     ir.ContentStmt,
+    ir.CitationStmt,
     ir.MessagesStmt,
     ir.RouteStmt,
     ir.CallStmt,

@@ -359,6 +359,21 @@ class ContentStmt(Node):
         return f"content {self.opens}{closes}"
 
 
+class CitationStmt(Node):
+    """`citation OPENS CLOSES END`: how the family's model marks a citation span in its
+    answer (Cohere's `<co>TEXT</co: 0:[1]>`). A marker that does not end with END runs on
+    to it (`</co:` … `>`). With `citations="strip"` the markup is dropped and the text kept;
+    by default it is text like any other."""
+
+    kind: L["citation"] = "citation"
+    opens: Markers
+    closes: Markers
+    end: Str
+
+    def __str__(self) -> str:
+        return f"citation {self.opens} {self.closes} {self.end}"
+
+
 class CallStmt(Node):
     kind: L["call"] = "call"
     items: tuple[Item, ...]
@@ -390,6 +405,7 @@ Statement = Annotated[
         SectionStmt,
         IgnoreStmt,
         ContentStmt,
+        CitationStmt,
         MessagesStmt,
         RouteStmt,
         CallStmt,

@@ -78,6 +78,7 @@ def _validate_statements(grammar: ir.Grammar, report: Report) -> None:
         (ir.ExtendsStmt, "extends"),
         (ir.SectionStmt, "section"),
         (ir.ContentStmt, "content"),
+        (ir.CitationStmt, "citation"),
     ):
         first, *more = grammar.of(kind) or [None]
         for stmt in more:

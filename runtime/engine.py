@@ -27,6 +27,7 @@ from typing import Any, Callable
 from .call_head import HeadReaders
 from .call_outcome import MALFORMED, PARTIAL, WHOLE, CallOutcome
 from .call_record import CallRecord
+from .citations import stripping, tail_end
 from .deltas import CallParts, Delta, DeltaBuffer, random_call_id
 from .dialect_sink import DialectSink
 from .item_readers import ItemReaders
@@ -73,6 +74,8 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         call_id: Callable[[int], str] = random_call_id,
         log: Log | None = None,
     ) -> None:
+        if policies.citations == "strip":
+            spec = stripping(spec)  # the citation markers are `ignore`d (`citations.py`)
         self.family = compiled(spec)
         self.tools = tools
         self.policies = policies
@@ -231,6 +234,19 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             self._state.ws_held.clear()  # the output ends inside the longer marker: markup
             return len(buf)
         self._text(buf[pos:at])
+        end = family.ignore_until.get(lit)
+        if end is not None:  # a marker with a tail (`</co:` … `>`): `citations.py`
+            after = tail_end(buf, at + len(lit), end, eof)
+            if after == -1:
+                return at  # held until its end arrives
+            if after == -3:  # the output ends inside it: cut markup at `length`, else text
+                after = -2 if self._stopped else len(buf)
+            if after == -2:  # no tail after all: the marker is text
+                self._text(lit)
+                return at + len(lit)
+            if self._log is not None:
+                self._log(MARKER, lit, IGNORED)
+            return after
         return self._marker(lit, at + len(lit))
 
     def _text(self, text: str) -> None:

@@ -28,6 +28,9 @@ SWITCHES: dict[str, tuple[str, ...]] = {
     # a call whose arguments never form an object (`"arguments": oops`): kept with what
     # was read, closed; dropped; or given back as content; the same hold as partial_calls
     "malformed_calls": ("keep", "drop", "text"),
+    # a citation span a grammar declares (Cohere's `<co>TEXT</co: 0:[1]>`): kept as written,
+    # or its markup stripped and its text kept (`runtime/citations.py`)
+    "citations": ("keep", "strip"),
 }
 
 COMPAT = ("vllm", "sglang", "llama.cpp")
@@ -41,6 +44,7 @@ class Policies:
     unknown_tools: str = SWITCHES["unknown_tools"][0]
     partial_calls: str = SWITCHES["partial_calls"][0]
     malformed_calls: str = SWITCHES["malformed_calls"][0]
+    citations: str = SWITCHES["citations"][0]
 
     @property
     def verbatim(self) -> bool:
@@ -76,12 +80,16 @@ PROFILES: dict[str, Profile] = {
             "unknown_tools": "keep",
             "partial_calls": "keep",
             "malformed_calls": "keep",
+            "citations": "keep",
         },
         {
             # a failed `json.loads` of any call gives the whole output back as content
             "hermes": {"partial_calls": "text", "malformed_calls": "text"},
             "llama3_json": {"whitespace": "trim", "partial_calls": "text", "malformed_calls": "text"},
             "deepseek_v31": {"partial_calls": "drop"},  # its regex needs the call's end
+            # melody reads the citations into the message's own field, out of the text
+            "cohere_command3": {"citations": "strip"},
+            "cohere_command4": {"citations": "strip"},
             "gemma4": {"whitespace": "trim"},
             "glm45": {"whitespace": "trim", "unknown_tools": "drop"},
             "glm47": {"whitespace": "trim", "unknown_tools": "drop"},
@@ -107,6 +115,8 @@ PROFILES: dict[str, Profile] = {
             "malformed_calls": "arguments that are no JSON object are passed on as written "
             "(Kimi-K2, DeepSeek V3.1, Mistral); Hermes and Llama 3 JSON give the whole output "
             "back as content",
+            "citations": "the Cohere Command A parsers (melody) take the citation tags out of "
+            "the answer text",
         },
     ),
     # SGLang's detectors strip the text before the first call (`text[:idx].strip()`) and drop
@@ -117,6 +127,7 @@ PROFILES: dict[str, Profile] = {
             "unknown_tools": "drop",
             "partial_calls": "keep",
             "malformed_calls": "keep",
+            "citations": "keep",
         },
         {
             "qwen3_coder": {"unknown_tools": "keep"},  # its detector does not check names
@@ -142,6 +153,7 @@ PROFILES: dict[str, Profile] = {
             "malformed_calls": "a failed `json.loads` gives the whole output back as text "
             "(Hermes, Llama 3 JSON, DeepSeek V3.1) or drops the call (Mistral); Kimi-K2 passes "
             "any `{...}` on as written",
+            "citations": "the Command A detector leaves the answer text as written",
         },
     ),
     # llama.cpp's chat parsers keep the text before a call as written (its tests expect
@@ -152,6 +164,7 @@ PROFILES: dict[str, Profile] = {
             "unknown_tools": "keep",
             "partial_calls": "keep",
             "malformed_calls": "keep",
+            "citations": "keep",
         },
         {},
         {
@@ -161,6 +174,8 @@ PROFILES: dict[str, Profile] = {
             "(`common_chat_peg_parse`): a cut call keeps the arguments read so far",
             "malformed_calls": "a parse that fails keeps what the PEG parser captured before "
             "the failure: the call, with the arguments read",
+            "citations": "Command R+'s grounded answer is content as written, `<co: 0>` tags "
+            "included",
         },
     ),
 }

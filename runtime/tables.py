@@ -217,6 +217,8 @@ class CompiledFamily:
     section_closes: frozenset[str]
     calls_anywhere: bool
     ignore: frozenset[str]
+    # ignored markers that run on to an end string (`</co:` … `>`): marker -> end
+    ignore_until: dict[str, str]
     prompt_opened: bool
     # -- _compute_messages: a messages family's header reading and routes
     messages: Messages | None
@@ -375,6 +377,7 @@ def _compute_blocks(spec: FamilySpec) -> dict[str, object]:
         "section_closes": frozenset(section.closes) if section else frozenset(),
         "calls_anywhere": section is None or section.optional,
         "ignore": frozenset(spec.ignore),
+        "ignore_until": dict(spec.ignore_until),
         "prompt_opened": any(r.prompt_opened for r in spec.reasoning),
     }
 

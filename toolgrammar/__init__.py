@@ -84,7 +84,9 @@ class StreamParser:
     reported), `"drop"` or `"text"` (its markup given back as content); `partial_calls` (a
     call whose arguments the end of the output cut) and `malformed_calls` (arguments that
     never form an object): `"keep"` (closed), `"drop"` or `"text"`; anything but `"keep"`
-    holds each call until its arguments end. `ids="sequential"` makes tool-call
+    holds each call until its arguments end; `citations="keep"` or `"strip"` (a grammar's
+    citation spans, Cohere's `<co>…</co: 0:[1]>`: the text kept, the markup dropped).
+    `ids="sequential"` makes tool-call
     ids `call_0`, `call_1`, ... (for tests); the default is random
     `chatcmpl-tool-<32 hex>`, and a family whose markup carries an id uses that.
     `trace` receives an event for every step the parser takes (`runtime/trace.py`,
@@ -105,6 +107,7 @@ class StreamParser:
         unknown_tools: Literal["keep", "drop", "text"] | None = None,
         partial_calls: Literal["keep", "drop", "text"] | None = None,
         malformed_calls: Literal["keep", "drop", "text"] | None = None,
+        citations: Literal["keep", "strip"] | None = None,
         ids: Literal["random", "sequential"] = "random",
         params: Mapping[str, str] | None = None,
         trace: Trace | None = None,
@@ -124,6 +127,7 @@ class StreamParser:
             "unknown_tools": unknown_tools,
             "partial_calls": partial_calls,
             "malformed_calls": malformed_calls,
+            "citations": citations,
         }
         self.policies = resolve_policies(compat, family, switches, spec.name)
         options: dict[str, Any] = {

@@ -141,6 +141,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
         "unknown_tools": args.unknown_tools,
         "partial_calls": args.partial_calls,
         "malformed_calls": args.malformed_calls,
+        "citations": args.citations,
         "ids": args.ids,
         "params": _read_params(args.param),
         "response_template": _read_template(args.response_template),
@@ -461,6 +462,12 @@ def make_parser() -> argparse.ArgumentParser:
         choices=SWITCHES["malformed_calls"],
         help="a call whose arguments never form an object: keep (closed), drop or text; drop "
         "and text hold each call until its arguments end (default: --compat's, else keep)",
+    )
+    parse_command.add_argument(
+        "--citations",
+        choices=SWITCHES["citations"],
+        help="citation spans the grammar declares (Cohere's <co>...</co: 0:[1]>): keep as "
+        "written, or strip the markup and keep the text (default: --compat's, else keep)",
     )
     parse_command.add_argument(
         "--response-template",
