@@ -162,7 +162,8 @@ class JsonArgsReader:
                 self._terminate()
                 return bound
             return self._fail(text, pos, eof)
-        if at >= 0:
+        if at >= 0:  # a marker ends the object before it closed: it never formed one
+            self._tell_malformed()
             self.close()
             return stop
         if eof:  # a partial marker at the very end is markup, not arguments

@@ -220,6 +220,8 @@ class JsonCallReader:
             self.malformed = True  # no call object, whatever the marker turns out to be
             return stop
         if not self.done and (at >= 0 or eof):
+            if at >= 0 and self.committed:  # a marker ends the call object before it closed
+                self._malformed_args()
             self._end()
             return stop if at >= 0 else end  # a partial marker at the end is markup
         return pos
