@@ -196,3 +196,84 @@ def test_the_cli_takes_the_switches(tmp_path: Path) -> None:
     assert run("--compat", "sglang")["tool_calls"] == []
     assert len(run("--compat", "sglang", "--unknown-tools", "keep")["tool_calls"]) == 1
     assert run("--whitespace", "trim")["content"] == "Let me check."
+
+
+MALFORMED = '<tool_call>\n{"name": "get_weather", "arguments": oops}\n</tool_call>'
+CUT = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Par'
+
+
+def _stream(text: str, **options: object) -> list:
+    parser = toolgrammar.StreamParser("hermes", TOOLS, ids="sequential", **options)
+    return [parser.feed(ch) for ch in text] + [parser.finish("length")]
+
+
+def test_unknown_tools_text_gives_the_markup_back_as_it_is_read() -> None:
+    text = f"Hi.\n{UNKNOWN}\n{CALL}"
+    message = toolgrammar.parse("hermes", text, TOOLS, unknown_tools="text")
+    assert message.content == f"Hi.\n{UNKNOWN}"
+    assert [c.function.name for c in message.tool_calls] == ["get_weather"]
+    # nothing held past the name: once `"get_stock"` is read, the call's text is content
+    feeds = _stream(UNKNOWN, unknown_tools="text")
+    name_end = UNKNOWN.index('"get_stock"') + len('"get_stock"')
+    sent = "".join(d.content or "" for feed in feeds[: name_end + 2] for d in feed)
+    assert sent.startswith('<tool_call>\n{"name": "get_stock"')
+
+
+@pytest.mark.parametrize("switch", ["partial_calls", "malformed_calls"])
+def test_partial_and_malformed_calls_keep_drop_text(switch: str) -> None:
+    text, reason = (CUT, "length") if switch == "partial_calls" else (MALFORMED, "stop")
+    read = lambda value: toolgrammar.parse(  # noqa: E731
+        "hermes", f"Hi.\n{CALL}\n{text}", TOOLS, reason, **{switch: value}
+    )
+    kept = read("keep")
+    assert [c.function.name for c in kept.tool_calls] == ["get_weather", "get_weather"]
+    assert [c.function.name for c in read("drop").tool_calls] == ["get_weather"]
+    given_back = read("text")
+    assert [c.function.name for c in given_back.tool_calls] == ["get_weather"]
+    assert given_back.content.endswith(text)
+
+
+def test_holding_calls_costs_promptness_not_correctness() -> None:
+    """With partial_calls away from keep, a call goes out only when its arguments end: its
+    header is not sent at the name, and nothing is sent before the arguments' `}`."""
+    def first_call_feed(**options: object) -> int:
+        for n, feed in enumerate(_stream(CALL, **options)):
+            if any(d.tool_calls for d in feed):
+                return n
+        return -1
+
+    prompt = first_call_feed()
+    held = first_call_feed(partial_calls="drop")
+    assert prompt < CALL.index('"arguments"')  # the header goes out at the name
+    assert held == CALL.rindex("}")  # held until the arguments' object closes
+    whole = [d for feed in _stream(CALL, partial_calls="drop") for d in feed]
+    assert toolgrammar.assemble(whole).tool_calls[0].function.arguments == '{"city": "Paris"}'
+
+
+def test_citations_keep_or_strip() -> None:
+    text = "<|START_RESPONSE|>The sky is <co>blue</co: 2:[0]>.<|END_RESPONSE|>"
+    assert toolgrammar.parse("cohere_command3", text).content == (
+        "The sky is <co>blue</co: 2:[0]>."
+    )
+    assert toolgrammar.parse("cohere_command3", text, citations="strip").content == (
+        "The sky is blue."
+    )
+    assert toolgrammar.parse("cohere_command3", text, compat="vllm").content == "The sky is blue."
+    # a family whose grammar declares no citation reads the switch as a no-op
+    assert toolgrammar.parse("hermes", "a <co>b</co: 1>", citations="strip").content == (
+        "a <co>b</co: 1>"
+    )
+
+
+def test_the_cli_takes_the_call_switches(tmp_path: Path) -> None:
+    output = tmp_path / "out.txt"
+    output.write_text(f"Hi.\n{MALFORMED}", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "toolgrammar", "parse", "hermes", str(output),
+         "--malformed-calls", "text", "--partial-calls", "drop", "--unknown-tools", "text"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    message = json.loads(done.stdout)["message"]
+    assert message["content"] == f"Hi.\n{MALFORMED}"
+    assert not message.get("tool_calls")
