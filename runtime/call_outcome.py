@@ -30,11 +30,6 @@ WHOLE, PARTIAL, MALFORMED = "whole", "partial", "malformed"
 class CallOutcome:
     """The engine's decisions on a call after its name (mixed into `Engine`)."""
 
-    def _raw_start(self: Engine, call: CallRecord, buf: str, pos: int) -> None:
-        """The engine begins reading `call` at buf[pos]: its text is recorded from there."""
-        if call.raw is not None:
-            self._raw_buf, self._raw_from = buf, pos
-
     def _raw_sync(self: Engine, call: CallRecord, end: int) -> None:
         """The call's readers have consumed the text up to `end` of the text at hand: it is
         the call's (sent to content now, for a call given back as text)."""

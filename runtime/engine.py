@@ -177,9 +177,10 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             if mode == CALL:
                 call = self._call
                 assert call is not None
-                self._raw_start(call, buf, pos)
+                if call.raw is not None:  # its text is recorded (`call_outcome.py`)
+                    self._raw_buf, self._raw_from = buf, pos
                 pos = self._run_call(buf, pos, eof)
-                if self._call is call:
+                if self._call is call and call.raw is not None:
                     self._raw_sync(call, pos)
                 outcome = self._outcome
                 if outcome == RETRY:  # another shape reads the same text again
