@@ -1,8 +1,8 @@
 """The `citations` switch (docs/policies.md, "Citations"): a family whose grammar has a
 `citation` statement (Cohere's `<co>TEXT</co: 0:[1]>`) writes citation spans in its answer.
 By default they are text like any other; `citations="strip"` keeps the cited text and drops
-the markup, wherever the grammar's `ignore`d markers vanish (content and reasoning; inside a
-call's value it is the value's text).
+the markup from the answer (content), as vLLM's Cohere parser does; reasoning keeps it as
+written, and inside a call's value it is the value's text.
 
 Stripping is the grammar's own `ignore`, widened: the parser reads a spec whose `ignore`
 holds the citation markers, and whose `ignore_until` says which of them run on to the end
@@ -32,7 +32,9 @@ def stripping(spec: FamilySpec) -> FamilySpec:
     markers = (*cite.opens, *cite.closes)
     until = tuple((m, cite.end) for m in markers if not m.endswith(cite.end))
     added = tuple(m for m in markers if m not in spec.ignore)
-    return replace(spec, ignore=(*spec.ignore, *added), ignore_until=until)
+    return replace(
+        spec, ignore=(*spec.ignore, *added), ignore_until=until, content_ignore=added
+    )
 
 
 def tail_end(buf: str, pos: int, end: str, eof: bool) -> int:

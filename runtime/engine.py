@@ -235,6 +235,9 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             self._state.ws_held.clear()  # the output ends inside the longer marker: markup
             return len(buf)
         self._text(buf[pos:at])
+        if lit in family.content_ignore and mode != CONTENT:  # (a citation in reasoning)
+            self._text(lit)
+            return at + len(lit)
         end = family.ignore_until.get(lit)
         if end is not None:  # a marker with a tail (`</co:` … `>`): `citations.py`
             after = tail_end(buf, at + len(lit), end, eof)

@@ -70,6 +70,9 @@ class Profile:
     why: Mapping[str, str]  # switch -> where the stack's answer comes from (docs/compat.md)
 
 
+# `partial_calls` and `malformed_calls`: every profile follows its stack's streaming path,
+# which sends a call as it comes; their whole-output paths (given in each `why`) differ per
+# family, and reading as they do would hold every call until its arguments end
 PROFILES: dict[str, Profile] = {
     # vLLM's tool parsers give back the content before the first call as the model wrote it
     # (`model_output[:start]`), newline before the opener included, except its engine parsers
@@ -83,10 +86,7 @@ PROFILES: dict[str, Profile] = {
             "citations": "keep",
         },
         {
-            # a failed `json.loads` of any call gives the whole output back as content
-            "hermes": {"partial_calls": "text", "malformed_calls": "text"},
-            "llama3_json": {"whitespace": "trim", "partial_calls": "text", "malformed_calls": "text"},
-            "deepseek_v31": {"partial_calls": "drop"},  # its regex needs the call's end
+            "llama3_json": {"whitespace": "trim"},
             # melody reads the citations into the message's own field, out of the text
             "cohere_command3": {"citations": "strip"},
             "cohere_command4": {"citations": "strip"},
@@ -108,13 +108,14 @@ PROFILES: dict[str, Profile] = {
             "Qwen3-Coder, Seed-OSS) strip it when there are calls",
             "unknown_tools": "a parsed call is returned, requested or not, except by the "
             "parsers that check names (GLM-4.5/4.7, MiniMax-M2, MiniCPM5, dots)",
-            "partial_calls": "a call cut by the end of the output is returned with the arguments "
-            "read so far (the engine parsers, Kimi-K2, Mistral); Hermes and Llama 3 JSON give the "
-            "whole output back as content when `json.loads` fails; DeepSeek V3.1's regex needs "
-            "the call's end marker, so the call is dropped",
-            "malformed_calls": "arguments that are no JSON object are passed on as written "
-            "(Kimi-K2, DeepSeek V3.1, Mistral); Hermes and Llama 3 JSON give the whole output "
-            "back as content",
+            "partial_calls": "streamed, a cut call is sent as it comes, arguments and all; so "
+            "is it whole by the engine parsers, Kimi-K2 and Mistral (the whole-output paths of "
+            "Hermes and Llama 3 JSON give the whole output back as content, DeepSeek V3.1's "
+            "drops the call: `partial_calls=\"text\"`/`\"drop\"` reads so, at the cost of "
+            "holding every call)",
+            "malformed_calls": "streamed, the call is sent as it comes; whole, Kimi-K2, DeepSeek "
+            "V3.1 and Mistral pass the arguments on as written, Hermes and Llama 3 JSON give the "
+            "whole output back as content",
             "citations": "the Cohere Command A parsers (melody) take the citation tags out of "
             "the answer text",
         },
@@ -131,28 +132,20 @@ PROFILES: dict[str, Profile] = {
         },
         {
             "qwen3_coder": {"unknown_tools": "keep"},  # its detector does not check names
-            # a parse error in the whole-output parse gives the whole output back as text
-            "hermes": {"partial_calls": "text", "malformed_calls": "text"},
-            "llama3_json": {"partial_calls": "text", "malformed_calls": "text"},
-            "deepseek_v31": {"partial_calls": "drop", "malformed_calls": "text"},
-            "glm47": {"partial_calls": "text"},
-            "minimax_m2": {"partial_calls": "text"},
-            # its regex needs `<|tool_call_end|>`; it passes on any name and any `{...}`
-            "kimi_k2": {"unknown_tools": "keep", "partial_calls": "drop"},
-            "mistral": {"partial_calls": "drop", "malformed_calls": "drop"},
+            "kimi_k2": {"unknown_tools": "keep"},  # nor does Kimi-K2's
         },
         {
             "whitespace": "the text before the first call is stripped",
             "unknown_tools": "dropped unless SGLANG_FORWARD_UNKNOWN_TOOLS is set (the "
             "adapter honours it), except by the Qwen3-Coder and Kimi-K2 detectors, which "
             "check no name",
-            "partial_calls": "the whole-output detectors read calls by a regex that needs the "
-            "call's end: a cut call is dropped (DeepSeek V3.1, Kimi-K2, Mistral) or, where the "
-            "parse fails, the whole output is given back as text (Hermes, Llama 3 JSON, GLM-4.7, "
-            "MiniMax-M2); Qwen3-Coder keeps it",
-            "malformed_calls": "a failed `json.loads` gives the whole output back as text "
-            "(Hermes, Llama 3 JSON, DeepSeek V3.1) or drops the call (Mistral); Kimi-K2 passes "
-            "any `{...}` on as written",
+            "partial_calls": "streamed, the detectors send a cut call as it comes (partial "
+            "JSON); whole, they read calls by a regex that needs the call's end, so a cut call "
+            "is dropped (DeepSeek V3.1, Kimi-K2, Mistral) or the whole output is given back as "
+            "text (Hermes, Llama 3 JSON, GLM-4.7, MiniMax-M2), and Qwen3-Coder keeps it",
+            "malformed_calls": "streamed, the call is sent as it comes; whole, a failed "
+            "`json.loads` gives the whole output back as text (Hermes, Llama 3 JSON, DeepSeek "
+            "V3.1) or drops the call (Mistral), and Kimi-K2 passes any `{...}` on as written",
             "citations": "the Command A detector leaves the answer text as written",
         },
     ),

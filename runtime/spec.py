@@ -419,6 +419,9 @@ class FamilySpec:
     # markers dropped, with their text up to the end string, wherever `ignore` drops its
     # own: (marker, end); the `citations="strip"` switch makes them (`runtime/citations.py`)
     ignore_until: tuple[tuple[str, str], ...] = ()
+    # of the `ignore`d markers, those that are markup in content only (text in reasoning):
+    # the citation markers `citations="strip"` drops from the answer
+    content_ignore: tuple[str, ...] = ()
     # every marker found outside a call, with the grammar `file:line` that names it
     markers_at: tuple[tuple[str, str], ...] = ()
 

@@ -219,6 +219,7 @@ class CompiledFamily:
     ignore: frozenset[str]
     # ignored markers that run on to an end string (`</co:` … `>`): marker -> end
     ignore_until: dict[str, str]
+    content_ignore: frozenset[str]  # ignored in content only: text in reasoning
     prompt_opened: bool
     # -- _compute_messages: a messages family's header reading and routes
     messages: Messages | None
@@ -378,6 +379,7 @@ def _compute_blocks(spec: FamilySpec) -> dict[str, object]:
         "calls_anywhere": section is None or section.optional,
         "ignore": frozenset(spec.ignore),
         "ignore_until": dict(spec.ignore_until),
+        "content_ignore": frozenset(spec.content_ignore),
         "prompt_opened": any(r.prompt_opened for r in spec.reasoning),
     }
 

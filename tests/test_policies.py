@@ -32,13 +32,12 @@ def test_the_projects_defaults_are_the_first_values() -> None:
 
 
 def test_a_profile_sets_its_stack_and_per_family_answers() -> None:
-    # both stacks give a Hermes output whose call fails `json.loads` back as text
-    assert resolve("sglang", "hermes", {}) == Policies("trim", "drop", "text", "text")
+    assert resolve("sglang", "hermes", {}) == Policies("trim", "drop")
     assert resolve("sglang", "qwen3_coder", {}).unknown_tools == "keep"
-    assert resolve("sglang", "kimi_k2", {}) == Policies("trim", "keep", "drop", "keep")
-    assert resolve("vllm", "hermes", {}) == Policies("verbatim", "keep", "text", "text")
+    assert resolve("sglang", "kimi_k2", {}) == Policies("trim", "keep")
+    assert resolve("vllm", "hermes", {}) == Policies("verbatim", "keep")
     assert resolve("vllm", "glm45", {}) == Policies("trim", "drop")
-    assert resolve("vllm", "deepseek_v31", {}).partial_calls == "drop"
+    assert resolve("vllm", "cohere_command3", {}).citations == "strip"
     # an alias takes its grammar's answers
     assert resolve("vllm", "qwen3_xml", {}, "qwen3_coder").whitespace == "trim"
     assert resolve("llama.cpp", "hermes", {}) == Policies("verbatim", "keep")
