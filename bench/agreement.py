@@ -46,12 +46,13 @@ from typing import Any
 from side_by_side import ROOT, Outcome, Peer, Tokens, special_tokens
 
 import toolgrammar
+from toolgrammar.runtime.policies import SWITCHES
 from toolgrammar.runtime.registry import get_spec
 
 sys.path.insert(0, str(ROOT / "tests"))
 from support.corpus_format import CORPUS, Case, load  # noqa: E402  (the tests' own corpus reader)
 
-UNSUPPORTED = ("reasoning_open", "block_open", "params", "unknown_tools", "whitespace", "compat")
+UNSUPPORTED = ("reasoning_open", "block_open", "params", "compat", *SWITCHES)
 BUDGET_S = 20.0  # per case: a peer's regex that backtracks for ever is a disagreement
 COMPAT_OF = {"vLLM": "vllm", "SGLang": "sglang"}  # a peer's `compat=` profile
 POLICY_TITLE = "as for every family"  # the general policies' cases (docs/compat.md)

@@ -34,6 +34,7 @@ STATEMENTS = (
     "ignore",
     "special",
     "content",
+    "citation",
     "messages",
     "route",
     "call",
@@ -63,7 +64,7 @@ class Mistake:
 
 UNKNOWN_STATEMENT = Mistake(
     "unknown statement `{token}`: statements are family, aliases, extends, param, "
-    "reasoning, section, ignore, special, content, messages, route, call and render",
+    "reasoning, section, ignore, special, content, citation, messages, route, call and render",
     ("alias x", "family x alias y", 'family x reasoning "a" "b" sections'),
     suggest=STATEMENTS
     + ("prompt_opened", "optional", "calls_inside"),  # the flags that end a statement
@@ -507,6 +508,11 @@ class _ToIR(Transformer):
     def content(self, meta: Any, children: list[Any]) -> ir.ContentStmt:
         _, opens, *closes = children  # `[_markers]` leaves no placeholder when absent
         return ir.ContentStmt(opens=opens, closes=closes[0] if closes else None, **_pos(meta))
+
+    @v_args(meta=True)
+    def citation(self, meta: Any, children: list[Any]) -> ir.CitationStmt:
+        _, opens, closes, end = children
+        return ir.CitationStmt(opens=opens, closes=closes, end=end, **_pos(meta))
 
     @v_args(meta=True)
     def call(self, meta: Any, children: list[Any]) -> ir.CallStmt:

@@ -24,6 +24,7 @@ REPLACED = (
     ir.IgnoreStmt,
     ir.SpecialStmt,
     ir.ContentStmt,
+    ir.CitationStmt,
     ir.MessagesStmt,
     ir.RouteStmt,
     ir.CallStmt,

@@ -400,6 +400,21 @@ class RenderStmt(Node):
         return next((a.value for a in self.args if a.name == name), None)
 
 
+class CitationStmt(Node):
+    """`citation OPENS CLOSES END`: how the family's model marks a citation span in its
+    answer (Cohere's `<co>TEXT</co: 0:[1]>`). A marker that does not end with END runs on
+    to it (`</co:` … `>`). With `citations="strip"` the markup is dropped and the text kept;
+    by default it is text like any other."""
+
+    kind: L["citation"] = "citation"
+    opens: Markers
+    closes: Markers
+    end: Str
+
+    def __str__(self) -> str:
+        return f"citation {self.opens} {self.closes} {self.end}"
+
+
 class CallStmt(Node):
     kind: L["call"] = "call"
     items: tuple[Item, ...]
@@ -432,6 +447,7 @@ Statement = Annotated[
         IgnoreStmt,
         SpecialStmt,
         ContentStmt,
+        CitationStmt,
         MessagesStmt,
         RouteStmt,
         CallStmt,

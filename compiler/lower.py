@@ -194,6 +194,20 @@ def _write(grammar: ir.Grammar, file_of: Callable[[ir.Node], str]) -> rt.Write:
     return rt.Write(**values, line=stmt.line, file=file_of(stmt))
 
 
+def _citation(grammar: ir.Grammar, file_of: Callable[[ir.Node], str]) -> rt.Citation | None:
+    found = grammar.of(ir.CitationStmt)
+    if not found:
+        return None
+    stmt = found[0]
+    return rt.Citation(
+        opens=ir.strings(stmt.opens),
+        closes=ir.strings(stmt.closes),
+        end=stmt.end.value,
+        line=stmt.line,
+        file=file_of(stmt),
+    )
+
+
 def _ignore(grammar: ir.Grammar, content: rt.Content | None) -> tuple[str, ...]:
     """The `ignore` markers, then the content block's markers (markup outside a call too)."""
     found = [m for stmt in grammar.of(ir.IgnoreStmt) for m in ir.strings(stmt.markers)]
@@ -247,6 +261,7 @@ def lower(
         alternatives=tuple(alternatives),
         prompt_opens=_prompt_opens(grammar),
         content=content,
+        citation=_citation(grammar, file_of),
         markers_at=_markers_at(grammar, lambda stmt: file_of(stmt) or source),
         write=_write(grammar, file_of),
     )
@@ -387,6 +402,7 @@ class FamilyView:
     content: Entry
     markers_at: tuple[Entry, ...] = ()
     write: Entry = Entry("Write()")
+    citation: Entry = Entry("None")
 
 
 def header(source: str, sha256: str) -> tuple[str, ...]:
@@ -465,6 +481,10 @@ def family_view(
     if spec.write.line:
         stmt = grammar.of(ir.RenderStmt)[0]
         write = Entry(py_expr(spec.write), _comment(f"{where(stmt)}: {stmt}"))
+    citation = Entry("None")
+    if spec.citation is not None:
+        stmt = grammar.of(ir.CitationStmt)[0]
+        citation = Entry(py_expr(spec.citation), _comment(f"{where(stmt)}: {stmt}"))
     alternatives = tuple(
         Entry(py_expr(shape), _comment(f"{where(stmt)}: another call shape"))
         for shape, stmt in zip(spec.alternatives, more_calls)
@@ -500,6 +520,7 @@ def family_view(
     used |= {"Messages"} if spec.messages else set()
     used |= {"Content"} if spec.content else set()
     used |= {"Write"} if spec.write.line else set()
+    used |= {"Citation"} if spec.citation else set()
     doc = grammar.doc if "".join(grammar.doc).strip() else (f"The {spec.name} family.",)
     return FamilyView(
         header=header(spec.source, spec.source_sha256),
@@ -521,6 +542,7 @@ def family_view(
         alternatives=alternatives,
         prompt_opens=prompt_opens,
         content=content,
+        citation=citation,
         markers_at=tuple(Entry(py_expr(pair)) for pair in spec.markers_at),
         write=write,
     )

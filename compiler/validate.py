@@ -117,6 +117,7 @@ def _validate_statements(grammar: ir.Grammar, report: Report) -> None:
         (ir.SectionStmt, "section"),
         (ir.ContentStmt, "content"),
         (ir.RenderStmt, "render"),
+        (ir.CitationStmt, "citation"),
     ):
         first, *more = grammar.of(kind) or [None]
         for stmt in more:

@@ -10,7 +10,15 @@ Differs from vLLM: those of cohere_command3, and:
 - Reasoning is kept verbatim (melody trims it). (case: reasoning is kept verbatim, not trimmed)
 """
 
-from toolgrammar.runtime.spec import Content, FamilySpec, JsonCallArray, Lit, Reasoning, Ws
+from toolgrammar.runtime.spec import (
+    Citation,
+    Content,
+    FamilySpec,
+    JsonCallArray,
+    Lit,
+    Reasoning,
+    Ws,
+)
 
 SPEC = FamilySpec(
     name="cohere_command4",
@@ -18,20 +26,20 @@ SPEC = FamilySpec(
     source="grammars/cohere_command4.tg",
     source_sha256="44f21210618b0ccc60efbf8807ad411f1c596ff2e30242e20b6102560c5fd2f9",
     call=(
-        # grammars/cohere_command3.tg:31: "<|START_ACTION|>" ws
-        Lit(text="<|START_ACTION|>", line=31, file="grammars/cohere_command3.tg"),
-        Ws(line=31, file="grammars/cohere_command3.tg"),
-        # grammars/cohere_command3.tg:32: json_call_array(name="tool_name", arguments=["parameters", "arguments"], id="tool_call_id")
+        # grammars/cohere_command3.tg:36: "<|START_ACTION|>" ws
+        Lit(text="<|START_ACTION|>", line=36, file="grammars/cohere_command3.tg"),
+        Ws(line=36, file="grammars/cohere_command3.tg"),
+        # grammars/cohere_command3.tg:37: json_call_array(name="tool_name", arguments=["parameters", "arguments"], id="tool_call_id")
         JsonCallArray(
             name=("tool_name",),
             arguments=("parameters", "arguments"),
             id=("tool_call_id",),
-            line=32,
+            line=37,
             file="grammars/cohere_command3.tg",
         ),
-        # grammars/cohere_command3.tg:33: ws "<|END_ACTION|>"
-        Ws(line=33, file="grammars/cohere_command3.tg"),
-        Lit(text="<|END_ACTION|>", line=33, file="grammars/cohere_command3.tg"),
+        # grammars/cohere_command3.tg:38: ws "<|END_ACTION|>"
+        Ws(line=38, file="grammars/cohere_command3.tg"),
+        Lit(text="<|END_ACTION|>", line=38, file="grammars/cohere_command3.tg"),
     ),
     openers=(("<|START_ACTION|>", 1),),
     # follows[i]: the literals that can come right after call item i
@@ -63,13 +71,17 @@ SPEC = FamilySpec(
     ),
     # grammars/cohere_command4.tg:19: content "<|START_TEXT|>" "<|END_TEXT|>"
     content=Content(opens=("<|START_TEXT|>",), closes=("<|END_TEXT|>",), line=19),
+    # grammars/cohere_command3.tg:33: citation "<co>" "</co:" ">"
+    citation=Citation(
+        opens=("<co>",), closes=("</co:",), end=">", line=33, file="grammars/cohere_command3.tg"
+    ),
     # every marker found outside a call: the grammar line that names it
     markers_at=(
         ("<|START_THINKING|>", "grammars/cohere_command4.tg:13"),
         ("<|END_THINKING|>", "grammars/cohere_command4.tg:13"),
         ("<|START_TEXT|>", "grammars/cohere_command4.tg:13"),
         ("<|START_RESPONSE|>", "grammars/cohere_command4.tg:13"),
-        ("<|START_ACTION|>", "grammars/cohere_command3.tg:31"),
+        ("<|START_ACTION|>", "grammars/cohere_command3.tg:36"),
         ("<|END_RESPONSE|>", "grammars/cohere_command4.tg:16"),
         ("<|END_OF_TURN_TOKEN|>", "grammars/cohere_command4.tg:16"),
         ("<|END_TEXT|>", "grammars/cohere_command4.tg:19"),

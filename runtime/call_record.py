@@ -30,6 +30,11 @@ class CallRecord:
         "kept",
         "prompt",
         "read_id",
+        "raw",
+        "texted",
+        "hold",
+        "malformed",
+        "ws_before",
     )
 
     def __init__(
@@ -68,3 +73,11 @@ class CallRecord:
         self.ws_tail: list[str] = []
         self.kept: list[str] = []  # prose a `skip(keep=true)` read: content once committed
         self.read_id = ""  # the call's own id, read by a `skip(id=true)` before its name
+        # the call's text as the model wrote it, kept while a policy may give it back as
+        # text (`call_outcome.py`); None when no policy would
+        self.raw: list[str] | None = None
+        self.texted = False  # given back as content: its text goes out as it is read
+        # a call held until it is known whole: (id, name, argument pieces), or None
+        self.hold: tuple[str | None, str, list[str]] | None = None
+        self.malformed = False  # its dialect said the arguments never formed an object
+        self.ws_before = ""  # whitespace held right before its opener (trim), for its text

@@ -38,7 +38,10 @@ class DialectSink:
     def emit_args(self: Engine, text: str) -> None:
         call = self._call
         if call is not None and not call.dropped and text:
-            self._out.args(call.index, text)
+            if call.hold is not None:  # held until its arguments end (`call_outcome.py`)
+                call.hold[2].append(text)
+            else:
+                self._out.args(call.index, text)
 
     def schema_of(self: Engine, key: str) -> dict | None:
         return self.tools.param_schema(self._current_name, key)

@@ -25,7 +25,9 @@ from functools import partial
 from typing import Any, Callable
 
 from .call_head import HeadReaders
+from .call_outcome import MALFORMED, PARTIAL, WHOLE, CallOutcome
 from .call_record import CallRecord
+from .citations import stripping, tail_end
 from .deltas import CallParts, Delta, DeltaBuffer, random_call_id
 from .dialect_sink import DialectSink
 from .item_readers import ItemReaders
@@ -55,7 +57,7 @@ Log = Callable[..., None]
 Reader = Callable[["Engine", CallRecord, Any, str, int, bool], int]
 
 
-class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
+class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
     """Incremental parser for one output of one family."""
 
     _readers: tuple[Reader, ...]  # indexed by item kind; set below the class
@@ -72,6 +74,8 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
         call_id: Callable[[int], str] = random_call_id,
         log: Log | None = None,
     ) -> None:
+        if policies.citations == "strip":
+            spec = stripping(spec)  # the citation markers are `ignore`d (`citations.py`)
         self.family = compiled(spec)
         self.tools = tools
         self.policies = policies
@@ -104,6 +108,10 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
         # per stop markers: where the first lies in the text at hand, shared by the calls
         # read one after another from one text (else N calls search N times to its end)
         self._next_stops: dict[tuple[str, ...], NextStop] = {}
+        # the text a call is read from, and where its text not yet recorded begins
+        # (`call_outcome.py`: only while a switch may give a call back as text)
+        self._raw_buf: str | None = None
+        self._raw_from = 0
 
     def _open_by_prompt(self, marker: str) -> None:
         """The prompt ended with `marker` (a call opener, a section opener, a message
@@ -195,7 +203,13 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
                 continue
             mode = self.mode
             if mode == CALL:
+                call = self._call
+                assert call is not None
+                if call.raw is not None:  # its text is recorded (`call_outcome.py`)
+                    self._raw_buf, self._raw_from = buf, pos
                 pos = self._run_call(buf, pos, eof)
+                if self._call is call and call.raw is not None:
+                    self._raw_sync(call, pos)
                 outcome = self._outcome
                 if outcome == RETRY:  # another shape reads the same text again
                     buf, pos = _rewound(buf, pos, state.rewind)  # type: ignore[arg-type]
@@ -291,6 +305,22 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
                 marker, consumed = act
                 self._state.prompt = reopen
                 return self._marker(marker, at + len(lit) if consumed else at)
+        if lit in family.content_ignore and mode != CONTENT:  # (a citation in reasoning)
+            self._text(lit)
+            return at + len(lit)
+        end = family.ignore_until.get(lit)
+        if end is not None:  # a marker with a tail (`</co:` … `>`): `citations.py`
+            after = tail_end(buf, at + len(lit), end, eof)
+            if after == -1:
+                return at  # held until its end arrives
+            if after == -3:  # the output ends inside it: cut markup at `length`, else text
+                after = -2 if self._stopped else len(buf)
+            if after == -2:  # no tail after all: the marker is text
+                self._text(lit)
+                return at + len(lit)
+            if self._log is not None:
+                self._log(MARKER, lit, IGNORED)
+            return after
         return self._marker(lit, at + len(lit))
 
     def _text(self, text: str) -> None:
@@ -357,17 +387,21 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
         is the part of the opener the prompt wrote."""
         family = self.family
         shape, item = family.openers[opener][tried]
-        return CallRecord(
+        peeked = opener in family.peek_openers
+        call = CallRecord(
             item,
             back,
             opener,
             shape,
             family.shapes[shape].call,
             tried,
-            opener in family.peek_openers,
+            peeked,
             prompt,
             opener in family.special,
         )
+        if self.policies.keeps_text:
+            call.raw = [] if peeked else [opener[len(prompt) :]]
+        return call
 
     def _boundary(self) -> None:
         """Markup begins: the whitespace right before it is markup too (held whitespace: with
@@ -483,6 +517,8 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
             assert family.by_recipient is not None
             shape = family.by_recipient[0]
             call = CallRecord(1, CONTENT, "", shape, family.shapes[shape].call)
+            if self.policies.keeps_text:
+                call.raw = []
             self._call = call
             self._commit(call, headers.name, None)
         if self._log is not None:
@@ -525,7 +561,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
             if outcome > ABSENT and (outcome != SKIPPED or (new == pos and call.item == index)):
                 return new if outcome != SKIPPED else self._wait(new)  # (never stuck)
             pos = new
-        self._end_call()
+        self._end_call(pos)
         return pos
 
     # -- the readers of a call's items: (call, item, buf, pos, eof) -> the position reached
@@ -540,15 +576,14 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
         """The name is known: the call is real from here on."""
         call.committed = True
         call.held = []
+        self._state.section_opener = ""
+        call.dropped = False  # an array's next element is a call of its own
+        if not self._on_name(call, name, header_id):  # dropped, text or held (`call_outcome`)
+            return
         if call.kept:  # prose between the opener and the call (with the space before it)
             self._text("".join(call.kept))
             call.kept = []
-        self._state.section_opener = ""
-        call.dropped = False  # an array's next element is a call of its own
         self._boundary()
-        if self.policies.unknown_tools == "drop" and not self.tools.known(name):
-            call.dropped = True
-            return
         call.index = self.calls_emitted
         self.calls_emitted += 1
         self._current_name = name
@@ -587,9 +622,9 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
             if not eof:
                 return self._wait(pos)  # the next literal may still arrive
             if not self._stopped:  # cut short before it: had the output gone on, the
-                self._end_call()  # literal could have come, and this text was the call's
+                self._end_call(len(buf))  # literal could have come, and this text was the call's
                 return len(buf)
-        self._end_call()
+        self._end_call(pos)
         return pos
 
     def _abandon(self, call: CallRecord, pos: int) -> int:
@@ -615,12 +650,18 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
         self._text(held)
         return pos
 
-    def _end_call(self) -> None:
+    def _end_call(self, end: int = -1) -> None:
+        """The call ends; its text reaches `end` of the text at hand (-1: no further than
+        read so far)."""
         call = self._call
         assert call is not None
         self._outcome = COMPLETE if call.item >= len(call.items) else ENDED
+        if end >= 0:
+            self._raw_sync(call, end)
         if call.committed and not call.args_done:
-            self._close_args(call)
+            self._close_args(call)  # arguments cut by the end, or ended by junk
+            self._settle(call, PARTIAL if self.finished else MALFORMED)
+        self._settle(call, MALFORMED if call.malformed else WHOLE)
         self._call = None
         self.mode = SECTION if self._state.in_section else CONTENT
         if call.committed and self.mode == CONTENT and self.family.after_calls_markers:
@@ -628,7 +669,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink):
         if not call.committed:  # a complete call structure with no call in it (`[]`) is markup
             self._boundary()
         self._state.gap = True
-        if call.ws_tail:
+        if call.ws_tail and not call.texted:  # (a call given back has its text out)
             self._text("".join(call.ws_tail))
         if self._log is not None:
             self._log(self._outcome, call)

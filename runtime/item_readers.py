@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from .call_outcome import MALFORMED, PARTIAL, WHOLE
 from .call_record import CallRecord
 from .outcomes import ABSENT, READ, WAIT
 from .spec import Dialect, Lit, Ws
@@ -112,17 +113,28 @@ class ItemReaders:
         dialect = call.dialect
         if dialect is None:
             dialect = call.dialect = self._dialect(call, item)
-        new = dialect.read(buf, pos, eof)
+        cut = False  # the end of the output ended the arguments (`call_outcome.py`)
+        if eof and self.policies.holds_calls:
+            new = dialect.read(buf, pos, False)  # what it reads whole, as a stream would
+            if not dialect.done:
+                cut = True
+                new = dialect.read(buf, new, True)
+        else:
+            new = dialect.read(buf, pos, eof)
         if new > pos:
             if call.ws_tail:
                 call.ws_tail.clear()
             if not call.committed:
                 call.held.append(buf[pos:new])
         if not dialect.done:
+            cut = True
             if not eof:
                 return self._wait(new)
             dialect.close()
         call.args_done = True
+        if call.hold is not None:  # held until its arguments end (`call_outcome.py`)
+            self._raw_sync(call, new)
+            self._settle(call, PARTIAL if cut else MALFORMED if call.malformed else WHOLE)
         call.item += 1
         self._outcome = READ
         return new

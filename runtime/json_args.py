@@ -46,6 +46,7 @@ class JsonArgsReader:
 
     __slots__ = (
         "emit",
+        "_tell_malformed",
         "schema_of",
         "typed_keys",
         "unwraps",
@@ -64,6 +65,8 @@ class JsonArgsReader:
 
     def __init__(self, item: JsonArgs, stops: tuple[str, ...], sink: Sink) -> None:
         self.emit = sink.emit_args
+        # tells the engine the arguments never formed an object (`Sink.malformed_args`)
+        self._tell_malformed = getattr(sink, "malformed_args", _nothing)
         self.schema_of = sink.schema_of
         self.typed_keys = sink.typed_keys  # the keys schema_of types
         self.unwraps = sink.unwraps
@@ -155,10 +158,12 @@ class JsonArgsReader:
         if scanner.failed:
             if bound >= 0:
                 self.failed = True
+                self._tell_malformed()
                 self._terminate()
                 return bound
             return self._fail(text, pos, eof)
-        if at >= 0:
+        if at >= 0:  # a marker ends the object before it closed: it never formed one
+            self._tell_malformed()
             self.close()
             return stop
         if eof:  # a partial marker at the very end is markup, not arguments
@@ -231,6 +236,7 @@ class JsonArgsReader:
         """Malformed JSON: what was streamed stays and is closed; the text up to the next
         marker is markup of this broken call."""
         self.failed = True
+        self._tell_malformed()
         self._terminate()
         return self._skip(text, pos, eof)
 
@@ -311,3 +317,7 @@ JSON_ARGS = DialectRow(
     no_literals,
     shortcut_knows=SHORTCUT_KNOWS,
 )
+
+
+def _nothing() -> None:
+    """A sink that does not ask whether arguments were malformed."""

@@ -241,6 +241,7 @@ class JsonCallReader:
                         self._end()
                         return new
                     self._skipping = True  # malformed: the rest up to a marker is markup
+                    self._malformed_args()
                     return self.read(text, new, eof)
             if new == pos and outer.state != PAUSED:
                 break
@@ -250,6 +251,8 @@ class JsonCallReader:
             self.malformed = True  # no call object, whatever the marker turns out to be
             return stop
         if not self.done and (at >= 0 or eof):
+            if at >= 0 and self.committed:  # a marker ends the call object before it closed
+                self._malformed_args()
             self._end()
             return stop if at >= 0 else end  # a partial marker at the end is markup
         return pos
@@ -332,7 +335,7 @@ class JsonCallReader:
         if self._mode == "stream":
             assert self._args is not None
             new = self._args.read(text, pos, eof=False, bound=stop)
-            if self._args.failed:
+            if self._args.failed:  # (it told the sink)
                 self._skipping = True
                 return self.read(text, new, eof=False)
             if self._args.done:
@@ -343,6 +346,7 @@ class JsonCallReader:
         new = self._capture.read(text, pos, stop)
         if self._capture.failed:
             self._skipping = True
+            self._malformed_args()
             return self.read(text, new, eof=False)
         if self._capture.done:
             self._capture = None
@@ -351,6 +355,13 @@ class JsonCallReader:
                 self._replay()
             self._resume_outer()
         return new
+
+    def _malformed_args(self) -> None:
+        """The arguments of the call being read never form an object: the engine's
+        `malformed_calls` switch decides the call (`runtime/call_outcome.py`)."""
+        tell = getattr(self._sink, "malformed_args", None)
+        if tell is not None:
+            tell()
 
     def _resume_outer(self) -> None:
         assert self._outer is not None  # (a value is read for it only once it exists)

@@ -36,8 +36,8 @@ class OutputEnd:
     def _end_of_output(self: Engine) -> None:
         call = self._call
         if call is not None:
-            if call.committed:
-                self._end_call()
+            if call.committed:  # (its text reaches the end of the output)
+                self._end_call(-1 if self._raw_buf is None else len(self._raw_buf))
             else:
                 self._call = None
                 self._outcome = NO_CALL
@@ -106,7 +106,7 @@ class OutputEnd:
             self._read(call, buf[pos:])
             call.item += 1
             self._commit(call, name, header_id)
-            self._end_call()
+            self._end_call(len(buf))
             return len(buf)
         if cut:
             return self._unfinished(len(buf))

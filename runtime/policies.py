@@ -18,8 +18,19 @@ SWITCHES: dict[str, tuple[str, ...]] = {
     # "verbatim": every character the model wrote outside markup is content; "trim": the
     # whitespace at the ends of content and next to markup is dropped
     "whitespace": ("verbatim", "trim"),
-    # a call to a tool the request does not list: kept (the client decides) or dropped
-    "unknown_tools": ("keep", "drop"),
+    # a call to a tool the request does not list: kept (the client decides), dropped, or
+    # given back as content (its markup as the model wrote it)
+    "unknown_tools": ("keep", "drop", "text"),
+    # a call whose arguments the end of the output cut: kept with its arguments closed,
+    # dropped, or given back as content; anything but "keep" holds every call until its
+    # arguments are known whole (`runtime/call_outcome.py`)
+    "partial_calls": ("keep", "drop", "text"),
+    # a call whose arguments never form an object (`"arguments": oops`): kept with what
+    # was read, closed; dropped; or given back as content; the same hold as partial_calls
+    "malformed_calls": ("keep", "drop", "text"),
+    # a citation span a grammar declares (Cohere's `<co>TEXT</co: 0:[1]>`): kept as written,
+    # or its markup stripped and its text kept (`runtime/citations.py`)
+    "citations": ("keep", "strip"),
 }
 
 COMPAT = ("vllm", "sglang", "llama.cpp")
@@ -31,10 +42,23 @@ class Policies:
 
     whitespace: str = SWITCHES["whitespace"][0]
     unknown_tools: str = SWITCHES["unknown_tools"][0]
+    partial_calls: str = SWITCHES["partial_calls"][0]
+    malformed_calls: str = SWITCHES["malformed_calls"][0]
+    citations: str = SWITCHES["citations"][0]
 
     @property
     def verbatim(self) -> bool:
         return self.whitespace == "verbatim"
+
+    @property
+    def holds_calls(self) -> bool:
+        """Whether a call waits until its arguments are known whole before it is sent."""
+        return self.partial_calls != "keep" or self.malformed_calls != "keep"
+
+    @property
+    def keeps_text(self) -> bool:
+        """Whether a call may be given back as text: its text is then kept as it is read."""
+        return "text" in (self.unknown_tools, self.partial_calls, self.malformed_calls)
 
 
 @dataclass(frozen=True)
@@ -46,18 +70,30 @@ class Profile:
     why: Mapping[str, str]  # switch -> where the stack's answer comes from (docs/compat.md)
 
 
+# `partial_calls` and `malformed_calls`: every profile follows its stack's streaming path,
+# which sends a call as it comes; their whole-output paths (given in each `why`) differ per
+# family, and reading as they do would hold every call until its arguments end
 PROFILES: dict[str, Profile] = {
     # vLLM's tool parsers give back the content before the first call as the model wrote it
     # (`model_output[:start]`), newline before the opener included, except its engine parsers
     # (`vllm/parser/`) left at `strip_content_whitespace_with_tools`'s default
     "vllm": Profile(
-        {"whitespace": "verbatim", "unknown_tools": "keep"},
         {
+            "whitespace": "verbatim",
+            "unknown_tools": "keep",
+            "partial_calls": "keep",
+            "malformed_calls": "keep",
+            "citations": "keep",
+        },
+        {
+            "llama3_json": {"whitespace": "trim"},
+            # melody reads the citations into the message's own field, out of the text
+            "cohere_command3": {"citations": "strip"},
+            "cohere_command4": {"citations": "strip"},
             "gemma4": {"whitespace": "trim"},
             "glm45": {"whitespace": "trim", "unknown_tools": "drop"},
             "glm47": {"whitespace": "trim", "unknown_tools": "drop"},
             "granite": {"whitespace": "trim"},
-            "llama3_json": {"whitespace": "trim"},
             "llama4_json": {"whitespace": "trim"},
             "minimax_m2": {"whitespace": "trim", "unknown_tools": "drop"},
             "mistral": {"whitespace": "trim"},
@@ -72,27 +108,67 @@ PROFILES: dict[str, Profile] = {
             "Qwen3-Coder, Seed-OSS) strip it when there are calls",
             "unknown_tools": "a parsed call is returned, requested or not, except by the "
             "parsers that check names (GLM-4.5/4.7, MiniMax-M2, MiniCPM5, dots)",
+            "partial_calls": "streamed, a cut call is sent as it comes, arguments and all; so "
+            "is it whole by the engine parsers, Kimi-K2 and Mistral (the whole-output paths of "
+            "Hermes and Llama 3 JSON give the whole output back as content, DeepSeek V3.1's "
+            "drops the call: `partial_calls=\"text\"`/`\"drop\"` reads so, at the cost of "
+            "holding every call)",
+            "malformed_calls": "streamed, the call is sent as it comes; whole, Kimi-K2, DeepSeek "
+            "V3.1 and Mistral pass the arguments on as written, Hermes and Llama 3 JSON give the "
+            "whole output back as content",
+            "citations": "the Cohere Command A parsers (melody) take the citation tags out of "
+            "the answer text",
         },
     ),
     # SGLang's detectors strip the text before the first call (`text[:idx].strip()`) and drop
     # a call to a tool the request does not list unless SGLANG_FORWARD_UNKNOWN_TOOLS is set
     "sglang": Profile(
-        {"whitespace": "trim", "unknown_tools": "drop"},
-        {"qwen3_coder": {"unknown_tools": "keep"}},  # its detector does not check names
+        {
+            "whitespace": "trim",
+            "unknown_tools": "drop",
+            "partial_calls": "keep",
+            "malformed_calls": "keep",
+            "citations": "keep",
+        },
+        {
+            "qwen3_coder": {"unknown_tools": "keep"},  # its detector does not check names
+            "kimi_k2": {"unknown_tools": "keep"},  # nor does Kimi-K2's
+        },
         {
             "whitespace": "the text before the first call is stripped",
             "unknown_tools": "dropped unless SGLANG_FORWARD_UNKNOWN_TOOLS is set (the "
-            "adapter honours it), except by the Qwen3-Coder detector, which checks no name",
+            "adapter honours it), except by the Qwen3-Coder and Kimi-K2 detectors, which "
+            "check no name",
+            "partial_calls": "streamed, the detectors send a cut call as it comes (partial "
+            "JSON); whole, they read calls by a regex that needs the call's end, so a cut call "
+            "is dropped (DeepSeek V3.1, Kimi-K2, Mistral) or the whole output is given back as "
+            "text (Hermes, Llama 3 JSON, GLM-4.7, MiniMax-M2), and Qwen3-Coder keeps it",
+            "malformed_calls": "streamed, the call is sent as it comes; whole, a failed "
+            "`json.loads` gives the whole output back as text (Hermes, Llama 3 JSON, DeepSeek "
+            "V3.1) or drops the call (Mistral), and Kimi-K2 passes any `{...}` on as written",
+            "citations": "the Command A detector leaves the answer text as written",
         },
     ),
     # llama.cpp's chat parsers keep the text before a call as written (its tests expect
     # "Let me inspect the current directory.\n" before the call)
     "llama.cpp": Profile(
-        {"whitespace": "verbatim", "unknown_tools": "keep"},
+        {
+            "whitespace": "verbatim",
+            "unknown_tools": "keep",
+            "partial_calls": "keep",
+            "malformed_calls": "keep",
+            "citations": "keep",
+        },
         {},
         {
             "whitespace": "content before a call is kept as written, newline included",
             "unknown_tools": "every parsed call is returned",
+            "partial_calls": "the server parses every update leniently as partial output "
+            "(`common_chat_peg_parse`): a cut call keeps the arguments read so far",
+            "malformed_calls": "a parse that fails keeps what the PEG parser captured before "
+            "the failure: the call, with the arguments read",
+            "citations": "Command R+'s grounded answer is content as written, `<co: 0>` tags "
+            "included",
         },
     ),
 }

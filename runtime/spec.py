@@ -389,6 +389,19 @@ class Write:
 
 
 @dataclass(frozen=True, slots=True)
+class Citation:
+    """How the family's model marks a citation span in its answer: `opens` TEXT `closes`
+    (Cohere's `<co>TEXT</co: 0:[1]>`); a marker that does not end with `end` runs on to it.
+    Text unless the `citations` switch strips it (`runtime/citations.py`)."""
+
+    opens: tuple[str, ...]
+    closes: tuple[str, ...]
+    end: str
+    line: int = 0
+    file: str = ""  # its grammar file, when not the family's own (`extends`)
+
+
+@dataclass(frozen=True, slots=True)
 class Messages:
     """An output made of messages: HEADER RECIPIENT [FIELD …] HEADER_END body, ended by one
     of `ends` or by the next header. `header` lists the opener's spellings; a `fields` marker
@@ -455,6 +468,14 @@ class FamilySpec:
     prompt_opens: str = ""
     # how the model writes content (`content` statement); None: as bare text
     content: Content | None = None
+    # how the model marks citations (`citation` statement); None: it does not
+    citation: Citation | None = None
+    # markers dropped, with their text up to the end string, wherever `ignore` drops its
+    # own: (marker, end); the `citations="strip"` switch makes them (`runtime/citations.py`)
+    ignore_until: tuple[tuple[str, str], ...] = ()
+    # of the `ignore`d markers, those that are markup in content only (text in reasoning):
+    # the citation markers `citations="strip"` drops from the answer
+    content_ignore: tuple[str, ...] = ()
     # every marker found outside a call, with the grammar `file:line` that names it
     markers_at: tuple[tuple[str, str], ...] = ()
     # what `render` writes between the parts of an output (`write` statement)

@@ -222,6 +222,9 @@ class CompiledFamily:
         str
     ]  # special tokens (`special`): an opener of these goes back without itself
     special_openers: tuple[str, ...]  # the call openers among them, never given back as text
+    # ignored markers that run on to an end string (`</co:` … `>`): marker -> end
+    ignore_until: dict[str, str]
+    content_ignore: frozenset[str]  # ignored in content only: text in reasoning
     prompt_opened: bool
     calls_inside: bool  # a call opener inside reasoning is a call at once (`calls_inside`)
     # -- _compute_messages: a messages family's header reading and routes
@@ -399,6 +402,8 @@ def _compute_blocks(spec: FamilySpec) -> dict[str, object]:
         "calls_anywhere": section is None or section.optional,
         "ignore": frozenset(spec.ignore),
         "special": frozenset(spec.special),
+        "ignore_until": dict(spec.ignore_until),
+        "content_ignore": frozenset(spec.content_ignore),
         "prompt_opened": any(r.prompt_opened for r in spec.reasoning),
         "calls_inside": any(r.calls_inside for r in spec.reasoning),
     }

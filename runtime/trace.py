@@ -357,8 +357,10 @@ def _ends(call: CallRecord) -> str:
     """What a call's end is, in words."""
     if not call.committed:
         return "a call's markup with no call in it: markup"
+    if call.texted:
+        return "a call given back as text ends (`unknown_tools`, `partial_calls`, `malformed_calls`)"
     if call.dropped:
-        return "a call to a tool not in `tools` ends: dropped"
+        return "a dropped call ends (a tool not in `tools`, or a switch dropped it)"
     return f"call {call.index} ends"
 
 

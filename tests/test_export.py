@@ -133,7 +133,7 @@ def test_the_in_grammar_rule() -> None:
     )
     assert in_grammar(cases["qwen3_coder:truncated right after the opener"]) == (
         False,
-        "truncated, or tools/unknown-tools options",  # (a `finish=length` case)
+        "truncated, or tools/call-switch options",  # (a `finish=length` case)
     )
     assert in_grammar(cases["hermes:seed 001: a middle integer field given as a string"]) == (
         False,

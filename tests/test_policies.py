@@ -26,7 +26,7 @@ UNKNOWN = '<tool_call>\n{"name": "get_stock", "arguments": {"symbol": "X"}}\n</t
 
 
 def test_the_projects_defaults_are_the_first_values() -> None:
-    assert Policies() == Policies("verbatim", "keep")
+    assert Policies() == Policies("verbatim", "keep", "keep", "keep")
     assert resolve(None, "hermes", {}) == Policies()
     assert all(values[0] == getattr(Policies(), name) for name, values in SWITCHES.items())
 
@@ -34,8 +34,10 @@ def test_the_projects_defaults_are_the_first_values() -> None:
 def test_a_profile_sets_its_stack_and_per_family_answers() -> None:
     assert resolve("sglang", "hermes", {}) == Policies("trim", "drop")
     assert resolve("sglang", "qwen3_coder", {}).unknown_tools == "keep"
+    assert resolve("sglang", "kimi_k2", {}) == Policies("trim", "keep")
     assert resolve("vllm", "hermes", {}) == Policies("verbatim", "keep")
     assert resolve("vllm", "glm45", {}) == Policies("trim", "drop")
+    assert resolve("vllm", "cohere_command3", {}).citations == "strip"
     # an alias takes its grammar's answers
     assert resolve("vllm", "qwen3_xml", {}, "qwen3_coder").whitespace == "trim"
     assert resolve("llama.cpp", "hermes", {}) == Policies("verbatim", "keep")
@@ -62,7 +64,9 @@ def test_every_profile_names_registered_families_and_known_switches() -> None:
     "options, message",
     [
         ({"whitespace": "strip"}, "whitespace must be one of 'verbatim', 'trim', not 'strip'"),
-        ({"unknown_tools": "text!"}, "unknown_tools must be one of 'keep', 'drop'"),
+        ({"unknown_tools": "text!"}, "unknown_tools must be one of 'keep', 'drop', 'text'"),
+        ({"partial_calls": "hold"}, "partial_calls must be one of 'keep', 'drop', 'text'"),
+        ({"malformed_calls": 1}, "malformed_calls must be one of 'keep', 'drop', 'text'"),
         ({"compat": "tgi"}, "compat must be one of 'vllm', 'sglang', 'llama.cpp' or None"),
     ],
 )
@@ -125,8 +129,14 @@ def _cases(family: str) -> list:
 @pytest.mark.parametrize("family", toolgrammar.families())
 def test_invariants_hold_under_every_profile(family: str) -> None:
     """Prefix, termination and parity (1-char, random and whole splittings) at sampled cuts of
-    a few corpus cases of every family, under every compat profile and the other whitespace."""
-    settings = [{"whitespace": "trim"}, *({"compat": c} for c in COMPAT)]
+    a few corpus cases of every family, under every compat profile, the other whitespace, and
+    the call switches' other values (all "text", all "drop")."""
+    settings = [
+        {"whitespace": "trim"},
+        *({"compat": c} for c in COMPAT),
+        {"unknown_tools": "text", "partial_calls": "text", "malformed_calls": "text"},
+        {"unknown_tools": "drop", "partial_calls": "drop", "malformed_calls": "drop"},
+    ]
     rng = random.Random(family)
     found = []
     for case in _cases(family):
@@ -155,7 +165,7 @@ def test_the_adapters_read_their_stack_and_the_environment(monkeypatch: pytest.M
     assert policies_from_env("vllm") == {"compat": None}
     for raw, message in (
         ("{nope", "is not JSON"),
-        ('{"strip": true}', "keys among compat, whitespace, unknown_tools"),
+        ('{"strip": true}', "keys among compat, whitespace, unknown_tools, partial_calls"),
         ('{"compat": "tgi"}', "compat must be one of"),
     ):
         monkeypatch.setenv(POLICIES_ENV, raw)
@@ -185,3 +195,84 @@ def test_the_cli_takes_the_switches(tmp_path: Path) -> None:
     assert run("--compat", "sglang")["tool_calls"] == []
     assert len(run("--compat", "sglang", "--unknown-tools", "keep")["tool_calls"]) == 1
     assert run("--whitespace", "trim")["content"] == "Let me check."
+
+
+MALFORMED = '<tool_call>\n{"name": "get_weather", "arguments": oops}\n</tool_call>'
+CUT = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Par'
+
+
+def _stream(text: str, **options: object) -> list:
+    parser = toolgrammar.StreamParser("hermes", TOOLS, ids="sequential", **options)
+    return [parser.feed(ch) for ch in text] + [parser.finish("length")]
+
+
+def test_unknown_tools_text_gives_the_markup_back_as_it_is_read() -> None:
+    text = f"Hi.\n{UNKNOWN}\n{CALL}"
+    message = toolgrammar.parse("hermes", text, TOOLS, unknown_tools="text")
+    assert message.content == f"Hi.\n{UNKNOWN}"
+    assert [c.function.name for c in message.tool_calls] == ["get_weather"]
+    # nothing held past the name: once `"get_stock"` is read, the call's text is content
+    feeds = _stream(UNKNOWN, unknown_tools="text")
+    name_end = UNKNOWN.index('"get_stock"') + len('"get_stock"')
+    sent = "".join(d.content or "" for feed in feeds[: name_end + 2] for d in feed)
+    assert sent.startswith('<tool_call>\n{"name": "get_stock"')
+
+
+@pytest.mark.parametrize("switch", ["partial_calls", "malformed_calls"])
+def test_partial_and_malformed_calls_keep_drop_text(switch: str) -> None:
+    text, reason = (CUT, "length") if switch == "partial_calls" else (MALFORMED, "stop")
+    read = lambda value: toolgrammar.parse(  # noqa: E731
+        "hermes", f"Hi.\n{CALL}\n{text}", TOOLS, reason, **{switch: value}
+    )
+    kept = read("keep")
+    assert [c.function.name for c in kept.tool_calls] == ["get_weather", "get_weather"]
+    assert [c.function.name for c in read("drop").tool_calls] == ["get_weather"]
+    given_back = read("text")
+    assert [c.function.name for c in given_back.tool_calls] == ["get_weather"]
+    assert given_back.content.endswith(text)
+
+
+def test_holding_calls_costs_promptness_not_correctness() -> None:
+    """With partial_calls away from keep, a call goes out only when its arguments end: its
+    header is not sent at the name, and nothing is sent before the arguments' `}`."""
+    def first_call_feed(**options: object) -> int:
+        for n, feed in enumerate(_stream(CALL, **options)):
+            if any(d.tool_calls for d in feed):
+                return n
+        return -1
+
+    prompt = first_call_feed()
+    held = first_call_feed(partial_calls="drop")
+    assert prompt < CALL.index('"arguments"')  # the header goes out at the name
+    assert held == CALL.rindex("}")  # held until the arguments' object closes
+    whole = [d for feed in _stream(CALL, partial_calls="drop") for d in feed]
+    assert toolgrammar.assemble(whole).tool_calls[0].function.arguments == '{"city": "Paris"}'
+
+
+def test_citations_keep_or_strip() -> None:
+    text = "<|START_RESPONSE|>The sky is <co>blue</co: 2:[0]>.<|END_RESPONSE|>"
+    assert toolgrammar.parse("cohere_command3", text).content == (
+        "The sky is <co>blue</co: 2:[0]>."
+    )
+    assert toolgrammar.parse("cohere_command3", text, citations="strip").content == (
+        "The sky is blue."
+    )
+    assert toolgrammar.parse("cohere_command3", text, compat="vllm").content == "The sky is blue."
+    # a family whose grammar declares no citation reads the switch as a no-op
+    assert toolgrammar.parse("hermes", "a <co>b</co: 1>", citations="strip").content == (
+        "a <co>b</co: 1>"
+    )
+
+
+def test_the_cli_takes_the_call_switches(tmp_path: Path) -> None:
+    output = tmp_path / "out.txt"
+    output.write_text(f"Hi.\n{MALFORMED}", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "toolgrammar", "parse", "hermes", str(output),
+         "--malformed-calls", "text", "--partial-calls", "drop", "--unknown-tools", "text"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    message = json.loads(done.stdout)["message"]
+    assert message["content"] == f"Hi.\n{MALFORMED}"
+    assert not message.get("tool_calls")

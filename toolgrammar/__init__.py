@@ -82,7 +82,12 @@ class StreamParser:
     output as that stack does (docs/compat.md's table; None: the project's own answers), and
     each switch given wins over it: `whitespace="verbatim"` (every character outside markup
     is content) or `"trim"`; `unknown_tools="keep"` (a call to a tool not in `tools` is
-    reported) or `"drop"`. `ids="sequential"` makes tool-call
+    reported), `"drop"` or `"text"` (its markup given back as content); `partial_calls` (a
+    call whose arguments the end of the output cut) and `malformed_calls` (arguments that
+    never form an object): `"keep"` (closed), `"drop"` or `"text"`; anything but `"keep"`
+    holds each call until its arguments end; `citations="keep"` or `"strip"` (a grammar's
+    citation spans, Cohere's `<co>…</co: 0:[1]>`: the text kept, the markup dropped).
+    `ids="sequential"` makes tool-call
     ids `call_0`, `call_1`, ... (for tests); the default is random
     `chatcmpl-tool-<32 hex>`, and a family whose markup carries an id uses that.
     `trace` receives an event for every step the parser takes (`runtime/trace.py`,
@@ -100,7 +105,10 @@ class StreamParser:
         block_open: bool | None = None,
         compat: Literal["vllm", "sglang", "llama.cpp"] | None = None,
         whitespace: Literal["verbatim", "trim"] | None = None,
-        unknown_tools: Literal["keep", "drop"] | None = None,
+        unknown_tools: Literal["keep", "drop", "text"] | None = None,
+        partial_calls: Literal["keep", "drop", "text"] | None = None,
+        malformed_calls: Literal["keep", "drop", "text"] | None = None,
+        citations: Literal["keep", "strip"] | None = None,
         ids: Literal["random", "sequential"] = "random",
         params: Mapping[str, str] | None = None,
         trace: Trace | None = None,
@@ -115,7 +123,13 @@ class StreamParser:
             )
         self.family = family
         spec = with_params(family_spec(family, response_template), params)
-        switches = {"whitespace": whitespace, "unknown_tools": unknown_tools}
+        switches = {
+            "whitespace": whitespace,
+            "unknown_tools": unknown_tools,
+            "partial_calls": partial_calls,
+            "malformed_calls": malformed_calls,
+            "citations": citations,
+        }
         self.policies = resolve_policies(compat, family, switches, spec.name)
         options: dict[str, Any] = {
             "reasoning_open": reasoning_open,

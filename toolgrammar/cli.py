@@ -199,6 +199,9 @@ def cmd_parse(args: argparse.Namespace) -> int:
         "compat": args.compat,
         "whitespace": args.whitespace,
         "unknown_tools": args.unknown_tools,
+        "partial_calls": args.partial_calls,
+        "malformed_calls": args.malformed_calls,
+        "citations": args.citations,
         "ids": args.ids,
         "params": _read_params(args.param),
         "response_template": _read_template(args.response_template),
@@ -511,7 +514,26 @@ def make_parser() -> argparse.ArgumentParser:
     parse_command.add_argument(
         "--unknown-tools",
         choices=SWITCHES["unknown_tools"],
-        help="a call to a tool not in --tools: keep or drop (default: --compat's, else keep)",
+        help="a call to a tool not in --tools: keep, drop, or text (its markup as content) "
+        "(default: --compat's, else keep)",
+    )
+    parse_command.add_argument(
+        "--partial-calls",
+        choices=SWITCHES["partial_calls"],
+        help="a call whose arguments the end of the output cut: keep (closed), drop or text; "
+        "drop and text hold each call until its arguments end (default: --compat's, else keep)",
+    )
+    parse_command.add_argument(
+        "--malformed-calls",
+        choices=SWITCHES["malformed_calls"],
+        help="a call whose arguments never form an object: keep (closed), drop or text; drop "
+        "and text hold each call until its arguments end (default: --compat's, else keep)",
+    )
+    parse_command.add_argument(
+        "--citations",
+        choices=SWITCHES["citations"],
+        help="citation spans the grammar declares (Cohere's <co>...</co: 0:[1]>): keep as "
+        "written, or strip the markup and keep the text (default: --compat's, else keep)",
     )
     parse_command.add_argument(
         "--response-template",

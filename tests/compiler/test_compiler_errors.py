@@ -97,8 +97,8 @@ def test_unlabelled_syntax_error_lists_what_was_expected() -> None:
     with pytest.raises(CompileErrors) as info:
         compile_grammar_text('family x call "<a>" 12', "x.tg")
     assert info.value.errors[0].message == (
-        "unexpected `12`; expected `&`, `??`, `?`, `[`, `aliases`, `call`, `content`, `extends`, "
-        "`family`, "
-        "`ignore`, `messages`, `param`, `reasoning`, `render`, `route`, `section`, `special`, a name, a string, "
+        "unexpected `12`; expected `&`, `??`, `?`, `[`, `aliases`, `call`, `citation`, `content`, "
+        "`extends`, `family`, `ignore`, `messages`, `param`, `reasoning`, `render`, `route`, "
+        "`section`, `special`, a name, a string, "
         "end of file"
     )

@@ -8,8 +8,9 @@
 
 The options line is optional; `reasoning_open=false` overrides a grammar's `prompt_opened`
 reasoning and `block_open=false` its `prompt_opened` call, section or message,
-`param.NAME=VALUE` fills a grammar param; `compat=STACK`, `whitespace=…` and
-`unknown_tools=…` set the policies (docs/policies.md);
+`param.NAME=VALUE` fills a grammar param; `compat=STACK` and each switch (`whitespace=…`,
+`unknown_tools=…`, `partial_calls=…`, `malformed_calls=…`) set the policies
+(docs/policies.md);
 `tools=none` parses with no tools, `tools=NAME` with those of `corpus/tools_NAME.json` instead
 of `corpus/tools.json`. The output runs up to the `--- expect` line; the one
 newline before that line is not part of it (leave an empty line to end an output with a
@@ -26,6 +27,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
+
+from toolgrammar.runtime.policies import SWITCHES
 
 CORPUS = Path(__file__).parent.parent / "corpus"
 TOOLS: list[dict[str, Any]] = json.loads((CORPUS / "tools.json").read_text(encoding="utf-8"))
@@ -57,7 +60,7 @@ def _options(line: str) -> tuple[dict[str, Any], str, list[dict[str, Any]] | Non
             options[key] = value != "false"
         elif key.startswith("param."):
             options.setdefault("params", {})[key[len("param.") :]] = value
-        elif key in ("unknown_tools", "whitespace", "compat"):  # policies.md's switches
+        elif key in SWITCHES or key == "compat":  # policies.md's switches
             options[key] = value
         elif key == "finish":
             finish = value

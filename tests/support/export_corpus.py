@@ -47,8 +47,9 @@ from toolgrammar.runtime.spec import KeyValueArgs, Lit, Skip, XmlElements, XmlPa
 
 def in_grammar(case: Case) -> tuple[bool, str]:
     """(in, why not)."""
-    if case.finish != "stop" or case.tools is None or case.options.get("unknown_tools"):
-        return False, "truncated, or tools/unknown-tools options"
+    switched = ("unknown_tools", "partial_calls", "malformed_calls", "citations")
+    if case.finish != "stop" or case.tools is None or any(case.options.get(s) for s in switched):
+        return False, "truncated, or tools/call-switch options"
     try:
         tools = {t.name: t for t in load_tools(case.tools)}
     except ExportError as e:
