@@ -79,6 +79,8 @@ class Found:
     ignore: list[str] = field(default_factory=list)
     call: list[str] = field(default_factory=list)  # the call statement's items, as grammar text
     shape: str = ""  # the dialect word
+    # the `render` statement: the whitespace the template writes between an output's parts
+    render: dict[str, Any] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- rendering
@@ -262,6 +264,7 @@ def analyse(source: str, name: str, variables: dict[str, Any] | None = None) -> 
         _named(found, probe, markup, two, lead)
     _content_with_calls(found, probe, lead)
     _typed(found, probe)
+    _render_writes(found, probe, two)
     return found
 
 
@@ -641,6 +644,14 @@ def _xml(found: Found, probe: Probe, markup: str, two: str, lead: int, at: int) 
     if key_region.endswith("\n") or value_end_text.startswith("\n"):
         options.append("trim_newline=true")
         found.guesses.append("a value is written between newlines: trim_newline=true")
+    between_params = mid[len(value_end_text.rstrip()) : len(mid) - len(open_)]
+    if between_params and between_params.isspace():
+        options.append(f"write_between={_lit(between_params)}")
+    if value_open:
+        before_value = key_region[key_region.find(key_end) + len(key_end) :]
+        before_value = before_value[: len(before_value) - len(before_value.lstrip())]
+        if before_value:
+            options.append(f"write_before_value={_lit(before_value)}")
     # the name: its suffix runs to the first parameter's opener
     name_suffix = head_text[: len(head_text) - open_len]
     tail = turn[value2 + len(DAYS) :]
@@ -714,6 +725,89 @@ def _typed(found: Found, probe: Probe) -> None:
         found.guesses.append("values: " + "; ".join(seen))
 
 
+def _space_after(text: str, at: int) -> str:
+    return text[at : len(text) - len(text[at:].lstrip())] if at >= 0 else ""
+
+
+def _space_before(text: str, at: int) -> str:
+    return text[len(text[:at].rstrip()) : at] if at >= 0 else ""
+
+
+def _literals(items: list[str]) -> list[str]:
+    """The literal text of a call's items, in order (a lookahead's too: it is written)."""
+    out = []
+    for item in items:
+        if item.startswith('"') or item.startswith('&"'):
+            out.append(json.loads(item.lstrip("&")))
+    return out
+
+
+def _render_writes(found: Found, probe: Probe, two: str) -> None:
+    """The `render` statement: the whitespace the template writes between the parts of an
+    output (inside the reasoning and the section, after the reasoning and the content,
+    between two calls), read off the probe renderings next to the markers found, so that
+    `render` writes each output as the template does (check proves it)."""
+    write: dict[str, Any] = {}
+    if found.reasoning:
+        opens, closes = found.reasoning
+        for content, calls in ((ANSWER, ()), ("", (ONE,))):
+            try:
+                turn = probe.turn(content, calls, thought=THOUGHT)
+            except TemplateProblem:
+                continue
+            at = turn.find(THOUGHT)
+            if at == -1:
+                continue
+            start = turn.rfind(opens, 0, at)
+            end = turn.find(closes, at + len(THOUGHT))
+            inside = [
+                turn[start + len(opens) : at] if start != -1 else "",
+                turn[at + len(THOUGHT) : end] if end != -1 else "",
+            ]
+            if any(inside) and all(not i or i.isspace() for i in inside):
+                write["in_reasoning"] = inside
+            if end != -1:
+                write["after_reasoning"] = _space_after(turn, end + len(closes))
+            break
+    literals = _literals(found.call)
+    try:
+        turn = probe.turn(LEAD, calls=(ONE,))
+    except TemplateProblem:
+        turn = ""
+    at = turn.find(LEAD)
+    if at != -1:
+        end = at + len(LEAD)
+        closer = found.content[1] if found.content else ""
+        if closer and turn[end:].lstrip().startswith(closer):
+            end = turn.find(closer, end) + len(closer)
+        write["after_content"] = _space_after(turn, end)
+    one = probe.turn(calls=(ONE,))
+    if found.section:
+        opens, closes = found.section
+        start, end = one.find(opens), one.rfind(closes)
+        if start != -1 and end != -1:
+            write["in_section"] = [
+                _space_after(one, start + len(opens)),
+                _space_before(one, end),
+            ]
+    second = two.find("search_docs")
+    if literals and second != -1 and found.shape not in ("json_call_array", "python_calls"):
+        opener = literals[0]
+        write["between"] = _space_before(two, two.rfind(opener, 0, second))
+    found.render = {k: v for k, v in write.items() if v and v != ["", ""]}
+
+
+def _render_line(render: dict[str, Any]) -> str:
+    order = ("between", "after_content", "after_reasoning", "in_reasoning", "in_section")
+    parts = []
+    for key in order:
+        if key in render:
+            value = render[key]
+            text = f"[{_lit(value[0])}, {_lit(value[1])}]" if isinstance(value, list) else _lit(value)
+            parts.append(f"{key}={text}")
+    return "render " + " ".join(parts)
+
+
 # --------------------------------------------------------------------------- writing
 
 
@@ -736,6 +830,8 @@ def grammar_text(found: Found, template_name: str) -> str:
     if found.content:
         closes = f" {_lit(found.content[1])}" if found.content[1] else ""
         lines.append(f"content {_lit(found.content[0])}{closes}")
+    if found.render:
+        lines.append(_render_line(found.render))
     lines += ["", f"call  # {found.shape}"]
     lines += [f"    {item}" for item in found.call]
     return "\n".join(lines) + "\n"
@@ -798,7 +894,11 @@ def check_imported(
             mutable=mutable,
             arguments="text" if as_text else "object",
         )
-        report = check(name, budget=budget)
+        # the template it was imported from is its row: the round trip (render ≡ template
+        # included) runs once, and check counts it as the family's template proof
+        report = check(name, budget=budget, template_trip=trip)
     out = [str(w) for w in warnings] + [trip.summary(), report.summary()]
     keys = tuple(finding.key for finding in trip.findings)
-    return Checked(trip.ok and report.ok, "\n".join(out), report.ok, keys)
+    others = any(n for kind, n in report.failed.items() if kind != "template")
+    invariants_ok = not others and report.no_samples is None and not report.incomplete
+    return Checked(report.ok, "\n".join(out), invariants_ok, keys)
