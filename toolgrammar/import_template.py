@@ -502,10 +502,14 @@ def _python(found: Found, markup: str) -> bool:
     listed = before.endswith("[")
     head = before[:-1] if listed else before
     found.shape = "python_calls"
+    options = f"list={'true' if listed else 'false'}"
+    if markup[match.end() :].lstrip().startswith(_lit(CITY)):
+        options += ", write_json=true"  # `city="Paris"`: the template prints values as JSON
+        found.guesses.append("values are printed as JSON (city=\"…\"): write_json=true")
     found.call = [
         *(_strip_ws(_spaced(head)) + ["ws"] if head.strip() else []),
         *(['&"["'] if listed else []),  # the list opens the call; python_calls reads it
-        f"python_calls(list={'true' if listed else 'false'})",
+        f"python_calls({options})",
     ]
     end = _python_end(markup, match.start())
     if end is not None:
