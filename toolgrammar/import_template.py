@@ -588,6 +588,9 @@ def _named(found: Found, probe: Probe, markup: str, two: str, lead: int) -> None
             )
         else:
             name_items = [f"name(until={_lit(_first_token(suffix) if suffix else '{')})"]
+            lead_space = between[: len(between) - len(between.lstrip())]
+            if suffix and lead_space:  # R1's newline between the name and "```json"
+                name_items.append(f"ws(write={_lit(lead_space)})")
             after = suffix
         found.call = [
             *head,
@@ -668,7 +671,7 @@ def _xml(found: Found, probe: Probe, markup: str, two: str, lead: int, at: int) 
     )
     if section:
         found.section = section
-    suffix_items = _strip_ws(_spaced(name_suffix), end=False)
+    suffix_items = _spaced(name_suffix)  # GLM's newline after the name is written too
     if suffix_items and not suffix_items[-1].startswith("ws("):
         suffix_items.append("ws")
     until = [_tokens(name_suffix.strip())[0]] if name_suffix.strip() else [open_]
@@ -752,9 +755,10 @@ def _render_writes(found: Found, probe: Probe, two: str) -> None:
     between two calls), read off the probe renderings next to the markers found, so that
     `render` writes each output as the template does (check proves it)."""
     write: dict[str, Any] = {}
+    gaps: dict[bool, str] = {}  # after the reasoning: before a call, before text
     if found.reasoning:
         opens, closes = found.reasoning
-        for content, calls in ((ANSWER, ()), ("", (ONE,))):
+        for content, calls in (("", (ONE,)), (ANSWER, ())):
             try:
                 turn = probe.turn(content, calls, thought=THOUGHT)
             except TemplateProblem:
@@ -768,11 +772,10 @@ def _render_writes(found: Found, probe: Probe, two: str) -> None:
                 turn[start + len(opens) : at] if start != -1 else "",
                 turn[at + len(THOUGHT) : end] if end != -1 else "",
             ]
-            if any(inside) and all(not i or i.isspace() for i in inside):
+            if "in_reasoning" not in write and all(not i or i.isspace() for i in inside):
                 write["in_reasoning"] = inside
             if end != -1:
-                write["after_reasoning"] = _space_after(turn, end + len(closes))
-            break
+                gaps[bool(calls)] = _space_after(turn, end + len(closes))
     literals = _literals(found.call)
     try:
         turn = probe.turn(LEAD, calls=(ONE,))
@@ -798,11 +801,20 @@ def _render_writes(found: Found, probe: Probe, two: str) -> None:
     if literals and second != -1 and found.shape not in ("json_call_array", "python_calls"):
         opener = literals[0]
         write["between"] = _space_before(two, two.rfind(opener, 0, second))
+    if gaps:
+        before_text = gaps.get(False, gaps.get(True, ""))
+        write["after_reasoning"] = before_text
+        before_call = gaps.get(True, before_text)
+        if before_call != before_text:
+            if before_call == write.get("after_content", ""):
+                write["before_calls"] = before_call  # Nemotron 3's `</think>Text` and `</think>\n<tool_call>`
+            else:
+                write["after_reasoning"] = before_call
     found.render = {k: v for k, v in write.items() if v and v != ["", ""]}
 
 
 def _render_line(render: dict[str, Any]) -> str:
-    order = ("between", "after_content", "after_reasoning", "in_reasoning", "in_section")
+    order = ("between", "after_content", "after_reasoning", "before_calls", "in_reasoning", "in_section")
     parts = []
     for key in order:
         if key in render:
