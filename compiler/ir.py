@@ -590,7 +590,10 @@ ELEMENTS: dict[str, ElementSig] = {
     ),
     "python_calls": ElementSig(
         rt.PythonCalls,
-        params={"list": Param(ArgType.BOOL, default=True)},
+        params={
+            "list": Param(ArgType.BOOL, default=True),
+            "write_json": Param(ArgType.BOOL, default=False),
+        },
         is_dialect=True,
         gives_name=True,
     ),

@@ -226,7 +226,8 @@ def _lines_then_close(
 def python_calls(
     builder: Builder, item: PythonCalls, tool: Tool | None, stops: tuple[str, ...]
 ) -> Node:
-    values = Values(builder.g, "python", stops)
+    # the values as `render` writes them: Python literals, or JSON with `write_json`
+    values = Values(builder.g, "json" if item.write_json else "python", stops)
     calls = []
     for tool in builder.tools:
         kwargs = [

@@ -671,13 +671,17 @@ def render_python(value: Any) -> str:
     return repr(value)
 
 
-def render_python_call(name: str, pairs: Pairs) -> str:
-    return f"{name}(" + ", ".join(f"{key}={render_python(value)}" for key, value in pairs) + ")"
+def render_python_call(name: str, pairs: Pairs, write_json: bool = False) -> str:
+    def value_text(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False) if write_json else render_python(value)
+
+    return f"{name}(" + ", ".join(f"{key}={value_text(value)}" for key, value in pairs) + ")"
 
 
 def render_python_calls(item: PythonCalls, calls: Sequence[Call]) -> str:
-    """Every call of the output: in one list, or one per line."""
-    texts = [render_python_call(name, pairs) for name, pairs in calls]
+    """Every call of the output: in one list, or one per line; values as Python literals,
+    or as JSON with `write_json` (the template's `tojson`)."""
+    texts = [render_python_call(name, pairs, item.write_json) for name, pairs in calls]
     return f"[{', '.join(texts)}]" if item.list else "\n".join(texts)
 
 

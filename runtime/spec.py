@@ -255,6 +255,9 @@ class PythonCalls:
     another (OLMo 3's one per line). Each is a call of its own."""
 
     list: bool = True
+    # `render` writes values as JSON (`city="Paris", metric=true`), as a template that prints
+    # them with `tojson` does; reading is the same (Python and JSON spellings alike)
+    write_json: bool = False
     line: int = 0
     file: str = ""  # its grammar file, when not the family's own (`extends`)
 

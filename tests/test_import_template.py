@@ -142,7 +142,7 @@ PYTHONIC = CHATML_HEAD + """{{ message.content }}
     "source, expected",
     [
         (JSON_ARRAY, ['"<tool_calls>"', "json_call_array(", '"</tool_calls>"']),
-        (PYTHONIC, ['&"["', "python_calls(list=true)"]),
+        (PYTHONIC, ['&"["', "python_calls(list=true, write_json=true)"]),
     ],
     ids=["json array", "pythonic"],
 )

@@ -79,6 +79,8 @@ class Found:
     ignore: list[str] = field(default_factory=list)
     call: list[str] = field(default_factory=list)  # the call statement's items, as grammar text
     shape: str = ""  # the dialect word
+    # the `render` statement: the whitespace the template writes between an output's parts
+    render: dict[str, Any] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- rendering
@@ -262,6 +264,7 @@ def analyse(source: str, name: str, variables: dict[str, Any] | None = None) -> 
         _named(found, probe, markup, two, lead)
     _content_with_calls(found, probe, lead)
     _typed(found, probe)
+    _render_writes(found, probe, two)
     return found
 
 
@@ -499,10 +502,14 @@ def _python(found: Found, markup: str) -> bool:
     listed = before.endswith("[")
     head = before[:-1] if listed else before
     found.shape = "python_calls"
+    options = f"list={'true' if listed else 'false'}"
+    if markup[match.end() :].lstrip().startswith(_lit(CITY)):
+        options += ", write_json=true"  # `city="Paris"`: the template prints values as JSON
+        found.guesses.append("values are printed as JSON (city=\"…\"): write_json=true")
     found.call = [
         *(_strip_ws(_spaced(head)) + ["ws"] if head.strip() else []),
         *(['&"["'] if listed else []),  # the list opens the call; python_calls reads it
-        f"python_calls(list={'true' if listed else 'false'})",
+        f"python_calls({options})",
     ]
     end = _python_end(markup, match.start())
     if end is not None:
@@ -581,6 +588,9 @@ def _named(found: Found, probe: Probe, markup: str, two: str, lead: int) -> None
             )
         else:
             name_items = [f"name(until={_lit(_first_token(suffix) if suffix else '{')})"]
+            lead_space = between[: len(between) - len(between.lstrip())]
+            if suffix and lead_space:  # R1's newline between the name and "```json"
+                name_items.append(f"ws(write={_lit(lead_space)})")
             after = suffix
         found.call = [
             *head,
@@ -641,6 +651,14 @@ def _xml(found: Found, probe: Probe, markup: str, two: str, lead: int, at: int) 
     if key_region.endswith("\n") or value_end_text.startswith("\n"):
         options.append("trim_newline=true")
         found.guesses.append("a value is written between newlines: trim_newline=true")
+    between_params = mid[len(value_end_text.rstrip()) : len(mid) - len(open_)]
+    if between_params and between_params.isspace():
+        options.append(f"write_between={_lit(between_params)}")
+    if value_open:
+        before_value = key_region[key_region.find(key_end) + len(key_end) :]
+        before_value = before_value[: len(before_value) - len(before_value.lstrip())]
+        if before_value:
+            options.append(f"write_before_value={_lit(before_value)}")
     # the name: its suffix runs to the first parameter's opener
     name_suffix = head_text[: len(head_text) - open_len]
     tail = turn[value2 + len(DAYS) :]
@@ -653,7 +671,7 @@ def _xml(found: Found, probe: Probe, markup: str, two: str, lead: int, at: int) 
     )
     if section:
         found.section = section
-    suffix_items = _strip_ws(_spaced(name_suffix), end=False)
+    suffix_items = _spaced(name_suffix)  # GLM's newline after the name is written too
     if suffix_items and not suffix_items[-1].startswith("ws("):
         suffix_items.append("ws")
     until = [_tokens(name_suffix.strip())[0]] if name_suffix.strip() else [open_]
@@ -714,6 +732,98 @@ def _typed(found: Found, probe: Probe) -> None:
         found.guesses.append("values: " + "; ".join(seen))
 
 
+def _space_after(text: str, at: int) -> str:
+    return text[at : len(text) - len(text[at:].lstrip())] if at >= 0 else ""
+
+
+def _space_before(text: str, at: int) -> str:
+    return text[len(text[:at].rstrip()) : at] if at >= 0 else ""
+
+
+def _literals(items: list[str]) -> list[str]:
+    """The literal text of a call's items, in order (a lookahead's too: it is written)."""
+    out = []
+    for item in items:
+        if item.startswith('"') or item.startswith('&"'):
+            out.append(json.loads(item.lstrip("&")))
+    return out
+
+
+def _render_writes(found: Found, probe: Probe, two: str) -> None:
+    """The `render` statement: the whitespace the template writes between the parts of an
+    output (inside the reasoning and the section, after the reasoning and the content,
+    between two calls), read off the probe renderings next to the markers found, so that
+    `render` writes each output as the template does (check proves it)."""
+    write: dict[str, Any] = {}
+    gaps: dict[bool, str] = {}  # after the reasoning: before a call, before text
+    if found.reasoning:
+        opens, closes = found.reasoning
+        for content, calls in (("", (ONE,)), (ANSWER, ())):
+            try:
+                turn = probe.turn(content, calls, thought=THOUGHT)
+            except TemplateProblem:
+                continue
+            at = turn.find(THOUGHT)
+            if at == -1:
+                continue
+            start = turn.rfind(opens, 0, at)
+            end = turn.find(closes, at + len(THOUGHT))
+            inside = [
+                turn[start + len(opens) : at] if start != -1 else "",
+                turn[at + len(THOUGHT) : end] if end != -1 else "",
+            ]
+            if "in_reasoning" not in write and all(not i or i.isspace() for i in inside):
+                write["in_reasoning"] = inside
+            if end != -1:
+                gaps[bool(calls)] = _space_after(turn, end + len(closes))
+    literals = _literals(found.call)
+    try:
+        turn = probe.turn(LEAD, calls=(ONE,))
+    except TemplateProblem:
+        turn = ""
+    at = turn.find(LEAD)
+    if at != -1:
+        end = at + len(LEAD)
+        closer = found.content[1] if found.content else ""
+        if closer and turn[end:].lstrip().startswith(closer):
+            end = turn.find(closer, end) + len(closer)
+        write["after_content"] = _space_after(turn, end)
+    one = probe.turn(calls=(ONE,))
+    if found.section:
+        opens, closes = found.section
+        start, end = one.find(opens), one.rfind(closes)
+        if start != -1 and end != -1:
+            write["in_section"] = [
+                _space_after(one, start + len(opens)),
+                _space_before(one, end),
+            ]
+    second = two.find("search_docs")
+    if literals and second != -1 and found.shape not in ("json_call_array", "python_calls"):
+        opener = literals[0]
+        write["between"] = _space_before(two, two.rfind(opener, 0, second))
+    if gaps:
+        before_text = gaps.get(False, gaps.get(True, ""))
+        write["after_reasoning"] = before_text
+        before_call = gaps.get(True, before_text)
+        if before_call != before_text:
+            if before_call == write.get("after_content", ""):
+                write["before_calls"] = before_call  # Nemotron 3's `</think>Text` and `</think>\n<tool_call>`
+            else:
+                write["after_reasoning"] = before_call
+    found.render = {k: v for k, v in write.items() if v and v != ["", ""]}
+
+
+def _render_line(render: dict[str, Any]) -> str:
+    order = ("between", "after_content", "after_reasoning", "before_calls", "in_reasoning", "in_section")
+    parts = []
+    for key in order:
+        if key in render:
+            value = render[key]
+            text = f"[{_lit(value[0])}, {_lit(value[1])}]" if isinstance(value, list) else _lit(value)
+            parts.append(f"{key}={text}")
+    return "render " + " ".join(parts)
+
+
 # --------------------------------------------------------------------------- writing
 
 
@@ -736,6 +846,8 @@ def grammar_text(found: Found, template_name: str) -> str:
     if found.content:
         closes = f" {_lit(found.content[1])}" if found.content[1] else ""
         lines.append(f"content {_lit(found.content[0])}{closes}")
+    if found.render:
+        lines.append(_render_line(found.render))
     lines += ["", f"call  # {found.shape}"]
     lines += [f"    {item}" for item in found.call]
     return "\n".join(lines) + "\n"
@@ -798,7 +910,11 @@ def check_imported(
             mutable=mutable,
             arguments="text" if as_text else "object",
         )
-        report = check(name, budget=budget)
+        # the template it was imported from is its row: the round trip (render ≡ template
+        # included) runs once, and check counts it as the family's template proof
+        report = check(name, budget=budget, template_trip=trip)
     out = [str(w) for w in warnings] + [trip.summary(), report.summary()]
     keys = tuple(finding.key for finding in trip.findings)
-    return Checked(trip.ok and report.ok, "\n".join(out), report.ok, keys)
+    others = any(n for kind, n in report.failed.items() if kind != "template")
+    invariants_ok = not others and report.no_samples is None and not report.incomplete
+    return Checked(report.ok, "\n".join(out), invariants_ok, keys)

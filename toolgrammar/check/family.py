@@ -61,6 +61,7 @@ from ..runtime.render import RenderError, render_output
 from ..runtime.dialects import markup_literals
 from ..runtime.spec import FamilySpec
 from .templates import (
+    TemplateReport,
     check_row,
     family_rows,
     missing_row,
@@ -400,8 +401,13 @@ def check(
     seed: int = 0,
     progress: Callable[[int], None] | None = None,
     templates: Path | None = None,
+    template_trip: TemplateReport | None = None,
 ) -> CheckReport:
     """Check `family` (a registered name) for `budget` seconds from `seed`.
+
+    `template_trip`: the round trip already run through the chat template the grammar was
+    written from (`import-template`); it stands for the family's `templates.toml` rows, which
+    a grammar not yet in the repository cannot have.
 
     The probes of one watched value (kept, promptness, the 10 MB value, deep JSON) and the
     family's chat-template rows (from the fetched templates in `templates`, when given) run
@@ -415,7 +421,10 @@ def check(
     start = time.monotonic()
     deadline = start + budget
     _probes(family, spec, tools, markers, report, random.Random(seed))
-    _check_templates(family, templates, report)
+    if template_trip is not None:
+        _record_trip(template_trip, report)
+    else:
+        _check_templates(family, templates, report)
     exports = _Exports(family, tools)
     walks = _walk_plan(tools)
     walk_rng = random.Random(f"walks:{seed}")  # its own: the samples stay those of the seed
@@ -739,6 +748,14 @@ def _check_templates(family: str, folder: Path | None, report: CheckReport) -> N
         if not row_holds(row, found):
             detail = f"{row_problems(row, found)}\n{found.summary()}"
             _record(report, Finding("template", "", [], detail, report.seed))
+
+
+def _record_trip(trip: TemplateReport, report: CheckReport) -> None:
+    """A round trip run by the caller, counted as the family's one template row: every
+    finding is a fault (an imported grammar declares no `known` limits of its template)."""
+    report.checked["template"] += 1
+    if not trip.ok:
+        _record(report, Finding("template", "", [], trip.summary(), report.seed))
 
 
 def _record(report: CheckReport, finding: Finding) -> None:
