@@ -487,10 +487,12 @@ def turn_end(
     return ours[:1] if tokens else [first_line]
 
 
+# a special token as templates spell them: `<|im_end|>`, `</s>`, `<end_of_turn>`, `[/INST]`
 TURN_END_MARKER = re.compile(r"<[^<>\s]+>|\[/?[A-Z_]+\]")
 
 
 def _plain_reply() -> Conversation:
+    """A reply with no calls: what the template writes after its text is the turn end."""
     return Conversation(
         "plain reply",
         (
@@ -501,6 +503,7 @@ def _plain_reply() -> Conversation:
 
 
 def _what_changed(before: Reading | str, after: Reading | str) -> str:
+    """What reading a marker spelled out after the output changed, for the finding."""
     if isinstance(after, str) or isinstance(before, str):
         return f"{after!r}"
     if after.content != before.content:
@@ -515,16 +518,16 @@ def _ignore_line(spec: FamilySpec, marker: str) -> str:
     it (its `ignore`), or the `family` line, where an `ignore` of it is missing."""
     named = dict(spec.markers_at).get(marker)
     if named:
-        return f"{named}: `ignore {json.dumps(marker)}` does not drop it"
+        return f"{named}: this statement names it"
     line = 1
     try:
-        text = resources.files("toolgrammar.grammars").joinpath(Path(spec.source).name)
-        found = re.search(rf"^family\s+{re.escape(spec.name)}\b", text.read_text("utf-8"), re.M)
-        if found:
-            line = text.read_text("utf-8")[: found.start()].count("\n") + 1
-    except OSError:
-        pass
-    return f"{spec.source}:{line}: no `ignore {json.dumps(marker)}`"
+        file = resources.files("toolgrammar.grammars").joinpath(Path(spec.source).name)
+        text = file.read_text("utf-8")
+    except OSError:  # a grammar compiled from elsewhere: its first line
+        text = ""
+    if found := re.search(rf"^family\s+{re.escape(spec.name)}\b", text, re.M):
+        line = text[: found.start()].count("\n") + 1
+    return f"{spec.source}:{line}: no `ignore {json.dumps(marker, ensure_ascii=False)}`"
 
 
 # --------------------------------------------------------------------------- the prompt
