@@ -283,8 +283,8 @@ PLANTED = {
     "wrong call literal": (
         "kimi_k2",
         "Kimi-K2-Instruct.jinja",
-        '"<|tool_call_end|>"',
-        '"<|tool_calls_end|>"',
+        'ws "<|tool_call_end|>"',
+        'ws "<|tool_calls_end|>"',
     ),
     "missing prompt_opened": (
         "deepseek_v4",
@@ -292,6 +292,17 @@ PLANTED = {
         '"<think>" "</think>" prompt_opened',
         '"<think>" "</think>"',
     ),
+    "missing ignore of the turn end": (  # the stop cuts it off: only the turn end check sees it
+        "hermes",
+        "Qwen-Qwen2.5-7B-Instruct.jinja",
+        'ignore "<|im_end|>"\n',
+        "",
+        "family hermes",
+    ),
+}
+# what the failing row must also name, beside the grammar line
+NAMED = {
+    "missing ignore of the turn end": ("[turn end]", "'<|im_end|>'", 'no `ignore "<|im_end|>"`')
 }
 
 
@@ -314,7 +325,10 @@ def test_a_mistake_planted_in_a_family_with_a_row_fails_check_with_the_grammar_l
     with registered(namespace["SPEC"]):
         report = template_check.check_row(row, template_folder)
     assert not template_check.row_holds(row, report)
-    assert f"{path}:{line}" in template_check.row_problems(row, report)
+    problems = template_check.row_problems(row, report)
+    assert f"{path}:{line}" in problems
+    for named in NAMED.get(mistake, ()):
+        assert named in problems
 
 
 def test_a_family_without_a_template_row_fails_check_with_the_command_that_adds_one(

@@ -87,7 +87,16 @@ ARGUMENTS = ("object", "text")  # how a call's arguments reach the template
 TOOLS_AS = ("list", "json")  # how a `tools_variables` entry holds the tools
 # Mistral's templates require ids of 9 letters and digits; other templates take any string
 CALL_IDS = ("aB3dE6gH9", "kL2mN5pQ8")
-FINDING_KINDS = ("render", "no tool calls", "calls", "content", "reasoning", "prompt", "markup")
+FINDING_KINDS = (
+    "render",
+    "no tool calls",
+    "calls",
+    "content",
+    "reasoning",
+    "prompt",
+    "markup",
+    "turn end",
+)
 # a plain reply whose turn end tells what the template writes after the model's text
 TURN_END_PROBE = "Sentinel reply 7q."
 
@@ -464,15 +473,8 @@ def turn_end(
     a plain assistant reply, that is no part of the grammar's markup (`<|im_end|>`; Cohere's
     `<|END_OF_TURN_TOKEN|>` after its `<|END_RESPONSE|>`; Kimi K3's `<|end_of_msg|>` after
     the `<|close|>…<|sep|>` tags its grammar reads), or else that line."""
-    plain = Conversation(
-        "plain reply",
-        (
-            {"role": "user", "content": "Say something."},
-            {"role": "assistant", "content": TURN_END_PROBE},
-        ),
-    )
     try:
-        _, turn, _ = assistant_turn(template, plain, variables)
+        _, turn, _ = assistant_turn(template, _plain_reply(), variables)
     except TemplateRefusal:  # a template that wants tools in every turn: no turn end known
         return []
     at = turn.find(TURN_END_PROBE)
@@ -480,9 +482,52 @@ def turn_end(
         return []
     after = turn[at + len(TURN_END_PROBE) :].strip()
     first_line = after.split("\n", 1)[0]
-    tokens = re.findall(r"<[^<>\s]+>|\[/?[A-Z_]+\]", first_line)
+    tokens = TURN_END_MARKER.findall(first_line)
     ours = [token for token in tokens if not any(token in marker for marker in markers)]
     return ours[:1] if tokens else [first_line]
+
+
+# a special token as templates spell them: `<|im_end|>`, `</s>`, `<end_of_turn>`, `[/INST]`
+TURN_END_MARKER = re.compile(r"<[^<>\s]+>|\[/?[A-Z_]+\]")
+
+
+def _plain_reply() -> Conversation:
+    """A reply with no calls: what the template writes after its text is the turn end."""
+    return Conversation(
+        "plain reply",
+        (
+            {"role": "user", "content": "Say something."},
+            {"role": "assistant", "content": TURN_END_PROBE},
+        ),
+    )
+
+
+def _what_changed(before: Reading | str, after: Reading | str) -> str:
+    """What reading a marker spelled out after the output changed, for the finding."""
+    if isinstance(after, str) or isinstance(before, str):
+        return f"{after!r}"
+    if after.content != before.content:
+        return f"content ({after.content!r})"
+    if after.reasoning != before.reasoning:
+        return f"reasoning ({after.reasoning!r})"
+    return f"calls ({after.calls!r})"
+
+
+def _ignore_line(spec: FamilySpec, marker: str) -> str:
+    """The grammar line a turn-end marker read as text points at: the statement that names
+    it (its `ignore`), or the `family` line, where an `ignore` of it is missing."""
+    named = dict(spec.markers_at).get(marker)
+    if named:
+        return f"{named}: this statement names it"
+    line = 1
+    try:
+        file = resources.files("toolgrammar.grammars").joinpath(Path(spec.source).name)
+        text = file.read_text("utf-8")
+    except OSError:  # a grammar compiled from elsewhere: its first line
+        text = ""
+    if found := re.search(rf"^family\s+{re.escape(spec.name)}\b", text, re.M):
+        line = text[: found.start()].count("\n") + 1
+    return f"{spec.source}:{line}: no `ignore {json.dumps(marker, ensure_ascii=False)}`"
 
 
 # --------------------------------------------------------------------------- the prompt
@@ -684,12 +729,15 @@ class _Run:
     params: dict[str, str]
     report: TemplateReport
     text_arguments: bool = False  # every call's arguments as JSON text from the start
+    turn_ends: set[str] = field(default_factory=set)  # the markers `_turn_end` reads
 
     def all(self, source: str, mutable: bool) -> None:
         template = load_template(source, mutable)
         markers = sorted(markup_literals(self.spec), key=len, reverse=True)
         eos = self.variables.get("eos_token", "</s>")
         stops = [*self.stop, eos, *turn_end(template, self.variables, markers)]
+        self.turn_ends.update(s for s in self.stop if TURN_END_MARKER.fullmatch(s))
+        self.plain_turn_end(template)
         field_name = reasoning_fields(source)
         as_text = self.text_arguments
         for conversation in conversations(self.spec, field_name, as_text):
@@ -714,7 +762,9 @@ class _Run:
                     f"{conversation.title}: the turn replaces the prompt's {unused!r} "
                     f"with {turn[: len(unused) + 8]!r}"
                 )
-            self.one(conversation, prompt, turn, unused, cut_at_stop(turn, stops))
+            output = cut_at_stop(turn, stops)
+            self.one(conversation, prompt, turn, unused, output)
+            self._turn_end(conversation, prompt, turn, unused, output)
         if self.report.conversations == 0:
             raise TemplateProblem("the template refuses every conversation")
         self._no_calls_at_all()
@@ -769,6 +819,60 @@ class _Run:
             f"{by_default!r}"
         )
         report.findings.append(TemplateFinding("prompt", conversation.title, detail, essence))
+
+    def _turn_end(
+        self, conversation: Conversation, prompt: str, turn: str, unused: str, output: str
+    ) -> None:
+        """The marker the stop cut off the turn (the template's turn end, `<|im_end|>`, or
+        one of the row's stops) is markup to the grammar: a model that spells it out must
+        not show it as content. One finding per marker, the first conversation's."""
+        tail = turn[len(output) :].lstrip()
+        found = TURN_END_MARKER.match(tail)
+        if not found or found.group() not in self.turn_ends:
+            return
+        marker = found.group()
+        if any(f.essence.startswith(repr(marker)) for f in self.report.findings):
+            return
+        end = prompt_end(self.spec, prompt)
+        options: dict[str, Any] = {"reasoning_open": self._opened(prompt, turn, unused, end)}
+        if self.spec.prompt_opens:
+            options["block_open"] = end.block
+        self._spelled_out(conversation.title, output, marker, options)
+
+    def _spelled_out(self, title: str, output: str, marker: str, options: dict[str, Any]) -> None:
+        """A `turn end` finding when `output` followed by `marker` reads otherwise."""
+        reading = _read(self.family, output, self.params, options)
+        spelled = _read(self.family, output + marker, self.params, options)
+        if spelled == reading:
+            return
+        essence = (
+            f"{marker!r}, the turn end the stop cuts off, is read as "
+            f"{_what_changed(reading, spelled)}, not as markup"
+        )
+        detail = f"{_ignore_line(self.spec, marker)}: {essence}"
+        self.report.findings.append(TemplateFinding("turn end", title, detail, essence))
+
+    def plain_turn_end(self, template: jinja2.Template) -> None:
+        """The turn end of a plain reply (the first marker the template writes after the
+        model's text, whether or not the grammar reads it) read after that reply."""
+        plain = _plain_reply()
+        try:
+            prompt, turn, unused = assistant_turn(template, plain, self.variables)
+        except TemplateProblem:  # a template that wants tools in every turn: none known
+            return
+        at = turn.find(TURN_END_PROBE)
+        if at == -1:
+            return
+        at += len(TURN_END_PROBE)
+        found = TURN_END_MARKER.match(turn[at:].lstrip())
+        if not found:
+            return
+        self.turn_ends.add(found.group())
+        end = prompt_end(self.spec, prompt)
+        options: dict[str, Any] = {"reasoning_open": self._opened(prompt, turn, unused, end)}
+        if self.spec.prompt_opens:
+            options["block_open"] = end.block
+        self._spelled_out(plain.title, turn[:at], found.group(), options)
 
     def _id_differences(
         self, conversation: Conversation, output: str, reading: Reading
