@@ -691,7 +691,7 @@ def python_calls_opening(item: PythonCalls) -> Opening:
     the `]` of an empty list) and its `(`: `[1, 2]` or `[[` is no call list from its second
     character, `[a[` from its third (the reader reads no further than the name's start)."""
     if item.list:
-        return Opening("[", r"\s,", r"A-Za-z_\]", _NO_CALL_NAME)
+        return Opening("[", r"\s,", r"A-Za-z_\]", _NO_CALL_NAME, begins=r"\[")
     return Opening("", r"\s,", "A-Za-z_", _NO_CALL_NAME)
 
 
