@@ -19,7 +19,11 @@ the reader), so passing over reads exactly as making the call and giving it back
 - a message header opener (`messages.MessageHeaders.read`): the recipient, then text that
   neither ends the header, starts a field, nor may still grow into either: "x to=5".
 
-Both give back the marker (and the call nothing more) and read on right after it.
+Both give back the marker (and the call nothing more) and read on right after it; except
+where a marker may begin with a space (` functools`): there the whitespace after the opener
+is read by the pass, as the call's last shape reads it (whitespace items, then a naming
+dialect that cannot begin so) and gives it back with the opener, the scan reading on after
+it (a marker starting in that whitespace is not found, as it is not when the call is made).
 """
 
 from __future__ import annotations
