@@ -45,9 +45,10 @@ class Markers:
     ) -> None:
         """`guards`: per literal, a regex of text at its place where it is not found (the
         search goes on past it), for a literal no shorter one of the set begins (else
-        that one would be found there instead). `passes`: per literal, a regex of text
-        right after it where the literal, once found, is decided to be text and the scan
-        goes on after it (`pass_over`)."""
+        that one would be found there instead). `passes`: per literal, a regex matched
+        right after it where the literal, once found, is decided to be text: its lookaheads
+        decide, and the scan goes on after the literal and what the regex itself reads (the
+        text the call reads before it gives it all back: `pass_over`)."""
         unique = sorted({lit for lit in literals if lit}, key=lambda lit: (-len(lit), lit))
         self.literals: tuple[str, ...] = tuple(unique)
         guards = {
@@ -94,7 +95,7 @@ class Markers:
             rests = {o[len(lit) : len(lit) + k] for o in longer for k in range(len(o) - len(lit))}
             growing = "|".join(re.escape(rest) for rest in sorted(rests))
             grows = f"(?!(?:{growing})\\Z)" if rests else ""
-            alternatives.append(f"{found}{_alternative(lit, guards.get(lit))}{grows}(?={cond})")
+            alternatives.append(f"{found}{_alternative(lit, guards.get(lit))}{grows}{cond}")
         firsts = "".join(re.escape(first) for first in self._firsts)
         return re.compile(
             f"(?:[^{firsts}]++|(?:{'|'.join(alternatives)})(?P<past>)"

@@ -19,7 +19,11 @@ the reader), so passing over reads exactly as making the call and giving it back
 - a message header opener (`messages.MessageHeaders.read`): the recipient, then text that
   neither ends the header, starts a field, nor may still grow into either: "x to=5".
 
-Both give back the marker (and the call nothing more) and read on right after it.
+Both give back the marker (and the call nothing more) and read on right after it; except
+where a marker may begin with a space (` functools`): there the whitespace after the opener
+is read by the pass, as the call's last shape reads it (whitespace items, then a naming
+dialect that cannot begin so) and gives it back with the opener, the scan reading on after
+it (a marker starting in that whitespace is not found, as it is not when the call is made).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from typing import Iterable
 
 from .dialects import DIALECTS
 from .first_chars import may_begin
-from .spec import BAD_NAME, CallShape, Lit, Messages, Name, Ws
+from .spec import BAD_NAME, CallShape, Dialect, Lit, Messages, Name, Ws
 
 # the characters a name's first one is tried against (others go to the reader): printable
 # ASCII, to which the family's marker characters are added
@@ -44,8 +48,15 @@ def opener_pass(shapes: Iterable[tuple[CallShape, int]], literals: Iterable[str]
     # whitespace the call reads is given back as text and read on after it, as the scan
     # reads it once the opener is passed: the same, unless a marker may begin in it
     spaced = not any(lit[:1].isspace() for lit in literals)
+    shapes = list(shapes)
     ways = []
-    for shape, start in shapes:
+    for number, (shape, start) in enumerate(shapes):
+        if not spaced and number == len(shapes) - 1:
+            # a marker may begin with a space: read what the last shape reads before it
+            # gives the call up (all of it goes back, the scan reads on after it)
+            read = _gives_up(shape, start, tried, True, read_space=True)
+            if read is not None:
+                return "".join(f"(?={way})" for way in ways) + read
         way = _gives_up(shape, start, tried, spaced)
         if way is None:
             return None
@@ -53,17 +64,22 @@ def opener_pass(shapes: Iterable[tuple[CallShape, int]], literals: Iterable[str]
     return "".join(f"(?={way})" for way in ways) if ways else None
 
 
-def _gives_up(shape: CallShape, start: int, tried: list[str], spaced: bool) -> str | None:
+def _gives_up(
+    shape: CallShape, start: int, tried: list[str], spaced: bool, read_space: bool = False
+) -> str | None:
     """A regex of the text after the opener on which the call's items from `start` give
     the call up at once: whitespace items, then a name (`_no_name`), a required literal
     that is not there (nor may still be: the text ends in a prefix of it), or a naming
     dialect whose text cannot begin so (`Opening.begins`); an optional literal only where
-    it is not there. None when they do not decide."""
+    it is not there. None when they do not decide. `read_space`: only whitespace items
+    then such a dialect decide, and the regex reads what they read (not a lookahead)."""
     read = ""
     for item in shape.call[start:]:
         if isinstance(item, Ws):  # (none at all where a marker may begin with a space)
             read += "\\s*+" if spaced else "(?!\\s)"
             continue
+        if read_space and not isinstance(item, Dialect):
+            return None
         if isinstance(item, Name):
             if item.fixed or item.recipient or not item.until:
                 return None
@@ -83,7 +99,7 @@ def _gives_up(shape: CallShape, start: int, tried: list[str], spaced: bool) -> s
         opening = row.opening(item) if row is not None and row.names_calls else None
         if opening is None or not opening.begins:
             return None
-        return read + f"[{opening.space}]*+(?=[^{opening.begins}])"
+        return read + f"[{opening.space}]*+(?=[^{opening.begins}])"  # (read no further)
     return None
 
 
@@ -135,4 +151,4 @@ def header_pass(
     none = "".join(re.escape(c) for c in tried if not may_begin(recipient.pattern, c))
     if none:
         ways.append(f"(?=[{none}]){growing}")
-    return "(?:" + "|".join(ways) + ")"
+    return "(?=" + "|".join(ways) + ")"

@@ -361,7 +361,9 @@ class PythonCallsReader(Batched):
                 pos += used
                 continue
             closes = (
-                True if len(quote) > 1 else self._closes(text, pos + 1, end, eof, _AFTER_VALUE, True)
+                True
+                if len(quote) > 1
+                else self._closes(text, pos + 1, end, eof, _AFTER_VALUE, True)
             )
             if closes is None:
                 break  # what follows the quote is still arriving
@@ -693,9 +695,11 @@ _NO_CALL_NAME = rf"[A-Za-z_][\w.\-]{{0,{_MAX_NAME - 1}}}+[ \t]{{0,{_MAX_NAME}}}+
 def python_calls_opening(item: PythonCalls) -> Opening:
     """A list's `[` (with `list=true`), spaces and commas, then a name's first letter (or
     the `]` of an empty list) and its `(`: `[1, 2]` or `[[` is no call list from its second
-    character, `[a[` from its third (the reader reads no further than the name's start)."""
+    character, `[a[` from its third (the reader reads no further than the name's start);
+    a list's text begins with `[` (`begins`): `<|tool_call_start|><|tool_call_start|>`
+    is passed over at once."""
     if item.list:
-        return Opening("[", r"\s,", r"A-Za-z_\]", _NO_CALL_NAME)
+        return Opening("[", r"\s,", r"A-Za-z_\]", _NO_CALL_NAME, begins=r"\[")
     return Opening("", r"\s,", "A-Za-z_", _NO_CALL_NAME)
 
 

@@ -120,7 +120,9 @@ def test_a_run_of_openers_in_prose_makes_no_call(family: str, run: str) -> None:
         ("glm45", "<tool_call>"),  # a bare name holding `>` before any end marker
         ("qwen3_coder", "<tool_call>"),  # a required `<function=` that is not there
         ("command_r_plus", "Action:"),  # an optional "```json" that is not there
-        ("firefunction_v2", "functools"),  # no space read where a marker begins with one
+        ("firefunction_v2", "functools"),  # the marker without its space
+        ("firefunction_v2", " functools"),  # the space read, as the call reads it
+        ("lfm2", "<|tool_call_start|>"),  # a Python call list that cannot begin with `<`
         ("xlam", "```json"),  # a lookahead `[` that is not there
     ],
 )
