@@ -268,8 +268,9 @@ class CompiledFamily:
     # or a call (`<|content_text|>` of `<|message_model|><|content_text|>`, the skip's
     # `until`), each mapped to the marker it is read as and whether it is consumed there
     reopen: dict[str, tuple[Markers, dict[str, tuple[str, bool]]]]
-    # per such opener, its pattern: an opener held inside reasoning whose text matches it is
-    # reasoning text at once (its call would only give it back)
+    # per opener with a guard or a pass, its pattern (opener included): an opener held inside
+    # reasoning whose text matches it is reasoning text at once (its call would only give it
+    # back)
     gives_back: dict[str, re.Pattern[str]]
 
     def pretty(self) -> str:
@@ -558,7 +559,11 @@ def _compute_quick_markers(
     return {
         "quick_content_markers": Markers(outside, guards, outside_passes),
         "quick_section_markers": Markers(inside + message_markers, guards, {**passes, **headers}),
-        "gives_back": {opener: re.compile(guard) for opener, guard in guards.items()},
+        # (an opener of several shapes: the text after it on which every shape gives up)
+        "gives_back": {
+            **{opener: re.compile(re.escape(opener) + cond) for opener, cond in passes.items()},
+            **{opener: re.compile(guard) for opener, guard in guards.items()},
+        },
     }
 
 
