@@ -98,4 +98,6 @@ def test_every_render_vllm_refuses_is_refused_for_a_documented_reason(name: str,
             assert mode == "auto"
             continue
         assert xg.accepts(_as_vllm_writes(name, text)), (text, xg.rejection(text))
-    assert refused  # the table's differences are there to explain
+    # (how many it refuses is the table's, pinned by test_the_docs_table_is_the_measured_one:
+    # since render writes no whitespace the grammar does not declare, `required` has none)
+    assert refused or mode == "required"
