@@ -5,7 +5,7 @@ grammar it writes, whether that grammar passes `check` unedited (the round trip 
 same template included), and, for a template a `grammars/templates.toml` row gives a family,
 its markers beside the hand-written grammar's, marker by marker.
 
-Usage: python scripts/import_template_figures.py [TEMPLATES_DIR] [--budget S] [--out FILE.md]
+Usage: python scripts/import_template_figures.py [TEMPLATES_DIR] [--budget S] [--out OUTPUT_PATH]
 """
 
 from __future__ import annotations
