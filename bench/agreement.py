@@ -22,8 +22,8 @@ byte for byte with `--exact`. With `--compat`, the expectation of each case is n
 corpus holds but what `toolgrammar.parse` reads with `compat=` the peer (docs/compat.md's
 profile): the agreement an operator who swaps the peer's parser for ours sees. Content is not compared when the
 expectation has reasoning: a peer's tool parser alone does not split reasoning off. Options a
-peer's parser cannot take (`reasoning_open`, `block_open`, `params`, `unknown_tools`) leave
-the case out, as does `tools=none`: with no tools, neither serving layer runs its tool parser.
+peer's parser cannot take (`reasoning_open`, `block_open`, `params`, a switch, a `compat=`
+other than the peer's own) leave the case out, as does `tools=none`: with no tools, neither serving layer runs its tool parser.
 
 Run it in the peer's environment (as `vs_vllm.py` / `vs_sglang.py`):
 
@@ -222,8 +222,14 @@ def run_family(
 ) -> FamilyAgreement:
     cases = load(corpus_of(family))
     result = FamilyAgreement(family, peer.pairs[family])
+    # a case read with the peer's own profile (`compat=sglang` for SGLang) is the peer's answer
+    own = COMPAT_OF[peer.name]
     usable = [
-        c for c in cases if c.tools is not None and not any(k in c.options for k in UNSUPPORTED)
+        c
+        for c in cases
+        if c.tools is not None
+        and not any(k in c.options for k in UNSUPPORTED if k != "compat")
+        and c.options.get("compat", own) == own
     ]
     result.left_out = len(cases) - len(usable)
     tokens = Tokens(special_tokens(family), [c.text for c in usable])

@@ -660,7 +660,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             self._raw_sync(call, end)
         if call.committed and not call.args_done:
             self._close_args(call)  # arguments cut by the end, or ended by junk
-            self._settle(call, PARTIAL if self.finished else MALFORMED)
+            self._settle(call, PARTIAL if self.finished and not call.malformed else MALFORMED)
         self._settle(call, MALFORMED if call.malformed else WHOLE)
         self._call = None
         self.mode = SECTION if self._state.in_section else CONTENT

@@ -134,7 +134,9 @@ class ItemReaders:
         call.args_done = True
         if call.hold is not None:  # held until its arguments end (`call_outcome.py`)
             self._raw_sync(call, new)
-            self._settle(call, PARTIAL if cut else MALFORMED if call.malformed else WHOLE)
+            # arguments known malformed stay so when the end of the output also cuts the
+            # skip past them (a call with no closer of its own: GigaChat 3)
+            self._settle(call, MALFORMED if call.malformed else PARTIAL if cut else WHOLE)
         call.item += 1
         self._outcome = READ
         return new

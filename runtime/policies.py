@@ -133,6 +133,8 @@ PROFILES: dict[str, Profile] = {
         {
             "qwen3_coder": {"unknown_tools": "keep"},  # its detector does not check names
             "kimi_k2": {"unknown_tools": "keep"},  # nor does Kimi-K2's
+            # its tests give the whole output back when the arguments fail json.loads
+            "gigachat3": {"malformed_calls": "text"},
         },
         {
             "whitespace": "the text before the first call is stripped",
@@ -145,7 +147,9 @@ PROFILES: dict[str, Profile] = {
             "text (Hermes, Llama 3 JSON, GLM-4.7, MiniMax-M2), and Qwen3-Coder keeps it",
             "malformed_calls": "streamed, the call is sent as it comes; whole, a failed "
             "`json.loads` gives the whole output back as text (Hermes, Llama 3 JSON, DeepSeek "
-            "V3.1) or drops the call (Mistral), and Kimi-K2 passes any `{...}` on as written",
+            "V3.1) or drops the call (Mistral), and Kimi-K2 passes any `{...}` on as written; "
+            "GigaChat3's own tests pin the text back, so that profile gives it back (holding "
+            "the call until its arguments end)",
             "citations": "the Command A detector leaves the answer text as written",
         },
     ),
