@@ -133,14 +133,19 @@ PROFILES: dict[str, Profile] = {
         {
             "qwen3_coder": {"unknown_tools": "keep"},  # its detector does not check names
             "kimi_k2": {"unknown_tools": "keep"},  # nor does Kimi-K2's
+            # nor do these (measured: a call to a tool the request lacks is returned)
+            "gemma4": {"unknown_tools": "keep"},
+            "inkling": {"unknown_tools": "keep"},
+            "kimi_k3": {"unknown_tools": "keep"},
+            "step3p5": {"unknown_tools": "keep"},
             # its tests give the whole output back when the arguments fail json.loads
             "gigachat3": {"malformed_calls": "text"},
         },
         {
             "whitespace": "the text before the first call is stripped",
             "unknown_tools": "dropped unless SGLANG_FORWARD_UNKNOWN_TOOLS is set (the "
-            "adapter honours it), except by the Qwen3-Coder and Kimi-K2 detectors, which "
-            "check no name",
+            "adapter honours it), except by the Qwen3-Coder, Kimi-K2, Kimi K3, Gemma 4, "
+            "Inkling and Step-3.5 detectors, which check no name",
             "partial_calls": "streamed, the detectors send a cut call as it comes (partial "
             "JSON); whole, they read calls by a regex that needs the call's end, so a cut call "
             "is dropped (DeepSeek V3.1, Kimi-K2, Mistral) or the whole output is given back as "
