@@ -140,16 +140,34 @@ PROFILES: dict[str, Profile] = {
             "step3p5": {"unknown_tools": "keep"},
             # its tests give the whole output back when the arguments fail json.loads
             "gigachat3": {"malformed_calls": "text"},
+            # a call cut by the end of the output: these detectors send none of it on either
+            # path (they buffer a call until it is complete; MiniMax-M2's and LFM2's tests pin
+            # that), so the profile drops it too, holding each call until its arguments end
+            "apertus": {"partial_calls": "drop"},
+            "deepseek_v3": {"partial_calls": "drop"},
+            "deepseek_v31": {"partial_calls": "drop"},
+            "deepseek_v32": {"partial_calls": "drop"},
+            "k2_horizon": {"partial_calls": "drop"},
+            "lfm2": {"partial_calls": "drop"},
+            "mimo": {"partial_calls": "drop"},
+            "minicpm5": {"partial_calls": "drop"},
+            "minimax_m2": {"partial_calls": "drop"},
+            "mistral": {"partial_calls": "drop"},
+            "muse": {"partial_calls": "drop"},
+            "pythonic": {"partial_calls": "drop"},
         },
         {
             "whitespace": "the text before the first call is stripped",
             "unknown_tools": "dropped unless SGLANG_FORWARD_UNKNOWN_TOOLS is set (the "
             "adapter honours it), except by the Qwen3-Coder, Kimi-K2, Kimi K3, Gemma 4, "
             "Inkling and Step-3.5 detectors, which check no name",
-            "partial_calls": "streamed, the detectors send a cut call as it comes (partial "
+            "partial_calls": "streamed, most detectors send a cut call as it comes (partial "
             "JSON); whole, they read calls by a regex that needs the call's end, so a cut call "
             "is dropped (DeepSeek V3.1, Kimi-K2, Mistral) or the whole output is given back as "
-            "text (Hermes, Llama 3 JSON, GLM-4.7, MiniMax-M2), and Qwen3-Coder keeps it",
+            "text (Hermes, Llama 3 JSON, GLM-4.7, MiniMax-M2), and Qwen3-Coder keeps it; the "
+            "detectors that buffer a call until it is complete (Apertus, DeepSeek V3/V3.1/V3.2, "
+            "K2 Horizon, LFM2, MiMo, MiniCPM5, MiniMax-M2, Mistral, Muse, pythonic) send no cut "
+            "call on either path, and the profile drops it there",
             "malformed_calls": "streamed, the call is sent as it comes; whole, a failed "
             "`json.loads` gives the whole output back as text (Hermes, Llama 3 JSON, DeepSeek "
             "V3.1) or drops the call (Mistral), and Kimi-K2 passes any `{...}` on as written; "
