@@ -134,7 +134,7 @@ PROFILES: dict[str, Profile] = {
             "qwen3_coder": {"unknown_tools": "keep"},  # its detector does not check names
             "kimi_k2": {"unknown_tools": "keep"},  # nor does Kimi-K2's
             # nor do these (measured: a call to a tool the request lacks is returned)
-            "gemma4": {"unknown_tools": "keep"},
+            "gemma4": {"unknown_tools": "keep", "partial_calls": "text"},
             "inkling": {"unknown_tools": "keep"},
             "kimi_k3": {"unknown_tools": "keep"},
             "step3p5": {"unknown_tools": "keep"},
@@ -155,6 +155,11 @@ PROFILES: dict[str, Profile] = {
             "mistral": {"partial_calls": "drop"},
             "muse": {"partial_calls": "drop"},
             "pythonic": {"partial_calls": "drop"},
+            # their tests' end-of-stream flush (`finish`): a cut call's block is dropped
+            # (InternLM, Hunyuan) or given back as text (Gemma 4, MiniMax-M3)
+            "internlm": {"partial_calls": "drop"},
+            "hy_v3": {"partial_calls": "drop"},
+            "minimax_m3": {"partial_calls": "text"},
         },
         {
             "whitespace": "the text before the first call is stripped",
@@ -167,7 +172,9 @@ PROFILES: dict[str, Profile] = {
             "text (Hermes, Llama 3 JSON, GLM-4.7, MiniMax-M2), and Qwen3-Coder keeps it; the "
             "detectors that buffer a call until it is complete (Apertus, DeepSeek V3/V3.1/V3.2, "
             "K2 Horizon, LFM2, MiMo, MiniCPM5, MiniMax-M2, Mistral, Muse, pythonic) send no cut "
-            "call on either path, and the profile drops it there",
+            "call on either path, and the profile drops it there; the tests of the detectors' "
+            "end-of-stream flush drop a cut call's block (InternLM, Hunyuan) or give it back as "
+            "text (Gemma 4, MiniMax-M3)",
             "malformed_calls": "streamed, the call is sent as it comes; whole, a failed "
             "`json.loads` gives the whole output back as text (Hermes, Llama 3 JSON, DeepSeek "
             "V3.1) or drops the call (Mistral), and Kimi-K2 passes any `{...}` on as written; "
