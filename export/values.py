@@ -88,6 +88,9 @@ class Values:
     def literal(self, value: Any) -> Node:
         """A constant in this syntax (an enum member)."""
         if self.style == "python":
+            if isinstance(value, str):  # either quote, as for a key (`name()` below)
+                written = render_python(value), json.dumps(value, ensure_ascii=False)
+                return alt(*(Lit(w) for w in dict.fromkeys(written)))
             return Lit(render_python(value))
         if self.style == "keyvalue":
             if isinstance(value, str):
