@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ..runtime.limits import MAX_DEPTH, TooDeep
+
 _TYPES = ("string", "integer", "number", "boolean", "null", "object", "array")
 
 
@@ -52,8 +54,12 @@ def load_tools(tools: Any) -> list[Tool]:
             raise ExportError(f"tool {name!r}: parameters must be a JSON schema object")
         try:
             inlined = _inline(params, params, ())
-        except RecursionError:
-            raise ExportError(f"tool {name!r}: too deeply nested schema") from None
+        except TooDeep:
+            raise ExportError(
+                f"tool {name!r}: too deeply nested schema (its $refs inlined, deeper than "
+                f"{SCHEMA_DEPTH} levels: values deeper than the {MAX_DEPTH} levels the "
+                "parser reads)"
+            ) from None
         out.append(Tool(name, inlined))
     names = [t.name for t in out]
     if len(set(names)) != len(names):
@@ -61,9 +67,19 @@ def load_tools(tools: Any) -> list[Tool]:
     return out
 
 
-def _inline(node: Any, root: dict[str, Any], seen: tuple[str, ...]) -> Any:
+# How deep a tool's schema document may nest, `$ref`s inlined (each one followed counting a
+# level too): a value level takes two (`properties`, then the property's schema), so this
+# describes values as deep as the parser reads (runtime/limits.py). Every walk of the export
+# (branches, values, elements, the printers) goes no deeper than the schema does.
+SCHEMA_DEPTH = 2 * MAX_DEPTH
+
+
+def _inline(node: Any, root: dict[str, Any], seen: tuple[str, ...], depth: int = 0) -> Any:
+    """`node` with its `$ref`s inlined; `TooDeep` past `SCHEMA_DEPTH` levels."""
+    if isinstance(node, (list, dict)) and depth >= SCHEMA_DEPTH:
+        raise TooDeep("schema nested too deep")
     if isinstance(node, list):
-        return [_inline(n, root, seen) for n in node]
+        return [_inline(n, root, seen, depth + 1) for n in node]
     if not isinstance(node, dict):
         return node
     if isinstance(node.get("$ref"), str):
@@ -73,8 +89,12 @@ def _inline(node: Any, root: dict[str, Any], seen: tuple[str, ...]) -> Any:
         target = _resolve(ref, root)
         rest = {k: v for k, v in node.items() if k != "$ref"}
         merged = {**target, **rest}
-        return _inline(merged, root, seen + (ref,))
-    return {k: _inline(v, root, seen) for k, v in node.items() if k not in ("$defs", "definitions")}
+        return _inline(merged, root, seen + (ref,), depth + 1)
+    return {
+        k: _inline(v, root, seen, depth + 1)
+        for k, v in node.items()
+        if k not in ("$defs", "definitions")
+    }
 
 
 def _resolve(ref: str, root: dict[str, Any]) -> dict[str, Any]:
