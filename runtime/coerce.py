@@ -223,8 +223,6 @@ def _type_json(value: object, node: ResolvedSchema, depth: int = 0) -> object:
     """`value` with its strings typed where `node` rules string out; itself when unchanged.
     `depth`: the containers around it; at `MAX_DEPTH` typing stops (deeper members stay as
     written: runtime/limits.py)."""
-    if depth >= MAX_DEPTH:
-        return value
     json_type = json_type_of(value)
     if json_type is None:
         return value
@@ -238,7 +236,7 @@ def _type_json(value: object, node: ResolvedSchema, depth: int = 0) -> object:
         typed = _type_text(value, node, types, True, depth)  # type: ignore[arg-type]
         return value if type(typed) is str and typed == value else typed
     if isinstance(value, dict):
-        if "object" not in types:
+        if "object" not in types or depth >= MAX_DEPTH:  # (checked where a walk goes down)
             return value
         props, extra = object_view(node)
         changed: dict[str, object] | None = None
@@ -255,7 +253,7 @@ def _type_json(value: object, node: ResolvedSchema, depth: int = 0) -> object:
                 changed[name] = typed
         return value if changed is None else changed
     if isinstance(value, list):
-        if "array" not in types:
+        if "array" not in types or depth >= MAX_DEPTH:
             return value
         prefix, rest = array_view(node)
         out: list[object] | None = None
