@@ -325,3 +325,20 @@ def test_no_walk_needs_the_recursion_limit() -> None:
             toolgrammar.render("pythonic", [("f", {"x": _nested(DEEP)})])
     finally:
         sys.setrecursionlimit(old)
+
+
+def test_the_command_line_says_deep_json_files_in_one_line(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from toolgrammar.cli import main
+
+    output, deep = tmp_path / "out.txt", tmp_path / "deep.json"
+    output.write_text("hi")
+    deep.write_text("[" * DEEP + "]" * DEEP)
+    for argv in (
+        ["parse", "hermes", str(output), "--tools", str(deep)],
+        ["render", "hermes", str(deep)],
+    ):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "nested too deep to read" in err and err.count("\n") == 1, argv
