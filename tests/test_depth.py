@@ -342,3 +342,18 @@ def test_the_command_line_says_deep_json_files_in_one_line(
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert "nested too deep to read" in err and err.count("\n") == 1, argv
+
+
+def test_a_response_template_pattern_nested_past_the_limit_is_refused() -> None:
+    import copy
+
+    from support.response_templates import TEMPLATES
+    from toolgrammar.compiler import response_template as rt
+
+    template = copy.deepcopy(TEMPLATES["json_args"])
+    opener = "(?:" * DEEP + "<tool_call" + ")" * DEEP + ' name="(?P<name>[^"]+)">'
+    template["fields"]["tool_calls"]["open_pattern"] = opener
+    with pytest.raises(rt.ResponseTemplateError, match="nested deeper than 128 levels"):
+        rt.template_spec(template)
+    with pytest.raises(ValueError, match="nested deeper"):
+        toolgrammar.parse("hf", "x", response_template=template)
