@@ -31,7 +31,7 @@ from .batched import MarkupArgs
 from .coerce import coerce_text, json_text
 from .in_value import OpenerInValue
 from .markers import markers
-from .limits import MAX_DEPTH
+from .limits import MAX_DEPTH, deeper_than
 from .protocol import Call, DialectRow, RenderError, Sink, render_value_text, the_call
 from .protocol import too_deep_to_write
 from .schemas import item_schema, property_schema, schema_types, streams_as_text
@@ -359,7 +359,14 @@ class XmlElementsReader(MarkupArgs):
         if members is not None:  # the wrapper's members stand in its place
             self._count = write_members(self.emit, members, self._count)
         else:
-            self.emit(self._prefix() + json_text(_convert(node, self._schema)))
+            value = _convert(node, self._schema)
+            # repeated names make lists, so elements may nest twice as deep in JSON: a value
+            # that would make the arguments nest deeper than `MAX_DEPTH` is its text (counting
+            # tags and brackets rules most values out without a walk)
+            most = 2 * body.count(self._open) + body.count("[") + body.count("{")
+            if most > MAX_DEPTH - 1 and deeper_than(value, MAX_DEPTH - 1):
+                value = body
+            self.emit(self._prefix() + json_text(value))
         self.state = BETWEEN
 
     def _members(self, node: _Node) -> str | None:

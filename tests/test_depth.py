@@ -357,3 +357,22 @@ def test_a_response_template_pattern_nested_past_the_limit_is_refused() -> None:
         rt.template_spec(template)
     with pytest.raises(ValueError, match="nested deeper"):
         toolgrammar.parse("hf", "x", response_template=template)
+
+
+def test_repeated_elements_that_would_nest_past_the_limit_are_the_value_text() -> None:
+    """Repeated names make lists, so elements nest up to twice as deep in JSON: a value
+    that would make the arguments nest deeper than MAX_DEPTH is its text."""
+    spec = toolgrammar.get_spec("minimax_m3")
+    [prefix] = {item.prefix for item in spec.call if hasattr(item, "max_depth")}
+    tools = _tools({"x": {"type": "object"}}, name="f")
+    rendered = toolgrammar.render("minimax_m3", [("f", {"x": "PLACE"})])
+    for levels, read in ((MAX_DEPTH // 2 - 1, True), (MAX_DEPTH // 2, False)):
+        body = "1"
+        for _ in range(levels):  # each level an object holding a list of two `a`s
+            body = f"{prefix}<a>{body}{prefix}</a>{prefix}<a>2{prefix}</a>"
+        message = _read_both("minimax_m3", rendered.replace("PLACE", body), tools)
+        args = json.loads(message.tool_calls[0].function.arguments)
+        assert not deeper_than(args, MAX_DEPTH)
+        assert (args["x"] != body) is read, levels
+        if read:  # (one level more of this shape would make it MAX_DEPTH + 1)
+            assert _levels(args) == MAX_DEPTH - 1
