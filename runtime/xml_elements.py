@@ -363,8 +363,9 @@ class XmlElementsReader(MarkupArgs):
             # repeated names make lists, so elements may nest twice as deep in JSON: a value
             # that would make the arguments nest deeper than `MAX_DEPTH` is its text (counting
             # tags and brackets rules most values out without a walk)
-            most = 2 * body.count(self._open) + body.count("[") + body.count("{")
-            if most > MAX_DEPTH - 1 and deeper_than(value, MAX_DEPTH - 1):
+            if node.children and deeper_than_tags(body, self._open) and deeper_than(
+                value, MAX_DEPTH - 1
+            ):
                 value = body
             self.emit(self._prefix() + json_text(value))
         self.state = BETWEEN
@@ -433,6 +434,12 @@ def _parse(
             stack[-1].texts.append(body[at : close + 1])
         pos = close + 1
     return root
+
+
+def deeper_than_tags(body: str, opener: str) -> bool:
+    """Whether elements and brackets in `body` may make its value nest deeper than the
+    arguments allow (each element at most two levels: an object and a list)."""
+    return 2 * body.count(opener) + body.count("[") + body.count("{") > MAX_DEPTH - 1
 
 
 def _leaf_value(text: str, schema: dict | None, depth: int = 0) -> object:
