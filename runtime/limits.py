@@ -29,7 +29,7 @@ Past it (docs/policies.md, "Values nested too deep"):
   its anyOf/oneOf/allOf members nested deeper declare nothing.
 - `render` refuses arguments nested deeper (`RenderError`): the parser reads no deeper, so
   no rendering of them could read back the same.
-- `export_grammar` refuses a tool whose schema (its `$ref`s inlined) nests deeper
+- `export_grammar` refuses a tool whose schema (its `$ref`s inlined) describes values deeper
   (`ExportError`).
 
 Clients' own JSON parsers agree on about this much: Python's json gives up near 1000 levels,

@@ -304,10 +304,17 @@ def test_export_refuses_schemas_past_the_limit_and_any_number_of_properties_expo
         for fmt in ("lark", "gbnf"):
             with pytest.raises(toolgrammar.ExportError, match="too deeply nested schema"):
                 toolgrammar.export_grammar(family, _deep_tools(deep), format=fmt)
-    props: dict[str, Any] = {"type": "integer"}
-    for _ in range(MAX_DEPTH - 2):  # (the parameters object and `x` make the other two)
-        props = {"type": "object", "properties": {"a": props}}
-    assert "get_weather" in toolgrammar.export_grammar(family, _tools({"x": props}))
+    for key in ("properties", "items"):  # values at the limit export; one level more: not
+        schema: dict[str, Any] = {"type": "integer"}
+        for _ in range(MAX_DEPTH - 2):  # (the parameters object and `x` make the other two)
+            schema = {"type": "object", "properties": {"a": schema}}
+            if key == "items":
+                schema = {"type": "array", "items": schema["properties"]["a"]}
+        for fmt in ("lark", "gbnf"):
+            assert "get_weather" in toolgrammar.export_grammar(family, _tools({"x": schema}), fmt)
+            deeper = _tools({"x": {"type": "array", "items": schema}})
+            with pytest.raises(toolgrammar.ExportError, match="too deeply nested schema"):
+                toolgrammar.export_grammar(family, deeper, format=fmt)
     wide = {f"p{i}": {"type": "integer"} for i in range(3000)}  # one rule per property
     assert "p2999" in toolgrammar.export_grammar(family, _tools(wide), format="lark")
 
