@@ -15,7 +15,7 @@ from functools import lru_cache
 def _table(variable: str, raw: str) -> dict[str, dict[str, str]]:
     try:
         table = json.loads(raw) if raw.strip() else {}
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # (JSON nested too deep to read)
         raise ValueError(f"{variable} is not JSON: {exc}") from None
     if not isinstance(table, dict) or not all(
         isinstance(v, dict) and all(isinstance(x, str) for x in v.values()) for v in table.values()

@@ -41,7 +41,7 @@ def policies_from_env(stack: str) -> dict[str, Any]:
         return options
     try:
         given = json.loads(raw)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # (JSON nested too deep to read)
         raise ValueError(f"{POLICIES_ENV} is not JSON: {exc}") from None
     known = ("compat", *SWITCHES)
     if not isinstance(given, dict) or any(key not in known for key in given):

@@ -25,6 +25,7 @@ from typing import Any, Iterator, Literal as L, Union
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from toolgrammar.runtime.json_stream import JsonScanner
+from toolgrammar.runtime.limits import MAX_DEPTH
 from toolgrammar.runtime.spec import FamilySpec
 
 from . import ir, lower, validate
@@ -179,12 +180,13 @@ def _split_alternatives(body: str) -> list[str]:
     return parts
 
 
-def literal_choices(pattern: str) -> tuple[str, ...]:
+def literal_choices(pattern: str, depth: int = 0) -> tuple[str, ...]:
     """The texts a literal-only pattern matches (`a|b`, `(?:a|b)c`, `\\|`, a leading `^`
-    dropped); `_Unsupported` for anything else."""
+    dropped); `_Unsupported` for anything else (groups nested deeper than `MAX_DEPTH`
+    included: runtime/limits.py)."""
     texts: list[str] = []
     for branch in _split_alternatives(pattern):
-        pieces = pattern_pieces(branch.removeprefix("^"))
+        pieces = pattern_pieces(branch.removeprefix("^"), depth)
         if not all(isinstance(p, Lit) for p in pieces):
             raise _Unsupported(f"/{pattern}/ is not a literal or a choice of literals")
         options = [p.texts + (("",) if p.optional else ()) for p in pieces]  # type: ignore[union-attr]
@@ -195,11 +197,16 @@ def literal_choices(pattern: str) -> tuple[str, ...]:
     return tuple(texts)
 
 
-def pattern_pieces(pattern: str) -> list[Piece]:
+def pattern_pieces(pattern: str, depth: int = 0) -> list[Piece]:
     """A pattern as a sequence of literals, named groups, lookaheads and whitespace runs.
 
     Runs of plain and escaped characters merge into one literal; `(?:…)` must be a choice
-    of literals (`?` after it makes it optional) or a literal-or-lookahead closer."""
+    of literals (`?` after it makes it optional) or a literal-or-lookahead closer. `depth`:
+    the groups around it; deeper than `MAX_DEPTH`, `_Unsupported`."""
+    if depth > MAX_DEPTH or (
+        depth == 0 and max((d for _, _, d in _top_level(pattern, 0)), default=0) > MAX_DEPTH
+    ):  # (said at once, in one pass: each level read would pass over the rest again)
+        raise _Unsupported(f"groups nested deeper than {MAX_DEPTH} levels in a pattern")
     pieces: list[Piece] = []
     i = 0
     while i < len(pattern):
@@ -215,7 +222,7 @@ def pattern_pieces(pattern: str) -> list[Piece]:
             i = _char_piece(pieces, _ESCAPES.get(nxt, nxt), pattern, i + 2)
         elif ch == "(":
             end = _closing_paren(pattern, i)
-            i = _group_piece(pattern, i, end, pieces)
+            i = _group_piece(pattern, i, end, pieces, depth + 1)
         elif ch in ".[]{}*+?|^$)":
             raise _Unsupported(f"`{ch}` at {i} in /{pattern}/")
         else:
@@ -241,7 +248,7 @@ def _append_text(pieces: list[Piece], text: str) -> None:
         pieces.append(Lit((text,)))
 
 
-def _group_piece(pattern: str, start: int, end: int, pieces: list[Piece]) -> int:
+def _group_piece(pattern: str, start: int, end: int, pieces: list[Piece], depth: int = 1) -> int:
     """Read the group `pattern[start:end+1]` into `pieces`; the index after it."""
     inner = pattern[start + 1 : end]
     after = end + 1
@@ -253,7 +260,7 @@ def _group_piece(pattern: str, start: int, end: int, pieces: list[Piece]) -> int
         pieces.append(Group(named.group(1), inner[named.end() :]))
         return after
     if inner.startswith("?="):
-        pieces.append(Ahead(literal_choices(inner[2:])))
+        pieces.append(Ahead(literal_choices(inner[2:], depth)))
         return after + optional
     if not inner.startswith("?:"):
         if inner.startswith("?"):
@@ -263,11 +270,11 @@ def _group_piece(pattern: str, start: int, end: int, pieces: list[Piece]) -> int
     ahead = [b for b in branches if b.startswith("(?=") and b.endswith(")")]
     if ahead and not optional:
         consumed = [b for b in branches if b not in ahead]
-        texts = tuple(t for b in consumed for t in literal_choices(b))
-        looks = tuple(t for b in ahead for t in literal_choices(b[3:-1]))
+        texts = tuple(t for b in consumed for t in literal_choices(b, depth))
+        looks = tuple(t for b in ahead for t in literal_choices(b[3:-1], depth))
         pieces.append(Either(texts, looks))
         return after
-    pieces.append(Lit(literal_choices(inner[2:]), optional=optional))
+    pieces.append(Lit(literal_choices(inner[2:], depth), optional=optional))
     return after + optional
 
 

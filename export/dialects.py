@@ -186,41 +186,38 @@ def _lines_then_close(
     """The lines in order, each present or not (required ones always), `sep` between them,
     the last one in its closing form (`params`: each line, its form as the last one, whether
     it is required), or `close` alone when no line is written. One rule per (position,
-    anything written yet), as `values.ordered`."""
-    memo: dict[tuple[int, bool], Node | None] = {}
+    anything written yet), as `values.ordered`, made from the last line back in a loop."""
     n = len(params)
+    optional = [True] * (n + 1)  # optional[i]: no line from `i` on is required
+    for i in range(n - 1, -1, -1):
+        optional[i] = optional[i + 1] and not params[i][2]
 
-    def optional_from(i: int) -> bool:
-        return not any(required for _, _, required in params[i:])
-
-    def lines(i: int, first: bool) -> Node | None:
-        """At least one line from `i` on, then the close; None when none can be."""
-        if i == n:
-            return None
-        if (i, first) in memo:
-            return memo[i, first]
+    def lines(i: int, first: bool, more: Node | None, skipped: Node | None) -> Node | None:
+        """At least one line from `i` on, then the close (`more`: from `i + 1` on, a line
+        written; `skipped`: from `i + 1` on, as `first`); None when none can be."""
         line, last, required = params[i]
         pre = EMPTY if first else sep
         options = []
-        more = lines(i + 1, False)
         if more is not None:
             options.append(seq(pre, line, more))
-        if optional_from(i + 1):
+        if optional[i + 1]:
             options.append(seq(pre, last))
-        if not required:
-            skipped = lines(i + 1, first)
-            if skipped is not None:
-                options.append(skipped)
-        node = None
-        if options:
-            node = builder.g.rule(f"{name}_{i}{'f' if first else ''}", alt(*options))
-        memo[i, first] = node
-        return node
+        if not required and skipped is not None:
+            options.append(skipped)
+        if not options:
+            return None
+        return builder.g.rule(f"{name}_{i}{'f' if first else ''}", alt(*options))
 
-    some = lines(0, True)
+    later: list[Node | None] = [None] * (n + 1)
+    for i in range(n - 1, 0, -1):
+        later[i] = lines(i, False, later[i + 1], later[i + 1])
+    stop = next((i for i, (_, _, required) in enumerate(params) if required), n)
+    some = None if stop == n else lines(stop, True, later[stop + 1], None)
+    for i in range(stop - 1, -1, -1):
+        some = lines(i, True, later[i + 1], some)
     if some is None:
         return close
-    return alt(some, close) if optional_from(0) else some
+    return alt(some, close) if optional[0] else some
 
 
 def python_calls(

@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ..runtime.limits import MAX_DEPTH, TooDeep
+
 _TYPES = ("string", "integer", "number", "boolean", "null", "object", "array")
 
 
@@ -52,8 +54,12 @@ def load_tools(tools: Any) -> list[Tool]:
             raise ExportError(f"tool {name!r}: parameters must be a JSON schema object")
         try:
             inlined = _inline(params, params, ())
-        except RecursionError:
-            raise ExportError(f"tool {name!r}: too deeply nested schema") from None
+        except TooDeep:
+            raise ExportError(
+                f"tool {name!r}: too deeply nested schema (its $refs inlined: values deeper "
+                f"than the {MAX_DEPTH} levels the parser reads, or {SCHEMA_DEPTH} levels of "
+                "schema)"
+            ) from None
         out.append(Tool(name, inlined))
     names = [t.name for t in out]
     if len(set(names)) != len(names):
@@ -61,9 +67,28 @@ def load_tools(tools: Any) -> list[Tool]:
     return out
 
 
-def _inline(node: Any, root: dict[str, Any], seen: tuple[str, ...]) -> Any:
+# How deep a tool's schema document may nest, `$ref`s inlined (each one followed counting a
+# level too): a value level takes at most two (`properties`, then the property's schema).
+# Every walk of the export (branches, values, elements, the printers, `json.dumps` of a
+# schema) goes no deeper than the schema does.
+SCHEMA_DEPTH = 2 * MAX_DEPTH
+# Keywords whose schema describes a value one level down, and those holding such schemas.
+_ONE_DOWN = frozenset(
+    {"items", "additionalItems", "contains", "additionalProperties", "unevaluatedItems"}
+) | frozenset({"unevaluatedProperties"})
+_EACH_DOWN = frozenset({"properties", "patternProperties", "prefixItems"})
+
+
+def _inline(
+    node: Any, root: dict[str, Any], seen: tuple[str, ...], depth: int = 0, level: int = 1
+) -> Any:
+    """`node` with its `$ref`s inlined; `TooDeep` past `SCHEMA_DEPTH` levels of the document,
+    or for a schema of a value more than `MAX_DEPTH` levels deep (`level`: the parameters
+    object is 1), which the parser would not read."""
+    if isinstance(node, (list, dict)) and (depth >= SCHEMA_DEPTH or level > MAX_DEPTH):
+        raise TooDeep("schema nested too deep")
     if isinstance(node, list):
-        return [_inline(n, root, seen) for n in node]
+        return [_inline(n, root, seen, depth + 1, level) for n in node]
     if not isinstance(node, dict):
         return node
     if isinstance(node.get("$ref"), str):
@@ -73,8 +98,18 @@ def _inline(node: Any, root: dict[str, Any], seen: tuple[str, ...]) -> Any:
         target = _resolve(ref, root)
         rest = {k: v for k, v in node.items() if k != "$ref"}
         merged = {**target, **rest}
-        return _inline(merged, root, seen + (ref,))
-    return {k: _inline(v, root, seen) for k, v in node.items() if k not in ("$defs", "definitions")}
+        return _inline(merged, root, seen + (ref,), depth + 1, level)
+    out: dict[str, Any] = {}
+    for k, v in node.items():
+        if k in ("$defs", "definitions"):
+            continue
+        if k in _EACH_DOWN and isinstance(v, (dict, list)) and depth + 1 < SCHEMA_DEPTH:
+            members = v.items() if isinstance(v, dict) else enumerate(v)
+            inlined = {n: _inline(sub, root, seen, depth + 2, level + 1) for n, sub in members}
+            out[k] = inlined if isinstance(v, dict) else list(inlined.values())
+        else:
+            out[k] = _inline(v, root, seen, depth + 1, level + (k in _ONE_DOWN))
+    return out
 
 
 def _resolve(ref: str, root: dict[str, Any]) -> dict[str, Any]:

@@ -29,23 +29,29 @@ _ids = count()
 
 def ordered(g: Grammar, name: str, items: list[tuple[Node, bool]], sep: Node) -> Node:
     """`items` in this order, each present or not (a `True` flag: always), `sep` between the
-    present ones: one rule per (position, anything written yet), so the size stays linear."""
+    present ones: one rule per (position, anything written yet), so the size stays linear.
+
+    Made from the last item back, in a loop (an object may have any number of properties:
+    no recursion per item), the rules in the order a walk from the first would make them."""
     tag = next(_ids)
-    memo: dict[tuple[int, bool], Node] = {}
+    n = len(items)
 
-    def rest(i: int, first: bool) -> Node:
-        if i == len(items):
-            return EMPTY
-        if (i, first) in memo:
-            return memo[i, first]
+    def rule(i: int, first: bool, then: Node, skipped: Node) -> Node:
+        """From item `i` on: item `i` and `then`, or (when optional) `skipped`."""
         node, required = items[i]
-        take = seq(node if first else seq(sep, node), rest(i + 1, False))
-        body = take if required else alt(take, rest(i + 1, first))
-        ref = g.rule(f"{name}_{i}{'f' if first else ''}", body, key=(tag, i, first))
-        memo[i, first] = ref
-        return ref
+        take = seq(node if first else seq(sep, node), then)
+        body = take if required else alt(take, skipped)
+        return g.rule(f"{name}_{i}{'f' if first else ''}", body, key=(tag, i, first))
 
-    return rest(0, True)
+    later: list[Node] = [EMPTY] * (n + 1)  # from item i on, something already written
+    for i in range(n - 1, 0, -1):
+        later[i] = rule(i, False, later[i + 1], later[i + 1])
+    # from item i on, nothing written yet: made up to the first required item only
+    stop = next((i for i, (_, required) in enumerate(items) if required), n)
+    start: Node = EMPTY if stop == n else rule(stop, True, later[stop + 1], EMPTY)
+    for i in range(stop - 1, -1, -1):
+        start = rule(i, True, later[i + 1], start)
+    return start
 
 
 class Values:

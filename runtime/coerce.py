@@ -15,6 +15,7 @@ import re
 import warnings
 from json.encoder import encode_basestring  # json.dumps(str, ensure_ascii=False), in C
 
+from .limits import MAX_DEPTH, deeper_than
 from .schemas import (
     STRING_ONLY,
     ResolvedSchema,
@@ -84,8 +85,9 @@ def parse_python(text: str) -> ast.Expression:
 def _from_python(node: ast.AST, depth: int = 0) -> object:
     """A Python literal's value when it is made of JSON's values only (string keys, finite
     numbers), else `_NOT_JSON`. A walk of our own: `ast.literal_eval` leaves reference
-    cycles (nested closures) behind on every call."""
-    if depth > 128:
+    cycles (nested closures) behind on every call. Nodes nested past `MAX_DEPTH` (signs
+    included) make no literal (runtime/limits.py)."""
+    if depth > MAX_DEPTH:
         return _NOT_JSON
     kind = type(node)
     if kind is ast.Constant:
@@ -121,11 +123,11 @@ def _from_python(node: ast.AST, depth: int = 0) -> object:
     return _NOT_JSON
 
 
-def _decode_container(text: str) -> object:
+def _decode_container(text: str, room: int = MAX_DEPTH - 1) -> object:
     """An object or array the model wrote as strict JSON, as over-escaped JSON (`[{\\"a\\": 1}]`,
-    a JSON string's body) or as a Python literal (`{'k': True}`, `('a', 'b')`); else
-    `_NOT_JSON`."""
-    parsed = _decode_strict_json(text)
+    a JSON string's body) or as a Python literal (`{'k': True}`, `('a', 'b')`), nesting at
+    most `room` levels; else `_NOT_JSON` (deeper, it stays text: runtime/limits.py)."""
+    parsed = _fits(_decode_strict_json(text), text, room)
     if isinstance(parsed, (dict, list)):
         return parsed
     if text[:1] not in "{[(":
@@ -133,7 +135,7 @@ def _decode_container(text: str) -> object:
     if '\\"' in text:  # the body of a JSON string: decode it once more
         inner = _decode_strict_json('"' + text + '"')
         if isinstance(inner, str):
-            parsed = _decode_strict_json(inner)
+            parsed = _fits(_decode_strict_json(inner), inner, room)
             if isinstance(parsed, (dict, list)):
                 return parsed
     if len(text) <= _MAX_LITERAL:
@@ -141,10 +143,18 @@ def _decode_container(text: str) -> object:
             tree = parse_python(text)
         except (ValueError, SyntaxError, MemoryError, RecursionError):
             return _NOT_JSON
-        parsed = _from_python(tree.body)
+        parsed = _fits(_from_python(tree.body), text, room)
         if isinstance(parsed, (dict, list)):
             return parsed
     return _NOT_JSON
+
+
+def _fits(value: object, text: str, room: int) -> object:
+    """`value`, decoded from `text`, unless it nests deeper than `room` levels (then
+    `_NOT_JSON`); counting the text's brackets settles most values without a walk."""
+    if not isinstance(value, (dict, list)) or text.count("{") + text.count("[") <= room:
+        return value
+    return _NOT_JSON if deeper_than(value, room) else value
 
 
 def _as_int(text: str) -> int | None:
@@ -169,10 +179,12 @@ def _as_number(text: str) -> int | float | None:
 
 
 def _type_text(
-    text: str, node: ResolvedSchema, types: tuple[str, ...], quoted: bool = False
+    text: str, node: ResolvedSchema, types: tuple[str, ...], quoted: bool = False, depth: int = 0
 ) -> object:
     """`text` as the first of `types` it reads as; else its JSON value (a JSON string's
-    content typed once more), else itself."""
+    content typed once more), else itself. `depth`: the containers around the value inside
+    the arguments, so that a container read from the text keeps the arguments within
+    `MAX_DEPTH` (a deeper one stays text)."""
     container: object = _MISSING
     for t in types:
         if t == "null":
@@ -194,21 +206,23 @@ def _type_text(
                 return False
         elif t == "object" or t == "array":
             if container is _MISSING:
-                container = _decode_container(text.strip())
+                container = _decode_container(text.strip(), MAX_DEPTH - 1 - depth)
             if isinstance(container, dict if t == "object" else list):
-                return _type_json(container, node)
+                return _type_json(container, node, depth)
         else:  # string always fits
             return text
-    parsed = _decode_strict_json(text)
+    parsed = _fits(_decode_strict_json(text), text, MAX_DEPTH - 1 - depth)
     if type(parsed) is str and not quoted:
         # a quoted value (`"7"` for a number): the schema decides what the quotes hold
-        typed = _type_text(parsed, node, types, quoted=True)  # type: ignore[arg-type]
+        typed = _type_text(parsed, node, types, True, depth)  # type: ignore[arg-type]
         return parsed if type(typed) is str else typed
     return text if parsed is _NOT_JSON else parsed
 
 
-def _type_json(value: object, node: ResolvedSchema) -> object:
-    """`value` with its strings typed where `node` rules string out; itself when unchanged."""
+def _type_json(value: object, node: ResolvedSchema, depth: int = 0) -> object:
+    """`value` with its strings typed where `node` rules string out; itself when unchanged.
+    `depth`: the containers around it; at `MAX_DEPTH` typing stops (deeper members stay as
+    written: runtime/limits.py)."""
     json_type = json_type_of(value)
     if json_type is None:
         return value
@@ -219,10 +233,10 @@ def _type_json(value: object, node: ResolvedSchema) -> object:
         if "string" in types:
             return value
         # a JSON string is the model's own value: its quotes are not read again
-        typed = _type_text(value, node, types, quoted=True)  # type: ignore[arg-type]
+        typed = _type_text(value, node, types, True, depth)  # type: ignore[arg-type]
         return value if type(typed) is str and typed == value else typed
     if isinstance(value, dict):
-        if "object" not in types:
+        if "object" not in types or depth >= MAX_DEPTH:  # (checked where a walk goes down)
             return value
         props, extra = object_view(node)
         changed: dict[str, object] | None = None
@@ -232,14 +246,14 @@ def _type_json(value: object, node: ResolvedSchema) -> object:
                 sub = extra
             if sub is None:
                 continue
-            typed = _type_json(item, sub)  # type: ignore[arg-type]
+            typed = _type_json(item, sub, depth + 1)  # type: ignore[arg-type]
             if typed is not item:
                 if changed is None:
                     changed = dict(value)
                 changed[name] = typed
         return value if changed is None else changed
     if isinstance(value, list):
-        if "array" not in types:
+        if "array" not in types or depth >= MAX_DEPTH:
             return value
         prefix, rest = array_view(node)
         out: list[object] | None = None
@@ -247,7 +261,7 @@ def _type_json(value: object, node: ResolvedSchema) -> object:
             sub = prefix[index] if index < len(prefix) else rest
             if sub is None:
                 continue
-            typed = _type_json(item, sub)
+            typed = _type_json(item, sub, depth + 1)
             if typed is not item:
                 if out is None:
                     out = list(value)
@@ -259,11 +273,14 @@ def _type_json(value: object, node: ResolvedSchema) -> object:
 # --------------------------------------------------------------------------- public API
 
 
-def coerce_text(text: str, schema: dict | None) -> object:
+def coerce_text(text: str, schema: dict | None, depth: int = 0) -> object:
     """A markup value (raw text) typed by `schema`, trying only the declared types, in the
     order of docs/policies.md, 'Schema coercion'.
 
     Falls back to JSON when no declared type fits, then to the text itself; never raises.
+    `depth`: the containers around the value inside the arguments (an argument's own value
+    is 0): a container read from the text keeps the arguments within `MAX_DEPTH` levels,
+    or the value stays text (runtime/limits.py).
     """
     if not isinstance(text, str):
         return text
@@ -274,8 +291,8 @@ def coerce_text(text: str, schema: dict | None) -> object:
         types = declared_types(node)
         if not types or types == STRING_ONLY:
             return text
-        return _type_text(text, node, types)
-    except Exception:  # RecursionError on deep JSON, or a hostile schema
+        return _type_text(text, node, types, False, depth)
+    except Exception:  # a hostile schema (every walk here stops at MAX_DEPTH)
         return text
 
 
@@ -283,7 +300,7 @@ _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _WORDS = {"true": True, "false": False, "null": None}
 
 
-def coerce_bare(text: str, schema: dict | None) -> object:
+def coerce_bare(text: str, schema: dict | None, depth: int = 0) -> object:
     """A value written bare, outside any string delimiter (Gemma's `count:3`): typed by the
     schema like any markup value; with no declared type, a JSON number, `true`, `false` or
     `null` when it reads as one (a bare value in such syntax is not a string), else the text."""
@@ -292,7 +309,7 @@ def coerce_bare(text: str, schema: dict | None) -> object:
     node = resolve(schema)
     try:
         if node is not None and declared_types(node):
-            return coerce_text(text, schema)
+            return coerce_text(text, schema, depth)
     except Exception:
         return text
     word = text.strip()
@@ -325,8 +342,9 @@ def decode_object(text: str) -> dict | None:
 
 
 def decode_json_or_text(text: str) -> object:
-    """A markup value flagged as JSON: its JSON value when it parses, else the text."""
-    value = _decode_strict_json(text.strip())
+    """A markup value flagged as JSON: its JSON value when it parses (and nests at most
+    `MAX_DEPTH - 1` levels, inside the arguments), else the text."""
+    value = _fits(_decode_strict_json(text.strip()), text, MAX_DEPTH - 1)
     return text if value is _NOT_JSON else value
 
 
@@ -352,5 +370,5 @@ def coerce_json(value: object, schema: dict | None) -> object:
         return value
     try:
         return _type_json(value, node)
-    except Exception:  # RecursionError on deep JSON, or a hostile schema
+    except Exception:  # a hostile schema (every walk here stops at MAX_DEPTH)
         return value

@@ -18,6 +18,8 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from .limits import MAX_DEPTH
+
 try:  # Python 3.11+: the parser behind `re`
     from re import _constants as _c  # type: ignore[attr-defined]
     from re import _parser as _p  # type: ignore[attr-defined]
@@ -57,10 +59,13 @@ def _may_begin(pattern: str, char: str) -> bool:
         return True
 
 
-def _sequence(nodes: list[Any], char: str) -> tuple[bool, bool]:
-    """(may a match of these nodes in a row begin with `char`, may it be empty)."""
+def _sequence(nodes: list[Any], char: str, depth: int = 0) -> tuple[bool, bool]:
+    """(may a match of these nodes in a row begin with `char`, may it be empty); groups
+    nested deeper than `MAX_DEPTH` are not read (any character may begin them)."""
+    if depth > MAX_DEPTH:
+        raise _Unknown("nested too deep")
     for op, av in nodes:
-        begins, empty = _node(op, av, char)
+        begins, empty = _node(op, av, char, depth)
         if begins:
             return True, False
         if not empty:
@@ -68,7 +73,7 @@ def _sequence(nodes: list[Any], char: str) -> tuple[bool, bool]:
     return False, True
 
 
-def _node(op: Any, av: Any, char: str) -> tuple[bool, bool]:
+def _node(op: Any, av: Any, char: str, depth: int) -> tuple[bool, bool]:
     name = str(op)
     if name == "LITERAL":
         return chr(av) == char, False
@@ -84,17 +89,17 @@ def _node(op: Any, av: Any, char: str) -> tuple[bool, bool]:
         group, add, remove, inner = av
         if add or remove:
             raise _Unknown(name)
-        return _sequence(list(inner), char)
+        return _sequence(list(inner), char, depth + 1)
     if name == "ATOMIC_GROUP":  # (it only narrows what the group's own matches are)
-        return _sequence(list(av), char)
+        return _sequence(list(av), char, depth + 1)
     if name == "BRANCH":
-        results = [_sequence(list(branch), char) for branch in av[1]]
+        results = [_sequence(list(branch), char, depth + 1) for branch in av[1]]
         return any(b for b, _ in results), any(e for _, e in results)
     if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
         low, high, inner = av
         if high == 0:
             return False, True
-        begins, empty = _sequence(list(inner), char)
+        begins, empty = _sequence(list(inner), char, depth + 1)
         return begins, empty or low == 0
     raise _Unknown(name)  # a backreference, a conditional group, …
 

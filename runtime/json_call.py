@@ -472,7 +472,10 @@ class JsonCallArrayReader:
                 self._state = AFTER_ELEMENT
                 continue
             if self._bare and state == AFTER_ELEMENT:
-                return self._after_bare_element(text, pos, eof)
+                pos = self._after_bare_element(text, pos, eof)
+                if self._state != ELEMENTS:
+                    return pos
+                continue  # `, {`: the next element, in this loop (never a call per element)
             pos = skip_whitespace(text, pos, end)
             if pos >= end:
                 break
@@ -507,14 +510,14 @@ class JsonCallArrayReader:
         """After an element of a bracketless list: `,` and another object go on; anything
         else ends the list at `pos`, and the text from there is the engine's again (content
         after the calls, its whitespace included). Waits while the text does not yet show
-        what follows."""
+        what follows. At `, {` the state is ELEMENTS again and the `{` is where `read` goes on."""
         end = len(text)
         comma = skip_whitespace(text, pos, end)
         if comma < end and text[comma] == ",":
             after = skip_whitespace(text, comma + 1, end)
             if after < end and text[after] == "{":
                 self._state = ELEMENTS
-                return self.read(text, after, eof)
+                return after
             if after < end:
                 self.done = True
                 return pos

@@ -23,6 +23,7 @@ import re
 from typing import Callable
 
 from .json_bounded import find_closer, scan_within
+from .limits import MAX_DEPTH, deeper_than
 from . import shortcuts
 
 # scanner states
@@ -56,21 +57,6 @@ def nests_deeper(text: str, start: int, end: int, value: object, limit: int) -> 
     return deeper_than(value, limit)
 
 
-def deeper_than(value: object, limit: int) -> bool:
-    """Whether containers nest more than `limit` levels deep in a decoded value."""
-    level = [value]
-    for _ in range(limit):
-        level = [
-            child
-            for node in level
-            if isinstance(node, (dict, list))
-            for child in (node.values() if isinstance(node, dict) else node)
-        ]
-        if not level:
-            return False
-    return any(isinstance(node, (dict, list)) for node in level)
-
-
 def refuse_constant(name: str) -> object:
     raise ValueError(f"{name} is not JSON")
 
@@ -86,9 +72,8 @@ def _scan_key(text: str, pos: int) -> tuple[str, int]:
     return _scan_string(text, pos, True)  # type: ignore[no-any-return]
 
 
-# deepest nesting read: deeper JSON is malformed input, since clients' own parsers
-# refuse it (Python's json gives up near 1000 levels, serde_json's default is 128)
-MAX_DEPTH = 128
+# deepest nesting read (runtime/limits.py): deeper JSON is malformed input, since clients'
+# own parsers refuse it
 
 
 Member = tuple[str, int, int, object]  # key, where its value starts and ends, the value

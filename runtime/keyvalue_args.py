@@ -29,7 +29,9 @@ from .batched import MarkupArgs
 from .coerce import coerce_bare, coerce_text, json_text
 from .in_value import OpenerInValue
 from .markers import Markers, markers
-from .protocol import Call, DialectRow, Pairs, Sink, the_call
+from .scan_meter import forgets, metered
+from .limits import MAX_DEPTH
+from .protocol import Call, DialectRow, Pairs, RenderError, Sink, the_call, too_deep_to_write
 from . import shortcuts
 from .schemas import item_schema, property_schema, streams_as_text
 from .spec import KeyValueArgs
@@ -52,7 +54,7 @@ def _raw_tokens(delim: str, stops: tuple[str, ...]) -> re.Pattern[str]:
     (made once per family and call position, not once per call; bounded, as a server
     filling many `params` makes new stops for each)."""
     alts = "".join("|" + re.escape(s) for s in stops)
-    return re.compile(re.escape(delim) + r"|[{}\[\](),]" + alts)
+    return metered(re.compile(re.escape(delim) + r"|[{}\[\](),]" + alts))
 
 
 def _json_string_body(text: str) -> str:
@@ -68,8 +70,7 @@ _KEY_AND_SEPARATORS = re.compile(r"[\w\-.\s:,{}()\[\]]")
 SHORTCUT_KNOWS = frozenset({"string"})  # the fields `_whole_member(s)` decide as the loop does
 
 
-@lru_cache(maxsize=64)
-def _whole_member(delim: str, string_ends: Markers) -> re.Pattern[str] | None:
+def _whole_member_pattern(delim: str, string_ends: Markers) -> re.Pattern[str] | None:
     """One pattern for a member already whole in the text: a bare key, its colon, a string
     between two delimiters or a bare value, then whitespace and what follows (`,` or a
     closer, if there); None when the markup has no such shortcut.
@@ -93,6 +94,17 @@ def _whole_member(delim: str, string_ends: Markers) -> re.Pattern[str] | None:
         rf"{_SP}*+(?P<next>,(?={_SP}*+(?:[\w\-.]++{_SP}*+:|{re.escape(delim)}))|[}})\]]?)",
         re.DOTALL,
     )
+
+
+@lru_cache(maxsize=64)
+def _whole_member(delim: str, string_ends: Markers) -> re.Pattern[str] | None:
+    """`_whole_member_pattern`, made once per family (metered under a test's scan meter)."""
+    pattern = _whole_member_pattern(delim, string_ends)
+    return None if pattern is None else metered(pattern)
+
+
+forgets(_whole_member.cache_clear)
+forgets(_raw_tokens.cache_clear)
 
 
 class KeyValueArgsReader(MarkupArgs):
@@ -546,7 +558,9 @@ class _Reader:
             leaf = text[self.pos + len(delim) : end]
             self.pos = end + len(delim) if close >= 0 else len(text)
             return _Text(leaf)
-        if self.pos < len(text) and text[self.pos] in "{[" and depth < 128:
+        # a container `depth` deep in an argument's value is `depth + 2` levels deep in the
+        # arguments: deeper than `MAX_DEPTH`, it is bare text (runtime/limits.py)
+        if self.pos < len(text) and text[self.pos] in "{[" and depth < MAX_DEPTH - 1:
             return self._container(depth)
         start = self.pos
         if depth == 0:  # a top-level value is one whole (the reader found its end)
@@ -629,30 +643,36 @@ def _no_schema(_: str) -> None:
     return None
 
 
-def _typed(value: object, schema: dict | None) -> object:
-    """Leaves typed by the schema, through `properties` and `items`."""
+def _typed(value: object, schema: dict | None, depth: int = 0) -> object:
+    """Leaves typed by the schema, through `properties` and `items` (a value `_Reader`
+    read: no deeper than `MAX_DEPTH`)."""
     if isinstance(value, dict):
-        return {k: _typed(v, property_schema(schema, k)) for k, v in value.items()}
+        return {k: _typed(v, property_schema(schema, k), depth + 1) for k, v in value.items()}
     if isinstance(value, list):
-        return [_typed(v, item_schema(schema, i)) for i, v in enumerate(value)]
+        return [_typed(v, item_schema(schema, i), depth + 1) for i, v in enumerate(value)]
     if isinstance(value, _Bare):
-        return coerce_bare(str(value), schema)
-    return coerce_text(str(value), schema)
+        return coerce_bare(str(value), schema, depth)
+    return coerce_text(str(value), schema, depth)
 
 
-def render_keyvalue(value: Any, delim: str) -> str:
+def render_keyvalue(value: Any, delim: str, depth: int = 2) -> str:
+    """`value` in key:value syntax; a container `depth` levels deep (an argument's value is
+    2) deeper than `MAX_DEPTH` is a `RenderError`, as the reader reads no deeper."""
     if isinstance(value, str):
         return f"{delim}{value}{delim}"
+    if isinstance(value, (dict, list)) and depth > MAX_DEPTH:
+        raise RenderError(too_deep_to_write())
     if isinstance(value, dict):
-        return render_keyvalue_object(list(value.items()), delim)
+        return render_keyvalue_object(list(value.items()), delim, depth)
     if isinstance(value, list):
-        return "[" + ",".join(render_keyvalue(v, delim) for v in value) + "]"
+        return "[" + ",".join(render_keyvalue(v, delim, depth + 1) for v in value) + "]"
     return json.dumps(value)
 
 
-def render_keyvalue_object(pairs: Pairs, delim: str) -> str:
-    """`{key:value,…}`, each pair written even when its key repeats."""
-    return "{" + ",".join(f"{k}:{render_keyvalue(v, delim)}" for k, v in pairs) + "}"
+def render_keyvalue_object(pairs: Pairs, delim: str, depth: int = 1) -> str:
+    """`{key:value,…}`, each pair written even when its key repeats (the object `depth`
+    levels deep: the arguments are 1)."""
+    return "{" + ",".join(f"{k}:{render_keyvalue(v, delim, depth + 1)}" for k, v in pairs) + "}"
 
 
 def render_keyvalue_args(item: KeyValueArgs, calls: Sequence[Call]) -> str:

@@ -11,6 +11,8 @@ import re
 from functools import lru_cache
 from typing import Callable, Iterable, Mapping
 
+from .scan_meter import SEARCHES, forgets, metered
+
 
 def _no_match(text: str, pos: int = 0) -> None:
     return None
@@ -56,15 +58,18 @@ class Markers:
             for lit, guard in (guards or {}).items()
             if lit in unique and not any(lit.startswith(o) and o != lit for o in unique)
         }
-        self._regex = (
+        regex = (
             re.compile("|".join(_alternative(lit, guards.get(lit)) for lit in unique))
             if unique
             else None
         )
+        # the searches count while a test's scan meter runs (`scan_meter.py`); else the
+        # pattern itself
+        self._regex = None if regex is None else metered(regex, SEARCHES, to="start")
         # `at(text, pos)`: the match of a marker starting at `pos` (longest first), or None;
         # the compiled pattern's own method, for loops that ask at every token
         self.at: Callable[..., re.Match[str] | None] = (
-            self._regex.match if self._regex is not None else _no_match
+            regex.match if regex is not None else _no_match
         )
         self._prefixes = frozenset(lit[:k] for lit in unique for k in range(1, len(lit)))
         # the longest text that may still become a marker: a longer rest is not one
@@ -205,6 +210,10 @@ def _by_tuple(literals: tuple[str, ...]) -> Markers:
     that a process serving many `params` values keeps the ones in use (a plain dict that
     stopped adding when full kept the first 4096 for good)."""
     return _cached(frozenset(literals))
+
+
+forgets(_cached.cache_clear)
+forgets(_by_tuple.cache_clear)
 
 
 def markers(literals: Iterable[str]) -> Markers:

@@ -12,6 +12,7 @@ import dataclasses
 from functools import lru_cache
 from typing import Any, Mapping
 
+from .limits import MAX_DEPTH
 from .spec import FamilySpec
 
 _KEEP = frozenset(
@@ -47,16 +48,20 @@ def _filled(spec: FamilySpec, filled: tuple[tuple[str, str], ...]) -> FamilySpec
     return result
 
 
-def _fill(value: Any, table: dict[str, str]) -> Any:
+def _fill(value: Any, table: dict[str, str], depth: int = 0) -> Any:
+    """`value` (a spec, or a part of one) with its strings filled; a spec is a few levels
+    deep, and one nested past `MAX_DEPTH` is refused (ValueError), never recursed into."""
+    if depth > MAX_DEPTH:
+        raise ValueError("a family spec nested deeper than MAX_DEPTH")
     if isinstance(value, str):
         for ref, text in table.items():
             value = value.replace(ref, text)
         return value
     if isinstance(value, tuple):
-        return tuple(_fill(v, table) for v in value)
+        return tuple(_fill(v, table, depth + 1) for v in value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         changes = {
-            f.name: _fill(getattr(value, f.name), table)
+            f.name: _fill(getattr(value, f.name), table, depth + 1)
             for f in dataclasses.fields(value)
             if f.name not in _KEEP
         }

@@ -20,6 +20,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, Union
 
+from .limits import MAX_DEPTH
 from .markers import NextStop
 from .spec import Lit, Name, Ws
 
@@ -225,6 +226,11 @@ def no_literals(_: Any) -> tuple[str, ...]:
 
 class RenderError(ValueError):
     """Calls this family's markup cannot write so that they parse back the same."""
+
+
+def too_deep_to_write() -> str:
+    """What a `RenderError` says of arguments nested deeper than the parser reads."""
+    return f"the arguments nest too deep to write (deeper than {MAX_DEPTH} levels, the deepest read)"
 
 
 def render_value_text(value: Any, xml_escape: bool = False) -> str:

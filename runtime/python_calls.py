@@ -27,8 +27,10 @@ from typing import Any, Sequence
 
 from .batched import Batched
 from .coerce import coerce_json, json_text, parse_python
+from .limits import MAX_DEPTH, TooDeep
 from .markers import markers
-from .protocol import Call, DialectRow, Opening, Pairs, Sink, no_literals
+from .protocol import Call, DialectRow, Opening, Pairs, RenderError, Sink, no_literals
+from .protocol import too_deep_to_write
 from . import shortcuts
 from .schemas import streams_as_text
 from .spec import PythonCalls
@@ -624,11 +626,13 @@ def _requote(raw: str) -> str | None:
 def _literal(raw: str, repair: bool = True) -> object:
     """A Python (or JSON-spelled) literal as a JSON value; the text itself if it is not one.
 
-    A literal whose one-quote strings hold unescaped quotes is read with them escaped."""
+    A literal whose one-quote strings hold unescaped quotes is read with them escaped; one
+    nested deeper than `MAX_DEPTH - 1` levels (inside the arguments) is no literal: its text
+    (runtime/limits.py)."""
     try:
         tree = parse_python(raw)
         return _convert(tree.body)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # TooDeep is a ValueError
         if repair and ("'" in raw or '"' in raw):
             fixed = _requote(raw)
             if fixed is not None:
@@ -638,7 +642,10 @@ def _literal(raw: str, repair: bool = True) -> object:
         return raw
 
 
-def _convert(node: ast.AST) -> object:
+def _convert(node: ast.AST, depth: int = 2) -> object:
+    """The JSON value of a literal's node, a container of which is `depth` levels deep (an
+    argument's value is 2: the arguments object is 1); one deeper than `MAX_DEPTH` raises
+    `TooDeep`, so that a literal goes no deeper than JSON arguments do."""
     if isinstance(node, ast.Constant) and isinstance(
         node.value, (str, int, float, bool, type(None))
     ):
@@ -648,28 +655,40 @@ def _convert(node: ast.AST) -> object:
     if isinstance(node, ast.Name) and node.id in _JSON_NAMES:
         return _JSON_NAMES[node.id]
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        value = _convert(node.operand)
+        negative = False
+        while isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            negative ^= isinstance(node.op, ast.USub)  # signs read in a loop: `- - -1` any long
+            node = node.operand
+        value = _convert(node, depth)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError("sign on a non-number")
-        return -value if isinstance(node.op, ast.USub) else value
+        return -value if negative else value
+    if depth > MAX_DEPTH and isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict)):
+        raise TooDeep("a literal nested deeper than MAX_DEPTH")
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        return [_convert(item) for item in node.elts]
+        return [_convert(item, depth + 1) for item in node.elts]
     if isinstance(node, ast.Dict):
         out = {}
         for key, value in zip(node.keys, node.values):
             if key is None:
                 raise ValueError("** in a literal")
-            name = _convert(key)
-            out[name if isinstance(name, str) else json.dumps(name)] = _convert(value)
+            name = _convert(key, depth + 1)
+            out[name if isinstance(name, str) else json.dumps(name)] = _convert(value, depth + 1)
         return out
     raise ValueError(f"not a literal: {type(node).__name__}")
 
 
-def render_python(value: Any) -> str:
+def render_python(value: Any, depth: int = 2) -> str:
+    """`value` as a Python literal; a container `depth` levels deep (an argument's value is
+    2) deeper than `MAX_DEPTH` is a `RenderError`, as the reader reads no deeper."""
+    if isinstance(value, (dict, list)) and depth > MAX_DEPTH:
+        raise RenderError(too_deep_to_write())
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{k!r}: {render_python(v)}" for k, v in value.items()) + "}"
+        return (
+            "{" + ", ".join(f"{k!r}: {render_python(v, depth + 1)}" for k, v in value.items()) + "}"
+        )
     if isinstance(value, list):
-        return "[" + ", ".join(render_python(v) for v in value) + "]"
+        return "[" + ", ".join(render_python(v, depth + 1) for v in value) + "]"
     return repr(value)
 
 

@@ -21,7 +21,9 @@ from typing import Sequence
 
 from .dialects import DIALECTS
 from .keyvalue_args import render_keyvalue
+from .limits import MAX_DEPTH, deeper_than
 from .protocol import Arguments, Call, RenderError, argument_pairs, render_value_text
+from .protocol import too_deep_to_write
 from .python_calls import render_python
 from .spec import FamilySpec, Lit, Name, Skip, Ws, where
 from .xml_elements import render_element
@@ -122,6 +124,9 @@ def call_pieces(
 ) -> list[Piece]:
     """`render_call`'s text, item by item."""
     calls: list[Call] = [(n, argument_pairs(a)) for n, a in [(name, args), *more]]
+    for call_name, pairs in calls:  # the arguments object is 1 level: its values get the rest
+        if any(deeper_than(value, MAX_DEPTH - 1) for _, value in pairs):
+            raise RenderError(f"{spec.name}: call {call_name!r}: {too_deep_to_write()}")
     out: list[Piece] = []
     for item in spec.call:
         at = where(spec, item)

@@ -19,6 +19,8 @@ from typing import Any
 
 import jsonschema
 
+from .limits import MAX_DEPTH
+
 __all__ = ["ToolSchemaWarning", "value_key", "warn_about_schema"]
 
 _SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
@@ -166,9 +168,12 @@ def _explain(schema: Any, path: str) -> str:
     return ""
 
 
-def _leaves(error: Any) -> list[Any]:
-    """The sub-errors of an `anyOf`-style error, deepest first."""
-    found = []
+def _leaves(error: Any, depth: int = 0) -> list[Any]:
+    """The sub-errors of an `anyOf`-style error, deepest first; none below `MAX_DEPTH`
+    levels of them (runtime/limits.py)."""
+    found: list[Any] = []
+    if depth >= MAX_DEPTH:
+        return found
     for child in error.context or ():
-        found += [*_leaves(child), child]
+        found += [*_leaves(child, depth + 1), child]
     return found

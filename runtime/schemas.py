@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from referencing import Registry, Specification
 from referencing.jsonschema import DRAFT202012, specification_with
 
+from .limits import MAX_DEPTH
 from .schema_check import value_key as _value_key
 from .schema_check import warn_about_schema
 
@@ -116,7 +117,9 @@ class _Compiler:
     """Turns one root schema into a `ResolvedSchema` graph, resolving `$ref`s against that root.
 
     Nodes are memoised by the identity of the raw dict, so a recursive schema becomes a
-    cyclic graph (finite) and a pure `$ref` loop (A -> B -> A) becomes "no schema".
+    cyclic graph (finite) and a pure `$ref` loop (A -> B -> A) becomes "no schema". A
+    subschema more than `MAX_DEPTH` levels below the root (each `$ref` followed counting one)
+    is no schema either: values there stay as written (runtime/limits.py).
     """
 
     __slots__ = ("memo", "spec", "root")
@@ -126,9 +129,9 @@ class _Compiler:
         self.spec = spec
         self.root = root
 
-    def node(self, raw: object, resolver: Resolver) -> ResolvedSchema | None:
-        if not isinstance(raw, dict):
-            return None  # boolean schemas and junk carry no type
+    def node(self, raw: object, resolver: Resolver, depth: int = 0) -> ResolvedSchema | None:
+        if not isinstance(raw, dict) or depth > MAX_DEPTH:
+            return None  # boolean schemas and junk carry no type; nor does one too deep
         key = id(raw)
         hit = self.memo.get(key, _MISSING)
         if hit is _IN_PROGRESS:
@@ -140,14 +143,14 @@ class _Compiler:
         if not isinstance(ref, str):
             out = ResolvedSchema()
             self.memo[key] = out  # before filling: recursive schemas point back here
-            self._fill(out, raw, resolver)
+            self._fill(out, raw, resolver, depth)
             return out
         self.memo[key] = _IN_PROGRESS
         try:
             resolved = resolver.lookup(ref)
-            target = self.node(resolved.contents, resolved.resolver)
+            target = self.node(resolved.contents, resolved.resolver, depth + 1)
         except Exception:  # unresolvable, remote, junk pointer: no schema
-            target = self.node(self._anchor(ref), resolver)
+            target = self.node(self._anchor(ref), resolver, depth + 1)
         rest = {k: v for k, v in raw.items() if k != "$ref" and k not in _ANNOTATIONS}
         joined: ResolvedSchema | None
         if not rest:
@@ -156,7 +159,7 @@ class _Compiler:
             # Keywords beside the $ref also apply: the target joins them as an allOf member,
             # by reference, so a target still being filled (recursion) stays correct.
             joined = ResolvedSchema()
-            self._fill(joined, rest, resolver)
+            self._fill(joined, rest, resolver, depth)
             if target is not None:
                 joined["allOf"] = [target, *joined.get("allOf", ())]
         self.memo[key] = joined
@@ -188,8 +191,12 @@ class _Compiler:
             pass
         return resolver
 
-    def _fill(self, out: ResolvedSchema, raw: dict, resolver: Resolver) -> None:
-        node = self.node
+    def _fill(self, out: ResolvedSchema, raw: dict, resolver: Resolver, depth: int) -> None:
+        """`out` made of `raw`'s keywords, its subschemas `depth + 1` levels deep."""
+
+        def node(sub: object, resolver: Resolver) -> ResolvedSchema | None:
+            return self.node(sub, resolver, depth + 1)
+
         for k, v in raw.items():
             if k == "$ref" or k == "$defs" or k == "definitions":
                 continue  # resolved on demand; dropped from the graph
@@ -298,7 +305,10 @@ def _intersect(members: list[set[str]]) -> set[str]:
 
 
 def _collect_types(
-    node: ResolvedSchema, seen: set[int], memo: dict[int, set[str] | None] | None = None
+    node: ResolvedSchema,
+    seen: set[int],
+    memo: dict[int, set[str] | None] | None = None,
+    depth: int = 0,
 ) -> set[str] | None:
     """The JSON types a node declares: `type`, else enum/const, else what its structure
     implies (`properties` -> object, `items` -> array) joined with its anyOf/oneOf members,
@@ -308,8 +318,11 @@ def _collect_types(
     None means the node declares nothing (any value, kept as written); a union with such a
     member is itself unconstrained. A node met again through a cycle adds nothing (empty set);
     a node met again on another path (a shared `$defs` entry) gives what it gave the first
-    time, from `memo`, so the walk stays linear in the schema's size.
+    time, from `memo`, so the walk stays linear in the schema's size. Members nested more
+    than `MAX_DEPTH` combinators deep declare nothing (None), and are not looked into.
     """
+    if depth > MAX_DEPTH:
+        return None
     memo = {} if memo is None else memo
     key = id(node)
     if key in memo:
@@ -318,13 +331,13 @@ def _collect_types(
     if key in seen:
         return set()
     seen.add(key)
-    found = _node_types(node, seen, memo)
+    found = _node_types(node, seen, memo, depth)
     memo[key] = None if found is None else frozenset(found)  # type: ignore[assignment]
     return found
 
 
 def _node_types(
-    node: ResolvedSchema, seen: set[int], memo: dict[int, set[str] | None]
+    node: ResolvedSchema, seen: set[int], memo: dict[int, set[str] | None], depth: int
 ) -> set[str] | None:
     """`_collect_types` of one node met for the first time."""
     out: set[str] = set()
@@ -351,7 +364,7 @@ def _node_types(
         for comb in ("anyOf", "oneOf"):
             members = node.get(comb)
             for member in members if isinstance(members, list) else ():
-                found = _collect_types(member, seen, memo)
+                found = _collect_types(member, seen, memo, depth + 1)
                 if found is None or union is None:
                     union = None
                     break
@@ -366,7 +379,7 @@ def _node_types(
         declaring = [
             found
             for member in (members if isinstance(members, list) else ())
-            if (found := _collect_types(member, seen, memo))
+            if (found := _collect_types(member, seen, memo, depth + 1))
         ]
         if declaring:
             out = _intersect(declaring) or declaring[0]

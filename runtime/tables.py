@@ -7,7 +7,7 @@ import re
 from dataclasses import MISSING, Field, dataclass, fields, is_dataclass
 from typing import Any, Iterable
 
-from . import shortcuts
+from . import scan_meter, shortcuts
 from .dialects import DIALECTS, markup_literals
 from .markers import Markers, markers
 from .passes import header_pass, opener_pass
@@ -601,6 +601,7 @@ def _forget() -> None:
 
 
 shortcuts.on_switch(_forget)  # the runs are a shortcut: tables made with them are forgotten
+scan_meter.forgets(_forget)  # their markers count scans only when made under a meter
 
 
 def compiled(spec: FamilySpec) -> CompiledFamily:

@@ -13,7 +13,7 @@ no schema) streams as a JSON string as it arrives; a child element inside such a
 its text. Any other value is buffered whole and converted once its closing tag arrives, so
 typed values are never streamed early. Whitespace between arguments, and any stray text
 there, is markup. A tag whose name is blank or starts with `/`, or nesting deeper than
-`max_depth`, is text of the element around it; a tag opener with no `>` within 256
+`max_depth` (at most `limits.MAX_DEPTH`), is text of the element around it; a tag opener with no `>` within 256
 characters is no tag (between arguments the reading goes on right after it).
 
 A closer of the call or the section ends an open value, at any depth; a call opener inside a
@@ -31,7 +31,9 @@ from .batched import MarkupArgs
 from .coerce import coerce_text, json_text
 from .in_value import OpenerInValue
 from .markers import markers
-from .protocol import Call, DialectRow, Sink, render_value_text, the_call
+from .limits import MAX_DEPTH, deeper_than
+from .protocol import Call, DialectRow, RenderError, Sink, render_value_text, the_call
+from .protocol import too_deep_to_write
 from .schemas import item_schema, property_schema, schema_types, streams_as_text
 from .spec import XmlElements
 from .unwrap import members_text, wrapped_text, write_members
@@ -71,6 +73,7 @@ class XmlElementsReader(MarkupArgs):
         "_wrapper",
         "_first",
         "_in_value",
+        "_max_depth",
     )
 
     item: XmlElements
@@ -91,6 +94,7 @@ class XmlElementsReader(MarkupArgs):
         self._wrapper = False  # the element being read is a wrapper (`runtime/unwrap.py`)
         self._first = True  # no element read yet: only the first may be a wrapper
         self._in_value = OpenerInValue(stops, (item.prefix + "</",), (self._open,))
+        self._max_depth = min(item.max_depth, MAX_DEPTH)  # (the grammar's, within the limit)
 
     # -- the push interface ----------------------------------------------------------
 
@@ -314,7 +318,7 @@ class XmlElementsReader(MarkupArgs):
                     return self._stop_in_tree(text, pos, at, True)
             elif stop:
                 return self._stop_in_tree(text, pos, at, True)
-            elif strip_space(tag) and len(self._stack) + 1 < self.item.max_depth:
+            elif strip_space(tag) and len(self._stack) + 1 < self._max_depth:
                 self._stack.append(tag)
             self._buffer.append(text[pos : close + 1])
             pos = close + 1
@@ -349,13 +353,21 @@ class XmlElementsReader(MarkupArgs):
     def _close_tree(self) -> None:
         body = "".join(self._buffer)
         self._buffer = []
-        node = _parse(body, self._key, self.item.prefix, self.item.max_depth, self._in_value.held)
+        node = _parse(body, self._key, self.item.prefix, self._max_depth, self._in_value.held)
         wrapper, self._wrapper = self._wrapper, False
         members = self._members(node) if wrapper else None
         if members is not None:  # the wrapper's members stand in its place
             self._count = write_members(self.emit, members, self._count)
         else:
-            self.emit(self._prefix() + json_text(_convert(node, self._schema)))
+            value = _convert(node, self._schema)
+            # repeated names make lists, so elements may nest twice as deep in JSON: a value
+            # that would make the arguments nest deeper than `MAX_DEPTH` is its text (counting
+            # tags and brackets rules most values out without a walk)
+            if node.children and deeper_than_tags(body, self._open) and deeper_than(
+                value, MAX_DEPTH - 1
+            ):
+                value = body
+            self.emit(self._prefix() + json_text(value))
         self.state = BETWEEN
 
     def _members(self, node: _Node) -> str | None:
@@ -424,12 +436,18 @@ def _parse(
     return root
 
 
-def _leaf_value(text: str, schema: dict | None) -> object:
+def deeper_than_tags(body: str, opener: str) -> bool:
+    """Whether elements and brackets in `body` may make its value nest deeper than the
+    arguments allow (each element at most two levels: an object and a list)."""
+    return 2 * body.count(opener) + body.count("[") + body.count("{") > MAX_DEPTH - 1
+
+
+def _leaf_value(text: str, schema: dict | None, depth: int = 0) -> object:
     types = schema_types(schema)
     if not text.strip() and types and "string" not in types:
         if "array" in types or "object" in types:
             return [] if _array_first(types) else {}
-    return coerce_text(text, schema)
+    return coerce_text(text, schema, depth)
 
 
 def _array_first(types: tuple[str, ...]) -> bool:
@@ -449,12 +467,16 @@ def _is_array(node: _Node, types: tuple[str, ...]) -> bool:
     return all(strip_space(child.name) == "item" for child in node.children)
 
 
-def _convert(node: _Node, schema: dict | None) -> object:
+def _convert(node: _Node, schema: dict | None, depth: int = 0) -> object:
+    """The value of an element `depth` containers deep inside the arguments (an argument's
+    is 0); its tree is no deeper than the reader's `_max_depth` (at most `MAX_DEPTH`)."""
     if not node.children:
-        return _leaf_value("".join(node.texts), schema)
+        return _leaf_value("".join(node.texts), schema, depth)
     if _is_array(node, schema_types(schema)):
-        return [_convert(c, item_schema(schema, i)) for i, c in enumerate(node.children)]
-    return _object(node, lambda key: property_schema(schema, key))
+        return [
+            _convert(c, item_schema(schema, i), depth + 1) for i, c in enumerate(node.children)
+        ]
+    return _object(node, lambda key: property_schema(schema, key), depth)
 
 
 def _no_schema(_: str) -> None:
@@ -462,12 +484,14 @@ def _no_schema(_: str) -> None:
     return None
 
 
-def _object(node: _Node, schema_of: Callable[[str], dict | None]) -> dict[str, object]:
+def _object(
+    node: _Node, schema_of: Callable[[str], dict | None], depth: int = 0
+) -> dict[str, object]:
     """Child elements as an object, each typed by `schema_of` its name."""
     groups: dict[str, list[object]] = {}  # repeated names collect into a list, in order
     for child in node.children:
         key = strip_space(child.name)
-        groups.setdefault(key, []).append(_convert(child, schema_of(key)))
+        groups.setdefault(key, []).append(_convert(child, schema_of(key), depth + 1))
     out: dict[str, object] = {k: v[0] if len(v) == 1 else v for k, v in groups.items()}
     mixed = "".join(node.texts)
     if mixed.strip():
@@ -478,11 +502,15 @@ def _object(node: _Node, schema_of: Callable[[str], dict | None]) -> dict[str, o
     return out
 
 
-def render_element(prefix: str, key: str, value: Any) -> str:
+def render_element(prefix: str, key: str, value: Any, depth: int = 2) -> str:
+    """`value` as the element `key`; a container `depth` levels deep (an argument's value is
+    2) deeper than `MAX_DEPTH` is a `RenderError`, as the reader reads no deeper."""
+    if isinstance(value, (dict, list)) and depth > MAX_DEPTH:
+        raise RenderError(too_deep_to_write())
     if isinstance(value, dict):
-        body = "".join(render_element(prefix, k, v) for k, v in value.items())
+        body = "".join(render_element(prefix, k, v, depth + 1) for k, v in value.items())
     elif isinstance(value, list):
-        body = "".join(render_element(prefix, "item", v) for v in value)
+        body = "".join(render_element(prefix, "item", v, depth + 1) for v in value)
     else:
         body = render_value_text(value)
     return f"{prefix}<{key}>{body}{prefix}</{key}>"

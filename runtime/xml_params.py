@@ -26,6 +26,7 @@ from .batched import MarkupArgs
 from .coerce import coerce_flagged_json, coerce_text, json_text
 from .in_value import OpenerInValue
 from .markers import Markers, markers
+from .scan_meter import forgets, metered
 from .protocol import Call, DialectRow, RenderError, Sink, render_value_text, the_call
 from . import shortcuts
 from .schemas import streams_as_text
@@ -113,8 +114,7 @@ SHORTCUT_KNOWS = frozenset(
 )
 
 
-@lru_cache(maxsize=256)
-def _whole_param(
+def _whole_param_pattern(
     item: XmlParams, between: Markers, value_opens: Markers, value_ends: Markers
 ) -> re.Pattern[str] | None:
     """One pattern for a whole parameter already in the text, from where the last one
@@ -160,6 +160,18 @@ def _whole_param(
     ending = "|".join(re.escape(lit) for lit in ends)
     parts.append(rf"(?P<value>(?:[^{firsts}]++|(?!{alternatives}).)*+)(?P<end>{ending})")
     return re.compile("".join(parts), re.DOTALL)
+
+
+@lru_cache(maxsize=256)
+def _whole_param(
+    item: XmlParams, between: Markers, value_opens: Markers, value_ends: Markers
+) -> re.Pattern[str] | None:
+    """`_whole_param_pattern`, made once per family (metered under a test's scan meter)."""
+    pattern = _whole_param_pattern(item, between, value_opens, value_ends)
+    return None if pattern is None else metered(pattern)
+
+
+forgets(_whole_param.cache_clear)
 
 
 class XmlParamsReader(MarkupArgs):

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 
 import toolgrammar
+from toolgrammar.runtime import scan_meter
 from toolgrammar.runtime.json_stream import MAX_DEPTH
+from toolgrammar.runtime.scan_meter import ScanMeter
 from support.corpus_format import TOOLS
 from toolgrammar.check.fuzz import grammars
 from toolgrammar.check.invariants import check_text
@@ -130,50 +132,40 @@ MANY_CALLS = {
 }
 
 
-def count_marker_search(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """From here on, every marker search adds the characters it went through to [0]."""
-    from toolgrammar.runtime.markers import Markers
-
-    scanned = [0]
-    search = Markers.search
-
-    def counting(self: Markers, text: str, start: int, end: int | None = None) -> tuple[int, str]:
-        at, lit = search(self, text, start, end)
-        scanned[0] += (at if at >= 0 else (len(text) if end is None else end)) - start
-        return at, lit
-
-    monkeypatch.setattr(Markers, "search", counting)
-    return scanned
+@pytest.fixture
+def scans() -> Iterator[ScanMeter]:
+    """From here on, every scan of the runtime's metered patterns (every marker search, and
+    the whole-member and value-token patterns) adds the characters it went through to
+    `.chars`. The runtime counts them itself (`runtime/scan_meter.py`), so a compiled build,
+    where a patched method would never be called, counts them too; a test that counted
+    nothing fails rather than passing on a count of zero."""
+    with scan_meter.counting() as meter:
+        yield meter
+    assert meter.scans, "no scan was counted: the patterns read were made outside the meter"
 
 
 @pytest.mark.parametrize("family", sorted(MANY_CALLS))
-def test_many_calls_in_one_output_are_read_in_linear_work(
-    family: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_many_calls_in_one_output_are_read_in_linear_work(family: str, scans: ScanMeter) -> None:
     # each call used to search the rest of the output for its stop marker: a whole parse
     # of N calls back to back scanned O(N^2) characters (6.4 s for 256K of xlam calls)
     text = MANY_CALLS[family]
-    scanned = count_marker_search(monkeypatch)
     message = toolgrammar.parse(family, text)
     assert len(message.tool_calls) == 500
-    assert scanned[0] < 5 * len(
+    assert scans.chars < 5 * len(
         text
-    ), f"{scanned[0]} characters searched for a {len(text)}-char output"
+    ), f"{scans.chars} characters searched for a {len(text)}-char output"
 
 
-def test_many_python_strings_in_one_output_are_read_in_linear_work(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_many_python_strings_in_one_output_are_read_in_linear_work(scans: ScanMeter) -> None:
     # each string value of a Python call searched the rest of the output for the section's
     # closer and for a backslash: lfm2's whole parse of one 256K call took 1.4 s (quadratic)
     values = ", ".join(f"p{i}='value {i}'" for i in range(2000))
     text = f"<|tool_call_start|>[set_options({values})]<|tool_call_end|>"
-    scanned = count_marker_search(monkeypatch)  # (the backslash search is one too)
-    message = toolgrammar.parse("lfm2", text)
+    message = toolgrammar.parse("lfm2", text)  # (the backslash search is a marker search too)
     assert len(json.loads(message.tool_calls[0].function.arguments)) == 2000
-    assert scanned[0] < 5 * len(
+    assert scans.chars < 5 * len(
         text
-    ), f"{scanned[0]} characters searched for a {len(text)}-char output"
+    ), f"{scans.chars} characters searched for a {len(text)}-char output"
 
 
 @pytest.mark.parametrize(
@@ -209,18 +201,17 @@ OPENED = [f for f in toolgrammar.families() if _opener_before_name(f).strip()]  
 
 @pytest.mark.parametrize("family", OPENED)
 def test_repeated_openers_with_no_name_end_are_read_in_linear_work(
-    family: str, monkeypatch: pytest.MonkeyPatch
+    family: str, scans: ScanMeter
 ) -> None:
     # each opener searched the whole rest of the output for its name's end: gemma4 and
     # mistral took 2-4 s for 100K characters of openers, over 20 s for 300K
     opener = _opener_before_name(family)
-    scanned = count_marker_search(monkeypatch)
     work = []
     for size in (10_000, 40_000):
         text = opener * (size // len(opener))
-        scanned[0] = 0
+        scans.chars = 0
         toolgrammar.parse(family, text)
-        work.append(scanned[0])
+        work.append(scans.chars)
     assert work[1] <= 5 * work[0], f"4x the openers: {work[0]} then {work[1]} characters searched"
 
 
@@ -338,12 +329,12 @@ class _CountingPattern:
     """A compiled pattern that adds the characters each of its scans went through to a
     counter (a match: what it consumed; a search: up to the end of what it found)."""
 
-    def __init__(self, pattern, scanned: list[int]) -> None:  # type: ignore[no-untyped-def]
-        self._pattern, self._scanned = pattern, scanned
+    def __init__(self, pattern, meter: ScanMeter) -> None:  # type: ignore[no-untyped-def]
+        self._pattern, self._meter = pattern, meter
         self.groupindex, self.pattern = pattern.groupindex, pattern.pattern
 
     def _count(self, found, pos: int, endpos: int):  # type: ignore[no-untyped-def]
-        self._scanned[0] += max(1, (found.end() if found else endpos) - pos)
+        self._meter.add((found.end() if found else endpos) - pos)
         return found
 
     def match(self, text: str, pos: int = 0, endpos: int = 2**62):  # type: ignore[no-untyped-def]
@@ -357,13 +348,15 @@ class _CountingPattern:
         return self._count(self._pattern.search(text, pos, endpos), pos, min(endpos, len(text)))
 
 
-def count_all_scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """`count_marker_search`, plus the scans of the runtime's own regexes (each made to
-    count for the test only: the hot path is unchanged when not counting)."""
+def count_all_scans(monkeypatch: pytest.MonkeyPatch, meter: ScanMeter) -> ScanMeter:
+    """The meter's count (`scans`), plus the scans of the runtime's module-level regexes,
+    each made to count for the test only. These are module globals, which compiled code
+    reads through the module's dict as interpreted code does (the meter's own patterns and
+    the markers' searches are counted by the runtime itself; a patched function or method
+    would not be reached there)."""
     from toolgrammar.runtime import call_head, item_readers, json_stream, keyvalue_args
-    from toolgrammar.runtime import output_end, python_calls, xml_params
+    from toolgrammar.runtime import output_end, python_calls
 
-    scanned = count_marker_search(monkeypatch)
     for module, names in (  # the engine's own: its readers' and the end of output's
         (item_readers, ("_WS",)),
         (call_head, ("_PROSE",)),
@@ -373,25 +366,13 @@ def count_all_scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         (python_calls, ("_SPACE", "_NAME", "_KEY")),
     ):
         for name in names:
-            monkeypatch.setattr(module, name, _CountingPattern(getattr(module, name), scanned))
+            monkeypatch.setattr(module, name, _CountingPattern(getattr(module, name), meter))
     for table in ("_WHOLE_STRINGS", "_SIMPLE_RUNS"):
         patterns = getattr(python_calls, table).items()
         monkeypatch.setattr(
-            python_calls, table, {q: _CountingPattern(p, scanned) for q, p in patterns}
+            python_calls, table, {q: _CountingPattern(p, meter) for q, p in patterns}
         )
-    for module, factory in (
-        (xml_params, "_whole_param"),
-        (keyvalue_args, "_whole_member"),
-        (keyvalue_args, "_raw_tokens"),
-    ):
-        made = getattr(module, factory)
-
-        def counting(*args, _made=made):  # type: ignore[no-untyped-def]
-            pattern = _made(*args)
-            return None if pattern is None else _CountingPattern(pattern, scanned)
-
-        monkeypatch.setattr(module, factory, counting)
-    return scanned
+    return meter
 
 
 def _hostile(family: str) -> dict[str, Any]:
@@ -439,7 +420,7 @@ def _kinds() -> list[str]:
 
 @pytest.mark.parametrize("family", toolgrammar.families())
 def test_hostile_outputs_are_read_in_linear_work_the_same_streamed(
-    family: str, monkeypatch: pytest.MonkeyPatch
+    family: str, monkeypatch: pytest.MonkeyPatch, scans: ScanMeter
 ) -> None:
     # repeated openers, partial markers, runs of brackets, quotes and backslashes, huge
     # names, keys and values, thousands of calls, prose of marker fragments: 4x the output
@@ -449,14 +430,14 @@ def test_hostile_outputs_are_read_in_linear_work_the_same_streamed(
 
     hostile = _hostile(family)
     wholes = {}
-    scanned = count_all_scans(monkeypatch)
+    scanned = count_all_scans(monkeypatch, scans)
     for kind, make in hostile.items():
         work = []
         for size in (_HUGE, 4 * _HUGE):
             text = make(size)
-            scanned[0] = 0
+            scanned.chars = 0
             wholes[kind, size] = toolgrammar.parse(family, text, TOOLS, **_NOTHING_OPEN)
-            work.append(scanned[0])
+            work.append(scanned.chars)
         assert work[1] <= 5 * work[0] + 1000, f"{kind}: {work[0]} then {work[1]} characters scanned"
     monkeypatch.undo()
     for kind, make in hostile.items():

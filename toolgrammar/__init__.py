@@ -27,6 +27,7 @@ from .runtime.deltas import (
     sequential_call_id,
 )
 from .runtime.engine import Engine
+from .runtime.limits import MAX_DEPTH, deeper_than
 from .runtime.modes import REASONING
 from .runtime.params import UnknownParam, with_params
 from .runtime.policies import Policies
@@ -247,14 +248,9 @@ def render(
     for label, text in (("content", content), ("reasoning", reasoning), ("after", after)):
         if text is not None and not isinstance(text, str):
             raise TypeError(f"{label} must be a str or None, not {type(text).__name__}")
-    pairs = [_call_pair(call) for call in calls]
-    try:  # the writers walk a value recursively: arguments nested past Python's limit
-        ids = [call.get("id") if isinstance(call, dict) else None for call in calls]
-        text = render_output(
-            spec, pairs, content=content, reasoning=reasoning, after=after, ids=ids
-        )
-    except RecursionError:
-        raise RenderError(f"{family} cannot write arguments nested this deep") from None
+    pairs = [_call_pair(call) for call in calls]  # (none nested deeper than MAX_DEPTH)
+    ids = [call.get("id") if isinstance(call, dict) else None for call in calls]
+    text = render_output(spec, pairs, content=content, reasoning=reasoning, after=after, ids=ids)
     message = parse(
         family,
         text,
@@ -287,12 +283,15 @@ def _call_pair(call: Any) -> tuple[str, dict[str, Any]]:
         args = _json_value_or_text(args)
     if not isinstance(name, str) or not isinstance(args, dict):
         raise RenderError(f"a call is a name and an arguments object, got {_short(call)}")
+    if deeper_than(args, MAX_DEPTH):  # the parser reads no deeper (runtime/limits.py)
+        raise RenderError(
+            f"the arguments of {name!r} nest too deep to write (deeper than {MAX_DEPTH} "
+            "levels, the deepest read)"
+        )
     try:  # a model writes JSON: no NaN or Infinity (json.loads reads 1e999 as inf), no sets
         json.dumps(args, allow_nan=False)
     except (TypeError, ValueError) as error:
         raise RenderError(f"the arguments of {name!r} are not JSON: {error}") from None
-    except RecursionError:
-        raise RenderError(f"the arguments of {name!r} nest too deep to write") from None
     return name, args
 
 

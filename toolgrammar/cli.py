@@ -61,6 +61,8 @@ def _read_tools(path: str | None) -> list[dict[str, Any]] | None:
         tools = json.loads(text)
     except json.JSONDecodeError as error:
         raise CliError(f"{path}:{error.lineno}:{error.colno}: invalid JSON: {error.msg}") from None
+    except RecursionError:
+        raise CliError(f"{path}: JSON nested too deep to read") from None
     if isinstance(tools, dict) and isinstance(tools.get("tools"), list):
         tools = tools["tools"]  # a whole request body
     if not isinstance(tools, list):
@@ -106,6 +108,8 @@ def _read_template(path: str | None) -> dict[str, Any] | None:
         data = json.loads(_read_text(path))
     except json.JSONDecodeError as error:
         raise CliError(f"{path}:{error.lineno}:{error.colno}: invalid JSON: {error.msg}") from None
+    except RecursionError:
+        raise CliError(f"{path}: JSON nested too deep to read") from None
     if isinstance(data, dict) and isinstance(data.get("response_template"), dict):
         data = data["response_template"]  # a whole tokenizer_config.json
     if not isinstance(data, dict):
@@ -177,7 +181,7 @@ def _template_vars(given: list[str]) -> dict[str, Any]:
             raise CliError(f"--template-var takes NAME=VALUE, got {item!r}")
         try:
             variables[name] = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):
             variables[name] = value  # a bare word is a string: eos_token=<|im_end|>
     return variables
 
@@ -234,6 +238,8 @@ def cmd_render(args: argparse.Namespace) -> int:
         calls = json.loads(_read_text(args.calls))
     except ValueError as error:
         raise CliError(f"{args.calls}: not JSON: {error}") from None
+    except RecursionError:
+        raise CliError(f"{args.calls}: JSON nested too deep to read") from None
     if not isinstance(calls, list):
         raise CliError(f"{args.calls}: expected a JSON list of calls")
     try:

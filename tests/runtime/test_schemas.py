@@ -342,8 +342,11 @@ def test_deep_schema_is_no_schema() -> None:
     assert streams_as_text(schema)
     assert coerce_text("3", schema) == "3"
     assert coerce_json("3", schema) == "3"
-    tools = ToolSchemas([{"name": "f", "parameters": {"properties": {"x": schema}}}])
-    assert tools.param_schema("f", "x") is None
+    tools = ToolSchemas([{"name": "f", "parameters": {"properties": {"x": schema, "n": I}}}])
+    # read down to MAX_DEPTH levels (runtime/limits.py), where its members declare nothing:
+    # no type, as no schema has; the tool's other properties are still read
+    assert schema_types(tools.param_schema("f", "x")) == ()
+    assert tools.param_schema("f", "n") == I
 
 
 def test_all_of_and_any_of_cycles_terminate() -> None:
