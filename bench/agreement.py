@@ -226,18 +226,21 @@ def run_family(
         c for c in cases if c.tools is not None and not any(k in c.options for k in UNSUPPORTED)
     ]
     result.left_out = len(cases) - len(usable)
-    tokens = Tokens(special_tokens(family), [c.text for c in usable])
+    texts = [c.text for c in usable]
     sides: dict[str, Any] = {}
 
     def parse(key: str, text: str) -> Outcome:
         if key not in sides:
-            sides[key] = peer.side(modules, peer.pairs[family], tokens, json.loads(key))
+            tools, absent = json.loads(key)
+            special = tuple(t for t in special_tokens(family) if t not in absent)
+            sides[key] = peer.side(modules, peer.pairs[family], Tokens(special, texts), tools)
         return sides[key].parse(text)
 
     worker = Worker(parse)
     try:
         for case in usable:
-            outcome = worker.ask(json.dumps(case.tools), case.text)
+            absent = peer.absent_markers(family, case.text)
+            outcome = worker.ask(json.dumps([case.tools, absent]), case.text)
             expect = ours_with_compat(case, COMPAT_OF[peer.name]) if compat else None
             result.verdicts.append(judge(case, outcome, kind_of(case.name, peer), expect, exact))
     finally:

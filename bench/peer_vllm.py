@@ -213,4 +213,7 @@ PEER = Peer(
     registered=registered,
     env_script="bench/vllm_env.sh",
     beforehand="token ids",
+    # vLLM reads Mistral's pre-v11 shapes (`[TOOL_CALLS] ` then JSON or text) only when the
+    # tokenizer has no `[ARGS]` (`_is_pre_v11_tokeniser`); the v11+ models write a name at once
+    generation_markers={"mistral": ("[ARGS]", r"^[^\[]*(\[TOOL_CALLS\])+(\s|[\[{])")},
 )

@@ -579,6 +579,18 @@ class Peer:
     registered: Callable[[Any], list[str]]  # every tool-parser name the stack registers
     env_script: str  # builds the stack's environment and prints its python
     beforehand: str  # what its whole-output parse is handed ready, as the serving layer has it
+    # family -> (a marker whose presence in the tokenizer's vocabulary tells the peer's parser
+    # which generation of the model it serves, a pattern of the outputs only the generation
+    # without it writes): `agreement.py` leaves the marker out of the tokenizer for an output
+    # that matches the pattern and does not write the marker, as that model's tokenizer has
+    generation_markers: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def absent_markers(self, family: str, text: str) -> list[str]:
+        """The generation markers the tokenizer of the model that wrote `text` lacks."""
+        if family not in self.generation_markers:
+            return []
+        marker, older = self.generation_markers[family]
+        return [marker] if marker not in text and re.search(older, text) else []
 
     @property
     def title(self) -> str:
