@@ -21,7 +21,8 @@ stripped (how much whitespace touching markup a parser keeps is a policy: docs/c
 byte for byte with `--exact`. With `--compat`, the expectation of each case is not the one the
 corpus holds but what `toolgrammar.parse` reads with `compat=` the peer (docs/compat.md's
 profile): the agreement an operator who swaps the peer's parser for ours sees. Content is not compared when the
-expectation has reasoning: a peer's tool parser alone does not split reasoning off. Options a
+expectation has reasoning or the output writes a reasoning marker: a peer's tool parser alone
+does not split reasoning off (its serving layer's reasoning parser does, before it). Options a
 peer's parser cannot take (`reasoning_open`, `block_open`, `params`, `unknown_tools`) leave
 the case out, as does `tools=none`: with no tools, neither serving layer runs its tool parser.
 
@@ -146,6 +147,17 @@ def ours_with_compat(case: Case, compat: str) -> dict[str, Any]:
     }
 
 
+def holds_reasoning_marker(family: str, text: str) -> bool:
+    """Whether the output writes a reasoning opener or closer of the family: the serving
+    layer's reasoning parser takes those off before the tool parser, which alone the bench
+    drives, reads the rest."""
+    return any(
+        marker in text
+        for reasoning in get_spec(family).reasoning
+        for marker in (*reasoning.opens, *reasoning.closes)
+    )
+
+
 def judge(
     case: Case,
     outcome: Outcome,
@@ -159,7 +171,7 @@ def judge(
     why = compare_calls(outcome.calls, expect["tool_calls"])
     calls = not why
     content: bool | None = None
-    if not expect.get("reasoning"):
+    if not expect.get("reasoning") and not holds_reasoning_marker(case.family, case.text):
         if exact:
             content = (outcome.content or "") == (expect["content"] or "")
         else:
@@ -231,16 +243,18 @@ def run_family(
 
     def parse(key: str, text: str) -> Outcome:
         if key not in sides:
-            tools, absent = json.loads(key)
+            tools, absent, kwargs = json.loads(key)
             special = tuple(t for t in special_tokens(family) if t not in absent)
-            sides[key] = peer.side(modules, peer.pairs[family], Tokens(special, texts), tools)
+            extra = {"template_kwargs": kwargs} if kwargs else {}
+            sides[key] = peer.side(modules, peer.pairs[family], Tokens(special, texts), tools, **extra)
         return sides[key].parse(text)
 
     worker = Worker(parse)
     try:
         for case in usable:
             absent = peer.absent_markers(family, case.text)
-            outcome = worker.ask(json.dumps([case.tools, absent]), case.text)
+            kwargs = peer.kwargs_for(family, case.text)
+            outcome = worker.ask(json.dumps([case.tools, absent, kwargs]), case.text)
             expect = ours_with_compat(case, COMPAT_OF[peer.name]) if compat else None
             result.verdicts.append(judge(case, outcome, kind_of(case.name, peer), expect, exact))
     finally:

@@ -585,6 +585,17 @@ class Peer:
     # that matches the pattern and does not write the marker, as that model's tokenizer has
     generation_markers: dict[str, tuple[str, str]] = field(default_factory=dict)
 
+    # family -> (a pattern of outputs, the request's `chat_template_kwargs` under which the
+    # model writes them): a parser that reads one format per request reads that one
+    template_kwargs: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+
+    def kwargs_for(self, family: str, text: str) -> dict[str, Any]:
+        """The `chat_template_kwargs` of the request the model answered with `text`."""
+        if family not in self.template_kwargs:
+            return {}
+        pattern, kwargs = self.template_kwargs[family]
+        return dict(kwargs) if re.search(pattern, text) else {}
+
     def absent_markers(self, family: str, text: str) -> list[str]:
         """The generation markers the tokenizer of the model that wrote `text` lacks."""
         if family not in self.generation_markers:
