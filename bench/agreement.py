@@ -21,8 +21,9 @@ stripped (how much whitespace touching markup a parser keeps is a policy: docs/c
 byte for byte with `--exact`. With `--compat`, the expectation of each case is not the one the
 corpus holds but what `toolgrammar.parse` reads with `compat=` the peer (docs/compat.md's
 profile): the agreement an operator who swaps the peer's parser for ours sees. Content is not compared when the
-expectation has reasoning or the output writes a reasoning marker: a peer's tool parser alone
-does not split reasoning off (its serving layer's reasoning parser does, before it). Options a
+expectation has reasoning or the output writes a reasoning opener or starts with a closer: a
+peer's tool parser alone does not split reasoning off (its serving layer's reasoning parser
+does, before it). Options a
 peer's parser cannot take (`reasoning_open`, `block_open`, `params`, `unknown_tools`) leave
 the case out, as does `tools=none`: with no tools, neither serving layer runs its tool parser.
 
@@ -148,13 +149,16 @@ def ours_with_compat(case: Case, compat: str) -> dict[str, Any]:
 
 
 def holds_reasoning_marker(family: str, text: str) -> bool:
-    """Whether the output writes a reasoning opener or closer of the family: the serving
-    layer's reasoning parser takes those off before the tool parser, which alone the bench
-    drives, reads the rest."""
+    """Whether the output writes a reasoning opener of the family, or starts with a closer
+    (an empty block the prompt opened): the serving layer's reasoning parser takes those off
+    before the tool parser, which alone the bench drives, reads the rest. (A closer after
+    text is reasoning the expectation holds; a closer some grammars share with other blocks,
+    Inkling's `<|end_message|>`, is not counted elsewhere.)"""
+    start = text.lstrip()
     return any(
-        marker in text
+        any(marker in text for marker in reasoning.opens)
+        or any(start.startswith(marker) for marker in reasoning.closes)
         for reasoning in get_spec(family).reasoning
-        for marker in (*reasoning.opens, *reasoning.closes)
     )
 
 

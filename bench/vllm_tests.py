@@ -12,8 +12,8 @@ through `toolgrammar.parse(..., compat="vllm")`, with the tools the test file de
 `{"name": ..., "parameters": ...}` dict it holds; stubs for the called names when it defines
 none). Calls agree when names and arguments (as JSON) are equal in order; content agrees with
 every run of whitespace read as one space (`--exact`: byte for byte), and is not compared when
-ours reads reasoning or the output writes a reasoning marker (vLLM's reasoning parser, which
-the bench does not run, would take it off first).
+ours reads reasoning or the output writes a reasoning opener or starts with a closer (vLLM's
+reasoning parser, which the bench does not run, would take those off first).
 
     VPY=.cache/vllm-0.34.0/venv/bin/python
     PYTHONPATH=$PWD $VPY bench/vllm_tests.py --tests /tmp/vllm-sdist/src/tests [--json PATH]
