@@ -20,12 +20,14 @@ both sides' content is equal with every run of whitespace read as one space and 
 stripped (how much whitespace touching markup a parser keeps is a policy: docs/compat.md), or
 byte for byte with `--exact`. With `--compat`, the expectation of each case is not the one the
 corpus holds but what `toolgrammar.parse` reads with `compat=` the peer (docs/compat.md's
-profile): the agreement an operator who swaps the peer's parser for ours sees. Content is not compared when the
-expectation has reasoning or the output writes a reasoning opener or starts with a closer: a
-peer's tool parser alone does not split reasoning off (its serving layer's reasoning parser
-does, before it). Options a
-peer's parser cannot take (`reasoning_open`, `block_open`, `params`, `unknown_tools`) leave
-the case out, as does `tools=none`: with no tools, neither serving layer runs its tool parser.
+profile): the agreement an operator who swaps the peer's parser for ours sees. Content is
+not compared when the expectation has reasoning or the output writes a reasoning opener or
+starts with a closer: a peer's tool parser alone does not split reasoning off (its serving
+layer's reasoning parser does, before it). Options a peer's parser cannot take
+(`reasoning_open`, `block_open`, `params`, `unknown_tools`) leave the case out, as does
+`tools=none`: with no tools, neither serving layer runs its tool parser. Per family, the
+bench's tokenizer and request are set as the model that writes an output has them
+(`Peer.generation_markers`, `Peer.template_kwargs`: bench/README.md).
 
 Run it in the peer's environment (as `vs_vllm.py` / `vs_sglang.py`):
 
@@ -250,7 +252,9 @@ def run_family(
             tools, absent, kwargs = json.loads(key)
             special = tuple(t for t in special_tokens(family) if t not in absent)
             extra = {"template_kwargs": kwargs} if kwargs else {}
-            sides[key] = peer.side(modules, peer.pairs[family], Tokens(special, texts), tools, **extra)
+            sides[key] = peer.side(
+                modules, peer.pairs[family], Tokens(special, texts), tools, **extra
+            )
         return sides[key].parse(text)
 
     worker = Worker(parse)

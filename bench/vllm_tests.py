@@ -50,7 +50,10 @@ TEST_FILES: dict[str, tuple[str, ...]] = {
         "tool_parsers/test_deepseekv32_tool_parser.py",
         "parser/engine/test_deepseek_v32.py",
     ),
-    "deepseek_v4": ("tool_parsers/test_deepseekv4_tool_parser.py", "parser/engine/test_deepseek_v4.py"),
+    "deepseek_v4": (
+        "tool_parsers/test_deepseekv4_tool_parser.py",
+        "parser/engine/test_deepseek_v4.py",
+    ),
     "deepseek_v41": ("parser/engine/test_deepseek_v41.py",),
     "dots": ("tool_parsers/test_dots_tool_parser.py",),
     "ernie45": ("tool_parsers/test_ernie45_moe_tool_parser.py",),
@@ -90,12 +93,21 @@ TEST_FILES: dict[str, tuple[str, ...]] = {
     "llama4_pythonic": ("tool_parsers/test_llama4_pythonic_tool_parser.py",),
     "longcat": ("tool_parsers/test_longcat_tool_parser.py",),
     "minicpm5": ("tool_parsers/test_minicpm5xml_tool_parser.py",),
-    "minimax_m2": ("tool_parsers/test_minimax_m2_tool_parser.py", "parser/engine/test_minimax_m2.py"),
-    "minimax_m3": ("tool_parsers/test_minimax_m3_tool_parser.py", "parser/engine/test_minimax_m3.py"),
+    "minimax_m2": (
+        "tool_parsers/test_minimax_m2_tool_parser.py",
+        "parser/engine/test_minimax_m2.py",
+    ),
+    "minimax_m3": (
+        "tool_parsers/test_minimax_m3_tool_parser.py",
+        "parser/engine/test_minimax_m3.py",
+    ),
     "mistral": ("parser/mistral/test_tool_calls.py",),
     "muse": ("tool_use/test_muse.py", "tool_use/test_muse_parse_delta.py"),
     "muse_glimmer": ("tool_use/test_muse_glimmer.py", "tool_use/test_muse_glimmer_parse_delta.py"),
-    "nemotron_v3": ("tool_parsers/test_granite_toolcall_parser.py", "parser/engine/test_nemotron_v3.py"),
+    "nemotron_v3": (
+        "tool_parsers/test_granite_toolcall_parser.py",
+        "parser/engine/test_nemotron_v3.py",
+    ),
     "olmo3": ("tool_parsers/test_olmo3_tool_parser.py",),
     "phi4_mini_json": ("tool_parsers/test_phi4mini_tool_parser.py",),
     "plamo3": ("parser/engine/test_plamo3.py",),
@@ -182,7 +194,11 @@ def tools_of(tree: ast.AST) -> dict[str, dict[str, Any]]:
     tools: dict[str, dict[str, Any]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and len(node.args) >= 2:  # `_tool("name", {props})`
-            callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            callee = (
+                node.func.attr
+                if isinstance(node.func, ast.Attribute)
+                else getattr(node.func, "id", "")
+            )
             name = _fold(node.args[0])
             if "tool" in callee.lower() and name is not None:
                 try:
@@ -190,7 +206,9 @@ def tools_of(tree: ast.AST) -> dict[str, dict[str, Any]]:
                 except (ValueError, SyntaxError, TypeError):
                     props = None
                 if isinstance(props, dict):
-                    params = props if "properties" in props else {"type": "object", "properties": props}
+                    params = (
+                        props if "properties" in props else {"type": "object", "properties": props}
+                    )
                     tools.setdefault(name, {"name": name, "parameters": params})
         if not isinstance(node, ast.Dict):
             continue
@@ -220,9 +238,7 @@ def ours(family: str, text: str, tools: list[dict[str, Any]] | None) -> tuple[st
     return message.content or "", calls, message.reasoning or ""
 
 
-def run_family(
-    family: str, tests: Path, modules: Any, exact: bool
-) -> list[dict[str, Any]]:
+def run_family(family: str, tests: Path, modules: Any, exact: bool) -> list[dict[str, Any]]:
     texts: list[str] = []
     defined: dict[str, dict[str, Any]] = {}
     for rel in TEST_FILES[family]:
@@ -243,7 +259,9 @@ def run_family(
         candidates.append(text)
     if not candidates:
         return []
-    tools_json: list[dict[str, Any]] = [{"type": "function", "function": t} for t in defined.values()]
+    tools_json: list[dict[str, Any]] = [
+        {"type": "function", "function": t} for t in defined.values()
+    ]
     sides: dict[str, Any] = {}
 
     def parse(key: str, text: str) -> Any:
@@ -251,7 +269,9 @@ def run_family(
             tools, absent, kwargs = json.loads(key)
             special = tuple(t for t in special_tokens(family) if t not in absent)
             extra = {"template_kwargs": kwargs} if kwargs else {}
-            sides[key] = PEER.side(modules, PAIRS[family], Tokens(special, candidates), tools, **extra)
+            sides[key] = PEER.side(
+                modules, PAIRS[family], Tokens(special, candidates), tools, **extra
+            )
         return sides[key].parse(text)
 
     worker = Worker(parse)
@@ -263,9 +283,20 @@ def run_family(
                 _, named, _ = ours(family, text, None)
                 names = dict.fromkeys(n for n, _ in named)
                 tools = [
-                    {"type": "function", "function": {"name": n, "parameters": {"type": "object", "properties": {}}}}
+                    {
+                        "type": "function",
+                        "function": {"name": n, "parameters": {"type": "object", "properties": {}}},
+                    }
                     for n in names
-                ] or [{"type": "function", "function": {"name": "stub", "parameters": {"type": "object", "properties": {}}}}]
+                ] or [
+                    {
+                        "type": "function",
+                        "function": {
+                            "name": "stub",
+                            "parameters": {"type": "object", "properties": {}},
+                        },
+                    }
+                ]
             content, calls, reasoning = ours(family, text, tools)
             marked = any(m in text for m in markers)
             absent = PEER.absent_markers(family, text)
@@ -274,7 +305,9 @@ def run_family(
             if not marked and not calls and not theirs.calls:
                 continue
             why_calls = (
-                f"raised {theirs.error[:100]}" if theirs.error else compare_calls(theirs.calls, [list(c) for c in calls])
+                f"raised {theirs.error[:100]}"
+                if theirs.error
+                else compare_calls(theirs.calls, [list(c) for c in calls])
             )
             # vLLM's tool parser alone does not split reasoning off: content is not compared
             same_content: bool | None
@@ -291,7 +324,11 @@ def run_family(
                     "calls": not why_calls,
                     "content": None if same_content is None else same_content and not theirs.error,
                     "why": why_calls,
-                    "vllm": {"content": theirs.content, "calls": theirs.calls, "error": theirs.error},
+                    "vllm": {
+                        "content": theirs.content,
+                        "calls": theirs.calls,
+                        "error": theirs.error,
+                    },
                     "ours": {"content": content, "calls": calls, "reasoning": reasoning},
                 }
             )
