@@ -20,10 +20,14 @@ both sides' content is equal with every run of whitespace read as one space and 
 stripped (how much whitespace touching markup a parser keeps is a policy: docs/compat.md), or
 byte for byte with `--exact`. With `--compat`, the expectation of each case is not the one the
 corpus holds but what `toolgrammar.parse` reads with `compat=` the peer (docs/compat.md's
-profile): the agreement an operator who swaps the peer's parser for ours sees. Content is not compared when the
-expectation has reasoning: a peer's tool parser alone does not split reasoning off. Options a
-peer's parser cannot take (`reasoning_open`, `block_open`, `params`, a switch, a `compat=`
-other than the peer's own) leave the case out, as does `tools=none`: with no tools, neither serving layer runs its tool parser.
+profile): the agreement an operator who swaps the peer's parser for ours sees. Content is
+not compared when the expectation has reasoning or the output writes a reasoning opener or
+starts with a closer: a peer's tool parser alone does not split reasoning off (its serving
+layer's reasoning parser does, before it). Options a peer's parser cannot take
+(`reasoning_open`, `block_open`, `params`, a switch, a `compat=` other than the peer's own)
+leave the case out, as does `tools=none`: with no tools, neither serving layer runs its tool
+parser. Per family, the bench's tokenizer and request are set as the model that writes an
+output has them (`Peer.generation_markers`, `Peer.template_kwargs`: bench/README.md).
 
 Run it in the peer's environment (as `vs_vllm.py` / `vs_sglang.py`):
 
@@ -146,6 +150,20 @@ def ours_with_compat(case: Case, compat: str) -> dict[str, Any]:
     }
 
 
+def holds_reasoning_marker(family: str, text: str) -> bool:
+    """Whether the output writes a reasoning opener of the family, or starts with a closer
+    (an empty block the prompt opened): the serving layer's reasoning parser takes those off
+    before the tool parser, which alone the bench drives, reads the rest. (A closer after
+    text is reasoning the expectation holds; a closer some grammars share with other blocks,
+    Inkling's `<|end_message|>`, is not counted elsewhere.)"""
+    start = text.lstrip()
+    return any(
+        any(marker in text for marker in reasoning.opens)
+        or any(start.startswith(marker) for marker in reasoning.closes)
+        for reasoning in get_spec(family).reasoning
+    )
+
+
 def judge(
     case: Case,
     outcome: Outcome,
@@ -159,7 +177,7 @@ def judge(
     why = compare_calls(outcome.calls, expect["tool_calls"])
     calls = not why
     content: bool | None = None
-    if not expect.get("reasoning"):
+    if not expect.get("reasoning") and not holds_reasoning_marker(case.family, case.text):
         if exact:
             content = (outcome.content or "") == (expect["content"] or "")
         else:
@@ -232,18 +250,25 @@ def run_family(
         and c.options.get("compat", own) == own
     ]
     result.left_out = len(cases) - len(usable)
-    tokens = Tokens(special_tokens(family), [c.text for c in usable])
+    texts = [c.text for c in usable]
     sides: dict[str, Any] = {}
 
     def parse(key: str, text: str) -> Outcome:
         if key not in sides:
-            sides[key] = peer.side(modules, peer.pairs[family], tokens, json.loads(key))
+            tools, absent, kwargs = json.loads(key)
+            special = tuple(t for t in special_tokens(family) if t not in absent)
+            extra = {"template_kwargs": kwargs} if kwargs else {}
+            sides[key] = peer.side(
+                modules, peer.pairs[family], Tokens(special, texts), tools, **extra
+            )
         return sides[key].parse(text)
 
     worker = Worker(parse)
     try:
         for case in usable:
-            outcome = worker.ask(json.dumps(case.tools), case.text)
+            absent = peer.absent_markers(family, case.text)
+            kwargs = peer.kwargs_for(family, case.text)
+            outcome = worker.ask(json.dumps([case.tools, absent, kwargs]), case.text)
             expect = ours_with_compat(case, COMPAT_OF[peer.name]) if compat else None
             result.verdicts.append(judge(case, outcome, kind_of(case.name, peer), expect, exact))
     finally:

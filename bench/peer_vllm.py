@@ -106,7 +106,12 @@ class Vllm(Side):
     label = "vLLM"
 
     def __init__(
-        self, V: dict[str, Any], name: str, tokens: Tokens, tools: list[dict[str, Any]]
+        self,
+        V: dict[str, Any],
+        name: str,
+        tokens: Tokens,
+        tools: list[dict[str, Any]],
+        template_kwargs: dict[str, Any] | None = None,
     ) -> None:
         self.V = V
         self.tokens = tokens
@@ -119,6 +124,7 @@ class Vllm(Side):
             messages=[{"role": "user", "content": "go"}],
             tools=tools,
             tool_choice="auto",
+            chat_template_kwargs=template_kwargs or None,
         )
         # the renderer adjusts each request with a parser of its own before generation
         self.request = self._parser(request).adjust_request(request=request)
@@ -126,7 +132,12 @@ class Vllm(Side):
 
     def _parser(self, request: Any = None) -> Any:
         request = request or self.request
-        return self.parser_cls(self.hf, request.tools, chat_template_kwargs={}, model_config=None)
+        return self.parser_cls(
+            self.hf,
+            request.tools,
+            chat_template_kwargs=request.chat_template_kwargs or {},
+            model_config=None,
+        )
 
     def run(
         self,
@@ -213,4 +224,9 @@ PEER = Peer(
     registered=registered,
     env_script="bench/vllm_env.sh",
     beforehand="token ids",
+    # vLLM reads Mistral's pre-v11 shapes (`[TOOL_CALLS] ` then JSON or text) only when the
+    # tokenizer has no `[ARGS]` (`_is_pre_v11_tokeniser`); the v11+ models write a name at once
+    generation_markers={"mistral": ("[ARGS]", r"^[^\[]*(\[TOOL_CALLS\])+(\s|[\[{])")},
+    # K2 Horizon's parser reads the JSON call format only when the request asks for it
+    template_kwargs={"k2_horizon": (r"<ifm\|tool_call>\s*\{", {"tool_call_format": "json"})},
 )

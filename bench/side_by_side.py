@@ -579,6 +579,29 @@ class Peer:
     registered: Callable[[Any], list[str]]  # every tool-parser name the stack registers
     env_script: str  # builds the stack's environment and prints its python
     beforehand: str  # what its whole-output parse is handed ready, as the serving layer has it
+    # family -> (a marker whose presence in the tokenizer's vocabulary tells the peer's parser
+    # which generation of the model it serves, a pattern of the outputs only the generation
+    # without it writes): `agreement.py` leaves the marker out of the tokenizer for an output
+    # that matches the pattern and does not write the marker, as that model's tokenizer has
+    generation_markers: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    # family -> (a pattern of outputs, the request's `chat_template_kwargs` under which the
+    # model writes them): a parser that reads one format per request reads that one
+    template_kwargs: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+
+    def kwargs_for(self, family: str, text: str) -> dict[str, Any]:
+        """The `chat_template_kwargs` of the request the model answered with `text`."""
+        if family not in self.template_kwargs:
+            return {}
+        pattern, kwargs = self.template_kwargs[family]
+        return dict(kwargs) if re.search(pattern, text) else {}
+
+    def absent_markers(self, family: str, text: str) -> list[str]:
+        """The generation markers the tokenizer of the model that wrote `text` lacks."""
+        if family not in self.generation_markers:
+            return []
+        marker, older = self.generation_markers[family]
+        return [marker] if marker not in text and re.search(older, text) else []
 
     @property
     def title(self) -> str:

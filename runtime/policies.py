@@ -87,6 +87,10 @@ PROFILES: dict[str, Profile] = {
         },
         {
             "llama3_json": {"whitespace": "trim"},
+            # their whole-output paths strip the text before the calls too
+            "apertus": {"whitespace": "trim"},
+            "functiongemma": {"whitespace": "trim"},
+            "lfm2": {"whitespace": "trim"},
             # melody reads the citations into the message's own field, out of the text
             "cohere_command3": {"citations": "strip"},
             "cohere_command4": {"citations": "strip"},
@@ -99,15 +103,18 @@ PROFILES: dict[str, Profile] = {
             "mistral": {"whitespace": "trim"},
             "qwen3_coder": {"whitespace": "trim"},
             "seed_oss": {"whitespace": "trim"},
-            "minicpm5": {"unknown_tools": "drop"},  # checks the name against the tools
-            "dots": {"unknown_tools": "drop"},
+            # check the name against the tools and leave the call's markup as content
+            "minicpm5": {"unknown_tools": "text"},
+            "dots": {"unknown_tools": "text", "whitespace": "trim"},
         },
         {
             "whitespace": "content is the text before the first call, as written; the engine "
             "parsers (GLM-4.5/4.7, Gemma 4, Granite, Llama 3/4 JSON, MiniMax-M2, Mistral, "
-            "Qwen3-Coder, Seed-OSS) strip it when there are calls",
+            "Qwen3-Coder, Seed-OSS) and the Apertus, dots, FunctionGemma and LFM2 parsers "
+            "strip it when there are calls",
             "unknown_tools": "a parsed call is returned, requested or not, except by the "
-            "parsers that check names (GLM-4.5/4.7, MiniMax-M2, MiniCPM5, dots)",
+            "parsers that check names: GLM-4.5/4.7 and MiniMax-M2 drop the call, MiniCPM5 and "
+            "dots leave its markup as content",
             "partial_calls": "streamed, a cut call is sent as it comes, arguments and all; so "
             "is it whole by the engine parsers, Kimi-K2 and Mistral (the whole-output paths of "
             "Hermes and Llama 3 JSON give the whole output back as content, DeepSeek V3.1's "
