@@ -305,6 +305,14 @@ class JsonCallArray:
     name_is_key: bool = False
     id: tuple[str, ...] = ()
     bare: bool = False
+    # how `render` writes the array, the template's layout (reading is the same whatever they
+    # say): JSON indented by `write_indent` spaces (0: on one line), only the first
+    # `write_indent_depth` levels broken into lines (0: every level; Cohere's 1 puts each call
+    # on its own line, compact); `write_id`: each call's first key is its `id` key, holding
+    # the call's position ("0", "1", …: Cohere's numbering)
+    write_indent: int = 0
+    write_indent_depth: int = 0
+    write_id: bool = False
     line: int = 0
     file: str = ""  # its grammar file, when not the family's own (`extends`)
 

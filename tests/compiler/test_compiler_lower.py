@@ -146,6 +146,37 @@ def test_element_defaults() -> None:
     assert spec.call[2] == rt.XmlParams("<p=", ">", "</p>", (), False, line=1)
 
 
+def test_json_call_array_layout_lowers_and_render_writes_it() -> None:
+    """`write_indent`, `write_indent_depth`, `write_id`: how render lays out the array (a
+    template's `tojson(indent=4)`, Cohere's one call a line with its number first); the
+    parser reads the layout back, as it reads the compact one."""
+    from toolgrammar import parse
+    from toolgrammar.runtime.registry import registered
+    from toolgrammar.runtime.render import render_output
+
+    head = 'family x call "<a>" ws json_call_array(name="tool_name", id="tool_call_id"'
+    assert lower_text(head + ') ws "</a>"').call[2] == rt.JsonCallArray(
+        ("tool_name",), ("arguments", "parameters"), id=("tool_call_id",), line=1
+    )
+    calls = [("f", {"a": 1, "b": [1, "x, y"]}), ("g", {})]
+    full = lower_text(head + ', write_indent=2) ws "</a>"')
+    assert full.call[2].write_indent == 2 and not full.call[2].write_id
+    assert render_output(full, calls) == (
+        '<a>[\n  {\n    "tool_name": "f",\n    "arguments": {\n      "a": 1,\n      "b": [\n'
+        '        1,\n        "x, y"\n      ]\n    }\n  },\n  {\n    "tool_name": "g",\n'
+        '    "arguments": {}\n  }\n]</a>'
+    )
+    lines = lower_text(head + ', write_indent=4, write_indent_depth=1, write_id=true) ws "</a>"')
+    text = render_output(lines, calls)
+    assert text == (
+        '<a>[\n    {"tool_call_id": "0", "tool_name": "f", "arguments": {"a": 1, "b": [1, "x, y"]}},'
+        '\n    {"tool_call_id": "1", "tool_name": "g", "arguments": {}}\n]</a>'
+    )
+    with registered(lines):
+        message = parse("x", text)
+    assert [(c.id, c.function.name) for c in message.tool_calls] == [("0", "f"), ("1", "g")]
+
+
 def test_name_doubled_lowers_to_its_separator() -> None:
     spec = lower_text(
         'family x call "<a " name(until=">", doubled=".") ">" xml_params(open="<p=", key_end=">", value_end="</p>")'
