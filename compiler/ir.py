@@ -564,6 +564,7 @@ ELEMENTS: dict[str, ElementSig] = {
             "unescape_keys": Param(ArgType.BOOL, default=False),
             "write_between": Param(ArgType.STRING, default=""),
             "write_before_value": Param(ArgType.STRING, default=""),
+            "write_flush": Param(ArgType.BOOL, default=False),
         },
         is_dialect=True,
     ),

@@ -200,6 +200,10 @@ class XmlParams:
     unescape_keys: bool = False
     write_between: str = ""  # what `render` writes between two parameters (whitespace)
     write_before_value: str = ""  # what `render` writes between KEY_END and VALUE_OPEN
+    # `render` writes each value flush against its key and closer (Seed-OSS's template), not
+    # with the newlines `trim_newline` reads as markup; a value that begins (or, without
+    # `keep_last_newline`, ends) with a newline still gets the markup newline beside it
+    write_flush: bool = False
     open_alternatives: tuple[str, ...] = ()
     key_end_alternatives: tuple[str, ...] = ()
     value_end_alternatives: tuple[str, ...] = ()

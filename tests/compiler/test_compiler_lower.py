@@ -177,6 +177,30 @@ def test_json_call_array_layout_lowers_and_render_writes_it() -> None:
     assert [(c.id, c.function.name) for c in message.tool_calls] == [("0", "f"), ("1", "g")]
 
 
+@pytest.mark.parametrize("keep_last", [False, True])
+def test_xml_params_write_flush_writes_values_against_their_markers(keep_last: bool) -> None:
+    """`write_flush=true`: render writes no markup newline around a value (Seed-OSS's
+    template), except beside a value's own newline that the reading would trim."""
+    from toolgrammar import parse
+    from toolgrammar.runtime.registry import registered
+    from toolgrammar.runtime.render import render_output
+
+    keep = ", keep_last_newline=true" if keep_last else ""
+    spec = lower_text(
+        'family x call "<f=" name(until=">") ">" xml_params(open="<p=", key_end=">", '
+        f'value_end="</p>", trim_newline=true{keep}, write_flush=true) "</f>"'
+    )
+    assert spec.call[3].write_flush
+    calls = [("f", {"a": "x", "b": "\nlines\n", "c": 3})]
+    last = "" if keep_last else "\n"
+    assert render_output(spec, calls) == (
+        f"<f=f><p=a>x</p><p=b>\n\nlines\n{last}</p><p=c>3</p></f>"
+    )
+    with registered(spec):
+        [call] = parse("x", render_output(spec, calls)).tool_calls
+    assert call.function.arguments == '{"a": "x", "b": "\\nlines\\n", "c": "3"}'
+
+
 def test_name_doubled_lowers_to_its_separator() -> None:
     spec = lower_text(
         'family x call "<a " name(until=">", doubled=".") ">" xml_params(open="<p=", key_end=">", value_end="</p>")'
