@@ -201,6 +201,26 @@ def test_xml_params_write_flush_writes_values_against_their_markers(keep_last: b
     assert call.function.arguments == '{"a": "x", "b": "\\nlines\\n", "c": "3"}'
 
 
+def test_a_param_says_a_checkpoints_layout_and_a_child_that_replaces_its_uses_drops_it() -> None:
+    """GLM-4.5 writes newlines in its markup, GLM-4.7 none: `param newline` is written by
+    `render` and `ws(write=)`, and a row (a caller) gives another value. A child whose own
+    statements use it no more (spark25 replaces `render` and `call`) does not take it."""
+    from toolgrammar.runtime.params import with_params
+    from toolgrammar.runtime.render import render_output
+
+    glm = lower_file("glm45")
+    assert glm.params == (("newline", "\n"),)
+    calls = [("f", {"a": "x"})]
+    assert render_output(with_params(glm), calls, content="Hi") == (
+        "Hi\n<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>x</arg_value>\n</tool_call>"
+    )
+    assert render_output(with_params(glm, {"newline": ""}), calls, content="Hi") == (
+        "Hi<tool_call>f<arg_key>a</arg_key><arg_value>x</arg_value></tool_call>"
+    )
+    assert lower_file("iquest_q1").params == (("newline", "\n"),)  # its render is glm45's
+    assert lower_file("spark25").params == ()
+
+
 def test_name_doubled_lowers_to_its_separator() -> None:
     spec = lower_text(
         'family x call "<a " name(until=">", doubled=".") ">" xml_params(open="<p=", key_end=">", value_end="</p>")'
