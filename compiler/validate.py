@@ -63,8 +63,15 @@ def validate_grammar(
 
 
 def _validate_render(grammar: ir.Grammar, report: Report) -> None:
-    """`render`'s arguments: known, once each, whitespace only, of the right shape, and a
-    block's only where the grammar has that block."""
+    """`render`'s arguments: known, once each, whitespace only (after the reasoning, also the
+    grammar's `ignore` markers, markup the model writes there: Solar Open's
+    `<|begin|>assistant`, the header of its next message), of the right shape, and a block's
+    only where the grammar has that block."""
+    ignored = sorted(
+        {getattr(n, "value", "") for s in grammar.of(ir.IgnoreStmt) for n in strings(s)},
+        key=len,
+        reverse=True,
+    )
     for stmt in grammar.of(ir.RenderStmt):
         seen: set[str] = set()
         for arg in stmt.args:
@@ -92,7 +99,17 @@ def _validate_render(grammar: ir.Grammar, report: Report) -> None:
                 )
                 continue
             for node in value.items if isinstance(value, ir.StrList) else (value,):
-                if not _whitespace(node.value):
+                text = node.value
+                if arg.name == "after_reasoning":
+                    for marker in ignored:
+                        text = text.replace(marker, "") if marker else text
+                if not _whitespace(text) and arg.name == "after_reasoning":
+                    report.error(
+                        node,
+                        f"`render after_reasoning` writes whitespace and `ignore`d markers "
+                        f"only, not {node}",
+                    )
+                elif not _whitespace(text):
                     report.error(node, f"`render` writes whitespace only, not {node}")
             block = {"in_reasoning": ir.ReasoningStmt, "in_section": ir.SectionStmt}.get(arg.name)
             if block is not None and not grammar.of(block):

@@ -102,7 +102,11 @@ class Builder:
             opens = sorted({o for r in self.spec.reasoning for o in r.opens})
             # the model may write the opener the prompt already holds once more
             again = Opt(alt(*(Lit(o) for o in opens)))
-            closed = seq(again, alt(*(Text("raw", self.text_avoid, end=c) for c in closes)))
+            closed = seq(
+                again,
+                alt(*(Text("raw", self.text_avoid, end=c) for c in closes)),
+                self._after_reasoning(),
+            )
             start = alt(seq(closed, self._body(self.mode.kind == "auto")), self._body(True))
         else:
             start = seq(self._reasoning(), self._body(self.mode.kind == "auto"))
@@ -190,7 +194,14 @@ class Builder:
             for c in self._closes(r)
         ]
         with self.g.at(self.spec.reasoning[0].line):
-            return Opt(self.g.rule("reasoning", alt(*blocks)))
+            return Opt(self.g.rule("reasoning", seq(alt(*blocks), self._after_reasoning())))
+
+    def _after_reasoning(self) -> Node:
+        """The `ignore`d markers `render` writes after a reasoning block (`render
+        after_reasoning="<|begin|>assistant"`: the header of the message after Solar Open's
+        reasoning message), which the model may write there."""
+        marker = self.spec.write.after_reasoning.strip()
+        return Opt(self._opener(marker)) if marker else EMPTY
 
     def _closes(self, reasoning: Reasoning) -> tuple[str, ...]:
         """What ends a reasoning block as the parser reads it: its closers, and a message's
