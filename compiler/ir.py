@@ -382,6 +382,7 @@ RENDER_ARGS = {  # the `render` statement's arguments: what each takes
     "before_calls": "a string",
     "in_reasoning": "a list of two strings",
     "in_section": "a list of two strings",
+    "content_after_calls": "true or false",
 }
 
 

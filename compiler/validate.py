@@ -89,6 +89,12 @@ def _validate_render(grammar: ir.Grammar, report: Report) -> None:
             seen.add(arg.name)
             pair = takes.startswith("a list")
             value = arg.value
+            if takes == "true or false":
+                if not isinstance(value, ir.Bool):
+                    report.error(
+                        arg, f"`{arg.name}` of `render` takes {takes}, got {ir.describe(value)}"
+                    )
+                continue
             if (
                 pair != isinstance(value, ir.StrList)
                 or not isinstance(value, (ir.Str, ir.StrList))

@@ -85,6 +85,9 @@ class Builder:
         self._call_rule: Node = EMPTY  # one call, any shape (made with the calls block)
         # an output of content alone (auto mode)
         self._content_only = Opt(Text("raw", self.text_avoid, nonempty=True))
+        # content after the calls (`render content_after_calls=true`): it holds no closer a
+        # call may leave out, cut short either (`<tool_call|X` is a broken closer, not text)
+        self._text_after = Text("raw", self._after_calls_avoid(), nonempty=True)
 
     # -- the whole output ---------------------------------------------------------------
 
@@ -115,12 +118,22 @@ class Builder:
         g.rules = {"start": self._then_ws(start), **g.rules}
         return g
 
+    def _after_calls_avoid(self) -> tuple[str, ...]:
+        """What text after the calls avoids: the markers, and every optional literal that
+        ends a call shape without its last character."""
+        cut = set()
+        for shape in self.spec.shapes:
+            last = shape.call[-1] if shape.call else None
+            if isinstance(last, SpecLit) and last.optional and not last.peek:
+                cut.update(t[:-1] for t in last.texts if len(t) > 2)
+        return tuple(sorted({*self.text_avoid, *cut}))
+
     def _then_ws(self, node: Node) -> Node:
         """`node`, then the whitespace the output may end with, except after content alone:
         its text takes whitespace itself, and the same spaces read as either would make every
         one of them a place where the trailing whitespace may start (GBNF through
         llguidance, whose rows hold at most 2000 items, then stops after some 400 spaces)."""
-        if node == self._content_only:
+        if node == self._content_only or node == self._text_after:
             return node
         if isinstance(node, Alt):
             return alt(*(self._then_ws(option) for option in node.options))
@@ -248,7 +261,13 @@ class Builder:
             calls = self.g.rule("text_then_calls", alt(*with_text))
         if self.mode.kind != "auto":
             return calls
-        return alt(calls, self._content_only, *self._content_block(None))
+        options = [calls, self._content_only, *self._content_block(None)]
+        if self.spec.write.content_after_calls:  # the template's order: calls, then content
+            plain = alt(
+                *(seq(self._opener(first) if first else WS, rest) for first, rest in entries)
+            )
+            options.append(seq(plain, self._text_after))
+        return alt(*options)
 
     def _content_block(self, then: str | None) -> list[Node]:
         """Content in the family's own block (`content` statement), written as `render`

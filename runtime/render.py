@@ -178,6 +178,8 @@ def output_pieces(
     """`render_output`'s text, each piece with the grammar line that wrote it."""
     write = spec.write
     at_write = where(spec, write) if write.line else spec.source
+    if write.content_after_calls and calls and content:  # the template's order: calls first
+        after, content = content + (after or ""), None
 
     def sep(key: str, text: str) -> Piece:
         said = f"render {key}={text!r}" if write.line else f"no `render` statement: {key}=''"

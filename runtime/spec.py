@@ -399,6 +399,9 @@ class Write:
     before_calls: str | None = None
     in_reasoning: tuple[str, str] = ("", "")  # around the reasoning text, inside its markers
     in_section: tuple[str, str] = ("", "")  # around the calls, inside the section's markers
+    # the content of an output with calls is written after them (Gemma 4's template), not
+    # before; the parser reads text after the calls as content either way
+    content_after_calls: bool = False
     line: int = 0  # 0: no `write` statement, everything is ""
     file: str = ""  # its grammar file, when not the family's own (`extends`)
 

@@ -221,6 +221,29 @@ def test_a_param_says_a_checkpoints_layout_and_a_child_that_replaces_its_uses_dr
     assert lower_file("spark25").params == ()
 
 
+def test_render_content_after_calls_writes_the_calls_first() -> None:
+    """`render content_after_calls=true`: Gemma 4's template writes a turn's content after
+    its calls; the parser reads that text as content as it reads content before them."""
+    from toolgrammar import parse
+    from toolgrammar.compiler.build import compile_grammar_text
+    from toolgrammar.compiler.errors import CompileErrors
+    from toolgrammar.runtime.registry import registered
+    from toolgrammar.runtime.render import render_output
+
+    text = 'family x\nrender content_after_calls=true\ncall "<a>" json_call "</a>"\n'
+    spec = lower_text(text)
+    assert spec.write.content_after_calls
+    assert not lower_text('family x\ncall "<a>" json_call "</a>"\n').write.content_after_calls
+    output = render_output(spec, [("f", {"k": 1})], content="Done.")
+    assert output == '<a>{"name": "f", "arguments": {"k": 1}}</a>Done.'
+    assert render_output(spec, [], content="Done.") == "Done."
+    with registered(spec):
+        message = parse("x", output)
+    assert message.content == "Done." and message.tool_calls[0].function.name == "f"
+    with pytest.raises(CompileErrors, match="takes true or false"):
+        compile_grammar_text(text.replace("=true", '="yes"'), "x.tg")
+
+
 def test_name_doubled_lowers_to_its_separator() -> None:
     spec = lower_text(
         'family x call "<a " name(until=">", doubled=".") ">" xml_params(open="<p=", key_end=">", value_end="</p>")'
