@@ -383,6 +383,7 @@ RENDER_ARGS = {  # the `render` statement's arguments: what each takes
     "in_reasoning": "a list of two strings",
     "in_section": "a list of two strings",
     "content_after_calls": "true or false",
+    "content_always": "true or false",
 }
 
 
@@ -543,6 +544,7 @@ ELEMENTS: dict[str, ElementSig] = {
             "after_last": Param(ArgType.STRING, default=""),
             "fixed": Param(ArgType.STRING, default=""),
             "xml_unescape": Param(ArgType.BOOL, default=False),
+            "write_index_from": Param(ArgType.INT, default=0),
         },
         gives_name=True,
     ),

@@ -94,6 +94,8 @@ def _validate_render(grammar: ir.Grammar, report: Report) -> None:
                     report.error(
                         arg, f"`{arg.name}` of `render` takes {takes}, got {ir.describe(value)}"
                     )
+                elif arg.name == "content_always" and not grammar.of(ir.ContentStmt):
+                    report.error(arg, "`render content_always=…` needs a `content` statement")
                 continue
             if (
                 pair != isinstance(value, ir.StrList)

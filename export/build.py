@@ -241,9 +241,8 @@ class Builder:
         of a reasoning block the prompt opened, which a call opener ends)."""
         entries = self._calls_block()
         if not text_first:
-            return alt(
-                *(seq(self._opener(first) if first else WS, rest) for first, rest in entries)
-            )
+            plain = [seq(self._opener(first) if first else WS, rest) for first, rest in entries]
+            return alt(*plain, *(seq(empty, alt(*plain)) for empty in self._empty_content()))
         with_text = []
         peeks = self.cf.peek_openers
         for first, rest in entries:
@@ -268,6 +267,15 @@ class Builder:
             )
             options.append(seq(plain, self._text_after))
         return alt(*options)
+
+    def _empty_content(self) -> list[Node]:
+        """The empty content block `render content_always=true` writes before the calls of a
+        turn without content (Kimi K3's `<|open|>response<|sep|><|close|>response<|sep|>`)."""
+        content = self.spec.content
+        if not self.spec.write.content_always or content is None or not content.closes:
+            return []
+        opens = alt(*(self._opener(o) for o in content.opens))
+        return [seq(opens, alt(*(Text("space", (), end=c) for c in content.closes)))]
 
     def _content_block(self, then: str | None) -> list[Node]:
         """Content in the family's own block (`content` statement), written as `render`

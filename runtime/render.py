@@ -133,7 +133,8 @@ def call_pieces(
             out.append(Piece(item.write, at, f"ws(write={item.write!r})"))
         elif isinstance(item, Name):
             try:
-                out.append(Piece(render_header(item, name, index), at, "name"))
+                header = render_header(item, name, index + item.write_index_from)
+                out.append(Piece(header, at, "name"))
             except RenderError as error:  # said with the grammar line the shape comes from
                 raise RenderError(f"{spec.source}:{item.line}: {error}") from None
         elif isinstance(item, Skip) and item.id:
@@ -198,8 +199,8 @@ def output_pieces(
             Piece(block.closes[0], at, f"reasoning closer {block.closes[0]!r}"),
         ]
         parts.append(("after_reasoning", text))
-    if content:
-        parts.append(("after_content", _content_pieces(spec, content)))
+    if content or (write.content_always and calls and spec.content is not None):
+        parts.append(("after_content", _content_pieces(spec, content or "")))
     body: list[Piece] = []
     if calls and lists_calls(spec):  # one list holds every call
         body = call_pieces(spec, *calls[0], 0, more=calls[1:])

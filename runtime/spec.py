@@ -91,6 +91,9 @@ class Name:
     after_last: str = ""
     fixed: str = ""  # the name, not in the call's text (Functionary v3.1's `<|python_tag|>`)
     xml_unescape: bool = False  # the name is an XML attribute's value: `tool="a&amp;b"`
+    # the number `render` gives the first call where the pattern holds its position (Kimi
+    # K3's `index="1"`; Kimi K2's `functions.NAME:0` counts from 0)
+    write_index_from: int = 0
     line: int = 0
     file: str = ""  # its grammar file, when not the family's own (`extends`)
 
@@ -402,6 +405,9 @@ class Write:
     # the content of an output with calls is written after them (Gemma 4's template), not
     # before; the parser reads text after the calls as content either way
     content_after_calls: bool = False
+    # an output with calls and no content has an empty content block all the same (Kimi K3's
+    # template writes its response element in every turn)
+    content_always: bool = False
     line: int = 0  # 0: no `write` statement, everything is ""
     file: str = ""  # its grammar file, when not the family's own (`extends`)
 

@@ -244,6 +244,35 @@ def test_render_content_after_calls_writes_the_calls_first() -> None:
         compile_grammar_text(text.replace("=true", '="yes"'), "x.tg")
 
 
+def test_render_content_always_and_the_index_calls_are_numbered_from() -> None:
+    """Kimi K3's template writes its response element in every turn (empty before calls
+    without text) and numbers calls from 1: `render content_always=true`,
+    `name(write_index_from=1)`. The parser reads both as it reads the layout without them."""
+    from toolgrammar import parse
+    from toolgrammar.compiler.build import compile_grammar_text
+    from toolgrammar.compiler.errors import CompileErrors
+    from toolgrammar.runtime.registry import registered
+    from toolgrammar.runtime.render import render_output
+
+    text = (
+        'family x\ncontent "<r>" "</r>"\nrender content_always=true\n'
+        'call "<c " name(until=">", pattern=/(?P<name>\\w+):(?P<i>\\d+)/, write_index_from=1)'
+        ' ">" json_args "</c>"\n'
+    )
+    spec = lower_text(text)
+    assert spec.write.content_always and spec.call[1].write_index_from == 1
+    calls = [("f", {}), ("g", {})]
+    output = render_output(spec, calls)
+    assert output == "<r></r><c f:1>{}</c><c g:2>{}</c>"
+    assert render_output(spec, calls, content="Hi") == "<r>Hi</r><c f:1>{}</c><c g:2>{}</c>"
+    assert render_output(spec, [], content="Hi") == "<r>Hi</r>"
+    with registered(spec):
+        message = parse("x", output)
+    assert message.content is None and [c.function.name for c in message.tool_calls] == ["f", "g"]
+    with pytest.raises(CompileErrors, match="needs a `content` statement"):
+        compile_grammar_text(text.replace('content "<r>" "</r>"\n', ""), "x.tg")
+
+
 def test_name_doubled_lowers_to_its_separator() -> None:
     spec = lower_text(
         'family x call "<a " name(until=">", doubled=".") ">" xml_params(open="<p=", key_end=">", value_end="</p>")'
