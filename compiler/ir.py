@@ -568,6 +568,7 @@ ELEMENTS: dict[str, ElementSig] = {
             "write_between": Param(ArgType.STRING, default=""),
             "write_before_value": Param(ArgType.STRING, default=""),
             "write_flush": Param(ArgType.BOOL, default=False),
+            "write_python": Param(ArgType.BOOL, default=False),
         },
         is_dialect=True,
     ),

@@ -77,6 +77,9 @@ def xml_params(
                 elif b["type"] == "string":
                     options.append(seq(head, Text("raw", avoid, end=item.value_end)))
                     continue
+                elif item.write_python and b["type"] in ("object", "array"):
+                    # a container as `render` writes it: Python's str (`['a', 'b']`)
+                    value = Values(builder.g, "python", json_avoid).value(_strict_value(b))
                 else:
                     strict = schema_text(_strict_value(b))
                     value = _scalar(b) or Json(strict, json_avoid, in_markup=True)

@@ -207,6 +207,10 @@ class XmlParams:
     # with the newlines `trim_newline` reads as markup; a value that begins (or, without
     # `keep_last_newline`, ends) with a newline still gets the markup newline beside it
     write_flush: bool = False
+    # `render` writes a list or an object as Python's str prints it (`['rain', 'travel']`), as
+    # a template printing every value with `{{ value }}` does (Seed-OSS's, MiniCPM5's); the
+    # parser reads it back by the tool's schema
+    write_python: bool = False
     open_alternatives: tuple[str, ...] = ()
     key_end_alternatives: tuple[str, ...] = ()
     value_end_alternatives: tuple[str, ...] = ()

@@ -110,6 +110,7 @@ SHORTCUT_KNOWS = frozenset(
         "key_end_alternatives",
         "value_end_alternatives",
         "write_flush",  # how `render` writes, never how text is read
+        "write_python",
     }
 )
 
@@ -630,6 +631,8 @@ def render_xml_params(item: XmlParams, calls: Sequence[Call]) -> str:
     for key, value in the_call(calls)[1]:
         if item.strip and isinstance(value, str) and value != value.strip():
             raise RenderError(f"xml_params(strip=true) strips values: {value!r} cannot be written")
+        if item.write_python and isinstance(value, (list, dict)):
+            value = str(value)  # Python's str of the container, written as text
         text = render_value_text(value, item.xml_unescape)
         first = last = newline
         if item.write_flush:  # the markup newline only where the reading would trim the value's

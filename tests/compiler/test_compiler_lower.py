@@ -273,6 +273,38 @@ def test_render_content_always_and_the_index_calls_are_numbered_from() -> None:
         compile_grammar_text(text.replace('content "<r>" "</r>"\n', ""), "x.tg")
 
 
+def test_xml_params_write_python_writes_containers_as_pythons_str() -> None:
+    """`write_python=true`: a list or an object is written as Python's str prints it (a
+    template's `{{ value }}`: Seed-OSS's, MiniCPM5's); the schema reads it back."""
+    import json
+
+    from toolgrammar import parse
+    from toolgrammar.runtime.registry import registered
+    from toolgrammar.runtime.render import render_output
+
+    spec = lower_text(
+        'family x call "<f=" name(until=">") ">" xml_params(open="<p=", key_end=">", '
+        'value_end="</p>", write_python=true) "</f>"'
+    )
+    args = {"tags": ["rain", "it's"], "opts": {"on": True, "n": None}, "city": "Zürich", "k": 3}
+    text = render_output(spec, [("f", args)])
+    assert text == (
+        "<f=f><p=tags>['rain', \"it's\"]</p><p=opts>{'on': True, 'n': None}</p>"
+        "<p=city>Zürich</p><p=k>3</p></f>"
+    )
+    properties = {
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "opts": {"type": "object"},
+        "city": {"type": "string"},
+        "k": {"type": "integer"},
+    }
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "properties": properties}}}]
+    with registered(spec):
+        [call] = parse("x", text, tools).tool_calls
+    assert json.loads(call.function.arguments) == args
+
+
 def test_name_doubled_lowers_to_its_separator() -> None:
     spec = lower_text(
         'family x call "<a " name(until=">", doubled=".") ">" xml_params(open="<p=", key_end=">", value_end="</p>")'
