@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .runtime.protocol import indent_json
 from .check.templates import (
     CALL_IDS,
     Call,
@@ -77,6 +78,7 @@ class Found:
     section: tuple[str, str] | None = None
     content: tuple[str, str] | None = None
     ignore: list[str] = field(default_factory=list)
+    content_after_calls: bool = False  # the template writes a turn's content after its calls
     call: list[str] = field(default_factory=list)  # the call statement's items, as grammar text
     shape: str = ""  # the dialect word
     # the `render` statement: the whitespace the template writes between an output's parts
@@ -420,9 +422,17 @@ def _json_native(found: Found, markup: str, two: str) -> bool:
             found.guesses.append("each call is {NAME: {arguments}}: name_is_key=true")
         if id_key:
             options.append(f"id={_lit(id_key)}")
+        numbered = next((k for k, v in obj.items() if v == "0" and k != name_key), "")
+        if not id_key and numbered and name_key:
+            options += [f"id={_lit(numbered)}", "write_id=true"]
+            found.guesses.append(
+                f"{numbered!r} numbers the calls from \"0\": read as the call's id, written first"
+            )
         if in_array:
             opener = before.rstrip()[:-1]
             closer = after.lstrip()[1:]
+            array = markup[len(opener) : len(markup) - len(closer)]
+            options += _json_layout(array)
             found.shape = "json_call_array"
             found.call = [
                 *(_open_items(opener) or ['&"["']),
@@ -445,6 +455,22 @@ def _json_native(found: Found, markup: str, two: str) -> bool:
             found.guesses.append('a bare JSON object opens a call: lookahead `&"{"`')
         return True
     return False
+
+
+def _json_layout(text: str) -> list[str]:
+    """The `write_indent` options under which `render` writes the JSON `text` as the template
+    wrote it (`tojson(indent=4)`, or one element a line); none for one line or another
+    layout."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return []
+    compact = json.dumps(value, ensure_ascii=False)
+    for indent in (2, 4):
+        for depth in (0, 1):
+            if indent_json(compact, indent, depth) == text.strip():
+                return [f"write_indent={indent}"] + ([f"write_indent_depth={depth}"] if depth else [])
+    return []
 
 
 def _json_keys(obj: dict[str, Any]) -> tuple[str, str, str] | None:
@@ -711,7 +737,11 @@ def _content_with_calls(found: Found, probe: Probe, lead: int) -> None:
     if at == -1:
         found.guesses.append("the template drops content beside calls")
     elif name != -1 and at > name:
-        found.guesses.append("the template writes content after the calls: read as text after them")
+        found.content_after_calls = True
+        found.guesses.append(
+            "the template writes content after the calls: read as text after them, and "
+            "`render content_after_calls=true` writes it there"
+        )
 
 
 def _typed(found: Found, probe: Probe) -> None:
@@ -726,6 +756,10 @@ def _typed(found: Found, probe: Probe) -> None:
     seen = []
     if "True" in turn or "None" in turn or "'unit'" in turn:
         seen.append("Python spellings (True, None, {'unit': …}): the schema types them")
+    if "{'unit': 'c'}" in turn and found.shape == "xml_params":
+        at = next(n for n, item in enumerate(found.call) if item.startswith("xml_params("))
+        found.call[at] = found.call[at][:-1] + ", write_python=true)"
+        seen.append("render writes objects and arrays as Python's str does: write_python=true")
     if '{"unit": "c"}' in turn:
         seen.append("objects and arrays as JSON")
     if seen:
@@ -810,16 +844,31 @@ def _render_writes(found: Found, probe: Probe, two: str) -> None:
                 write["before_calls"] = before_call  # Nemotron 3's `</think>Text` and `</think>\n<tool_call>`
             else:
                 write["after_reasoning"] = before_call
+    if found.content_after_calls:
+        write["content_after_calls"] = True
     found.render = {k: v for k, v in write.items() if v and v != ["", ""]}
 
 
 def _render_line(render: dict[str, Any]) -> str:
-    order = ("between", "after_content", "after_reasoning", "before_calls", "in_reasoning", "in_section")
+    order = (
+        "between",
+        "after_content",
+        "after_reasoning",
+        "before_calls",
+        "in_reasoning",
+        "in_section",
+        "content_after_calls",
+    )
     parts = []
     for key in order:
         if key in render:
             value = render[key]
-            text = f"[{_lit(value[0])}, {_lit(value[1])}]" if isinstance(value, list) else _lit(value)
+            if isinstance(value, bool):
+                text = "true" if value else "false"
+            elif isinstance(value, list):
+                text = f"[{_lit(value[0])}, {_lit(value[1])}]"
+            else:
+                text = _lit(value)
             parts.append(f"{key}={text}")
     return "render " + " ".join(parts)
 
