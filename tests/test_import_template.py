@@ -154,6 +154,17 @@ PYTHON_VALUES_CONTENT_LAST = CHATML_HEAD + """
 {%- endfor %}{{ message.content }}""" + CHATML_TAIL
 
 
+# Gemma 4's markup: bare keys, strings between a delimiter token of its own
+KEYVALUE = CHATML_HEAD + """{{ message.content }}
+{%- macro value(v) %}{% if v is string %}<|"|>{{ v }}<|"|>{% elif v is mapping %}{
+{%- for k, x in v.items() %}{{ k }}:{{ value(x) }}{{ "," if not loop.last }}{% endfor %}}
+{%- elif v is sequence %}[{% for x in v %}{{ value(x) }}{{ "," if not loop.last }}{% endfor %}]
+{%- else %}{{ v | tojson }}{% endif %}{% endmacro %}
+{%- for call in message.tool_calls or [] %}<|tool_call>call:{{ call.function.name }}
+{{- value(call.function.arguments) }}<tool_call|>
+{%- endfor %}""" + CHATML_TAIL
+
+
 @pytest.mark.parametrize(
     "source, expected",
     [
@@ -161,8 +172,9 @@ PYTHON_VALUES_CONTENT_LAST = CHATML_HEAD + """
         (PYTHONIC, ['&"["', "python_calls(list=true, write_json=true)"]),
         (INDENTED_ARRAY, ['json_call_array(name="name", arguments=["arguments", "parameters"], write_indent=4)']),
         (PYTHON_VALUES_CONTENT_LAST, ["write_python=true)", "render content_after_calls=true"]),
+        (KEYVALUE, ['"<|tool_call>call:"', 'name(until=["{"])', 'keyvalue_args(string="<|\\"|>")']),
     ],
-    ids=["json array", "pythonic", "indented json array", "python values, content last"],
+    ids=["json array", "pythonic", "indented json array", "python values, content last", "keyvalue"],
 )
 def test_lists_of_calls(tmp_path: Path, source: str, expected: list[str]) -> None:
     text, path = _imported(tmp_path, source, "probe_list")

@@ -633,7 +633,36 @@ def _named(found: Found, probe: Probe, markup: str, two: str, lead: int) -> None
         ]
         found.call = [item for item in found.call if item]
         return
+    if brace != -1 and _keyvalue(found, markup, two, at, brace):
+        return
     _xml(found, probe, markup, two, lead, at)
+
+
+def _keyvalue(found: Found, markup: str, two: str, at: int, brace: int) -> bool:
+    """Gemma's `{key:<|"|>text<|"|>,…}` after the name: bare keys, strings between a
+    delimiter of the template's own (`keyvalue_args(string=…)`)."""
+    pattern = r"\{city:(?P<q>[^\s{}:,]{1,24}?)" + re.escape(CITY) + r"(?P=q)\}"
+    found_kv = re.match(pattern, markup[brace:])
+    if found_kv is None:
+        return False
+    delimiter = found_kv.group("q")
+    args_end = brace + found_kv.end()
+    opener, closer, section = _split_per_call(markup, at, args_end, two, "search_docs")
+    if section:
+        found.section = section
+    between = markup[at + len("get_weather") : brace]
+    found.shape = "keyvalue_args"
+    found.call = [
+        *_head(opener),
+        'name(until=["{"])',
+        *(_spaced(between) if between.strip() else []),
+        f"keyvalue_args(string={_lit(delimiter)})",
+        *_close_items(closer),
+    ]
+    found.guesses.append(
+        f"arguments as {{key:value,…}} with strings between {delimiter!r}: keyvalue_args"
+    )
+    return True
 
 
 def _xml(found: Found, probe: Probe, markup: str, two: str, lead: int, at: int) -> None:
