@@ -443,8 +443,7 @@ def _json_native(found: Found, markup: str, two: str) -> bool:
             return True
         found.shape = "json_call"
         opener, closer, section = _split_per_call(markup, start, end, two, '"search_docs"')
-        if section:
-            found.section = section
+        _take_section(found, section)
         head = _open_items(opener)
         found.call = [
             *(head if head else ['&"{"']),
@@ -507,7 +506,26 @@ def _split_per_call(
     call_open, call_close = opener_all[len(section_open) :], closer_all[:close]
     if section_open.strip() and section_close.strip():
         return call_open, call_close, (section_open.strip(), section_close.strip())
+    if section_close.strip() and call_close.strip():  # the end of the calls alone
+        return opener_all, call_close, ("", section_close.strip())
     return opener_all, closer_all, None
+
+
+def _take_section(found: Found, section: tuple[str, str] | None) -> None:
+    """A section around the calls; or, with no opener, what the template writes after the
+    last call only (Gemma 4's `<|tool_response>`): where the model stops for the results,
+    ignored if it writes it."""
+    if section is None:
+        return
+    if section[0]:
+        found.section = section
+        return
+    if section[1] not in found.ignore:
+        found.ignore.append(section[1])
+    found.guesses.append(
+        f"{section[1]!r} follows the last call only: where the model stops for the results "
+        "(ignored if written)"
+    )
 
 
 def _end_of_first(two: str, start: int, end: int) -> int | None:
@@ -580,8 +598,7 @@ def _named(found: Found, probe: Probe, markup: str, two: str, lead: int) -> None
         opener, closer, section = _split_per_call(markup, at, args_end, two, "search_docs")
         # the opener runs to the name; what the one-call rendering writes after the arguments
         # is the closer (_split_per_call took the name and arguments as the "object")
-        if section:
-            found.section = section
+        _take_section(found, section)
         head = _head(opener)
         suffix = between.strip()
         found.shape = "json_args"
@@ -648,8 +665,7 @@ def _keyvalue(found: Found, markup: str, two: str, at: int, brace: int) -> bool:
     delimiter = found_kv.group("q")
     args_end = brace + found_kv.end()
     opener, closer, section = _split_per_call(markup, at, args_end, two, "search_docs")
-    if section:
-        found.section = section
+    _take_section(found, section)
     between = markup[at + len("get_weather") : brace]
     found.shape = "keyvalue_args"
     found.call = [
@@ -724,8 +740,7 @@ def _xml(found: Found, probe: Probe, markup: str, two: str, lead: int, at: int) 
     opener, call_close, section = _split_per_call(
         turn, name_at, closer_start, _xml_two(probe, lead), "search_docs"
     )
-    if section:
-        found.section = section
+    _take_section(found, section)
     suffix_items = _spaced(name_suffix)  # GLM's newline after the name is written too
     if suffix_items and not suffix_items[-1].startswith("ws("):
         suffix_items.append("ws")

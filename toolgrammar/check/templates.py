@@ -406,7 +406,10 @@ def assistant_turn(
             after_header = _after_repeated_tail(prompt, whole, shared)
         if after_header is not None:
             return prompt, whole[after_header:], ""
-        shared = _marker_start(prompt, shared, markers)
+        # never inside a marker of either text (`<|channel>` of the prompt, `<|tool_call>` of
+        # the turn: they share `<|`)
+        markers = list(markers)
+        shared = min(_marker_start(prompt, shared, markers), _marker_start(whole, shared, markers))
     return prompt, whole[shared:], prompt[shared:]
 
 
