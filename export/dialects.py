@@ -62,8 +62,8 @@ def xml_params(
                     raise ExportError(f"{builder.spec.name}: {e}") from None
                 head = seq(
                     Lit(item.open),
-                    WS,
-                    Lit(key_text),
+                    WS,  # a key render writes after a space (` name="city"`) starts past it:
+                    Lit(key_text.lstrip()),  # one whitespace lexeme, never a space of its own
                     WS,
                     Lit(item.key_end),
                     seq(WS, Lit(item.value_open)) if item.value_open else EMPTY,

@@ -154,6 +154,16 @@ PYTHON_VALUES_CONTENT_LAST = CHATML_HEAD + """
 {%- endfor %}{{ message.content }}""" + CHATML_TAIL
 
 
+# DeepSeek's DSML: a flag after the key says whether the value is text or JSON
+DSML = CHATML_HEAD + """{{ message.content }}
+{%- if message.tool_calls %}<|DSML|calls>
+{% for call in message.tool_calls %}<|DSML|invoke name="{{ call.function.name }}">
+{% for key, value in call.function.arguments.items() %}<|DSML|parameter name="{{ key }}" string="
+{{- "true" if value is string else "false" }}">{{ value if value is string else value | tojson }}</|DSML|parameter>
+{% endfor %}</|DSML|invoke>
+{% endfor %}</|DSML|calls>
+{%- endif %}""" + CHATML_TAIL
+
 # Gemma 4's markup: bare keys, strings between a delimiter token of its own
 KEYVALUE = CHATML_HEAD + """{{ message.content }}
 {%- macro value(v) %}{% if v is string %}<|"|>{{ v }}<|"|>{% elif v is mapping %}{
@@ -173,8 +183,23 @@ KEYVALUE = CHATML_HEAD + """{{ message.content }}
         (INDENTED_ARRAY, ['json_call_array(name="name", arguments=["arguments", "parameters"], write_indent=4)']),
         (PYTHON_VALUES_CONTENT_LAST, ["write_python=true)", "render content_after_calls=true"]),
         (KEYVALUE, ['"<|tool_call>call:"', 'name(until=["{"])', 'keyvalue_args(string="<|\\"|>")']),
+        (
+            DSML,
+            [
+                'open="<|DSML|parameter", key_end=">"',
+                'key_pattern=/name="(?P<key>[^"]*)"(?:\\s+string="(?P<text>[^"]*)")?/',
+                'text_when=["true"]',
+            ],
+        ),
     ],
-    ids=["json array", "pythonic", "indented json array", "python values, content last", "keyvalue"],
+    ids=[
+        "json array",
+        "pythonic",
+        "indented json array",
+        "python values, content last",
+        "keyvalue",
+        "dsml flags",
+    ],
 )
 def test_lists_of_calls(tmp_path: Path, source: str, expected: list[str]) -> None:
     text, path = _imported(tmp_path, source, "probe_list")

@@ -730,6 +730,14 @@ def _xml(found: Found, probe: Probe, markup: str, two: str, lead: int, at: int) 
         before_value = before_value[: len(before_value) - len(before_value.lstrip())]
         if before_value:
             options.append(f"write_before_value={_lit(before_value)}")
+    flagged = _type_flag(found, probe, open_, key_end, value_open, lead)
+    if flagged is not None:
+        base, flag_options = flagged
+        kept = [o for o in options if o.split("=", 1)[0] in ("value_end", "trim_newline", "write_between")]
+        options = [f"open={_lit(base)}", *flag_options, *kept]
+        implicit_open = base
+    else:
+        implicit_open = open_
     # the name: its suffix runs to the first parameter's opener
     name_suffix = head_text[: len(head_text) - open_len]
     tail = turn[value2 + len(DAYS) :]
@@ -744,8 +752,8 @@ def _xml(found: Found, probe: Probe, markup: str, two: str, lead: int, at: int) 
     suffix_items = _spaced(name_suffix)  # GLM's newline after the name is written too
     if suffix_items and not suffix_items[-1].startswith("ws("):
         suffix_items.append("ws")
-    until = [_tokens(name_suffix.strip())[0]] if name_suffix.strip() else [open_]
-    implicit = [open_]
+    until = [_tokens(name_suffix.strip())[0]] if name_suffix.strip() else [implicit_open]
+    implicit = [implicit_open]
     closers = _close_items(call_close)
     if len(closers) > 1:
         implicit.append(json.loads(closers[1]))
@@ -763,6 +771,39 @@ def _xml(found: Found, probe: Probe, markup: str, two: str, lead: int, at: int) 
     found.guesses.append(
         "a value that is not a string is typed by the tool's schema (how it is written: below)"
     )
+
+
+def _type_flag(
+    found: Found, probe: Probe, open_: str, key_end: str, value_open: str, lead: int
+) -> tuple[str, list[str]] | None:
+    """An attribute after the key's that says whether the value is text (DSML's
+    `<｜DSML｜parameter name="city" string="true">`): a `key_pattern` with a `text` group
+    and the flag's text value in `text_when`, when a value that is not a string gets another
+    flag. (The opener without the key's attribute, the options that replace open, key_end
+    and value_open); None for no such flag."""
+    key_attr = re.search(r'(\s+)([\w:-]+)="$', open_)
+    flag = re.fullmatch(r'\s*([\w:-]+)="([^"]*)"\s*(\S+)', value_open)
+    if key_end != '"' or key_attr is None or flag is None:
+        return None
+    attr, text_value, end = flag.groups()
+    try:
+        typed = probe.turn(calls=(TYPED,))[lead:]
+    except TemplateProblem:
+        return None
+    other = re.search(re.escape(open_) + r'days"\s*' + re.escape(attr) + r'="([^"]*)"', typed)
+    if other is None or other.group(1) == text_value:
+        return None
+    base = open_[: key_attr.start()]
+    pattern = f'{key_attr.group(2)}="(?P<key>[^"]*)"(?:\\s+{attr}="(?P<text>[^"]*)")?'
+    found.guesses.append(
+        f'{attr}="{text_value}" after the key marks a text value ({attr}="{other.group(1)}" '
+        "a JSON one): key_pattern with text_when"
+    )
+    return base, [
+        f"key_end={_lit(end)}",
+        f"key_pattern=/{pattern}/",
+        f"text_when=[{_lit(text_value)}]",
+    ]
 
 
 def _xml_two(probe: Probe, lead: int) -> str:
@@ -842,7 +883,10 @@ def _render_writes(found: Found, probe: Probe, two: str) -> None:
             except TemplateProblem:
                 continue
             at = turn.find(THOUGHT)
-            if at == -1:
+            if at == -1:  # the thought left out: the gap after a closer the turn writes
+                end = turn.find(closes)
+                if end != -1:
+                    gaps.setdefault(bool(calls), _space_after(turn, end + len(closes)))
                 continue
             start = turn.rfind(opens, 0, at)
             end = turn.find(closes, at + len(THOUGHT))
