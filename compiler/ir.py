@@ -628,6 +628,7 @@ ELEMENTS: dict[str, ElementSig] = {
             "write_indent": Param(ArgType.INT, default=0),
             "write_indent_depth": Param(ArgType.INT, default=0),
             "write_id": Param(ArgType.BOOL, default=False),
+            "write_call_id": Param(ArgType.BOOL, default=False),
         },
         is_dialect=True,
         gives_name=True,

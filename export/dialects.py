@@ -285,10 +285,13 @@ def _call_schema(builder: Builder, item: JsonCall | JsonCallArray, array: bool) 
         for name_key in item.name:  # every spelling of the keys the parser reads
             for args_key in item.arguments:
                 props: dict[str, Any] = {}
-                if item.id:
+                last_id = getattr(item, "write_call_id", False)  # after the arguments
+                if item.id and not last_id:
                     props[item.id[0]] = {"type": "string"}
                 props[name_key] = {"const": tool.name}
                 props[args_key] = args
+                if item.id and last_id:
+                    props[item.id[0]] = {"type": "string"}
                 objects.append(
                     {
                         "type": "object",

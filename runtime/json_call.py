@@ -54,7 +54,7 @@ SHORTCUT_KNOWS = frozenset({"name", "arguments", "name_is_key", "id", "require_a
 # `write_*` fields say how `render` writes, never how text is read
 ARRAY_SHORTCUT_KNOWS = frozenset(
     {"name", "arguments", "name_is_key", "id", "bare", "write_indent", "write_indent_depth",
-     "write_id"}
+     "write_id", "write_call_id"}
 )
 
 
@@ -552,29 +552,44 @@ class JsonCallArrayReader:
 
 
 def call_object(
-    item: JsonCall | JsonCallArray, name: str, pairs: Pairs, call_id: str | None = None
+    item: JsonCall | JsonCallArray,
+    name: str,
+    pairs: Pairs,
+    call_id: str | None = None,
+    last_id: str | None = None,
 ) -> str:
     """One call as the JSON object the item reads: `{NAME: {…}}` or name and arguments keys
-    (after the `id` key holding `call_id`, when one is given)."""
+    (after the `id` key holding `call_id`, or before it holding `last_id`, when given)."""
     args = json_object(pairs)
     if item.name_is_key:
         return f"{{{json.dumps(name, ensure_ascii=False)}: {args}}}"
     name_key, args_key = (json.dumps(key) for key in (item.name[0], item.arguments[0]))
-    head = ""
+    head = tail = ""
     if call_id is not None and item.id:
         head = f"{json.dumps(item.id[0])}: {json.dumps(call_id, ensure_ascii=False)}, "
-    return f"{{{head}{name_key}: {json.dumps(name, ensure_ascii=False)}, {args_key}: {args}}}"
+    if last_id is not None and item.id:
+        tail = f", {json.dumps(item.id[0])}: {json.dumps(last_id, ensure_ascii=False)}"
+    body = f"{name_key}: {json.dumps(name, ensure_ascii=False)}, {args_key}: {args}"
+    return f"{{{head}{body}{tail}}}"
 
 
 def render_json_call(item: JsonCall, calls: Sequence[Call]) -> str:
     return call_object(item, *the_call(calls))
 
 
-def render_json_call_array(item: JsonCallArray, calls: Sequence[Call]) -> str:
+def render_json_call_array(
+    item: JsonCallArray, calls: Sequence[Call], ids: Sequence[str] = ()
+) -> str:
     """Every call of the output in one array, as a model writes them, in the item's layout
-    (`write_indent`, `write_indent_depth`, `write_id`)."""
+    (`write_indent`, `write_indent_depth`, `write_id`, `write_call_id` with `ids`)."""
     objects = [
-        call_object(item, name, pairs, str(index) if item.write_id else None)
+        call_object(
+            item,
+            name,
+            pairs,
+            str(index) if item.write_id else None,
+            ids[index] if item.write_call_id and index < len(ids) else None,
+        )
         for index, (name, pairs) in enumerate(calls)
     ]
     text = "[" + ", ".join(objects) + "]"
@@ -628,6 +643,7 @@ JSON_CALL_ARRAY = DialectRow(
     no_literals,
     names_calls=True,
     lists_calls=True,
+    takes_ids=True,
     opening=json_call_array_opening,
     shortcut_knows=ARRAY_SHORTCUT_KNOWS,
 )

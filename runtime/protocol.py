@@ -248,6 +248,9 @@ class DialectRow:
     literals: Callable[[Any], tuple[str, ...]]  # the markup literals an item names
     names_calls: bool = False  # a `CallsReader`: it reads the call's name itself
     lists_calls: bool = False  # one item holds every call of the output (`[a(), b()]`)
+    # its render takes the calls' ids too, `(item, calls, ids)` (render's own where the
+    # caller gave none): a dialect that may write each call's id in its text
+    takes_ids: bool = False
     # (item) -> how every call it reads begins (`Opening`), or None: a naming dialect's
     # promise that lets the engine pass over text that opens none without trying a call
     opening: Callable[[Any], Opening | None] = no_opening

@@ -119,9 +119,13 @@ def call_pieces(
     index: int,
     more: Sequence[tuple[str, Arguments]] = (),
     call_id: str | None = None,
+    more_ids: Sequence[str | None] = (),
 ) -> list[Piece]:
-    """`render_call`'s text, item by item."""
+    """`render_call`'s text, item by item. `more_ids` are the ids of the `more` calls, for
+    a dialect whose row `takes_ids` (the call's own id in its JSON: Mistral's `"id": …`)."""
     calls: list[Call] = [(n, argument_pairs(a)) for n, a in [(name, args), *more]]
+    given = [call_id, *more_ids, *[None] * (len(more) - len(more_ids))]
+    ids = [i or written_id(n) for n, i in enumerate(given)]
     out: list[Piece] = []
     for item in spec.call:
         at = where(spec, item)
@@ -141,7 +145,11 @@ def call_pieces(
             out.append(Piece(call_id or written_id(index), at, "skip(id=true)"))
         elif (row := DIALECTS.get(type(item))) is not None:
             try:
-                text = row.render(item, calls if row.lists_calls else calls[:1])
+                chosen = calls if row.lists_calls else calls[:1]
+                if row.takes_ids:
+                    text = row.render(item, chosen, ids[: len(chosen)])
+                else:
+                    text = row.render(item, chosen)
             except RenderError as error:
                 raise RenderError(f"{spec.name}: {error}") from None
             out.append(Piece(text, at, type(item).__name__))
@@ -202,10 +210,12 @@ def output_pieces(
     if content or (write.content_always and calls and spec.content is not None):
         parts.append(("after_content", _content_pieces(spec, content or "")))
     body: list[Piece] = []
+    given = list(ids) + [None] * (len(calls) - len(ids))
     if calls and lists_calls(spec):  # one list holds every call
-        body = call_pieces(spec, *calls[0], 0, more=calls[1:])
+        body = call_pieces(
+            spec, *calls[0], 0, more=calls[1:], call_id=given[0], more_ids=given[1:]
+        )
     else:
-        given = list(ids) + [None] * (len(calls) - len(ids))
         for i, (n, a) in enumerate(calls):
             if i:
                 body.append(sep("between", write.between))

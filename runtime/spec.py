@@ -324,6 +324,9 @@ class JsonCallArray:
     write_indent: int = 0
     write_indent_depth: int = 0
     write_id: bool = False
+    # `render` writes each call's own id (the caller's, else one of its own) under the `id`
+    # key after the arguments (Mistral's pre-v11 `{"name": …, "arguments": …, "id": …}`)
+    write_call_id: bool = False
     line: int = 0
     file: str = ""  # its grammar file, when not the family's own (`extends`)
 

@@ -422,6 +422,9 @@ def _json_native(found: Found, markup: str, two: str) -> bool:
             found.guesses.append("each call is {NAME: {arguments}}: name_is_key=true")
         if id_key:
             options.append(f"id={_lit(id_key)}")
+            if list(obj)[-1] == id_key and in_array_ahead(markup, start, end):
+                options.append("write_call_id=true")
+                found.guesses.append(f"each call's id follows its arguments: {id_key!r}")
         numbered = next((k for k, v in obj.items() if v == "0" and k != name_key), "")
         if not id_key and numbered and name_key:
             options += [f"id={_lit(numbered)}", "write_id=true"]
@@ -454,6 +457,11 @@ def _json_native(found: Found, markup: str, two: str) -> bool:
             found.guesses.append('a bare JSON object opens a call: lookahead `&"{"`')
         return True
     return False
+
+
+def in_array_ahead(markup: str, start: int, end: int) -> bool:
+    """The object at `start:end` is an element of a JSON array (`[{…}]`, `[{…}, {…}]`)."""
+    return markup[:start].rstrip().endswith("[") and markup[end:].lstrip()[:1] in ("]", ",")
 
 
 def _json_layout(text: str) -> list[str]:

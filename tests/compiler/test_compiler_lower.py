@@ -175,6 +175,16 @@ def test_json_call_array_layout_lowers_and_render_writes_it() -> None:
     with registered(lines):
         message = parse("x", text)
     assert [(c.id, c.function.name) for c in message.tool_calls] == [("0", "f"), ("1", "g")]
+    # `write_call_id`: each call's own id after its arguments (Mistral's pre-v11 list)
+    own = lower_text('family x call "<a>" ws json_call_array(id="id", write_call_id=true) ws "</a>"')
+    text = render_output(own, calls, ids=["aB3dE6gH9"])
+    assert text == (
+        '<a>[{"name": "f", "arguments": {"a": 1, "b": [1, "x, y"]}, "id": "aB3dE6gH9"}, '
+        '{"name": "g", "arguments": {}, "id": "call000001"}]</a>'
+    )
+    with registered(own):
+        message = parse("x", text)  # an id after the name is markup to the reader
+    assert [c.function.name for c in message.tool_calls] == ["f", "g"]
 
 
 @pytest.mark.parametrize("keep_last", [False, True])
