@@ -422,7 +422,7 @@ def _json_native(found: Found, markup: str, two: str) -> bool:
             found.guesses.append("each call is {NAME: {arguments}}: name_is_key=true")
         if id_key:
             options.append(f"id={_lit(id_key)}")
-            if list(obj)[-1] == id_key and in_array_ahead(markup, start, end):
+            if list(obj)[-1] == id_key and _in_array(markup, start, end):
                 options.append("write_call_id=true")
                 found.guesses.append(f"each call's id follows its arguments: {id_key!r}")
         numbered = next((k for k, v in obj.items() if v == "0" and k != name_key), "")
@@ -459,7 +459,7 @@ def _json_native(found: Found, markup: str, two: str) -> bool:
     return False
 
 
-def in_array_ahead(markup: str, start: int, end: int) -> bool:
+def _in_array(markup: str, start: int, end: int) -> bool:
     """The object at `start:end` is an element of a JSON array (`[{…}]`, `[{…}, {…}]`)."""
     return markup[:start].rstrip().endswith("[") and markup[end:].lstrip()[:1] in ("]", ",")
 
