@@ -85,9 +85,10 @@ class Builder:
         self._call_rule: Node = EMPTY  # one call, any shape (made with the calls block)
         # an output of content alone (auto mode)
         self._content_only = Opt(Text("raw", self.text_avoid, nonempty=True))
-        # content after the calls (`render content_after_calls=true`): it holds no closer a
-        # call may leave out, cut short either (`<tool_call|X` is a broken closer, not text)
-        self._text_after = Text("raw", self._after_calls_avoid(), nonempty=True)
+        # content after the calls (`render content_after_calls=true`): it starts with neither
+        # whitespace nor `<` (PATTERNS' textstart) and holds no closer a call may leave out,
+        # cut short either (`<tool_call|X` is a broken closer, not text)
+        self._text_after = seq(Pat("textstart"), Text("raw", self._after_calls_avoid()))
 
     # -- the whole output ---------------------------------------------------------------
 
