@@ -5,7 +5,8 @@ Families that share a markup differ in a marker or two (seed_oss wraps Qwen3's c
 what differs: each `reasoning`, `section`, `ignore`, `special`, `content`, `messages`, `route` or `call` statement
 it gives replaces
 every inherited statement of that kind, a `param` overrides the parent's param of the
-same name, and `family`/`aliases` are never inherited. The result is an ordinary grammar
+same name (an inherited param no statement of the result uses any more is left out), and
+`family`/`aliases` are never inherited. The result is an ordinary grammar
 that lowers like any other; `origins` remembers which file each inherited statement
 came from, so generated comments cite the right grammar line.
 """
@@ -16,7 +17,7 @@ import difflib
 from dataclasses import dataclass, field
 
 from . import ir
-from .validate import Report
+from .validate import PARAM_REF, Report, strings
 
 REPLACED = (
     ir.ReasoningStmt,
@@ -96,9 +97,18 @@ def _merge(child: ir.Grammar, parent: Built, parent_path: str) -> Built:
     for param in child.of(ir.ParamStmt):
         origins.pop(id(params.get(param.name.name)), None)
         params[param.name.name] = param
-    statements = own + list(params.values())
+    statements: list[ir.Node] = []
     for kind in REPLACED:
         statements += child.of(kind) or inherit(parent.grammar.of(kind))
+    used = {
+        name
+        for stmt in statements
+        for node in strings(stmt)
+        for name in PARAM_REF.findall(getattr(node, "text", None) or getattr(node, "value", ""))
+    }
+    # a param the child's own statements replaced every use of is the parent's alone
+    kept = [p for p in params.values() if p.name.name in used or id(p) not in origins]
+    statements = own + kept + statements
     merged = ir.Grammar.model_construct(
         doc=child.doc, statements=tuple(statements), line=1, column=1
     )

@@ -382,6 +382,8 @@ RENDER_ARGS = {  # the `render` statement's arguments: what each takes
     "before_calls": "a string",
     "in_reasoning": "a list of two strings",
     "in_section": "a list of two strings",
+    "content_after_calls": "true or false",
+    "content_always": "true or false",
 }
 
 
@@ -542,6 +544,7 @@ ELEMENTS: dict[str, ElementSig] = {
             "after_last": Param(ArgType.STRING, default=""),
             "fixed": Param(ArgType.STRING, default=""),
             "xml_unescape": Param(ArgType.BOOL, default=False),
+            "write_index_from": Param(ArgType.INT, default=0),
         },
         gives_name=True,
     ),
@@ -564,6 +567,8 @@ ELEMENTS: dict[str, ElementSig] = {
             "unescape_keys": Param(ArgType.BOOL, default=False),
             "write_between": Param(ArgType.STRING, default=""),
             "write_before_value": Param(ArgType.STRING, default=""),
+            "write_flush": Param(ArgType.BOOL, default=False),
+            "write_python": Param(ArgType.BOOL, default=False),
         },
         is_dialect=True,
     ),
@@ -620,6 +625,10 @@ ELEMENTS: dict[str, ElementSig] = {
             "name_is_key": Param(ArgType.BOOL, default=False),
             "id": Param(ArgType.STRINGS, default=()),
             "bare": Param(ArgType.BOOL, default=False),
+            "write_indent": Param(ArgType.INT, default=0),
+            "write_indent_depth": Param(ArgType.INT, default=0),
+            "write_id": Param(ArgType.BOOL, default=False),
+            "write_call_id": Param(ArgType.BOOL, default=False),
         },
         is_dialect=True,
         gives_name=True,

@@ -54,7 +54,7 @@ def validate_grammar(
         _validate_call(call, report)
     _validate_recipient_calls(grammar, report)
     _validate_render(grammar, report)
-    _validate_empty_strings(grammar, report)
+    _validate_emptystrings(grammar, report)
     _validate_nested_markers(grammar, report)
     return report.errors
 
@@ -63,8 +63,15 @@ def validate_grammar(
 
 
 def _validate_render(grammar: ir.Grammar, report: Report) -> None:
-    """`render`'s arguments: known, once each, whitespace only, of the right shape, and a
-    block's only where the grammar has that block."""
+    """`render`'s arguments: known, once each, whitespace only (after the reasoning, also the
+    grammar's `ignore` markers, markup the model writes there: Solar Open's
+    `<|begin|>assistant`, the header of its next message), of the right shape, and a block's
+    only where the grammar has that block."""
+    ignored = sorted(
+        {getattr(n, "value", "") for s in grammar.of(ir.IgnoreStmt) for n in strings(s)},
+        key=len,
+        reverse=True,
+    )
     for stmt in grammar.of(ir.RenderStmt):
         seen: set[str] = set()
         for arg in stmt.args:
@@ -82,6 +89,14 @@ def _validate_render(grammar: ir.Grammar, report: Report) -> None:
             seen.add(arg.name)
             pair = takes.startswith("a list")
             value = arg.value
+            if takes == "true or false":
+                if not isinstance(value, ir.Bool):
+                    report.error(
+                        arg, f"`{arg.name}` of `render` takes {takes}, got {ir.describe(value)}"
+                    )
+                elif arg.name == "content_always" and not grammar.of(ir.ContentStmt):
+                    report.error(arg, "`render content_always=…` needs a `content` statement")
+                continue
             if (
                 pair != isinstance(value, ir.StrList)
                 or not isinstance(value, (ir.Str, ir.StrList))
@@ -92,7 +107,17 @@ def _validate_render(grammar: ir.Grammar, report: Report) -> None:
                 )
                 continue
             for node in value.items if isinstance(value, ir.StrList) else (value,):
-                if node.value.strip():
+                text = node.value
+                if arg.name == "after_reasoning":
+                    for marker in ignored:
+                        text = text.replace(marker, "") if marker else text
+                if not _whitespace(text) and arg.name == "after_reasoning":
+                    report.error(
+                        node,
+                        f"`render after_reasoning` writes whitespace and `ignore`d markers "
+                        f"only, not {node}",
+                    )
+                elif not _whitespace(text):
                     report.error(node, f"`render` writes whitespace only, not {node}")
             block = {"in_reasoning": ir.ReasoningStmt, "in_section": ir.SectionStmt}.get(arg.name)
             if block is not None and not grammar.of(block):
@@ -141,13 +166,46 @@ def _validate_statements(grammar: ir.Grammar, report: Report) -> None:
             report.error(param.default, "a param default cannot refer to a param")
 
 
+def _whitespace(text: str) -> bool:
+    """A string `render` may write: whitespace, and `${NAME}` params whose defaults are
+    whitespace (`validate_params` checks those on the grammar as built)."""
+    return not PARAM_REF.sub("", text).strip()
+
+
+WRITE_ARGS = ("write", "write_between", "write_before_value")  # item arguments render writes
+
+
+def _writtenstrings(grammar: ir.Grammar) -> Iterator[ir.Node]:
+    """The strings that say what `render` writes: the `render` statement's, and the
+    items' `write=`, `write_between=`, `write_before_value=`."""
+    for stmt in grammar.of(ir.RenderStmt):
+        yield from strings(stmt)
+    for call in grammar.of(ir.CallStmt):
+        for item in call.items:
+            if isinstance(item, ir.Element):
+                for word in WRITE_ARGS:
+                    if (value := item.arg(word)) is not None:
+                        yield from strings(value)
+
+
 def validate_params(grammar: ir.Grammar, report: Report) -> None:
     """Every `${NAME}` names a declared param and every param is used. Run on the grammar
-    as built, inherited statements included, so a child may use its parent's params."""
+    as built, inherited statements included, so a child may use its parent's params. A
+    param written by `render` (a checkpoint's layout: GLM-4.7 writes no newlines where
+    GLM-4.5 does) has a whitespace default."""
     declared = {p.name.name: p for p in grammar.of(ir.ParamStmt)}
+    for node in _writtenstrings(grammar):
+        for found in PARAM_REF.finditer(getattr(node, "value", "")):
+            param = declared.get(found.group(1))
+            if param is not None and param.default.value.strip():
+                report.error(
+                    node,
+                    f"`render` writes whitespace only: param `{param.name.name}`'s default "
+                    f"{param.default} is not",
+                )
     defaults = {id(p.default) for p in grammar.of(ir.ParamStmt)}
     used: set[str] = set()
-    for node in _strings(grammar):
+    for node in strings(grammar):
         if id(node) in defaults:
             continue
         text = node.text if isinstance(node, ir.Literal) else getattr(node, "value", "")
@@ -569,11 +627,11 @@ def _validate_element(element: ir.Element, report: Report) -> ir.ElementSig | No
     if element.name == "xml_params":
         _validate_xml_params(element, report)
     write = element.arg("write")
-    if element.name == "ws" and isinstance(write, ir.Str) and write.value.strip():
+    if element.name == "ws" and isinstance(write, ir.Str) and not _whitespace(write.value):
         report.error(write, f"`ws(write=...)` writes whitespace only, not {write}")
     for word in ("write_between", "write_before_value"):
         between = element.arg(word)
-        if isinstance(between, ir.Str) and between.value.strip():
+        if isinstance(between, ir.Str) and not _whitespace(between.value):
             report.error(between, f"`{word}` writes whitespace only, not {between}")
     before = element.arg("write_before_value")
     if before is not None and element.arg("value_open") is None:
@@ -653,7 +711,7 @@ def _validate_xml_params(element: ir.Element, report: Report) -> None:
 # --------------------------------------------------------------------------- strings
 
 
-def _strings(node: ir.Node) -> Iterator[ir.Node]:
+def strings(node: ir.Node) -> Iterator[ir.Node]:
     """Every string-bearing node (Literal, Str) below `node`, in file order."""
     if isinstance(node, (ir.Literal, ir.Str)):
         yield node
@@ -662,24 +720,24 @@ def _strings(node: ir.Node) -> Iterator[ir.Node]:
         children = value if isinstance(value, tuple) else (value,)
         for child in children:
             if isinstance(child, ir.Node):
-                yield from _strings(child)
+                yield from strings(child)
 
 
-def _validate_empty_strings(grammar: ir.Grammar, report: Report) -> None:
+def _validate_emptystrings(grammar: ir.Grammar, report: Report) -> None:
     # "" is a fine param default, a fine `text_when` value (an absent flag reads as ""), and
     # a fine route recipient (a header without one)
     allowed = {id(p.default) for p in grammar.of(ir.ParamStmt)}
     for route in grammar.of(ir.RouteStmt):
         if route.recipients is not None:
-            allowed |= {id(node) for node in _strings(route.recipients)}
+            allowed |= {id(node) for node in strings(route.recipients)}
     for stmt in grammar.of(ir.RenderStmt):  # "" writes nothing there, as by default
-        allowed |= {id(node) for node in _strings(stmt)}
+        allowed |= {id(node) for node in strings(stmt)}
     for call in grammar.of(ir.CallStmt):
         for item in call.items:
             value = item.arg("text_when") if isinstance(item, ir.Element) else None
             if value is not None:
-                allowed |= {id(node) for node in _strings(value)}
-    for node in _strings(grammar):
+                allowed |= {id(node) for node in strings(value)}
+    for node in strings(grammar):
         if id(node) in allowed:
             continue
         if isinstance(node, ir.Literal) and not all(node.texts):

@@ -85,6 +85,10 @@ class Builder:
         self._call_rule: Node = EMPTY  # one call, any shape (made with the calls block)
         # an output of content alone (auto mode)
         self._content_only = Opt(Text("raw", self.text_avoid, nonempty=True))
+        # content after the calls (`render content_after_calls=true`): it starts with neither
+        # whitespace nor `<` (PATTERNS' textstart) and holds no closer a call may leave out,
+        # cut short either (`<tool_call|X` is a broken closer, not text)
+        self._text_after = seq(Pat("textstart"), Text("raw", self._after_calls_avoid()))
 
     # -- the whole output ---------------------------------------------------------------
 
@@ -102,7 +106,11 @@ class Builder:
             opens = sorted({o for r in self.spec.reasoning for o in r.opens})
             # the model may write the opener the prompt already holds once more
             again = Opt(alt(*(Lit(o) for o in opens)))
-            closed = seq(again, alt(*(Text("raw", self.text_avoid, end=c) for c in closes)))
+            closed = seq(
+                again,
+                alt(*(Text("raw", self.text_avoid, end=c) for c in closes)),
+                self._after_reasoning(),
+            )
             start = alt(seq(closed, self._body(self.mode.kind == "auto")), self._body(True))
         else:
             start = seq(self._reasoning(), self._body(self.mode.kind == "auto"))
@@ -111,12 +119,22 @@ class Builder:
         g.rules = {"start": self._then_ws(start), **g.rules}
         return g
 
+    def _after_calls_avoid(self) -> tuple[str, ...]:
+        """What text after the calls avoids: the markers, and every optional literal that
+        ends a call shape without its last character."""
+        cut = set()
+        for shape in self.spec.shapes:
+            last = shape.call[-1] if shape.call else None
+            if isinstance(last, SpecLit) and last.optional and not last.peek:
+                cut.update(t[:-1] for t in last.texts if len(t) > 2)
+        return tuple(sorted({*self.text_avoid, *cut}))
+
     def _then_ws(self, node: Node) -> Node:
         """`node`, then the whitespace the output may end with, except after content alone:
         its text takes whitespace itself, and the same spaces read as either would make every
         one of them a place where the trailing whitespace may start (GBNF through
         llguidance, whose rows hold at most 2000 items, then stops after some 400 spaces)."""
-        if node == self._content_only:
+        if node == self._content_only or node == self._text_after:
             return node
         if isinstance(node, Alt):
             return alt(*(self._then_ws(option) for option in node.options))
@@ -190,7 +208,14 @@ class Builder:
             for c in self._closes(r)
         ]
         with self.g.at(self.spec.reasoning[0].line):
-            return Opt(self.g.rule("reasoning", alt(*blocks)))
+            return Opt(self.g.rule("reasoning", seq(alt(*blocks), self._after_reasoning())))
+
+    def _after_reasoning(self) -> Node:
+        """The `ignore`d markers `render` writes after a reasoning block (`render
+        after_reasoning="<|begin|>assistant"`: the header of the message after Solar Open's
+        reasoning message), which the model may write there."""
+        marker = self.spec.write.after_reasoning.strip()
+        return Opt(self._opener(marker)) if marker else EMPTY
 
     def _closes(self, reasoning: Reasoning) -> tuple[str, ...]:
         """What ends a reasoning block as the parser reads it: its closers, and a message's
@@ -217,9 +242,8 @@ class Builder:
         of a reasoning block the prompt opened, which a call opener ends)."""
         entries = self._calls_block()
         if not text_first:
-            return alt(
-                *(seq(self._opener(first) if first else WS, rest) for first, rest in entries)
-            )
+            plain = [seq(self._opener(first) if first else WS, rest) for first, rest in entries]
+            return alt(*plain, *(seq(empty, alt(*plain)) for empty in self._empty_content()))
         with_text = []
         peeks = self.cf.peek_openers
         for first, rest in entries:
@@ -237,7 +261,22 @@ class Builder:
             calls = self.g.rule("text_then_calls", alt(*with_text))
         if self.mode.kind != "auto":
             return calls
-        return alt(calls, self._content_only, *self._content_block(None))
+        options = [calls, self._content_only, *self._content_block(None)]
+        if self.spec.write.content_after_calls:  # the template's order: calls, then content
+            plain = alt(
+                *(seq(self._opener(first) if first else WS, rest) for first, rest in entries)
+            )
+            options.append(seq(plain, self._text_after))
+        return alt(*options)
+
+    def _empty_content(self) -> list[Node]:
+        """The empty content block `render content_always=true` writes before the calls of a
+        turn without content (Kimi K3's `<|open|>response<|sep|><|close|>response<|sep|>`)."""
+        content = self.spec.content
+        if not self.spec.write.content_always or content is None or not content.closes:
+            return []
+        opens = alt(*(self._opener(o) for o in content.opens))
+        return [seq(opens, alt(*(Text("space", (), end=c) for c in content.closes)))]
 
     def _content_block(self, then: str | None) -> list[Node]:
         """Content in the family's own block (`content` statement), written as `render`

@@ -62,8 +62,8 @@ def xml_params(
                     raise ExportError(f"{builder.spec.name}: {e}") from None
                 head = seq(
                     Lit(item.open),
-                    WS,
-                    Lit(key_text),
+                    WS,  # a key render writes after a space (` name="city"`) starts past it:
+                    Lit(key_text.lstrip()),  # one whitespace lexeme, never a space of its own
                     WS,
                     Lit(item.key_end),
                     seq(WS, Lit(item.value_open)) if item.value_open else EMPTY,
@@ -77,6 +77,9 @@ def xml_params(
                 elif b["type"] == "string":
                     options.append(seq(head, Text("raw", avoid, end=item.value_end)))
                     continue
+                elif item.write_python and b["type"] in ("object", "array"):
+                    # a container as `render` writes it: Python's str (`['a', 'b']`)
+                    value = Values(builder.g, "python", json_avoid).value(_strict_value(b))
                 else:
                     strict = schema_text(_strict_value(b))
                     value = _scalar(b) or Json(strict, json_avoid, in_markup=True)
@@ -279,10 +282,13 @@ def _call_schema(builder: Builder, item: JsonCall | JsonCallArray, array: bool) 
         for name_key in item.name:  # every spelling of the keys the parser reads
             for args_key in item.arguments:
                 props: dict[str, Any] = {}
-                if item.id:
+                last_id = getattr(item, "write_call_id", False)  # after the arguments
+                if item.id and not last_id:
                     props[item.id[0]] = {"type": "string"}
                 props[name_key] = {"const": tool.name}
                 props[args_key] = args
+                if item.id and last_id:
+                    props[item.id[0]] = {"type": "string"}
                 objects.append(
                     {
                         "type": "object",

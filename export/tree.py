@@ -100,6 +100,10 @@ PATTERNS: dict[str, tuple[str, dict[str, str]]] = {
     "ws": (r"[ \t\r\n]+", {"ws-tok": "[ \\t\\r\\n]+"}),
     "blanks": (r"[ \t]+", {"blanks-tok": "[ \\t]+"}),
     "digits": (r"[0-9]+", {"digits-tok": "[0-9]+"}),
+    # the first character of text after the calls (`render content_after_calls=true`): not
+    # whitespace, which is the calls' own (a lexeme of text would swallow the run before the
+    # next call), nor `<`, where a call's markers begin
+    "textstart": (r"[^ \t\r\n<]", {"textstart-tok": "[^ \\t\\r\\n<]"}),
     "header": (r"[A-Za-z0-9_.:\-]{1,64}", {"header-tok": "[A-Za-z0-9_.:\\x2D]{1,64}"}),
     "int": (
         r"-?(?:0|[1-9][0-9]*)",

@@ -29,17 +29,20 @@ SPEC = FamilySpec(
         # grammars/cohere_command3.tg:36: "<|START_ACTION|>" ws
         Lit(text="<|START_ACTION|>", line=36, file="grammars/cohere_command3.tg"),
         Ws(line=36, file="grammars/cohere_command3.tg"),
-        # grammars/cohere_command3.tg:37: json_call_array(name="tool_name", arguments=["parameters", "arguments"], id="tool_call_id")
+        # grammars/cohere_command3.tg:37: json_call_array(name="tool_name", arguments=["parameters", "arguments"], id="tool_call_id", write_indent=4, write_indent_depth=1, write_id=true)
         JsonCallArray(
             name=("tool_name",),
             arguments=("parameters", "arguments"),
             id=("tool_call_id",),
+            write_indent=4,
+            write_indent_depth=1,
+            write_id=True,
             line=37,
             file="grammars/cohere_command3.tg",
         ),
-        # grammars/cohere_command3.tg:38: ws "<|END_ACTION|>"
-        Ws(line=38, file="grammars/cohere_command3.tg"),
-        Lit(text="<|END_ACTION|>", line=38, file="grammars/cohere_command3.tg"),
+        # grammars/cohere_command3.tg:39: ws "<|END_ACTION|>"
+        Ws(line=39, file="grammars/cohere_command3.tg"),
+        Lit(text="<|END_ACTION|>", line=39, file="grammars/cohere_command3.tg"),
     ),
     openers=(("<|START_ACTION|>", 1),),
     # follows[i]: the literals that can come right after call item i

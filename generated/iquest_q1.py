@@ -66,10 +66,16 @@ SPEC = FamilySpec(
     section=None,
     # grammars/glm45.tg:31: ignore ["<|user|>", "<|observation|>", "<|endoftext|>"]
     ignore=("<|user|>", "<|observation|>", "<|endoftext|>"),
-    # grammars/glm45.tg:37: render between="\n" after_content="\n" after_reasoning="\n"
+    # grammars/glm45.tg:40: render between="${newline}" after_content="${newline}" after_reasoning="${newline}"
     write=Write(
-        between="\n", after_reasoning="\n", after_content="\n", line=37, file="grammars/glm45.tg"
+        between="${newline}",
+        after_reasoning="${newline}",
+        after_content="${newline}",
+        line=40,
+        file="grammars/glm45.tg",
     ),
+    # grammars/glm45.tg:39: param newline = "\n"
+    params=(("newline", "\n"),),
     # every marker found outside a call: the grammar line that names it
     markers_at=(
         ("<think>", "grammars/glm45.tg:34"),

@@ -28,6 +28,7 @@ from .protocol import (
     Opening,
     Pairs,
     Sink,
+    indent_json,
     json_object,
     no_literals,
     the_call,
@@ -50,7 +51,11 @@ _ARGUMENTS = JsonArgs()  # the item of a call object's arguments value
 
 # the fields `_whole` decides as the outer scanner does; an array's, for its elements
 SHORTCUT_KNOWS = frozenset({"name", "arguments", "name_is_key", "id", "require_args"})
-ARRAY_SHORTCUT_KNOWS = frozenset({"name", "arguments", "name_is_key", "id", "bare"})
+# `write_*` fields say how `render` writes, never how text is read
+ARRAY_SHORTCUT_KNOWS = frozenset(
+    {"name", "arguments", "name_is_key", "id", "bare", "write_indent", "write_indent_depth",
+     "write_id", "write_call_id"}
+)
 
 
 class JsonCallReader:
@@ -549,22 +554,51 @@ class JsonCallArrayReader:
         self.done = True
 
 
-def call_object(item: JsonCall | JsonCallArray, name: str, pairs: Pairs) -> str:
-    """One call as the JSON object the item reads: `{NAME: {…}}` or name and arguments keys."""
+def call_object(
+    item: JsonCall | JsonCallArray,
+    name: str,
+    pairs: Pairs,
+    call_id: str | None = None,
+    last_id: str | None = None,
+) -> str:
+    """One call as the JSON object the item reads: `{NAME: {…}}` or name and arguments keys
+    (after the `id` key holding `call_id`, or before it holding `last_id`, when given)."""
     args = json_object(pairs)
     if item.name_is_key:
         return f"{{{json.dumps(name, ensure_ascii=False)}: {args}}}"
     name_key, args_key = (json.dumps(key) for key in (item.name[0], item.arguments[0]))
-    return f"{{{name_key}: {json.dumps(name, ensure_ascii=False)}, {args_key}: {args}}}"
+    head = tail = ""
+    if call_id is not None and item.id:
+        head = f"{json.dumps(item.id[0])}: {json.dumps(call_id, ensure_ascii=False)}, "
+    if last_id is not None and item.id:
+        tail = f", {json.dumps(item.id[0])}: {json.dumps(last_id, ensure_ascii=False)}"
+    body = f"{name_key}: {json.dumps(name, ensure_ascii=False)}, {args_key}: {args}"
+    return f"{{{head}{body}{tail}}}"
 
 
 def render_json_call(item: JsonCall, calls: Sequence[Call]) -> str:
     return call_object(item, *the_call(calls))
 
 
-def render_json_call_array(item: JsonCallArray, calls: Sequence[Call]) -> str:
-    """Every call of the output in one array, as a model writes them."""
-    return "[" + ", ".join(call_object(item, name, pairs) for name, pairs in calls) + "]"
+def render_json_call_array(
+    item: JsonCallArray, calls: Sequence[Call], ids: Sequence[str] = ()
+) -> str:
+    """Every call of the output in one array, as a model writes them, in the item's layout
+    (`write_indent`, `write_indent_depth`, `write_id`, `write_call_id` with `ids`)."""
+    objects = [
+        call_object(
+            item,
+            name,
+            pairs,
+            str(index) if item.write_id else None,
+            ids[index] if item.write_call_id and index < len(ids) else None,
+        )
+        for index, (name, pairs) in enumerate(calls)
+    ]
+    text = "[" + ", ".join(objects) + "]"
+    if item.write_indent:
+        text = indent_json(text, item.write_indent, item.write_indent_depth)
+    return text
 
 
 # JSON's whitespace, as the scanners skip it (`json_args.skip_whitespace`)
@@ -612,6 +646,7 @@ JSON_CALL_ARRAY = DialectRow(
     no_literals,
     names_calls=True,
     lists_calls=True,
+    takes_ids=True,
     opening=json_call_array_opening,
     shortcut_knows=ARRAY_SHORTCUT_KNOWS,
 )

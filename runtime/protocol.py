@@ -146,6 +146,45 @@ def json_object(pairs: Pairs) -> str:
     return "{" + body + "}"
 
 
+def indent_json(text: str, indent: int, depth: int = 0) -> str:
+    """Compact JSON text (`json.dumps`' `", "` and `": "` separators) laid out as
+    `json.dumps(indent=indent)` lays it out (a template's `tojson(indent=4)`), keys in the
+    order written, repeated keys kept; with `depth`, only the outermost `depth` levels are
+    broken into lines, deeper values staying on one line (`[\n    {"a": 1},\n    {…}\n]`)."""
+    out: list[str] = []
+    level, at, quoted = 0, 0, False
+    while at < len(text):
+        char = text[at]
+        if quoted:
+            out.append(char)
+            if char == "\\":
+                out.append(text[at + 1])
+                at += 1
+            elif char == '"':
+                quoted = False
+        elif char == '"':
+            quoted = True
+            out.append(char)
+        elif char in "[{":
+            level += 1
+            empty = text[at + 1 : at + 2] in ("]", "}")
+            out.append(char)
+            if not empty and (not depth or level <= depth):
+                out.append("\n" + " " * indent * level)
+        elif char in "]}":
+            level -= 1
+            if text[at - 1] not in "[{" and (not depth or level < depth):
+                out.append("\n" + " " * indent * level)
+            out.append(char)
+        elif char == "," and (not depth or level <= depth):
+            out.append(",\n" + " " * indent * level)
+            at += 1  # the space after the comma
+        else:
+            out.append(char)
+        at += 1
+    return "".join(out)
+
+
 def the_call(calls: Sequence[Call]) -> Call:
     """The one call given to the writer of a dialect whose item holds one call."""
     [call] = calls
@@ -210,6 +249,9 @@ class DialectRow:
     literals: Callable[[Any], tuple[str, ...]]  # the markup literals an item names
     names_calls: bool = False  # a `CallsReader`: it reads the call's name itself
     lists_calls: bool = False  # one item holds every call of the output (`[a(), b()]`)
+    # its render takes the calls' ids too, `(item, calls, ids)` (render's own where the
+    # caller gave none): a dialect that may write each call's id in its text
+    takes_ids: bool = False
     # (item) -> how every call it reads begins (`Opening`), or None: a naming dialect's
     # promise that lets the engine pass over text that opens none without trying a call
     opening: Callable[[Any], Opening | None] = no_opening

@@ -121,12 +121,16 @@ def call_pieces(
     index: int,
     more: Sequence[tuple[str, Arguments]] = (),
     call_id: str | None = None,
+    more_ids: Sequence[str | None] = (),
 ) -> list[Piece]:
-    """`render_call`'s text, item by item."""
+    """`render_call`'s text, item by item. `more_ids` are the ids of the `more` calls, for
+    a dialect whose row `takes_ids` (the call's own id in its JSON: Mistral's `"id": …`)."""
     calls: list[Call] = [(n, argument_pairs(a)) for n, a in [(name, args), *more]]
     for call_name, pairs in calls:  # the arguments object is 1 level: its values get the rest
         if any(deeper_than(value, MAX_DEPTH - 1) for _, value in pairs):
             raise RenderError(f"{spec.name}: call {call_name!r}: {too_deep_to_write()}")
+    given = [call_id, *more_ids, *[None] * (len(more) - len(more_ids))]
+    ids = [i or written_id(n) for n, i in enumerate(given)]
     out: list[Piece] = []
     for item in spec.call:
         at = where(spec, item)
@@ -138,14 +142,19 @@ def call_pieces(
             out.append(Piece(item.write, at, f"ws(write={item.write!r})"))
         elif isinstance(item, Name):
             try:
-                out.append(Piece(render_header(item, name, index), at, "name"))
+                header = render_header(item, name, index + item.write_index_from)
+                out.append(Piece(header, at, "name"))
             except RenderError as error:  # said with the grammar line the shape comes from
                 raise RenderError(f"{spec.source}:{item.line}: {error}") from None
         elif isinstance(item, Skip) and item.id:
             out.append(Piece(call_id or written_id(index), at, "skip(id=true)"))
         elif (row := DIALECTS.get(type(item))) is not None:
             try:
-                text = row.render(item, calls if row.lists_calls else calls[:1])
+                chosen = calls if row.lists_calls else calls[:1]
+                if row.takes_ids:
+                    text = row.render(item, chosen, ids[: len(chosen)])
+                else:
+                    text = row.render(item, chosen)
             except RenderError as error:
                 raise RenderError(f"{spec.name}: {error}") from None
             out.append(Piece(text, at, type(item).__name__))
@@ -183,6 +192,8 @@ def output_pieces(
     """`render_output`'s text, each piece with the grammar line that wrote it."""
     write = spec.write
     at_write = where(spec, write) if write.line else spec.source
+    if write.content_after_calls and calls and content:  # the template's order: calls first
+        after, content = content + (after or ""), None
 
     def sep(key: str, text: str) -> Piece:
         said = f"render {key}={text!r}" if write.line else f"no `render` statement: {key}=''"
@@ -201,13 +212,15 @@ def output_pieces(
             Piece(block.closes[0], at, f"reasoning closer {block.closes[0]!r}"),
         ]
         parts.append(("after_reasoning", text))
-    if content:
-        parts.append(("after_content", _content_pieces(spec, content)))
+    if content or (write.content_always and calls and spec.content is not None):
+        parts.append(("after_content", _content_pieces(spec, content or "")))
     body: list[Piece] = []
+    given = list(ids) + [None] * (len(calls) - len(ids))
     if calls and lists_calls(spec):  # one list holds every call
-        body = call_pieces(spec, *calls[0], 0, more=calls[1:])
+        body = call_pieces(
+            spec, *calls[0], 0, more=calls[1:], call_id=given[0], more_ids=given[1:]
+        )
     else:
-        given = list(ids) + [None] * (len(calls) - len(ids))
         for i, (n, a) in enumerate(calls):
             if i:
                 body.append(sep("between", write.between))

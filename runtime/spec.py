@@ -91,6 +91,9 @@ class Name:
     after_last: str = ""
     fixed: str = ""  # the name, not in the call's text (Functionary v3.1's `<|python_tag|>`)
     xml_unescape: bool = False  # the name is an XML attribute's value: `tool="a&amp;b"`
+    # the number `render` gives the first call where the pattern holds its position (Kimi
+    # K3's `index="1"`; Kimi K2's `functions.NAME:0` counts from 0)
+    write_index_from: int = 0
     line: int = 0
     file: str = ""  # its grammar file, when not the family's own (`extends`)
 
@@ -200,6 +203,14 @@ class XmlParams:
     unescape_keys: bool = False
     write_between: str = ""  # what `render` writes between two parameters (whitespace)
     write_before_value: str = ""  # what `render` writes between KEY_END and VALUE_OPEN
+    # `render` writes each value flush against its key and closer (Seed-OSS's template), not
+    # with the newlines `trim_newline` reads as markup; a value that begins (or, without
+    # `keep_last_newline`, ends) with a newline still gets the markup newline beside it
+    write_flush: bool = False
+    # `render` writes a list or an object as Python's str prints it (`['rain', 'travel']`), as
+    # a template printing every value with `{{ value }}` does (Seed-OSS's, MiniCPM5's); the
+    # parser reads it back by the tool's schema
+    write_python: bool = False
     open_alternatives: tuple[str, ...] = ()
     key_end_alternatives: tuple[str, ...] = ()
     value_end_alternatives: tuple[str, ...] = ()
@@ -305,6 +316,17 @@ class JsonCallArray:
     name_is_key: bool = False
     id: tuple[str, ...] = ()
     bare: bool = False
+    # how `render` writes the array, the template's layout (reading is the same whatever they
+    # say): JSON indented by `write_indent` spaces (0: on one line), only the first
+    # `write_indent_depth` levels broken into lines (0: every level; Cohere's 1 puts each call
+    # on its own line, compact); `write_id`: each call's first key is its `id` key, holding
+    # the call's position ("0", "1", …: Cohere's numbering)
+    write_indent: int = 0
+    write_indent_depth: int = 0
+    write_id: bool = False
+    # `render` writes each call's own id (the caller's, else one of its own) under the `id`
+    # key after the arguments (Mistral's pre-v11 `{"name": …, "arguments": …, "id": …}`)
+    write_call_id: bool = False
     line: int = 0
     file: str = ""  # its grammar file, when not the family's own (`extends`)
 
@@ -387,6 +409,12 @@ class Write:
     before_calls: str | None = None
     in_reasoning: tuple[str, str] = ("", "")  # around the reasoning text, inside its markers
     in_section: tuple[str, str] = ("", "")  # around the calls, inside the section's markers
+    # the content of an output with calls is written after them (Gemma 4's template), not
+    # before; the parser reads text after the calls as content either way
+    content_after_calls: bool = False
+    # an output with calls and no content has an empty content block all the same (Kimi K3's
+    # template writes its response element in every turn)
+    content_always: bool = False
     line: int = 0  # 0: no `write` statement, everything is ""
     file: str = ""  # its grammar file, when not the family's own (`extends`)
 

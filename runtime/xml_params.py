@@ -110,6 +110,8 @@ SHORTCUT_KNOWS = frozenset(
         "open_alternatives",
         "key_end_alternatives",
         "value_end_alternatives",
+        "write_flush",  # how `render` writes, never how text is read
+        "write_python",
     }
 )
 
@@ -637,15 +639,22 @@ def render_key(item: XmlParams, key: str, value: Any) -> str:
 
 def render_xml_params(item: XmlParams, calls: Sequence[Call]) -> str:
     newline = "\n" if item.trim_newline else ""
-    last_newline = "" if item.keep_last_newline else newline
     out = []
     for key, value in the_call(calls)[1]:
         if item.strip and isinstance(value, str) and value != value.strip():
             raise RenderError(f"xml_params(strip=true) strips values: {value!r} cannot be written")
+        if item.write_python and isinstance(value, (list, dict)):
+            value = str(value)  # Python's str of the container, written as text
+        text = render_value_text(value, item.xml_unescape)
+        first = last = newline
+        if item.write_flush:  # the markup newline only where the reading would trim the value's
+            first = newline if text[:1] in ("\n", "\r") else ""
+            last = newline if text[-1:] == "\n" else ""
+        if item.keep_last_newline:
+            last = ""
         out.append(
             f"{item.open}{render_key(item, key, value)}{item.key_end}{item.write_before_value}"
-            f"{item.value_open}{newline}"
-            f"{render_value_text(value, item.xml_unescape)}{last_newline}{item.value_end}"
+            f"{item.value_open}{first}{text}{last}{item.value_end}"
         )
     return item.write_between.join(out)
 

@@ -299,10 +299,34 @@ PLANTED = {
         "",
         "family hermes",
     ),
+    "double escape": (  # `\\n` in a grammar string: a backslash and an n, not a newline
+        "functionary_v32",
+        "meetkai-functionary-medium-v3.2.jinja",
+        'content [">>>all\\n"',
+        'content [">>>all\\\\n"',
+    ),
+    "missing content": (  # bare content where the template writes its block's opener
+        "functionary_v32",
+        "meetkai-functionary-medium-v3.2.jinja",
+        'content [">>>all\\n", ">>>all\\r\\n"]\n',
+        "",
+        "family functionary_v32",
+    ),
+    "missing section": (  # calls where the template writes the section opener first
+        "deepseek_v3",
+        "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja",
+        'section "<｜tool▁calls▁begin｜>" "<｜tool▁calls▁end｜>"\n',
+        "",
+        "family deepseek_v3",
+    ),
 }
 # what the failing row must also name, beside the grammar line
 NAMED = {
-    "missing ignore of the turn end": ("[turn end]", "'<|im_end|>'", 'no `ignore "<|im_end|>"`')
+    "missing ignore of the turn end": ("[turn end]", "'<|im_end|>'", 'no `ignore "<|im_end|>"`'),
+    "missing content": ("no `content` statement", "the template writes 'all\\n' first"),
+    "missing section": (
+        "the template writes '<｜tool▁calls▁begin｜>' first, which no statement of the grammar",
+    ),
 }
 
 

@@ -138,13 +138,68 @@ PYTHONIC = CHATML_HEAD + """{{ message.content }}
 {%- endif %}""" + CHATML_TAIL
 
 
+# Granite's layout: the array printed with tojson(indent=4)
+INDENTED_ARRAY = CHATML_HEAD + """{{ message.content }}
+{%- if message.tool_calls %}<tool_calls>
+{{- message.tool_calls | map(attribute='function') | list | tojson(indent=4) -}}
+</tool_calls>
+{%- endif %}""" + CHATML_TAIL
+
+# Seed-OSS's and Gemma 4's habits: every value printed with {{ value }} (a list as Python's
+# str), and the turn's content after its calls
+PYTHON_VALUES_CONTENT_LAST = CHATML_HEAD + """
+{%- for call in message.tool_calls or [] %}<tool_call><function={{ call.function.name }}>
+{%- for key, value in call.function.arguments.items() %}<parameter={{ key }}>{{ value }}</parameter>
+{%- endfor %}</function></tool_call>
+{%- endfor %}{{ message.content }}""" + CHATML_TAIL
+
+
+# DeepSeek's DSML: a flag after the key says whether the value is text or JSON
+DSML = CHATML_HEAD + """{{ message.content }}
+{%- if message.tool_calls %}<|DSML|calls>
+{% for call in message.tool_calls %}<|DSML|invoke name="{{ call.function.name }}">
+{% for key, value in call.function.arguments.items() %}<|DSML|parameter name="{{ key }}" string="
+{{- "true" if value is string else "false" }}">{{ value if value is string else value | tojson }}</|DSML|parameter>
+{% endfor %}</|DSML|invoke>
+{% endfor %}</|DSML|calls>
+{%- endif %}""" + CHATML_TAIL
+
+# Gemma 4's markup: bare keys, strings between a delimiter token of its own
+KEYVALUE = CHATML_HEAD + """{{ message.content }}
+{%- macro value(v) %}{% if v is string %}<|"|>{{ v }}<|"|>{% elif v is mapping %}{
+{%- for k, x in v.items() %}{{ k }}:{{ value(x) }}{{ "," if not loop.last }}{% endfor %}}
+{%- elif v is sequence %}[{% for x in v %}{{ value(x) }}{{ "," if not loop.last }}{% endfor %}]
+{%- else %}{{ v | tojson }}{% endif %}{% endmacro %}
+{%- for call in message.tool_calls or [] %}<|tool_call>call:{{ call.function.name }}
+{{- value(call.function.arguments) }}<tool_call|>
+{%- endfor %}""" + CHATML_TAIL
+
+
 @pytest.mark.parametrize(
     "source, expected",
     [
         (JSON_ARRAY, ['"<tool_calls>"', "json_call_array(", '"</tool_calls>"']),
         (PYTHONIC, ['&"["', "python_calls(list=true, write_json=true)"]),
+        (INDENTED_ARRAY, ['json_call_array(name="name", arguments=["arguments", "parameters"], write_indent=4)']),
+        (PYTHON_VALUES_CONTENT_LAST, ["write_python=true)", "render content_after_calls=true"]),
+        (KEYVALUE, ['"<|tool_call>call:"', 'name(until=["{"])', 'keyvalue_args(string="<|\\"|>")']),
+        (
+            DSML,
+            [
+                'open="<|DSML|parameter", key_end=">"',
+                'key_pattern=/name="(?P<key>[^"]*)"(?:\\s+string="(?P<text>[^"]*)")?/',
+                'text_when=["true"]',
+            ],
+        ),
     ],
-    ids=["json array", "pythonic"],
+    ids=[
+        "json array",
+        "pythonic",
+        "indented json array",
+        "python values, content last",
+        "keyvalue",
+        "dsml flags",
+    ],
 )
 def test_lists_of_calls(tmp_path: Path, source: str, expected: list[str]) -> None:
     text, path = _imported(tmp_path, source, "probe_list")

@@ -190,7 +190,15 @@ def test_the_render_statement_is_checked(tmp_path: Path) -> None:
     with pytest.raises(CompileErrors) as caught:
         compile_grammar_text(bad, "x.tg")
     said = str(caught.value)
-    assert "`render` writes whitespace only" in said
+    assert "`render` writes whitespace only, not \",\"" in said
     assert "`in_section` of `render` takes a list of two strings" in said
     assert "unknown argument `after_call` of `render`" in said and "after_calls" in said
     assert "`render in_reasoning=…` needs a `reasoning` statement" in said
+    # an `ignore`d marker is markup the model writes after its reasoning (Solar Open's header)
+    fine = (
+        'family x\nreasoning "<r>" "</r>"\nignore "<h>"\nrender after_reasoning="\\n<h>"\n'
+        'call "<a>" json_call\n'
+    )
+    compile_grammar_text(fine, "x.tg")
+    with pytest.raises(CompileErrors, match="not \"<i>\""):
+        compile_grammar_text(fine.replace('"\\n<h>"', '"<i>"'), "x.tg")

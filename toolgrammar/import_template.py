@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .runtime.protocol import indent_json
 from .check.templates import (
     CALL_IDS,
     Call,
@@ -77,6 +78,7 @@ class Found:
     section: tuple[str, str] | None = None
     content: tuple[str, str] | None = None
     ignore: list[str] = field(default_factory=list)
+    content_after_calls: bool = False  # the template writes a turn's content after its calls
     call: list[str] = field(default_factory=list)  # the call statement's items, as grammar text
     shape: str = ""  # the dialect word
     # the `render` statement: the whitespace the template writes between an output's parts
@@ -420,9 +422,20 @@ def _json_native(found: Found, markup: str, two: str) -> bool:
             found.guesses.append("each call is {NAME: {arguments}}: name_is_key=true")
         if id_key:
             options.append(f"id={_lit(id_key)}")
+            if list(obj)[-1] == id_key and _in_array(markup, start, end):
+                options.append("write_call_id=true")
+                found.guesses.append(f"each call's id follows its arguments: {id_key!r}")
+        numbered = next((k for k, v in obj.items() if v == "0" and k != name_key), "")
+        if not id_key and numbered and name_key:
+            options += [f"id={_lit(numbered)}", "write_id=true"]
+            found.guesses.append(
+                f"{numbered!r} numbers the calls from \"0\": read as the call's id, written first"
+            )
         if in_array:
             opener = before.rstrip()[:-1]
             closer = after.lstrip()[1:]
+            array = markup[len(opener) : len(markup) - len(closer)]
+            options += _json_layout(array)
             found.shape = "json_call_array"
             found.call = [
                 *(_open_items(opener) or ['&"["']),
@@ -433,8 +446,7 @@ def _json_native(found: Found, markup: str, two: str) -> bool:
             return True
         found.shape = "json_call"
         opener, closer, section = _split_per_call(markup, start, end, two, '"search_docs"')
-        if section:
-            found.section = section
+        _take_section(found, section)
         head = _open_items(opener)
         found.call = [
             *(head if head else ['&"{"']),
@@ -445,6 +457,27 @@ def _json_native(found: Found, markup: str, two: str) -> bool:
             found.guesses.append('a bare JSON object opens a call: lookahead `&"{"`')
         return True
     return False
+
+
+def _in_array(markup: str, start: int, end: int) -> bool:
+    """The object at `start:end` is an element of a JSON array (`[{…}]`, `[{…}, {…}]`)."""
+    return markup[:start].rstrip().endswith("[") and markup[end:].lstrip()[:1] in ("]", ",")
+
+
+def _json_layout(text: str) -> list[str]:
+    """The `write_indent` options under which `render` writes the JSON `text` as the template
+    wrote it (`tojson(indent=4)`, or one element a line); none for one line or another
+    layout."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return []
+    compact = json.dumps(value, ensure_ascii=False)
+    for indent in (2, 4):
+        for depth in (0, 1):
+            if indent_json(compact, indent, depth) == text.strip():
+                return [f"write_indent={indent}"] + ([f"write_indent_depth={depth}"] if depth else [])
+    return []
 
 
 def _json_keys(obj: dict[str, Any]) -> tuple[str, str, str] | None:
@@ -481,7 +514,26 @@ def _split_per_call(
     call_open, call_close = opener_all[len(section_open) :], closer_all[:close]
     if section_open.strip() and section_close.strip():
         return call_open, call_close, (section_open.strip(), section_close.strip())
+    if section_close.strip() and call_close.strip():  # the end of the calls alone
+        return opener_all, call_close, ("", section_close.strip())
     return opener_all, closer_all, None
+
+
+def _take_section(found: Found, section: tuple[str, str] | None) -> None:
+    """A section around the calls; or, with no opener, what the template writes after the
+    last call only (Gemma 4's `<|tool_response>`): where the model stops for the results,
+    ignored if it writes it."""
+    if section is None:
+        return
+    if section[0]:
+        found.section = section
+        return
+    if section[1] not in found.ignore:
+        found.ignore.append(section[1])
+    found.guesses.append(
+        f"{section[1]!r} follows the last call only: where the model stops for the results "
+        "(ignored if written)"
+    )
 
 
 def _end_of_first(two: str, start: int, end: int) -> int | None:
@@ -554,8 +606,7 @@ def _named(found: Found, probe: Probe, markup: str, two: str, lead: int) -> None
         opener, closer, section = _split_per_call(markup, at, args_end, two, "search_docs")
         # the opener runs to the name; what the one-call rendering writes after the arguments
         # is the closer (_split_per_call took the name and arguments as the "object")
-        if section:
-            found.section = section
+        _take_section(found, section)
         head = _head(opener)
         suffix = between.strip()
         found.shape = "json_args"
@@ -607,7 +658,35 @@ def _named(found: Found, probe: Probe, markup: str, two: str, lead: int) -> None
         ]
         found.call = [item for item in found.call if item]
         return
+    if brace != -1 and _keyvalue(found, markup, two, at, brace):
+        return
     _xml(found, probe, markup, two, lead, at)
+
+
+def _keyvalue(found: Found, markup: str, two: str, at: int, brace: int) -> bool:
+    """Gemma's `{key:<|"|>text<|"|>,…}` after the name: bare keys, strings between a
+    delimiter of the template's own (`keyvalue_args(string=…)`)."""
+    pattern = r"\{city:(?P<q>[^\s{}:,]{1,24}?)" + re.escape(CITY) + r"(?P=q)\}"
+    found_kv = re.match(pattern, markup[brace:])
+    if found_kv is None:
+        return False
+    delimiter = found_kv.group("q")
+    args_end = brace + found_kv.end()
+    opener, closer, section = _split_per_call(markup, at, args_end, two, "search_docs")
+    _take_section(found, section)
+    between = markup[at + len("get_weather") : brace]
+    found.shape = "keyvalue_args"
+    found.call = [
+        *_head(opener),
+        'name(until=["{"])',
+        *(_spaced(between) if between.strip() else []),
+        f"keyvalue_args(string={_lit(delimiter)})",
+        *_close_items(closer),
+    ]
+    found.guesses.append(
+        f"arguments as {{key:value,…}} with strings between {delimiter!r}: keyvalue_args"
+    )
+    return True
 
 
 def _xml(found: Found, probe: Probe, markup: str, two: str, lead: int, at: int) -> None:
@@ -659,6 +738,14 @@ def _xml(found: Found, probe: Probe, markup: str, two: str, lead: int, at: int) 
         before_value = before_value[: len(before_value) - len(before_value.lstrip())]
         if before_value:
             options.append(f"write_before_value={_lit(before_value)}")
+    flagged = _type_flag(found, probe, open_, key_end, value_open, lead)
+    if flagged is not None:
+        base, flag_options = flagged
+        kept = [o for o in options if o.split("=", 1)[0] in ("value_end", "trim_newline", "write_between")]
+        options = [f"open={_lit(base)}", *flag_options, *kept]
+        implicit_open = base
+    else:
+        implicit_open = open_
     # the name: its suffix runs to the first parameter's opener
     name_suffix = head_text[: len(head_text) - open_len]
     tail = turn[value2 + len(DAYS) :]
@@ -669,13 +756,12 @@ def _xml(found: Found, probe: Probe, markup: str, two: str, lead: int, at: int) 
     opener, call_close, section = _split_per_call(
         turn, name_at, closer_start, _xml_two(probe, lead), "search_docs"
     )
-    if section:
-        found.section = section
+    _take_section(found, section)
     suffix_items = _spaced(name_suffix)  # GLM's newline after the name is written too
     if suffix_items and not suffix_items[-1].startswith("ws("):
         suffix_items.append("ws")
-    until = [_tokens(name_suffix.strip())[0]] if name_suffix.strip() else [open_]
-    implicit = [open_]
+    until = [_tokens(name_suffix.strip())[0]] if name_suffix.strip() else [implicit_open]
+    implicit = [implicit_open]
     closers = _close_items(call_close)
     if len(closers) > 1:
         implicit.append(json.loads(closers[1]))
@@ -695,6 +781,39 @@ def _xml(found: Found, probe: Probe, markup: str, two: str, lead: int, at: int) 
     )
 
 
+def _type_flag(
+    found: Found, probe: Probe, open_: str, key_end: str, value_open: str, lead: int
+) -> tuple[str, list[str]] | None:
+    """An attribute after the key's that says whether the value is text (DSML's
+    `<｜DSML｜parameter name="city" string="true">`): a `key_pattern` with a `text` group
+    and the flag's text value in `text_when`, when a value that is not a string gets another
+    flag. (The opener without the key's attribute, the options that replace open, key_end
+    and value_open); None for no such flag."""
+    key_attr = re.search(r'(\s+)([\w:-]+)="$', open_)
+    flag = re.fullmatch(r'\s*([\w:-]+)="([^"]*)"\s*(\S+)', value_open)
+    if key_end != '"' or key_attr is None or flag is None:
+        return None
+    attr, text_value, end = flag.groups()
+    try:
+        typed = probe.turn(calls=(TYPED,))[lead:]
+    except TemplateProblem:
+        return None
+    other = re.search(re.escape(open_) + r'days"\s*' + re.escape(attr) + r'="([^"]*)"', typed)
+    if other is None or other.group(1) == text_value:
+        return None
+    base = open_[: key_attr.start()]
+    pattern = f'{key_attr.group(2)}="(?P<key>[^"]*)"(?:\\s+{attr}="(?P<text>[^"]*)")?'
+    found.guesses.append(
+        f'{attr}="{text_value}" after the key marks a text value ({attr}="{other.group(1)}" '
+        "a JSON one): key_pattern with text_when"
+    )
+    return base, [
+        f"key_end={_lit(end)}",
+        f"key_pattern=/{pattern}/",
+        f"text_when=[{_lit(text_value)}]",
+    ]
+
+
 def _xml_two(probe: Probe, lead: int) -> str:
     try:
         return probe.turn(calls=(ONE_TWO_ARGS, TWO))[lead:].replace(CALL_IDS[1], CALL_IDS[0])
@@ -711,7 +830,11 @@ def _content_with_calls(found: Found, probe: Probe, lead: int) -> None:
     if at == -1:
         found.guesses.append("the template drops content beside calls")
     elif name != -1 and at > name:
-        found.guesses.append("the template writes content after the calls: read as text after them")
+        found.content_after_calls = True
+        found.guesses.append(
+            "the template writes content after the calls: read as text after them, and "
+            "`render content_after_calls=true` writes it there"
+        )
 
 
 def _typed(found: Found, probe: Probe) -> None:
@@ -726,6 +849,10 @@ def _typed(found: Found, probe: Probe) -> None:
     seen = []
     if "True" in turn or "None" in turn or "'unit'" in turn:
         seen.append("Python spellings (True, None, {'unit': …}): the schema types them")
+    if "{'unit': 'c'}" in turn and found.shape == "xml_params":
+        at = next(n for n, item in enumerate(found.call) if item.startswith("xml_params("))
+        found.call[at] = found.call[at][:-1] + ", write_python=true)"
+        seen.append("render writes objects and arrays as Python's str does: write_python=true")
     if '{"unit": "c"}' in turn:
         seen.append("objects and arrays as JSON")
     if seen:
@@ -764,7 +891,10 @@ def _render_writes(found: Found, probe: Probe, two: str) -> None:
             except TemplateProblem:
                 continue
             at = turn.find(THOUGHT)
-            if at == -1:
+            if at == -1:  # the thought left out: the gap after a closer the turn writes
+                end = turn.find(closes)
+                if end != -1:
+                    gaps.setdefault(bool(calls), _space_after(turn, end + len(closes)))
                 continue
             start = turn.rfind(opens, 0, at)
             end = turn.find(closes, at + len(THOUGHT))
@@ -810,16 +940,31 @@ def _render_writes(found: Found, probe: Probe, two: str) -> None:
                 write["before_calls"] = before_call  # Nemotron 3's `</think>Text` and `</think>\n<tool_call>`
             else:
                 write["after_reasoning"] = before_call
+    if found.content_after_calls:
+        write["content_after_calls"] = True
     found.render = {k: v for k, v in write.items() if v and v != ["", ""]}
 
 
 def _render_line(render: dict[str, Any]) -> str:
-    order = ("between", "after_content", "after_reasoning", "before_calls", "in_reasoning", "in_section")
+    order = (
+        "between",
+        "after_content",
+        "after_reasoning",
+        "before_calls",
+        "in_reasoning",
+        "in_section",
+        "content_after_calls",
+    )
     parts = []
     for key in order:
         if key in render:
             value = render[key]
-            text = f"[{_lit(value[0])}, {_lit(value[1])}]" if isinstance(value, list) else _lit(value)
+            if isinstance(value, bool):
+                text = "true" if value else "false"
+            elif isinstance(value, list):
+                text = f"[{_lit(value[0])}, {_lit(value[1])}]"
+            else:
+                text = _lit(value)
             parts.append(f"{key}={text}")
     return "render " + " ".join(parts)
 

@@ -146,6 +146,175 @@ def test_element_defaults() -> None:
     assert spec.call[2] == rt.XmlParams("<p=", ">", "</p>", (), False, line=1)
 
 
+def test_json_call_array_layout_lowers_and_render_writes_it() -> None:
+    """`write_indent`, `write_indent_depth`, `write_id`: how render lays out the array (a
+    template's `tojson(indent=4)`, Cohere's one call a line with its number first); the
+    parser reads the layout back, as it reads the compact one."""
+    from toolgrammar import parse
+    from toolgrammar.runtime.registry import registered
+    from toolgrammar.runtime.render import render_output
+
+    head = 'family x call "<a>" ws json_call_array(name="tool_name", id="tool_call_id"'
+    assert lower_text(head + ') ws "</a>"').call[2] == rt.JsonCallArray(
+        ("tool_name",), ("arguments", "parameters"), id=("tool_call_id",), line=1
+    )
+    calls = [("f", {"a": 1, "b": [1, "x, y"]}), ("g", {})]
+    full = lower_text(head + ', write_indent=2) ws "</a>"')
+    assert full.call[2].write_indent == 2 and not full.call[2].write_id
+    assert render_output(full, calls) == (
+        '<a>[\n  {\n    "tool_name": "f",\n    "arguments": {\n      "a": 1,\n      "b": [\n'
+        '        1,\n        "x, y"\n      ]\n    }\n  },\n  {\n    "tool_name": "g",\n'
+        '    "arguments": {}\n  }\n]</a>'
+    )
+    lines = lower_text(head + ', write_indent=4, write_indent_depth=1, write_id=true) ws "</a>"')
+    text = render_output(lines, calls)
+    assert text == (
+        '<a>[\n    {"tool_call_id": "0", "tool_name": "f", "arguments": {"a": 1, "b": [1, "x, y"]}},'
+        '\n    {"tool_call_id": "1", "tool_name": "g", "arguments": {}}\n]</a>'
+    )
+    with registered(lines):
+        message = parse("x", text)
+    assert [(c.id, c.function.name) for c in message.tool_calls] == [("0", "f"), ("1", "g")]
+    # `write_call_id`: each call's own id after its arguments (Mistral's pre-v11 list)
+    own = lower_text('family x call "<a>" ws json_call_array(id="id", write_call_id=true) ws "</a>"')
+    text = render_output(own, calls, ids=["aB3dE6gH9"])
+    assert text == (
+        '<a>[{"name": "f", "arguments": {"a": 1, "b": [1, "x, y"]}, "id": "aB3dE6gH9"}, '
+        '{"name": "g", "arguments": {}, "id": "call000001"}]</a>'
+    )
+    with registered(own):
+        message = parse("x", text)  # an id after the name is markup to the reader
+    assert [c.function.name for c in message.tool_calls] == ["f", "g"]
+
+
+@pytest.mark.parametrize("keep_last", [False, True])
+def test_xml_params_write_flush_writes_values_against_their_markers(keep_last: bool) -> None:
+    """`write_flush=true`: render writes no markup newline around a value (Seed-OSS's
+    template), except beside a value's own newline that the reading would trim."""
+    from toolgrammar import parse
+    from toolgrammar.runtime.registry import registered
+    from toolgrammar.runtime.render import render_output
+
+    keep = ", keep_last_newline=true" if keep_last else ""
+    spec = lower_text(
+        'family x call "<f=" name(until=">") ">" xml_params(open="<p=", key_end=">", '
+        f'value_end="</p>", trim_newline=true{keep}, write_flush=true) "</f>"'
+    )
+    assert spec.call[3].write_flush
+    calls = [("f", {"a": "x", "b": "\nlines\n", "c": 3})]
+    last = "" if keep_last else "\n"
+    assert render_output(spec, calls) == (
+        f"<f=f><p=a>x</p><p=b>\n\nlines\n{last}</p><p=c>3</p></f>"
+    )
+    with registered(spec):
+        [call] = parse("x", render_output(spec, calls)).tool_calls
+    assert call.function.arguments == '{"a": "x", "b": "\\nlines\\n", "c": "3"}'
+
+
+def test_a_param_says_a_checkpoints_layout_and_a_child_that_replaces_its_uses_drops_it() -> None:
+    """GLM-4.5 writes newlines in its markup, GLM-4.7 none: `param newline` is written by
+    `render` and `ws(write=)`, and a row (a caller) gives another value. A child whose own
+    statements use it no more (spark25 replaces `render` and `call`) does not take it."""
+    from toolgrammar.runtime.params import with_params
+    from toolgrammar.runtime.render import render_output
+
+    glm = lower_file("glm45")
+    assert glm.params == (("newline", "\n"),)
+    calls = [("f", {"a": "x"})]
+    assert render_output(with_params(glm), calls, content="Hi") == (
+        "Hi\n<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>x</arg_value>\n</tool_call>"
+    )
+    assert render_output(with_params(glm, {"newline": ""}), calls, content="Hi") == (
+        "Hi<tool_call>f<arg_key>a</arg_key><arg_value>x</arg_value></tool_call>"
+    )
+    assert lower_file("iquest_q1").params == (("newline", "\n"),)  # its render is glm45's
+    assert lower_file("spark25").params == ()
+
+
+def test_render_content_after_calls_writes_the_calls_first() -> None:
+    """`render content_after_calls=true`: Gemma 4's template writes a turn's content after
+    its calls; the parser reads that text as content as it reads content before them."""
+    from toolgrammar import parse
+    from toolgrammar.compiler.build import compile_grammar_text
+    from toolgrammar.compiler.errors import CompileErrors
+    from toolgrammar.runtime.registry import registered
+    from toolgrammar.runtime.render import render_output
+
+    text = 'family x\nrender content_after_calls=true\ncall "<a>" json_call "</a>"\n'
+    spec = lower_text(text)
+    assert spec.write.content_after_calls
+    assert not lower_text('family x\ncall "<a>" json_call "</a>"\n').write.content_after_calls
+    output = render_output(spec, [("f", {"k": 1})], content="Done.")
+    assert output == '<a>{"name": "f", "arguments": {"k": 1}}</a>Done.'
+    assert render_output(spec, [], content="Done.") == "Done."
+    with registered(spec):
+        message = parse("x", output)
+    assert message.content == "Done." and message.tool_calls[0].function.name == "f"
+    with pytest.raises(CompileErrors, match="takes true or false"):
+        compile_grammar_text(text.replace("=true", '="yes"'), "x.tg")
+
+
+def test_render_content_always_and_the_index_calls_are_numbered_from() -> None:
+    """Kimi K3's template writes its response element in every turn (empty before calls
+    without text) and numbers calls from 1: `render content_always=true`,
+    `name(write_index_from=1)`. The parser reads both as it reads the layout without them."""
+    from toolgrammar import parse
+    from toolgrammar.compiler.build import compile_grammar_text
+    from toolgrammar.compiler.errors import CompileErrors
+    from toolgrammar.runtime.registry import registered
+    from toolgrammar.runtime.render import render_output
+
+    text = (
+        'family x\ncontent "<r>" "</r>"\nrender content_always=true\n'
+        'call "<c " name(until=">", pattern=/(?P<name>\\w+):(?P<i>\\d+)/, write_index_from=1)'
+        ' ">" json_args "</c>"\n'
+    )
+    spec = lower_text(text)
+    assert spec.write.content_always and spec.call[1].write_index_from == 1
+    calls = [("f", {}), ("g", {})]
+    output = render_output(spec, calls)
+    assert output == "<r></r><c f:1>{}</c><c g:2>{}</c>"
+    assert render_output(spec, calls, content="Hi") == "<r>Hi</r><c f:1>{}</c><c g:2>{}</c>"
+    assert render_output(spec, [], content="Hi") == "<r>Hi</r>"
+    with registered(spec):
+        message = parse("x", output)
+    assert message.content is None and [c.function.name for c in message.tool_calls] == ["f", "g"]
+    with pytest.raises(CompileErrors, match="needs a `content` statement"):
+        compile_grammar_text(text.replace('content "<r>" "</r>"\n', ""), "x.tg")
+
+
+def test_xml_params_write_python_writes_containers_as_pythons_str() -> None:
+    """`write_python=true`: a list or an object is written as Python's str prints it (a
+    template's `{{ value }}`: Seed-OSS's, MiniCPM5's); the schema reads it back."""
+    import json
+
+    from toolgrammar import parse
+    from toolgrammar.runtime.registry import registered
+    from toolgrammar.runtime.render import render_output
+
+    spec = lower_text(
+        'family x call "<f=" name(until=">") ">" xml_params(open="<p=", key_end=">", '
+        'value_end="</p>", write_python=true) "</f>"'
+    )
+    args = {"tags": ["rain", "it's"], "opts": {"on": True, "n": None}, "city": "Zürich", "k": 3}
+    text = render_output(spec, [("f", args)])
+    assert text == (
+        "<f=f><p=tags>['rain', \"it's\"]</p><p=opts>{'on': True, 'n': None}</p>"
+        "<p=city>Zürich</p><p=k>3</p></f>"
+    )
+    properties = {
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "opts": {"type": "object"},
+        "city": {"type": "string"},
+        "k": {"type": "integer"},
+    }
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "properties": properties}}}]
+    with registered(spec):
+        [call] = parse("x", text, tools).tool_calls
+    assert json.loads(call.function.arguments) == args
+
+
 def test_name_doubled_lowers_to_its_separator() -> None:
     spec = lower_text(
         'family x call "<a " name(until=">", doubled=".") ">" xml_params(open="<p=", key_end=">", value_end="</p>")'

@@ -336,7 +336,7 @@ def _round_trip(family: str, sample: Sample, tools: list[dict[str, Any]]) -> tup
         return "round trip", detail
     # and the whitespace the grammar's `render in_reasoning=[…]` writes inside the block is
     # the model's text too (Qwen3's `<think>\nR\n</think>` reads as "\nR\n")
-    before, after = get_spec(family).write.in_reasoning
+    before, after = with_params(get_spec(family)).write.in_reasoning
     wanted = before + sample.reasoning + after if sample.reasoning else None
     if wanted and (message.reasoning or "") != wanted:
         detail = f"wrote reasoning {wanted!r}, it reads as {message.reasoning!r}"

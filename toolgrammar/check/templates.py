@@ -406,7 +406,10 @@ def assistant_turn(
             after_header = _after_repeated_tail(prompt, whole, shared)
         if after_header is not None:
             return prompt, whole[after_header:], ""
-        shared = _marker_start(prompt, shared, markers)
+        # never inside a marker of either text (`<|channel>` of the prompt, `<|tool_call>` of
+        # the turn: they share `<|`)
+        markers = list(markers)
+        shared = min(_marker_start(prompt, shared, markers), _marker_start(whole, shared, markers))
     return prompt, whole[shared:], prompt[shared:]
 
 
@@ -519,6 +522,12 @@ def _ignore_line(spec: FamilySpec, marker: str) -> str:
     named = dict(spec.markers_at).get(marker)
     if named:
         return f"{named}: this statement names it"
+    return f"{family_line(spec)}: no `ignore {json.dumps(marker, ensure_ascii=False)}`"
+
+
+def family_line(spec: FamilySpec) -> str:
+    """The `file:line` of the grammar's `family` statement: where a finding points when what
+    is wrong is a statement the grammar lacks (an `ignore`, a `content`, a `section`)."""
     line = 1
     try:
         file = resources.files("toolgrammar.grammars").joinpath(Path(spec.source).name)
@@ -527,7 +536,7 @@ def _ignore_line(spec: FamilySpec, marker: str) -> str:
         text = ""
     if found := re.search(rf"^family\s+{re.escape(spec.name)}\b", text, re.M):
         line = text[: found.start()].count("\n") + 1
-    return f"{spec.source}:{line}: no `ignore {json.dumps(marker, ensure_ascii=False)}`"
+    return f"{spec.source}:{line}"
 
 
 # --------------------------------------------------------------------------- the prompt
@@ -938,8 +947,60 @@ def render_differences(
         f"{piece.what}: render writes {_around(ours, at)!r} where the template writes "
         f"{_around(theirs, at)!r}"
     )  # the key a row's `known` names: no grammar line, which moves when the file is edited
-    detail = f"{piece.where}: {essence}; render: {ours!r}, template: {theirs!r}"
+    start = _piece_start(pieces, piece) - offset
+    inserted = _insertion(spec, ours, theirs, start if 0 <= start <= at else at)
+    detail = f"{_piece_line(spec, piece)}: {essence}{inserted}"
+    detail += f"; render: {ours!r}, template: {theirs!r}"
     return [TemplateFinding("markup", conversation.title, detail, essence)]
+
+
+def _piece_start(pieces: list[Piece], piece: Piece) -> int:
+    """Where `piece` (one of `pieces`, by identity) starts in their text."""
+    position = 0
+    for each in pieces:
+        if each is piece:
+            return position
+        position += len(each.text)
+    return -1
+
+
+def _piece_line(spec: FamilySpec, piece: Piece) -> str:
+    """The grammar line of the piece where render and the template part; a piece that no
+    statement wrote (bare content: the grammar has no `content` statement; no `render`
+    statement) points at the `family` line, saying which statement is absent."""
+    if re.search(r":\d+$", piece.where):
+        return piece.where
+    if piece.what == "the content" and spec.content is None:
+        return f"{family_line(spec)}: no `content` statement, so render writes content bare"
+    return family_line(spec)
+
+
+def _insertion(spec: FamilySpec, ours: str, theirs: str, at: int) -> str:
+    """When the template writes text at `at` and then goes on as render does (a marker that
+    render does not write there: a missing `section`, `content` or literal), that text, with
+    the grammar line that names it, or the `family` line when no statement names it."""
+    ahead = ours[at : at + 12]
+    if not ahead:
+        inserted = theirs[at:]
+    else:
+        found = theirs.find(ahead, at + 1, at + 200)
+        # render's text goes on there at least as far as it went on before the insertion
+        far = min(len(ours) - at, len(ahead) + 12)
+        if found != -1 and _common_prefix(ours[at:], theirs[found:]) >= far:
+            inserted = theirs[at:found]
+        else:
+            inserted = ""
+    marker = inserted.strip()
+    if not marker:
+        return ""
+    named = [where for known, where in spec.markers_at if marker.startswith(known)]
+    if named:
+        return f"; the template writes {inserted!r} first, a marker of {named[0]}"
+    return (
+        f"; the template writes {inserted!r} first, which no statement of the grammar names "
+        f"({family_line(spec)}: a missing `section`, `content` or `ignore` statement, or a "
+        "missing literal)"
+    )
 
 
 def render_matches_template(
