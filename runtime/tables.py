@@ -584,10 +584,22 @@ def _compute_quick_markers(
             if plain == passes
             else Markers(outside, guards, {**(plain if anywhere else {}), **headers})
         ),
-        # (an opener of several shapes: the text after it on which every shape gives up)
+        # the text after an opener on which every shape gives up: its pass, its guard, or
+        # either (an opener held in reasoning decides as the scan's pass would have, had
+        # the text after it been there: else a stream that met the opener at the end of
+        # a delta held it, and dropped it at `length`, where the whole output passed it)
         "gives_back": {
-            **{opener: re.compile(re.escape(opener) + cond) for opener, cond in plain.items()},
-            **{opener: re.compile(guard) for opener, guard in guards.items()},
+            opener: re.compile(
+                "|".join(
+                    f"(?:{way})"
+                    for way in (
+                        re.escape(opener) + plain[opener] if opener in plain else None,
+                        guards.get(opener),
+                    )
+                    if way is not None
+                )
+            )
+            for opener in {**plain, **guards}
         },
     }
 
