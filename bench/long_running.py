@@ -71,6 +71,7 @@ def cache_sizes() -> dict[str, tuple[int, int]]:
         "keyvalue_args._whole_member": _lru(keyvalue_args._whole_member),
         "xml_params._whole_param": _lru(xml_params._whole_param),
         "schema_check._FOUND": (len(schema_check._FOUND), schema_check._LIMIT),
+        "schema_check._SUSPECT": (len(schema_check._SUSPECT), schema_check._LIMIT),
         "schemas warnings shown": (len(registry), schema_check._LIMIT + 2),
     }
 

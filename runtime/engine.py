@@ -272,14 +272,22 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             markers = family.routed_markers
         elif mode == CONTENT and self._state.after_calls:
             markers = family.after_calls_markers  # type: ignore[assignment]
-        elif mode == CONTENT or mode == REASONING:
+        elif mode == CONTENT:
             markers = family.quick_content_markers if quick else family.content_markers
+        elif mode == REASONING:
+            markers = family.quick_reasoning_markers if quick else family.content_markers
         else:
             markers = family.quick_section_markers if quick else family.section_markers
         at, lit = markers.search(buf, pos)
         start = pos  # where a tail held back as a possible marker may begin
         if lit in markers.passable:  # (only a quick search has any: `tables._passes`)
             at, lit, start = markers.pass_over(buf, at, lit, pos)
+            if markers.drops and start > pos:  # special tokens passed: back as nothing,
+                passed = buf[pos:start]  # as a call that gives them back drops them
+                for token in family.special_openers:  # (`_abandon`)
+                    passed = passed.replace(token, "")
+                self._text(passed)
+                pos = start
         if at < 0:
             held = markers.held(buf, start)
             stop = len(buf) - held

@@ -25,8 +25,11 @@ def _lit_at(item: Lit, buf: str, pos: int) -> str:
     """The spelling of `item` that `buf` has at `pos` (the longest), or ""."""
     if not item.alternatives:
         return item.text if buf.startswith(item.text, pos) else ""
-    found = [t for t in item.texts if buf.startswith(t, pos)]
-    return max(found, key=len) if found else ""
+    best = ""
+    for text in item.texts:
+        if len(text) > len(best) and buf.startswith(text, pos):
+            best = text
+    return best
 
 
 class ItemReaders:
@@ -56,9 +59,8 @@ class ItemReaders:
             self._outcome = READ
             return pos
         end = len(buf)
-        if end - pos < len(max(item.texts, key=len)) and any(
-            t.startswith(buf[pos:]) for t in item.texts
-        ):
+        texts = item.texts
+        if end - pos < max(map(len, texts)) and any(t.startswith(buf[pos:]) for t in texts):
             if not eof:
                 return self._wait(pos)
             if not call.committed:  # cut inside its spelling: markup; else nothing followed

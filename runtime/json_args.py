@@ -15,6 +15,7 @@ that follow the arguments end them even inside an unterminated string: markers w
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from typing import Sequence
 
 from .coerce import coerce_json
@@ -132,7 +133,9 @@ class JsonArgsReader:
                 if not self._raw:
                     return self._fail(text, pos, eof)  # not an object: no arguments
                 self._raw_open = True
-                self._out("{" + json.dumps(self._raw, ensure_ascii=False) + ': "')
+                self._started = True
+                # (its head goes out with the first text, in one piece: one emit, not two)
+                return self._read_raw(text, pos, end, eof, bound, _raw_head(self._raw))
             self._started = True
         if self._raw_open:
             return self._read_raw(text, pos, end, eof, bound)
@@ -171,9 +174,13 @@ class JsonArgsReader:
             return end
         return pos
 
-    def _read_raw(self, text: str, pos: int, end: int, eof: bool, bound: int) -> int:
+    def _read_raw(
+        self, text: str, pos: int, end: int, eof: bool, bound: int, head: str = ""
+    ) -> int:
         """Raw-text arguments: escaped into the string as they come, up to the next marker
-        (a part of one at the end is held until it tells), or all of it at the end."""
+        (a part of one at the end is held until it tells), or all of it at the end; `head`
+        (the arguments' `{"KEY": "`, at their start) goes out before them, and their end
+        `"}` after them when they end here, in the same piece."""
         at = -1
         if bound >= 0:
             stop = bound
@@ -181,9 +188,12 @@ class JsonArgsReader:
             at, _ = self._stops.search(text, pos)
             stop = at if at >= 0 else (end if eof else end - self._stops.held(text, pos))
         if stop > pos:
-            self._out(json.dumps(text[pos:stop], ensure_ascii=False)[1:-1])
+            head += json.dumps(text[pos:stop], ensure_ascii=False)[1:-1]
         if at >= 0 or (eof and bound < 0):
-            self.close()
+            self._closed = self.done = True  # (`close`, its `"}` sent with the rest)
+            self._out(head + '"}')
+        elif head:
+            self._out(head)
         return stop
 
     def _whole(self, text: str, pos: int, stop: int) -> int:
@@ -262,6 +272,12 @@ class JsonArgsReader:
         """End the arguments: release what is whole and close what was streamed."""
         self._terminate()
         self.done = True
+
+
+@lru_cache(maxsize=64)
+def _raw_head(key: str) -> str:
+    """The start of raw-text arguments: `{"KEY": "` (made once per key, not once per call)."""
+    return "{" + json.dumps(key, ensure_ascii=False) + ': "'
 
 
 def _object(pairs: list[tuple[str, object]]) -> dict:

@@ -37,6 +37,7 @@ class Markers:
         "growing",
         "passable",
         "_passing",
+        "drops",
     )
 
     def __init__(
@@ -44,13 +45,16 @@ class Markers:
         literals: Iterable[str],
         guards: Mapping[str, str] | None = None,
         passes: Mapping[str, str] | None = None,
+        drops: Iterable[str] = (),
     ) -> None:
         """`guards`: per literal, a regex of text at its place where it is not found (the
         search goes on past it), for a literal no shorter one of the set begins (else
         that one would be found there instead). `passes`: per literal, a regex matched
         right after it where the literal, once found, is decided to be text: its lookaheads
         decide, and the scan goes on after the literal and what the regex itself reads (the
-        text the call reads before it gives it all back: `pass_over`)."""
+        text the call reads before it gives it all back: `pass_over`). `drops`: special
+        tokens among them, which go back as nothing: the text passed over is read without
+        them (`Engine._scan`)."""
         unique = sorted({lit for lit in literals if lit}, key=lambda lit: (-len(lit), lit))
         self.literals: tuple[str, ...] = tuple(unique)
         guards = {
@@ -84,6 +88,7 @@ class Markers:
         self.growing = frozenset(lit for lit, longer in self._longer.items() if longer)
         passes = {lit: cond for lit, cond in (passes or {}).items() if lit in unique}
         self.passable = frozenset(passes)
+        self.drops: tuple[str, ...] = tuple(lit for lit in drops if lit in self.passable)
         self._passing = self._passing_regex(guards, passes) if passes else None
 
     def _passing_regex(self, guards: Mapping[str, str], passes: Mapping[str, str]) -> re.Pattern:

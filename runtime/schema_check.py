@@ -32,6 +32,9 @@ Crumbs = Any  # a node's place: None at the root, else (its key, its parent's cr
 # request's tool of the same name must not be told the first request's schema)
 _FOUND: dict[tuple[str, bytes], str] = {}
 _LIMIT = 256  # places remembered, and warnings the caller's module remembers as shown
+# (the schema's value, the types read) -> its first flagged path or None, bounded the same
+_SUSPECT: dict[tuple[bytes, frozenset[str]], str | None] = {}
+_UNSEEN = object()
 
 
 class ToolSchemaWarning(UserWarning):
@@ -41,10 +44,18 @@ class ToolSchemaWarning(UserWarning):
 def warn_about_schema(tool: str, schema: Any, types: frozenset[str]) -> None:
     """Warn once if the parameters of `tool` have a shape typing cannot read; `types` are
     the `type` values it reads (JSON Schema's and spellings like `int`)."""
-    path = _first_suspect(schema, types)
+    value = value_key(schema)
+    if value is None:  # (marshal refuses it: walked every time)
+        path = _first_suspect(schema, types)
+    else:  # walked once per schema value (a request's tools come back with every request)
+        path = _SUSPECT.get((value, types), _UNSEEN)
+        if path is _UNSEEN:
+            path = _first_suspect(schema, types)
+            if len(_SUSPECT) >= _LIMIT:
+                _SUSPECT.clear()
+            _SUSPECT[value, types] = path
     if path is None:
         return
-    value = value_key(schema)
     message = None if value is None else _FOUND.get((path, value))
     if message is None:
         message = _explain(schema, path)

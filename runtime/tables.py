@@ -263,6 +263,9 @@ class CompiledFamily:
     # would only give its text back (`_gives_back`), used while nothing else is pending
     quick_content_markers: Markers
     quick_section_markers: Markers
+    # the same in reasoning: no pass there that reads a marker or drops a special token (an
+    # opener held inside reasoning is text with its token, or read as its call, at the end)
+    quick_reasoning_markers: Markers
     # -- _compute_reopen: per opener of a `skip(block=true)`, the content search once text
     # was found in its block: the content markers, and what follows the opener in a marker
     # or a call (`<|content_text|>` of `<|message_model|><|content_text|>`, the skip's
@@ -524,19 +527,31 @@ def _compute_quick_markers(
     where it makes a call (in a section, or anywhere calls open), a header opener that is
     no ignored marker."""
     others = {*made["ignore"], *made["section_opens"], *made["section_closes"], *message_markers}
-    others |= made["special"]  # (passed over, its text would go back with the token)
     others |= made["reasoning_opens"] | made["reasoning_closes"]
     literals = markup_literals(spec)
-    guards, passes = {}, {}
+    special = made["special"]
+    # a special token opener goes back as nothing (`Engine._abandon`): passed over, the scan
+    # drops it from the text (`Markers.drops`), which only it may spell (no other literal
+    # holds one), and not in reasoning, where an opener held is text with its token
+    droppable = not any(
+        token in lit for token in made["special_openers"] for lit in literals if lit != token
+    )
+    content = made["content_markers"].literals
+    guards, passes, plain = {}, {}, {}
     for opener, starts in made["openers"].items():
         if opener in others:
             continue
-        if opener not in made["peek_openers"]:
+        if opener not in made["peek_openers"] and (opener not in special or droppable):
             shapes = [(made["shapes"][number], start) for number, start in starts]
-            found = opener_pass(shapes, literals)
+            found = opener_pass(
+                shapes, literals, content, made["openers"], reads_markers=True, extended=True
+            )
             if found is not None:
                 passes[opener] = found
-        if len(starts) != 1:
+            found = opener_pass(shapes, literals)  # (reasoning's: see `opener_pass`)
+            if found is not None and opener not in special:
+                plain[opener] = found
+        if opener in special or len(starts) != 1:  # (a guarded token would be text with it)
             continue
         number, start = starts[0]
         found = _gives_back(
@@ -553,16 +568,38 @@ def _compute_quick_markers(
         return {
             "quick_content_markers": made["content_markers"],
             "quick_section_markers": made["section_markers"],
+            "quick_reasoning_markers": made["content_markers"],
             "gives_back": {},
         }
-    outside_passes = {**(passes if made["calls_anywhere"] else {}), **headers}
+    drops = [opener for opener in made["special_openers"] if opener in passes]
+    anywhere = made["calls_anywhere"]
+    quick_content = Markers(outside, guards, {**(passes if anywhere else {}), **headers}, drops)
     return {
-        "quick_content_markers": Markers(outside, guards, outside_passes),
-        "quick_section_markers": Markers(inside + message_markers, guards, {**passes, **headers}),
-        # (an opener of several shapes: the text after it on which every shape gives up)
+        "quick_content_markers": quick_content,
+        "quick_section_markers": Markers(
+            inside + message_markers, guards, {**passes, **headers}, drops
+        ),
+        "quick_reasoning_markers": (
+            quick_content
+            if plain == passes
+            else Markers(outside, guards, {**(plain if anywhere else {}), **headers})
+        ),
+        # the text after an opener on which every shape gives up: its pass, its guard, or
+        # either (an opener held in reasoning decides as the scan's pass would have, had
+        # the text after it been there: else a stream that met the opener at the end of
+        # a delta held it, and dropped it at `length`, where the whole output passed it)
         "gives_back": {
-            **{opener: re.compile(re.escape(opener) + cond) for opener, cond in passes.items()},
-            **{opener: re.compile(guard) for opener, guard in guards.items()},
+            opener: re.compile(
+                "|".join(
+                    f"(?:{way})"
+                    for way in (
+                        re.escape(opener) + plain[opener] if opener in plain else None,
+                        guards.get(opener),
+                    )
+                    if way is not None
+                )
+            )
+            for opener in {**plain, **guards}
         },
     }
 

@@ -38,6 +38,7 @@ def test_the_families_that_need_it_pass_over_openers() -> None:
     # a lookahead opener (`&"["`, `&"{"`) before a naming dialect, and a literal opener
     # whose call reads such a dialect next
     assert {"pythonic", "llama4_pythonic", "llama3_json", "xlam", "hermes"} <= set(QUICK)
+    assert "mistral" in QUICK  # (a special token opener, passed over too)
 
 
 def _pieces(family: str) -> list[str]:
@@ -124,6 +125,10 @@ def test_a_run_of_openers_in_prose_makes_no_call(family: str, run: str) -> None:
         ("firefunction_v2", " functools"),  # the space read, as the call reads it
         ("lfm2", "<|tool_call_start|>"),  # a Python call list that cannot begin with `<`
         ("xlam", "```json"),  # a lookahead `[` that is not there
+        # a special token that opens three shapes, each reading a second one (optional)
+        # before it gives up: read with it, and both go back as nothing
+        ("mistral", "[TOOL_CALLS]"),
+        ("mistral", "[TOOL_CALLS] \n"),
     ],
 )
 def test_a_run_of_markers_is_passed_over_in_one_match(family: str, run: str) -> None:

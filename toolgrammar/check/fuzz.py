@@ -516,12 +516,15 @@ def check_input(item: FuzzInput, text: str, cut: int) -> Violation | None:
     # one streaming per input, 1-char or random chunks (the seed picks), keeps a run of a
     # million inputs within an hour; the whole parse is checked against it either way
     streaming = "1-char" if item.seed % 2 else "random"
+    final = None  # the whole text in one feed: read once, for both cuts
     for at, splittings in ((len(text), streaming), (cut, False)):
         if at == len(text) and not splittings:
             continue
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")  # a warning on stderr is raised text too
+                if final is None:
+                    final = run(item.family, [text], item.tools, item.options, item.finish)[1]
                 found = check_text(
                     item.family,
                     text,
@@ -532,6 +535,7 @@ def check_input(item: FuzzInput, text: str, cut: int) -> Violation | None:
                     finish=item.finish,
                     lost=True,
                     splittings=splittings,
+                    final=final,
                 )
         except Exception as error:  # the finding itself: nothing may raise out of a parser
             return Violation(EXCEPTION, text[:at], [], _describe(error))

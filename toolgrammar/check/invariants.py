@@ -81,6 +81,7 @@ def check_text(
     finish: str = "stop",
     lost: bool = False,
     splittings: bool | str = True,
+    final: Message | None = None,
 ) -> list[Violation]:
     """Prefix, termination, parity and UTF-8 at every cut (or the given ones),
     1-char/random/whole.
@@ -91,11 +92,18 @@ def check_text(
     Without `splittings`, each cut is parsed whole only; with "1-char" or "random", it is
     streamed in that splitting only (the fuzzer streams each input one way, and checks
     "nothing lost" alone at its extra cut).
+
+    `final`: the message of the whole `text` read in one feed with these tools, options and
+    finish, when the caller has it already (the fuzzer checks one text at two cuts): not
+    read again.
     """
     options = options or {}
     rng = random.Random(seed)
     found: list[Violation] = []
-    final = run(family, [text], tools, options, finish)[1] if lost else None
+    if lost and final is None:
+        final = run(family, [text], tools, options, finish)[1]
+    elif not lost:
+        final = None
     for cut in range(len(text) + 1) if cuts is None else cuts:
         prefix = text[:cut]
         if final is not None and cut == len(text):
