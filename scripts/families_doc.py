@@ -1,7 +1,9 @@
-"""Write docs/families.md, the family catalogue, from grammars/*.tg and the runtime.
+"""Write docs/families.md, the family catalogue, from grammars/*.tg and the runtime, and the
+counts that follow the family list (README.md's "N grammars, M registered names",
+docs/export.md's "all N grammars").
 
-    python scripts/families_doc.py           # rewrite docs/families.md
-    python scripts/families_doc.py --check   # exit 1 when docs/families.md is stale
+    python scripts/families_doc.py           # rewrite docs/families.md and the counts
+    python scripts/families_doc.py --check   # exit 1 when any of them is stale
 
 Everything in the catalogue comes from the grammar files (names, aliases, `extends`, the
 argument dialect, the leading comment that is also the generated module's docstring) and
@@ -175,14 +177,32 @@ def catalogue() -> str:
     return "\n".join(out) + "\n"
 
 
+def counted(path: Path) -> str:
+    """`path`'s text with its family counts made current (README.md, docs/export.md)."""
+    grammars = len(list(GRAMMARS.glob("*.tg")))
+    names = len(toolgrammar.families())
+    text = path.read_text(encoding="utf-8")
+    text = re.sub(
+        r"\d+ grammars, \d+ registered names",
+        f"{grammars} grammars, {names} registered names",
+        text,
+    )
+    return re.sub(r"all \d+ grammars", f"all {grammars} grammars", text)
+
+
 def main() -> int:
-    text = catalogue()
+    outputs = {OUT: catalogue()}
+    for path in (ROOT / "README.md", ROOT / "docs" / "export.md"):
+        outputs[path] = counted(path)
     if "--check" in sys.argv[1:]:
-        if OUT.read_text(encoding="utf-8") != text:
-            print(f"{OUT} is stale: run python scripts/families_doc.py", file=sys.stderr)
+        stale = [str(p) for p, text in outputs.items() if p.read_text(encoding="utf-8") != text]
+        if stale:
+            print(f"{', '.join(stale)} stale: run python scripts/families_doc.py", file=sys.stderr)
             return 1
         return 0
-    OUT.write_text(text, encoding="utf-8")
+    for path, text in outputs.items():
+        if path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
     return 0
 
 
