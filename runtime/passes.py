@@ -48,16 +48,19 @@ def opener_pass(shapes: Iterable[tuple[CallShape, int]], literals: Iterable[str]
     # whitespace the call reads is given back as text and read on after it, as the scan
     # reads it once the opener is passed: the same, unless a marker may begin in it
     spaced = not any(lit[:1].isspace() for lit in literals)
+    # the start of a marker at the text's end: the call waits there for the rest (the
+    # engine holds it back from the item), so nothing is decided yet
+    arriving = sorted({lit[:k] for lit in literals for k in range(1, len(lit))}, key=len)
     shapes = list(shapes)
     ways = []
     for number, (shape, start) in enumerate(shapes):
         if not spaced and number == len(shapes) - 1:
             # a marker may begin with a space: read what the last shape reads before it
             # gives the call up (all of it goes back, the scan reads on after it)
-            read = _gives_up(shape, start, tried, True, read_space=True)
+            read = _gives_up(shape, start, tried, arriving, True, read_space=True)
             if read is not None:
                 return "".join(f"(?={way})" for way in ways) + read
-        way = _gives_up(shape, start, tried, spaced)
+        way = _gives_up(shape, start, tried, arriving, spaced)
         if way is None:
             return None
         ways.append(way)
@@ -65,14 +68,23 @@ def opener_pass(shapes: Iterable[tuple[CallShape, int]], literals: Iterable[str]
 
 
 def _gives_up(
-    shape: CallShape, start: int, tried: list[str], spaced: bool, read_space: bool = False
+    shape: CallShape,
+    start: int,
+    tried: list[str],
+    arriving: list[str],
+    spaced: bool,
+    read_space: bool = False,
 ) -> str | None:
     """A regex of the text after the opener on which the call's items from `start` give
     the call up at once: whitespace items, then a name (`_no_name`), a required literal
     that is not there (nor may still be: the text ends in a prefix of it), or a naming
     dialect whose text cannot begin so (`Opening.begins`); an optional literal only where
-    it is not there. None when they do not decide. `read_space`: only whitespace items
-    then such a dialect decide, and the regex reads what they read (not a lookahead)."""
+    it is not there. Neither where the text ends in the start of a marker (`arriving`: the
+    call waits for the rest, as an empty block waits for its closer: `<|tool_call_start|><|`).
+    None when they do not decide. `read_space`: only whitespace items then such a dialect
+    decide, and the regex reads what they read (not a lookahead)."""
+    waits = "|".join(re.escape(prefix) for prefix in arriving)
+    held = f"(?!(?:{waits})\\Z)" if waits else ""
     read = ""
     for item in shape.call[start:]:
         if isinstance(item, Ws):  # (none at all where a marker may begin with a space)
@@ -89,7 +101,7 @@ def _gives_up(
             if not texts:  # (a lookahead literal that is not there fails the same)
                 return None
             whole = "|".join(re.escape(t) for t in sorted(texts, key=len, reverse=True))
-            cut = sorted({t[:k] for t in texts for k in range(len(t))}, key=len)
+            cut = sorted({t[:k] for t in texts for k in range(len(t))} | set(arriving), key=len)
             growing = "|".join(re.escape(prefix) for prefix in cut)
             read += f"(?!{whole})(?!(?:{growing})\\Z)"  # not there, nor still arriving
             if item.optional:  # absent: the next item reads at the same place
@@ -99,7 +111,8 @@ def _gives_up(
         opening = row.opening(item) if row is not None and row.names_calls else None
         if opening is None or not opening.begins:
             return None
-        return read + f"[{opening.space}]*+(?=[^{opening.begins}])"  # (read no further)
+        # (read no further)
+        return read + f"[{opening.space}]*+{held}(?=[^{opening.begins}])"
     return None
 
 
