@@ -24,6 +24,11 @@ where a marker may begin with a space (` functools`): there the whitespace after
 is read by the pass, as the call's last shape reads it (whitespace items, then a naming
 dialect that cannot begin so) and gives it back with the opener, the scan reading on after
 it (a marker starting in that whitespace is not found, as it is not when the call is made).
+
+A call's required literal or naming dialect does not decide where the text ends in the start
+of a marker of the family: the call waits there for the rest (`<|tool_call_start|><|` may
+be an empty block, given back only at its closer), so the opener is not passed over there
+either (else the stream's deltas differ from the reader's: `arriving`).
 """
 
 from __future__ import annotations
