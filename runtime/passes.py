@@ -24,6 +24,11 @@ where a marker may begin with a space (` functools`): there the whitespace after
 is read by the pass, as the call's last shape reads it (whitespace items, then a naming
 dialect that cannot begin so) and gives it back with the opener, the scan reading on after
 it (a marker starting in that whitespace is not found, as it is not when the call is made).
+
+A call's required literal or naming dialect does not decide where the text ends in the start
+of a marker of the family: the call waits there for the rest (`<|tool_call_start|><|` may
+be an empty block, given back only at its closer), so the opener is not passed over there
+either (else the stream's deltas differ from the reader's: `arriving`).
 """
 
 from __future__ import annotations
@@ -67,7 +72,10 @@ def opener_pass(
     change what a cut reasoning reads as)."""
     literals = list(literals)
     tried = sorted(set(_TRIED) | {char for lit in literals for char in lit})
-    context = _Context(tried, tuple(content), tuple(openers), extended)
+    # the start of a marker at the text's end: the call waits there for the rest (the
+    # engine holds it back from the item), so nothing is decided yet
+    arriving = sorted({lit[:k] for lit in literals for k in range(1, len(lit))}, key=len)
+    context = _Context(tried, tuple(content), tuple(openers), extended, tuple(arriving))
     # whitespace the call reads is given back as text and read on after it, as the scan
     # reads it once the opener is passed: the same, unless a marker may begin in it
     spaced = not any(lit[:1].isspace() for lit in literals)
@@ -98,9 +106,10 @@ def opener_pass(
 
 class _Context:
     """What `_gives_up` asks of the family: the characters tried as a name's first, the
-    content search's literals (`skip`) and the call openers."""
+    content search's literals (`skip`), the call openers, and the starts of every marker
+    (`arriving`: text that ends in one decides nothing yet)."""
 
-    __slots__ = ("tried", "content", "openers", "extended")
+    __slots__ = ("tried", "content", "openers", "extended", "arriving")
 
     def __init__(
         self,
@@ -108,7 +117,9 @@ class _Context:
         content: tuple[str, ...],
         openers: tuple[str, ...],
         extended: bool,
+        arriving: tuple[str, ...] = (),
     ) -> None:
+        self.arriving = arriving
         self.tried = tried
         self.content = content
         self.openers = openers
@@ -135,6 +146,8 @@ def _gives_up(
     items then such a dialect decide, and the regex reads what they read (not a
     lookahead). `read`: the regex reads the whitespace and optional literals the items
     read before they decide (the call gives them back and the scan reads on after them)."""
+    waits = "|".join(re.escape(prefix) for prefix in context.arriving)
+    held = f"(?!(?:{waits})\\Z)" if waits else ""
     out = ""
     for item in shape.call[start:]:
         if isinstance(item, Ws):  # (none at all where a marker may begin with a space)
@@ -151,7 +164,9 @@ def _gives_up(
             if not texts:  # (a lookahead literal that is not there fails the same)
                 return None
             whole = "|".join(re.escape(t) for t in sorted(texts, key=len, reverse=True))
-            cut = sorted({t[:k] for t in texts for k in range(len(t))}, key=len)
+            cut = sorted(
+                {t[:k] for t in texts for k in range(len(t))} | set(context.arriving), key=len
+            )
             growing = "|".join(re.escape(prefix) for prefix in cut)
             absent = f"(?!{whole})(?!(?:{growing})\\Z)"  # not there, nor still arriving
             if not item.optional:
@@ -187,9 +202,9 @@ def _gives_up(
         opening = row.opening(item) if row is not None and row.names_calls else None
         if opening is None or not opening.begins:
             return None
-        begins = f"[{opening.space}]*+(?=[^{opening.begins}])"  # (read no further)
+        begins = f"[{opening.space}]*+{held}(?=[^{opening.begins}])"  # (read no further)
         if markers and not read and opening.lead:  # (a lookahead: what it reads is not said)
-            lead = f"{re.escape(opening.lead)}[{opening.space}]*+(?=[^{opening.first}])"
+            lead = f"{re.escape(opening.lead)}[{opening.space}]*+{held}(?=[^{opening.first}])"
             return out + f"(?:{begins}|{lead})"
         return out + begins
     return None

@@ -165,7 +165,14 @@ def _gives_back(
     A way whose text may hold, past the opener's first character, the first character of
     a marker of the family (`literals`) is left out: the call would have read past that
     marker, while the scan, going on from the opener's next character, would find it.
+    Neither way decides where the text ends, from the character that tells, in the start
+    of such a marker: the call waits there for the rest (`[<|python_end|`, `passes.py`).
     """
+    literals = list(literals)
+    arriving = sorted({lit[:k] for lit in literals for k in range(1, len(lit))}, key=len)
+    # (a lookbehind of the character that tells, then the rest of the start up to the end)
+    waits = "|".join(f"(?<={re.escape(p[0])}){re.escape(p[1:])}" for p in arriving)
+    held = f"(?!(?:{waits})\\Z)" if waits else ""
     pattern = "" if peek else re.escape(opener)
     inner = "" if peek else re.escape(opener[1:])  # the text's characters past its first
     items, index = shape.call, start
@@ -177,7 +184,7 @@ def _gives_back(
     item = items[index] if index < len(items) else None
     if isinstance(item, Lit) and item.peek and not item.optional:
         firsts = "".join(sorted({re.escape(text[0]) for text in item.texts if text}))
-        ways.append((f"(?=[^{firsts}])", inner))
+        ways.append((f"(?=[^{firsts}])(?=(?s:.){held})", inner))
         index += 1
         item = items[index] if index < len(items) else None
     row = DIALECTS.get(type(item))
@@ -186,9 +193,9 @@ def _gives_back(
         lead = opening.lead[1:] if peek and index == start else opening.lead  # (at the opener)
         head = f"{re.escape(opening.lead)}[{opening.space}]*+"
         read = inner + re.escape(lead) + opening.space
-        ways.append((f"{head}(?=[^{opening.first}])", read))
+        ways.append((f"{head}(?=[^{opening.first}])(?=(?s:.){held})", read))
         if opening.then:  # (a way of its own: what it reads may begin a marker)
-            ways.append((head + opening.then, read + opening.then_reads))
+            ways.append((head + opening.then + held, read + opening.then_reads))
     kept = [way for way, chars in ways if not _begins_within(literals, chars)]
     if not kept:
         return None

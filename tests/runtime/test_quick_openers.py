@@ -159,3 +159,53 @@ def test_a_run_of_markers_is_passed_over_in_one_match(family: str, run: str) -> 
         patch.setattr(Engine, "_quick", False)
         slow = _read(family, text, len(text))[0], _read(family, text, 16)[1]
     assert quick == slow
+
+
+def _deltas(family: str, text: str, split: int, trace: object = None) -> list[dict]:
+    parser = toolgrammar.StreamParser(family, TOOLS, ids="sequential", trace=trace)
+    deltas = parser.feed(text[:split]) + parser.feed(text[split:]) + parser.finish()
+    return [delta.to_dict() for delta in deltas]
+
+
+def _opener_then_marker_starts(family: str) -> list[tuple[str, int]]:
+    """Each opener the scan may pass over or skip (in a section too, after its opener),
+    followed by each start of each marker of the family, whole ones included; with where
+    the opener ends (a delta ending before it ends ends in a marker's start, held by every
+    scan alike)."""
+    spec = get_spec(family)
+    compiled_family = compiled(spec)
+    literals = sorted(markup_literals(spec))
+    openers = set(compiled_family.gives_back)  # (passed over, or guarded in the search)
+    openers |= compiled_family.quick_content_markers.passable
+    openers |= compiled_family.quick_section_markers.passable
+    contexts = ["", *sorted(compiled_family.section_opens)[:1]]
+    texts = (
+        (context + opener + lit[:k], len(context + opener))
+        for context in contexts
+        for opener in sorted(openers)
+        for lit in literals
+        for k in range(1, len(lit) + 1)
+    )
+    return list(dict.fromkeys(texts))
+
+
+@pytest.mark.parametrize("family", QUICK)
+def test_an_opener_then_the_start_of_a_marker_streams_as_the_traced_and_slow_scans(
+    family: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `<|tool_call_start|><|` ending a delta: the call waits (an empty block is given back
+    # only at its closer), so the quick scan must not pass the opener over there; it did,
+    # and streamed `<|tool_call_start|><|tool_call_end|>` in three deltas where the traced
+    # engine (no quick scan) and the quick scan turned off stream one (so did pythonic's
+    # search skipping `[` before `<|python_end|`, and OLMo 3's `<function_calls>` before `<`)
+    cases = [
+        (text, split)
+        for text, opened in _opener_then_marker_starts(family)
+        for split in (0, *range(opened, len(text) + 1))
+    ]
+    quick = [_deltas(family, text, split) for text, split in cases]
+    traced = [_deltas(family, text, split, lambda event: None) for text, split in cases]
+    monkeypatch.setattr(Engine, "_quick", False)
+    slow = [_deltas(family, text, split) for text, split in cases]
+    for (text, split), fast_read, traced_read, slow_read in zip(cases, quick, traced, slow):
+        assert fast_read == traced_read == slow_read, (text[:split], text[split:])
