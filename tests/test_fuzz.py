@@ -217,6 +217,23 @@ FIXED = [
     # its call gives it back (its pass, not only its guard), as the whole output's scan does
     ("nemotron_nano_v2", ":<TOOLCALL>k", "length", {}, 12),
     ("ernie45", "\x00<tool_call>s", "length", {"reasoning_open": True}, 13),
+    # partial_calls="text" gives a call cut at length back as its markup, which the whole
+    # output reads as a call: nothing is lost (docs/policies.md), the checker knows the policy
+    (
+        "glm45",
+        "Hi\n<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call>",
+        "stop",
+        {"partial_calls": "text", "reasoning_open": False},
+        34,
+    ),
+    (
+        "qwen3_coder",
+        "Hi\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n"
+        "</function>\n</tool_call>",
+        "stop",
+        {"partial_calls": "text", "whitespace": "trim"},
+        38,
+    ),
 ]
 
 

@@ -104,6 +104,10 @@ def check_text(
         final = run(family, [text], tools, options, finish)[1]
     elif not lost:
         final = None
+    # partial_calls="text" gives a call cut at `length` back as its markup (docs/policies.md,
+    # "Partial and malformed calls"), which the whole output may read as a call
+    gives_back = final is not None and _gives_back_partial(family, tools, options)
+    cut_with = finish if finish not in NORMAL_STOPS else "length"
     for cut in range(len(text) + 1) if cuts is None else cuts:
         prefix = text[:cut]
         if final is not None and cut == len(text):
@@ -121,7 +125,11 @@ def check_text(
                 if finish not in NORMAL_STOPS
                 else run(family, [prefix], tools, options, "length")[1]
             )
-            problem = _lost(cut_short, final) or _only_adds(cut_short, whole)
+            problem = _lost(cut_short, final)
+            if problem and gives_back:
+                kept = run(family, [prefix], tools, {**options, "partial_calls": "keep"}, cut_with)
+                problem = _given_back(prefix, cut_short, kept[1], final, problem)
+            problem = problem or _only_adds(cut_short, whole)
             if problem:
                 found.append(Violation("nothing lost", prefix, [], problem))
         for call in whole.tool_calls:
@@ -207,6 +215,40 @@ def _lost(cut: Message, final: Message) -> str | None:
     full_names = [c.function.name for c in final.tool_calls]
     if len(names) > len(full_names) or names[:-1] != full_names[: max(0, len(names) - 1)]:
         return f"calls {names} when cut, but {full_names} for the whole output"
+    return None
+
+
+def _gives_back_partial(family: str, tools: Any, options: dict[str, Any]) -> bool:
+    return StreamParser(family, tools, **options).policies.partial_calls == "text"
+
+
+def _given_back(
+    text: str, cut: Message, kept: Message, final: Message, problem: str
+) -> str | None:
+    """Nothing lost under `partial_calls="text"`, where the cut reading (`cut`) is not the
+    start of the whole one: it must be the default policy's reading of the same cut (`kept`,
+    itself the start of the whole reading) with its last call given back as content, the
+    call's markup as the model wrote it (the end of `text`, but for whitespace and a last word
+    that may begin a marker still held at the cut). `problem`: `_lost`'s answer."""
+    why = _lost(kept, final)
+    if why:
+        return f"{why} (read with partial_calls='keep'; with 'text': {problem})"
+    calls = [(c.function.name, c.function.arguments) for c in cut.tool_calls]
+    kept_calls = [(c.function.name, c.function.arguments) for c in kept.tool_calls]
+    content, before = cut.content or "", (kept.content or "").rstrip()
+    given = content[len(before) :]
+    if (
+        cut.reasoning != kept.reasoning
+        or kept_calls[:-1] != calls
+        or len(kept_calls) != len(calls) + 1
+        or not content.startswith(before)
+        or not given.strip()
+        or not any(
+            end.endswith(given.rstrip())
+            for end in (text, text.rstrip(), _LAST_WORD.sub("", text.rstrip()).rstrip())
+        )
+    ):
+        return f"{problem}, and not the cut call given back as text ({cut.content!r}, {kept.content!r})"
     return None
 
 
