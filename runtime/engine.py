@@ -242,11 +242,18 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         considered = state.considered
         gives_back = self.family.gives_back.get(considered[0])  # type: ignore[index]
         if gives_back is not None and sum(map(len, considered)) < 64:  # type: ignore[arg-type]
-            probe = "".join(considered) + buf[pos : pos + 64]  # type: ignore[arg-type]
-            if gives_back.match(probe):  # no call could follow: reasoning text at once
+            held = "".join(considered)  # type: ignore[arg-type]
+            found = gives_back.match(held + buf[pos : pos + 64])
+            if found:  # no call could follow: reasoning text at once, what the match read
+                # with the opener (the whitespace a call reads before it gives up, as the
+                # whole output's pass and a call made read it), the scan on after that
                 state.considered = None
-                self._text(considered[0])  # type: ignore[index]
-                return _rewound(buf, pos, "".join(considered[1:]))  # type: ignore[index]
+                end = found.end()
+                if end <= len(held):
+                    self._text(held[:end])
+                    return _rewound(buf, pos, held[end:])
+                self._text(held + buf[pos : pos + end - len(held)])
+                return buf, pos + end - len(held)
         at, _ = closers.search(buf, pos)
         if at < 0:  # (the end of the output decides in `_end`)
             state.considered.append(buf[pos : len(buf) - closers.held(buf, pos)])  # type: ignore[union-attr]

@@ -79,11 +79,6 @@ def opener_pass(
             # a marker may begin with a space: read what the last shape reads before it
             # gives the call up (all of it goes back, the scan reads on after it)
             read = _gives_up(shape, start, context, True, read_space=True)
-            if read is not None and not reads_markers:
-                # an opener held inside reasoning makes no call: given back, it goes alone,
-                # and the scan reads on right after it (`gives_back`), whitespace and all
-                # (a closer may begin in it: `\n</think>`)
-                read = f"(?={read})"
             if read is not None:
                 return "".join(f"(?={way})" for way in ways) + read
         # (a shape tried before the last may read a marker: the next one reads again from

@@ -234,9 +234,9 @@ FIXED = [
         {"partial_calls": "text", "whitespace": "trim"},
         38,
     ),
-    # a call opener held in reasoning that gives itself back: the whole output's quick pass
-    # read the newline after it with it, so `\n</think>` was not found there, while the
-    # stream read on right after the opener and found it
+    # a call opener held in reasoning that gives itself back: the whole output's pass (and a
+    # call made there) read the newline after it with it, so `\n</think>` was not found
+    # there, while a stream that held the opener read on right after it and found it
     ("ripple", "a<tool_call>\n</think>b", "stop", {"reasoning_open": True}, 22),
     ("ripple", "\n</thi\n<tool_call>\n<", "stop", {"reasoning_open": True}, 22),
 ]
