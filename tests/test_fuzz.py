@@ -239,6 +239,15 @@ FIXED = [
     # there, while a stream that held the opener read on right after it and found it
     ("ripple", "a<tool_call>\n</think>b", "stop", {"reasoning_open": True}, 22),
     ("ripple", "\n</thi\n<tool_call>\n<", "stop", {"reasoning_open": True}, 22),
+    # an opener held in reasoning with more whitespace after it than its pattern's window:
+    # the whole output's pass read past the window (kept at length), the stream did not
+    (
+        "cohere_command3",
+        "a<|START_ACTION|>" + " " * 70 + "x",
+        "length",
+        {"reasoning_open": True},
+        88,
+    ),
 ]
 
 

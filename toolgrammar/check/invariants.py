@@ -222,9 +222,7 @@ def _gives_back_partial(family: str, tools: Any, options: dict[str, Any]) -> boo
     return StreamParser(family, tools, **options).policies.partial_calls == "text"
 
 
-def _given_back(
-    text: str, cut: Message, kept: Message, final: Message, problem: str
-) -> str | None:
+def _given_back(text: str, cut: Message, kept: Message, final: Message, problem: str) -> str | None:
     """Nothing lost under `partial_calls="text"`, where the cut reading (`cut`) is not the
     start of the whole one: it must be the default policy's reading of the same cut (`kept`,
     itself the start of the whole reading) with its last call given back as content, the
