@@ -106,7 +106,7 @@ def check_text(
         final = None
     # partial_calls="text" gives a call cut at `length` back as its markup (docs/policies.md,
     # "Partial and malformed calls"), which the whole output may read as a call
-    gives_back = final is not None and _gives_back_partial(family, tools, options)
+    gives_back = _gives_back_partial(family, tools, options) if final is not None else ()
     cut_with = finish if finish not in NORMAL_STOPS else "length"
     for cut in range(len(text) + 1) if cuts is None else cuts:
         prefix = text[:cut]
@@ -128,7 +128,7 @@ def check_text(
             problem = _lost(cut_short, final)
             if problem and gives_back:
                 kept = run(family, [prefix], tools, {**options, "partial_calls": "keep"}, cut_with)
-                problem = _given_back(prefix, cut_short, kept[1], final, problem)
+                problem = _given_back(prefix, cut_short, kept[1], final, problem, gives_back)
             problem = problem or _only_adds(cut_short, whole)
             if problem:
                 found.append(Violation("nothing lost", prefix, [], problem))
@@ -218,11 +218,31 @@ def _lost(cut: Message, final: Message) -> str | None:
     return None
 
 
-def _gives_back_partial(family: str, tools: Any, options: dict[str, Any]) -> bool:
-    return StreamParser(family, tools, **options).policies.partial_calls == "text"
+def _gives_back_partial(family: str, tools: Any, options: dict[str, Any]) -> tuple[str, ...]:
+    """The family's call openers when `partial_calls="text"` is in force (else none)."""
+    parser = StreamParser(family, tools, **options)
+    if parser.policies.partial_calls != "text":
+        return ()
+    return tuple(parser._engine.family.openers)
 
 
-def _given_back(text: str, cut: Message, kept: Message, final: Message, problem: str) -> str | None:
+def _ends_with(text: str, given: str, openers: tuple[str, ...]) -> bool:
+    """Whether `given` ends `text`, but for what a cut leaves unread: whitespace, a last
+    word that may begin a marker, or a call opener (whole or begun) that both readings drop
+    (one inside the given call's value, at the cut)."""
+    ends = (text, text.rstrip(), _LAST_WORD.sub("", text.rstrip()).rstrip())
+    if any(end.endswith(given) for end in ends):
+        return True
+    at = text.rfind(given)
+    if at < 0:
+        return False
+    rest = text[at + len(given) :].lstrip()
+    return any(rest.startswith(o) or o.startswith(rest) for o in openers)
+
+
+def _given_back(
+    text: str, cut: Message, kept: Message, final: Message, problem: str, openers: tuple[str, ...]
+) -> str | None:
     """Nothing lost under `partial_calls="text"`, where the cut reading (`cut`) is not the
     start of the whole one: it must be the default policy's reading of the same cut (`kept`,
     itself the start of the whole reading) with its last call given back as content, the
@@ -241,10 +261,7 @@ def _given_back(text: str, cut: Message, kept: Message, final: Message, problem:
         or len(kept_calls) != len(calls) + 1
         or not content.startswith(before)
         or not given.strip()
-        or not any(
-            end.endswith(given.rstrip())
-            for end in (text, text.rstrip(), _LAST_WORD.sub("", text.rstrip()).rstrip())
-        )
+        or not _ends_with(text, given.strip(), openers)
     ):
         return f"{problem}, and not the cut call given back as text ({cut.content!r}, {kept.content!r})"
     return None
