@@ -251,6 +251,34 @@ FIXED = [
 ]
 
 
+def test_nothing_lost_under_partial_calls_text_allows_only_the_cut_call_given_back() -> None:
+    # partial_calls="text" gives the call cut at `length` back as its markup; the check lets
+    # that through and nothing else: content lost before it, markup that is not the text's
+    # end, or the call given back when the default reading has it not, are still findings
+    text = (
+        "Hi\n<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call>"
+    )
+    options = {"reasoning_open": False}
+    final = toolgrammar.parse("glm45", text, None, **options)
+    prefix = text[:34]
+    cut = toolgrammar.parse("glm45", prefix, None, "length", partial_calls="text", **options)
+    kept = toolgrammar.parse("glm45", prefix, None, "length", **options)
+    openers = ("<tool_call>",)
+    assert cut.content == prefix and kept.tool_calls and not cut.tool_calls
+    assert invariants._given_back(prefix, cut, kept, final, "x", openers) is None
+    for content in ("\n<tool_call>get_weather<arg_key>", "Hi\n<tool_call>get_weather<arg_"):
+        wrong = cut.model_copy(update={"content": content})
+        assert invariants._given_back(prefix, wrong, kept, final, "x", openers)
+    no_call = kept.model_copy(update={"tool_calls": []})
+    assert invariants._given_back(prefix, cut, no_call, final, "x", openers)
+    assert (
+        invariants.check_text(
+            "glm45", text, None, {"partial_calls": "text", **options}, cuts=[34], lost=True
+        )
+        == []
+    )
+
+
 @pytest.mark.parametrize("family, text, finish, options, cut", FIXED, ids=[f[0] for f in FIXED])
 def test_fixed_findings_stay_fixed(
     family: str, text: str, finish: str, options: dict[str, Any], cut: int
