@@ -16,7 +16,9 @@ from typing import Any, Callable
 
 from .. import StreamParser, parse
 from ..runtime.deltas import Delta, Message, assemble
+from ..runtime.dialects import markup_literals
 from ..runtime.engine import NORMAL_STOPS
+from ..runtime.registry import get_spec
 
 
 @dataclass
@@ -126,10 +128,15 @@ def check_text(
                 else run(family, [prefix], tools, options, "length")[1]
             )
             problem = _lost(cut_short, final)
+            # markup given back at the cut may end in the start of a marker that the rest
+            # of the output completes, or a stop drops (cut inside its spelling)
+            trimmed = _marker_tail_cut(cut_short, family) if gives_back else cut_short
+            if problem and gives_back:
+                problem = _lost(trimmed, final)
             if problem and gives_back:
                 kept = run(family, [prefix], tools, {**options, "partial_calls": "keep"}, cut_with)
                 problem = _given_back(prefix, cut_short, kept[1], final, problem, gives_back)
-            problem = problem or _only_adds(cut_short, whole)
+            problem = problem or _only_adds(trimmed, whole)
             if problem:
                 found.append(Violation("nothing lost", prefix, [], problem))
         for call in whole.tool_calls:
@@ -224,6 +231,18 @@ def _gives_back_partial(family: str, tools: Any, options: dict[str, Any]) -> tup
     if parser.policies.partial_calls != "text":
         return ()
     return tuple(parser._engine.family.openers)
+
+
+def _marker_tail_cut(message: Message, family: str) -> Message:
+    """`message` with its content's last characters taken off where they begin one of the
+    family's markup literals (`<|c` of `<|channel|>`, `]<` of `]<]minimax[>[<`)."""
+    content = message.content or ""
+    literals = markup_literals(get_spec(family))
+    for at in range(max(0, len(content) - max(map(len, literals), default=0)), len(content)):
+        tail = content[at:]
+        if any(lit.startswith(tail) and lit != tail for lit in literals):
+            return message.model_copy(update={"content": content[:at]})
+    return message
 
 
 def _ends_with(text: str, given: str, openers: tuple[str, ...]) -> bool:
