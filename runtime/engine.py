@@ -241,12 +241,22 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         closers = self.family.reasoning_closers
         considered = state.considered
         gives_back = self.family.gives_back.get(considered[0])  # type: ignore[index]
-        if gives_back is not None and sum(map(len, considered)) < 64:  # type: ignore[arg-type]
-            probe = "".join(considered) + buf[pos : pos + 64]  # type: ignore[arg-type]
-            if gives_back.match(probe):  # no call could follow: reasoning text at once
+        held = "".join(considered)  # type: ignore[arg-type]
+        # the text the pattern is tried on: the opener and the 64 characters after it, however
+        # the deltas cut them (a stream decides as the whole output does)
+        room = len(considered[0]) + _DECIDES_WITHIN - len(held)  # type: ignore[index]
+        if gives_back is not None and room > 0:
+            found = gives_back.match(held + buf[pos : pos + room])
+            if found:  # no call could follow: reasoning text at once, what the match read
+                # with the opener (the whitespace a call reads before it gives up, as the
+                # whole output's pass and a call made read it), the scan on after that
                 state.considered = None
-                self._text(considered[0])  # type: ignore[index]
-                return _rewound(buf, pos, "".join(considered[1:]))  # type: ignore[index]
+                end = found.end()
+                if end <= len(held):
+                    self._text(held[:end])
+                    return _rewound(buf, pos, held[end:])
+                self._text(held + buf[pos : pos + end - len(held)])
+                return buf, pos + end - len(held)
         at, _ = closers.search(buf, pos)
         if at < 0:  # (the end of the output decides in `_end`)
             state.considered.append(buf[pos : len(buf) - closers.held(buf, pos)])  # type: ignore[union-attr]
@@ -256,6 +266,13 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         state.openers_are_reasoning = True
         return _rewound(buf, at, held + buf[pos:at])
 
+    def _opener_makes_no_call(self) -> bool:
+        """Whether a call opener found in reasoning may be held (`_considered`) or text,
+        not a call (`_marker`): any but where the output's end already made openers calls
+        (`reasoned` turns on at the first text, inside the scan's own pass)."""
+        state = self._state
+        return state.openers_are_reasoning or not state.calls_from_reasoning
+
     def _scan(self, buf: str, pos: int, eof: bool) -> int:
         family = self.family
         mode = self.mode
@@ -264,6 +281,11 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         # output, where a section's opener may go back with it, nor before the prompt's
         # marker is read
         quick = self._quick and not eof and not self._state.prompt
+        if quick and mode == REASONING and self._opener_makes_no_call():
+            # an opener held in reasoning is decided by `_considered` (its pattern, within
+            # its window), one that reasoning closed is text: the pass, which reads the
+            # whole text and the whitespace after an opener with it, would decide otherwise
+            quick = False
         reopen = self._state.reopen
         acts: dict[str, tuple[str, bool]] = {}
         if reopen and (mode == CONTENT or mode == REASONING):
@@ -688,6 +710,10 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             self.emit_args("{}")
         else:
             call.dialect.close()
+
+
+# how far past a call opener held in reasoning its `gives_back` pattern is tried
+_DECIDES_WITHIN = 64
 
 
 def _rewound(buf: str, pos: int, past: str) -> tuple[str, int]:

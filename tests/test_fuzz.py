@@ -217,7 +217,66 @@ FIXED = [
     # its call gives it back (its pass, not only its guard), as the whole output's scan does
     ("nemotron_nano_v2", ":<TOOLCALL>k", "length", {}, 12),
     ("ernie45", "\x00<tool_call>s", "length", {"reasoning_open": True}, 13),
+    # partial_calls="text" gives a call cut at length back as its markup, which the whole
+    # output reads as a call: nothing is lost (docs/policies.md), the checker knows the policy
+    (
+        "glm45",
+        "Hi\n<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call>",
+        "stop",
+        {"partial_calls": "text", "reasoning_open": False},
+        34,
+    ),
+    (
+        "qwen3_coder",
+        "Hi\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n"
+        "</function>\n</tool_call>",
+        "stop",
+        {"partial_calls": "text", "whitespace": "trim"},
+        38,
+    ),
+    # a call opener held in reasoning that gives itself back: the whole output's pass (and a
+    # call made there) read the newline after it with it, so `\n</think>` was not found
+    # there, while a stream that held the opener read on right after it and found it
+    ("ripple", "a<tool_call>\n</think>b", "stop", {"reasoning_open": True}, 22),
+    ("ripple", "\n</thi\n<tool_call>\n<", "stop", {"reasoning_open": True}, 22),
+    # an opener held in reasoning with more whitespace after it than its pattern's window:
+    # the whole output's pass read past the window (kept at length), the stream did not
+    (
+        "cohere_command3",
+        "a<|START_ACTION|>" + " " * 70 + "x",
+        "length",
+        {"reasoning_open": True},
+        88,
+    ),
 ]
+
+
+def test_nothing_lost_under_partial_calls_text_allows_only_the_cut_call_given_back() -> None:
+    # partial_calls="text" gives the call cut at `length` back as its markup; the check lets
+    # that through and nothing else: content lost before it, markup that is not the text's
+    # end, or the call given back when the default reading has it not, are still findings
+    text = (
+        "Hi\n<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call>"
+    )
+    options = {"reasoning_open": False}
+    final = toolgrammar.parse("glm45", text, None, **options)
+    prefix = text[:34]
+    cut = toolgrammar.parse("glm45", prefix, None, "length", partial_calls="text", **options)
+    kept = toolgrammar.parse("glm45", prefix, None, "length", **options)
+    openers = ("<tool_call>",)
+    assert cut.content == prefix and kept.tool_calls and not cut.tool_calls
+    assert invariants._given_back(prefix, cut, kept, final, "x", openers) is None
+    for content in ("\n<tool_call>get_weather<arg_key>", "Hi\n<tool_call>get_weather<arg_"):
+        wrong = cut.model_copy(update={"content": content})
+        assert invariants._given_back(prefix, wrong, kept, final, "x", openers)
+    no_call = kept.model_copy(update={"tool_calls": []})
+    assert invariants._given_back(prefix, cut, no_call, final, "x", openers)
+    assert (
+        invariants.check_text(
+            "glm45", text, None, {"partial_calls": "text", **options}, cuts=[34], lost=True
+        )
+        == []
+    )
 
 
 @pytest.mark.parametrize("family, text, finish, options, cut", FIXED, ids=[f[0] for f in FIXED])

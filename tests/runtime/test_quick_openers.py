@@ -84,6 +84,37 @@ def test_passing_over_openers_reads_as_making_their_calls(
         assert fast_read == slow_read, text
 
 
+def _read_reasoning(family: str, text: str, size: int, finish: str) -> tuple:
+    """`_read` inside reasoning the prompt opened, ended by `finish`."""
+    options = {"ids": "sequential", "reasoning_open": True}
+    whole = toolgrammar.parse(family, text, TOOLS, finish, **options)
+    parser = toolgrammar.StreamParser(family, TOOLS, **options)
+    deltas = [d for i in range(0, len(text), size) for d in parser.feed(text[i : i + size])]
+    deltas += parser.finish(finish)
+    return whole, toolgrammar.assemble(deltas, parser.finish_reason)
+
+
+@pytest.mark.parametrize("family", QUICK)
+def test_passing_over_openers_in_reasoning_reads_as_holding_them(
+    family: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an opener inside reasoning is held until the text after it decides (`_considered`);
+    # the pass read the whole text and the whitespace after the opener with it, so a run of
+    # whitespace longer than the held opener's window, or a closer beginning in it, read
+    # otherwise (cohere_command3 at `length`: `a<|START_ACTION|>` + 70 spaces + `x`)
+    pieces = [*_pieces(family), " " * 70, "\n" * 40]
+    rng = random.Random(family + " reasoning")
+    texts = ["".join(rng.choices(pieces, k=rng.randint(1, 16))) for _ in range(60)]
+    texts += ["a" + opener + " " * 70 + "x" for opener, _ in get_spec(family).openers[:1]]
+    cases = [(text, 1 + n % 5, ("length", "stop")[n % 2]) for n, text in enumerate(texts)]
+    quick = [_read_reasoning(family, *case) for case in cases]
+    monkeypatch.setattr(Engine, "_quick", False)
+    slow = [_read_reasoning(family, *case) for case in cases]
+    for case, fast_read, slow_read in zip(cases, quick, slow):
+        assert fast_read == slow_read, case
+        assert fast_read[0] == fast_read[1], case
+
+
 @pytest.mark.parametrize(
     "run", ["[", "{", "[ ", "{\n", "[,", ";", "<|python_start|>", "[{", "[ {\n", "[a", "[ab  "]
 )

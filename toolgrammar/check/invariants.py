@@ -16,7 +16,9 @@ from typing import Any, Callable
 
 from .. import StreamParser, parse
 from ..runtime.deltas import Delta, Message, assemble
+from ..runtime.dialects import markup_literals
 from ..runtime.engine import NORMAL_STOPS
+from ..runtime.registry import get_spec
 
 
 @dataclass
@@ -104,6 +106,10 @@ def check_text(
         final = run(family, [text], tools, options, finish)[1]
     elif not lost:
         final = None
+    # partial_calls="text" gives a call cut at `length` back as its markup (docs/policies.md,
+    # "Partial and malformed calls"), which the whole output may read as a call
+    gives_back = _gives_back_partial(family, tools, options) if final is not None else ()
+    cut_with = finish if finish not in NORMAL_STOPS else "length"
     for cut in range(len(text) + 1) if cuts is None else cuts:
         prefix = text[:cut]
         if final is not None and cut == len(text):
@@ -121,7 +127,16 @@ def check_text(
                 if finish not in NORMAL_STOPS
                 else run(family, [prefix], tools, options, "length")[1]
             )
-            problem = _lost(cut_short, final) or _only_adds(cut_short, whole)
+            problem = _lost(cut_short, final)
+            # markup given back at the cut may end in the start of a marker that the rest
+            # of the output completes, or a stop drops (cut inside its spelling)
+            trimmed = _marker_tail_cut(cut_short, family) if gives_back else cut_short
+            if problem and gives_back:
+                problem = _lost(trimmed, final)
+            if problem and gives_back:
+                kept = run(family, [prefix], tools, {**options, "partial_calls": "keep"}, cut_with)
+                problem = _given_back(prefix, cut_short, kept[1], final, problem, gives_back)
+            problem = problem or _only_adds(trimmed, whole)
             if problem:
                 found.append(Violation("nothing lost", prefix, [], problem))
         for call in whole.tool_calls:
@@ -207,6 +222,67 @@ def _lost(cut: Message, final: Message) -> str | None:
     full_names = [c.function.name for c in final.tool_calls]
     if len(names) > len(full_names) or names[:-1] != full_names[: max(0, len(names) - 1)]:
         return f"calls {names} when cut, but {full_names} for the whole output"
+    return None
+
+
+def _gives_back_partial(family: str, tools: Any, options: dict[str, Any]) -> tuple[str, ...]:
+    """The family's call openers when `partial_calls="text"` is in force (else none)."""
+    parser = StreamParser(family, tools, **options)
+    if parser.policies.partial_calls != "text":
+        return ()
+    return tuple(parser._engine.family.openers)
+
+
+def _marker_tail_cut(message: Message, family: str) -> Message:
+    """`message` with its content's last characters taken off where they begin one of the
+    family's markup literals (`<|c` of `<|channel|>`, `]<` of `]<]minimax[>[<`)."""
+    content = message.content or ""
+    literals = markup_literals(get_spec(family))
+    for at in range(max(0, len(content) - max(map(len, literals), default=0)), len(content)):
+        tail = content[at:]
+        if any(lit.startswith(tail) and lit != tail for lit in literals):
+            return message.model_copy(update={"content": content[:at]})
+    return message
+
+
+def _ends_with(text: str, given: str, openers: tuple[str, ...]) -> bool:
+    """Whether `given` ends `text`, but for what a cut leaves unread: whitespace, a last
+    word that may begin a marker, or a call opener (whole or begun) that both readings drop
+    (one inside the given call's value, at the cut)."""
+    ends = (text, text.rstrip(), _LAST_WORD.sub("", text.rstrip()).rstrip())
+    if any(end.endswith(given) for end in ends):
+        return True
+    at = text.rfind(given)
+    if at < 0:
+        return False
+    rest = text[at + len(given) :].lstrip()
+    return any(rest.startswith(o) or o.startswith(rest) for o in openers)
+
+
+def _given_back(
+    text: str, cut: Message, kept: Message, final: Message, problem: str, openers: tuple[str, ...]
+) -> str | None:
+    """Nothing lost under `partial_calls="text"`, where the cut reading (`cut`) is not the
+    start of the whole one: it must be the default policy's reading of the same cut (`kept`,
+    itself the start of the whole reading) with its last call given back as content, the
+    call's markup as the model wrote it (the end of `text`, but for whitespace and a last word
+    that may begin a marker still held at the cut). `problem`: `_lost`'s answer."""
+    why = _lost(kept, final)
+    if why:
+        return f"{why} (read with partial_calls='keep'; with 'text': {problem})"
+    calls = [(c.function.name, c.function.arguments) for c in cut.tool_calls]
+    kept_calls = [(c.function.name, c.function.arguments) for c in kept.tool_calls]
+    content, before = cut.content or "", (kept.content or "").rstrip()
+    given = content[len(before) :]
+    if (
+        cut.reasoning != kept.reasoning
+        or kept_calls[:-1] != calls
+        or len(kept_calls) != len(calls) + 1
+        or not content.startswith(before)
+        or not given.strip()
+        or not _ends_with(text, given.strip(), openers)
+    ):
+        return f"{problem}, and not the cut call given back as text ({cut.content!r}, {kept.content!r})"
     return None
 
 
