@@ -136,7 +136,16 @@ class Requests:
         declared = dict(toolgrammar.get_spec(family).params)
         if not declared or self.rng.random() < 0.3:
             return None
-        return {name: f":{n % 5000:x}" for name in declared}
+        # a param `render` writes is a layout and takes whitespace only (its default is
+        # whitespace: compiler/validate.py; other text makes render refuse, as it should)
+        return {
+            name: (
+                "\n" * (n % 3) + " " * (n % 5)
+                if default and not default.strip()
+                else f":{n % 5000:x}"
+            )
+            for name, default in declared.items()
+        }
 
     def options(self) -> dict[str, Any]:
         rng = self.rng
