@@ -21,6 +21,7 @@ from sglang.srt.parser.reasoning_parser import BaseReasoningFormatDetector, Stre
 
 import toolgrammar
 from toolgrammar.adapters.env_params import params_from_env
+from toolgrammar.adapters.env_policies import policies_from_env
 from toolgrammar.adapters.response_template import template_for
 from toolgrammar.adapters.sglang_pairing import PARAMS_ENV, PREFIX, Pairing, announce
 
@@ -52,12 +53,16 @@ class ToolgrammarReasoningDetector(BaseReasoningFormatDetector):
         )
         self._reasoning_open = True if force_reasoning else None
         self._passes_output = tool_call_parser_active
+        # the text it gives as content reads as the tool detector's would (SGLang's profile:
+        # a cut call given back as text stays content here too)
+        self._policies = policies_from_env("sglang")
         self._stream = toolgrammar.StreamParser(
             self.family,
             None,
             reasoning_open=self._reasoning_open,
             params=self._params,
             response_template=self._template,
+            **self._policies,
         )
         self._held: list[str] = []
         if tool_call_parser_active:
@@ -74,6 +79,7 @@ class ToolgrammarReasoningDetector(BaseReasoningFormatDetector):
             reasoning_open=self._reasoning_open,
             params=self._params,
             response_template=self._template,
+            **self._policies,
         )
         normal = text if self._passes_output else (message.content or "")
         return StreamingParseResult(normal_text=normal, reasoning_text=message.reasoning)
