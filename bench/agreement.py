@@ -47,7 +47,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from side_by_side import ROOT, Outcome, Peer, Tokens, special_tokens
+from side_by_side import ROOT, Outcome, Peer
 
 import toolgrammar
 from toolgrammar.runtime.policies import SWITCHES
@@ -255,20 +255,13 @@ def run_family(
 
     def parse(key: str, text: str) -> Outcome:
         if key not in sides:
-            tools, absent, kwargs = json.loads(key)
-            special = tuple(t for t in special_tokens(family) if t not in absent)
-            extra = {"template_kwargs": kwargs} if kwargs else {}
-            sides[key] = peer.side(
-                modules, peer.pairs[family], Tokens(special, texts), tools, **extra
-            )
+            sides[key] = peer.side_for(modules, family, key, texts)
         return sides[key].parse(text)
 
     worker = Worker(parse)
     try:
         for case in usable:
-            absent = peer.absent_markers(family, case.text)
-            kwargs = peer.kwargs_for(family, case.text)
-            outcome = worker.ask(json.dumps([case.tools, absent, kwargs]), case.text)
+            outcome = worker.ask(peer.request_key(family, case.text, case.tools), case.text)
             expect = ours_with_compat(case, COMPAT_OF[peer.name]) if compat else None
             result.verdicts.append(judge(case, outcome, kind_of(case.name, peer), expect, exact))
     finally:

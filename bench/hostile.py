@@ -225,7 +225,12 @@ def main(argv: list[str] | None = None) -> int:
     rows, over = [], []
     worst: dict[str, dict[str, Any]] = {}
     rows_of = ladder(
-        families, tuple(args.kinds), tuple(args.modes), (small, large), bound, args.repeat,
+        families,
+        tuple(args.kinds),
+        tuple(args.modes),
+        (small, large),
+        bound,
+        args.repeat,
         args.jobs,
     )
     same = 0
@@ -233,8 +238,11 @@ def main(argv: list[str] | None = None) -> int:
         if "same_as" in row:  # (its texts are another pattern's: measured there)
             same += 1
             if not args.over:
-                print(f"{row['family']:18} {'':6} {'':>9} {'':>9} {'':>7}  {row['pattern']}: "
-                      f"the same input as {row['same_as']}", flush=True)
+                print(
+                    f"{row['family']:18} {'':6} {'':>9} {'':>9} {'':>7}  {row['pattern']}: "
+                    f"the same input as {row['same_as']}",
+                    flush=True,
+                )
             continue
         rows.append(row)
         flag = "!" if row["ratio"] > bound else " "

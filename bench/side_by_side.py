@@ -603,6 +603,20 @@ class Peer:
         marker, older = self.generation_markers[family]
         return [marker] if marker not in text and re.search(older, text) else []
 
+    def request_key(self, family: str, text: str, tools: list[dict[str, Any]]) -> str:
+        """The request `text` answers (tools, absent markers, template kwargs) as one key:
+        outputs of one request share one of the peer's parsers (`side_for`)."""
+        absent = self.absent_markers(family, text)
+        return json.dumps([tools, absent, self.kwargs_for(family, text)])
+
+    def side_for(self, modules: Any, family: str, key: str, texts: list[str]) -> Side:
+        """The peer's parser of `family` for the request `key` (`request_key`), its tokenizer
+        holding the family's special tokens but the absent ones."""
+        tools, absent, kwargs = json.loads(key)
+        special = tuple(t for t in special_tokens(family) if t not in absent)
+        extra = {"template_kwargs": kwargs} if kwargs else {}
+        return self.side(modules, self.pairs[family], Tokens(special, texts), tools, **extra)
+
     @property
     def title(self) -> str:
         return f"{self.name} {self.version}"

@@ -34,11 +34,11 @@ from pathlib import Path
 from typing import Any
 
 from agreement import Worker, compare_calls, holds_reasoning_marker
-from side_by_side import Tokens, special_tokens
+
 
 import streams
 import toolgrammar
-from peer_vllm import PAIRS, PEER
+from peer_vllm import PEER
 from toolgrammar.adapters.markup import nonblank_markup_literals
 
 # vLLM's test files (under its tests/) and the family of ours each exercises
@@ -266,12 +266,7 @@ def run_family(family: str, tests: Path, modules: Any, exact: bool) -> list[dict
 
     def parse(key: str, text: str) -> Any:
         if key not in sides:
-            tools, absent, kwargs = json.loads(key)
-            special = tuple(t for t in special_tokens(family) if t not in absent)
-            extra = {"template_kwargs": kwargs} if kwargs else {}
-            sides[key] = PEER.side(
-                modules, PAIRS[family], Tokens(special, candidates), tools, **extra
-            )
+            sides[key] = PEER.side_for(modules, family, key, candidates)
         return sides[key].parse(text)
 
     worker = Worker(parse)
@@ -299,9 +294,7 @@ def run_family(family: str, tests: Path, modules: Any, exact: bool) -> list[dict
                 ]
             content, calls, reasoning = ours(family, text, tools)
             marked = any(m in text for m in markers)
-            absent = PEER.absent_markers(family, text)
-            kwargs = PEER.kwargs_for(family, text)
-            theirs = worker.ask(json.dumps([tools, absent, kwargs]), text)
+            theirs = worker.ask(PEER.request_key(family, text, tools), text)
             if not marked and not calls and not theirs.calls:
                 continue
             why_calls = (
