@@ -58,7 +58,7 @@ from support.corpus_format import CORPUS, Case, load  # noqa: E402  (the tests' 
 
 UNSUPPORTED = ("reasoning_open", "block_open", "params", "compat", *SWITCHES)
 BUDGET_S = 20.0  # per case: a peer's regex that backtracks for ever is a disagreement
-COMPAT_OF = {"vLLM": "vllm", "SGLang": "sglang"}  # a peer's `compat=` profile
+COMPAT_OF = {"vLLM": "vllm", "SGLang": "sglang", "llama.cpp": "llama.cpp"}  # a peer's `compat=` profile
 POLICY_TITLE = "as for every family"  # the general policies' cases (docs/compat.md)
 # Words in our own cases' titles that name a policy every family shares (docs/compat.md,
 # "Policies every family shares"): a peer that answers it otherwise disagrees by design.
@@ -102,6 +102,8 @@ class FamilyAgreement:
 def peer_of(key: str) -> Peer:
     if key == "vllm":
         from peer_vllm import PEER
+    elif key == "llama.cpp":
+        from peer_llamacpp import PEER
     else:
         from peer_sglang import PEER
     return PEER
@@ -305,7 +307,7 @@ def markdown(peer: Peer, results: list[FamilyAgreement]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("peer", choices=("vllm", "sglang"))
+    parser.add_argument("peer", choices=("vllm", "sglang", "llama.cpp"))
     parser.add_argument("--families", nargs="+")
     parser.add_argument("--markdown", type=Path)
     parser.add_argument("--json", type=Path)
