@@ -2,7 +2,7 @@
 
 Fidelity with the field is measured on model outputs written the way the peers' tests write
 them. This script takes the other direction too: every corpus case of every family the peer
-pairs (`peer_vllm.PAIRS`, `peer_sglang.PAIRS`) goes through the peer's own tool parser, whole
+pairs (`peer_vllm.PAIRS`, `peer_sglang.PAIRS`, `peer_llamacpp.PAIRS`) goes through the peer's own tool parser, whole
 output, with the case's tools, and its calls and content are compared with the case's
 `--- expect`. Each case falls in one of three classes by its title:
 
@@ -24,8 +24,9 @@ profile): the agreement an operator who swaps the peer's parser for ours sees. C
 not compared when the expectation has reasoning or the output writes a reasoning opener or
 starts with a closer: a peer's tool parser alone does not split reasoning off (its serving
 layer's reasoning parser does, before it). Options a peer's parser cannot take
-(`reasoning_open`, `block_open`, `params`, a switch, a `compat=` other than the peer's own)
-leave the case out, as does `tools=none`: with no tools, neither serving layer runs its tool
+(`reasoning_open`, `block_open`, `params`, a switch, a `compat=` other than the peer's own;
+`Peer.options` lists those a peer takes: llama.cpp takes `reasoning_open`, and the case's
+`finish`, a cut output being parsed as partial) leave the case out, as does `tools=none`: with no tools, neither serving layer runs its tool
 parser. Per family, the bench's tokenizer and request are set as the model that writes an
 output has them (`Peer.generation_markers`, `Peer.template_kwargs`: bench/README.md).
 
@@ -35,6 +36,7 @@ Run it in the peer's environment (as `vs_vllm.py` / `vs_sglang.py`):
     $VLLM_PYTHON bench/agreement.py vllm [--families ...] [--markdown PATH] [--json PATH]
     SGLANG_PYTHON="$(bash scripts/sglang_env.sh)"
     $SGLANG_PYTHON bench/agreement.py sglang [...]
+    bash scripts/llamacpp_env.sh && python bench/agreement.py llama.cpp [...]  # this venv
 """
 
 from __future__ import annotations
@@ -142,8 +144,10 @@ def compare_calls(got: list[tuple[str, str]], want: list[list[str]]) -> str:
 
 def ours_with_compat(case: Case, compat: str) -> dict[str, Any]:
     """What we read for the case with the peer's profile, in the corpus's expectation shape."""
+    # the case's own options but its policies (a peer that takes `reasoning_open` gets it too)
+    options = {k: v for k, v in case.options.items() if k != "compat" and k not in SWITCHES}
     message = toolgrammar.parse(
-        case.family, case.text, case.tools, case.finish, ids="sequential", compat=compat
+        case.family, case.text, case.tools, case.finish, ids="sequential", compat=compat, **options
     )
     return {
         "content": message.content,
@@ -244,11 +248,12 @@ def run_family(
     result = FamilyAgreement(family, peer.pairs[family])
     # a case read with the peer's own profile (`compat=sglang` for SGLang) is the peer's answer
     own = COMPAT_OF[peer.name]
+    unsupported = [k for k in UNSUPPORTED if k != "compat" and k not in peer.options]
     usable = [
         c
         for c in cases
         if c.tools is not None
-        and not any(k in c.options for k in UNSUPPORTED if k != "compat")
+        and not any(k in c.options for k in unsupported)
         and c.options.get("compat", own) == own
     ]
     result.left_out = len(cases) - len(usable)
@@ -257,13 +262,22 @@ def run_family(
 
     def parse(key: str, text: str) -> Outcome:
         if key not in sides:
-            sides[key] = peer.side_for(modules, family, key, texts)
+            request, options = json.loads(key)
+            sides[key] = peer.side_for(modules, family, request, texts, **options)
         return sides[key].parse(text)
+
+    def options_of(case: Case) -> dict[str, Any]:
+        """The case's options the peer takes (`Peer.options`)."""
+        taken = {k: v for k, v in case.options.items() if k in peer.options}
+        if case.finish != "stop" and "finish" in peer.options:
+            taken["finish"] = case.finish
+        return taken
 
     worker = Worker(parse)
     try:
         for case in usable:
-            outcome = worker.ask(peer.request_key(family, case.text, case.tools), case.text)
+            key = json.dumps([peer.request_key(family, case.text, case.tools), options_of(case)])
+            outcome = worker.ask(key, case.text)
             expect = ours_with_compat(case, COMPAT_OF[peer.name]) if compat else None
             result.verdicts.append(judge(case, outcome, kind_of(case.name, peer), expect, exact))
     finally:

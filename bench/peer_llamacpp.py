@@ -7,9 +7,11 @@ drives one, without the model: the family's chat template (one of llama.cpp's ow
 templates, `models/templates/`) is rendered for one user message and the request's tools, which
 yields the parser llama-server would use for that request (`common_chat_templates_apply`), and
 the output is parsed with it (`common_chat_parse`, reasoning format `auto`, the server's
-default). Thinking is enabled in the request when the output writes one of the family's
-reasoning openers, and disabled otherwise (a template that opens the thinking block in the
-prompt would read a plain answer as reasoning).
+default). Thinking is enabled in the request when the case says the prompt opened the
+reasoning block (`reasoning_open`: then the family's template whose prompt does so is used) or
+the output writes one of the family's reasoning openers, and disabled otherwise (a template
+that opens the thinking block in the prompt would read a plain answer as reasoning). A case cut
+by the end of output (`finish=length`) is parsed as partial, as the server parses mid-stream.
 
 Streaming (`run`): llama-server parses the whole text so far after each token, as partial
 output, and once more whole at the end; the outcome is the last parse's message (the diffs it
@@ -22,6 +24,7 @@ import json
 import os
 import subprocess
 import time
+import tomllib
 from typing import Any, Callable
 
 from side_by_side import ROOT, Chunk, EnvMissing, Outcome, Peer, Side, Tokens
@@ -80,6 +83,17 @@ PAIRS: dict[str, str] = {
     "mimo": "MiMo-VL.jinja",
 }
 FAMILY_OF = {template: family for family, template in PAIRS.items()}
+
+
+def templates_of(family: str) -> list[str]:
+    """Every llama.cpp template grammars/templates.toml pairs with the family, PAIRS's first."""
+    rows = tomllib.loads((ROOT / "grammars" / "templates.toml").read_text(encoding="utf-8"))
+    files = [
+        row["file"]
+        for row in rows.get("template", [])
+        if row["family"] == family and row.get("source", "llama.cpp") == "llama.cpp"
+    ]
+    return list(dict.fromkeys([PAIRS[family], *files]))
 
 
 def load() -> dict[str, Any]:
@@ -141,21 +155,49 @@ class Llamacpp(Side):
     label = "llama.cpp"
 
     def __init__(
-        self, M: dict[str, Any], template: str, tokens: Tokens, tools: list[dict[str, Any]]
+        self,
+        M: dict[str, Any],
+        template: str,
+        tokens: Tokens,
+        tools: list[dict[str, Any]],
+        reasoning_open: bool | None = None,
+        finish: str = "stop",
     ) -> None:
         self.harness = M["harness"]
-        self.template = str(TEMPLATES / template)
         self.family = FAMILY_OF[template]
+        self.template = str(TEMPLATES / template)
         self.tools = tools
+        self.reasoning_open = reasoning_open
+        self.partial = finish == "length"  # a cut output: what the server parses mid-stream
+        if reasoning_open:
+            # the prompt opened the thinking block: the family's template that does so
+            self.template = str(TEMPLATES / self._opening_template())
+
+    def _opening_template(self) -> str:
+        """The first of the family's templates whose prompt, thinking enabled, ends with one of
+        the family's reasoning openers (PAIRS's own when none does)."""
+        opens = [o.rstrip() for r in get_spec(self.family).reasoning for o in r.opens]
+        for template in templates_of(self.family):
+            answer = _harness(self.harness).ask(
+                {"template": str(TEMPLATES / template), "tools": self.tools, "text": "",
+                 "enable_thinking": True}  # fmt: skip
+            )
+            prompt = answer.get("generation_prompt", "").rstrip()
+            if any(prompt.endswith(o) for o in opens if o):
+                return template
+        return PAIRS[self.family]
 
     def request(self, text: str, partial: bool) -> dict[str, Any]:
+        thinks = self.reasoning_open
+        if thinks is None:
+            thinks = thinking(self.family, text)
         return {
             "template": self.template,
             "tools": self.tools,
             "text": text,
             "partial": partial,
             "reasoning_format": "auto",
-            "enable_thinking": thinking(self.family, text),
+            "enable_thinking": thinks,
             "parallel_tool_calls": True,
         }
 
@@ -196,7 +238,7 @@ class Llamacpp(Side):
         return outcome, fed
 
     def parser_of(self, text: str) -> Callable[[], Outcome]:
-        return lambda: self._ask(text, partial=False)
+        return lambda: self._ask(text, partial=self.partial)
 
 
 def registered(M: dict[str, Any]) -> list[str]:
@@ -213,4 +255,5 @@ PEER = Peer(
     registered=registered,
     env_script="scripts/llamacpp_env.sh",
     beforehand="the chat template rendered for the request",
+    options=("reasoning_open", "finish"),
 )

@@ -589,6 +589,11 @@ class Peer:
     # model writes them): a parser that reads one format per request reads that one
     template_kwargs: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
 
+    # corpus case options the peer's side takes as keyword arguments (`reasoning_open`, and
+    # `finish` for a case cut by the end of output): `agreement.py` keeps such cases and hands
+    # the options on; a peer that takes none leaves those cases out
+    options: tuple[str, ...] = ()
+
     def kwargs_for(self, family: str, text: str) -> dict[str, Any]:
         """The `chat_template_kwargs` of the request the model answered with `text`."""
         if family not in self.template_kwargs:
@@ -609,13 +614,18 @@ class Peer:
         absent = self.absent_markers(family, text)
         return json.dumps([tools, absent, self.kwargs_for(family, text)])
 
-    def side_for(self, modules: Any, family: str, key: str, texts: list[str]) -> Side:
+    def side_for(
+        self, modules: Any, family: str, key: str, texts: list[str], **options: Any
+    ) -> Side:
         """The peer's parser of `family` for the request `key` (`request_key`), its tokenizer
-        holding the family's special tokens but the absent ones."""
+        holding the family's special tokens but the absent ones; `options`: the case options
+        the peer takes (`Peer.options`)."""
         tools, absent, kwargs = json.loads(key)
         special = tuple(t for t in special_tokens(family) if t not in absent)
         extra = {"template_kwargs": kwargs} if kwargs else {}
-        return self.side(modules, self.pairs[family], Tokens(special, texts), tools, **extra)
+        return self.side(
+            modules, self.pairs[family], Tokens(special, texts), tools, **extra, **options
+        )
 
     @property
     def title(self) -> str:
