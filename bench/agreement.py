@@ -130,13 +130,17 @@ def _json_or_text(text: str) -> Any:
         return text
 
 
-def compare_calls(got: list[tuple[str, str]], want: list[list[str]]) -> str:
-    """'' when the peer's calls are the expected ones, else a short reason."""
+def compare_calls(got: list[tuple[str, str]], want: list[list[str]], cut: bool = False) -> str:
+    """'' when the peer's calls are the expected ones, else a short reason. `cut`: the output
+    was cut and the peer sends a cut call's arguments as read so far (llama.cpp's partial
+    JSON), which are compared only when they are whole JSON (as llama.cpp's own tests do)."""
     if len(got) != len(want):
         return f"{len(got)} calls, expected {len(want)}"
     for n, ((name, args), (want_name, want_args)) in enumerate(zip(got, want)):
         if name != want_name:
             return f"call {n}: name {name!r}, expected {want_name!r}"
+        if cut and isinstance(_json_or_text(args), str):
+            continue
         if _json_or_text(args) != _json_or_text(want_args):
             return f"call {n}: arguments {args[:80]!r}, expected {want_args[:80]!r}"
     return ""
@@ -176,11 +180,12 @@ def judge(
     kind: str,
     expect: dict[str, Any] | None = None,
     exact: bool = False,
+    cut: bool = False,
 ) -> Verdict:
     expect = case.expect if expect is None else expect
     if outcome.error:
         return Verdict(case.name, kind, False, False, f"raised {outcome.error[:100]}")
-    why = compare_calls(outcome.calls, expect["tool_calls"])
+    why = compare_calls(outcome.calls, expect["tool_calls"], cut)
     calls = not why
     content: bool | None = None
     if not expect.get("reasoning") and not holds_reasoning_marker(case.family, case.text):
@@ -279,7 +284,9 @@ def run_family(
             key = json.dumps([peer.request_key(family, case.text, case.tools), options_of(case)])
             outcome = worker.ask(key, case.text)
             expect = ours_with_compat(case, COMPAT_OF[peer.name]) if compat else None
-            result.verdicts.append(judge(case, outcome, kind_of(case.name, peer), expect, exact))
+            cut = case.finish == "length" and "finish" in peer.options
+            verdict = judge(case, outcome, kind_of(case.name, peer), expect, exact, cut)
+            result.verdicts.append(verdict)
     finally:
         worker.close()
     return result

@@ -135,6 +135,7 @@ class _Harness:
 
 
 _running: dict[str, _Harness] = {}
+_RENDERABLE: dict[tuple[str, int], list[dict[str, Any]]] = {}
 
 
 def _harness(path: str) -> _Harness:
@@ -187,13 +188,13 @@ class Llamacpp(Side):
                 return template
         return PAIRS[self.family]
 
-    def request(self, text: str, partial: bool) -> dict[str, Any]:
+    def request(self, template: str, text: str, partial: bool) -> dict[str, Any]:
         thinks = self.reasoning_open
         if thinks is None:
             thinks = thinking(self.family, text)
         return {
-            "template": self.template,
-            "tools": self.tools,
+            "template": template,
+            "tools": self._renderable(template),
             "text": text,
             "partial": partial,
             "reasoning_format": "auto",
@@ -201,14 +202,45 @@ class Llamacpp(Side):
             "parallel_tool_calls": True,
         }
 
+    def _renderable(self, template: str) -> list[dict[str, Any]]:
+        """The request's tools the template can render: some templates fail on a schema they
+        do not expect (a `type` list, say), which fails the whole request in llama-server; the
+        corpus's tools are a superset of the ones each llama.cpp test passes, so a tool the
+        template cannot render is left out of the request rather than failing it."""
+        key = (template, id(self.tools))
+        if key not in _RENDERABLE:
+            ask = _harness(self.harness).ask
+            if "error" not in ask({"template": template, "tools": self.tools, "text": ""}):
+                _RENDERABLE[key] = self.tools
+            else:
+                _RENDERABLE[key] = [
+                    tool
+                    for tool in self.tools
+                    if "error" not in ask({"template": template, "tools": [tool], "text": ""})
+                ]
+        return _RENDERABLE[key]
+
     def _ask(self, text: str, partial: bool) -> Outcome:
-        try:
-            answer = _harness(self.harness).ask(self.request(text, partial))
-        except Exception as error:  # a parser that fails is counted, never hidden
-            return Outcome("", [], f"{type(error).__name__}: {error}")
-        if "error" in answer:
-            return Outcome("", [], answer["error"])
-        return Outcome(answer["content"], [(n, a) for n, a in answer["tool_calls"]])
+        """The output read with the family's templates in turn (the corpus does not say which
+        of the family's models wrote it): the first reading that finds calls, else the first
+        that does not fail, else the first failure."""
+        templates = [self.template] + [
+            str(TEMPLATES / t) for t in templates_of(self.family) if str(TEMPLATES / t) != self.template
+        ]
+        readings: list[Outcome] = []
+        for template in templates:
+            try:
+                answer = _harness(self.harness).ask(self.request(template, text, partial))
+            except Exception as error:  # a parser that fails is counted, never hidden
+                return Outcome("", [], f"{type(error).__name__}: {error}")
+            if "error" in answer:
+                readings.append(Outcome("", [], answer["error"]))
+                continue
+            outcome = Outcome(answer["content"], [(n, a) for n, a in answer["tool_calls"]])
+            if outcome.calls:
+                return outcome
+            readings.append(outcome)
+        return next((r for r in readings if not r.error), readings[0])
 
     def run(
         self,
