@@ -135,7 +135,7 @@ class _Harness:
 
 
 _running: dict[str, _Harness] = {}
-_RENDERABLE: dict[tuple[str, int], list[dict[str, Any]]] = {}
+_RENDERABLE: dict[tuple[str, str], list[dict[str, Any]]] = {}
 
 
 def _harness(path: str) -> _Harness:
@@ -207,16 +207,16 @@ class Llamacpp(Side):
         do not expect (a `type` list, say), which fails the whole request in llama-server; the
         corpus's tools are a superset of the ones each llama.cpp test passes, so a tool the
         template cannot render is left out of the request rather than failing it."""
-        key = (template, id(self.tools))
+        key = (template, json.dumps(self.tools, sort_keys=True))
         if key not in _RENDERABLE:
             ask = _harness(self.harness).ask
-            if "error" not in ask({"template": template, "tools": self.tools, "text": ""}):
+            if "error" not in ask({"template": template, "tools": self.tools, "text": "ok"}):
                 _RENDERABLE[key] = self.tools
             else:
                 _RENDERABLE[key] = [
                     tool
                     for tool in self.tools
-                    if "error" not in ask({"template": template, "tools": [tool], "text": ""})
+                    if "error" not in ask({"template": template, "tools": [tool], "text": "ok"})
                 ]
         return _RENDERABLE[key]
 

@@ -47,7 +47,7 @@ with tempfile.TemporaryDirectory(dir=target) as scratch:
 (target / "src" / ".complete").write_text(source.sha256 + "\n")
 PY
     fi
-    rm -rf "$BUILD"
+    # an existing build directory is reused: ninja recompiles only what changed
     cmake -G Ninja -S "$ROOT/bench/llamacpp" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
         -DLLAMA_SRC="$SRC" >&2
     nice -n 10 ninja -C "$BUILD" -j2 llamacpp_harness >&2
