@@ -8,6 +8,8 @@
 //   out: {"format": NAME, "content": STR, "reasoning_content": STR,
 //         "tool_calls": [[NAME, ARGUMENTS], ...], "generation_prompt": STR}   or   {"error": WHY}
 //
+// With "render_only": true the text is not parsed: the answer is "format" and
+// "generation_prompt", or the error of a template that cannot render the request.
 // "generation_prompt" is the end of the prompt the parser takes as already written (a thinking
 // block the template opens, for one). Omitted request fields take llama.cpp's own defaults of
 // `common_chat_templates_inputs`, but "parallel_tool_calls" (true here, as a client asks).
@@ -70,6 +72,12 @@ ordered answer(const ordered & request) {
     }
 
     common_chat_params params = common_chat_templates_apply(templates_of(request["template"]), inputs);
+    if (request.value("render_only", false)) {  // only whether the template renders the request
+        ordered out;
+        out["format"] = common_chat_format_name(params.format);
+        out["generation_prompt"] = params.generation_prompt;
+        return out;
+    }
     common_chat_parser_params parser_params(params);
     parser_params.reasoning_format = inputs.reasoning_format;
     if (!params.parser.empty()) {

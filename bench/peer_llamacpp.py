@@ -180,8 +180,8 @@ class Llamacpp(Side):
         opens = [o.rstrip() for r in get_spec(self.family).reasoning for o in r.opens]
         for template in templates_of(self.family):
             answer = _harness(self.harness).ask(
-                {"template": str(TEMPLATES / template), "tools": self.tools, "text": "",
-                 "enable_thinking": True}  # fmt: skip
+                {"template": str(TEMPLATES / template), "render_only": True,
+                 "tools": self._renderable(str(TEMPLATES / template))}  # fmt: skip
             )
             prompt = answer.get("generation_prompt", "").rstrip()
             if any(prompt.endswith(o) for o in opens if o):
@@ -210,13 +210,13 @@ class Llamacpp(Side):
         key = (template, json.dumps(self.tools, sort_keys=True))
         if key not in _RENDERABLE:
             ask = _harness(self.harness).ask
-            if "error" not in ask({"template": template, "tools": self.tools, "text": "ok"}):
+            if "error" not in ask({"template": template, "tools": self.tools, "render_only": True}):
                 _RENDERABLE[key] = self.tools
             else:
                 _RENDERABLE[key] = [
                     tool
                     for tool in self.tools
-                    if "error" not in ask({"template": template, "tools": [tool], "text": "ok"})
+                    if "error" not in ask({"template": template, "tools": [tool], "render_only": True})
                 ]
         return _RENDERABLE[key]
 
