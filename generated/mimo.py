@@ -64,29 +64,29 @@ SPEC = FamilySpec(
         (),  # 9: "</tool_call>"?
     ),
     reasoning=(
-        # grammars/qwen3_coder.tg:32: reasoning "<think>" "</think>"
+        # grammars/qwen3_coder.tg:36: reasoning "<think>" "</think>"
         Reasoning(
-            opens=("<think>",), closes=("</think>",), line=32, file="grammars/qwen3_coder.tg"
+            opens=("<think>",), closes=("</think>",), line=36, file="grammars/qwen3_coder.tg"
         ),
     ),
     section=None,
-    # grammars/qwen3_coder.tg:29: ignore "<|im_end|>"
+    # grammars/qwen3_coder.tg:33: ignore "<|im_end|>"
     ignore=("<|im_end|>",),
-    # grammars/qwen3_coder.tg:35: render between="\n" after_content="\n\n" after_reasoning="\n\n" in_reasoning=["\n", "\n"]
+    # grammars/qwen3_coder.tg:39: render between="\n" after_content="\n\n" after_reasoning="\n\n" in_reasoning=["\n", "\n"]
     write=Write(
         between="\n",
         after_reasoning="\n\n",
         after_content="\n\n",
         in_reasoning=("\n", "\n"),
-        line=35,
+        line=39,
         file="grammars/qwen3_coder.tg",
     ),
     # every marker found outside a call: the grammar line that names it
     markers_at=(
-        ("<think>", "grammars/qwen3_coder.tg:32"),
-        ("</think>", "grammars/qwen3_coder.tg:32"),
+        ("<think>", "grammars/qwen3_coder.tg:36"),
+        ("</think>", "grammars/qwen3_coder.tg:36"),
         ("<tool_call>", "grammars/mimo.tg:17"),
         ("<function=", "grammars/mimo.tg:18"),
-        ("<|im_end|>", "grammars/qwen3_coder.tg:29"),
+        ("<|im_end|>", "grammars/qwen3_coder.tg:33"),
     ),
 )

@@ -20,15 +20,15 @@ SPEC = FamilySpec(
     source="grammars/minicpm_v.tg",
     source_sha256="875406c8216918eaed4284362404fbc50bd38f6976ff12535d24f84b5379e7a3",
     call=(
-        # grammars/qwen3_coder.tg:38: "<tool_call>"? ws(write="\n")
-        Lit(text="<tool_call>", optional=True, line=38, file="grammars/qwen3_coder.tg"),
-        Ws(write="\n", line=38, file="grammars/qwen3_coder.tg"),
-        # grammars/qwen3_coder.tg:39: "<function=" name(until=">") ">" ws(write="\n")
-        Lit(text="<function=", line=39, file="grammars/qwen3_coder.tg"),
-        Name(until=(">",), line=39, file="grammars/qwen3_coder.tg"),
-        Lit(text=">", line=39, file="grammars/qwen3_coder.tg"),
-        Ws(write="\n", line=39, file="grammars/qwen3_coder.tg"),
-        # grammars/qwen3_coder.tg:40: xml_params(open="<parameter=", key_end=">", value_end="</parameter>", implicit_end=["<parameter=", "</function>", "</parameter1>", "</parameter_function>", "</parameter\n"], trim_newline=true, write_between="\n")
+        # grammars/qwen3_coder.tg:42: "<tool_call>"? ws(write="\n")
+        Lit(text="<tool_call>", optional=True, line=42, file="grammars/qwen3_coder.tg"),
+        Ws(write="\n", line=42, file="grammars/qwen3_coder.tg"),
+        # grammars/qwen3_coder.tg:43: "<function=" name(until=">") ">" ws(write="\n")
+        Lit(text="<function=", line=43, file="grammars/qwen3_coder.tg"),
+        Name(until=(">",), line=43, file="grammars/qwen3_coder.tg"),
+        Lit(text=">", line=43, file="grammars/qwen3_coder.tg"),
+        Ws(write="\n", line=43, file="grammars/qwen3_coder.tg"),
+        # grammars/qwen3_coder.tg:44: xml_params(open="<parameter=", key_end=">", value_end="</parameter>", implicit_end=["<parameter=", "</function>", "</parameter1>", "</parameter_function>", "</parameter\n"], trim_newline=true, write_between="\n")
         XmlParams(
             open="<parameter=",
             key_end=">",
@@ -42,14 +42,14 @@ SPEC = FamilySpec(
             ),
             trim_newline=True,
             write_between="\n",
-            line=40,
+            line=44,
             file="grammars/qwen3_coder.tg",
         ),
-        # grammars/qwen3_coder.tg:46: ws(write="\n") "</function>" ws(write="\n") "</tool_call>"?
-        Ws(write="\n", line=46, file="grammars/qwen3_coder.tg"),
-        Lit(text="</function>", line=46, file="grammars/qwen3_coder.tg"),
-        Ws(write="\n", line=46, file="grammars/qwen3_coder.tg"),
-        Lit(text="</tool_call>", optional=True, line=46, file="grammars/qwen3_coder.tg"),
+        # grammars/qwen3_coder.tg:50: ws(write="\n") "</function>" ws(write="\n") "</tool_call>"?
+        Ws(write="\n", line=50, file="grammars/qwen3_coder.tg"),
+        Lit(text="</function>", line=50, file="grammars/qwen3_coder.tg"),
+        Ws(write="\n", line=50, file="grammars/qwen3_coder.tg"),
+        Lit(text="</tool_call>", optional=True, line=50, file="grammars/qwen3_coder.tg"),
     ),
     openers=(("<tool_call>", 1), ("<function=", 3)),
     # follows[i]: the literals that can come right after call item i
@@ -67,9 +67,9 @@ SPEC = FamilySpec(
         (),  # 10: "</tool_call>"?
     ),
     reasoning=(
-        # grammars/qwen3_coder.tg:32: reasoning "<think>" "</think>"
+        # grammars/qwen3_coder.tg:36: reasoning "<think>" "</think>"
         Reasoning(
-            opens=("<think>",), closes=("</think>",), line=32, file="grammars/qwen3_coder.tg"
+            opens=("<think>",), closes=("</think>",), line=36, file="grammars/qwen3_coder.tg"
         ),
     ),
     section=None,
@@ -85,21 +85,21 @@ SPEC = FamilySpec(
         "<reserved_14>",
         "<reserved_15>",
     ),
-    # grammars/qwen3_coder.tg:35: render between="\n" after_content="\n\n" after_reasoning="\n\n" in_reasoning=["\n", "\n"]
+    # grammars/qwen3_coder.tg:39: render between="\n" after_content="\n\n" after_reasoning="\n\n" in_reasoning=["\n", "\n"]
     write=Write(
         between="\n",
         after_reasoning="\n\n",
         after_content="\n\n",
         in_reasoning=("\n", "\n"),
-        line=35,
+        line=39,
         file="grammars/qwen3_coder.tg",
     ),
     # every marker found outside a call: the grammar line that names it
     markers_at=(
-        ("<think>", "grammars/qwen3_coder.tg:32"),
-        ("</think>", "grammars/qwen3_coder.tg:32"),
-        ("<tool_call>", "grammars/qwen3_coder.tg:38"),
-        ("<function=", "grammars/qwen3_coder.tg:39"),
+        ("<think>", "grammars/qwen3_coder.tg:36"),
+        ("</think>", "grammars/qwen3_coder.tg:36"),
+        ("<tool_call>", "grammars/qwen3_coder.tg:42"),
+        ("<function=", "grammars/qwen3_coder.tg:43"),
         ("<|im_end|>", "grammars/minicpm_v.tg:15"),
         ("<|reserved_12|>", "grammars/minicpm_v.tg:16"),
         ("<|reserved_13|>", "grammars/minicpm_v.tg:16"),

@@ -24,15 +24,15 @@ SPEC = FamilySpec(
     source="grammars/nemotron_v3.tg",
     source_sha256="e6c1aa64c76681918375bc990ad17c4f3dd717c0f094984f7cfe6107a158d431",
     call=(
-        # grammars/qwen3_coder.tg:38: "<tool_call>"? ws(write="\n")
-        Lit(text="<tool_call>", optional=True, line=38, file="grammars/qwen3_coder.tg"),
-        Ws(write="\n", line=38, file="grammars/qwen3_coder.tg"),
-        # grammars/qwen3_coder.tg:39: "<function=" name(until=">") ">" ws(write="\n")
-        Lit(text="<function=", line=39, file="grammars/qwen3_coder.tg"),
-        Name(until=(">",), line=39, file="grammars/qwen3_coder.tg"),
-        Lit(text=">", line=39, file="grammars/qwen3_coder.tg"),
-        Ws(write="\n", line=39, file="grammars/qwen3_coder.tg"),
-        # grammars/qwen3_coder.tg:40: xml_params(open="<parameter=", key_end=">", value_end="</parameter>", implicit_end=["<parameter=", "</function>", "</parameter1>", "</parameter_function>", "</parameter\n"], trim_newline=true, write_between="\n")
+        # grammars/qwen3_coder.tg:42: "<tool_call>"? ws(write="\n")
+        Lit(text="<tool_call>", optional=True, line=42, file="grammars/qwen3_coder.tg"),
+        Ws(write="\n", line=42, file="grammars/qwen3_coder.tg"),
+        # grammars/qwen3_coder.tg:43: "<function=" name(until=">") ">" ws(write="\n")
+        Lit(text="<function=", line=43, file="grammars/qwen3_coder.tg"),
+        Name(until=(">",), line=43, file="grammars/qwen3_coder.tg"),
+        Lit(text=">", line=43, file="grammars/qwen3_coder.tg"),
+        Ws(write="\n", line=43, file="grammars/qwen3_coder.tg"),
+        # grammars/qwen3_coder.tg:44: xml_params(open="<parameter=", key_end=">", value_end="</parameter>", implicit_end=["<parameter=", "</function>", "</parameter1>", "</parameter_function>", "</parameter\n"], trim_newline=true, write_between="\n")
         XmlParams(
             open="<parameter=",
             key_end=">",
@@ -46,14 +46,14 @@ SPEC = FamilySpec(
             ),
             trim_newline=True,
             write_between="\n",
-            line=40,
+            line=44,
             file="grammars/qwen3_coder.tg",
         ),
-        # grammars/qwen3_coder.tg:46: ws(write="\n") "</function>" ws(write="\n") "</tool_call>"?
-        Ws(write="\n", line=46, file="grammars/qwen3_coder.tg"),
-        Lit(text="</function>", line=46, file="grammars/qwen3_coder.tg"),
-        Ws(write="\n", line=46, file="grammars/qwen3_coder.tg"),
-        Lit(text="</tool_call>", optional=True, line=46, file="grammars/qwen3_coder.tg"),
+        # grammars/qwen3_coder.tg:50: ws(write="\n") "</function>" ws(write="\n") "</tool_call>"?
+        Ws(write="\n", line=50, file="grammars/qwen3_coder.tg"),
+        Lit(text="</function>", line=50, file="grammars/qwen3_coder.tg"),
+        Ws(write="\n", line=50, file="grammars/qwen3_coder.tg"),
+        Lit(text="</tool_call>", optional=True, line=50, file="grammars/qwen3_coder.tg"),
     ),
     openers=(("<tool_call>", 1), ("<function=", 3)),
     # follows[i]: the literals that can come right after call item i
@@ -75,7 +75,7 @@ SPEC = FamilySpec(
         Reasoning(opens=("<think>",), closes=("</think>",), prompt_opened=True, line=19),
     ),
     section=None,
-    # grammars/qwen3_coder.tg:29: ignore "<|im_end|>"
+    # grammars/qwen3_coder.tg:33: ignore "<|im_end|>"
     ignore=("<|im_end|>",),
     # grammars/nemotron_v3.tg:20: render between="\n" before_calls="\n" in_reasoning=["\n", "\n"]
     write=Write(between="\n", before_calls="\n", in_reasoning=("\n", "\n"), line=20),
@@ -83,8 +83,8 @@ SPEC = FamilySpec(
     markers_at=(
         ("<think>", "grammars/nemotron_v3.tg:19"),
         ("</think>", "grammars/nemotron_v3.tg:19"),
-        ("<tool_call>", "grammars/qwen3_coder.tg:38"),
-        ("<function=", "grammars/qwen3_coder.tg:39"),
-        ("<|im_end|>", "grammars/qwen3_coder.tg:29"),
+        ("<tool_call>", "grammars/qwen3_coder.tg:42"),
+        ("<function=", "grammars/qwen3_coder.tg:43"),
+        ("<|im_end|>", "grammars/qwen3_coder.tg:33"),
     ),
 )

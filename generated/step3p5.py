@@ -87,7 +87,7 @@ SPEC = FamilySpec(
         Reasoning(opens=("<think>",), closes=("</think>",), prompt_opened=True, line=20),
     ),
     section=None,
-    # grammars/qwen3_coder.tg:29: ignore "<|im_end|>"
+    # grammars/qwen3_coder.tg:33: ignore "<|im_end|>"
     ignore=("<|im_end|>",),
     alternatives=(
         # grammars/step3p5.tg:37: another call shape
@@ -134,6 +134,6 @@ SPEC = FamilySpec(
         ("<function=", "grammars/step3p5.tg:25"),
         ("<function ", "grammars/step3p5.tg:25"),
         ("<function", "grammars/step3p5.tg:39"),
-        ("<|im_end|>", "grammars/qwen3_coder.tg:29"),
+        ("<|im_end|>", "grammars/qwen3_coder.tg:33"),
     ),
 )

@@ -70,15 +70,15 @@ SPEC = FamilySpec(
         Reasoning(opens=("<think>",), closes=("</think>",), prompt_opened=True, line=18),
     ),
     section=None,
-    # grammars/qwen3_coder.tg:29: ignore "<|im_end|>"
+    # grammars/qwen3_coder.tg:33: ignore "<|im_end|>"
     ignore=("<|im_end|>",),
-    # grammars/qwen3_coder.tg:35: render between="\n" after_content="\n\n" after_reasoning="\n\n" in_reasoning=["\n", "\n"]
+    # grammars/qwen3_coder.tg:39: render between="\n" after_content="\n\n" after_reasoning="\n\n" in_reasoning=["\n", "\n"]
     write=Write(
         between="\n",
         after_reasoning="\n\n",
         after_content="\n\n",
         in_reasoning=("\n", "\n"),
-        line=35,
+        line=39,
         file="grammars/qwen3_coder.tg",
     ),
     # every marker found outside a call: the grammar line that names it
@@ -87,6 +87,6 @@ SPEC = FamilySpec(
         ("</think>", "grammars/zaya.tg:18"),
         ("<zyphra_tool_call>", "grammars/zaya.tg:21"),
         ("<function=", "grammars/zaya.tg:22"),
-        ("<|im_end|>", "grammars/qwen3_coder.tg:29"),
+        ("<|im_end|>", "grammars/qwen3_coder.tg:33"),
     ),
 )

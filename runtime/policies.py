@@ -191,7 +191,8 @@ PROFILES: dict[str, Profile] = {
         },
     ),
     # llama.cpp's chat parsers keep the text before a call as written (its tests expect
-    # "Let me inspect the current directory.\n" before the call)
+    # "Let me inspect the current directory.\n" before the call); measured with its own parser
+    # (bench/peer_llamacpp.py): where it fails a response, the profile keeps our reading
     "llama.cpp": Profile(
         {
             "whitespace": "verbatim",
@@ -203,11 +204,14 @@ PROFILES: dict[str, Profile] = {
         {},
         {
             "whitespace": "content before a call is kept as written, newline included",
-            "unknown_tools": "every parsed call is returned",
+            "unknown_tools": "its parser admits only the names the request lists: a call to "
+            "another fails the whole response (llama-server answers with an error, a stream "
+            "ends in one); the profile keeps the call rather than lose the response",
             "partial_calls": "the server parses every update leniently as partial output "
             "(`common_chat_peg_parse`): a cut call keeps the arguments read so far",
-            "malformed_calls": "a parse that fails keeps what the PEG parser captured before "
-            "the failure: the call, with the arguments read",
+            "malformed_calls": "streamed, a parse that fails keeps what the PEG parser captured "
+            "before the failure (the call, with the arguments read); the final parse fails the "
+            "whole response instead, which the profile does not follow",
             "citations": "Command R+'s grounded answer is content as written, `<co: 0>` tags "
             "included",
         },
