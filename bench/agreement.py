@@ -23,11 +23,12 @@ corpus holds but what `toolgrammar.parse` reads with `compat=` the peer (docs/co
 profile): the agreement an operator who swaps the peer's parser for ours sees. Content is
 not compared when the expectation has reasoning or the output writes a reasoning opener or
 starts with a closer: a peer's tool parser alone does not split reasoning off (its serving
-layer's reasoning parser does, before it). Options a peer's parser cannot take
+layer's reasoning parser does, before it); a peer whose parser does split it off itself
+(`Peer.reads_reasoning`: llama.cpp) has its content always compared, and its reasoning with it. Options a peer's parser cannot take
 (`reasoning_open`, `block_open`, `params`, a switch, a `compat=` other than the peer's own;
 `Peer.options` lists those a peer takes: llama.cpp takes `reasoning_open`, and the case's
-`finish`, a cut output being parsed as partial) leave the case out, as does `tools=none`: with no tools, neither serving layer runs its tool
-parser. Per family, the bench's tokenizer and request are set as the model that writes an
+`finish`, a cut output being parsed as partial) leave the case out, as does `tools=none`: with no tools, neither vLLM nor SGLang runs its tool
+parser (llama.cpp parses every answer: it takes `tools=none`). Per family, the bench's tokenizer and request are set as the model that writes an
 output has them (`Peer.generation_markers`, `Peer.template_kwargs`: bench/README.md).
 
 Run it in the peer's environment (as `vs_vllm.py` / `vs_sglang.py`):
@@ -188,16 +189,30 @@ def judge(
     why = compare_calls(outcome.calls, expect["tool_calls"], cut)
     calls = not why
     content: bool | None = None
-    if not expect.get("reasoning") and not holds_reasoning_marker(case.family, case.text):
-        if exact:
-            content = (outcome.content or "") == (expect["content"] or "")
-        else:
-            content = " ".join((outcome.content or "").split()) == " ".join(
-                (expect["content"] or "").split()
-            )
+    if outcome.reasoning is not None or (
+        not expect.get("reasoning") and not holds_reasoning_marker(case.family, case.text)
+    ):
+        content = same_text(outcome.content, expect["content"], exact)
         if not content and not why:
             why = f"content {outcome.content[:80]!r}, expected {(expect['content'] or '')[:80]!r}"
+        # a peer that splits reasoning off itself: its reasoning is compared with the content
+        if outcome.reasoning is not None and not same_text(
+            outcome.reasoning, expect.get("reasoning"), exact
+        ):
+            content = False
+            why = why or (
+                f"reasoning {outcome.reasoning[:80]!r}, "
+                f"expected {(expect.get('reasoning') or '')[:80]!r}"
+            )
     return Verdict(case.name, kind, calls, content, why)
+
+
+def same_text(got: str | None, want: str | None, exact: bool) -> bool:
+    """Byte for byte with `exact`, else every run of whitespace read as one space, ends
+    stripped."""
+    if exact:
+        return (got or "") == (want or "")
+    return " ".join((got or "").split()) == " ".join((want or "").split())
 
 
 def corpus_of(family: str) -> Path:
@@ -218,7 +233,7 @@ class Worker:
         while True:
             key, text = pipe.recv()
             outcome = self.parse(key, text)
-            pipe.send((outcome.content, outcome.calls, outcome.error))
+            pipe.send((outcome.content, outcome.calls, outcome.error, outcome.reasoning))
 
     def ask(self, key: str, text: str) -> Outcome:
         if self.child is None:
@@ -233,11 +248,11 @@ class Worker:
             if not self.pipe.poll(BUDGET_S):
                 self.close()
                 return Outcome("", [], f"past the {BUDGET_S:.0f} s budget")
-            content, calls, error = self.pipe.recv()
+            content, calls, error, reasoning = self.pipe.recv()
         except (EOFError, OSError) as died:  # the peer took its process down
             self.close()
             return Outcome("", [], f"the peer's process died ({type(died).__name__})")
-        return Outcome(content, calls, error)
+        return Outcome(content, calls, error, reasoning)
 
     def close(self) -> None:
         if self.child is not None:
@@ -257,7 +272,7 @@ def run_family(
     usable = [
         c
         for c in cases
-        if c.tools is not None
+        if (c.tools is not None or "tools=none" in peer.options)
         and not any(k in c.options for k in unsupported)
         and c.options.get("compat", own) == own
     ]

@@ -167,7 +167,7 @@ class Llamacpp(Side):
         self.harness = M["harness"]
         self.family = FAMILY_OF[template]
         self.template = str(TEMPLATES / template)
-        self.tools = tools
+        self.tools = tools or []  # `tools=none`: a request without tools
         self.reasoning_open = reasoning_open
         self.partial = finish == "length"  # a cut output: what the server parses mid-stream
         if reasoning_open:
@@ -236,7 +236,11 @@ class Llamacpp(Side):
             if "error" in answer:
                 readings.append(Outcome("", [], answer["error"]))
                 continue
-            outcome = Outcome(answer["content"], [(n, a) for n, a in answer["tool_calls"]])
+            outcome = Outcome(
+                answer["content"],
+                [(n, a) for n, a in answer["tool_calls"]],
+                reasoning=answer["reasoning_content"],
+            )
             if outcome.calls:
                 return outcome
             readings.append(outcome)
@@ -287,5 +291,6 @@ PEER = Peer(
     registered=registered,
     env_script="scripts/llamacpp_env.sh",
     beforehand="the chat template rendered for the request",
-    options=("reasoning_open", "finish"),
+    options=("reasoning_open", "finish", "tools=none"),
+    reads_reasoning=True,
 )

@@ -160,6 +160,7 @@ class Outcome:
     content: str
     calls: list[tuple[str, str]]
     error: str | None = None
+    reasoning: str | None = None  # only a peer that splits reasoning off itself (llama.cpp)
 
     def normalized(self) -> tuple[str, list[tuple[str, Any]]]:
         calls = []
@@ -593,6 +594,11 @@ class Peer:
     # `finish` for a case cut by the end of output): `agreement.py` keeps such cases and hands
     # the options on; a peer that takes none leaves those cases out
     options: tuple[str, ...] = ()
+
+    # whether the peer's parser splits the reasoning off itself (llama.cpp's chat parser does;
+    # vLLM's and SGLang's tool parsers leave it to their serving layer's reasoning parser):
+    # `agreement.py` then compares content always, and the reasoning with it
+    reads_reasoning: bool = False
 
     def kwargs_for(self, family: str, text: str) -> dict[str, Any]:
         """The `chat_template_kwargs` of the request the model answered with `text`."""
