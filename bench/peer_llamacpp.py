@@ -8,8 +8,9 @@ templates, `models/templates/`) is rendered for one user message and the request
 yields the parser llama-server would use for that request (`common_chat_templates_apply`), and
 the output is parsed with it (`common_chat_parse`, reasoning format `auto`, the server's
 default). Thinking is enabled in the request when the case says the prompt opened the
-reasoning block (`reasoning_open`: then the family's template whose prompt does so is used) or
-the output writes one of the family's reasoning openers, and disabled otherwise (a template
+reasoning block (`reasoning_open`, else the grammar's own default: then the family's template
+whose prompt does so is used) or the output writes one of the family's reasoning openers, and
+disabled otherwise (a template
 that opens the thinking block in the prompt would read a plain answer as reasoning). A case cut
 by the end of output (`finish=length`) is parsed as partial, as the server parses mid-stream.
 
@@ -145,6 +146,15 @@ def _harness(path: str) -> _Harness:
     return running
 
 
+def holds_reasoning_marker(family: str, text: str) -> bool:
+    """Whether the output writes one of the family's reasoning openers or closers."""
+    return any(
+        marker in text
+        for reasoning in get_spec(family).reasoning
+        for marker in (*reasoning.opens, *reasoning.closes)
+    )
+
+
 def thinking(family: str, text: str) -> bool:
     """Whether the output writes one of the family's reasoning openers."""
     return any(
@@ -168,6 +178,8 @@ class Llamacpp(Side):
         self.family = FAMILY_OF[template]
         self.template = str(TEMPLATES / template)
         self.tools = tools or []  # `tools=none`: a request without tools
+        if reasoning_open is None:  # the grammar's default, as our parser takes it
+            reasoning_open = any(r.prompt_opened for r in get_spec(self.family).reasoning)
         self.reasoning_open = reasoning_open
         self.partial = finish == "length"  # a cut output: what the server parses mid-stream
         if reasoning_open:
@@ -189,9 +201,7 @@ class Llamacpp(Side):
         return PAIRS[self.family]
 
     def request(self, template: str, text: str, partial: bool) -> dict[str, Any]:
-        thinks = self.reasoning_open
-        if thinks is None:
-            thinks = thinking(self.family, text)
+        thinks = self.reasoning_open or thinking(self.family, text)
         return {
             "template": template,
             "tools": self._renderable(template),
@@ -222,8 +232,10 @@ class Llamacpp(Side):
 
     def _ask(self, text: str, partial: bool) -> Outcome:
         """The output read with the family's templates in turn (the corpus does not say which
-        of the family's models wrote it): the first reading that finds calls, else the first
-        that does not fail, else the first failure."""
+        of the family's models wrote it): the first reading that finds calls and reads
+        reasoning exactly when there is some to read (the prompt opened it or the output writes
+        a reasoning marker), else the first that finds calls, else the first that reads
+        reasoning so, else the first that does not fail, else the first failure."""
         templates = [self.template] + [
             str(TEMPLATES / t) for t in templates_of(self.family) if str(TEMPLATES / t) != self.template
         ]
@@ -241,10 +253,14 @@ class Llamacpp(Side):
                 [(n, a) for n, a in answer["tool_calls"]],
                 reasoning=answer["reasoning_content"],
             )
-            if outcome.calls:
-                return outcome
             readings.append(outcome)
-        return next((r for r in readings if not r.error), readings[0])
+        expects_reasoning = bool(self.reasoning_open) or holds_reasoning_marker(self.family, text)
+
+        def score(r: Outcome) -> tuple[bool, bool, bool]:
+            return (not r.error, bool(r.calls), bool(r.reasoning) == expects_reasoning)
+
+        best = max(map(score, readings))
+        return next(r for r in readings if score(r) == best)
 
     def run(
         self,
