@@ -2,9 +2,9 @@
 
 Fidelity with the field is measured on model outputs written the way the peers' tests write
 them. This script takes the other direction too: every corpus case of every family the peer
-pairs (`peer_vllm.PAIRS`, `peer_sglang.PAIRS`, `peer_llamacpp.PAIRS`) goes through the peer's own tool parser, whole
-output, with the case's tools, and its calls and content are compared with the case's
-`--- expect`. Each case falls in one of three classes by its title:
+pairs (`peer_vllm.PAIRS`, `peer_sglang.PAIRS`, `peer_llamacpp.PAIRS`) goes through the peer's
+own tool parser, whole output, with the case's tools, and its calls and content are compared
+with the case's `--- expect`. Each case falls in one of three classes by its title:
 
 - `upstream PEER test: …`  the case transcribes the peer's own test: a disagreement means the
   transcription, or our reading of it, is wrong (or the test drives the parser differently);
@@ -24,12 +24,14 @@ profile): the agreement an operator who swaps the peer's parser for ours sees. C
 not compared when the expectation has reasoning or the output writes a reasoning opener or
 starts with a closer: a peer's tool parser alone does not split reasoning off (its serving
 layer's reasoning parser does, before it); a peer whose parser does split it off itself
-(`Peer.reads_reasoning`: llama.cpp) has its content always compared, and its reasoning with it. Options a peer's parser cannot take
-(`reasoning_open`, `block_open`, `params`, a switch, a `compat=` other than the peer's own;
-`Peer.options` lists those a peer takes: llama.cpp takes `reasoning_open`, and the case's
-`finish`, a cut output being parsed as partial) leave the case out, as does `tools=none`: with no tools, neither vLLM nor SGLang runs its tool
-parser (llama.cpp parses every answer: it takes `tools=none`). Per family, the bench's tokenizer and request are set as the model that writes an
-output has them (`Peer.generation_markers`, `Peer.template_kwargs`: bench/README.md).
+(`Peer.reads_reasoning`: llama.cpp) has its content always compared, and its reasoning with
+it. Options a peer's parser cannot take (`reasoning_open`, `block_open`, `params`, a switch, a
+`compat=` other than the peer's own; `Peer.options` lists those a peer takes: llama.cpp takes
+`reasoning_open`, `tools=none` and the case's `finish`, a cut output being parsed as partial)
+leave the case out, as does `tools=none` for a peer that does not take it: with no tools,
+neither vLLM nor SGLang runs its tool parser. Per family, the bench's tokenizer and request
+are set as the model that writes an output has them (`Peer.generation_markers`,
+`Peer.template_kwargs`: bench/README.md).
 
 Run it in the peer's environment (as `vs_vllm.py` / `vs_sglang.py`):
 
@@ -61,7 +63,11 @@ from support.corpus_format import CORPUS, Case, load  # noqa: E402  (the tests' 
 
 UNSUPPORTED = ("reasoning_open", "block_open", "params", "compat", *SWITCHES)
 BUDGET_S = 20.0  # per case: a peer's regex that backtracks for ever is a disagreement
-COMPAT_OF = {"vLLM": "vllm", "SGLang": "sglang", "llama.cpp": "llama.cpp"}  # a peer's `compat=` profile
+COMPAT_OF = {
+    "vLLM": "vllm",
+    "SGLang": "sglang",
+    "llama.cpp": "llama.cpp",
+}  # a peer's `compat=` profile
 POLICY_TITLE = "as for every family"  # the general policies' cases (docs/compat.md)
 # Words in our own cases' titles that name a policy every family shares (docs/compat.md,
 # "Policies every family shares"): a peer that answers it otherwise disagrees by design.

@@ -226,7 +226,8 @@ class Llamacpp(Side):
                 _RENDERABLE[key] = [
                     tool
                     for tool in self.tools
-                    if "error" not in ask({"template": template, "tools": [tool], "render_only": True})
+                    if "error"
+                    not in ask({"template": template, "tools": [tool], "render_only": True})
                 ]
         return _RENDERABLE[key]
 
@@ -237,7 +238,9 @@ class Llamacpp(Side):
         a reasoning marker), else the first that finds calls, else the first that reads
         reasoning so, else the first that does not fail, else the first failure."""
         templates = [self.template] + [
-            str(TEMPLATES / t) for t in templates_of(self.family) if str(TEMPLATES / t) != self.template
+            str(TEMPLATES / t)
+            for t in templates_of(self.family)
+            if str(TEMPLATES / t) != self.template
         ]
         readings: list[Outcome] = []
         for template in templates:

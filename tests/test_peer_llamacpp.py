@@ -47,7 +47,8 @@ def test_our_reading_for_the_agreement_takes_the_case_options() -> None:
     case = next(
         c
         for c in load(CORPUS / "deepseek_v31.txt")
-        if c.name == "upstream llama.cpp test: thinking forced open, the model writes only the closer"
+        if c.name
+        == "upstream llama.cpp test: thinking forced open, the model writes only the closer"
     )
     assert case.options.get("reasoning_open") is True
     ours = agreement.ours_with_compat(case, "llama.cpp")
