@@ -38,7 +38,6 @@ from typing import Iterable
 
 from .dialects import DIALECTS
 from .first_chars import may_begin
-from .markers import ends_in
 from .spec import BAD_NAME, CallShape, Dialect, Lit, Messages, Name, Skip, Ws
 
 # the characters a name's first one is tried against (others go to the reader): printable
@@ -147,7 +146,8 @@ def _gives_up(
     items then such a dialect decide, and the regex reads what they read (not a
     lookahead). `read`: the regex reads the whitespace and optional literals the items
     read before they decide (the call gives them back and the scan reads on after them)."""
-    held = ends_in(context.arriving)
+    waits = "|".join(re.escape(prefix) for prefix in context.arriving)
+    held = f"(?!(?:{waits})\\Z)" if waits else ""
     out = ""
     for item in shape.call[start:]:
         if isinstance(item, Ws):  # (none at all where a marker may begin with a space)
@@ -167,7 +167,8 @@ def _gives_up(
             cut = sorted(
                 {t[:k] for t in texts for k in range(len(t))} | set(context.arriving), key=len
             )
-            absent = f"(?!{whole})" + ends_in(cut)  # not there, nor still arriving
+            growing = "|".join(re.escape(prefix) for prefix in cut)
+            absent = f"(?!{whole})(?!(?:{growing})\\Z)"  # not there, nor still arriving
             if not item.optional:
                 return out + absent
             # absent: the next item reads at the same place; there: read (the longest
@@ -226,7 +227,8 @@ def _no_name(item: Name, tried: list[str], extended: bool = False) -> str:
         starts = [c for c in starts if not may_begin(item.pattern, c)]
         if starts:
             cut = sorted({end[:k] for end in item.until for k in range(1, len(end))}, key=len)
-            arriving = ends_in(cut)
+            held = "|".join(re.escape(prefix) for prefix in cut)
+            arriving = f"(?!(?:{held})\\Z)" if cut else ""
             ways.append(f"\\s*+{arriving}[{''.join(re.escape(c) for c in starts)}]")
     reach = item.max_len + max(map(len, item.until))
     end_firsts = "".join(sorted({re.escape(end[0]) for end in item.until}))
@@ -237,7 +239,7 @@ def _no_name(item: Name, tried: list[str], extended: bool = False) -> str:
         plain = "".join(re.escape(c) for c in bad if c not in end_firsts)
         starts = "".join(re.escape(c) for c in bad if c in end_firsts)
         cut = sorted({end[:k] for end in item.until for k in range(1, len(end))}, key=len)
-        held = ends_in(cut)
+        held = "(?!(?:" + "|".join(re.escape(prefix) for prefix in cut) + ")\\Z)" if cut else ""
         hits = ([f"[{plain}]"] if plain else []) + (
             [f"(?!{ends}){held}[{starts}]"] if starts else []
         )
@@ -259,7 +261,7 @@ def header_pass(
     ends = (messages.header_end, *messages.fields)
     whole = "|".join(re.escape(end) for end in sorted(ends, key=len, reverse=True))
     prefixes = sorted({end[:k] for end in ends for k in range(len(end) + 1)}, key=len)
-    growing = ends_in(prefixes)
+    growing = "(?!(?:" + "|".join(re.escape(prefix) for prefix in prefixes) + ")\\Z)"
     ways = [f"(?>{recipient.pattern})?+(?!{whole}){growing}"]
     tried = sorted(set(_TRIED) | {char for lit in literals for char in lit})
     none = "".join(re.escape(c) for c in tried if not may_begin(recipient.pattern, c))
