@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .deltas import DeltaBuffer
+from .deltas import DeltaBuffer, OutEntry
 from .json_call import _BEFORE_NAME
 from .modes import CALL
 
@@ -41,6 +41,9 @@ MARGIN = 2 * _BEFORE_NAME
 MAX_UNIT = 4096
 # the boundaries before the current one that a unit may begin at
 RECENT = 8
+# a unit is looked for at a boundary this many characters past the last look, at the
+# soonest: a long output of many calls, none the same, pays for a look every few calls
+LOOK_EVERY = 2048
 # the engine's attributes that are no state its reading depends on: its output, how many
 # calls it made (each replayed call is numbered on), caches and positions in the text
 _NOT_STATE = frozenset({"_out", "calls_emitted", "_next_stops", "_raw_buf", "_raw_from"})
@@ -52,7 +55,7 @@ _NEVER = (0, 0)  # a unit length never failed: tried from anywhere
 class Repeats:
     """The boundaries of the text at hand and a unit being tried (`at`)."""
 
-    __slots__ = ("buf", "recent", "unit", "start", "marks", "failed")
+    __slots__ = ("buf", "recent", "next_look", "unit", "start", "marks", "failed")
     # (`failed`: per unit length whose readings differed, where it may be tried again and
     # how many times it failed: ever further on, so a text whose state never repeats costs
     # a few marks, not one per unit)
@@ -60,6 +63,7 @@ class Repeats:
     def __init__(self) -> None:
         self.buf: str | None = None
         self.recent: list[int] = []  # the last boundaries' positions in `buf`
+        self.next_look = 0  # where a unit is looked for next
         self.unit = 0  # the length of the unit being tried (0: none)
         self.start = 0  # where its first reading began
         self.marks: list[tuple[Any, ...]] = []  # at each boundary it reached: `_mark`
@@ -71,12 +75,19 @@ class Repeats:
         if buf is not self.buf:
             self.buf = buf
             self.recent.clear()
+            self.next_look = 0
             self.unit = 0
             self.failed.clear()
         if self.unit:
             return self._reading(engine, buf, pos)
         recent = self.recent
-        for start in reversed(recent):
+        recent.append(pos)
+        if pos < self.next_look:  # (looked for a unit not long ago)
+            if len(recent) > 8 * RECENT:
+                del recent[:-RECENT]
+            return pos
+        self.next_look = pos + LOOK_EVERY
+        for start in reversed(recent[-RECENT - 1 : -1]):
             size = pos - start
             if size > MAX_UNIT:
                 break
@@ -89,9 +100,6 @@ class Repeats:
                 self.unit, self.start = size, pos  # read two units as usual from here
                 self.marks = [_mark(engine)]
                 break
-        recent.append(pos)
-        if len(recent) > RECENT:
-            del recent[0]
         return pos
 
     def _reading(self, engine: Engine, buf: str, pos: int) -> int:
@@ -230,15 +238,30 @@ def _replay(engine: Engine, template: list[tuple], calls: int, times: int) -> No
         out.text(template[0][1], template[0][2] * times)
         return
     call_id = engine.call_id
+    entries = out.entries
+    steps = _joined(template)
     for time in range(1, times + 1):
         shift = calls * time
-        for op in template:
+        for op in steps:
             kind = op[0]
-            if kind == _TEXT:
-                out.text(op[1], op[2])
+            if kind == _CALL:  # (as `out.call`, then `out.args` of the same call: one entry)
+                index = op[1] + shift
+                made = call_id(index) if op[2] is None else op[2]
+                entries.append(OutEntry(CALL, ["", *op[4:]], index, made, op[3]))
             elif kind == _ARGS:
                 out.args(op[1] + shift, op[2])
             else:
-                index = op[1] + shift
-                out.call(index, op[2] if op[2] is not None else call_id(index), op[3])
+                out.text(op[1], op[2])
     engine.calls_emitted += calls * times
+
+
+def _joined(template: list[tuple]) -> list[tuple]:
+    """`template` with each call's arguments right after it put in its op (a fifth item)."""
+    joined: list[tuple] = []
+    for op in template:
+        last = joined[-1] if joined else None
+        if op[0] == _ARGS and last and last[0] == _CALL and last[1] == op[1] and len(last) == 4:
+            joined[-1] = (*last, op[2])
+        else:
+            joined.append(op)
+    return joined
