@@ -3,6 +3,7 @@ be exactly the one the engine makes reading every repetition, in every grammar."
 
 from __future__ import annotations
 
+import random
 import sys
 from pathlib import Path
 
@@ -11,7 +12,9 @@ import pytest
 import toolgrammar
 from toolgrammar.runtime import engine as engine_module
 from toolgrammar.runtime import repeats
+from toolgrammar.runtime.dialects import markup_literals
 from toolgrammar.runtime.engine import Engine
+from toolgrammar.runtime.registry import get_spec
 
 from support.corpus_format import TOOLS
 
@@ -41,9 +44,9 @@ def _units(family: str) -> dict[str, str]:
     return units
 
 
-def _parse(family: str, text: str, options: dict) -> object:
+def _parse(family: str, text: str, options: dict, reason: str = "stop") -> object:
     try:
-        return toolgrammar.parse(family, text, TOOLS, ids="sequential", **options)
+        return toolgrammar.parse(family, text, TOOLS, reason, ids="sequential", **options)
     except Exception as error:  # (the same error both ways is the same reading)
         return repr(error)
 
@@ -68,6 +71,36 @@ def test_replayed_repeats_read_as_reading_each(
     for (name, text, options), read in zip(cases, fast):
         assert read == _parse(family, text, options), (name, options)
     assert replayed  # (something in every grammar repeats: a call, a cut call, a marker)
+
+
+@pytest.mark.parametrize("family", hostile.grammars())
+def test_replays_amid_other_text_read_as_reading_each(
+    family: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a unit of one to three pieces (markers, words, whole calls) repeated between others,
+    # in reasoning the prompt opened or not, ended by a stop or cut at `length`
+    monkeypatch.setattr(engine_module, "MARGIN", SMALL_MARGIN // 2)
+    monkeypatch.setattr(repeats, "MARGIN", SMALL_MARGIN // 2)
+    pieces = [*markup_literals(get_spec(family)), "x", " ", "\n", "Hello world. ", '{"a": 1}']
+    pieces += [unit for name, unit in _units(family).items() if not name.startswith("marker")]
+    rng = random.Random(family)
+    cases = []
+    for _ in range(4):
+        unit = "".join(rng.choices(pieces, k=rng.randint(1, 3)))
+        around = ["".join(rng.choices(pieces, k=rng.randint(0, 4))) for _ in range(2)]
+        text = around[0] + unit * (3 * SMALL_MARGIN // 2 // len(unit) + 9) + around[1]
+        cases += [
+            (text, reason, opened) for reason in ("stop", "length") for opened in (False, True)
+        ]
+    fast = [
+        _parse(family, text, {"reasoning_open": opened}, reason) for text, reason, opened in cases
+    ]
+    monkeypatch.setattr(Engine, "_replays", False)
+    for (text, reason, opened), read in zip(cases, fast):
+        assert read == _parse(family, text, {"reasoning_open": opened}, reason), (
+            text[:200],
+            reason,
+        )
 
 
 @pytest.mark.parametrize(
