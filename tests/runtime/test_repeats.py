@@ -73,16 +73,32 @@ def test_replayed_repeats_read_as_reading_each(
     assert replayed  # (something in every grammar repeats: a call, a cut call, a marker)
 
 
+# what a text is read with besides: reasoning the prompt opened or not, and policy switches
+# that hold calls, give them back as text or keep every space (docs/policies.md)
+SWITCHES = (
+    {"reasoning_open": False},
+    {"reasoning_open": True},
+    {"unknown_tools": "text", "reasoning_open": False},
+    {"unknown_tools": "drop"},
+    {"partial_calls": "text", "malformed_calls": "drop"},
+    {"whitespace": "verbatim", "reasoning_open": False},
+)
+
+
 @pytest.mark.parametrize("family", hostile.grammars())
 def test_replays_amid_other_text_read_as_reading_each(
     family: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # a unit of one to three pieces (markers, words, whole calls) repeated between others,
-    # in reasoning the prompt opened or not, ended by a stop or cut at `length`
+    # a unit of one to three pieces (markers, words, whole calls, one to a tool not listed)
+    # repeated between others, read with two of `SWITCHES`, ended by a stop or cut at `length`
     monkeypatch.setattr(engine_module, "MARGIN", SMALL_MARGIN // 2)
     monkeypatch.setattr(repeats, "MARGIN", SMALL_MARGIN // 2)
     pieces = [*markup_literals(get_spec(family)), "x", " ", "\n", "Hello world. ", '{"a": 1}']
     pieces += [unit for name, unit in _units(family).items() if not name.startswith("marker")]
+    try:
+        pieces.append(toolgrammar.render(family, [{"name": "nope", "arguments": {"q": "x"}}]))
+    except toolgrammar.RenderError:
+        pass
     rng = random.Random(family)
     cases = []
     for _ in range(4):
@@ -90,17 +106,14 @@ def test_replays_amid_other_text_read_as_reading_each(
         around = ["".join(rng.choices(pieces, k=rng.randint(0, 4))) for _ in range(2)]
         text = around[0] + unit * (3 * SMALL_MARGIN // 2 // len(unit) + 9) + around[1]
         cases += [
-            (text, reason, opened) for reason in ("stop", "length") for opened in (False, True)
+            (text, reason, options)
+            for reason in ("stop", "length")
+            for options in rng.sample(SWITCHES, 2)
         ]
-    fast = [
-        _parse(family, text, {"reasoning_open": opened}, reason) for text, reason, opened in cases
-    ]
+    fast = [_parse(family, text, options, reason) for text, reason, options in cases]
     monkeypatch.setattr(Engine, "_replays", False)
-    for (text, reason, opened), read in zip(cases, fast):
-        assert read == _parse(family, text, {"reasoning_open": opened}, reason), (
-            text[:200],
-            reason,
-        )
+    for (text, reason, options), read in zip(cases, fast):
+        assert read == _parse(family, text, options, reason), (text[:200], reason, options)
 
 
 @pytest.mark.parametrize(
