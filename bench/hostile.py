@@ -19,6 +19,11 @@ The repeated texts (`patterns`), per grammar:
     python bench/hostile.py --families hermes mistral --kinds marker opener
     python bench/hostile.py --sizes 4K,64K --modes whole --over   # only the flagged lines
     nice -n 10 python bench/hostile.py --jobs 2 --json bench/out/hostile.json  # the ladder
+    python bench/hostile.py --sizes 1M --modes whole --kinds marker opener --top 15 --quiet
+
+One size (`--sizes 1M`) times only that size (the least of `--repeat` runs), no ratio: the
+cost of a megabyte of each pattern; `--top N` lists the N slowest rows of each mode at the
+end, `--quiet` prints only that and the summary.
 
 Two texts that repeat to the same outputs at both sizes (`>` and `>>`) are measured once
 (the row says which pattern it is the same input as). `--jobs N` measures N grammars at a
@@ -126,7 +131,7 @@ def ratio(
     family: str,
     unit: str,
     mode: str,
-    sizes: tuple[int, int],
+    sizes: tuple[int, ...],
     tools: list[dict[str, Any]],
     bound: float,
     repeat: int = 3,
@@ -134,6 +139,11 @@ def ratio(
     """(small seconds, large seconds, their ratio), each the least of up to `repeat` runs:
     runs stop once the ratio is within `bound` (noise only ever adds time, so a ratio
     under it is settled; one over it is measured again)."""
+    if len(sizes) == 1:  # one size: its least time, no ratio
+        text = repeated(unit, sizes[0])
+        run_once(family, repeated(unit, min(sizes[0], WARM_UP)), mode, tools)
+        least = min(run_once(family, text, mode, tools) for _ in range(repeat))
+        return least, least, 1.0
     small_text, large_text = (repeated(unit, size) for size in sizes)
     # (a first parse compiles the grammar's tables and the regexes the text meets: a short
     # one does, without costing a third of the small runs)
@@ -184,7 +194,7 @@ def family_rows(
     tools = load_tools()
     measured: dict[tuple[str, str], str] = {}  # (small text, large text) -> the pattern
     for name, unit in patterns(family, kinds).items():
-        texts = (repeated(unit, sizes[0]), repeated(unit, sizes[1]))
+        texts = tuple(repeated(unit, size) for size in sizes)
         same = measured.setdefault(texts, name)
         for mode in modes:
             if same != name:
@@ -207,28 +217,40 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--families", nargs="*", default=None, help="default: every grammar")
     parser.add_argument("--kinds", nargs="*", default=list(KINDS), choices=KINDS)
     parser.add_argument("--modes", nargs="*", default=list(MODES), choices=MODES)
-    parser.add_argument("--sizes", default="64K,1M", help="the small and the large size")
+    parser.add_argument(
+        "--sizes", default="64K,1M", help="the small and the large size, or one size (no ratio)"
+    )
     parser.add_argument("--bound", type=float, default=None, help="default: 2x the size ratio")
     parser.add_argument("--repeat", type=int, default=3, help="runs at most, while over bound")
     parser.add_argument("--over", action="store_true", help="print only the flagged rows")
+    parser.add_argument("--top", type=int, default=0, help="list the N slowest rows per mode")
+    parser.add_argument("--quiet", action="store_true", help="print no row as it is measured")
     parser.add_argument("--json", type=Path, default=None, help="write every row there")
     parser.add_argument("--jobs", type=int, default=1, help="grammars measured at a time")
     args = parser.parse_args(argv)
-    small, large = (parse_size(size) for size in args.sizes.split(","))
+    sizes = tuple(parse_size(size) for size in args.sizes.split(","))
+    small, large = sizes[0], sizes[-1]
+    single = len(sizes) == 1
     bound = args.bound if args.bound is not None else 2 * large / small
+    if single:
+        bound = args.bound if args.bound is not None else float("inf")
     families = args.families or grammars()
-    print(
-        f"ms per {label(small)} and {label(large)} output; ratio over {bound:g} is flagged `!`",
-        flush=True,
-    )
-    print(f"{'family':18} {'mode':6} {label(small):>9} {label(large):>9} {'ratio':>7}  pattern")
+    if single:
+        print(f"ms per {label(large)} output, the least of {args.repeat} runs", flush=True)
+        print(f"{'family':18} {'mode':6} {label(large):>9}  pattern")
+    else:
+        print(
+            f"ms per {label(small)} and {label(large)} output; ratio over {bound:g} is flagged `!`",
+            flush=True,
+        )
+        print(f"{'family':18} {'mode':6} {label(small):>9} {label(large):>9} {'ratio':>7}  pattern")
     rows, over = [], []
     worst: dict[str, dict[str, Any]] = {}
     rows_of = ladder(
         families,
         tuple(args.kinds),
         tuple(args.modes),
-        (small, large),
+        sizes,
         bound,
         args.repeat,
         args.jobs,
@@ -237,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     for row in rows_of:
         if "same_as" in row:  # (its texts are another pattern's: measured there)
             same += 1
-            if not args.over:
+            if not (args.over or args.quiet):
                 print(
                     f"{row['family']:18} {'':6} {'':>9} {'':>9} {'':>7}  {row['pattern']}: "
                     f"the same input as {row['same_as']}",
@@ -251,25 +273,37 @@ def main(argv: list[str] | None = None) -> int:
         top = worst.get(row["mode"])
         if top is None or row["large"] > top["large"]:
             worst[row["mode"]] = row
-        if flag == "!" or not args.over:
-            print(
-                f"{row['family']:18} {row['mode']:6} {row['small'] * 1e3:9.1f} "
-                f"{row['large'] * 1e3:9.1f} {row['ratio']:6.1f}{flag}  {row['pattern']}",
-                flush=True,
-            )
+        if flag == "!" or not (args.over or args.quiet):
+            print(_row_line(row, single, flag), flush=True)
     for mode, row in sorted(worst.items()):
         print(
             f"slowest {mode} at {label(large)}: {row['family']} {row['pattern']}: "
             f"{row['large'] * 1e3:.0f} ms"
         )
+    for mode in args.modes if args.top else ():
+        slowest = sorted(
+            (row for row in rows if row["mode"] == mode), key=lambda row: -row["large"]
+        )[: args.top]
+        print(f"the {len(slowest)} slowest {mode} at {label(large)}:")
+        for row in slowest:
+            print(_row_line(row, single, " "))
     top = max(rows, key=lambda row: row["ratio"], default=None)
-    if top is not None:
+    if top is not None and not single:
         print(f"highest ratio: {top['ratio']:.1f} ({top['family']} {top['mode']} {top['pattern']})")
     print(f"{len(rows)} rows, {len(over)} over the bound ({same} patterns the same input)")
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(rows, indent=1), encoding="utf-8")
     return 1 if over else 0
+
+
+def _row_line(row: dict[str, Any], single: bool, flag: str) -> str:
+    if single:
+        return f"{row['family']:18} {row['mode']:6} {row['large'] * 1e3:9.1f}  {row['pattern']}"
+    return (
+        f"{row['family']:18} {row['mode']:6} {row['small'] * 1e3:9.1f} "
+        f"{row['large'] * 1e3:9.1f} {row['ratio']:6.1f}{flag}  {row['pattern']}"
+    )
 
 
 if __name__ == "__main__":

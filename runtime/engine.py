@@ -41,6 +41,7 @@ from .outcomes import REASONING_CLOSER_DROPPED, REASONING_OPENER_KEPT, RETRY, RO
 from .outcomes import CONSIDERED, OPENER_IS_REASONING, SKIPPED, WAIT
 from .output_end import NORMAL_STOPS, OutputEnd
 from .policies import Policies
+from .repeats import MARGIN, Repeats
 from .schemas import ToolSchemas
 from .spec import FamilySpec, Lit
 from .state import EngineState
@@ -62,6 +63,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
 
     _readers: tuple[Reader, ...]  # indexed by item kind; set below the class
     _quick = True  # openers that would only give their text back are passed over (`_scan`)
+    _replays = True  # a unit of text read twice the same is replayed after (`repeats.py`)
 
     def __init__(
         self,
@@ -184,6 +186,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
     def _run(self, buf: str, eof: bool) -> None:
         state = self._state
         pos = 0
+        repeats = None  # a long text's boundaries, for a unit read the same twice (`repeats.py`)
         while True:
             if state.considered is not None:
                 found = self._considered(buf, pos)
@@ -224,6 +227,10 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             else:
                 if pos >= len(buf):
                     break
+                if len(buf) - pos > MARGIN and self._replays and self._log is None:
+                    if repeats is None:
+                        repeats = Repeats()
+                    pos = repeats.at(self, buf, pos)  # past the units replayed, if any
                 new = self._scan(buf, pos, eof)
                 if new == pos and self.mode == mode:
                     break

@@ -18,6 +18,20 @@ def _no_match(text: str, pos: int = 0) -> None:
     return None
 
 
+def not_at_end(alternatives: Iterable[str], longest: int) -> str:
+    """`(?!(?:A|B|…)\\Z)`: the text from here to its end is none of `alternatives`
+    (lookbehinds then literals, each reading at most `longest` characters; "" for none),
+    led by a check that no more than that is left: else every alternative is tried at every
+    place the regex is tried, an assertion each, which no first character rules out (a
+    megabyte of xlam's `[`, whose guard holds one per start of a marker: 0.74 s of search,
+    0.14 s with the check). The same matches. (Alternatives that begin with a literal fail
+    at their first character: the check costs more than it saves there.)"""
+    alternatives = list(alternatives)
+    if not alternatives:
+        return ""
+    return f"(?!(?![\\s\\S]{{{longest + 1}}})(?:{'|'.join(alternatives)})\\Z)"
+
+
 def _alternative(lit: str, guard: str | None) -> str:
     """The search's alternative for `lit`: itself, where its guard does not match."""
     return re.escape(lit) if guard is None else f"(?!{guard}){re.escape(lit)}"

@@ -9,7 +9,7 @@ from typing import Any, Iterable
 
 from . import scan_meter, shortcuts
 from .dialects import DIALECTS, markup_literals
-from .markers import Markers, markers
+from .markers import Markers, markers, not_at_end
 from .passes import header_pass, opener_pass
 from .protocol import Head, Stops
 from .spec import CallShape, FamilySpec, Lit, Messages, Name, Skip, Ws
@@ -171,8 +171,8 @@ def _gives_back(
     literals = list(literals)
     arriving = sorted({lit[:k] for lit in literals for k in range(1, len(lit))}, key=len)
     # (a lookbehind of the character that tells, then the rest of the start up to the end)
-    waits = "|".join(f"(?<={re.escape(p[0])}){re.escape(p[1:])}" for p in arriving)
-    held = f"(?!(?:{waits})\\Z)" if waits else ""
+    waits = [f"(?<={re.escape(p[0])}){re.escape(p[1:])}" for p in arriving]
+    held = not_at_end(waits, max((len(p) - 1 for p in arriving), default=0))
     pattern = "" if peek else re.escape(opener)
     inner = "" if peek else re.escape(opener[1:])  # the text's characters past its first
     items, index = shape.call, start
