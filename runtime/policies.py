@@ -156,15 +156,17 @@ PROFILES: dict[str, Profile] = {
             "deepseek_v32": {"partial_calls": "drop"},
             "k2_horizon": {"partial_calls": "drop"},
             "lfm2": {"partial_calls": "drop"},
-            "mimo": {"partial_calls": "drop"},
-            "minicpm5": {"partial_calls": "drop"},
+            # MiMo and MiniCPM5 also give a call to a tool the request lacks back as text, its
+            # markup as written (measured; MiMo's tests pin it in both paths), as InternLM does
+            "mimo": {"partial_calls": "drop", "unknown_tools": "text"},
+            "minicpm5": {"partial_calls": "drop", "unknown_tools": "text"},
             "minimax_m2": {"partial_calls": "drop"},
             "mistral": {"partial_calls": "drop"},
             "muse": {"partial_calls": "drop"},
             "pythonic": {"partial_calls": "drop"},
             # their tests' end-of-stream flush (`finish`): a cut call's block is dropped
             # (InternLM, Hunyuan) or given back as text (Gemma 4, MiniMax-M3)
-            "internlm": {"partial_calls": "drop"},
+            "internlm": {"partial_calls": "drop", "unknown_tools": "text"},
             "hy_v3": {"partial_calls": "drop"},
             "minimax_m3": {"partial_calls": "text"},
         },
@@ -172,7 +174,8 @@ PROFILES: dict[str, Profile] = {
             "whitespace": "the text before the first call is stripped",
             "unknown_tools": "dropped unless SGLANG_FORWARD_UNKNOWN_TOOLS is set (the "
             "adapter honours it), except by the Qwen3-Coder, Kimi-K2, Kimi K3, Gemma 4, "
-            "Inkling and Step-3.5 detectors, which check no name",
+            "Inkling and Step-3.5 detectors, which check no name, and the InternLM, MiMo and "
+            "MiniCPM5 detectors, which give the call's markup back as text",
             "partial_calls": "streamed, most detectors send a cut call as it comes (partial "
             "JSON); whole, they read calls by a regex that needs the call's end, so a cut call "
             "is dropped (DeepSeek V3.1, Kimi-K2, Mistral) or the whole output is given back as "
