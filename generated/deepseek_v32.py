@@ -22,7 +22,7 @@ SPEC = FamilySpec(
         Name(until=('">',), line=42, file="grammars/deepseek_v4.tg"),
         Lit(text='">', line=42, file="grammars/deepseek_v4.tg"),
         Ws(write="\n", line=42, file="grammars/deepseek_v4.tg"),
-        # grammars/deepseek_v4.tg:43: xml_params(open="<｜DSML｜parameter", key_end=">", key_pattern=/name="(?P<key>[^"]*)"(?:\s+string="(?P<text>[^"]*)")?/, text_when=["true"], value_end="</｜DSML｜parameter>", implicit_end=["<｜DSML｜parameter", "</｜DSML｜invoke>"], write_between="\n")
+        # grammars/deepseek_v4.tg:43: xml_params(open="<｜DSML｜parameter", key_end=">", key_pattern=/name="(?P<key>[^"]*)"(?:\s+string="(?P<text>[^"]*)")?/, text_when=["true"], value_end="</｜DSML｜parameter>", implicit_end=["<｜DSML｜parameter", "</｜DSML｜invoke>"], json_body=true, write_between="\n")
         XmlParams(
             open="<｜DSML｜parameter",
             key_end=">",
@@ -30,13 +30,14 @@ SPEC = FamilySpec(
             implicit_end=("<｜DSML｜parameter", "</｜DSML｜invoke>"),
             key_pattern=r'name="(?P<key>[^"]*)"(?:\s+string="(?P<text>[^"]*)")?',
             text_when=("true",),
+            json_body=True,
             write_between="\n",
             line=43,
             file="grammars/deepseek_v4.tg",
         ),
-        # grammars/deepseek_v4.tg:51: ws(write="\n") "</｜DSML｜invoke>"?
-        Ws(write="\n", line=51, file="grammars/deepseek_v4.tg"),
-        Lit(text="</｜DSML｜invoke>", optional=True, line=51, file="grammars/deepseek_v4.tg"),
+        # grammars/deepseek_v4.tg:52: ws(write="\n") "</｜DSML｜invoke>"?
+        Ws(write="\n", line=52, file="grammars/deepseek_v4.tg"),
+        Lit(text="</｜DSML｜invoke>", optional=True, line=52, file="grammars/deepseek_v4.tg"),
     ),
     openers=(('<｜DSML｜invoke name="', 1),),
     # follows[i]: the literals that can come right after call item i
