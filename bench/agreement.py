@@ -27,8 +27,10 @@ for the cases where the two differ, how the test reads (each entry names the tes
 - `"path": "stream"`: the test streams the output, so the peer's streaming path is compared
   (the output fed token by token, the end-of-stream flush included), not its whole parse;
 - `"reference": "test"`: the peer's release fails this test (the test is newer than the
-  release, or pins a fix the release lacks), so the reference is what the test asserts, which
-  the case's expectation transcribes (`"why"` says what the release reads instead);
+  release, or pins a fix the release lacks), or passes it only as the test drives it and
+  neither the bench's whole parse nor its stream can (an extra empty increment), so the
+  reference is what the test asserts, which the case's expectation transcribes (`"why"`
+  says what the release reads instead);
 - `"asserts": ["calls"]` or `["content"]`: the test asserts only that; the other is not
   compared for the case;
 - `"content_has": [TEXT, …]`: the test asserts of the content only that it holds these
