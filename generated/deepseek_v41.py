@@ -57,12 +57,12 @@ SPEC = FamilySpec(
         (),  # 6: "</｜DSML｜ invoke>"?
     ),
     reasoning=(
-        # grammars/deepseek_v4.tg:32: reasoning "<think>" "</think>" prompt_opened
+        # grammars/deepseek_v4.tg:35: reasoning "<think>" "</think>" prompt_opened
         Reasoning(
             opens=("<think>",),
             closes=("</think>",),
             prompt_opened=True,
-            line=32,
+            line=35,
             file="grammars/deepseek_v4.tg",
         ),
     ),
@@ -81,20 +81,20 @@ SPEC = FamilySpec(
         optional=True,
         line=20,
     ),
-    # grammars/deepseek_v4.tg:39: ignore "<｜end▁of▁sentence｜>"
+    # grammars/deepseek_v4.tg:42: ignore "<｜end▁of▁sentence｜>"
     ignore=("<｜end▁of▁sentence｜>",),
-    # grammars/deepseek_v4.tg:34: render between="\n" before_calls="\n\n" in_section=["\n", "\n"]
+    # grammars/deepseek_v4.tg:37: render between="\n" before_calls="\n\n" in_section=["\n", "\n"]
     write=Write(
         between="\n",
         before_calls="\n\n",
         in_section=("\n", "\n"),
-        line=34,
+        line=37,
         file="grammars/deepseek_v4.tg",
     ),
     # every marker found outside a call: the grammar line that names it
     markers_at=(
-        ("<think>", "grammars/deepseek_v4.tg:32"),
-        ("</think>", "grammars/deepseek_v4.tg:32"),
+        ("<think>", "grammars/deepseek_v4.tg:35"),
+        ("</think>", "grammars/deepseek_v4.tg:35"),
         ("<｜DSML｜ calls>", "grammars/deepseek_v41.tg:20"),
         ("<｜DSML｜calls>", "grammars/deepseek_v41.tg:20"),
         ("<｜DSML｜ call>", "grammars/deepseek_v41.tg:20"),
@@ -106,6 +106,6 @@ SPEC = FamilySpec(
         ("</｜DSML｜ tool_calls>", "grammars/deepseek_v41.tg:22"),
         ("</｜DSML｜tool_calls>", "grammars/deepseek_v41.tg:22"),
         ('<｜DSML｜ invoke name="', "grammars/deepseek_v41.tg:25"),
-        ("<｜end▁of▁sentence｜>", "grammars/deepseek_v4.tg:39"),
+        ("<｜end▁of▁sentence｜>", "grammars/deepseek_v4.tg:42"),
     ),
 )
