@@ -18,7 +18,26 @@ with the case's `--- expect`. Each case falls in one of three classes by its tit
 Calls agree when names and arguments (as JSON values) are equal, in order; content agrees when
 both sides' content is equal with every run of whitespace read as one space and the ends
 stripped (how much whitespace touching markup a parser keeps is a policy: docs/compat.md), or
-byte for byte with `--exact`. With `--compat`, the expectation of each case is not the one the
+byte for byte with `--exact`.
+
+An `upstream PEER test` case is a transcription of one of the peer's tests, and what that test
+asserts is the reference (issue 26: the peer's own tests must agree with us), not what the
+peer's release happens to read with its whole-output parse. `bench/upstream_tests.json` says,
+for the cases where the two differ, how the test reads (each entry names the test):
+- `"path": "stream"`: the test streams the output, so the peer's streaming path is compared
+  (the output fed token by token, the end-of-stream flush included), not its whole parse;
+- `"reference": "test"`: the peer's release fails this test (the test is newer than the
+  release, or pins a fix the release lacks), or passes it only as the test drives it and
+  neither the bench's whole parse nor its stream can (an extra empty increment), so the
+  reference is what the test asserts, which the case's expectation transcribes (`"why"`
+  says what the release reads instead);
+- `"asserts": ["calls"]` or `["content"]`: the test asserts only that; the other is not
+  compared for the case;
+- `"content_has": [TEXT, …]`: the test asserts of the content only that it holds these
+  (`assertIn`): our content is checked for them, not compared with the release's.
+`--release` ignores the file: every case against the release's whole-output parse.
+
+With `--compat`, the expectation of each case is not the one the
 corpus holds but what `toolgrammar.parse` reads with `compat=` the peer (docs/compat.md's
 profile): the agreement an operator who swaps the peer's parser for ours sees. Content is
 not compared when the expectation has reasoning or the output writes a reasoning opener or
@@ -52,7 +71,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from side_by_side import ROOT, Outcome, Peer
+from side_by_side import ROOT, Outcome, Peer, Tokens, chunks_of, special_tokens
 
 import toolgrammar
 from toolgrammar.runtime.policies import SWITCHES
@@ -62,6 +81,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from support.corpus_format import CORPUS, Case, load  # noqa: E402  (the tests' own corpus reader)
 
 UNSUPPORTED = ("reasoning_open", "block_open", "params", "compat", *SWITCHES)
+UPSTREAM_TESTS = Path(__file__).parent / "upstream_tests.json"  # how a transcribed test reads
 BUDGET_S = 20.0  # per case: a peer's regex that backtracks for ever is a disagreement
 COMPAT_OF = {
     "vLLM": "vllm",
@@ -84,13 +104,14 @@ POLICY_WORDS = {
 class Verdict:
     case: str
     kind: str  # "upstream", "documented", "policy", "ours"
-    calls: bool
-    content: bool | None  # None: not compared (the expectation has reasoning)
-    why: str = ""
+    calls: bool | None  # None: not compared (the transcribed test asserts no call)
+    content: bool | None  # None: not compared (the expectation has reasoning, or the test
+    why: str = ""  # asserts none)
+    reference: str = "release"  # "release", "stream" (its streaming path) or "test"
 
     @property
     def agrees(self) -> bool:
-        return self.calls and self.content is not False
+        return self.calls is not False and self.content is not False
 
 
 @dataclass
@@ -188,15 +209,17 @@ def judge(
     expect: dict[str, Any] | None = None,
     exact: bool = False,
     cut: bool = False,
+    asserts: tuple[str, ...] = ("calls", "content"),
 ) -> Verdict:
     expect = case.expect if expect is None else expect
     if outcome.error:
         return Verdict(case.name, kind, False, False, f"raised {outcome.error[:100]}")
-    why = compare_calls(outcome.calls, expect["tool_calls"], cut)
-    calls = not why
+    why = compare_calls(outcome.calls, expect["tool_calls"], cut) if "calls" in asserts else ""
+    calls: bool | None = not why if "calls" in asserts else None
     content: bool | None = None
-    if outcome.reasoning is not None or (
-        not expect.get("reasoning") and not holds_reasoning_marker(case.family, case.text)
+    if "content" in asserts and (
+        outcome.reasoning is not None
+        or (not expect.get("reasoning") and not holds_reasoning_marker(case.family, case.text))
     ):
         content = same_text(outcome.content, expect["content"], exact)
         if not content and not why:
@@ -221,6 +244,34 @@ def same_text(got: str | None, want: str | None, exact: bool) -> bool:
     return " ".join((got or "").split()) == " ".join((want or "").split())
 
 
+def upstream_tests(peer: Peer) -> dict[str, dict[str, dict[str, Any]]]:
+    """family -> case title -> how the peer's test the case transcribes reads
+    (`bench/upstream_tests.json`, the module docstring says each key)."""
+    table = json.loads(UPSTREAM_TESTS.read_text(encoding="utf-8")).get(peer.name, {})
+    for family, entries in table.items():
+        for title, entry in entries.items():
+            unknown = set(entry) - {"path", "reference", "asserts", "content_has", "test", "why"}
+            if (
+                unknown
+                or not entry.get("test")
+                or not title.lower().startswith(f"upstream {peer.name.lower()} test")
+            ):
+                raise SystemExit(
+                    f"{UPSTREAM_TESTS.name}: {family}: {title!r}: an entry names its test "
+                    f"and an upstream case (unknown keys: {sorted(unknown)})"
+                )
+            if entry.get("reference") == "test" and not entry.get("why"):
+                raise SystemExit(f"{UPSTREAM_TESTS.name}: {family}: {title!r}: say why")
+    return table
+
+
+def streamed(side: Any, family: str, text: str, finish: str) -> Outcome:
+    """The peer's streaming path over `text` fed token by token (the family's special tokens
+    whole), flushed at the end as its serving layer does."""
+    tokens = Tokens(special_tokens(family), [text]).tokens(text)
+    return side.run(chunks_of(tokens, 1), finish)[0]
+
+
 def corpus_of(family: str) -> Path:
     """The corpus file of a registered name: its grammar's (an alias has none of its own)."""
     return CORPUS / f"{get_spec(family).name}.txt"
@@ -237,11 +288,11 @@ class Worker:
 
     def _serve(self, pipe: Any) -> None:
         while True:
-            key, text = pipe.recv()
-            outcome = self.parse(key, text)
+            key, text, path, finish = pipe.recv()
+            outcome = self.parse(key, text, path, finish)
             pipe.send((outcome.content, outcome.calls, outcome.error, outcome.reasoning))
 
-    def ask(self, key: str, text: str) -> Outcome:
+    def ask(self, key: str, text: str, path: str = "whole", finish: str = "stop") -> Outcome:
         if self.child is None:
             ours, theirs = multiprocessing.Pipe()
             self.child = multiprocessing.get_context("fork").Process(
@@ -250,7 +301,7 @@ class Worker:
             self.child.start()
             self.pipe = ours
         try:
-            self.pipe.send((key, text))
+            self.pipe.send((key, text, path, finish))
             if not self.pipe.poll(BUDGET_S):
                 self.close()
                 return Outcome("", [], f"past the {BUDGET_S:.0f} s budget")
@@ -268,9 +319,19 @@ class Worker:
 
 
 def run_family(
-    peer: Peer, modules: Any, family: str, compat: bool = False, exact: bool = False
+    peer: Peer,
+    modules: Any,
+    family: str,
+    compat: bool = False,
+    exact: bool = False,
+    tests: dict[str, dict[str, Any]] | None = None,
 ) -> FamilyAgreement:
+    """`tests`: how the peer's tests transcribed in the family's cases read (by title)."""
+    tests = tests or {}
     cases = load(corpus_of(family))
+    missing = set(tests) - {c.name for c in cases}
+    if missing:
+        raise SystemExit(f"{UPSTREAM_TESTS.name}: {family}: no case titled {sorted(missing)}")
     result = FamilyAgreement(family, peer.pairs[family])
     # a case read with the peer's own profile (`compat=sglang` for SGLang) is the peer's answer
     own = COMPAT_OF[peer.name]
@@ -286,10 +347,12 @@ def run_family(
     texts = [c.text for c in usable]
     sides: dict[str, Any] = {}
 
-    def parse(key: str, text: str) -> Outcome:
+    def parse(key: str, text: str, path: str, finish: str) -> Outcome:
         if key not in sides:
             request, options = json.loads(key)
             sides[key] = peer.side_for(modules, family, request, texts, **options)
+        if path == "stream":
+            return streamed(sides[key], family, text, finish)
         return sides[key].parse(text)
 
     def options_of(case: Case) -> dict[str, Any]:
@@ -302,11 +365,33 @@ def run_family(
     worker = Worker(parse)
     try:
         for case in usable:
-            key = json.dumps([peer.request_key(family, case.text, case.tools), options_of(case)])
-            outcome = worker.ask(key, case.text)
+            test = tests.get(case.name, {})
             expect = ours_with_compat(case, COMPAT_OF[peer.name]) if compat else None
+            if test.get("reference") == "test":
+                # the test asserts what the case's expectation transcribes
+                want = case.expect
+                outcome = Outcome(
+                    want["content"] or "", [(n, a) for n, a in want["tool_calls"]], None
+                )
+                reference = "test"
+            else:
+                path = test.get("path", "whole")
+                key = json.dumps(
+                    [peer.request_key(family, case.text, case.tools), options_of(case)]
+                )
+                outcome = worker.ask(key, case.text, path, case.finish)
+                reference = "stream" if path == "stream" else "release"
+            asserts = tuple(test.get("asserts", ("calls", "content")))
             cut = case.finish == "length" and "finish" in peer.options
-            verdict = judge(case, outcome, kind_of(case.name, peer), expect, exact, cut)
+            verdict = judge(
+                case, outcome, kind_of(case.name, peer), expect, exact, cut=cut, asserts=asserts
+            )
+            verdict.reference = reference
+            if "content_has" in test:
+                ours = (expect or case.expect)["content"] or ""
+                verdict.content = all(piece in ours for piece in test["content_has"])
+                if verdict.content and verdict.why.startswith("content"):
+                    verdict.why = ""
             result.verdicts.append(verdict)
     finally:
         worker.close()
@@ -337,14 +422,35 @@ def markdown(peer: Peer, results: list[FamilyAgreement]) -> str:
         f"| **all** | | **{total(None)}** | {total('upstream')} | {total('documented')} | "
         f"{total('policy')} | {total('ours')} | {sum(r.left_out for r in results)} |",
         "",
+        upstream_summary(results),
+        "",
         "Disagreements outside the documented differences:",
         "",
     ]
     for r in results:
         for v in r.verdicts:
             if not v.agrees and v.kind in ("upstream", "ours"):
-                lines.append(f"- {r.family} · {v.kind} · {v.case}: {v.why}")
+                read = f" (against {v.reference})" if v.kind == "upstream" else ""
+                lines.append(f"- {r.family} · {v.kind}{read} · {v.case}: {v.why}")
     return "\n".join(lines) + "\n"
+
+
+def upstream_summary(results: list[FamilyAgreement]) -> str:
+    """The issue's measure: the transcribed tests, calls and content apart."""
+    verdicts = [v for r in results for v in r.verdicts if v.kind == "upstream"]
+
+    def share(field: str) -> str:
+        compared = [getattr(v, field) for v in verdicts if getattr(v, field) is not None]
+        agreeing = sum(compared)
+        rate = f" ({100 * agreeing / len(compared):.1f}%)" if compared else ""
+        return f"{agreeing}/{len(compared)}{rate}"
+
+    by = {r: sum(v.reference == r for v in verdicts) for r in ("release", "stream", "test")}
+    return (
+        f"Upstream test cases: calls {share('calls')}, content {share('content')}; read "
+        f"against the release's whole parse {by['release']}, its streaming path "
+        f"{by['stream']}, the test's assertion (the release fails the test) {by['test']}."
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -357,8 +463,14 @@ def main(argv: list[str] | None = None) -> int:
         "--compat", action="store_true", help="expect what we read with the peer's compat profile"
     )
     parser.add_argument("--exact", action="store_true", help="compare content byte for byte")
+    parser.add_argument(
+        "--release",
+        action="store_true",
+        help=f"ignore {UPSTREAM_TESTS.name}: every case against the release's whole parse",
+    )
     args = parser.parse_args(argv)
     peer = peer_of(args.peer)
+    tests = {} if args.release else upstream_tests(peer)
     modules = peer.load()
     families = args.families or sorted(peer.pairs)
     unknown = [f for f in families if f not in peer.pairs]
@@ -366,7 +478,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{peer.name} has no parser paired with {', '.join(unknown)}")
     results = []
     for family in families:
-        result = run_family(peer, modules, family, args.compat, args.exact)
+        result = run_family(peer, modules, family, args.compat, args.exact, tests.get(family))
         results.append(result)
         print(
             f"{family:18} {result.count(None, True):4}/{result.count():<4} "
@@ -380,7 +492,8 @@ def main(argv: list[str] | None = None) -> int:
         args.markdown.write_text(text, encoding="utf-8")
     if args.json:
         args.json.write_text(json.dumps([asdict(r) for r in results], indent=1), encoding="utf-8")
-    print(text.split("Disagreements")[0].splitlines()[-2])
+    print(text.split("Disagreements")[0].splitlines()[-4])
+    print(upstream_summary(results))
     return 0
 
 

@@ -563,6 +563,7 @@ ELEMENTS: dict[str, ElementSig] = {
             "strip": Param(ArgType.BOOL, default=False),
             "xml_unescape": Param(ArgType.BOOL, default=False),
             "cdata": Param(ArgType.BOOL, default=False),
+            "json_body": Param(ArgType.BOOL, default=False),
             "verbatim_keys": Param(ArgType.BOOL, default=False),
             "unescape_keys": Param(ArgType.BOOL, default=False),
             "write_between": Param(ArgType.STRING, default=""),

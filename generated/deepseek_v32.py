@@ -17,12 +17,12 @@ SPEC = FamilySpec(
     source="grammars/deepseek_v32.tg",
     source_sha256="8ffc9bd5ae242385c1f9aa3dd0f27529050b092c8cd218b21acead7dfa9825bf",
     call=(
-        # grammars/deepseek_v4.tg:42: "<｜DSML｜invoke name=\"" name(until="\">") "\">" ws(write="\n")
-        Lit(text='<｜DSML｜invoke name="', line=42, file="grammars/deepseek_v4.tg"),
-        Name(until=('">',), line=42, file="grammars/deepseek_v4.tg"),
-        Lit(text='">', line=42, file="grammars/deepseek_v4.tg"),
-        Ws(write="\n", line=42, file="grammars/deepseek_v4.tg"),
-        # grammars/deepseek_v4.tg:43: xml_params(open="<｜DSML｜parameter", key_end=">", key_pattern=/name="(?P<key>[^"]*)"(?:\s+string="(?P<text>[^"]*)")?/, text_when=["true"], value_end="</｜DSML｜parameter>", implicit_end=["<｜DSML｜parameter", "</｜DSML｜invoke>"], write_between="\n")
+        # grammars/deepseek_v4.tg:45: "<｜DSML｜invoke name=\"" name(until="\">") "\">" ws(write="\n")
+        Lit(text='<｜DSML｜invoke name="', line=45, file="grammars/deepseek_v4.tg"),
+        Name(until=('">',), line=45, file="grammars/deepseek_v4.tg"),
+        Lit(text='">', line=45, file="grammars/deepseek_v4.tg"),
+        Ws(write="\n", line=45, file="grammars/deepseek_v4.tg"),
+        # grammars/deepseek_v4.tg:46: xml_params(open="<｜DSML｜parameter", key_end=">", key_pattern=/name="(?P<key>[^"]*)"(?:\s+string="(?P<text>[^"]*)")?/, text_when=["true"], value_end="</｜DSML｜parameter>", implicit_end=["<｜DSML｜parameter", "</｜DSML｜invoke>"], json_body=true, write_between="\n")
         XmlParams(
             open="<｜DSML｜parameter",
             key_end=">",
@@ -30,13 +30,14 @@ SPEC = FamilySpec(
             implicit_end=("<｜DSML｜parameter", "</｜DSML｜invoke>"),
             key_pattern=r'name="(?P<key>[^"]*)"(?:\s+string="(?P<text>[^"]*)")?',
             text_when=("true",),
+            json_body=True,
             write_between="\n",
-            line=43,
+            line=46,
             file="grammars/deepseek_v4.tg",
         ),
-        # grammars/deepseek_v4.tg:51: ws(write="\n") "</｜DSML｜invoke>"?
-        Ws(write="\n", line=51, file="grammars/deepseek_v4.tg"),
-        Lit(text="</｜DSML｜invoke>", optional=True, line=51, file="grammars/deepseek_v4.tg"),
+        # grammars/deepseek_v4.tg:55: ws(write="\n") "</｜DSML｜invoke>"?
+        Ws(write="\n", line=55, file="grammars/deepseek_v4.tg"),
+        Lit(text="</｜DSML｜invoke>", optional=True, line=55, file="grammars/deepseek_v4.tg"),
     ),
     openers=(('<｜DSML｜invoke name="', 1),),
     # follows[i]: the literals that can come right after call item i
@@ -60,14 +61,14 @@ SPEC = FamilySpec(
         optional=True,
         line=14,
     ),
-    # grammars/deepseek_v4.tg:39: ignore "<｜end▁of▁sentence｜>"
+    # grammars/deepseek_v4.tg:42: ignore "<｜end▁of▁sentence｜>"
     ignore=("<｜end▁of▁sentence｜>",),
-    # grammars/deepseek_v4.tg:34: render between="\n" before_calls="\n\n" in_section=["\n", "\n"]
+    # grammars/deepseek_v4.tg:37: render between="\n" before_calls="\n\n" in_section=["\n", "\n"]
     write=Write(
         between="\n",
         before_calls="\n\n",
         in_section=("\n", "\n"),
-        line=34,
+        line=37,
         file="grammars/deepseek_v4.tg",
     ),
     # every marker found outside a call: the grammar line that names it
@@ -76,7 +77,7 @@ SPEC = FamilySpec(
         ("</think>", "grammars/deepseek_v32.tg:12"),
         ("<｜DSML｜function_calls>", "grammars/deepseek_v32.tg:14"),
         ("</｜DSML｜function_calls>", "grammars/deepseek_v32.tg:14"),
-        ('<｜DSML｜invoke name="', "grammars/deepseek_v4.tg:42"),
-        ("<｜end▁of▁sentence｜>", "grammars/deepseek_v4.tg:39"),
+        ('<｜DSML｜invoke name="', "grammars/deepseek_v4.tg:45"),
+        ("<｜end▁of▁sentence｜>", "grammars/deepseek_v4.tg:42"),
     ),
 )

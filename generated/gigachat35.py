@@ -58,12 +58,12 @@ SPEC = FamilySpec(
         (),  # 6: "</｜GCML｜invoke>"?
     ),
     reasoning=(
-        # grammars/deepseek_v4.tg:32: reasoning "<think>" "</think>" prompt_opened
+        # grammars/deepseek_v4.tg:35: reasoning "<think>" "</think>" prompt_opened
         Reasoning(
             opens=("<think>",),
             closes=("</think>",),
             prompt_opened=True,
-            line=32,
+            line=35,
             file="grammars/deepseek_v4.tg",
         ),
     ),
@@ -71,18 +71,18 @@ SPEC = FamilySpec(
     section=Section(opens=("<｜GCML｜tool_calls>",), closes=("</｜GCML｜tool_calls>",), line=23),
     # grammars/gigachat35.tg:21: ignore ["</s>", "<|message_sep|>"]
     ignore=("</s>", "<|message_sep|>"),
-    # grammars/deepseek_v4.tg:34: render between="\n" before_calls="\n\n" in_section=["\n", "\n"]
+    # grammars/deepseek_v4.tg:37: render between="\n" before_calls="\n\n" in_section=["\n", "\n"]
     write=Write(
         between="\n",
         before_calls="\n\n",
         in_section=("\n", "\n"),
-        line=34,
+        line=37,
         file="grammars/deepseek_v4.tg",
     ),
     # every marker found outside a call: the grammar line that names it
     markers_at=(
-        ("<think>", "grammars/deepseek_v4.tg:32"),
-        ("</think>", "grammars/deepseek_v4.tg:32"),
+        ("<think>", "grammars/deepseek_v4.tg:35"),
+        ("</think>", "grammars/deepseek_v4.tg:35"),
         ("<｜GCML｜tool_calls>", "grammars/gigachat35.tg:23"),
         ("</｜GCML｜tool_calls>", "grammars/gigachat35.tg:23"),
         ('<｜GCML｜invoke name="', "grammars/gigachat35.tg:26"),

@@ -64,6 +64,7 @@ class CallOutcome:
             if policies.unknown_tools == "text" and not self._lists_calls(call):
                 self._give_back(call)
             else:
+                self._state.section_texted = False
                 self._kept_prose(call)
                 self._boundary()
             call.dropped = True
@@ -74,6 +75,7 @@ class CallOutcome:
             call.hold = (header_id or call.read_id or None, name, [])
             self._current_name = name
             return False
+        self._state.section_texted = False
         return True
 
     def _give_back(self: Engine, call: CallRecord) -> None:
@@ -82,9 +84,15 @@ class CallOutcome:
         call.texted = True
         call.dropped = True
         call.hold = None
-        if call.ws_before:
-            self._state.ws_held[:] = [call.ws_before]
-        self._text("".join(call.raw or ()))
+        state = self._state
+        if call.section_back:  # the first call of its section: the section's opener with it
+            state.section_texted = True
+            state.ws_held.clear()  # (the whitespace after the opener is in section_back)
+            self._text(call.section_back + "".join(call.raw or ()))
+        else:
+            if call.ws_before:
+                state.ws_held[:] = [call.ws_before]
+            self._text("".join(call.raw or ()))
         call.raw = []
 
     def _kept_prose(self: Engine, call: CallRecord) -> None:
@@ -113,6 +121,7 @@ class CallOutcome:
         if choice == "text" and not self._lists_calls(call):
             self._give_back(call)
             return
+        self._state.section_texted = False  # a call of the section is not text: it is markup
         self._kept_prose(call)
         if choice != "keep":
             call.dropped = True

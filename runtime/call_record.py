@@ -35,6 +35,7 @@ class CallRecord:
         "hold",
         "malformed",
         "ws_before",
+        "section_back",
     )
 
     def __init__(
@@ -77,6 +78,9 @@ class CallRecord:
         # text (`call_outcome.py`); None when no policy would
         self.raw: list[str] | None = None
         self.texted = False  # given back as content: its text goes out as it is read
+        # the opener of the section the call opened first in (with the whitespace before
+        # it): given back in front of the call's text if the call is (`call_outcome.py`)
+        self.section_back = ""
         # a call held until it is known whole: (id, name, argument pieces), or None
         self.hold: tuple[str | None, str, list[str]] | None = None
         self.malformed = False  # its dialect said the arguments never formed an object

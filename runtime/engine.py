@@ -363,8 +363,11 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
     def _text(self, text: str) -> None:
         if not text or (self._headers is not None and self._headers.dropping):
             return
-        if self._state.section_opener:  # text after it: the opener can no longer go back
-            self._state.section_opener = ""  # in order, so it stays markup
+        state = self._state
+        if state.section_back:  # whitespace after the opener goes back with it, text not
+            state.section_back = state.section_back + text if text.isspace() else ""
+        if state.section_opener:  # text after it: the opener can no longer go back
+            state.section_opener = ""  # in order, so it stays markup
         if self.mode == REASONING:
             if not self._state.reasoned and not text.isspace():
                 self._state.reasoned = True  # a call opener after this is only considered
@@ -504,13 +507,17 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             action = MARKUP
             if lit in family.section_opens:
                 if mode != SECTION:  # (a special token goes back as nothing, its gap too)
-                    state.section_opener = (
+                    state.section_opener = state.section_back = (
                         "" if lit in family.special else space + lit[len(prompt) :]
                     )
+                    state.section_texted = False
                 self.mode, state.in_section, action = SECTION, True, OPENS_SECTION
             elif lit in family.section_closes:
                 self.mode, state.in_section, action = CONTENT, False, CLOSES_SECTION
-                state.section_opener = ""
+                state.section_opener = state.section_back = ""
+                if state.section_texted:  # its opener and calls went back: it goes too
+                    state.section_texted = False
+                    self._text(space + lit)
             elif lit in family.reasoning_opens:
                 action = REASONING_OPENER_KEPT
                 if mode == CONTENT:
@@ -613,7 +620,9 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         """The name is known: the call is real from here on."""
         call.committed = True
         call.held = []
-        self._state.section_opener = ""
+        if call.raw is not None:  # (it may be given back: the section's opener with it)
+            call.section_back = self._state.section_back
+        self._state.section_opener = self._state.section_back = ""
         call.dropped = False  # an array's next element is a call of its own
         if not self._on_name(call, name, header_id):  # dropped, text or held (`call_outcome`)
             return

@@ -623,6 +623,9 @@ def _requote(raw: str) -> str | None:
     return "".join(out)
 
 
+_ZERO_PADDED = re.compile(r"[+-]?0+[0-9][0-9_]*")  # an integer written with leading zeros
+
+
 def _literal(raw: str, repair: bool = True) -> object:
     """A Python (or JSON-spelled) literal as a JSON value; the text itself if it is not one.
 
@@ -633,6 +636,8 @@ def _literal(raw: str, repair: bool = True) -> object:
         tree = parse_python(raw)
         return _convert(tree.body)
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # TooDeep is a ValueError
+        if _ZERO_PADDED.fullmatch(raw):  # `day=07`: Python 3 has no such literal, the model
+            return int(raw.replace("_", ""))  # meant the number (SGLang's LFM2 reads 7)
         if repair and ("'" in raw or '"' in raw):
             fixed = _requote(raw)
             if fixed is not None:
@@ -654,6 +659,9 @@ def _convert(node: ast.AST, depth: int = 2) -> object:
         return _no_surrogates(node.value) if isinstance(node.value, str) else node.value
     if isinstance(node, ast.Name) and node.id in _JSON_NAMES:
         return _JSON_NAMES[node.id]
+    if isinstance(node, ast.JoinedStr) and all(isinstance(v, ast.Constant) for v in node.values):
+        # an f-string with no placeholder (`f'hello'`) is that string
+        return _no_surrogates("".join(str(v.value) for v in node.values))  # type: ignore[attr-defined]
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         negative = False
         while isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):

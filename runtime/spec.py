@@ -199,6 +199,9 @@ class XmlParams:
     strip: bool = False
     xml_unescape: bool = False
     cdata: bool = False
+    # a `{` where the first parameter would open begins the arguments as one JSON object,
+    # read as `json_args` reads one (SGLang's DeepSeek V3.2 detector reads such invoke bodies)
+    json_body: bool = False
     verbatim_keys: bool = False
     unescape_keys: bool = False
     write_between: str = ""  # what `render` writes between two parameters (whitespace)

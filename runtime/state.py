@@ -18,6 +18,8 @@ class EngineState:
         "gap",
         "in_section",
         "section_opener",
+        "section_texted",
+        "section_back",
         "rewind",
         "prompt",
         "reopen",
@@ -43,6 +45,12 @@ class EngineState:
         self.in_section = False
         # the opener of the open section while no call is in it: text again if none comes
         self.section_opener = ""
+        # the open section's opener went back as text with its first call, and every call in
+        # it since did too: its closer is text as well
+        self.section_texted = False
+        # the same opener and the whitespace after it, while no text or call came after it:
+        # what a first call given back as text takes with it (`call_outcome.py`)
+        self.section_back = ""
         self.rewind: str | None = None  # text a call's next shape must read again
         # the marker the prompt ended with, read as the start of the text until the first
         # marker is decided: it is the prompt's, so none of it is ever given back as text

@@ -25,17 +25,18 @@ from typing import Any, NamedTuple, Sequence
 from .batched import MarkupArgs
 from .coerce import coerce_flagged_json, coerce_text, json_text
 from .in_value import OpenerInValue
+from .json_args import JsonArgsReader
 from .markers import Markers, markers
 from .scan_meter import forgets, metered
 from .protocol import Call, DialectRow, RenderError, Sink, render_value_text, the_call
 from . import shortcuts
 from .schemas import streams_as_text
-from .spec import XmlParams
+from .spec import JsonArgs, XmlParams
 from .unwrap import members_text, wrapped_text
 from .unicode import strip_space
 from .xml_entities import xml_unescape
 
-BETWEEN, KEY, VALUE_OPEN, VALUE_START, VALUE, DONE, CDATA = range(7)
+BETWEEN, KEY, VALUE_OPEN, VALUE_START, VALUE, DONE, CDATA, JSON = range(8)
 
 CDATA_OPEN, CDATA_CLOSE = "<![CDATA[", "]]>"
 
@@ -201,6 +202,8 @@ class XmlParamsReader(MarkupArgs):
         "_in_value",
         "_closers",
         "_log",
+        "_body",
+        "_json",
     )
 
     item: XmlParams
@@ -236,12 +239,51 @@ class XmlParamsReader(MarkupArgs):
         self._in_value = OpenerInValue(stops, (*ends.own, *ends.implicit), item.opens)
         # the trace's (`protocol.Sink.log`): told each change of state; None unless tracing
         self._log = getattr(sink, "log", None)
+        # `json_body`: until a parameter opens, a `{` may begin the arguments as one JSON
+        # object instead (the sink and stops its reader would get); then its reader
+        self._body: tuple[Sink, tuple[str, ...]] | None = (sink, stops) if item.json_body else None
+        self._json: JsonArgsReader | None = None
+
+    def _json_body(self, text: str, pos: int, eof: bool) -> int:
+        """Before the first parameter, with `json_body`: a `{` after markup whitespace opens
+        the arguments as one JSON object, read as `json_args` reads them (the `{` this
+        reader sent is theirs); anything else leaves the parameters to be read."""
+        end = len(text)
+        at = pos
+        while at < end and text[at] in " \t\r\n":
+            at += 1
+        if at == end and not eof:
+            return pos  # what comes after the whitespace decides
+        sink, stops = self._body  # type: ignore[misc]
+        self._body = None
+        if at < end and text[at] == "{":
+            self._flush()
+            self._json = JsonArgsReader(JsonArgs(), stops, _BodySink(sink))
+            self.state = JSON
+            if self._log is not None:
+                self._log("reads the arguments as one JSON object")
+            return at
+        return pos
 
     def _read(self, text: str, pos: int, eof: bool) -> int:
         end = len(text)
         item = self.item
         while pos < end and not self.done:
             state = self.state
+            if state == BETWEEN and self._body is not None:
+                pos = self._json_body(text, pos, eof)
+                if self._body is not None:
+                    return pos
+                continue
+            if state == JSON:
+                reader = self._json
+                pos = reader.read(text, pos, eof)  # type: ignore[union-attr]
+                if reader.done:  # type: ignore[union-attr]
+                    self._finish()
+                    return pos
+                if not eof:
+                    return pos
+                continue
             if state == BETWEEN:
                 if self._whole is not None:
                     pos = self._whole_params(text, pos, eof)
@@ -582,6 +624,11 @@ class XmlParamsReader(MarkupArgs):
         return coerce_text(text, key.schema)
 
     def _finish(self) -> None:
+        if self._json is not None:  # a JSON body: its reader closes the object
+            self._json.close()
+            self.state = DONE
+            self.done = True
+            return
         if self.state in (VALUE, VALUE_START, CDATA):
             self._close_param()
         self.state = DONE
@@ -597,6 +644,28 @@ class XmlParamsReader(MarkupArgs):
                 self.state = VALUE
             self._finish()
         self._flush()
+
+
+class _BodySink:
+    """A JSON body's sink (`json_body`): the call's, less the `{` the parameters' reader
+    already sent for the object."""
+
+    __slots__ = ("_sink", "_opened", "schema_of", "typed_keys", "unwraps", "malformed_args")
+
+    def __init__(self, sink: Sink) -> None:
+        self._sink = sink
+        self._opened = False
+        self.schema_of = sink.schema_of
+        self.typed_keys = sink.typed_keys
+        self.unwraps = sink.unwraps
+        self.malformed_args = getattr(sink, "malformed_args", lambda: None)
+
+    def emit_args(self, text: str) -> None:
+        if not self._opened:
+            self._opened = True
+            text = text[1:] if text.startswith("{") else text
+        if text:
+            self._sink.emit_args(text)
 
 
 # key shapes, each with the flag it writes for a raw-text value and for a JSON value

@@ -76,3 +76,15 @@ def test_the_hint_for_an_empty_expectation_says_to_leave_it_empty_and_fill(tmp_p
         CorpusError, match="leave it empty and run with TOOLGRAMMAR_UPDATE_CORPUS=1"
     ):
         load(path, update=False)
+
+
+def test_a_crlf_case_keeps_its_carriage_returns() -> None:
+    """A script that rewrites a corpus file in text mode turns its CRLF cases into LF ones,
+    silently: the case still passes, testing nothing of what its title says (it happened in
+    two branches). Every case whose title names CRLF must still hold a CR LF."""
+    from support.corpus_format import all_cases
+
+    crlf = [case for case in all_cases() if "CRLF" in case.name]
+    assert len(crlf) >= 10
+    lost = [f"{case.family}: {case.name}" for case in crlf if "\r\n" not in case.text]
+    assert not lost, f"CRLF cases without a CR LF (rewritten in text mode?): {lost}"
