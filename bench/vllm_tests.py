@@ -163,8 +163,36 @@ def module_names(tree: ast.Module) -> dict[str, str]:
     return names
 
 
+def fragments_of(tree: ast.Module, names: dict[str, str]) -> set[int]:
+    """The values of the module-level constants the file uses only inside other strings
+    (OLMo 3's `SIMPLE_FUNCTION_OUTPUT`, only ever fed as `f"<function_calls>{...}</function_calls>"`):
+    a part of a test's model output, never one itself."""
+    composed: set[str] = set()
+    direct: set[str] = set()
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            if (
+                isinstance(child, ast.Name)
+                and isinstance(child.ctx, ast.Load)
+                and child.id in names
+            ):
+                inside = isinstance(node, ast.FormattedValue) or (
+                    isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)
+                )
+                (composed if inside else direct).add(child.id)
+    only_parts = composed - direct
+    values: set[int] = set()
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target = statement.targets[0]
+            if isinstance(target, ast.Name) and target.id in only_parts:
+                values.add(id(statement.value))
+    return values
+
+
 def strings_of(tree: ast.Module) -> list[str]:
-    """Every string constant of a test file, and each list of string constants joined."""
+    """Every string constant of a test file, and each list of string constants joined, but
+    the module-level constants the file only uses as parts of other strings."""
     names = module_names(tree)
     out: list[str] = []
     docstrings = {
@@ -174,6 +202,7 @@ def strings_of(tree: ast.Module) -> list[str]:
         and node.body
         and isinstance(node.body[0], ast.Expr)
     }
+    docstrings |= fragments_of(tree, names)
     for node in ast.walk(tree):
         if id(node) in docstrings:
             continue

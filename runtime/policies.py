@@ -31,6 +31,9 @@ SWITCHES: dict[str, tuple[str, ...]] = {
     # a citation span a grammar declares (Cohere's `<co>TEXT</co: 0:[1]>`): kept as written,
     # or its markup stripped and its text kept (`runtime/citations.py`)
     "citations": ("keep", "strip"),
+    # content after a call: kept, or dropped (content is then the text before the first call,
+    # as most of vLLM's parsers give it: `model_output[:start]`)
+    "text_after_calls": ("keep", "drop"),
 }
 
 COMPAT = ("vllm", "sglang", "llama.cpp")
@@ -45,6 +48,7 @@ class Policies:
     partial_calls: str = SWITCHES["partial_calls"][0]
     malformed_calls: str = SWITCHES["malformed_calls"][0]
     citations: str = SWITCHES["citations"][0]
+    text_after_calls: str = SWITCHES["text_after_calls"][0]
 
     @property
     def verbatim(self) -> bool:
@@ -70,9 +74,10 @@ class Profile:
     why: Mapping[str, str]  # switch -> where the stack's answer comes from (docs/compat.md)
 
 
-# `partial_calls` and `malformed_calls`: every profile follows its stack's streaming path,
-# which sends a call as it comes; their whole-output paths (given in each `why`) differ per
-# family, and reading as they do would hold every call until its arguments end
+# `partial_calls` and `malformed_calls`: a profile follows its stack's streaming path, which
+# sends a call as it comes, except for the families whose whole-output path the stack's own
+# tests pin otherwise (given in each `why`): reading as they do holds every call of those
+# families until its arguments end
 PROFILES: dict[str, Profile] = {
     # vLLM's tool parsers give back the content before the first call as the model wrote it
     # (`model_output[:start]`), newline before the opener included, except its engine parsers
@@ -84,13 +89,18 @@ PROFILES: dict[str, Profile] = {
             "partial_calls": "keep",
             "malformed_calls": "keep",
             "citations": "keep",
+            "text_after_calls": "drop",
         },
         {
-            "llama3_json": {"whitespace": "trim"},
+            "llama3_json": {
+                "whitespace": "trim",
+                "partial_calls": "text",
+                "malformed_calls": "text",
+            },
             # their whole-output paths strip the text before the calls too
             "apertus": {"whitespace": "trim"},
             "functiongemma": {"whitespace": "trim"},
-            "lfm2": {"whitespace": "trim"},
+            "lfm2": {"whitespace": "trim", "partial_calls": "text", "text_after_calls": "keep"},
             # melody reads the citations into the message's own field, out of the text
             "cohere_command3": {"citations": "strip"},
             "cohere_command4": {"citations": "strip"},
@@ -104,8 +114,24 @@ PROFILES: dict[str, Profile] = {
             "qwen3_coder": {"whitespace": "trim"},
             "seed_oss": {"whitespace": "trim"},
             # check the name against the tools and leave the call's markup as content
-            "minicpm5": {"unknown_tools": "text"},
+            "minicpm5": {"unknown_tools": "text", "partial_calls": "text"},
             "dots": {"unknown_tools": "text", "whitespace": "trim"},
+            # their whole-output parsers keep the text after the calls
+            "deepseek_v3": {"text_after_calls": "keep"},
+            "inkling": {"text_after_calls": "keep"},
+            # a call cut by the end of the output: their whole-output parsers read calls by a
+            # regex that needs the call's end, or json.loads the body, and give the output
+            # back as content (their tests pin it)
+            "hermes": {"partial_calls": "text", "malformed_calls": "text"},
+            "jamba": {"partial_calls": "text"},
+            "llama4_pythonic": {"partial_calls": "text"},
+            "pythonic": {"partial_calls": "text"},
+            "poolside_v1": {"partial_calls": "text"},
+            "longcat": {"partial_calls": "text", "malformed_calls": "text"},
+            "hunyuan_a13b": {"partial_calls": "text"},
+            "olmo3": {"partial_calls": "text"},
+            "phi4_mini_json": {"partial_calls": "text"},
+            "granite-20b-fc": {"partial_calls": "text"},
         },
         {
             "whitespace": "content is the text before the first call, as written; the engine "
@@ -116,15 +142,19 @@ PROFILES: dict[str, Profile] = {
             "parsers that check names: GLM-4.5/4.7 and MiniMax-M2 drop the call, MiniCPM5 and "
             "dots leave its markup as content",
             "partial_calls": "streamed, a cut call is sent as it comes, arguments and all; so "
-            "is it whole by the engine parsers, Kimi-K2 and Mistral (the whole-output paths of "
-            "Hermes and Llama 3 JSON give the whole output back as content, DeepSeek V3.1's "
-            "drops the call: `partial_calls=\"text\"`/`\"drop\"` reads so, at the cost of "
-            "holding every call)",
+            "is it whole by the engine parsers, Kimi-K2 and Mistral; the whole-output paths "
+            "of Hermes, Llama 3 JSON, Jamba, Hunyuan, LongCat, Phi-4-mini, Granite-20B-FC, "
+            "pythonic, Llama 4 pythonic, OLMo 3, LFM2, Poolside and MiniCPM5 give the output "
+            "back as content (their tests pin it), and the profile gives the call back there, "
+            "holding each call until its arguments end (DeepSeek V3.1's drops the call)",
             "malformed_calls": "streamed, the call is sent as it comes; whole, Kimi-K2, DeepSeek "
-            "V3.1 and Mistral pass the arguments on as written, Hermes and Llama 3 JSON give the "
-            "whole output back as content",
+            "V3.1 and Mistral pass the arguments on as written, Hermes, Llama 3 JSON and LongCat "
+            "give the whole output back as content (the profile gives the call back there)",
             "citations": "the Cohere Command A parsers (melody) take the citation tags out of "
             "the answer text",
+            "text_after_calls": "content is the text before the first call "
+            "(`model_output[:start]`): text between and after the calls is dropped, but by "
+            "the DeepSeek V3, Inkling and LFM2 parsers, which keep it",
         },
     ),
     # SGLang's detectors strip the text before the first call (`text[:idx].strip()`) and drop
@@ -188,6 +218,7 @@ PROFILES: dict[str, Profile] = {
             "GigaChat3's own tests pin the text back, so that profile gives it back (holding "
             "the call until its arguments end)",
             "citations": "the Command A detector leaves the answer text as written",
+            "text_after_calls": "the text after the calls is content",
         },
     ),
     # llama.cpp's chat parsers keep the text before a call as written (its tests expect
@@ -210,6 +241,7 @@ PROFILES: dict[str, Profile] = {
             "the failure: the call, with the arguments read",
             "citations": "Command R+'s grounded answer is content as written, `<co: 0>` tags "
             "included",
+            "text_after_calls": "the text after the calls is content",
         },
     ),
 }

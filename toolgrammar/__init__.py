@@ -87,7 +87,9 @@ class StreamParser:
     call whose arguments the end of the output cut) and `malformed_calls` (arguments that
     never form an object): `"keep"` (closed), `"drop"` or `"text"`; anything but `"keep"`
     holds each call until its arguments end; `citations="keep"` or `"strip"` (a grammar's
-    citation spans, Cohere's `<co>…</co: 0:[1]>`: the text kept, the markup dropped).
+    citation spans, Cohere's `<co>…</co: 0:[1]>`: the text kept, the markup dropped);
+    `text_after_calls="keep"` or `"drop"` (content written after a call is dropped: content
+    is the text before the first call).
     `ids="sequential"` makes tool-call
     ids `call_0`, `call_1`, ... (for tests); the default is random
     `chatcmpl-tool-<32 hex>`, and a family whose markup carries an id uses that.
@@ -110,6 +112,7 @@ class StreamParser:
         partial_calls: Literal["keep", "drop", "text"] | None = None,
         malformed_calls: Literal["keep", "drop", "text"] | None = None,
         citations: Literal["keep", "strip"] | None = None,
+        text_after_calls: Literal["keep", "drop"] | None = None,
         ids: Literal["random", "sequential"] = "random",
         params: Mapping[str, str] | None = None,
         trace: Trace | None = None,
@@ -130,6 +133,7 @@ class StreamParser:
             "partial_calls": partial_calls,
             "malformed_calls": malformed_calls,
             "citations": citations,
+            "text_after_calls": text_after_calls,
         }
         self.policies = resolve_policies(compat, family, switches, spec.name)
         options: dict[str, Any] = {

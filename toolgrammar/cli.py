@@ -206,6 +206,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
         "partial_calls": args.partial_calls,
         "malformed_calls": args.malformed_calls,
         "citations": args.citations,
+        "text_after_calls": args.text_after_calls,
         "ids": args.ids,
         "params": _read_params(args.param),
         "response_template": _read_template(args.response_template),
@@ -540,6 +541,12 @@ def make_parser() -> argparse.ArgumentParser:
         choices=SWITCHES["citations"],
         help="citation spans the grammar declares (Cohere's <co>...</co: 0:[1]>): keep as "
         "written, or strip the markup and keep the text (default: --compat's, else keep)",
+    )
+    parse_command.add_argument(
+        "--text-after-calls",
+        choices=SWITCHES["text_after_calls"],
+        help="content written after a call: keep, or drop (content is then the text before "
+        "the first call) (default: --compat's, else keep)",
     )
     parse_command.add_argument(
         "--response-template",
