@@ -34,6 +34,10 @@ SWITCHES: dict[str, tuple[str, ...]] = {
     # content after a call: kept, or dropped (content is then the text before the first call,
     # as most of vLLM's parsers give it: `model_output[:start]`)
     "text_after_calls": ("keep", "drop"),
+    # a markup parameter's value (`xml_params`) that no schema types: its text, or its JSON
+    # value when it is one (`1` is 1, `{"a": 2}` an object), as vLLM's `convert_value` falls
+    # back to; "json" holds such a value until it is whole
+    "untyped_values": ("text", "json"),
 }
 
 COMPAT = ("vllm", "sglang", "llama.cpp")
@@ -49,6 +53,7 @@ class Policies:
     malformed_calls: str = SWITCHES["malformed_calls"][0]
     citations: str = SWITCHES["citations"][0]
     text_after_calls: str = SWITCHES["text_after_calls"][0]
+    untyped_values: str = SWITCHES["untyped_values"][0]
 
     @property
     def verbatim(self) -> bool:
@@ -114,7 +119,14 @@ PROFILES: dict[str, Profile] = {
             "qwen3_coder": {"whitespace": "trim"},
             "seed_oss": {"whitespace": "trim"},
             # check the name against the tools and leave the call's markup as content
-            "minicpm5": {"unknown_tools": "text", "partial_calls": "text"},
+            "minicpm5": {
+                "unknown_tools": "text",
+                "partial_calls": "text",
+                "untyped_values": "json",
+            },
+            # their parsers decode a value no schema types as JSON (`convert_value`'s fallback)
+            "muse": {"untyped_values": "json"},
+            "muse_glimmer": {"untyped_values": "json"},
             "dots": {"unknown_tools": "text", "whitespace": "trim"},
             # their whole-output parsers keep the text after the calls
             "deepseek_v3": {"text_after_calls": "keep"},
@@ -126,7 +138,7 @@ PROFILES: dict[str, Profile] = {
             "jamba": {"partial_calls": "text"},
             "llama4_pythonic": {"partial_calls": "text"},
             "pythonic": {"partial_calls": "text"},
-            "poolside_v1": {"partial_calls": "text"},
+            "poolside_v1": {"partial_calls": "text", "untyped_values": "json"},
             "longcat": {"partial_calls": "text", "malformed_calls": "text"},
             "hunyuan_a13b": {"partial_calls": "text"},
             "olmo3": {"partial_calls": "text"},
@@ -155,6 +167,9 @@ PROFILES: dict[str, Profile] = {
             "text_after_calls": "content is the text before the first call "
             "(`model_output[:start]`): text between and after the calls is dropped, but by "
             "the DeepSeek V3, Inkling and LFM2 parsers, which keep it",
+            "untyped_values": "a markup value no schema types is kept as text, but by the "
+            "parsers that type values through `convert_value` (Muse, Muse Glimmer, MiniCPM5, "
+            "Poolside), whose fallback decodes it as JSON",
         },
     ),
     # SGLang's detectors strip the text before the first call (`text[:idx].strip()`) and drop
@@ -219,6 +234,7 @@ PROFILES: dict[str, Profile] = {
             "the call until its arguments end)",
             "citations": "the Command A detector leaves the answer text as written",
             "text_after_calls": "the text after the calls is content",
+            "untyped_values": "not measured against SGLang: the project's answer (text)",
         },
     ),
     # llama.cpp's chat parsers keep the text before a call as written (its tests expect
@@ -242,6 +258,7 @@ PROFILES: dict[str, Profile] = {
             "citations": "Command R+'s grounded answer is content as written, `<co: 0>` tags "
             "included",
             "text_after_calls": "the text after the calls is content",
+            "untyped_values": "not measured against llama.cpp: the project's answer (text)",
         },
     ),
 }

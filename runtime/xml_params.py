@@ -23,7 +23,7 @@ import re
 from typing import Any, NamedTuple, Sequence
 
 from .batched import MarkupArgs
-from .coerce import coerce_flagged_json, coerce_text, json_text
+from .coerce import coerce_flagged_json, coerce_text, decode_json_or_text, json_text
 from .in_value import OpenerInValue
 from .markers import Markers, markers
 from .scan_meter import forgets, metered
@@ -193,6 +193,7 @@ class XmlParamsReader(MarkupArgs):
         "_keys",
         "_whole",
         "_unwraps",
+        "_untyped_json",
         "_wrapper",
         "_first",
         "_key_ends",
@@ -230,6 +231,9 @@ class XmlParamsReader(MarkupArgs):
             else None
         )
         self._unwraps = sink.unwraps
+        # a value no schema types is its JSON value when it is one (`untyped_values="json"`)
+        policies = getattr(sink, "policies", None)
+        self._untyped_json = policies is not None and policies.untyped_values == "json"
         self._wrapper = False  # the parameter being read is a wrapper (`runtime/unwrap.py`)
         self._first = True  # no parameter opened yet: only the first may be a wrapper
         # call openers that end a value only when what follows them says a call began
@@ -326,7 +330,9 @@ class XmlParamsReader(MarkupArgs):
         if (item.xml_unescape or item.unescape_keys) and "&" in name:  # `name="a&amp;b"`
             name = xml_unescape(name)
         schema = self.schema_of(name)
-        as_text = not json_flagged and (schema is None or streams_as_text(schema))
+        as_text = not json_flagged and (
+            streams_as_text(schema) if schema is not None else not self._untyped_json
+        )
         prefix = encode_basestring(name) + ": "
         key = _Key(name, json_flagged, schema, as_text, prefix, self._unwraps(name))
         if len(self._keys) < _MAX_KEYS:
@@ -579,6 +585,8 @@ class XmlParamsReader(MarkupArgs):
     def _typed_value(key: _Key, text: str) -> object:
         if key.json_flagged:
             return coerce_flagged_json(text, key.schema)
+        if key.schema is None:  # held, not streamed: `untyped_values="json"`
+            return decode_json_or_text(text)
         return coerce_text(text, key.schema)
 
     def _finish(self) -> None:

@@ -89,7 +89,8 @@ class StreamParser:
     holds each call until its arguments end; `citations="keep"` or `"strip"` (a grammar's
     citation spans, Cohere's `<co>…</co: 0:[1]>`: the text kept, the markup dropped);
     `text_after_calls="keep"` or `"drop"` (content written after a call is dropped: content
-    is the text before the first call).
+    is the text before the first call); `untyped_values="text"` or `"json"` (a markup
+    parameter's value no schema types is its JSON value when it is one, held until whole).
     `ids="sequential"` makes tool-call
     ids `call_0`, `call_1`, ... (for tests); the default is random
     `chatcmpl-tool-<32 hex>`, and a family whose markup carries an id uses that.
@@ -113,6 +114,7 @@ class StreamParser:
         malformed_calls: Literal["keep", "drop", "text"] | None = None,
         citations: Literal["keep", "strip"] | None = None,
         text_after_calls: Literal["keep", "drop"] | None = None,
+        untyped_values: Literal["text", "json"] | None = None,
         ids: Literal["random", "sequential"] = "random",
         params: Mapping[str, str] | None = None,
         trace: Trace | None = None,
@@ -134,6 +136,7 @@ class StreamParser:
             "malformed_calls": malformed_calls,
             "citations": citations,
             "text_after_calls": text_after_calls,
+            "untyped_values": untyped_values,
         }
         self.policies = resolve_policies(compat, family, switches, spec.name)
         options: dict[str, Any] = {

@@ -207,6 +207,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
         "malformed_calls": args.malformed_calls,
         "citations": args.citations,
         "text_after_calls": args.text_after_calls,
+        "untyped_values": args.untyped_values,
         "ids": args.ids,
         "params": _read_params(args.param),
         "response_template": _read_template(args.response_template),
@@ -547,6 +548,12 @@ def make_parser() -> argparse.ArgumentParser:
         choices=SWITCHES["text_after_calls"],
         help="content written after a call: keep, or drop (content is then the text before "
         "the first call) (default: --compat's, else keep)",
+    )
+    parse_command.add_argument(
+        "--untyped-values",
+        choices=SWITCHES["untyped_values"],
+        help="a markup parameter's value no schema types: text, or json (its JSON value when "
+        "it is one, held until whole) (default: --compat's, else text)",
     )
     parse_command.add_argument(
         "--response-template",
