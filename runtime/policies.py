@@ -125,11 +125,15 @@ PROFILES: dict[str, Profile] = {
                 "untyped_values": "json",
             },
             # their parsers decode a value no schema types as JSON (`convert_value`'s fallback)
-            "muse": {"untyped_values": "json"},
-            "muse_glimmer": {"untyped_values": "json"},
+            "muse": {"untyped_values": "json", "partial_calls": "text"},
+            "muse_glimmer": {"untyped_values": "json", "partial_calls": "text"},
             "dots": {"unknown_tools": "text", "whitespace": "trim"},
             # their whole-output parsers keep the text after the calls
-            "deepseek_v3": {"text_after_calls": "keep"},
+            "deepseek_v3": {"text_after_calls": "keep", "partial_calls": "drop"},
+            # a call cut by the end of the output: their whole-output parsers drop it
+            "deepseek_v31": {"partial_calls": "drop"},
+            "kimi_k3": {"partial_calls": "drop"},
+            "step3": {"partial_calls": "text"},
             "inkling": {"text_after_calls": "keep"},
             # a call cut by the end of the output: their whole-output parsers read calls by a
             # regex that needs the call's end, or json.loads the body, and give the output
@@ -156,9 +160,10 @@ PROFILES: dict[str, Profile] = {
             "partial_calls": "streamed, a cut call is sent as it comes, arguments and all; so "
             "is it whole by the engine parsers, Kimi-K2 and Mistral; the whole-output paths "
             "of Hermes, Llama 3 JSON, Jamba, Hunyuan, LongCat, Phi-4-mini, Granite-20B-FC, "
-            "pythonic, Llama 4 pythonic, OLMo 3, LFM2, Poolside and MiniCPM5 give the output "
-            "back as content (their tests pin it), and the profile gives the call back there, "
-            "holding each call until its arguments end (DeepSeek V3.1's drops the call)",
+            "pythonic, Llama 4 pythonic, OLMo 3, LFM2, Poolside, Muse, Step3 and MiniCPM5 give "
+            "the output back as content, those of DeepSeek V3, V3.1 and Kimi K3 drop the call "
+            "(their tests pin it), and the profile reads so there, holding each call until its "
+            "arguments end",
             "malformed_calls": "streamed, the call is sent as it comes; whole, Kimi-K2, DeepSeek "
             "V3.1 and Mistral pass the arguments on as written, Hermes, Llama 3 JSON and LongCat "
             "give the whole output back as content (the profile gives the call back there)",
