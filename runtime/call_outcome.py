@@ -47,7 +47,8 @@ class CallOutcome:
 
     def _lists_calls(self: Engine, call: CallRecord) -> bool:
         """Whether the call's shape reads a list of calls (a dialect that names them): one
-        call's text is not its own to give back there, so "text" drops it instead."""
+        call's text is not its own to give back there, so "text" drops it instead, unless the
+        output ends in the list's first call (the list's text is then that call's)."""
         return any(
             kind == NAMING_DIALECT and DIALECTS[type(item)].lists_calls
             for kind, item in self.family.steps[call.shape]
@@ -67,6 +68,7 @@ class CallOutcome:
                 self._kept_prose(call)
                 self._boundary()
             call.dropped = True
+            call.sent = True
             return False
         if policies.holds_calls:
             call.ws_before = "".join(self._state.ws_held)
@@ -110,10 +112,13 @@ class CallOutcome:
             choice = self.policies.partial_calls
         else:
             choice = self.policies.malformed_calls
-        if choice == "text" and not self._lists_calls(call):
+        if choice == "text" and (
+            not self._lists_calls(call) or (verdict == PARTIAL and not call.sent)
+        ):  # a list cut in its first call is all that call's text: it goes back whole
             self._give_back(call)
             return
         self._kept_prose(call)
+        call.sent = True
         if choice != "keep":
             call.dropped = True
             return

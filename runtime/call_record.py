@@ -35,6 +35,7 @@ class CallRecord:
         "hold",
         "malformed",
         "ws_before",
+        "sent",
     )
 
     def __init__(
@@ -77,6 +78,9 @@ class CallRecord:
         # text (`call_outcome.py`); None when no policy would
         self.raw: list[str] | None = None
         self.texted = False  # given back as content: its text goes out as it is read
+        # a call of this record's list was sent or dropped: the list's text is no longer
+        # one call's to give back (`call_outcome.py`)
+        self.sent = False
         # a call held until it is known whole: (id, name, argument pieces), or None
         self.hold: tuple[str | None, str, list[str]] | None = None
         self.malformed = False  # its dialect said the arguments never formed an object
