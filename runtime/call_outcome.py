@@ -92,7 +92,8 @@ class CallOutcome:
     def _kept_prose(self: Engine, call: CallRecord) -> None:
         """Prose a `skip(keep=true)` read between the opener and the call: content."""
         if call.kept:
-            self._text("".join(call.kept))
+            if self.policies.text_after_calls != "drop":  # after the opener: not content then
+                self._text("".join(call.kept))
             call.kept = []
 
     def malformed_args(self: Engine) -> None:

@@ -366,8 +366,10 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         state = self._state
         if state.after_calls and not text.isspace():
             state.after_calls = False  # text after the calls: a closer is text again
-        if self.calls_emitted and self.policies.text_after_calls == "drop":
-            return  # content is the text before the first call (`text_after_calls`)
+        if self.policies.text_after_calls == "drop" and (
+            self.calls_emitted or self.mode == SECTION
+        ):
+            return  # content is the text before the first call or section (`text_after_calls`)
         if self.policies.verbatim:
             if state.gap:  # whitespace after markup: layout unless text follows
                 if text.isspace():
@@ -612,9 +614,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         call.dropped = False  # an array's next element is a call of its own
         if not self._on_name(call, name, header_id):  # dropped, text or held (`call_outcome`)
             return
-        if call.kept:  # prose between the opener and the call (with the space before it)
-            self._text("".join(call.kept))
-            call.kept = []
+        self._kept_prose(call)  # prose between the opener and the call (with the space before it)
         self._boundary()
         call.index = self.calls_emitted
         self.calls_emitted += 1

@@ -31,8 +31,9 @@ SWITCHES: dict[str, tuple[str, ...]] = {
     # a citation span a grammar declares (Cohere's `<co>TEXT</co: 0:[1]>`): kept as written,
     # or its markup stripped and its text kept (`runtime/citations.py`)
     "citations": ("keep", "strip"),
-    # content after a call: kept, or dropped (content is then the text before the first call,
-    # as most of vLLM's parsers give it: `model_output[:start]`)
+    # content after a call (or inside a calls section, or a call's prose before its name):
+    # kept, or dropped (content is then the text before the first call, as most of vLLM's
+    # parsers give it: `model_output[:start]`)
     "text_after_calls": ("keep", "drop"),
     # a markup parameter's value (`xml_params`) that no schema types: its text, or its JSON
     # value when it is one (`1` is 1, `{"a": 2}` an object), as vLLM's `convert_value` falls
@@ -127,13 +128,13 @@ PROFILES: dict[str, Profile] = {
             # their parsers decode a value no schema types as JSON (`convert_value`'s fallback)
             "muse": {"untyped_values": "json", "partial_calls": "text"},
             "muse_glimmer": {"untyped_values": "json", "partial_calls": "text"},
-            "dots": {"unknown_tools": "text", "whitespace": "trim"},
+            "dots": {"unknown_tools": "text", "whitespace": "trim", "text_after_calls": "keep"},
             # their whole-output parsers keep the text after the calls
             "deepseek_v3": {"text_after_calls": "keep", "partial_calls": "drop"},
             # a call cut by the end of the output: their whole-output parsers drop it
             "deepseek_v31": {"partial_calls": "drop"},
             "kimi_k3": {"partial_calls": "drop"},
-            "step3": {"partial_calls": "text"},
+            "step3": {"partial_calls": "text", "text_after_calls": "keep"},
             "inkling": {"text_after_calls": "keep"},
             # a call cut by the end of the output: their whole-output parsers read calls by a
             # regex that needs the call's end, or json.loads the body, and give the output
@@ -171,7 +172,9 @@ PROFILES: dict[str, Profile] = {
             "the answer text",
             "text_after_calls": "content is the text before the first call "
             "(`model_output[:start]`): text between and after the calls is dropped, but by "
-            "the DeepSeek V3, Inkling and LFM2 parsers, which keep it",
+            "the DeepSeek V3, dots, Inkling, LFM2 and Step3 parsers, which keep it; so is "
+            "text inside a calls section before its first call (Kimi-K2's), and the prose a "
+            "pre-v11 Mistral output writes between `[TOOL_CALLS]` and its list",
             "untyped_values": "a markup value no schema types is kept as text, but by the "
             "parsers that type values through `convert_value` (Muse, Muse Glimmer, MiniCPM5, "
             "Poolside), whose fallback decodes it as JSON",
