@@ -366,10 +366,8 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         state = self._state
         if state.after_calls and not text.isspace():
             state.after_calls = False  # text after the calls: a closer is text again
-        if self.policies.text_after_calls == "drop" and (
-            self.calls_emitted or self.mode == SECTION
-        ):
-            return  # content is the text before the first call or section (`text_after_calls`)
+        if self.calls_emitted and self.policies.text_after_calls == "drop":
+            return  # content is the text before the first call (`text_after_calls`)
         if self.policies.verbatim:
             if state.gap:  # whitespace after markup: layout unless text follows
                 if text.isspace():

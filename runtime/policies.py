@@ -31,7 +31,7 @@ SWITCHES: dict[str, tuple[str, ...]] = {
     # a citation span a grammar declares (Cohere's `<co>TEXT</co: 0:[1]>`): kept as written,
     # or its markup stripped and its text kept (`runtime/citations.py`)
     "citations": ("keep", "strip"),
-    # content after a call (or inside a calls section, or a call's prose before its name):
+    # content after a call (or a call's prose between its opener and its name):
     # kept, or dropped (content is then the text before the first call, as most of vLLM's
     # parsers give it: `model_output[:start]`)
     "text_after_calls": ("keep", "drop"),
@@ -173,8 +173,7 @@ PROFILES: dict[str, Profile] = {
             "text_after_calls": "content is the text before the first call "
             "(`model_output[:start]`): text between and after the calls is dropped, but by "
             "the DeepSeek V3, dots, Inkling, LFM2 and Step3 parsers, which keep it; so is "
-            "text inside a calls section before its first call (Kimi-K2's), and the prose a "
-            "pre-v11 Mistral output writes between `[TOOL_CALLS]` and its list",
+            "the prose a pre-v11 Mistral output writes between `[TOOL_CALLS]` and its list",
             "untyped_values": "a markup value no schema types is kept as text, but by the "
             "parsers that type values through `convert_value` (Muse, Muse Glimmer, MiniCPM5, "
             "Poolside), whose fallback decodes it as JSON",
