@@ -15,6 +15,7 @@ engine's readers consumed for it, recorded at the points where the engine stops 
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 from .call_record import CallRecord
@@ -78,6 +79,18 @@ class CallOutcome:
             return False
         return True
 
+    def _lacks_required(self: Engine, name: str, arguments: str) -> bool:
+        """Whether whole `arguments` (JSON text) lack a property tool `name` requires
+        (`required_params="check"`)."""
+        required = self.tools.required(name)
+        if not required:
+            return False
+        try:
+            read = json.loads(arguments or "{}")
+        except ValueError:
+            return False  # not JSON: malformed already, or the dialect's own text
+        return isinstance(read, dict) and any(key not in read for key in required)
+
     def _give_back(self: Engine, call: CallRecord) -> None:
         """The call is text after all: what was read of it goes to content, the rest of it
         as it is read."""
@@ -107,6 +120,9 @@ class CallOutcome:
         if hold is None:
             return
         call.hold = None
+        if verdict == WHOLE and self.policies.required_params == "check":
+            if self._lacks_required(hold[1], "".join(hold[2])):
+                verdict = MALFORMED
         if verdict == WHOLE:
             choice = "keep"
         elif verdict == PARTIAL:

@@ -39,6 +39,10 @@ SWITCHES: dict[str, tuple[str, ...]] = {
     # value when it is one (`1` is 1, `{"a": 2}` an object), as vLLM's `convert_value` falls
     # back to; "json" holds such a value until it is whole
     "untyped_values": ("text", "json"),
+    # a call whose arguments lack a property its tool's schema requires: kept as read, or
+    # malformed (`malformed_calls` then decides it); "check" holds every call until its
+    # arguments end, as `partial_calls` does
+    "required_params": ("keep", "check"),
 }
 
 COMPAT = ("vllm", "sglang", "llama.cpp")
@@ -55,6 +59,7 @@ class Policies:
     citations: str = SWITCHES["citations"][0]
     text_after_calls: str = SWITCHES["text_after_calls"][0]
     untyped_values: str = SWITCHES["untyped_values"][0]
+    required_params: str = SWITCHES["required_params"][0]
 
     @property
     def verbatim(self) -> bool:
@@ -63,7 +68,11 @@ class Policies:
     @property
     def holds_calls(self) -> bool:
         """Whether a call waits until its arguments are known whole before it is sent."""
-        return self.partial_calls != "keep" or self.malformed_calls != "keep"
+        return (
+            self.partial_calls != "keep"
+            or self.malformed_calls != "keep"
+            or self.required_params != "keep"
+        )
 
     @property
     def keeps_text(self) -> bool:
@@ -120,9 +129,12 @@ PROFILES: dict[str, Profile] = {
             "qwen3_coder": {"whitespace": "trim"},
             "seed_oss": {"whitespace": "trim"},
             # check the name against the tools and leave the call's markup as content
+            # MiniCPM5's parser also gives back a call that lacks a required property
             "minicpm5": {
                 "unknown_tools": "text",
                 "partial_calls": "text",
+                "malformed_calls": "text",
+                "required_params": "check",
                 "untyped_values": "json",
             },
             # their parsers decode a value no schema types as JSON (`convert_value`'s fallback)
@@ -174,6 +186,8 @@ PROFILES: dict[str, Profile] = {
             "(`model_output[:start]`): text between and after the calls is dropped, but by "
             "the DeepSeek V3, dots, Inkling, LFM2 and Step3 parsers, which keep it; so is "
             "the prose a pre-v11 Mistral output writes between `[TOOL_CALLS]` and its list",
+            "required_params": "a call is returned whatever its schema requires, but by "
+            "MiniCPM5's parser, which gives a call lacking a required property back as text",
             "untyped_values": "a markup value no schema types is kept as text, but by the "
             "parsers that type values through `convert_value` (Muse, Muse Glimmer, MiniCPM5, "
             "Poolside), whose fallback decodes it as JSON",
@@ -242,6 +256,7 @@ PROFILES: dict[str, Profile] = {
             "citations": "the Command A detector leaves the answer text as written",
             "text_after_calls": "the text after the calls is content",
             "untyped_values": "not measured against SGLang: the project's answer (text)",
+            "required_params": "not measured against SGLang: the project's answer (keep)",
         },
     ),
     # llama.cpp's chat parsers keep the text before a call as written (its tests expect
@@ -266,6 +281,7 @@ PROFILES: dict[str, Profile] = {
             "included",
             "text_after_calls": "the text after the calls is content",
             "untyped_values": "not measured against llama.cpp: the project's answer (text)",
+            "required_params": "not measured against llama.cpp: the project's answer (keep)",
         },
     ),
 }

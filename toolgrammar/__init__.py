@@ -90,7 +90,9 @@ class StreamParser:
     citation spans, Cohere's `<co>…</co: 0:[1]>`: the text kept, the markup dropped);
     `text_after_calls="keep"` or `"drop"` (content written after a call is dropped: content
     is the text before the first call); `untyped_values="text"` or `"json"` (a markup
-    parameter's value no schema types is its JSON value when it is one, held until whole).
+    parameter's value no schema types is its JSON value when it is one, held until whole);
+    `required_params="keep"` or `"check"` (a call lacking a property its schema requires is
+    malformed, for `malformed_calls` to decide; holds each call until its arguments end).
     `ids="sequential"` makes tool-call
     ids `call_0`, `call_1`, ... (for tests); the default is random
     `chatcmpl-tool-<32 hex>`, and a family whose markup carries an id uses that.
@@ -115,6 +117,7 @@ class StreamParser:
         citations: Literal["keep", "strip"] | None = None,
         text_after_calls: Literal["keep", "drop"] | None = None,
         untyped_values: Literal["text", "json"] | None = None,
+        required_params: Literal["keep", "check"] | None = None,
         ids: Literal["random", "sequential"] = "random",
         params: Mapping[str, str] | None = None,
         trace: Trace | None = None,
@@ -137,6 +140,7 @@ class StreamParser:
             "citations": citations,
             "text_after_calls": text_after_calls,
             "untyped_values": untyped_values,
+            "required_params": required_params,
         }
         self.policies = resolve_policies(compat, family, switches, spec.name)
         options: dict[str, Any] = {

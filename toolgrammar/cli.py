@@ -208,6 +208,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
         "citations": args.citations,
         "text_after_calls": args.text_after_calls,
         "untyped_values": args.untyped_values,
+        "required_params": args.required_params,
         "ids": args.ids,
         "params": _read_params(args.param),
         "response_template": _read_template(args.response_template),
@@ -554,6 +555,13 @@ def make_parser() -> argparse.ArgumentParser:
         choices=SWITCHES["untyped_values"],
         help="a markup parameter's value no schema types: text, or json (its JSON value when "
         "it is one, held until whole) (default: --compat's, else text)",
+    )
+    parse_command.add_argument(
+        "--required-params",
+        choices=SWITCHES["required_params"],
+        help="a call lacking a property its schema requires: keep, or check (it is malformed, "
+        "for --malformed-calls to decide; holds each call until its arguments end) "
+        "(default: --compat's, else keep)",
     )
     parse_command.add_argument(
         "--response-template",
