@@ -43,6 +43,9 @@ SWITCHES: dict[str, tuple[str, ...]] = {
     # malformed (`malformed_calls` then decides it); "check" holds every call until its
     # arguments end, as `partial_calls` does
     "required_params": ("keep", "check"),
+    # a markup parameter (`xml_params`) whose key the tool's schema does not declare (a
+    # requested tool whose schema lists properties): kept, or dropped with its value
+    "undeclared_params": ("keep", "drop"),
 }
 
 COMPAT = ("vllm", "sglang", "llama.cpp")
@@ -60,6 +63,7 @@ class Policies:
     text_after_calls: str = SWITCHES["text_after_calls"][0]
     untyped_values: str = SWITCHES["untyped_values"][0]
     required_params: str = SWITCHES["required_params"][0]
+    undeclared_params: str = SWITCHES["undeclared_params"][0]
 
     @property
     def verbatim(self) -> bool:
@@ -136,6 +140,7 @@ PROFILES: dict[str, Profile] = {
                 "malformed_calls": "text",
                 "required_params": "check",
                 "untyped_values": "json",
+                "undeclared_params": "drop",
             },
             # their parsers decode a value no schema types as JSON (`convert_value`'s fallback)
             "muse": {"untyped_values": "json", "partial_calls": "text"},
@@ -188,6 +193,8 @@ PROFILES: dict[str, Profile] = {
             "the prose a pre-v11 Mistral output writes between `[TOOL_CALLS]` and its list",
             "required_params": "a call is returned whatever its schema requires, but by "
             "MiniCPM5's parser, which gives a call lacking a required property back as text",
+            "undeclared_params": "every parameter is returned, but by MiniCPM5's parser, "
+            "which drops a parameter its tool's schema does not declare",
             "untyped_values": "a markup value no schema types is kept as text, but by the "
             "parsers that type values through `convert_value` (Muse, Muse Glimmer, MiniCPM5, "
             "Poolside), whose fallback decodes it as JSON",
@@ -257,6 +264,7 @@ PROFILES: dict[str, Profile] = {
             "text_after_calls": "the text after the calls is content",
             "untyped_values": "not measured against SGLang: the project's answer (text)",
             "required_params": "not measured against SGLang: the project's answer (keep)",
+            "undeclared_params": "not measured against SGLang: the project's answer (keep)",
         },
     ),
     # llama.cpp's chat parsers keep the text before a call as written (its tests expect
@@ -282,6 +290,7 @@ PROFILES: dict[str, Profile] = {
             "text_after_calls": "the text after the calls is content",
             "untyped_values": "not measured against llama.cpp: the project's answer (text)",
             "required_params": "not measured against llama.cpp: the project's answer (keep)",
+            "undeclared_params": "not measured against llama.cpp: the project's answer (keep)",
         },
     ),
 }

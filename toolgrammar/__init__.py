@@ -92,7 +92,9 @@ class StreamParser:
     is the text before the first call); `untyped_values="text"` or `"json"` (a markup
     parameter's value no schema types is its JSON value when it is one, held until whole);
     `required_params="keep"` or `"check"` (a call lacking a property its schema requires is
-    malformed, for `malformed_calls` to decide; holds each call until its arguments end).
+    malformed, for `malformed_calls` to decide; holds each call until its arguments end);
+    `undeclared_params="keep"` or `"drop"` (a markup parameter its tool's schema does not
+    declare is dropped with its value).
     `ids="sequential"` makes tool-call
     ids `call_0`, `call_1`, ... (for tests); the default is random
     `chatcmpl-tool-<32 hex>`, and a family whose markup carries an id uses that.
@@ -118,6 +120,7 @@ class StreamParser:
         text_after_calls: Literal["keep", "drop"] | None = None,
         untyped_values: Literal["text", "json"] | None = None,
         required_params: Literal["keep", "check"] | None = None,
+        undeclared_params: Literal["keep", "drop"] | None = None,
         ids: Literal["random", "sequential"] = "random",
         params: Mapping[str, str] | None = None,
         trace: Trace | None = None,
@@ -141,6 +144,7 @@ class StreamParser:
             "text_after_calls": text_after_calls,
             "untyped_values": untyped_values,
             "required_params": required_params,
+            "undeclared_params": undeclared_params,
         }
         self.policies = resolve_policies(compat, family, switches, spec.name)
         options: dict[str, Any] = {

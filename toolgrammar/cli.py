@@ -209,6 +209,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
         "text_after_calls": args.text_after_calls,
         "untyped_values": args.untyped_values,
         "required_params": args.required_params,
+        "undeclared_params": args.undeclared_params,
         "ids": args.ids,
         "params": _read_params(args.param),
         "response_template": _read_template(args.response_template),
@@ -562,6 +563,12 @@ def make_parser() -> argparse.ArgumentParser:
         help="a call lacking a property its schema requires: keep, or check (it is malformed, "
         "for --malformed-calls to decide; holds each call until its arguments end) "
         "(default: --compat's, else keep)",
+    )
+    parse_command.add_argument(
+        "--undeclared-params",
+        choices=SWITCHES["undeclared_params"],
+        help="a markup parameter its tool's schema does not declare: keep, or drop it with its "
+        "value (default: --compat's, else keep)",
     )
     parse_command.add_argument(
         "--response-template",
