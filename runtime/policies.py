@@ -145,7 +145,7 @@ PROFILES: dict[str, Profile] = {
             # their parsers decode a value no schema types as JSON (`convert_value`'s fallback)
             "muse": {"untyped_values": "json", "partial_calls": "text"},
             "muse_glimmer": {"untyped_values": "json", "partial_calls": "text"},
-            "dots": {"unknown_tools": "text", "whitespace": "trim", "text_after_calls": "keep"},
+            "dots": {"unknown_tools": "text", "whitespace": "trim"},
             # their whole-output parsers keep the text after the calls
             "deepseek_v3": {"text_after_calls": "keep", "partial_calls": "drop"},
             # a call cut by the end of the output: their whole-output parsers drop it
@@ -189,7 +189,7 @@ PROFILES: dict[str, Profile] = {
             "the answer text",
             "text_after_calls": "content is the text before the first call "
             "(`model_output[:start]`): text between and after the calls is dropped, but by "
-            "the DeepSeek V3, dots, Inkling, LFM2 and Step3 parsers, which keep it; so is "
+            "the DeepSeek V3, Inkling, LFM2 and Step3 parsers, which keep it; so is "
             "the prose a pre-v11 Mistral output writes between `[TOOL_CALLS]` and its list",
             "required_params": "a call is returned whatever its schema requires, but by "
             "MiniCPM5's parser, which gives a call lacking a required property back as text",
