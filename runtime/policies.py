@@ -46,6 +46,9 @@ SWITCHES: dict[str, tuple[str, ...]] = {
     # a markup parameter (`xml_params`) whose key the tool's schema does not declare (a
     # requested tool whose schema lists properties): kept, or dropped with its value
     "undeclared_params": ("keep", "drop"),
+    # JSON arguments (`json_args`, a JSON call's arguments): each member typed by its schema
+    # (`"7"` for an integer is 7), or passed on as the model wrote them
+    "json_typing": ("schema", "as_written"),
 }
 
 COMPAT = ("vllm", "sglang", "llama.cpp")
@@ -64,6 +67,7 @@ class Policies:
     untyped_values: str = SWITCHES["untyped_values"][0]
     required_params: str = SWITCHES["required_params"][0]
     undeclared_params: str = SWITCHES["undeclared_params"][0]
+    json_typing: str = SWITCHES["json_typing"][0]
 
     @property
     def verbatim(self) -> bool:
@@ -109,6 +113,7 @@ PROFILES: dict[str, Profile] = {
             "malformed_calls": "keep",
             "citations": "keep",
             "text_after_calls": "drop",
+            "json_typing": "as_written",
         },
         {
             "llama3_json": {
@@ -193,6 +198,8 @@ PROFILES: dict[str, Profile] = {
             "the prose a pre-v11 Mistral output writes between `[TOOL_CALLS]` and its list",
             "required_params": "a call is returned whatever its schema requires, but by "
             "MiniCPM5's parser, which gives a call lacking a required property back as text",
+            "json_typing": "JSON arguments are passed on as the model wrote them "
+            "(`json.dumps` of what `json.loads` read): no parser types them by the schema",
             "undeclared_params": "every parameter is returned, but by MiniCPM5's parser, "
             "which drops a parameter its tool's schema does not declare",
             "untyped_values": "a markup value no schema types is kept as text, but by the "
@@ -265,6 +272,7 @@ PROFILES: dict[str, Profile] = {
             "untyped_values": "not measured against SGLang: the project's answer (text)",
             "required_params": "not measured against SGLang: the project's answer (keep)",
             "undeclared_params": "not measured against SGLang: the project's answer (keep)",
+            "json_typing": "not measured against SGLang: the project's answer (schema)",
         },
     ),
     # llama.cpp's chat parsers keep the text before a call as written (its tests expect
@@ -291,6 +299,7 @@ PROFILES: dict[str, Profile] = {
             "untyped_values": "not measured against llama.cpp: the project's answer (text)",
             "required_params": "not measured against llama.cpp: the project's answer (keep)",
             "undeclared_params": "not measured against llama.cpp: the project's answer (keep)",
+            "json_typing": "not measured against llama.cpp: the project's answer (schema)",
         },
     ),
 }

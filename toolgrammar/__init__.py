@@ -94,7 +94,8 @@ class StreamParser:
     `required_params="keep"` or `"check"` (a call lacking a property its schema requires is
     malformed, for `malformed_calls` to decide; holds each call until its arguments end);
     `undeclared_params="keep"` or `"drop"` (a markup parameter its tool's schema does not
-    declare is dropped with its value).
+    declare is dropped with its value); `json_typing="schema"` or `"as_written"` (JSON
+    arguments passed on as the model wrote them, not typed by the schema).
     `ids="sequential"` makes tool-call
     ids `call_0`, `call_1`, ... (for tests); the default is random
     `chatcmpl-tool-<32 hex>`, and a family whose markup carries an id uses that.
@@ -121,6 +122,7 @@ class StreamParser:
         untyped_values: Literal["text", "json"] | None = None,
         required_params: Literal["keep", "check"] | None = None,
         undeclared_params: Literal["keep", "drop"] | None = None,
+        json_typing: Literal["schema", "as_written"] | None = None,
         ids: Literal["random", "sequential"] = "random",
         params: Mapping[str, str] | None = None,
         trace: Trace | None = None,
@@ -145,6 +147,7 @@ class StreamParser:
             "untyped_values": untyped_values,
             "required_params": required_params,
             "undeclared_params": undeclared_params,
+            "json_typing": json_typing,
         }
         self.policies = resolve_policies(compat, family, switches, spec.name)
         options: dict[str, Any] = {

@@ -210,6 +210,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
         "untyped_values": args.untyped_values,
         "required_params": args.required_params,
         "undeclared_params": args.undeclared_params,
+        "json_typing": args.json_typing,
         "ids": args.ids,
         "params": _read_params(args.param),
         "response_template": _read_template(args.response_template),
@@ -569,6 +570,12 @@ def make_parser() -> argparse.ArgumentParser:
         choices=SWITCHES["undeclared_params"],
         help="a markup parameter its tool's schema does not declare: keep, or drop it with its "
         "value (default: --compat's, else keep)",
+    )
+    parse_command.add_argument(
+        "--json-typing",
+        choices=SWITCHES["json_typing"],
+        help="JSON arguments: schema (each member typed by its schema) or as_written "
+        "(default: --compat's, else schema)",
     )
     parse_command.add_argument(
         "--response-template",
