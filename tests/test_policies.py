@@ -36,9 +36,11 @@ def test_a_profile_sets_its_stack_and_per_family_answers() -> None:
     assert resolve("sglang", "qwen3_coder", {}).unknown_tools == "keep"
     assert resolve("sglang", "kimi_k2", {}) == Policies("trim", "keep")
     assert resolve("vllm", "hermes", {}) == Policies(
-        "verbatim", "keep", "text", "text", text_after_calls="drop"
+        "verbatim", "keep", "text", "text", text_after_calls="drop", json_typing="as_written"
     )
-    assert resolve("vllm", "glm45", {}) == Policies("trim", "drop", text_after_calls="drop")
+    assert resolve("vllm", "glm45", {}) == Policies(
+        "trim", "drop", text_after_calls="drop", json_typing="as_written"
+    )
     assert resolve("vllm", "deepseek_v3", {}).text_after_calls == "keep"
     assert resolve("vllm", "cohere_command3", {}).citations == "strip"
     # an alias takes its grammar's answers
