@@ -417,7 +417,8 @@ def _loads_object(text: str) -> bool:
 
 def _sweep_case(family: str) -> Case:
     """The family's shortest complete corpus call: a case ending normally whose call holds
-    a string value written verbatim in the text."""
+    a string value written verbatim in the text, and which the vLLM profile reads as a call
+    (a cut one is not, where the profile drops or gives back a cut call: `partial_calls`)."""
 
     def verbatim_string(case: Case) -> bool:
         for _, arguments in case.expect["tool_calls"]:
@@ -431,7 +432,11 @@ def _sweep_case(family: str) -> Case:
         (
             c
             for c in CASES[family]
-            if c.tools is not None and not c.options and c.finish == "stop" and verbatim_string(c)
+            if c.tools is not None
+            and not c.options
+            and c.finish == "stop"
+            and verbatim_string(c)
+            and toolgrammar.parse(family, c.text, c.tools, c.finish, compat="vllm").tool_calls
         ),
         key=lambda c: len(c.text),
     )
