@@ -163,8 +163,36 @@ def module_names(tree: ast.Module) -> dict[str, str]:
     return names
 
 
+def fragments_of(tree: ast.Module, names: dict[str, str]) -> set[int]:
+    """The values of the module-level constants the file uses only inside other strings
+    (OLMo 3's `SIMPLE_FUNCTION_OUTPUT`, only ever fed as `f"<function_calls>{...}</function_calls>"`):
+    a part of a test's model output, never one itself."""
+    composed: set[str] = set()
+    direct: set[str] = set()
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            if (
+                isinstance(child, ast.Name)
+                and isinstance(child.ctx, ast.Load)
+                and child.id in names
+            ):
+                inside = isinstance(node, ast.FormattedValue) or (
+                    isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)
+                )
+                (composed if inside else direct).add(child.id)
+    only_parts = composed - direct
+    values: set[int] = set()
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target = statement.targets[0]
+            if isinstance(target, ast.Name) and target.id in only_parts:
+                values.add(id(statement.value))
+    return values
+
+
 def strings_of(tree: ast.Module) -> list[str]:
-    """Every string constant of a test file, and each list of string constants joined."""
+    """Every string constant of a test file, and each list of string constants joined, but
+    the module-level constants the file only uses as parts of other strings."""
     names = module_names(tree)
     out: list[str] = []
     docstrings = {
@@ -174,6 +202,7 @@ def strings_of(tree: ast.Module) -> list[str]:
         and node.body
         and isinstance(node.body[0], ast.Expr)
     }
+    docstrings |= fragments_of(tree, names)
     for node in ast.walk(tree):
         if id(node) in docstrings:
             continue
@@ -186,6 +215,46 @@ def strings_of(tree: ast.Module) -> list[str]:
             parts = [_fold(e, names) for e in node.elts]
             if all(p is not None for p in parts):
                 out.append("".join(parts))  # type: ignore[arg-type]
+    return out
+
+
+# the shared tests of `tests/tool_parsers/common_tests.py` and the output each reads
+COMMON_TESTS = {
+    "test_no_tool_calls": "no_tool_calls_output",
+    "test_single_tool_call_simple_args": "single_tool_call_output",
+    "test_parallel_tool_calls": "parallel_tool_calls_output",
+    "test_various_data_types": "various_data_types_output",
+    "test_empty_arguments": "empty_arguments_output",
+    "test_surrounding_text": "surrounding_text_output",
+    "test_escaped_strings": "escaped_strings_output",
+    "test_malformed_input": "malformed_input_outputs",
+}
+
+
+def xfailed_outputs(tree: ast.Module) -> set[str]:
+    """The outputs a `ToolParserTestConfig` gives to a shared test it marks as failing on
+    the whole-output path (`xfail_nonstreaming`, strict): vLLM's own test says that what
+    its parser reads there is not what the test expects, so its reading is no reference."""
+    names = module_names(tree)
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.Call) and getattr(node.func, "id", "") == "ToolParserTestConfig"
+        ):
+            continue
+        given = {k.arg: k.value for k in node.keywords if k.arg}
+        marks = given.get("xfail_nonstreaming")
+        if not isinstance(marks, ast.Dict):
+            continue
+        for key in marks.keys:
+            field = COMMON_TESTS.get(_fold(key, names) or "") if key is not None else None
+            value = given.get(field or "")
+            if value is None:
+                continue
+            for part in value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]:
+                text = _fold(part, names)
+                if text is not None:
+                    out.add(text)
     return out
 
 
@@ -209,6 +278,17 @@ def tools_of(tree: ast.AST) -> dict[str, dict[str, Any]]:
                     params = (
                         props if "properties" in props else {"type": "object", "properties": props}
                     )
+                    if _is_schema(params):  # not `build_tool_call("f", {"city": "SF"})`
+                        tools.setdefault(name, {"name": name, "parameters": params})
+        if isinstance(node, ast.Call) and not node.args:  # `FunctionDefinition(name=, parameters=)`
+            given = {k.arg: k.value for k in node.keywords if k.arg}
+            if "name" in given and "parameters" in given:
+                name = _fold(given["name"])
+                try:
+                    params = ast.literal_eval(given["parameters"])
+                except (ValueError, SyntaxError, TypeError):
+                    params = None
+                if name is not None and _is_schema(params):
                     tools.setdefault(name, {"name": name, "parameters": params})
         if not isinstance(node, ast.Dict):
             continue
@@ -218,9 +298,24 @@ def tools_of(tree: ast.AST) -> dict[str, dict[str, Any]]:
             continue
         if isinstance(value.get("function"), dict):
             value = value["function"]
-        if isinstance(value.get("name"), str) and isinstance(value.get("parameters"), dict):
+        if isinstance(value.get("name"), str) and _is_schema(value.get("parameters")):
             tools.setdefault(value["name"], value)
     return tools
+
+
+def _is_schema(params: Any) -> bool:
+    """Whether a dict is a tool's parameters schema, not a call's arguments
+    (`{"name": "get_weather", "parameters": {"location": "Beijing"}}` is a call)."""
+    if not isinstance(params, dict):
+        return False
+    props = params.get("properties")
+    if props is None:
+        return params.get("type") == "object"
+    return isinstance(props, dict) and all(isinstance(p, (dict, bool)) for p in props.values())
+
+
+# per family, the outputs left out because vLLM's own test marks its reading of them wrong
+XFAILED: dict[str, int] = defaultdict(int)
 
 
 def markers_of(family: str) -> list[str]:
@@ -241,12 +336,14 @@ def ours(family: str, text: str, tools: list[dict[str, Any]] | None) -> tuple[st
 def run_family(family: str, tests: Path, modules: Any, exact: bool) -> list[dict[str, Any]]:
     texts: list[str] = []
     defined: dict[str, dict[str, Any]] = {}
+    xfailed: set[str] = set()
     for rel in TEST_FILES[family]:
         path = tests / rel
         if not path.exists():
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         texts += strings_of(tree)
+        xfailed |= xfailed_outputs(tree)
         for name, tool in tools_of(tree).items():
             defined.setdefault(name, tool)
     markers = markers_of(family)
@@ -254,6 +351,9 @@ def run_family(family: str, tests: Path, modules: Any, exact: bool) -> list[dict
     candidates = []
     for text in texts:
         if text in seen or len(text.strip()) < 2 or text.strip() in markers:
+            continue
+        if text in xfailed:  # not compared: counted as `xfail`
+            XFAILED[family] += 1
             continue
         seen.add(text)
         candidates.append(text)
@@ -349,7 +449,11 @@ def main(argv: list[str] | None = None) -> int:
         content = sum(r["content"] is True for r in got)
         compared = sum(r["content"] is not None for r in got)
         per[family] = [calls, content, len(got)]
-        print(f"{family:18} calls {calls}/{len(got)}  content {content}/{compared}", flush=True)
+        xfail = f"  (xfail {XFAILED[family]})" if XFAILED[family] else ""
+        print(
+            f"{family:18} calls {calls}/{len(got)}  content {content}/{compared}{xfail}",
+            flush=True,
+        )
         if args.show:
             for r in got:
                 if not r["calls"] or r["content"] is False:
@@ -361,6 +465,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"all: calls {calls}/{len(rows)} ({100 * calls / n:.1f}%)  "
         f"content {content}/{compared} ({100 * content / compared:.1f}%)"
+        f"  (left out as xfail: {sum(XFAILED.values())})"
     )
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1, ensure_ascii=False), encoding="utf-8")

@@ -15,6 +15,7 @@ engine's readers consumed for it, recorded at the points where the engine stops 
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
 from .call_record import CallRecord
@@ -47,7 +48,8 @@ class CallOutcome:
 
     def _lists_calls(self: Engine, call: CallRecord) -> bool:
         """Whether the call's shape reads a list of calls (a dialect that names them): one
-        call's text is not its own to give back there, so "text" drops it instead."""
+        call's text is not its own to give back there, so "text" drops it instead, unless the
+        output ends in the list's first call (the list's text is then that call's)."""
         return any(
             kind == NAMING_DIALECT and DIALECTS[type(item)].lists_calls
             for kind, item in self.family.steps[call.shape]
@@ -68,6 +70,7 @@ class CallOutcome:
                 self._kept_prose(call)
                 self._boundary()
             call.dropped = True
+            call.sent = True
             return False
         if policies.holds_calls:
             call.ws_before = "".join(self._state.ws_held)
@@ -77,6 +80,18 @@ class CallOutcome:
             return False
         self._state.section_texted = False
         return True
+
+    def _lacks_required(self: Engine, name: str, arguments: str) -> bool:
+        """Whether whole `arguments` (JSON text) lack a property tool `name` requires
+        (`required_params="check"`)."""
+        required = self.tools.required(name)
+        if not required:
+            return False
+        try:
+            read = json.loads(arguments or "{}")
+        except ValueError:
+            return False  # not JSON: malformed already, or the dialect's own text
+        return isinstance(read, dict) and any(key not in read for key in required)
 
     def _give_back(self: Engine, call: CallRecord) -> None:
         """The call is text after all: what was read of it goes to content, the rest of it
@@ -98,7 +113,8 @@ class CallOutcome:
     def _kept_prose(self: Engine, call: CallRecord) -> None:
         """Prose a `skip(keep=true)` read between the opener and the call: content."""
         if call.kept:
-            self._text("".join(call.kept))
+            if self.policies.text_after_calls != "drop":  # after the opener: not content then
+                self._text("".join(call.kept))
             call.kept = []
 
     def malformed_args(self: Engine) -> None:
@@ -112,17 +128,23 @@ class CallOutcome:
         if hold is None:
             return
         call.hold = None
+        if verdict == WHOLE and self.policies.required_params == "check":
+            if self._lacks_required(hold[1], "".join(hold[2])):
+                verdict = MALFORMED
         if verdict == WHOLE:
             choice = "keep"
         elif verdict == PARTIAL:
             choice = self.policies.partial_calls
         else:
             choice = self.policies.malformed_calls
-        if choice == "text" and not self._lists_calls(call):
+        if choice == "text" and (
+            not self._lists_calls(call) or (verdict == PARTIAL and not call.sent)
+        ):  # a list cut in its first call is all that call's text: it goes back whole
             self._give_back(call)
             return
         self._state.section_texted = False  # a call of the section is not text: it is markup
         self._kept_prose(call)
+        call.sent = True
         if choice != "keep":
             call.dropped = True
             return

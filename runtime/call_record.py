@@ -36,6 +36,7 @@ class CallRecord:
         "malformed",
         "ws_before",
         "section_back",
+        "sent",
     )
 
     def __init__(
@@ -81,6 +82,9 @@ class CallRecord:
         # the opener of the section the call opened first in (with the whitespace before
         # it): given back in front of the call's text if the call is (`call_outcome.py`)
         self.section_back = ""
+        # a call of this record's list was sent or dropped: the list's text is no longer
+        # one call's to give back (`call_outcome.py`)
+        self.sent = False
         # a call held until it is known whole: (id, name, argument pieces), or None
         self.hold: tuple[str | None, str, list[str]] | None = None
         self.malformed = False  # its dialect said the arguments never formed an object

@@ -32,9 +32,7 @@ def stripping(spec: FamilySpec) -> FamilySpec:
     markers = (*cite.opens, *cite.closes)
     until = tuple((m, cite.end) for m in markers if not m.endswith(cite.end))
     added = tuple(m for m in markers if m not in spec.ignore)
-    return replace(
-        spec, ignore=(*spec.ignore, *added), ignore_until=until, content_ignore=added
-    )
+    return replace(spec, ignore=(*spec.ignore, *added), ignore_until=until, content_ignore=added)
 
 
 def tail_end(buf: str, pos: int, end: str, eof: bool) -> int:

@@ -52,6 +52,15 @@ class DialectSink:
     def unwraps(self: Engine, key: str) -> bool:
         return key in WRAPPER_KEYS and self.tools.lacks_property(self._current_name, key)
 
+    def drops_param(self: Engine, key: str) -> bool:
+        """Whether a markup parameter `key` is dropped: `undeclared_params="drop"` and the
+        current call's tool declares properties, none called `key` (a wrapper is kept)."""
+        return (
+            self.policies.undeclared_params == "drop"
+            and key not in WRAPPER_KEYS
+            and self.tools.lacks_property(self._current_name, key)
+        )
+
     def next_stop(self: Engine, stops: tuple[str, ...]) -> NextStop:
         found = self._next_stops.get(stops)
         if found is None:

@@ -376,6 +376,8 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         state = self._state
         if state.after_calls and not text.isspace():
             state.after_calls = False  # text after the calls: a closer is text again
+        if self.calls_emitted and self.policies.text_after_calls == "drop":
+            return  # content is the text before the first call (`text_after_calls`)
         if self.policies.verbatim:
             if state.gap:  # whitespace after markup: layout unless text follows
                 if text.isspace():
@@ -507,8 +509,12 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             action = MARKUP
             if lit in family.section_opens:
                 if mode != SECTION:  # (a special token goes back as nothing, its gap too)
-                    state.section_opener = state.section_back = (
+                    state.section_opener = (
                         "" if lit in family.special else space + lit[len(prompt) :]
+                    )
+                    # (`section_text="call"`: a call given back leaves the section markup)
+                    state.section_back = (
+                        "" if self.policies.section_text == "call" else state.section_opener
                     )
                     state.section_texted = False
                 self.mode, state.in_section, action = SECTION, True, OPENS_SECTION
@@ -626,9 +632,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         call.dropped = False  # an array's next element is a call of its own
         if not self._on_name(call, name, header_id):  # dropped, text or held (`call_outcome`)
             return
-        if call.kept:  # prose between the opener and the call (with the space before it)
-            self._text("".join(call.kept))
-            call.kept = []
+        self._kept_prose(call)  # prose between the opener and the call (with the space before it)
         self._boundary()
         call.index = self.calls_emitted
         self.calls_emitted += 1

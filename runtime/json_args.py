@@ -42,6 +42,15 @@ from .unwrap import members_text, wrapped_object
 SHORTCUT_KNOWS = frozenset({"raw"})  # the fields `_whole` decides as the scanner does
 
 
+def _no_schema(key: str) -> None:
+    """`json_typing="as_written"`: no member is typed."""
+    return None
+
+
+def _no_keys() -> frozenset[str]:
+    return frozenset()
+
+
 class JsonArgsReader:
     """Streams one JSON arguments object to the sink, as the model wrote it."""
 
@@ -70,6 +79,10 @@ class JsonArgsReader:
         self._tell_malformed = getattr(sink, "malformed_args", _nothing)
         self.schema_of = sink.schema_of
         self.typed_keys = sink.typed_keys  # the keys schema_of types
+        policies = getattr(sink, "policies", None)
+        if policies is not None and policies.json_typing == "as_written":
+            self.schema_of = _no_schema  # members are passed on as the model wrote them
+            self.typed_keys = _no_keys
         self.unwraps = sink.unwraps
         self._first_key = True  # only the first key may be a wrapper
         self.done = False

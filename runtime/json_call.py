@@ -53,8 +53,17 @@ _ARGUMENTS = JsonArgs()  # the item of a call object's arguments value
 SHORTCUT_KNOWS = frozenset({"name", "arguments", "name_is_key", "id", "require_args"})
 # `write_*` fields say how `render` writes, never how text is read
 ARRAY_SHORTCUT_KNOWS = frozenset(
-    {"name", "arguments", "name_is_key", "id", "bare", "write_indent", "write_indent_depth",
-     "write_id", "write_call_id"}
+    {
+        "name",
+        "arguments",
+        "name_is_key",
+        "id",
+        "bare",
+        "write_indent",
+        "write_indent_depth",
+        "write_id",
+        "write_call_id",
+    }
 )
 
 

@@ -31,6 +31,28 @@ SWITCHES: dict[str, tuple[str, ...]] = {
     # a citation span a grammar declares (Cohere's `<co>TEXT</co: 0:[1]>`): kept as written,
     # or its markup stripped and its text kept (`runtime/citations.py`)
     "citations": ("keep", "strip"),
+    # content after a call (or a call's prose between its opener and its name):
+    # kept, or dropped (content is then the text before the first call, as most of vLLM's
+    # parsers give it: `model_output[:start]`)
+    "text_after_calls": ("keep", "drop"),
+    # a markup parameter's value (`xml_params`) that no schema types: its text, or its JSON
+    # value when it is one (`1` is 1, `{"a": 2}` an object), as vLLM's `convert_value` falls
+    # back to; "json" holds such a value until it is whole
+    "untyped_values": ("text", "json"),
+    # a call whose arguments lack a property its tool's schema requires: kept as read, or
+    # malformed (`malformed_calls` then decides it); "check" holds every call until its
+    # arguments end, as `partial_calls` does
+    "required_params": ("keep", "check"),
+    # a markup parameter (`xml_params`) whose key the tool's schema does not declare (a
+    # requested tool whose schema lists properties): kept, or dropped with its value
+    "undeclared_params": ("keep", "drop"),
+    # JSON arguments (`json_args`, a JSON call's arguments): each member typed by its schema
+    # (`"7"` for an integer is 7), or passed on as the model wrote them
+    "json_typing": ("schema", "as_written"),
+    # a call given back as text (`"text"` of the three switches above) that opened its
+    # section: the section's markers go back with it ("whole": the section as written), or
+    # stay markup ("call": only the call's own text is content)
+    "section_text": ("whole", "call"),
 }
 
 COMPAT = ("vllm", "sglang", "llama.cpp")
@@ -45,6 +67,12 @@ class Policies:
     partial_calls: str = SWITCHES["partial_calls"][0]
     malformed_calls: str = SWITCHES["malformed_calls"][0]
     citations: str = SWITCHES["citations"][0]
+    text_after_calls: str = SWITCHES["text_after_calls"][0]
+    untyped_values: str = SWITCHES["untyped_values"][0]
+    required_params: str = SWITCHES["required_params"][0]
+    undeclared_params: str = SWITCHES["undeclared_params"][0]
+    json_typing: str = SWITCHES["json_typing"][0]
+    section_text: str = SWITCHES["section_text"][0]
 
     @property
     def verbatim(self) -> bool:
@@ -53,7 +81,11 @@ class Policies:
     @property
     def holds_calls(self) -> bool:
         """Whether a call waits until its arguments are known whole before it is sent."""
-        return self.partial_calls != "keep" or self.malformed_calls != "keep"
+        return (
+            self.partial_calls != "keep"
+            or self.malformed_calls != "keep"
+            or self.required_params != "keep"
+        )
 
     @property
     def keeps_text(self) -> bool:
@@ -70,9 +102,10 @@ class Profile:
     why: Mapping[str, str]  # switch -> where the stack's answer comes from (docs/compat.md)
 
 
-# `partial_calls` and `malformed_calls`: every profile follows its stack's streaming path,
-# which sends a call as it comes; their whole-output paths (given in each `why`) differ per
-# family, and reading as they do would hold every call until its arguments end
+# `partial_calls` and `malformed_calls`: a profile follows its stack's streaming path, which
+# sends a call as it comes, except for the families whose whole-output path the stack's own
+# tests pin otherwise (given in each `why`): reading as they do holds every call of those
+# families until its arguments end
 PROFILES: dict[str, Profile] = {
     # vLLM's tool parsers give back the content before the first call as the model wrote it
     # (`model_output[:start]`), newline before the opener included, except its engine parsers
@@ -84,13 +117,19 @@ PROFILES: dict[str, Profile] = {
             "partial_calls": "keep",
             "malformed_calls": "keep",
             "citations": "keep",
+            "text_after_calls": "drop",
+            "json_typing": "as_written",
         },
         {
-            "llama3_json": {"whitespace": "trim"},
+            "llama3_json": {
+                "whitespace": "trim",
+                "partial_calls": "text",
+                "malformed_calls": "text",
+            },
             # their whole-output paths strip the text before the calls too
             "apertus": {"whitespace": "trim"},
             "functiongemma": {"whitespace": "trim"},
-            "lfm2": {"whitespace": "trim"},
+            "lfm2": {"whitespace": "trim", "partial_calls": "text", "text_after_calls": "keep"},
             # melody reads the citations into the message's own field, out of the text
             "cohere_command3": {"citations": "strip"},
             "cohere_command4": {"citations": "strip"},
@@ -104,8 +143,40 @@ PROFILES: dict[str, Profile] = {
             "qwen3_coder": {"whitespace": "trim"},
             "seed_oss": {"whitespace": "trim"},
             # check the name against the tools and leave the call's markup as content
-            "minicpm5": {"unknown_tools": "text"},
+            # MiniCPM5's parser also gives back a call that lacks a required property
+            "minicpm5": {
+                "unknown_tools": "text",
+                "partial_calls": "text",
+                "malformed_calls": "text",
+                "required_params": "check",
+                "untyped_values": "json",
+                "undeclared_params": "drop",
+            },
+            # their parsers decode a value no schema types as JSON (`convert_value`'s fallback)
+            # its test gives a cut call back from the invoke, the section's opener dropped
+            "muse": {"untyped_values": "json", "partial_calls": "text", "section_text": "call"},
+            "muse_glimmer": {"untyped_values": "json", "partial_calls": "text"},
             "dots": {"unknown_tools": "text", "whitespace": "trim"},
+            # their whole-output parsers keep the text after the calls
+            "deepseek_v3": {"text_after_calls": "keep", "partial_calls": "drop"},
+            # a call cut by the end of the output: their whole-output parsers drop it
+            "deepseek_v31": {"partial_calls": "drop"},
+            "kimi_k3": {"partial_calls": "drop"},
+            "step3": {"partial_calls": "text", "text_after_calls": "keep"},
+            "inkling": {"text_after_calls": "keep"},
+            # a call cut by the end of the output: their whole-output parsers read calls by a
+            # regex that needs the call's end, or json.loads the body, and give the output
+            # back as content (their tests pin it)
+            "hermes": {"partial_calls": "text", "malformed_calls": "text"},
+            "jamba": {"partial_calls": "text"},
+            "llama4_pythonic": {"partial_calls": "text"},
+            "pythonic": {"partial_calls": "text"},
+            "poolside_v1": {"partial_calls": "text", "untyped_values": "json"},
+            "longcat": {"partial_calls": "text", "malformed_calls": "text"},
+            "hunyuan_a13b": {"partial_calls": "text"},
+            "olmo3": {"partial_calls": "text"},
+            "phi4_mini_json": {"partial_calls": "text"},
+            "granite-20b-fc": {"partial_calls": "text"},
         },
         {
             "whitespace": "content is the text before the first call, as written; the engine "
@@ -116,15 +187,32 @@ PROFILES: dict[str, Profile] = {
             "parsers that check names: GLM-4.5/4.7 and MiniMax-M2 drop the call, MiniCPM5 and "
             "dots leave its markup as content",
             "partial_calls": "streamed, a cut call is sent as it comes, arguments and all; so "
-            "is it whole by the engine parsers, Kimi-K2 and Mistral (the whole-output paths of "
-            "Hermes and Llama 3 JSON give the whole output back as content, DeepSeek V3.1's "
-            "drops the call: `partial_calls=\"text\"`/`\"drop\"` reads so, at the cost of "
-            "holding every call)",
+            "is it whole by the engine parsers, Kimi-K2 and Mistral; the whole-output paths "
+            "of Hermes, Llama 3 JSON, Jamba, Hunyuan, LongCat, Phi-4-mini, Granite-20B-FC, "
+            "pythonic, Llama 4 pythonic, OLMo 3, LFM2, Poolside, Muse, Step3 and MiniCPM5 give "
+            "the output back as content, those of DeepSeek V3, V3.1 and Kimi K3 drop the call "
+            "(their tests pin it), and the profile reads so there, holding each call until its "
+            "arguments end",
             "malformed_calls": "streamed, the call is sent as it comes; whole, Kimi-K2, DeepSeek "
-            "V3.1 and Mistral pass the arguments on as written, Hermes and Llama 3 JSON give the "
-            "whole output back as content",
+            "V3.1 and Mistral pass the arguments on as written, Hermes, Llama 3 JSON and LongCat "
+            "give the whole output back as content (the profile gives the call back there)",
             "citations": "the Cohere Command A parsers (melody) take the citation tags out of "
             "the answer text",
+            "text_after_calls": "content is the text before the first call "
+            "(`model_output[:start]`): text between and after the calls is dropped, but by "
+            "the DeepSeek V3, Inkling, LFM2 and Step3 parsers, which keep it; so is "
+            "the prose a pre-v11 Mistral output writes between `[TOOL_CALLS]` and its list",
+            "required_params": "a call is returned whatever its schema requires, but by "
+            "MiniCPM5's parser, which gives a call lacking a required property back as text",
+            "json_typing": "JSON arguments are passed on as the model wrote them "
+            "(`json.dumps` of what `json.loads` read): no parser types them by the schema",
+            "section_text": "measured on Muse only: its test gives a call cut inside its value "
+            "back from `<atem:invoke`, the section's opener dropped",
+            "undeclared_params": "every parameter is returned, but by MiniCPM5's parser, "
+            "which drops a parameter its tool's schema does not declare",
+            "untyped_values": "a markup value no schema types is kept as text, but by the "
+            "parsers that type values through `convert_value` (Muse, Muse Glimmer, MiniCPM5, "
+            "Poolside), whose fallback decodes it as JSON",
         },
     ),
     # SGLang's detectors strip the text before the first call (`text[:idx].strip()`) and drop
@@ -197,6 +285,13 @@ PROFILES: dict[str, Profile] = {
             "GigaChat3's own tests pin the text back, so that profile gives it back (holding "
             "the call until its arguments end)",
             "citations": "the Command A detector leaves the answer text as written",
+            "text_after_calls": "the text after the calls is content",
+            "untyped_values": "not measured against SGLang: the project's answer (text)",
+            "required_params": "not measured against SGLang: the project's answer (keep)",
+            "undeclared_params": "not measured against SGLang: the project's answer (keep)",
+            "json_typing": "not measured against SGLang: the project's answer (schema)",
+            "section_text": "MiniMax-M3's detector gives back a block it cannot read as "
+            "written, section markers included (its end-of-stream test)",
         },
     ),
     # llama.cpp's chat parsers keep the text before a call as written (its tests expect
@@ -223,6 +318,12 @@ PROFILES: dict[str, Profile] = {
             "whole response instead, which the profile does not follow",
             "citations": "Command R+'s grounded answer is content as written, `<co: 0>` tags "
             "included",
+            "text_after_calls": "the text after the calls is content",
+            "untyped_values": "not measured against llama.cpp: the project's answer (text)",
+            "required_params": "not measured against llama.cpp: the project's answer (keep)",
+            "undeclared_params": "not measured against llama.cpp: the project's answer (keep)",
+            "json_typing": "not measured against llama.cpp: the project's answer (schema)",
+            "section_text": "not measured against llama.cpp: the project's answer (whole)",
         },
     ),
 }

@@ -87,6 +87,10 @@ class Sink(Protocol):
         """Whether `key`, asked of the current call's first key only, is a lone wrapper
         whose object value is the arguments themselves (`runtime/unwrap.py`)."""
 
+    def drops_param(self, key: str) -> bool:
+        """Whether a markup parameter `key` of the current call is read but not written
+        (`undeclared_params="drop"`: its tool declares properties, none called `key`)."""
+
     def next_stop(self, stops: tuple[str, ...]) -> NextStop:
         """One `NextStop` over `stops` shared by the calls read one after another from one
         text (each searching to its end would make a whole parse quadratic)."""
@@ -272,7 +276,9 @@ class RenderError(ValueError):
 
 def too_deep_to_write() -> str:
     """What a `RenderError` says of arguments nested deeper than the parser reads."""
-    return f"the arguments nest too deep to write (deeper than {MAX_DEPTH} levels, the deepest read)"
+    return (
+        f"the arguments nest too deep to write (deeper than {MAX_DEPTH} levels, the deepest read)"
+    )
 
 
 def render_value_text(value: Any, xml_escape: bool = False) -> str:

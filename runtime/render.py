@@ -217,9 +217,7 @@ def output_pieces(
     body: list[Piece] = []
     given = list(ids) + [None] * (len(calls) - len(ids))
     if calls and lists_calls(spec):  # one list holds every call
-        body = call_pieces(
-            spec, *calls[0], 0, more=calls[1:], call_id=given[0], more_ids=given[1:]
-        )
+        body = call_pieces(spec, *calls[0], 0, more=calls[1:], call_id=given[0], more_ids=given[1:])
     else:
         for i, (n, a) in enumerate(calls):
             if i:

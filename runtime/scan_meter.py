@@ -68,9 +68,7 @@ class _Metered:
             self._meter.add((found.end() if found else pos + 1) - pos)
         return found
 
-    def fullmatch(
-        self, text: str, pos: int = 0, endpos: int = sys.maxsize
-    ) -> re.Match[str] | None:
+    def fullmatch(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
         found = self._pattern.fullmatch(text, pos, endpos)
         if "match" in self._only:
             self._meter.add(min(endpos, len(text)) - pos)

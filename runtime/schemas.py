@@ -664,6 +664,18 @@ class ToolSchemas:
             return False  # (a property whose schema is not an object still is one)
         return bool(props) and key not in props
 
+    def required(self, tool: str) -> tuple[str, ...]:
+        """The top-level properties `tool`'s schema lists as `required` (none for a tool not
+        requested, a schema-less one, or a `required` that is not a list of names)."""
+        try:
+            raw = self._params.get(tool)
+        except TypeError:  # unhashable junk
+            return ()
+        names = raw.get("required") if isinstance(raw, dict) else None
+        if not isinstance(names, list):
+            return ()
+        return tuple(n for n in names if isinstance(n, str))
+
     def typed_keys(self, tool: str) -> frozenset[str]:
         """The top-level properties of `tool` that are typed rather than kept as text.
 

@@ -358,7 +358,9 @@ def _ends(call: CallRecord) -> str:
     if not call.committed:
         return "a call's markup with no call in it: markup"
     if call.texted:
-        return "a call given back as text ends (`unknown_tools`, `partial_calls`, `malformed_calls`)"
+        return (
+            "a call given back as text ends (`unknown_tools`, `partial_calls`, `malformed_calls`)"
+        )
     if call.dropped:
         return "a dropped call ends (a tool not in `tools`, or a switch dropped it)"
     return f"call {call.index} ends"

@@ -363,8 +363,10 @@ class XmlElementsReader(MarkupArgs):
             # repeated names make lists, so elements may nest twice as deep in JSON: a value
             # that would make the arguments nest deeper than `MAX_DEPTH` is its text (counting
             # tags and brackets rules most values out without a walk)
-            if node.children and deeper_than_tags(body, self._open) and deeper_than(
-                value, MAX_DEPTH - 1
+            if (
+                node.children
+                and deeper_than_tags(body, self._open)
+                and deeper_than(value, MAX_DEPTH - 1)
             ):
                 value = body
             self.emit(self._prefix() + json_text(value))
@@ -473,9 +475,7 @@ def _convert(node: _Node, schema: dict | None, depth: int = 0) -> object:
     if not node.children:
         return _leaf_value("".join(node.texts), schema, depth)
     if _is_array(node, schema_types(schema)):
-        return [
-            _convert(c, item_schema(schema, i), depth + 1) for i, c in enumerate(node.children)
-        ]
+        return [_convert(c, item_schema(schema, i), depth + 1) for i, c in enumerate(node.children)]
     return _object(node, lambda key: property_schema(schema, key), depth)
 
 

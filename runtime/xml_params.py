@@ -23,7 +23,7 @@ import re
 from typing import Any, NamedTuple, Sequence
 
 from .batched import MarkupArgs
-from .coerce import coerce_flagged_json, coerce_text, json_text
+from .coerce import coerce_flagged_json, coerce_text, decode_json_or_text, json_text
 from .in_value import OpenerInValue
 from .json_args import JsonArgsReader
 from .markers import Markers, markers
@@ -87,6 +87,7 @@ class _Key(NamedTuple):
     as_text: bool
     prefix: str  # the key as the arguments write it: `"name": `
     wraps: bool  # a lone wrapper around the arguments, if it comes first
+    dropped: bool = False  # not written: `undeclared_params="drop"` and undeclared
 
 
 _MAX_KEYS = 256  # keys remembered per call; a model inventing names is not remembered
@@ -194,6 +195,8 @@ class XmlParamsReader(MarkupArgs):
         "_keys",
         "_whole",
         "_unwraps",
+        "_untyped_json",
+        "_drops",
         "_wrapper",
         "_first",
         "_key_ends",
@@ -233,6 +236,11 @@ class XmlParamsReader(MarkupArgs):
             else None
         )
         self._unwraps = sink.unwraps
+        # a value no schema types is its JSON value when it is one (`untyped_values="json"`)
+        policies = getattr(sink, "policies", None)
+        self._untyped_json = policies is not None and policies.untyped_values == "json"
+        drops = policies is not None and policies.undeclared_params == "drop"
+        self._drops = sink.drops_param if drops else None
         self._wrapper = False  # the parameter being read is a wrapper (`runtime/unwrap.py`)
         self._first = True  # no parameter opened yet: only the first may be a wrapper
         # call openers that end a value only when what follows them says a call began
@@ -368,9 +376,14 @@ class XmlParamsReader(MarkupArgs):
         if (item.xml_unescape or item.unescape_keys) and "&" in name:  # `name="a&amp;b"`
             name = xml_unescape(name)
         schema = self.schema_of(name)
-        as_text = not json_flagged and (schema is None or streams_as_text(schema))
+        as_text = not json_flagged and (
+            streams_as_text(schema) if schema is not None else not self._untyped_json
+        )
         prefix = encode_basestring(name) + ": "
-        key = _Key(name, json_flagged, schema, as_text, prefix, self._unwraps(name))
+        if self._drops is not None and self._drops(name):  # read, not written
+            key = _Key(name, json_flagged, schema, False, prefix, False, True)
+        else:
+            key = _Key(name, json_flagged, schema, as_text, prefix, self._unwraps(name))
         if len(self._keys) < _MAX_KEYS:
             self._keys[raw] = key
         return key
@@ -409,7 +422,9 @@ class XmlParamsReader(MarkupArgs):
                 value = xml_unescape(value)
             first, self._first = self._first, False
             members = self._members(key, value) if first and key.wraps else None
-            if members is not None:
+            if key.dropped:
+                pass
+            elif members is not None:
                 pieces.append(members)
                 count = 1 if members else 0
             else:
@@ -604,6 +619,8 @@ class XmlParamsReader(MarkupArgs):
                 self._count = 1 if members else 0
             elif self._wrapper and self._key.as_text:  # no object: the text it is, as ever
                 self.emit(self._key_prefix() + encode_basestring(text))
+            elif self._key.dropped:
+                pass
             else:
                 self.emit(self._key_prefix() + json_text(self._typed_value(self._key, text)))
         self._wrapper = False
@@ -621,6 +638,8 @@ class XmlParamsReader(MarkupArgs):
     def _typed_value(key: _Key, text: str) -> object:
         if key.json_flagged:
             return coerce_flagged_json(text, key.schema)
+        if key.schema is None:  # held, not streamed: `untyped_values="json"`
+            return decode_json_or_text(text)
         return coerce_text(text, key.schema)
 
     def _finish(self) -> None:

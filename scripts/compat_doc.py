@@ -278,8 +278,10 @@ GENERAL = [
         " keep it in one path only: SGLang's whole-output parse in its `deepseekv3`,"
         " `deepseekv31`, `hermes`, `qwen25`, `qwen3_coder` (also `step3p5`, `nanbeige`),"
         " `interns1`, `kimi_k2`, `kimi_k3`, `dots`, `lfm2` and `hunyuan` detectors keeps only"
-        " the text before the first call. The families where a case shows a peer"
-        " dropping it are listed below.",
+        " the text before the first call, and so do most of vLLM's parsers"
+        " (`model_output[:start]`): `text_after_calls=\"drop\"` reads so, and"
+        " `compat=\"vllm\"` sets it (the table below). The families where a case shows a"
+        " peer dropping it are listed below (what the project's own answer does).",
     ),
     (
         "Ignored markers",

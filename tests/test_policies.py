@@ -35,8 +35,13 @@ def test_a_profile_sets_its_stack_and_per_family_answers() -> None:
     assert resolve("sglang", "hermes", {}) == Policies("trim", "drop")
     assert resolve("sglang", "qwen3_coder", {}).unknown_tools == "keep"
     assert resolve("sglang", "kimi_k2", {}) == Policies("trim", "keep")
-    assert resolve("vllm", "hermes", {}) == Policies("verbatim", "keep")
-    assert resolve("vllm", "glm45", {}) == Policies("trim", "drop")
+    assert resolve("vllm", "hermes", {}) == Policies(
+        "verbatim", "keep", "text", "text", text_after_calls="drop", json_typing="as_written"
+    )
+    assert resolve("vllm", "glm45", {}) == Policies(
+        "trim", "drop", text_after_calls="drop", json_typing="as_written"
+    )
+    assert resolve("vllm", "deepseek_v3", {}).text_after_calls == "keep"
     assert resolve("vllm", "cohere_command3", {}).citations == "strip"
     # an alias takes its grammar's answers
     assert resolve("vllm", "qwen3_xml", {}, "qwen3_coder").whitespace == "trim"

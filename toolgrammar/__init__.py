@@ -87,7 +87,17 @@ class StreamParser:
     call whose arguments the end of the output cut) and `malformed_calls` (arguments that
     never form an object): `"keep"` (closed), `"drop"` or `"text"`; anything but `"keep"`
     holds each call until its arguments end; `citations="keep"` or `"strip"` (a grammar's
-    citation spans, Cohere's `<co>…</co: 0:[1]>`: the text kept, the markup dropped).
+    citation spans, Cohere's `<co>…</co: 0:[1]>`: the text kept, the markup dropped);
+    `text_after_calls="keep"` or `"drop"` (content written after a call is dropped: content
+    is the text before the first call); `untyped_values="text"` or `"json"` (a markup
+    parameter's value no schema types is its JSON value when it is one, held until whole);
+    `required_params="keep"` or `"check"` (a call lacking a property its schema requires is
+    malformed, for `malformed_calls` to decide; holds each call until its arguments end);
+    `undeclared_params="keep"` or `"drop"` (a markup parameter its tool's schema does not
+    declare is dropped with its value); `json_typing="schema"` or `"as_written"` (JSON
+    arguments passed on as the model wrote them, not typed by the schema);
+    `section_text="whole"` or `"call"` (a call given back as text that opened its section
+    takes the section's markers with it, or leaves them markup).
     `ids="sequential"` makes tool-call
     ids `call_0`, `call_1`, ... (for tests); the default is random
     `chatcmpl-tool-<32 hex>`, and a family whose markup carries an id uses that.
@@ -110,6 +120,12 @@ class StreamParser:
         partial_calls: Literal["keep", "drop", "text"] | None = None,
         malformed_calls: Literal["keep", "drop", "text"] | None = None,
         citations: Literal["keep", "strip"] | None = None,
+        text_after_calls: Literal["keep", "drop"] | None = None,
+        untyped_values: Literal["text", "json"] | None = None,
+        required_params: Literal["keep", "check"] | None = None,
+        undeclared_params: Literal["keep", "drop"] | None = None,
+        json_typing: Literal["schema", "as_written"] | None = None,
+        section_text: Literal["whole", "call"] | None = None,
         ids: Literal["random", "sequential"] = "random",
         params: Mapping[str, str] | None = None,
         trace: Trace | None = None,
@@ -130,6 +146,12 @@ class StreamParser:
             "partial_calls": partial_calls,
             "malformed_calls": malformed_calls,
             "citations": citations,
+            "text_after_calls": text_after_calls,
+            "untyped_values": untyped_values,
+            "required_params": required_params,
+            "undeclared_params": undeclared_params,
+            "json_typing": json_typing,
+            "section_text": section_text,
         }
         self.policies = resolve_policies(compat, family, switches, spec.name)
         options: dict[str, Any] = {

@@ -206,6 +206,12 @@ def cmd_parse(args: argparse.Namespace) -> int:
         "partial_calls": args.partial_calls,
         "malformed_calls": args.malformed_calls,
         "citations": args.citations,
+        "text_after_calls": args.text_after_calls,
+        "untyped_values": args.untyped_values,
+        "required_params": args.required_params,
+        "undeclared_params": args.undeclared_params,
+        "json_typing": args.json_typing,
+        "section_text": args.section_text,
         "ids": args.ids,
         "params": _read_params(args.param),
         "response_template": _read_template(args.response_template),
@@ -540,6 +546,43 @@ def make_parser() -> argparse.ArgumentParser:
         choices=SWITCHES["citations"],
         help="citation spans the grammar declares (Cohere's <co>...</co: 0:[1]>): keep as "
         "written, or strip the markup and keep the text (default: --compat's, else keep)",
+    )
+    parse_command.add_argument(
+        "--text-after-calls",
+        choices=SWITCHES["text_after_calls"],
+        help="content written after a call: keep, or drop (content is then the text before "
+        "the first call) (default: --compat's, else keep)",
+    )
+    parse_command.add_argument(
+        "--untyped-values",
+        choices=SWITCHES["untyped_values"],
+        help="a markup parameter's value no schema types: text, or json (its JSON value when "
+        "it is one, held until whole) (default: --compat's, else text)",
+    )
+    parse_command.add_argument(
+        "--required-params",
+        choices=SWITCHES["required_params"],
+        help="a call lacking a property its schema requires: keep, or check (it is malformed, "
+        "for --malformed-calls to decide; holds each call until its arguments end) "
+        "(default: --compat's, else keep)",
+    )
+    parse_command.add_argument(
+        "--undeclared-params",
+        choices=SWITCHES["undeclared_params"],
+        help="a markup parameter its tool's schema does not declare: keep, or drop it with its "
+        "value (default: --compat's, else keep)",
+    )
+    parse_command.add_argument(
+        "--json-typing",
+        choices=SWITCHES["json_typing"],
+        help="JSON arguments: schema (each member typed by its schema) or as_written "
+        "(default: --compat's, else schema)",
+    )
+    parse_command.add_argument(
+        "--section-text",
+        choices=SWITCHES["section_text"],
+        help="a call given back as text that opened its section: whole (the section's "
+        "markers go back with it) or call (they stay markup) (default: --compat's, else whole)",
     )
     parse_command.add_argument(
         "--response-template",

@@ -429,7 +429,7 @@ def _json_native(found: Found, markup: str, two: str) -> bool:
         if not id_key and numbered and name_key:
             options += [f"id={_lit(numbered)}", "write_id=true"]
             found.guesses.append(
-                f"{numbered!r} numbers the calls from \"0\": read as the call's id, written first"
+                f'{numbered!r} numbers the calls from "0": read as the call\'s id, written first'
             )
         if in_array:
             opener = before.rstrip()[:-1]
@@ -476,7 +476,9 @@ def _json_layout(text: str) -> list[str]:
     for indent in (2, 4):
         for depth in (0, 1):
             if indent_json(compact, indent, depth) == text.strip():
-                return [f"write_indent={indent}"] + ([f"write_indent_depth={depth}"] if depth else [])
+                return [f"write_indent={indent}"] + (
+                    [f"write_indent_depth={depth}"] if depth else []
+                )
     return []
 
 
@@ -557,7 +559,7 @@ def _python(found: Found, markup: str) -> bool:
     options = f"list={'true' if listed else 'false'}"
     if markup[match.end() :].lstrip().startswith(_lit(CITY)):
         options += ", write_json=true"  # `city="Paris"`: the template prints values as JSON
-        found.guesses.append("values are printed as JSON (city=\"…\"): write_json=true")
+        found.guesses.append('values are printed as JSON (city="…"): write_json=true')
     found.call = [
         *(_strip_ws(_spaced(head)) + ["ws"] if head.strip() else []),
         *(['&"["'] if listed else []),  # the list opens the call; python_calls reads it
@@ -741,7 +743,11 @@ def _xml(found: Found, probe: Probe, markup: str, two: str, lead: int, at: int) 
     flagged = _type_flag(found, probe, open_, key_end, value_open, lead)
     if flagged is not None:
         base, flag_options = flagged
-        kept = [o for o in options if o.split("=", 1)[0] in ("value_end", "trim_newline", "write_between")]
+        kept = [
+            o
+            for o in options
+            if o.split("=", 1)[0] in ("value_end", "trim_newline", "write_between")
+        ]
         options = [f"open={_lit(base)}", *flag_options, *kept]
         implicit_open = base
     else:
@@ -937,7 +943,9 @@ def _render_writes(found: Found, probe: Probe, two: str) -> None:
         before_call = gaps.get(True, before_text)
         if before_call != before_text:
             if before_call == write.get("after_content", ""):
-                write["before_calls"] = before_call  # Nemotron 3's `</think>Text` and `</think>\n<tool_call>`
+                write["before_calls"] = (
+                    before_call  # Nemotron 3's `</think>Text` and `</think>\n<tool_call>`
+                )
             else:
                 write["after_reasoning"] = before_call
     if found.content_after_calls:

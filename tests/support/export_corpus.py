@@ -47,7 +47,18 @@ from toolgrammar.runtime.spec import KeyValueArgs, Lit, Skip, XmlElements, XmlPa
 
 def in_grammar(case: Case) -> tuple[bool, str]:
     """(in, why not)."""
-    switched = ("unknown_tools", "partial_calls", "malformed_calls", "citations")
+    switched = (
+        "unknown_tools",
+        "partial_calls",
+        "malformed_calls",
+        "citations",
+        "text_after_calls",
+        "untyped_values",
+        "required_params",
+        "undeclared_params",
+        "json_typing",
+        "section_text",
+    )
     if case.finish != "stop" or case.tools is None or any(case.options.get(s) for s in switched):
         return False, "truncated, or tools/call-switch options"
     try:
