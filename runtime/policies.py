@@ -136,6 +136,7 @@ PROFILES: dict[str, Profile] = {
             "gemma4": {"whitespace": "trim"},
             "glm45": {"whitespace": "trim", "unknown_tools": "drop"},
             "glm47": {"whitespace": "trim", "unknown_tools": "drop"},
+            "k2_horizon": {"json_typing": "schema"},
             "granite": {"whitespace": "trim"},
             "llama4_json": {"whitespace": "trim"},
             "minimax_m2": {"whitespace": "trim", "unknown_tools": "drop"},
@@ -205,7 +206,8 @@ PROFILES: dict[str, Profile] = {
             "required_params": "a call is returned whatever its schema requires, but by "
             "MiniCPM5's parser, which gives a call lacking a required property back as text",
             "json_typing": "JSON arguments are passed on as the model wrote them "
-            "(`json.dumps` of what `json.loads` read): no parser types them by the schema",
+            "(`json.dumps` of what `json.loads` read), but by K2 Horizon's parser, which types "
+            "the JSON format's values by the schema (`coerce_to_schema_type`)",
             "section_text": "measured on Muse only: its test gives a call cut inside its value "
             "back from `<atem:invoke`, the section's opener dropped",
             "undeclared_params": "every parameter is returned, but by MiniCPM5's parser, "
