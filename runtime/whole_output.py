@@ -1,0 +1,479 @@
+"""The whole-output route: `parse()` of a complete output reads runs of complete calls in
+one step each instead of feeding them through the engine's item loop.
+
+The engine stays the one definition of what an output means. This route hands it every
+piece of text it does not decide itself: the text before, between and after the calls, and
+any call it is not sure of. A run of calls is read here only from a point where the engine
+itself stands clean (`_clean`: outside any call, reasoning or held text, nothing pending),
+at a call opener the engine's own search of that place finds (its `Markers`, with their
+passes), and each call only when every item of its shape is one this module reads exactly
+as the engine's readers do (`_Steps`) and the call reads whole:
+
+- literals and whitespace as `item_readers` reads them, no whitespace left at the call's
+  end (the engine would give it back as text);
+- a name as `call_head._read_name` reads it (`spec.name_of`), with no field the route does
+  not know (`shortcuts.unknown_fields`: a `doubled`, `requested` or `recipient` name makes the
+  shape the engine's);
+- `json_args` and `json_call` arguments only where their own shortcut would take them
+  (`json_args.decoded_object`, `json_args.sent_as_written`, `json_stream.whole_members`:
+  one C decoder call, bytes released as written, no typing that changes a value).
+
+Anything else (a value typing would change, a call the policies hold, drop or give back, a
+name of a tool the request lacks under `unknown_tools`, a call ending near the end of the
+output, where the finish reason decides) stops the run: the engine reads on from there,
+in one piece or up to the next opener where it stands clean again. Feeding it the text in
+pieces reads as feeding it whole (the parity the invariants require of every cut).
+
+Per call the route makes what the engine's `_marker`, `_commit` and `_end_call` make of a
+whole call that is sent as it is read: the call's id and name, its arguments, the state
+flags. `tests/test_whole_output.py` reads every corpus case under every policy it names,
+and fuzzed outputs, both ways and requires the same message.
+
+Off switch: `TOOLGRAMMAR_NO_WHOLE_ROUTE=1` in the environment (read at import), or
+`switch(False)` at run time; `TOOLGRAMMAR_NO_SHORTCUTS=1` turns it off too, and a traced
+parse (`trace=`) never takes it (docs/debugging.md).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING, Any, Callable
+
+from . import shortcuts
+from .deltas import CallParts
+from .json_args import SHORTCUT_KNOWS as JSON_ARGS_KNOWS
+from .json_args import decoded_object, sent_as_written
+from .json_call import _BEFORE_NAME, _MAX_NAME
+from .json_call import SHORTCUT_KNOWS as JSON_CALL_KNOWS
+from .json_stream import MAX_DEPTH, WHOLE_STRING, loads_or_none, scan_value, whole_members
+from .limits import deeper_than
+from .markers import markers
+from .modes import CONTENT, SECTION
+from .spec import JsonArgs, JsonCall, Lit, Name, Ws, name_of
+from .unwrap import WRAPPER_KEYS
+
+if TYPE_CHECKING:
+    from .engine import Engine
+    from .tables import CompiledFamily
+
+__all__ = ["ON", "switch", "whole"]
+
+ON: bool = os.environ.get("TOOLGRAMMAR_NO_WHOLE_ROUTE", "") in ("", "0")
+"""Whether `parse()` takes the whole-output route at all."""
+
+
+def switch(on: bool) -> None:
+    """Turn the whole-output route on or off from now on."""
+    global ON
+    ON = on
+
+
+_LIT_KNOWS = frozenset({"text", "optional", "alternatives", "lazy", "file"})
+_NAME_KNOWS = frozenset({"until", "pattern", "id", "max_len", "write_index_from", "xml_unescape"})
+# a route gives the rest of the output to the engine after this many openers it did not read
+_MAX_DECLINED = 32
+
+
+class _Shape:
+    """How the route reads the calls one opener starts (its first shape), from the item
+    after the opener: `head`, one match over the literals, whitespace and name before the
+    arguments (to their `{`); the arguments, a `json_args` object (`call` None) or a
+    `json_call` object (`call` its item), up to `ends`; `tail`, one match over the
+    literals and whitespace after them. Possessive and atomic, as each reader takes its
+    item whole and never gives it back."""
+
+    __slots__ = ("peek", "head", "name", "reach", "fixed", "call", "ends", "tail")
+
+    def __init__(self, peek: bool) -> None:
+        self.peek = peek  # the opener is a lookahead: the call's items read it
+        self.head: re.Pattern[str] | None = None
+        self.name: Name | None = None  # the name read in `head` (group `raw`)
+        self.reach = 0  # the name's end marker must end within this of its start
+        self.fixed = ""  # the name the opener implies (`name(fixed=…)`)
+        self.call: JsonCall | None = None
+        self.ends: Any = None  # the stop markers of the arguments
+        self.tail: re.Pattern[str] | None = None
+
+
+def _literal(item: Lit, openers: Any) -> str | None:
+    """A literal as the reader takes it (the longest spelling there; an optional one
+    when there; a lookahead one seen, not taken), or None for one the route does not read."""
+    if shortcuts.unknown_fields(item, _LIT_KNOWS | {"peek"}) or (item.peek and item.optional):
+        return None
+    texts = sorted((t for t in item.texts if t), key=len, reverse=True)
+    if not texts:
+        return None
+    # an optional literal that a longer opener begins with waits on what follows it
+    # (`_opener_longer`): the engine's
+    if item.optional and any(len(o) > len(t) and o.startswith(t) for t in texts for o in openers):
+        return None
+    group = "(?>" + "|".join(map(re.escape, texts)) + ")"
+    if item.peek:  # there, and left for the next item to read
+        return f"(?={group})"
+    return group + "?+" if item.optional else group
+
+
+def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shape | None:
+    """How the route reads shape `number` from item `start`, or None when one of its items
+    is not one the route reads exactly as the engine does."""
+    items = family.shapes[number].call
+    shape = _Shape(peek)
+    head: list[str] = []
+    tail: list[str] = []
+    parts = head
+    for index in range(start, len(items)):
+        item = items[index]
+        if isinstance(item, Ws):
+            parts.append(r"\s*+")
+        elif isinstance(item, Lit):
+            literal = _literal(item, family.openers)
+            if literal is None:
+                return None
+            parts.append(literal)
+        elif isinstance(item, Name) and parts is head and shape.name is None and not shape.fixed:
+            if item.fixed:
+                if shortcuts.unknown_fields(item, _NAME_KNOWS | {"fixed"}):
+                    return None
+                shape.fixed = item.fixed
+                continue
+            if shortcuts.unknown_fields(item, _NAME_KNOWS) or not item.until:
+                return None
+            # the earliest end marker, searched no further than the reader searches
+            # (the reader searches for it within twice the name's reach: a name the bound
+            # leaves out is the engine's to read)
+            longest = max(map(len, item.until))
+            shape.name, shape.reach = item, 2 * (item.max_len + longest) - longest
+            ends = "|".join(map(re.escape, sorted(item.until, key=len, reverse=True)))
+            head.append(f"(?>(?P<raw>(?s:.){{0,{shape.reach}}}?)(?=(?P<until>{ends})))")
+        elif isinstance(item, (JsonArgs, JsonCall)) and parts is head:
+            if isinstance(item, JsonArgs):  # after the name (the call is made)
+                if item.raw or not shortcuts.takes(item, JSON_ARGS_KNOWS):
+                    return None
+                if shape.name is None and not shape.fixed:
+                    return None
+            else:  # the object names the call: nothing before it does
+                if item.name_is_key or not shortcuts.takes(item, JSON_CALL_KNOWS):
+                    return None
+                if shape.name is not None or shape.fixed:
+                    return None
+                shape.call = item
+            shape.ends = markers(family.stops[number, index])
+            head.append(r"[ \t\n\r]*+(?=\{)")  # (`skip_whitespace`, then its `{`)
+            parts = tail
+        else:
+            return None
+    if parts is not tail:
+        return None
+    shape.head = re.compile("".join(head))
+    shape.tail = re.compile("".join(tail))
+    return shape
+
+
+class _Route:
+    """What the route reads of one compiled family: per call opener, how it reads the calls
+    of the shape the opener starts first (openers left out: the engine reads their calls),
+    and the search for those openers."""
+
+    __slots__ = ("family", "shapes", "in_section", "in_content", "starts", "margin")
+
+    def __init__(self, family: CompiledFamily) -> None:
+        self.family = family
+        self.shapes: dict[str, _Shape] = {}
+        for opener, starts in family.openers.items():
+            # an opener that is also another marker (ignored, a block's) is the engine's
+            if opener in family.ignore or opener in family.section_closes:
+                continue
+            shape = _shape(family, *starts[0], opener in family.peek_openers)
+            if shape is not None:
+                self.shapes[opener] = shape
+        # where each opens a call (`Engine._marker`): in a section, and in content too
+        # where calls open anywhere
+        self.in_section = frozenset(self.shapes)
+        self.in_content = self.in_section if family.calls_anywhere else frozenset()
+        routed = sorted(self.shapes, key=len, reverse=True)
+        self.starts = re.compile("|".join(map(re.escape, routed))) if routed else None
+        # a call ending within this of the output's end is the engine's: there the end of
+        # the output (and its finish reason) may decide what a marker cut short is
+        longest = max((len(lit) for lit in family.section_drop_prefixes.literals), default=0)
+        longest = max([longest, *(len(o) for o in family.openers)])
+        self.margin = 2 * longest + 2
+
+
+_ROUTES: dict[int, _Route] = {}
+_ROUTES_LIMIT = 256
+
+
+def _forget() -> None:
+    _ROUTES.clear()
+
+
+shortcuts.on_switch(_forget)
+
+
+def _route(family: CompiledFamily) -> _Route:
+    route = _ROUTES.get(id(family))
+    if route is None or route.family is not family:
+        if len(_ROUTES) >= _ROUTES_LIMIT:
+            _ROUTES.clear()
+        route = _ROUTES[id(family)] = _Route(family)
+    return route
+
+
+def whole(engine: Engine, text: str, reason: str) -> tuple[list[str], list[str], dict[int, CallParts]]:
+    """What `engine.whole(text, reason)` gathers, read by the route where it can."""
+    from .engine import Engine  # (the engine imports the modules this one does)
+
+    if (
+        not (ON and shortcuts.ON)
+        or type(engine) is not Engine
+        or engine._log is not None
+        or engine.finished
+        or engine._headers is not None
+    ):
+        return engine.whole(text, reason)
+    policies = engine.policies
+    if policies.holds_calls or policies.keeps_text:
+        return engine.whole(text, reason)
+    route = _route(engine.family)
+    if route.starts is None or not _clean(engine):
+        return engine.whole(text, reason)
+    state = engine._state
+    size = len(text)
+    limit = size - route.margin
+    pos = 0  # the text before it went to the engine or was read here
+    copied = 0  # the held text fed again with each piece (bounded: linear in all)
+    declined = 0
+    read = _Read(engine, route)
+    search = route.starts.search
+    while True:
+        found = search(text, pos, limit) if pos < limit else None
+        if found is None:
+            break
+        at = found.start()
+        if at > pos:
+            copied += len(state.pending)
+            engine._run(state.pending + text[pos:at], eof=False)
+            pos = at
+        new = read.calls(text, at, limit) if _clean(engine) else at
+        if new > at:
+            pos = new
+            continue
+        declined += 1
+        if declined > _MAX_DECLINED or copied > size:
+            break
+        copied += len(state.pending)
+        engine._run(state.pending + text[at : found.end()], eof=False)
+        pos = found.end()
+    if pos < size:
+        engine._run(state.pending + text[pos:], eof=False)
+    engine._end(reason)
+    content, reasoning, calls = engine._out.gather()
+    calls.update(read.made)  # (the engine numbers its own calls after these: no index twice)
+    return content, reasoning, calls
+
+
+def _clean(engine: Engine) -> bool:
+    """Whether the engine stands where a call opener is read as a marker with nothing else
+    to decide first: outside a call, reasoning and a message header, nothing held."""
+    state = engine._state
+    return (
+        (engine.mode == CONTENT or engine.mode == SECTION)
+        and engine._call is None
+        and not state.pending
+        and state.considered is None
+        and not state.reopen
+        and not state.prompt
+        and state.rewind is None
+    )
+
+
+class _Read:
+    """One output read by the route: the engine it reads for, the calls it made (as
+    `DeltaBuffer.gather` gathers them), and what it looked up once for every call."""
+
+    __slots__ = ("engine", "route", "made", "stops", "schemas")
+
+    def __init__(self, engine: Engine, route: _Route) -> None:
+        self.engine = engine
+        self.route = route
+        self.made: dict[int, CallParts] = {}
+        # per stop markers, (where the last search began, the stop it found): a search from
+        # up to that stop finds it again (as `markers.NextStop`: no rescan of a long rest)
+        self.stops: dict[Any, tuple[int, int]] = {}
+        self.schemas: dict[str, tuple] = {}  # per tool name, what `sent_as_written` asks
+
+    def calls(self, text: str, pos: int, limit: int) -> int:
+        """Read whole calls from `pos` (each after whitespace only) as the engine would;
+        the position after the last one read (`pos`: none)."""
+        engine = self.engine
+        route = self.route
+        family = route.family
+        state = engine._state
+        made = self.made
+        shapes = route.shapes
+        unknown_kept = engine.policies.unknown_tools == "keep"
+        tools = engine.tools
+        after_calls_markers = family.after_calls_markers
+        while True:
+            mode = engine.mode
+            if mode == SECTION:
+                found = family.quick_section_markers
+                allowed = route.in_section
+            else:
+                found = after_calls_markers if state.after_calls else family.quick_content_markers
+                allowed = route.in_content
+            at, lit = found.search(text, pos)
+            if lit not in allowed or (at > pos and not text[pos:at].isspace()):
+                return pos
+            if lit in found.passable:  # the scan passes over an opener whose call gives it back
+                if found.pass_over(text, at, lit, pos) != (at, lit, pos):
+                    return pos
+            if found.may_grow(text, at, lit):
+                return pos
+            shape = shapes[lit]
+            # the call's items, as its readers read them (`_Shape`)
+            head = shape.head.match(text, at if shape.peek else at + len(lit))
+            if head is None:
+                return pos
+            item = shape.name
+            call_id: str | None = None
+            if item is not None:
+                name, call_id = name_of(item, head.group("raw").strip())
+                if not name:
+                    return pos
+            else:
+                name = shape.fixed
+            start = head.end()
+            stop = self._stop(shape.ends, text, start)
+            if shape.call is None:
+                decoded = _decoded(text, start, stop)
+                if decoded is None or not self._as_written(text, start, decoded, name):
+                    return pos
+                end = decoded[1]
+                arguments = text[start:end]
+            else:
+                read = self._call_object(shape.call, text, start, stop)
+                if read is None:
+                    return pos
+                end, name, call_id, arguments = read
+            tail = shape.tail.match(text, end)
+            if tail is None:
+                return pos
+            after = tail.end()
+            if after > end and text[after - 1].isspace():
+                return pos  # whitespace at the call's end: the engine gives it back as text
+            if after > limit or not (unknown_kept or tools.known(name)):
+                return pos
+            # what `_marker`, `_commit` and `_end_call` make of a whole call sent as read
+            # (the whitespace before it was held as layout, and `_commit` drops it)
+            state.after_calls = False
+            state.section_opener = ""
+            state.ws_held.clear()
+            index = engine.calls_emitted
+            engine.calls_emitted = index + 1
+            engine._current_name = name
+            made[index] = [call_id or engine.call_id(index), name, [arguments]]
+            if state.in_section:
+                engine.mode = SECTION
+            else:
+                engine.mode = CONTENT
+                if after_calls_markers:
+                    state.after_calls = True
+            state.gap = True
+            pos = after
+
+    def _stop(self, ends: Any, text: str, pos: int) -> int:
+        """Where the arguments' text may end at most: their next stop marker, as the readers
+        find it (`JsonArgsReader.read`), or the end of the text less a tail that may begin
+        one."""
+        last = self.stops.get(ends)
+        if last is not None and last[0] <= pos and (last[1] < 0 or pos <= last[1]):
+            at = last[1]
+        else:
+            at = ends.search(text, pos)[0]
+            self.stops[ends] = (pos, at)
+        return at if at >= 0 else len(text) - ends.held(text, pos)
+
+    def _as_written(self, text: str, start: int, found: tuple[dict, int], name: str) -> bool:
+        """Whether the arguments decoded at `start` go out as written for tool `name`."""
+        asks = self.schemas.get(name)
+        if asks is None:
+            tools = self.engine.tools
+            asks = self.schemas[name] = (
+                lambda key: key in WRAPPER_KEYS and tools.lacks_property(name, key),
+                lambda key: tools.param_schema(name, key),
+                tools.typed_keys(name),
+            )
+        value, end = found
+        return sent_as_written(text, start, end, value, *asks)
+
+    def _call_object(
+        self, item: JsonCall, text: str, start: int, stop: int
+    ) -> tuple[int, str, str | None, str] | None:
+        """A `json_call` object at `start`, read whole as `JsonCallReader._whole` reads it:
+        (its end, the name, the id, the arguments as written), or None."""
+        found = whole_members(text, start, stop)
+        if found is None:
+            return None
+        members, close = found
+        args_keys, name_keys, id_keys = item.arguments, item.name, item.id
+        named = False
+        args_at = -1
+        for key, begin, end, _ in members:
+            if key in args_keys:
+                if not named or args_at >= 0:
+                    return None
+                args_at = begin
+            elif key in name_keys and not named:
+                raw = text[begin:end]
+                if not (WHOLE_STRING.fullmatch(raw) and raw[1:-1].strip()) or len(raw) > _MAX_NAME:
+                    return None
+                if end - start > _BEFORE_NAME:
+                    return None
+                named = True
+        if args_at < 0 or text[args_at] != "{":
+            return None
+        name: str | None = None
+        call_id: str | None = None
+        arguments = ""
+        for key, begin, end, value in members:
+            if key in args_keys:
+                if name is None or not self._as_written(text, begin, (value, end), name):
+                    return None
+                arguments = text[begin:end]
+                continue
+            if key in id_keys and name is None and call_id is None:
+                ok, got = loads_or_none(text[begin:end])
+                if ok and isinstance(got, (str, int)) and not isinstance(got, bool):
+                    call_id = str(got)
+            if key in name_keys and name is None:
+                ok, got = loads_or_none(text[begin:end])
+                if ok and isinstance(got, str) and got.strip() and len(got.strip()) <= _MAX_NAME:
+                    name = got.strip()
+        if name is None:
+            return None
+        return close, name, call_id, arguments
+
+
+# arguments up to this long are decoded in one slice: a failure costs what the slice holds
+_SLICE = 4096
+
+
+def _decoded(text: str, pos: int, stop: int) -> tuple[dict, int] | None:
+    """`json_args.decoded_object(text, pos, stop)`, decided alike: a short object is read
+    from its slice at once (no `}` search first: the slice bounds what a failure costs)."""
+    if stop - pos > _SLICE:
+        return decoded_object(text, pos, stop)
+    try:
+        value, end = scan_value(text[pos:stop], 0)
+    except (StopIteration, ValueError, RecursionError):
+        return None
+    if type(value) is not dict:
+        return None
+    end += pos
+    if text.count("{", pos, end) + text.count("[", pos, end) > MAX_DEPTH and deeper_than(
+        value, MAX_DEPTH
+    ):
+        return None
+    return value, end
