@@ -227,6 +227,7 @@ def whole(engine: Engine, text: str, reason: str) -> tuple[list[str], list[str],
     if (
         not (ON and shortcuts.ON)
         or type(engine) is not Engine
+        or not engine._quick
         or engine._log is not None
         or engine.finished
         or engine._headers is not None
@@ -236,7 +237,7 @@ def whole(engine: Engine, text: str, reason: str) -> tuple[list[str], list[str],
     if policies.holds_calls or policies.keeps_text:
         return engine.whole(text, reason)
     route = _route(engine.family)
-    if route.starts is None or not _clean(engine):
+    if route.starts is None:
         return engine.whole(text, reason)
     state = engine._state
     size = len(text)

@@ -33,7 +33,7 @@ BY_FAMILY: dict[str, list[Case]] = collections.defaultdict(list)
 for _case in CASES:
     BY_FAMILY[_case.family].append(_case)
 FAMILIES = sorted(path.stem for path in CORPUS.glob("*.txt"))
-FUZZ_INPUTS = 40  # per family, from the fuzzer's own seeds
+FUZZ_INPUTS = 150  # per family, from the fuzzer's own seeds
 # the families of the bench (bench/vs_sglang.py): their many-call outputs must be read by the
 # route, not only agree with the engine (else the agreement would hold vacuously)
 ROUTED = ("kimi_k2", "hermes", "deepseek_v3", "deepseek_v31", "mistral", "llama3_json")
