@@ -41,6 +41,7 @@ import re
 from typing import TYPE_CHECKING, Any, Callable
 
 from . import shortcuts
+from .dialects import DIALECTS
 from .deltas import CallParts
 from .json_args import SHORTCUT_KNOWS as JSON_ARGS_KNOWS
 from .json_args import decoded_object, sent_as_written
@@ -48,7 +49,7 @@ from .json_call import _BEFORE_NAME, _MAX_NAME
 from .json_call import SHORTCUT_KNOWS as JSON_CALL_KNOWS
 from .json_stream import MAX_DEPTH, WHOLE_STRING, loads_or_none, scan_value, whole_members
 from .limits import deeper_than
-from .markers import markers
+from .markers import NextStop, markers
 from .modes import CONTENT, SECTION
 from .spec import JsonArgs, JsonCall, Lit, Name, Ws, name_of
 from .unwrap import WRAPPER_KEYS
@@ -83,7 +84,7 @@ class _Shape:
     literals and whitespace after them. Possessive and atomic, as each reader takes its
     item whole and never gives it back."""
 
-    __slots__ = ("peek", "head", "name", "reach", "fixed", "call", "ends", "tail")
+    __slots__ = ("peek", "head", "name", "reach", "fixed", "call", "dialect", "ends", "tail")
 
     def __init__(self, peek: bool) -> None:
         self.peek = peek  # the opener is a lookahead: the call's items read it
@@ -92,6 +93,8 @@ class _Shape:
         self.reach = 0  # the name's end marker must end within this of its start
         self.fixed = ""  # the name the opener implies (`name(fixed=…)`)
         self.call: JsonCall | None = None
+        # any other dialect: (its reader class, its item, its stops), read by that reader
+        self.dialect: tuple[Any, Any, Any] | None = None
         self.ends: Any = None  # the stop markers of the arguments
         self.tail: re.Pattern[str] | None = None
 
@@ -160,6 +163,14 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
                 shape.call = item
             shape.ends = markers(family.stops[number, index])
             head.append(r"[ \t\n\r]*+(?=\{)")  # (`skip_whitespace`, then its `{`)
+            parts = tail
+        elif type(item) in DIALECTS and parts is head and (shape.name is not None or shape.fixed):
+            # another dialect after the name: its own reader reads the arguments, as the
+            # engine has it read them (`DialectSink._dialect`), for a sink of the route's
+            row = DIALECTS[type(item)]
+            if row.names_calls:
+                return None
+            shape.dialect = (row.reader, item, family.stops[number, index])
             parts = tail
         else:
             return None
@@ -247,6 +258,12 @@ def whole(engine: Engine, text: str, reason: str) -> tuple[list[str], list[str],
     declined = 0
     read = _Read(engine, route)
     search = route.starts.search
+    # the last call ends at the end of the output, as a rule, where the engine reads it:
+    # from the last place of an opener on (of the openers there, the earliest: a call's
+    # second opener is no later than its first) nothing is tried first, so a single call,
+    # however long, is read once
+    lasts = [at for at in (text.rfind(opener) for opener in route.shapes) if at >= 0]
+    limit = min(limit, min(lasts, default=-1))
     while True:
         found = search(text, pos, limit) if pos < limit else None
         if found is None:
@@ -346,14 +363,20 @@ class _Read:
             else:
                 name = shape.fixed
             start = head.end()
-            stop = self._stop(shape.ends, text, start)
-            if shape.call is None:
+            if shape.dialect is not None:
+                read = self._dialect(shape.dialect, text, start, name)
+                if read is None:
+                    return pos
+                end, arguments = read
+            elif shape.call is None:
+                stop = self._stop(shape.ends, text, start)
                 decoded = _decoded(text, start, stop)
                 if decoded is None or not self._as_written(text, start, decoded, name):
                     return pos
                 end = decoded[1]
                 arguments = text[start:end]
             else:
+                stop = self._stop(shape.ends, text, start)
                 read = self._call_object(shape.call, text, start, stop)
                 if read is None:
                     return pos
@@ -383,6 +406,20 @@ class _Read:
                     state.after_calls = True
             state.gap = True
             pos = after
+
+    def _dialect(
+        self, dialect: tuple[Any, Any, Any], text: str, start: int, name: str
+    ) -> tuple[int, str] | None:
+        """Arguments of another dialect read by its reader, as the engine has it read them
+        (`Engine._read_dialect`): (their end, their text); None unless it read them whole,
+        well formed, in one read."""
+        reader_class, item, stops = dialect
+        sink = _Sink(self.engine.tools, name, self.stops)
+        reader = reader_class(item, stops, sink)
+        end = reader.read(text, start, False)
+        if not reader.done or sink.odd or end <= start:
+            return None
+        return end, "".join(sink.pieces)
 
     def _stop(self, ends: Any, text: str, pos: int) -> int:
         """Where the arguments' text may end at most: their next stop marker, as the readers
@@ -455,6 +492,50 @@ class _Read:
         if name is None:
             return None
         return close, name, call_id, arguments
+
+
+class _Sink:
+    """What a dialect's reader sends to and asks of the engine (`protocol.Sink`), for one
+    call of the route: the pieces of its arguments, the answers of the engine's own
+    `DialectSink` for the call's tool; a name read (a call of a list) or arguments that
+    never formed an object make the call the engine's (`odd`)."""
+
+    __slots__ = ("tools", "name", "pieces", "odd", "_stops")
+
+    log = None  # (not tracing)
+
+    def __init__(self, tools: Any, name: str, stops: dict[Any, Any]) -> None:
+        self.tools = tools
+        self.name = name
+        self.pieces: list[str] = []
+        self.odd = False
+        self._stops = stops
+
+    def emit_args(self, text: str) -> None:
+        if text:
+            self.pieces.append(text)
+
+    def commit_call(self, name: str, call_id: str | None = None) -> None:
+        self.odd = True
+
+    def malformed_args(self) -> None:
+        self.odd = True
+
+    def schema_of(self, key: str) -> dict | None:
+        return self.tools.param_schema(self.name, key)
+
+    def typed_keys(self) -> frozenset[str]:
+        return self.tools.typed_keys(self.name)
+
+    def unwraps(self, key: str) -> bool:
+        return key in WRAPPER_KEYS and self.tools.lacks_property(self.name, key)
+
+    def next_stop(self, stops: tuple[str, ...]) -> NextStop:
+        key = ("next", stops)
+        found = self._stops.get(key)
+        if found is None:
+            found = self._stops[key] = NextStop(markers(stops))
+        return found
 
 
 # arguments up to this long are decoded in one slice: a failure costs what the slice holds
