@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from .coerce import coerce_json
 from .json_bounded import find_closer, scan_within
@@ -215,7 +215,9 @@ class JsonArgsReader:
         """Whole arguments text[pos:end] that a caller has decoded already (to `value`, not
         nested deeper than the scanner reads): sent as they are when they need no typing.
         False, having sent nothing, when they do; then `read` reads them."""
-        if not sent_as_written(text, pos, end, value, self.unwraps, self.schema_of, self.typed_keys()):
+        if not sent_as_written(
+            text, pos, end, value, self.unwraps, self.schema_of, self.typed_keys()
+        ):
             return False
         self._tried_whole = self._started = True
         self._out(text[pos:end])
@@ -300,8 +302,10 @@ def sent_as_written(
     (`Sink.unwraps`, `Sink.schema_of`; `typed_keys`: what `Sink.typed_keys` returns)."""
     if value and unwraps(next(iter(value))):
         return False  # a wrapper: its members go in its place, as the scanner writes them
-    typed = [key for key in typed_keys if key in value]
-    if typed and not _written_once(text, pos, end, typed):
+    typed = typed_keys.intersection(value) if typed_keys else None
+    if not typed:
+        return True
+    if not _written_once(text, pos, end, typed):
         try:  # the scanner types each member it reads: a typed key written twice is
             scan_within(_scan_object, text, pos, end)  # refused (the decoder keeps the last)
         except (StopIteration, ValueError, RecursionError):
@@ -320,13 +324,16 @@ def sent_as_written(
 _RETYPABLE = (str, dict, list)
 
 
-def _written_once(text: str, pos: int, end: int, keys: list[str]) -> bool:
+def _written_once(text: str, pos: int, end: int, keys: Iterable[str]) -> bool:
     """Whether each of `keys` is surely written at most once in text[pos:end]: with no
     backslash there, every spelling of a key is its plain `"key"`, so a count tells.
     False means "not sure" (an escape, or the key's text seen twice, maybe in a value)."""
     if text.find("\\", pos, end) >= 0:
         return False
-    return all(text.count(f'"{key}"', pos, end) <= 1 for key in keys)
+    for key in keys:
+        if text.count(f'"{key}"', pos, end) > 1:
+            return False
+    return True
 
 
 # the strict decoder again, refusing repeated keys (see `_object`)

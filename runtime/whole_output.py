@@ -38,13 +38,15 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from . import shortcuts
 from .dialects import DIALECTS
+from .engine import Engine
 from .deltas import CallParts
 from .json_args import SHORTCUT_KNOWS as JSON_ARGS_KNOWS
-from .json_args import decoded_object, sent_as_written
+from .json_args import sent_as_written
+from .json_bounded import scan_within
 from .json_call import _BEFORE_NAME, _MAX_NAME
 from .json_call import SHORTCUT_KNOWS as JSON_CALL_KNOWS
 from .json_stream import MAX_DEPTH, WHOLE_STRING, loads_or_none, scan_value, whole_members
@@ -55,7 +57,6 @@ from .spec import JsonArgs, JsonCall, Lit, Name, Ws, name_of
 from .unwrap import WRAPPER_KEYS
 
 if TYPE_CHECKING:
-    from .engine import Engine
     from .tables import CompiledFamily
 
 __all__ = ["ON", "switch", "whole"]
@@ -84,7 +85,9 @@ class _Shape:
     literals and whitespace after them. Possessive and atomic, as each reader takes its
     item whole and never gives it back."""
 
-    __slots__ = ("peek", "head", "name", "reach", "fixed", "call", "dialect", "ends", "tail")
+    __slots__ = (
+        "peek", "head", "name", "reach", "fixed", "call", "plain", "dialect", "ends", "tail"
+    )  # fmt: skip
 
     def __init__(self, peek: bool) -> None:
         self.peek = peek  # the opener is a lookahead: the call's items read it
@@ -93,6 +96,8 @@ class _Shape:
         self.reach = 0  # the name's end marker must end within this of its start
         self.fixed = ""  # the name the opener implies (`name(fixed=…)`)
         self.call: JsonCall | None = None
+        # the call object's commonest layout, its name then its arguments (`_plain_call`)
+        self.plain: re.Pattern[str] | None = None
         # any other dialect: (its reader class, its item, its stops), read by that reader
         self.dialect: tuple[Any, Any, Any] | None = None
         self.ends: Any = None  # the stop markers of the arguments
@@ -161,6 +166,7 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
                 if shape.name is not None or shape.fixed:
                     return None
                 shape.call = item
+                shape.plain = _plain_call(item)
             shape.ends = markers(family.stops[number, index])
             head.append(r"[ \t\n\r]*+(?=\{)")  # (`skip_whitespace`, then its `{`)
             parts = tail
@@ -179,6 +185,29 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
     shape.head = re.compile("".join(head))
     shape.tail = re.compile("".join(tail))
     return shape
+
+
+def _plain_call(item: JsonCall) -> re.Pattern[str] | None:
+    """A `json_call` object up to its arguments' `{` in the layout models write, a name key
+    with a plain string, then an arguments key: where it matches, `JsonCallReader._whole`
+    reads just these two members, the name as written (no escape in it, so it decodes to
+    itself), and the arguments object, if the object closes right after it."""
+    keys = (*item.name, *item.arguments)
+    if set(item.name) & set(item.arguments) or set(item.name) & set(item.id):
+        return None
+    if any('"' in key or "\\" in key or not key for key in keys):
+        return None
+    space = "[ \\t\\n\\r]*"
+    names = "|".join(map(re.escape, item.name))
+    arguments = "|".join(map(re.escape, item.arguments))
+    return re.compile(
+        f'\\{{{space}"(?:{names})"{space}:{space}(?P<name>"[^"\\\\\\x00-\\x1f]*"){space},{space}'
+        f'"(?:{arguments})"{space}:{space}(?=\\{{)'
+    )
+
+
+# after a call object's arguments: its end
+_CLOSE = re.compile(r"[ \t\n\r]*\}")
 
 
 class _Route:
@@ -231,10 +260,10 @@ def _route(family: CompiledFamily) -> _Route:
     return route
 
 
-def whole(engine: Engine, text: str, reason: str) -> tuple[list[str], list[str], dict[int, CallParts]]:
+def whole(
+    engine: Engine, text: str, reason: str
+) -> tuple[list[str], list[str], dict[int, CallParts]]:
     """What `engine.whole(text, reason)` gathers, read by the route where it can."""
-    from .engine import Engine  # (the engine imports the modules this one does)
-
     if (
         not (ON and shortcuts.ON)
         or type(engine) is not Engine
@@ -377,7 +406,7 @@ class _Read:
                 arguments = text[start:end]
             else:
                 stop = self._stop(shape.ends, text, start)
-                read = self._call_object(shape.call, text, start, stop)
+                read = self._call_object(shape, text, start, stop)
                 if read is None:
                     return pos
                 end, name, call_id, arguments = read
@@ -447,14 +476,29 @@ class _Read:
         return sent_as_written(text, start, end, value, *asks)
 
     def _call_object(
-        self, item: JsonCall, text: str, start: int, stop: int
+        self, shape: _Shape, text: str, start: int, stop: int
     ) -> tuple[int, str, str | None, str] | None:
         """A `json_call` object at `start`, read whole as `JsonCallReader._whole` reads it:
         (its end, the name, the id, the arguments as written), or None."""
+        plain = shape.plain.match(text, start, stop) if shape.plain is not None else None
+        if plain is not None:
+            raw = plain.group("name")
+            name = raw[1:-1].strip()
+            if name and len(raw) <= _MAX_NAME:
+                at = plain.end()
+                found = _decoded(text, at, stop, MAX_DEPTH - 1)
+                if found is not None:
+                    close = _CLOSE.match(text, found[1], stop)
+                    if close is not None:
+                        if not self._as_written(text, at, found, name):
+                            return None
+                        return close.end(), name, None, text[at : found[1]]
         found = whole_members(text, start, stop)
         if found is None:
             return None
         members, close = found
+        item = shape.call
+        assert item is not None
         args_keys, name_keys, id_keys = item.arguments, item.name, item.id
         named = False
         args_at = -1
@@ -542,20 +586,21 @@ class _Sink:
 _SLICE = 4096
 
 
-def _decoded(text: str, pos: int, stop: int) -> tuple[dict, int] | None:
-    """`json_args.decoded_object(text, pos, stop)`, decided alike: a short object is read
-    from its slice at once (no `}` search first: the slice bounds what a failure costs)."""
-    if stop - pos > _SLICE:
-        return decoded_object(text, pos, stop)
+def _decoded(text: str, pos: int, stop: int, depth: int = MAX_DEPTH) -> tuple[dict, int] | None:
+    """`json_args.decoded_object(text, pos, stop)` (nested no deeper than `depth`: a call
+    object's arguments one less, as `whole_members` reads them), decided alike: a short
+    object is read from its slice at once (no `}` search first: the slice bounds what a
+    failure costs)."""
     try:
-        value, end = scan_value(text[pos:stop], 0)
+        if stop - pos > _SLICE:
+            value, end = scan_within(scan_value, text, pos, stop)
+        else:
+            value, end = scan_value(text[pos:stop], 0)
+            end += pos
     except (StopIteration, ValueError, RecursionError):
         return None
     if type(value) is not dict:
         return None
-    end += pos
-    if text.count("{", pos, end) + text.count("[", pos, end) > MAX_DEPTH and deeper_than(
-        value, MAX_DEPTH
-    ):
+    if text.count("{", pos, end) + text.count("[", pos, end) > depth and deeper_than(value, depth):
         return None
     return value, end

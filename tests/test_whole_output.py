@@ -19,7 +19,6 @@ import pytest
 
 import toolgrammar
 from support.corpus_format import CORPUS, TOOLS, Case, all_cases
-from toolgrammar.check.family import make_sample
 from toolgrammar.check.fuzz import make_input
 from toolgrammar.runtime import whole_output
 from toolgrammar.runtime.engine import Engine
