@@ -361,80 +361,108 @@ class _Read:
         shapes = route.shapes
         unknown_kept = engine.policies.unknown_tools == "keep"
         tools = engine.tools
+        call_id_of = engine.call_id
+        stops = self.stops
+        schemas = self.schemas
         after_calls_markers = family.after_calls_markers
+        # the search the engine's scan makes here (`Engine._scan`); after a call, the one of
+        # the place a call leaves it in (`_end_call`), the same for every call after
+        in_section = state.in_section
+        if engine.mode == SECTION:
+            found, allowed = family.quick_section_markers, route.in_section
+        elif state.after_calls:
+            found, allowed = after_calls_markers, route.in_content
+        else:
+            found, allowed = family.quick_content_markers, route.in_content
+        first = index = engine.calls_emitted
+        name = ""
         while True:
-            mode = engine.mode
-            if mode == SECTION:
-                found = family.quick_section_markers
-                allowed = route.in_section
-            else:
-                found = after_calls_markers if state.after_calls else family.quick_content_markers
-                allowed = route.in_content
             at, lit = found.search(text, pos)
             if lit not in allowed or (at > pos and not text[pos:at].isspace()):
-                return pos
+                break
             if lit in found.passable:  # the scan passes over an opener whose call gives it back
                 if found.pass_over(text, at, lit, pos) != (at, lit, pos):
-                    return pos
+                    break
             if found.may_grow(text, at, lit):
-                return pos
+                break
             shape = shapes[lit]
             # the call's items, as its readers read them (`_Shape`)
             head = shape.head.match(text, at if shape.peek else at + len(lit))
             if head is None:
-                return pos
+                break
             item = shape.name
             call_id: str | None = None
             if item is not None:
-                name, call_id = name_of(item, head.group("raw").strip())
-                if not name:
-                    return pos
+                called, call_id = name_of(item, head.group("raw").strip())
+                if not called:
+                    break
             else:
-                name = shape.fixed
+                called = shape.fixed
             start = head.end()
             if shape.dialect is not None:
-                read = self._dialect(shape.dialect, text, start, name)
+                read = self._dialect(shape.dialect, text, start, called)
                 if read is None:
-                    return pos
+                    break
                 end, arguments = read
-            elif shape.call is None:
-                stop = self._stop(shape.ends, text, start)
-                decoded = _decoded(text, start, stop)
-                if decoded is None or not self._as_written(text, start, decoded, name):
-                    return pos
-                end = decoded[1]
-                arguments = text[start:end]
             else:
-                stop = self._stop(shape.ends, text, start)
-                read = self._call_object(shape, text, start, stop)
-                if read is None:
-                    return pos
-                end, name, call_id, arguments = read
+                # where the arguments may end at most: their next stop marker, as the readers
+                # find it, remembered (`markers.NextStop`), or the end less a held tail
+                ends = shape.ends
+                last = stops.get(ends)
+                if last is not None and last[0] <= start and (last[1] < 0 or start <= last[1]):
+                    stop = last[1]
+                else:
+                    stop = ends.search(text, start)[0]
+                    stops[ends] = (start, stop)
+                if stop < 0:
+                    stop = len(text) - ends.held(text, start)
+                if shape.call is None:
+                    decoded = _decoded(text, start, stop)
+                    if decoded is None:
+                        break
+                    asks = schemas.get(called)
+                    if asks is None:
+                        asks = self._asks(called)
+                    end = decoded[1]
+                    if not sent_as_written(text, start, end, decoded[0], *asks):
+                        break
+                    arguments = text[start:end]
+                else:
+                    read = self._call_object(shape, text, start, stop)
+                    if read is None:
+                        break
+                    end, called, call_id, arguments = read
             tail = shape.tail.match(text, end)
             if tail is None:
-                return pos
+                break
             after = tail.end()
             if after > end and text[after - 1].isspace():
-                return pos  # whitespace at the call's end: the engine gives it back as text
-            if after > limit or not (unknown_kept or tools.known(name)):
-                return pos
-            # what `_marker`, `_commit` and `_end_call` make of a whole call sent as read
-            # (the whitespace before it was held as layout, and `_commit` drops it)
-            state.after_calls = False
+                break  # whitespace at the call's end: the engine gives it back as text
+            if after > limit or not (unknown_kept or tools.known(called)):
+                break
+            made[index] = [call_id or call_id_of(index), called, [arguments]]
+            name = called
+            pos = after
+            if index == first:
+                if in_section:
+                    found, allowed = family.quick_section_markers, route.in_section
+                elif after_calls_markers:
+                    found, allowed = after_calls_markers, route.in_content
+                else:
+                    found, allowed = family.quick_content_markers, route.in_content
+            index += 1
+        if index > first:
+            # what `_marker`, `_commit` and `_end_call` made of the last of the whole calls,
+            # each sent as read (the whitespace before each was held as layout, and
+            # `_commit` dropped it)
             state.section_opener = ""
             state.ws_held.clear()
-            index = engine.calls_emitted
-            engine.calls_emitted = index + 1
+            engine.calls_emitted = index
             engine._current_name = name
-            made[index] = [call_id or engine.call_id(index), name, [arguments]]
-            if state.in_section:
-                engine.mode = SECTION
-            else:
-                engine.mode = CONTENT
-                if after_calls_markers:
-                    state.after_calls = True
+            engine.mode = SECTION if in_section else CONTENT
+            state.after_calls = not in_section and bool(after_calls_markers)
             state.gap = True
-            pos = after
+        return pos
 
     def _dialect(
         self, dialect: tuple[Any, Any, Any], text: str, start: int, name: str
@@ -450,28 +478,19 @@ class _Read:
             return None
         return end, "".join(sink.pieces)
 
-    def _stop(self, ends: Any, text: str, pos: int) -> int:
-        """Where the arguments' text may end at most: their next stop marker, as the readers
-        find it (`JsonArgsReader.read`), or the end of the text less a tail that may begin
-        one."""
-        last = self.stops.get(ends)
-        if last is not None and last[0] <= pos and (last[1] < 0 or pos <= last[1]):
-            at = last[1]
-        else:
-            at = ends.search(text, pos)[0]
-            self.stops[ends] = (pos, at)
-        return at if at >= 0 else len(text) - ends.held(text, pos)
+    def _asks(self, name: str) -> tuple:
+        """What `sent_as_written` asks of tool `name`'s schemas, as the engine's sink answers."""
+        tools = self.engine.tools
+        asks = self.schemas[name] = (
+            lambda key: key in WRAPPER_KEYS and tools.lacks_property(name, key),
+            lambda key: tools.param_schema(name, key),
+            tools.typed_keys(name),
+        )
+        return asks
 
     def _as_written(self, text: str, start: int, found: tuple[dict, int], name: str) -> bool:
         """Whether the arguments decoded at `start` go out as written for tool `name`."""
-        asks = self.schemas.get(name)
-        if asks is None:
-            tools = self.engine.tools
-            asks = self.schemas[name] = (
-                lambda key: key in WRAPPER_KEYS and tools.lacks_property(name, key),
-                lambda key: tools.param_schema(name, key),
-                tools.typed_keys(name),
-            )
+        asks = self.schemas.get(name) or self._asks(name)
         value, end = found
         return sent_as_written(text, start, end, value, *asks)
 
