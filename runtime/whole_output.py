@@ -53,6 +53,7 @@ from .json_stream import MAX_DEPTH, WHOLE_STRING, loads_or_none, scan_value, who
 from .limits import deeper_than
 from .markers import NextStop, markers
 from .modes import CONTENT, SECTION
+from .scan_meter import SEARCHES, forgets, metered
 from .spec import JsonArgs, JsonCall, Lit, Name, Ws, name_of
 from .unwrap import WRAPPER_KEYS
 
@@ -73,8 +74,10 @@ def switch(on: bool) -> None:
 
 _LIT_KNOWS = frozenset({"text", "optional", "alternatives", "lazy", "file"})
 _NAME_KNOWS = frozenset({"until", "pattern", "id", "max_len", "write_index_from", "xml_unescape"})
-# a route gives the rest of the output to the engine after this many openers it did not read
-_MAX_DECLINED = 32
+# the route gives the rest of the output to the engine after this many openers in a row it
+# did not read (each one it tries and leaves costs a look at the call: bounded, and not
+# repeated over a whole output of openers that are no calls)
+_MAX_DECLINED = 4
 
 
 class _Shape:
@@ -182,8 +185,8 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
             return None
     if parts is not tail:
         return None
-    shape.head = re.compile("".join(head))
-    shape.tail = re.compile("".join(tail))
+    shape.head = metered(re.compile("".join(head)))
+    shape.tail = metered(re.compile("".join(tail)))
     return shape
 
 
@@ -200,9 +203,11 @@ def _plain_call(item: JsonCall) -> re.Pattern[str] | None:
     space = "[ \\t\\n\\r]*"
     names = "|".join(map(re.escape, item.name))
     arguments = "|".join(map(re.escape, item.arguments))
-    return re.compile(
-        f'\\{{{space}"(?:{names})"{space}:{space}(?P<name>"[^"\\\\\\x00-\\x1f]*"){space},{space}'
-        f'"(?:{arguments})"{space}:{space}(?=\\{{)'
+    return metered(
+        re.compile(
+            f'\\{{{space}"(?:{names})"{space}:{space}(?P<name>"[^"\\\\\\x00-\\x1f]*"){space},{space}'
+            f'"(?:{arguments})"{space}:{space}(?=\\{{)'
+        )
     )
 
 
@@ -232,7 +237,11 @@ class _Route:
         self.in_section = frozenset(self.shapes)
         self.in_content = self.in_section if family.calls_anywhere else frozenset()
         routed = sorted(self.shapes, key=len, reverse=True)
-        self.starts = re.compile("|".join(map(re.escape, routed))) if routed else None
+        self.starts = (
+            metered(re.compile("|".join(map(re.escape, routed))), SEARCHES, "start")
+            if routed
+            else None
+        )
         # a call ending within this of the output's end is the engine's: there the end of
         # the output (and its finish reason) may decide what a marker cut short is
         longest = max((len(lit) for lit in family.section_drop_prefixes.literals), default=0)
@@ -249,6 +258,7 @@ def _forget() -> None:
 
 
 shortcuts.on_switch(_forget)
+forgets(_forget)  # (their patterns count scans only when made under a test's meter)
 
 
 def _route(family: CompiledFamily) -> _Route:
@@ -305,6 +315,7 @@ def whole(
         new = read.calls(text, at, limit) if _clean(engine) else at
         if new > at:
             pos = new
+            declined = 0
             continue
         declined += 1
         if declined > _MAX_DECLINED or copied > size:
