@@ -74,10 +74,6 @@ def switch(on: bool) -> None:
 
 _LIT_KNOWS = frozenset({"text", "optional", "alternatives", "lazy", "file"})
 _NAME_KNOWS = frozenset({"until", "pattern", "id", "max_len", "write_index_from", "xml_unescape"})
-# the route gives the rest of the output to the engine after this many openers in a row it
-# did not read (each one it tries and leaves costs a look at the call: bounded, and not
-# repeated over a whole output of openers that are no calls)
-_MAX_DECLINED = 4
 
 
 class _Shape:
@@ -293,8 +289,6 @@ def whole(
     size = len(text)
     limit = size - route.margin
     pos = 0  # the text before it went to the engine or was read here
-    copied = 0  # the held text fed again with each piece (bounded: linear in all)
-    declined = 0
     read = _Read(engine, route)
     search = route.starts.search
     # the last call ends at the end of the output, as a rule, where the engine reads it:
@@ -309,20 +303,15 @@ def whole(
             break
         at = found.start()
         if at > pos:
-            copied += len(state.pending)
             engine._run(state.pending + text[pos:at], eof=False)
             pos = at
         new = read.calls(text, at, limit) if _clean(engine) else at
-        if new > at:
-            pos = new
-            declined = 0
-            continue
-        declined += 1
-        if declined > _MAX_DECLINED or copied > size:
+        if new == at:
+            # the engine reads the rest in one piece: cut into pieces at the openers the route
+            # leaves, its scan could not pass over an opener whose call gives its text back
+            # (it would make the call, where the text after the opener, whole, decides)
             break
-        copied += len(state.pending)
-        engine._run(state.pending + text[at : found.end()], eof=False)
-        pos = found.end()
+        pos = new
     if pos < size:
         engine._run(state.pending + text[pos:], eof=False)
     engine._end(reason)
