@@ -5,6 +5,11 @@ texts in one run, taking turns (`side_by_side.parse_times_ms`), best of --repeat
     /work/.../peer_python sglang . bench/whole_parse.py sglang [--families ...] [--shapes ...]
         [--size 16K] [--repeat 15]
     python bench/whole_parse.py none      # ours only, no peer environment needed
+    python bench/whole_parse.py none --opcodes   # bytecode instructions, route and engine
+
+`--opcodes` counts the Python bytecode instructions of one parse each way (`opcodes.py`'s
+counter: a cost a busy machine does not disturb; C work, the decoder's and the regexes',
+is not in it).
 
 The texts are `streams.py`'s shapes at --size; a peer's parse whose calls differ from the
 expected ones is marked ≠ (its time is not comparable).
@@ -53,6 +58,39 @@ def peer_of(name: str) -> Any:
     return PEER
 
 
+def opcodes(args: argparse.Namespace) -> int:
+    """Bytecode instructions of one whole parse, with the route and without it."""
+    from opcodes import count_opcodes
+
+    import toolgrammar
+
+    tools = streams.load_tools()
+    size = side_by_side.parse_size(args.size)
+    header = ["family", "shape", "calls", "route", "engine", "per call route", "per call engine"]
+    rows = []
+    for family in args.families:
+        for shape in args.shapes:
+            text = streams.build_stream(family, shape, size).text
+            counts = []
+            for on in (True, False):
+                whole_output.switch(on)
+
+                def parse() -> Any:
+                    return toolgrammar.parse(family, text, tools, ids="sequential")
+
+                parse()  # (caches warm)
+                counts.append(count_opcodes(parse))
+            whole_output.switch(True)
+            calls = max(1, len(parse().tool_calls))
+            row = [family, shape, str(calls), *map(str, counts)]
+            row += [f"{counts[0] / calls:.0f}", f"{counts[1] / calls:.0f}"]
+            rows.append(row)
+            print(" | ".join(row), flush=True)
+    print()
+    print(side_by_side.md_table(header, rows))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("peer", choices=["sglang", "vllm", "none"])
@@ -60,7 +98,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shapes", nargs="+", default=list(streams.SHAPES))
     parser.add_argument("--size", default="16K")
     parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--opcodes", action="store_true", help="count opcodes, ours only")
     args = parser.parse_args(argv)
+    if args.opcodes:
+        return opcodes(args)
     size = side_by_side.parse_size(args.size)
     peer = peer_of(args.peer)
     modules = peer.load() if peer is not None else None
