@@ -20,9 +20,11 @@ as the engine's readers do (`_Steps`) and the call reads whole:
 
 Anything else (a value typing would change, a call the policies hold, drop or give back, a
 name of a tool the request lacks under `unknown_tools`, a call ending near the end of the
-output, where the finish reason decides) stops the run: the engine reads on from there,
-in one piece or up to the next opener where it stands clean again. Feeding it the text in
-pieces reads as feeding it whole (the parity the invariants require of every cut).
+output, where the finish reason decides) stops the route: the engine reads the rest of the
+output from there in one piece. The text before a run of calls goes to the engine in a
+piece that ends at the run's first opener; feeding it the text in pieces reads as feeding it
+whole (the parity the invariants require of every cut), and where the engine does not stand
+clean at such a cut (it holds text back), the route stops there too.
 
 Per call the route makes what the engine's `_marker`, `_commit` and `_end_call` make of a
 whole call that is sent as it is read: the call's id and name, its arguments, the state
