@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from typing import Sequence
+from typing import Callable, Iterable, Sequence
 
 from .coerce import coerce_json
 from .json_bounded import find_closer, scan_within
@@ -213,43 +213,25 @@ class JsonArgsReader:
         """The fast path: arguments already whole in `text` are read by the C decoder.
 
         When the object starting at `pos` is complete before `stop`, is JSON the scanner
-        would take the same way (no non-finite numbers, no deeper nesting than it reads, no
-        typed key written twice) and needs no coercion, the scanner would release exactly
-        its bytes; they go out at once. Anything else returns -1 and the scanner reads it: it stays
-        the one definition of what is released, this only skips its character loop.
+        would take the same way (`decoded_object`) and needs no coercion, the scanner would
+        release exactly its bytes; they go out at once. Anything else returns -1 and the
+        scanner reads it: it stays the one definition of what is released, this only skips
+        its character loop.
         """
-        if find_closer(text, "}", pos, stop) < 0:
-            return -1  # not whole yet (the common case while streaming): no need to try
-        try:
-            value, end = scan_within(scan_value, text, pos, stop)
-        except (StopIteration, ValueError, RecursionError):
+        found = decoded_object(text, pos, stop)
+        if found is None:
             return -1
-        if end > stop or not isinstance(value, dict):
-            return -1
-        if nests_deeper(text, pos, end, value, MAX_DEPTH):
-            return -1
+        value, end = found
         return end if self.take_decoded(text, pos, end, value) else -1
 
     def take_decoded(self, text: str, pos: int, end: int, value: dict) -> bool:
         """Whole arguments text[pos:end] that a caller has decoded already (to `value`, not
         nested deeper than the scanner reads): sent as they are when they need no typing.
         False, having sent nothing, when they do; then `read` reads them."""
-        if value and self.unwraps(next(iter(value))):
-            return False  # a wrapper: its members go in its place, as the scanner writes them
-        schema_of = self.schema_of
-        typed = [key for key in self.typed_keys() if key in value]
-        if typed and not _written_once(text, pos, end, typed):
-            try:  # the scanner types each member it reads: a typed key written twice is
-                scan_within(_scan_object, text, pos, end)  # refused (the decoder keeps the last)
-            except (StopIteration, ValueError, RecursionError):
-                return False
-        for key in typed:
-            member = value[key]
-            if not isinstance(member, _RETYPABLE):  # typing leaves other JSON values as written
-                continue
-            schema = schema_of(key)
-            if not streams_as_text(schema) and coerce_json(member, schema) is not member:
-                return False
+        if not sent_as_written(
+            text, pos, end, value, self.unwraps, self.schema_of, self.typed_keys()
+        ):
+            return False
         self._tried_whole = self._started = True
         self._out(text[pos:end])
         self.close()
@@ -301,17 +283,70 @@ def _object(pairs: list[tuple[str, object]]) -> dict:
     return value
 
 
+def decoded_object(text: str, pos: int, stop: int) -> tuple[dict, int] | None:
+    """The JSON object at `pos` when it is whole before `stop` and JSON the scanner would
+    take the same way (no non-finite numbers, no deeper nesting than it reads): (its value,
+    its end); None otherwise (then the scanner must read it)."""
+    if find_closer(text, "}", pos, stop) < 0:
+        return None  # not whole yet (the common case while streaming): no need to try
+    try:
+        value, end = scan_within(scan_value, text, pos, stop)
+    except (StopIteration, ValueError, RecursionError):
+        return None
+    if end > stop or not isinstance(value, dict):
+        return None
+    if nests_deeper(text, pos, end, value, MAX_DEPTH):
+        return None
+    return value, end
+
+
+def sent_as_written(
+    text: str,
+    pos: int,
+    end: int,
+    value: dict,
+    unwraps: Callable[[str], bool],
+    schema_of: Callable[[str], dict | None],
+    typed_keys: frozenset[str],
+) -> bool:
+    """Whether whole arguments text[pos:end], decoded to `value` (`decoded_object`), are
+    released by the scanner exactly as written: no wrapper key first, no typed key written
+    twice, no value typing would change. Asks the call's schemas as a sink does
+    (`Sink.unwraps`, `Sink.schema_of`; `typed_keys`: what `Sink.typed_keys` returns)."""
+    if value and unwraps(next(iter(value))):
+        return False  # a wrapper: its members go in its place, as the scanner writes them
+    typed = typed_keys.intersection(value) if typed_keys else None
+    if not typed:
+        return True
+    if not _written_once(text, pos, end, typed):
+        try:  # the scanner types each member it reads: a typed key written twice is
+            scan_within(_scan_object, text, pos, end)  # refused (the decoder keeps the last)
+        except (StopIteration, ValueError, RecursionError):
+            return False
+    for key in typed:
+        member = value[key]
+        if not isinstance(member, _RETYPABLE):  # typing leaves other JSON values as written
+            continue
+        schema = schema_of(key)
+        if not streams_as_text(schema) and coerce_json(member, schema) is not member:
+            return False
+    return True
+
+
 # the decoded values typing may change (`coerce_json`): strings, and containers holding them
 _RETYPABLE = (str, dict, list)
 
 
-def _written_once(text: str, pos: int, end: int, keys: list[str]) -> bool:
+def _written_once(text: str, pos: int, end: int, keys: Iterable[str]) -> bool:
     """Whether each of `keys` is surely written at most once in text[pos:end]: with no
     backslash there, every spelling of a key is its plain `"key"`, so a count tells.
     False means "not sure" (an escape, or the key's text seen twice, maybe in a value)."""
     if text.find("\\", pos, end) >= 0:
         return False
-    return all(text.count(f'"{key}"', pos, end) <= 1 for key in keys)
+    for key in keys:
+        if text.count(f'"{key}"', pos, end) > 1:
+            return False
+    return True
 
 
 # the strict decoder again, refusing repeated keys (see `_object`)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Union
 
 from .xml_entities import xml_unescape
@@ -105,13 +106,17 @@ def where(
     return f"{node.file or spec.source}:{node.line}"
 
 
+# a name item's pattern, compiled once (`re.fullmatch` looks it up in its cache per call)
+_compiled = lru_cache(maxsize=512)(re.compile)
+
+
 def name_of(item: Name, raw: str) -> tuple[str, str | None]:
     """The call's name in the stripped text `raw` read for `item` ("" when it holds none),
     and the id its header carries, if any."""
     header_id = None
     name = raw
     if item.pattern is not None:
-        found = re.fullmatch(item.pattern, raw)
+        found = _compiled(item.pattern).fullmatch(raw)
         name = found.group("name") if found else ""
         if item.id:
             header_id = raw

@@ -26,6 +26,7 @@ from .runtime.deltas import (
     random_call_id,
     sequential_call_id,
 )
+from .runtime import whole_output
 from .runtime.engine import Engine
 from .runtime.limits import MAX_DEPTH, deeper_than
 from .runtime.modes import REASONING
@@ -217,12 +218,14 @@ def parse(
     finish_reason: str = "stop",
     **options: Any,
 ) -> Message:
-    """The whole output at once: the same core as streaming, fed in one piece."""
+    """The whole output at once: the same core as streaming, fed in one piece. Runs of
+    whole calls are read in one step each where the engine would read them the same
+    (`runtime/whole_output.py`; `TOOLGRAMMAR_NO_WHOLE_ROUTE=1` turns that off)."""
     if not isinstance(text, str):
         raise TypeError(f"parse() takes str, not {type(text).__name__}")
     _check_finish_reason(finish_reason)
     parser = StreamParser(family, tools, **options)
-    content, reasoning, calls = parser._engine.whole(text, finish_reason)
+    content, reasoning, calls = whole_output.whole(parser._engine, text, finish_reason)
     return message_of(content, reasoning, calls, parser._finish_reason(finish_reason))
 
 

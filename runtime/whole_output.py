@@ -1,0 +1,627 @@
+"""The whole-output route: `parse()` of a complete output reads runs of complete calls in
+one step each instead of feeding them through the engine's item loop.
+
+The engine stays the one definition of what an output means. This route hands it every
+piece of text it does not decide itself: the text before, between and after the calls, and
+any call it is not sure of. A run of calls is read here only from a point where the engine
+itself stands clean (`_clean`: outside any call, reasoning or held text, nothing pending),
+at a call opener the engine's own search of that place finds (its `Markers`, with their
+passes), and each call only when every item of its shape is one this module reads exactly
+as the engine's readers do (`_Steps`) and the call reads whole:
+
+- literals and whitespace as `item_readers` reads them, no whitespace left at the call's
+  end (the engine would give it back as text);
+- a name as `call_head._read_name` reads it (`spec.name_of`), with no field the route does
+  not know (`shortcuts.unknown_fields`: a `doubled`, `requested` or `recipient` name makes the
+  shape the engine's);
+- `json_args` and `json_call` arguments only where their own shortcut would take them
+  (`json_args.decoded_object`, `json_args.sent_as_written`, `json_stream.whole_members`:
+  one C decoder call, bytes released as written, no typing that changes a value).
+
+Anything else (a value typing would change, a call the policies hold, drop or give back, a
+name of a tool the request lacks under `unknown_tools`, a call ending near the end of the
+output, where the finish reason decides) stops the route: the engine reads the rest of the
+output from there in one piece. The text before a run of calls goes to the engine in a
+piece that ends at the run's first opener; feeding it the text in pieces reads as feeding it
+whole (the parity the invariants require of every cut), and where the engine does not stand
+clean at such a cut (it holds text back), the route stops there too.
+
+Per call the route makes what the engine's `_marker`, `_commit` and `_end_call` make of a
+whole call that is sent as it is read: the call's id and name, its arguments, the state
+flags. `tests/test_whole_output.py` reads every corpus case under every policy it names,
+and fuzzed outputs, both ways and requires the same message.
+
+Off switch: `TOOLGRAMMAR_NO_WHOLE_ROUTE=1` in the environment (read at import), or
+`switch(False)` at run time; `TOOLGRAMMAR_NO_SHORTCUTS=1` turns it off too, and a traced
+parse (`trace=`) never takes it (docs/debugging.md).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING, Any
+
+from . import shortcuts
+from .dialects import DIALECTS
+from .engine import Engine
+from .deltas import CallParts
+from .json_args import SHORTCUT_KNOWS as JSON_ARGS_KNOWS
+from .json_args import sent_as_written
+from .json_bounded import scan_within
+from .json_call import _BEFORE_NAME, _MAX_NAME
+from .json_call import SHORTCUT_KNOWS as JSON_CALL_KNOWS
+from .json_stream import MAX_DEPTH, WHOLE_STRING, loads_or_none, scan_value, whole_members
+from .limits import deeper_than
+from .markers import NextStop, markers
+from .modes import CONTENT, SECTION
+from .scan_meter import SEARCHES, forgets, metered
+from .spec import JsonArgs, JsonCall, Lit, Name, Ws, name_of
+from .unwrap import WRAPPER_KEYS
+
+if TYPE_CHECKING:
+    from .tables import CompiledFamily
+
+__all__ = ["ON", "switch", "whole"]
+
+ON: bool = os.environ.get("TOOLGRAMMAR_NO_WHOLE_ROUTE", "") in ("", "0")
+"""Whether `parse()` takes the whole-output route at all."""
+
+
+def switch(on: bool) -> None:
+    """Turn the whole-output route on or off from now on."""
+    global ON
+    ON = on
+
+
+_LIT_KNOWS = frozenset({"text", "optional", "alternatives", "lazy", "file"})
+_NAME_KNOWS = frozenset({"until", "pattern", "id", "max_len", "write_index_from", "xml_unescape"})
+
+
+class _Shape:
+    """How the route reads the calls one opener starts (its first shape), from the item
+    after the opener: `head`, one match over the literals, whitespace and name before the
+    arguments (to their `{`); the arguments, a `json_args` object (`call` None) or a
+    `json_call` object (`call` its item), up to `ends`; `tail`, one match over the
+    literals and whitespace after them. Possessive and atomic, as each reader takes its
+    item whole and never gives it back."""
+
+    __slots__ = (
+        "peek", "head", "name", "reach", "fixed", "call", "plain", "dialect", "ends", "tail"
+    )  # fmt: skip
+
+    def __init__(self, peek: bool) -> None:
+        self.peek = peek  # the opener is a lookahead: the call's items read it
+        self.head: re.Pattern[str] | None = None
+        self.name: Name | None = None  # the name read in `head` (group `raw`)
+        self.reach = 0  # the name's end marker must end within this of its start
+        self.fixed = ""  # the name the opener implies (`name(fixed=…)`)
+        self.call: JsonCall | None = None
+        # the call object's commonest layout, its name then its arguments (`_plain_call`)
+        self.plain: re.Pattern[str] | None = None
+        # any other dialect: (its reader class, its item, its stops), read by that reader
+        self.dialect: tuple[Any, Any, Any] | None = None
+        self.ends: Any = None  # the stop markers of the arguments
+        self.tail: re.Pattern[str] | None = None
+
+
+def _literal(item: Lit, openers: Any) -> str | None:
+    """A literal as the reader takes it (the longest spelling there; an optional one
+    when there; a lookahead one seen, not taken), or None for one the route does not read."""
+    if shortcuts.unknown_fields(item, _LIT_KNOWS | {"peek"}) or (item.peek and item.optional):
+        return None
+    texts = sorted((t for t in item.texts if t), key=len, reverse=True)
+    if not texts:
+        return None
+    # an optional literal that a longer opener begins with waits on what follows it
+    # (`_opener_longer`): the engine's
+    if item.optional and any(len(o) > len(t) and o.startswith(t) for t in texts for o in openers):
+        return None
+    group = "(?>" + "|".join(map(re.escape, texts)) + ")"
+    if item.peek:  # there, and left for the next item to read
+        return f"(?={group})"
+    return group + "?+" if item.optional else group
+
+
+def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shape | None:
+    """How the route reads shape `number` from item `start`, or None when one of its items
+    is not one the route reads exactly as the engine does."""
+    items = family.shapes[number].call
+    shape = _Shape(peek)
+    head: list[str] = []
+    tail: list[str] = []
+    parts = head
+    for index in range(start, len(items)):
+        item = items[index]
+        if isinstance(item, Ws):
+            parts.append(r"\s*+")
+        elif isinstance(item, Lit):
+            literal = _literal(item, family.openers)
+            if literal is None:
+                return None
+            parts.append(literal)
+        elif isinstance(item, Name) and parts is head and shape.name is None and not shape.fixed:
+            if item.fixed:
+                if shortcuts.unknown_fields(item, _NAME_KNOWS | {"fixed"}):
+                    return None
+                shape.fixed = item.fixed
+                continue
+            if shortcuts.unknown_fields(item, _NAME_KNOWS) or not item.until:
+                return None
+            # the earliest end marker, searched no further than the reader searches
+            # (the reader searches for it within twice the name's reach: a name the bound
+            # leaves out is the engine's to read)
+            longest = max(map(len, item.until))
+            shape.name, shape.reach = item, 2 * (item.max_len + longest) - longest
+            ends = "|".join(map(re.escape, sorted(item.until, key=len, reverse=True)))
+            head.append(f"(?>(?P<raw>(?s:.){{0,{shape.reach}}}?)(?=(?P<until>{ends})))")
+        elif isinstance(item, (JsonArgs, JsonCall)) and parts is head:
+            if isinstance(item, JsonArgs):  # after the name (the call is made)
+                if item.raw or not shortcuts.takes(item, JSON_ARGS_KNOWS):
+                    return None
+                if shape.name is None and not shape.fixed:
+                    return None
+            else:  # the object names the call: nothing before it does
+                if item.name_is_key or not shortcuts.takes(item, JSON_CALL_KNOWS):
+                    return None
+                if shape.name is not None or shape.fixed:
+                    return None
+                shape.call = item
+                shape.plain = _plain_call(item)
+            shape.ends = markers(family.stops[number, index])
+            head.append(r"[ \t\n\r]*+(?=\{)")  # (`skip_whitespace`, then its `{`)
+            parts = tail
+        elif type(item) in DIALECTS and parts is head and (shape.name is not None or shape.fixed):
+            # another dialect after the name: its own reader reads the arguments, as the
+            # engine has it read them (`DialectSink._dialect`), for a sink of the route's
+            row = DIALECTS[type(item)]
+            if row.names_calls:
+                return None
+            shape.dialect = (row.reader, item, family.stops[number, index])
+            parts = tail
+        else:
+            return None
+    if parts is not tail:
+        return None
+    shape.head = metered(re.compile("".join(head)))
+    shape.tail = metered(re.compile("".join(tail)))
+    return shape
+
+
+def _plain_call(item: JsonCall) -> re.Pattern[str] | None:
+    """A `json_call` object up to its arguments' `{` in the layout models write, a name key
+    with a plain string, then an arguments key: where it matches, `JsonCallReader._whole`
+    reads just these two members, the name as written (no escape in it, so it decodes to
+    itself), and the arguments object, if the object closes right after it."""
+    keys = (*item.name, *item.arguments)
+    if set(item.name) & set(item.arguments) or set(item.name) & set(item.id):
+        return None
+    if any('"' in key or "\\" in key or not key for key in keys):
+        return None
+    space = "[ \\t\\n\\r]*"
+    names = "|".join(map(re.escape, item.name))
+    arguments = "|".join(map(re.escape, item.arguments))
+    return metered(
+        re.compile(
+            f'\\{{{space}"(?:{names})"{space}:{space}(?P<name>"[^"\\\\\\x00-\\x1f]*"){space},{space}'
+            f'"(?:{arguments})"{space}:{space}(?=\\{{)'
+        )
+    )
+
+
+# after a call object's arguments: its end
+_CLOSE = re.compile(r"[ \t\n\r]*\}")
+
+
+class _Route:
+    """What the route reads of one compiled family: per call opener, how it reads the calls
+    of the shape the opener starts first (openers left out: the engine reads their calls),
+    and the search for those openers."""
+
+    __slots__ = ("family", "shapes", "in_section", "in_content", "starts", "margin")
+
+    def __init__(self, family: CompiledFamily) -> None:
+        self.family = family
+        self.shapes: dict[str, _Shape] = {}
+        for opener, starts in family.openers.items():
+            # an opener that is also another marker (ignored, a block's) is the engine's
+            if opener in family.ignore or opener in family.section_closes:
+                continue
+            shape = _shape(family, *starts[0], opener in family.peek_openers)
+            if shape is not None:
+                self.shapes[opener] = shape
+        # where each opens a call (`Engine._marker`): in a section, and in content too
+        # where calls open anywhere
+        self.in_section = frozenset(self.shapes)
+        self.in_content = self.in_section if family.calls_anywhere else frozenset()
+        routed = sorted(self.shapes, key=len, reverse=True)
+        self.starts = (
+            metered(re.compile("|".join(map(re.escape, routed))), SEARCHES, "start")
+            if routed
+            else None
+        )
+        # a call ending within this of the output's end is the engine's: there the end of
+        # the output (and its finish reason) may decide what a marker cut short is
+        longest = max((len(lit) for lit in family.section_drop_prefixes.literals), default=0)
+        longest = max([longest, *(len(o) for o in family.openers)])
+        self.margin = 2 * longest + 2
+
+
+_ROUTES: dict[int, _Route] = {}
+_ROUTES_LIMIT = 256
+
+
+def _forget() -> None:
+    _ROUTES.clear()
+
+
+shortcuts.on_switch(_forget)
+forgets(_forget)  # (their patterns count scans only when made under a test's meter)
+
+
+def _route(family: CompiledFamily) -> _Route:
+    route = _ROUTES.get(id(family))
+    if route is None or route.family is not family:
+        if len(_ROUTES) >= _ROUTES_LIMIT:
+            _ROUTES.clear()
+        route = _ROUTES[id(family)] = _Route(family)
+    return route
+
+
+def whole(
+    engine: Engine, text: str, reason: str
+) -> tuple[list[str], list[str], dict[int, CallParts]]:
+    """What `engine.whole(text, reason)` gathers, read by the route where it can."""
+    if (
+        not (ON and shortcuts.ON)
+        or type(engine) is not Engine
+        or not engine._quick
+        or engine._log is not None
+        or engine.finished
+        or engine._headers is not None
+    ):
+        return engine.whole(text, reason)
+    policies = engine.policies
+    if policies.holds_calls or policies.keeps_text:
+        return engine.whole(text, reason)
+    route = _route(engine.family)
+    if route.starts is None:
+        return engine.whole(text, reason)
+    state = engine._state
+    size = len(text)
+    limit = size - route.margin
+    pos = 0  # the text before it went to the engine or was read here
+    read = _Read(engine, route)
+    search = route.starts.search
+    # the last call ends at the end of the output, as a rule, where the engine reads it:
+    # from the last place of an opener on (of the openers there, the earliest: a call's
+    # second opener is no later than its first) nothing is tried first, so a single call,
+    # however long, is read once
+    lasts = [at for at in (text.rfind(opener) for opener in route.shapes) if at >= 0]
+    limit = min(limit, min(lasts, default=-1))
+    while True:
+        found = search(text, pos, limit) if pos < limit else None
+        if found is None:
+            break
+        at = found.start()
+        if at > pos:
+            engine._run(state.pending + text[pos:at], eof=False)
+            pos = at
+        new = read.calls(text, at, limit) if _clean(engine) else at
+        if new == at:
+            # the engine reads the rest in one piece: cut into pieces at the openers the route
+            # leaves, its scan could not pass over an opener whose call gives its text back
+            # (it would make the call, where the text after the opener, whole, decides)
+            break
+        pos = new
+    if pos < size:
+        engine._run(state.pending + text[pos:], eof=False)
+    engine._end(reason)
+    content, reasoning, calls = engine._out.gather()
+    calls.update(read.made)  # (the engine numbers its own calls after these: no index twice)
+    return content, reasoning, calls
+
+
+def _clean(engine: Engine) -> bool:
+    """Whether the engine stands where a call opener is read as a marker with nothing else
+    to decide first: outside a call, reasoning and a message header, nothing held."""
+    state = engine._state
+    return (
+        (engine.mode == CONTENT or engine.mode == SECTION)
+        and engine._call is None
+        and not state.pending
+        and state.considered is None
+        and not state.reopen
+        and not state.prompt
+        and state.rewind is None
+    )
+
+
+class _Read:
+    """One output read by the route: the engine it reads for, the calls it made (as
+    `DeltaBuffer.gather` gathers them), and what it looked up once for every call."""
+
+    __slots__ = ("engine", "route", "made", "stops", "schemas")
+
+    def __init__(self, engine: Engine, route: _Route) -> None:
+        self.engine = engine
+        self.route = route
+        self.made: dict[int, CallParts] = {}
+        # per stop markers, (where the last search began, the stop it found): a search from
+        # up to that stop finds it again (as `markers.NextStop`: no rescan of a long rest)
+        self.stops: dict[Any, tuple[int, int]] = {}
+        self.schemas: dict[str, tuple] = {}  # per tool name, what `sent_as_written` asks
+
+    def calls(self, text: str, pos: int, limit: int) -> int:
+        """Read whole calls from `pos` (each after whitespace only) as the engine would;
+        the position after the last one read (`pos`: none)."""
+        engine = self.engine
+        route = self.route
+        family = route.family
+        state = engine._state
+        made = self.made
+        shapes = route.shapes
+        unknown_kept = engine.policies.unknown_tools == "keep"
+        tools = engine.tools
+        call_id_of = engine.call_id
+        stops = self.stops
+        schemas = self.schemas
+        after_calls_markers = family.after_calls_markers
+        # the search the engine's scan makes here (`Engine._scan`); after a call, the one of
+        # the place a call leaves it in (`_end_call`), the same for every call after
+        in_section = state.in_section
+        if engine.mode == SECTION:
+            found, allowed = family.quick_section_markers, route.in_section
+        elif state.after_calls:
+            found, allowed = after_calls_markers, route.in_content
+        else:
+            found, allowed = family.quick_content_markers, route.in_content
+        first = index = engine.calls_emitted
+        name = ""
+        while True:
+            at, lit = found.search(text, pos)
+            if lit not in allowed or (at > pos and not text[pos:at].isspace()):
+                break
+            if lit in found.passable:  # the scan passes over an opener whose call gives it back
+                if found.pass_over(text, at, lit, pos) != (at, lit, pos):
+                    break
+            if found.may_grow(text, at, lit):
+                break
+            shape = shapes[lit]
+            # the call's items, as its readers read them (`_Shape`)
+            head = shape.head.match(text, at if shape.peek else at + len(lit))
+            if head is None:
+                break
+            item = shape.name
+            call_id: str | None = None
+            if item is not None:
+                called, call_id = name_of(item, head.group("raw").strip())
+                if not called:
+                    break
+            else:
+                called = shape.fixed
+            start = head.end()
+            if shape.dialect is not None:
+                read = self._dialect(shape.dialect, text, start, called)
+                if read is None:
+                    break
+                end, arguments = read
+            else:
+                # where the arguments may end at most: their next stop marker, as the readers
+                # find it, remembered (`markers.NextStop`), or the end less a held tail
+                ends = shape.ends
+                last = stops.get(ends)
+                if last is not None and last[0] <= start and (last[1] < 0 or start <= last[1]):
+                    stop = last[1]
+                else:
+                    stop = ends.search(text, start)[0]
+                    stops[ends] = (start, stop)
+                if stop < 0:
+                    stop = len(text) - ends.held(text, start)
+                if shape.call is None:
+                    decoded = _decoded(text, start, stop)
+                    if decoded is None:
+                        break
+                    asks = schemas.get(called)
+                    if asks is None:
+                        asks = self._asks(called)
+                    end = decoded[1]
+                    if not sent_as_written(text, start, end, decoded[0], *asks):
+                        break
+                    arguments = text[start:end]
+                else:
+                    read = self._call_object(shape, text, start, stop)
+                    if read is None:
+                        break
+                    end, called, call_id, arguments = read
+            tail = shape.tail.match(text, end)
+            if tail is None:
+                break
+            after = tail.end()
+            if after > end and text[after - 1].isspace():
+                break  # whitespace at the call's end: the engine gives it back as text
+            if after > limit or not (unknown_kept or tools.known(called)):
+                break
+            made[index] = [call_id or call_id_of(index), called, [arguments]]
+            name = called
+            pos = after
+            if index == first:
+                if in_section:
+                    found, allowed = family.quick_section_markers, route.in_section
+                elif after_calls_markers:
+                    found, allowed = after_calls_markers, route.in_content
+                else:
+                    found, allowed = family.quick_content_markers, route.in_content
+            index += 1
+        if index > first:
+            # what `_marker`, `_commit` and `_end_call` made of the last of the whole calls,
+            # each sent as read (the whitespace before each was held as layout, and
+            # `_commit` dropped it)
+            state.section_opener = ""
+            state.ws_held.clear()
+            engine.calls_emitted = index
+            engine._current_name = name
+            engine.mode = SECTION if in_section else CONTENT
+            state.after_calls = not in_section and bool(after_calls_markers)
+            state.gap = True
+        return pos
+
+    def _dialect(
+        self, dialect: tuple[Any, Any, Any], text: str, start: int, name: str
+    ) -> tuple[int, str] | None:
+        """Arguments of another dialect read by its reader, as the engine has it read them
+        (`Engine._read_dialect`): (their end, their text); None unless it read them whole,
+        well formed, in one read."""
+        reader_class, item, stops = dialect
+        sink = _Sink(self.engine.tools, name, self.stops)
+        reader = reader_class(item, stops, sink)
+        end = reader.read(text, start, False)
+        if not reader.done or sink.odd or end <= start:
+            return None
+        return end, "".join(sink.pieces)
+
+    def _asks(self, name: str) -> tuple:
+        """What `sent_as_written` asks of tool `name`'s schemas, as the engine's sink answers."""
+        tools = self.engine.tools
+        asks = self.schemas[name] = (
+            lambda key: key in WRAPPER_KEYS and tools.lacks_property(name, key),
+            lambda key: tools.param_schema(name, key),
+            tools.typed_keys(name),
+        )
+        return asks
+
+    def _as_written(self, text: str, start: int, found: tuple[dict, int], name: str) -> bool:
+        """Whether the arguments decoded at `start` go out as written for tool `name`."""
+        asks = self.schemas.get(name) or self._asks(name)
+        value, end = found
+        return sent_as_written(text, start, end, value, *asks)
+
+    def _call_object(
+        self, shape: _Shape, text: str, start: int, stop: int
+    ) -> tuple[int, str, str | None, str] | None:
+        """A `json_call` object at `start`, read whole as `JsonCallReader._whole` reads it:
+        (its end, the name, the id, the arguments as written), or None."""
+        plain = shape.plain.match(text, start, stop) if shape.plain is not None else None
+        if plain is not None:
+            raw = plain.group("name")
+            name = raw[1:-1].strip()
+            if name and len(raw) <= _MAX_NAME:
+                at = plain.end()
+                found = _decoded(text, at, stop, MAX_DEPTH - 1)
+                if found is not None:
+                    close = _CLOSE.match(text, found[1], stop)
+                    if close is not None:
+                        if not self._as_written(text, at, found, name):
+                            return None
+                        return close.end(), name, None, text[at : found[1]]
+        found = whole_members(text, start, stop)
+        if found is None:
+            return None
+        members, close = found
+        item = shape.call
+        assert item is not None
+        args_keys, name_keys, id_keys = item.arguments, item.name, item.id
+        named = False
+        args_at = -1
+        for key, begin, end, _ in members:
+            if key in args_keys:
+                if not named or args_at >= 0:
+                    return None
+                args_at = begin
+            elif key in name_keys and not named:
+                raw = text[begin:end]
+                if not (WHOLE_STRING.fullmatch(raw) and raw[1:-1].strip()) or len(raw) > _MAX_NAME:
+                    return None
+                if end - start > _BEFORE_NAME:
+                    return None
+                named = True
+        if args_at < 0 or text[args_at] != "{":
+            return None
+        name: str | None = None
+        call_id: str | None = None
+        arguments = ""
+        for key, begin, end, value in members:
+            if key in args_keys:
+                if name is None or not self._as_written(text, begin, (value, end), name):
+                    return None
+                arguments = text[begin:end]
+                continue
+            if key in id_keys and name is None and call_id is None:
+                ok, got = loads_or_none(text[begin:end])
+                if ok and isinstance(got, (str, int)) and not isinstance(got, bool):
+                    call_id = str(got)
+            if key in name_keys and name is None:
+                ok, got = loads_or_none(text[begin:end])
+                if ok and isinstance(got, str) and got.strip() and len(got.strip()) <= _MAX_NAME:
+                    name = got.strip()
+        if name is None:
+            return None
+        return close, name, call_id, arguments
+
+
+class _Sink:
+    """What a dialect's reader sends to and asks of the engine (`protocol.Sink`), for one
+    call of the route: the pieces of its arguments, the answers of the engine's own
+    `DialectSink` for the call's tool; a name read (a call of a list) or arguments that
+    never formed an object make the call the engine's (`odd`)."""
+
+    __slots__ = ("tools", "name", "pieces", "odd", "_stops")
+
+    log = None  # (not tracing)
+
+    def __init__(self, tools: Any, name: str, stops: dict[Any, Any]) -> None:
+        self.tools = tools
+        self.name = name
+        self.pieces: list[str] = []
+        self.odd = False
+        self._stops = stops
+
+    def emit_args(self, text: str) -> None:
+        if text:
+            self.pieces.append(text)
+
+    def commit_call(self, name: str, call_id: str | None = None) -> None:
+        self.odd = True
+
+    def malformed_args(self) -> None:
+        self.odd = True
+
+    def schema_of(self, key: str) -> dict | None:
+        return self.tools.param_schema(self.name, key)
+
+    def typed_keys(self) -> frozenset[str]:
+        return self.tools.typed_keys(self.name)
+
+    def unwraps(self, key: str) -> bool:
+        return key in WRAPPER_KEYS and self.tools.lacks_property(self.name, key)
+
+    def next_stop(self, stops: tuple[str, ...]) -> NextStop:
+        key = ("next", stops)
+        found = self._stops.get(key)
+        if found is None:
+            found = self._stops[key] = NextStop(markers(stops))
+        return found
+
+
+# arguments up to this long are decoded in one slice: a failure costs what the slice holds
+_SLICE = 4096
+
+
+def _decoded(text: str, pos: int, stop: int, depth: int = MAX_DEPTH) -> tuple[dict, int] | None:
+    """`json_args.decoded_object(text, pos, stop)` (nested no deeper than `depth`: a call
+    object's arguments one less, as `whole_members` reads them), decided alike: a short
+    object is read from its slice at once (no `}` search first: the slice bounds what a
+    failure costs)."""
+    try:
+        if stop - pos > _SLICE:
+            value, end = scan_within(scan_value, text, pos, stop)
+        else:
+            value, end = scan_value(text[pos:stop], 0)
+            end += pos
+    except (StopIteration, ValueError, RecursionError):
+        return None
+    if type(value) is not dict:
+        return None
+    if text.count("{", pos, end) + text.count("[", pos, end) > depth and deeper_than(value, depth):
+        return None
+    return value, end

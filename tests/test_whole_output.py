@@ -1,0 +1,220 @@
+"""The whole-output route (`runtime/whole_output.py`) reads exactly as the engine: every corpus
+case, under the policies it names and under each compat profile and whitespace switch, and
+fuzzed outputs of every family (`toolgrammar fuzz`'s generators), parse to the same message
+with the route on and off (content, reasoning, every call's id, name and argument bytes,
+the finish reason). Outputs of many calls, which the route is for, are read in its
+variants too: repeated, with text between the calls, with values typing must change.
+"""
+
+from __future__ import annotations
+
+import collections
+import random
+import subprocess
+import sys
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import pytest
+
+import toolgrammar
+from support.corpus_format import CORPUS, TOOLS, Case, all_cases
+from toolgrammar.check.fuzz import make_input
+from toolgrammar.runtime import whole_output
+from toolgrammar.runtime.engine import Engine
+from toolgrammar.runtime.params import with_params
+from toolgrammar.runtime.policies import COMPAT
+from toolgrammar.runtime.registry import get_spec
+from toolgrammar.runtime.render import RenderError, render_output
+
+CASES = all_cases()
+BY_FAMILY: dict[str, list[Case]] = collections.defaultdict(list)
+for _case in CASES:
+    BY_FAMILY[_case.family].append(_case)
+FAMILIES = sorted(path.stem for path in CORPUS.glob("*.txt"))
+FUZZ_INPUTS = 150  # per family, from the fuzzer's own seeds
+# the families of the bench (bench/vs_sglang.py): their many-call outputs must be read by the
+# route, not only agree with the engine (else the agreement would hold vacuously)
+ROUTED = ("kimi_k2", "hermes", "deepseek_v3", "deepseek_v31", "mistral", "llama3_json")
+
+
+@contextmanager
+def route(on: bool) -> Iterator[None]:
+    was = whole_output.ON
+    whole_output.switch(on)
+    try:
+        yield
+    finally:
+        whole_output.switch(was)
+
+
+def both_ways(
+    family: str, text: str, tools: Any, finish: str, options: dict[str, Any]
+) -> tuple[Any, Any]:
+    """The message of `text` parsed with the route on, and with it off (the engine alone);
+    an exception is a reading too (the same must come out both ways)."""
+    found = []
+    for on in (True, False):
+        with route(on):
+            try:
+                message = toolgrammar.parse(
+                    family, text, tools, finish, ids="sequential", **options
+                )
+                found.append(message.model_dump())
+            except Exception as error:  # (bad input must not raise: test_bad_input says so)
+                found.append(f"{type(error).__name__}: {error}")
+    return found[0], found[1]
+
+
+def variants(text: str) -> list[str]:
+    """The text, and texts of more calls made from it: the route reads no call within a few
+    markers of the end (`_Route.margin`), so a corpus case alone would rarely reach it."""
+    return [
+        text,
+        text + text,
+        text + "\n" + text + "\nand then\n" + text,
+        text + " " + text + "\n\n",
+        "Before. " + text + text + text + " After.",
+    ]
+
+
+def policy_options(case: Case) -> list[dict[str, Any]]:
+    """The case's own options, then each compat profile and the other whitespace switch,
+    where the case sets none of them (a case's own setting is what it is about)."""
+    found = [dict(case.options)]
+    if "compat" not in case.options:
+        found += [{**case.options, "compat": stack} for stack in COMPAT]
+    if "whitespace" not in case.options:
+        found.append({**case.options, "whitespace": "trim"})
+    if "unknown_tools" not in case.options:
+        found.append({**case.options, "unknown_tools": "drop"})
+    return found
+
+
+@pytest.mark.parametrize("family", sorted(BY_FAMILY))
+def test_the_corpus_reads_the_same_with_the_route_off(family: str) -> None:
+    for case in BY_FAMILY[family]:
+        for options in policy_options(case):
+            for finish in {case.finish, "length"}:
+                for text in variants(case.text):
+                    fast, slow = both_ways(family, text, case.tools, finish, options)
+                    assert fast == slow, (
+                        f"{case.id} ({family}.txt:{case.line}) with {options}, finish "
+                        f"{finish!r}, reads differently on the route: {text!r}"
+                    )
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_fuzzed_outputs_read_the_same_with_the_route_off(family: str) -> None:
+    for seed in range(FUZZ_INPUTS):
+        item = make_input(family, seed)
+        for text in (item.text, item.text + item.text):
+            fast, slow = both_ways(family, text, item.tools, item.finish, item.options)
+            assert fast == slow, (
+                f"{family}: fuzz input {seed} ({item.generator}; replay: toolgrammar fuzz "
+                f"{family} --seed {seed} --inputs 1) reads differently on the route: {text!r}"
+            )
+
+
+def many_calls(family: str, rng: random.Random, count: int) -> str | None:
+    """An output of `count` calls of the corpus tools, in the family's markup, with now and
+    then prose, whitespace or reasoning between them and values that typing changes."""
+    spec = with_params(get_spec(family))
+    pieces = []
+    for _ in range(count):
+        city = rng.choice(["Paris", "Zürich", 'a "quoted" <city>', "\\u00e9", "3"])
+        args: dict[str, Any] = {"city": city}
+        if rng.random() < 0.7:
+            args["days"] = rng.choice([3, 0, -1, 10**30, 2.5])
+        if rng.random() < 0.2:
+            args["unit"] = rng.choice(["c", "f", "k"])
+        name = rng.choice(["get_weather"] * 6 + ["not_a_tool", "configure"])
+        try:
+            pieces.append(render_output(spec, [(name, args)]))
+        except RenderError:
+            return None
+    out = ""
+    for piece in pieces:
+        gap = rng.choice(["", "", "", "\n", " \n ", "\n\nok, next:\n"])
+        out += gap + piece
+    if rng.random() < 0.3:  # a value typing must change: an integer written as a string
+        out = out.replace('"days": 3', '"days": "3"', 1)
+    return out + rng.choice(["", "\n", " Done."])
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_outputs_of_many_calls_read_the_same_with_the_route_off(family: str) -> None:
+    rng = random.Random(family)
+    for round_ in range(12):
+        text = many_calls(family, rng, rng.randint(2, 12))
+        if text is None:
+            break
+        for options in ({}, {"compat": rng.choice(COMPAT)}, {"whitespace": "trim"}):
+            for tools in (TOOLS, None):
+                for finish in ("stop", "length"):
+                    fast, slow = both_ways(family, text, tools, finish, options)
+                    assert fast == slow, (
+                        f"{family}: round {round_} with {options}, tools "
+                        f"{'corpus' if tools else 'none'}, finish {finish!r}, reads "
+                        f"differently on the route: {text!r}"
+                    )
+
+
+@pytest.mark.parametrize("family", ROUTED)
+def test_the_route_reads_the_calls_of_the_bench_families(
+    family: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Of an output of many whole calls, the engine reads only what ends near the end of the
+    output: the route read the rest (so the tests above compared it, not the engine twice)."""
+    spec = with_params(get_spec(family))
+    text = render_output(spec, [("get_weather", {"city": "Paris", "days": 3})] * 30)
+    made = []
+    real = Engine._run_call
+
+    def counted(self: Engine, *args: Any) -> int:
+        made.append(self._call)
+        return real(self, *args)
+
+    monkeypatch.setattr(Engine, "_run_call", counted)
+    with route(False):
+        slow = toolgrammar.parse(family, text, TOOLS, ids="sequential")
+    assert len({id(call) for call in made}) >= 30
+    made.clear()
+    with route(True):
+        fast = toolgrammar.parse(family, text, TOOLS, ids="sequential")
+    assert fast == slow and len(fast.tool_calls) == 30
+    assert len({id(call) for call in made}) <= 2
+
+
+def test_a_traced_parse_and_the_switches_leave_the_route(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The route is not taken with a trace (every step is the engine's, to be told), nor
+    with `TOOLGRAMMAR_NO_WHOLE_ROUTE=1` or `TOOLGRAMMAR_NO_SHORTCUTS=1`."""
+    text = render_output(get_spec("kimi_k2"), [("get_weather", {"city": "Paris"})] * 5)
+    read: list[int] = []
+    real = whole_output._Read.calls
+
+    def counted(self: Any, *args: Any) -> int:
+        read.append(1)
+        return real(self, *args)
+
+    monkeypatch.setattr(whole_output._Read, "calls", counted)
+    plain = toolgrammar.parse("kimi_k2", text, TOOLS, ids="sequential")
+    assert read
+    read.clear()
+    events: list[Any] = []
+    traced = toolgrammar.parse("kimi_k2", text, TOOLS, ids="sequential", trace=events.append)
+    assert traced == plain and events and not read
+    for name, ask in (
+        ("TOOLGRAMMAR_NO_WHOLE_ROUTE", "whole_output.ON"),
+        ("TOOLGRAMMAR_NO_SHORTCUTS", "shortcuts.ON"),
+    ):
+        code = f"from toolgrammar.runtime import shortcuts, whole_output; print({ask})"
+        for value, expected in (("1", "False"), ("", "True"), ("0", "True")):
+            done = subprocess.run(
+                [sys.executable, "-c", code],
+                capture_output=True,
+                text=True,
+                env={name: value, "PATH": ""},
+                check=True,
+            )
+            assert done.stdout.strip() == expected, (name, value)
