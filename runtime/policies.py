@@ -88,6 +88,17 @@ class Policies:
         )
 
     @property
+    def reshapes_calls(self) -> bool:
+        """Whether a call's arguments or the text after it are read otherwise than the
+        project's defaults do (the whole-output route reads only those: `whole_output.py`)."""
+        return (
+            self.text_after_calls != "keep"
+            or self.untyped_values != "text"
+            or self.undeclared_params != "keep"
+            or self.json_typing != "schema"
+        )
+
+    @property
     def keeps_text(self) -> bool:
         """Whether a call may be given back as text: its text is then kept as it is read."""
         return "text" in (self.unknown_tools, self.partial_calls, self.malformed_calls)

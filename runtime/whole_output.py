@@ -18,7 +18,9 @@ as the engine's readers do (`_Steps`) and the call reads whole:
   (`json_args.decoded_object`, `json_args.sent_as_written`, `json_stream.whole_members`:
   one C decoder call, bytes released as written, no typing that changes a value).
 
-Anything else (a value typing would change, a call the policies hold, drop or give back, a
+Anything else (a value typing would change, a call the policies hold, drop or give back,
+switches that reshape a call's arguments or the text after it (`Policies.reshapes_calls`:
+the route reads none of them, so it does not start), a
 name of a tool the request lacks under `unknown_tools`, a call ending near the end of the
 output, where the finish reason decides) stops the route: the engine reads the rest of the
 output from there in one piece. The text before a run of calls goes to the engine in a
@@ -282,7 +284,7 @@ def whole(
     ):
         return engine.whole(text, reason)
     policies = engine.policies
-    if policies.holds_calls or policies.keeps_text:
+    if policies.holds_calls or policies.keeps_text or policies.reshapes_calls:
         return engine.whole(text, reason)
     route = _route(engine.family)
     if route.starts is None:
