@@ -32,7 +32,9 @@ VALUE, KEY, COLON, AFTER, STRING, NUMBER, LITERAL, DONE, ERROR, PAUSED = range(1
 # what on_member may answer
 STREAM, WITHHOLD, DELEGATE, UNWRAP = range(4)
 
-_PLAIN_STRING = re.compile(r'[^"\\\x00-\x1f]+')
+# a string's characters up to its end, a broken escape or one cut off: whole escapes are
+# read with the text around them (released as they are: a JSON string's text is its escapes)
+_PLAIN_STRING = re.compile(r'(?:[^"\\\x00-\x1f]++|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))++')
 _WHITESPACE = re.compile(r"[ \t\n\r]+")
 _NUMBER_CHARS = frozenset("0123456789+-.eE")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z")
