@@ -27,6 +27,7 @@ from .limits import MAX_DEPTH, deeper_than
 from . import shortcuts
 
 # scanner states
+# (in this order: `_read` tells them apart by comparing, STRING < NUMBER, LITERAL < DONE, ...)
 VALUE, KEY, COLON, AFTER, STRING, NUMBER, LITERAL, DONE, ERROR, PAUSED = range(10)
 
 # what on_member may answer
@@ -301,10 +302,10 @@ class JsonScanner:
             if state == STRING:
                 pos = self._string(text, pos, end)
                 continue
-            if state in (DONE, ERROR, PAUSED):
+            if state >= DONE:  # DONE, ERROR, PAUSED (the states' order: see above)
                 return pos
             char = text[pos]
-            if state == NUMBER or state == LITERAL:
+            if state > STRING:  # NUMBER or LITERAL
                 if (state == NUMBER and char in _NUMBER_CHARS) or (
                     state == LITERAL and char.isalpha()
                 ):
@@ -508,7 +509,14 @@ class JsonScanner:
 
     def _string(self, text: str, pos: int, end: int) -> int:
         """Consume string characters; release whole characters as they come."""
-        limit = self._string_limit()
+        # the bound on it: a key or a held member value of the outermost object, when one is
+        # set for it
+        if len(self.stack) != 1:
+            return self._string_chars(text, pos, end)
+        if self._string_is_key:
+            limit = self.key_limit
+        else:
+            limit = self.value_limit if self._side is not None else None
         if limit is None:
             return self._string_chars(text, pos, end)
         start = pos  # a bounded key or member value: read no further than its bound
@@ -517,15 +525,6 @@ class JsonScanner:
         if self.state == STRING and self._value_chars >= limit:
             self.state = ERROR  # (still open at its bound: too long to be one)
         return pos
-
-    def _string_limit(self) -> int | None:
-        """The bound on the string being read: a key or a held member value of the
-        outermost object, when one is set for it."""
-        if len(self.stack) != 1:
-            return None
-        if self._string_is_key:
-            return self.key_limit
-        return self.value_limit if self._side is not None else None
 
     def _string_chars(self, text: str, pos: int, end: int) -> int:
         is_key = self._string_is_key
