@@ -334,17 +334,25 @@ class JsonScanner:
                     continue
             elif state == VALUE and (self.stack or self.on_member is None) and shortcuts.ON:
                 # (the outermost object itself is read member by member, for on_member)
-                if char == '"' and not self._bounded(end - pos):
-                    found = WHOLE_STRING.match(text, pos, end)
-                    if found is not None:
-                        self._flush(found.group())
-                        self._value_done()
-                        pos = found.end()
+                if not self._bounded(end - pos):
+                    if char == '"':
+                        found = WHOLE_STRING.match(text, pos, end)
+                        if found is not None:
+                            self._flush(found.group())
+                            self._value_done()
+                            pos = found.end()
+                            continue
+                        # a string the text does not close yet: not whole (`_whole_value`'s
+                        # first test, without the call)
+                        if find_closer(text, '"', pos + 1, end) < 0:
+                            new = -1
+                        else:
+                            new = self._whole_value(text, pos, end)
+                    else:
+                        new = self._whole_value(text, pos, end)
+                    if new >= 0:
+                        pos = new
                         continue
-                new = -1 if self._bounded(end - pos) else self._whole_value(text, pos, end)
-                if new >= 0:
-                    pos = new
-                    continue
             elif state == AFTER and char == ",":
                 found = _COMMA.match(text, pos, end)
                 assert found is not None
