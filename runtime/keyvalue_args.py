@@ -165,6 +165,7 @@ class KeyValueArgsReader(MarkupArgs):
         end = len(text)
         stops = self._stops
         stop_at, near_end = stops.at, end - stops.max_prefix
+        stop_firsts = stops.firsts
         while pos < end and not self.done:
             state = self.state
             if state in (OPEN, KEY, VALUE_START, AFTER_VALUE):
@@ -174,7 +175,12 @@ class KeyValueArgsReader(MarkupArgs):
                 if stop_at(text, pos):  # a marker of the call: the arguments end here
                     self._finish()
                     return pos
-                if not eof and pos >= near_end and stops.could_start(text, pos):
+                if (
+                    not eof
+                    and pos >= near_end
+                    and text[pos] in stop_firsts
+                    and stops.could_start(text, pos)
+                ):
                     return pos  # a marker may be starting: wait
             if state == OPEN:
                 if text[pos] not in _CLOSERS:

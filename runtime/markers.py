@@ -57,6 +57,7 @@ class Markers:
         "_tail",
         "max_prefix",
         "_firsts",
+        "firsts",
         "_longer",
         "growing",
         "passable",
@@ -106,6 +107,8 @@ class Markers:
         # the longest text that may still become a marker: a longer rest is not one
         self.max_prefix = max((len(lit) - 1 for lit in unique), default=0)
         self._firsts = tuple(sorted({lit[0] for lit in unique}))
+        # the characters a marker begins with: `could_start` is false at any other
+        self.firsts = frozenset(self._firsts)
         # markers that another marker begins with: a match of one may still grow into the other
         self._longer = {
             lit: tuple(other for other in unique if len(other) > len(lit) and other.startswith(lit))

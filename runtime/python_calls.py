@@ -162,6 +162,7 @@ class PythonCallsReader(Batched):
         end = len(text)
         stops = self._stops
         stop_at, near_end = stops.at, end - stops.max_prefix
+        stop_firsts = stops.firsts
         last, stalled = -1, 0
         while pos < end and not self.done:
             state = self._state
@@ -181,7 +182,12 @@ class PythonCallsReader(Batched):
             if stop_at(text, pos):
                 self._end()  # a marker of the call: the calls end here
                 return pos
-            if not eof and pos >= near_end and stops.could_start(text, pos):
+            if (
+                not eof
+                and pos >= near_end
+                and text[pos] in stop_firsts
+                and stops.could_start(text, pos)
+            ):
                 return pos  # a marker may be starting
             ch = text[pos]
             if state == START:
