@@ -39,6 +39,7 @@ from .unwrap import members_text, wrapped_object, write_members
 from .unicode import MARKUP_SPACE, strip_space
 
 OPEN, KEY, VALUE_START, STRING, RAW, AFTER_VALUE, DONE = range(7)
+_BETWEEN_TOKENS = frozenset((OPEN, KEY, VALUE_START, AFTER_VALUE))  # a marker may come next
 _MAX_KEY = 256
 _KEY_SPAN = 2 * _MAX_KEY + 16  # a key, its delimiters and the space around it
 _MAX_KEYS = 256  # keys remembered per call; a model inventing names is not remembered
@@ -168,7 +169,7 @@ class KeyValueArgsReader(MarkupArgs):
         stop_firsts = stops.firsts
         while pos < end and not self.done:
             state = self.state
-            if state in (OPEN, KEY, VALUE_START, AFTER_VALUE):
+            if state in _BETWEEN_TOKENS:
                 pos = _SPACE.match(text, pos).end()  # type: ignore[union-attr]
                 if pos >= end:
                     break

@@ -37,6 +37,7 @@ from .spec import PythonCalls
 from .unwrap import members_text, wrapped_object, write_members
 
 START, CALLS, NAME, ARGS, KEY_AFTER, VALUE, STRING, RAW, DONE = range(9)
+_IN_TEXT = frozenset((STRING, RAW))  # the states that read a string's text
 _SPACE = re.compile(r"\s*")
 _NAME = re.compile(r"[A-Za-z_][\w.\-]*")
 _KEY = re.compile(r"[A-Za-z_]\w*")
@@ -171,7 +172,7 @@ class PythonCallsReader(Batched):
                 self._end()
                 return pos
             last = pos
-            if state in (STRING, RAW):
+            if state in _IN_TEXT:
                 pos = self._string(text, pos, eof) if state == STRING else self._raw(text, pos, eof)
                 if self._state == state:
                     return pos
