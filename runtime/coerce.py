@@ -72,10 +72,19 @@ def _decode_strict_json(text: str) -> object:
 _MAX_LITERAL = 100_000  # longer text is not read as a Python literal (ast is not linear-cheap)
 
 
+# a number run into a letter (`1if`, `1.else`; `1e5`, `0x1f` too, which do not warn):
+# the tokenizer warns at a keyword right after a number (any letter is taken here)
+_MAY_WARN = re.compile(r"[0-9]\.?(?:[^\W0-9]|[^\x00-\x7f])")
+
+
 def parse_python(text: str) -> ast.Expression:
     """`text` parsed as one Python expression, quietly: `1abc` and an invalid escape such as
     `'\\/'` make the compiler warn (SyntaxWarning, or DeprecationWarning before Python
-    3.12) on stderr before it reads or refuses them; a parser's input must not."""
+    3.12) on stderr before it reads or refuses them; a parser's input must not. Only a
+    backslash or a number run into a letter can warn: text with neither (most values)
+    is parsed without the filters, which cost more than the parse of a short value."""
+    if "\\" not in text and _MAY_WARN.search(text) is None:
+        return ast.parse(text, mode="eval")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SyntaxWarning)
         warnings.simplefilter("ignore", DeprecationWarning)

@@ -27,12 +27,15 @@ from .limits import MAX_DEPTH, deeper_than
 from . import shortcuts
 
 # scanner states
+# (in this order: `_read` tells them apart by comparing, STRING < NUMBER, LITERAL < DONE, ...)
 VALUE, KEY, COLON, AFTER, STRING, NUMBER, LITERAL, DONE, ERROR, PAUSED = range(10)
 
 # what on_member may answer
 STREAM, WITHHOLD, DELEGATE, UNWRAP = range(4)
 
-_PLAIN_STRING = re.compile(r'[^"\\\x00-\x1f]+')
+# a string's characters up to its end, a broken escape or one cut off: whole escapes are
+# read with the text around them (released as they are: a JSON string's text is its escapes)
+_PLAIN_STRING = re.compile(r'(?:[^"\\\x00-\x1f]++|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))++')
 _WHITESPACE = re.compile(r"[ \t\n\r]+")
 _NUMBER_CHARS = frozenset("0123456789+-.eE")
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z")
@@ -299,10 +302,10 @@ class JsonScanner:
             if state == STRING:
                 pos = self._string(text, pos, end)
                 continue
-            if state in (DONE, ERROR, PAUSED):
+            if state >= DONE:  # DONE, ERROR, PAUSED (the states' order: see above)
                 return pos
             char = text[pos]
-            if state == NUMBER or state == LITERAL:
+            if state > STRING:  # NUMBER or LITERAL
                 if (state == NUMBER and char in _NUMBER_CHARS) or (
                     state == LITERAL and char.isalpha()
                 ):
@@ -331,17 +334,25 @@ class JsonScanner:
                     continue
             elif state == VALUE and (self.stack or self.on_member is None) and shortcuts.ON:
                 # (the outermost object itself is read member by member, for on_member)
-                if char == '"' and not self._bounded(end - pos):
-                    found = WHOLE_STRING.match(text, pos, end)
-                    if found is not None:
-                        self._flush(found.group())
-                        self._value_done()
-                        pos = found.end()
+                if not self._bounded(end - pos):
+                    if char == '"':
+                        found = WHOLE_STRING.match(text, pos, end)
+                        if found is not None:
+                            self._flush(found.group())
+                            self._value_done()
+                            pos = found.end()
+                            continue
+                        # a string the text does not close yet: not whole (`_whole_value`'s
+                        # first test, without the call)
+                        if find_closer(text, '"', pos + 1, end) < 0:
+                            new = -1
+                        else:
+                            new = self._whole_value(text, pos, end)
+                    else:
+                        new = self._whole_value(text, pos, end)
+                    if new >= 0:
+                        pos = new
                         continue
-                new = -1 if self._bounded(end - pos) else self._whole_value(text, pos, end)
-                if new >= 0:
-                    pos = new
-                    continue
             elif state == AFTER and char == ",":
                 found = _COMMA.match(text, pos, end)
                 assert found is not None
@@ -506,7 +517,14 @@ class JsonScanner:
 
     def _string(self, text: str, pos: int, end: int) -> int:
         """Consume string characters; release whole characters as they come."""
-        limit = self._string_limit()
+        # the bound on it: a key or a held member value of the outermost object, when one is
+        # set for it
+        if len(self.stack) != 1:
+            return self._string_chars(text, pos, end)
+        if self._string_is_key:
+            limit = self.key_limit
+        else:
+            limit = self.value_limit if self._side is not None else None
         if limit is None:
             return self._string_chars(text, pos, end)
         start = pos  # a bounded key or member value: read no further than its bound
@@ -515,15 +533,6 @@ class JsonScanner:
         if self.state == STRING and self._value_chars >= limit:
             self.state = ERROR  # (still open at its bound: too long to be one)
         return pos
-
-    def _string_limit(self) -> int | None:
-        """The bound on the string being read: a key or a held member value of the
-        outermost object, when one is set for it."""
-        if len(self.stack) != 1:
-            return None
-        if self._string_is_key:
-            return self.key_limit
-        return self.value_limit if self._side is not None else None
 
     def _string_chars(self, text: str, pos: int, end: int) -> int:
         is_key = self._string_is_key

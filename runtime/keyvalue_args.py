@@ -39,6 +39,7 @@ from .unwrap import members_text, wrapped_object, write_members
 from .unicode import MARKUP_SPACE, strip_space
 
 OPEN, KEY, VALUE_START, STRING, RAW, AFTER_VALUE, DONE = range(7)
+_BETWEEN_TOKENS = frozenset((OPEN, KEY, VALUE_START, AFTER_VALUE))  # a marker may come next
 _MAX_KEY = 256
 _KEY_SPAN = 2 * _MAX_KEY + 16  # a key, its delimiters and the space around it
 _MAX_KEYS = 256  # keys remembered per call; a model inventing names is not remembered
@@ -165,16 +166,22 @@ class KeyValueArgsReader(MarkupArgs):
         end = len(text)
         stops = self._stops
         stop_at, near_end = stops.at, end - stops.max_prefix
+        stop_firsts = stops.firsts
         while pos < end and not self.done:
             state = self.state
-            if state in (OPEN, KEY, VALUE_START, AFTER_VALUE):
+            if state in _BETWEEN_TOKENS:
                 pos = _SPACE.match(text, pos).end()  # type: ignore[union-attr]
                 if pos >= end:
                     break
                 if stop_at(text, pos):  # a marker of the call: the arguments end here
                     self._finish()
                     return pos
-                if not eof and pos >= near_end and stops.could_start(text, pos):
+                if (
+                    not eof
+                    and pos >= near_end
+                    and text[pos] in stop_firsts
+                    and stops.could_start(text, pos)
+                ):
                     return pos  # a marker may be starting: wait
             if state == OPEN:
                 if text[pos] not in _CLOSERS:

@@ -37,6 +37,15 @@ def _alternative(lit: str, guard: str | None) -> str:
     return re.escape(lit) if guard is None else f"(?!{guard}){re.escape(lit)}"
 
 
+def _proper_prefixes(lit: str) -> str:
+    """A regex of the proper prefixes of `lit`: `a(?:b(?:c)?)?` for `abcd`."""
+    chars = [re.escape(c) for c in lit[:-1]]
+    out = chars[-1]
+    for char in reversed(chars[:-1]):
+        out = f"{char}(?:{out})?"
+    return out
+
+
 class Markers:
     """A fixed set of literal markers, searched left-most first, longest first at a tie."""
 
@@ -45,8 +54,10 @@ class Markers:
         "at",
         "_regex",
         "_prefixes",
+        "_tail",
         "max_prefix",
         "_firsts",
+        "firsts",
         "_longer",
         "growing",
         "passable",
@@ -90,9 +101,14 @@ class Markers:
             regex.match if regex is not None else _no_match
         )
         self._prefixes = frozenset(lit[:k] for lit in unique for k in range(1, len(lit)))
+        # a tail of the text that is one of `_prefixes`, found by one search (`held`)
+        tails = [_proper_prefixes(lit) for lit in unique if len(lit) > 1]
+        self._tail = re.compile(f"(?:{'|'.join(tails)})\\Z") if tails else None
         # the longest text that may still become a marker: a longer rest is not one
         self.max_prefix = max((len(lit) - 1 for lit in unique), default=0)
         self._firsts = tuple(sorted({lit[0] for lit in unique}))
+        # the characters a marker begins with: `could_start` is false at any other
+        self.firsts = frozenset(self._firsts)
         # markers that another marker begins with: a match of one may still grow into the other
         self._longer = {
             lit: tuple(other for other in unique if len(other) > len(lit) and other.startswith(lit))
@@ -171,16 +187,14 @@ class Markers:
         """How many trailing characters of text[start:end] may still begin a marker."""
         if end is None:
             end = len(text)
-        low = max(start, end - self.max_prefix)
-        best = end
-        for first in self._firsts:  # a held tail starts with a marker's first character
-            at = text.find(first, low, best)
-            while at >= 0:
-                if text[at:end] in self._prefixes:
-                    best = at
-                    break
-                at = text.find(first, at + 1, best)
-        return end - best
+        if self._tail is None:
+            return 0
+        low = end - self.max_prefix
+        if low < start:
+            low = start
+        # the leftmost place from which the rest is a proper prefix of a marker: the longest
+        found = self._tail.search(text, low, end)
+        return 0 if found is None else end - found.start()
 
     def could_start(self, text: str, start: int) -> bool:
         """Whether all of text[start:] is a proper prefix of some marker (more text may

@@ -37,6 +37,7 @@ from .spec import PythonCalls
 from .unwrap import members_text, wrapped_object, write_members
 
 START, CALLS, NAME, ARGS, KEY_AFTER, VALUE, STRING, RAW, DONE = range(9)
+_IN_TEXT = frozenset((STRING, RAW))  # the states that read a string's text
 _SPACE = re.compile(r"\s*")
 _NAME = re.compile(r"[A-Za-z_][\w.\-]*")
 _KEY = re.compile(r"[A-Za-z_]\w*")
@@ -162,6 +163,7 @@ class PythonCallsReader(Batched):
         end = len(text)
         stops = self._stops
         stop_at, near_end = stops.at, end - stops.max_prefix
+        stop_firsts = stops.firsts
         last, stalled = -1, 0
         while pos < end and not self.done:
             state = self._state
@@ -170,7 +172,7 @@ class PythonCallsReader(Batched):
                 self._end()
                 return pos
             last = pos
-            if state in (STRING, RAW):
+            if state in _IN_TEXT:
                 pos = self._string(text, pos, eof) if state == STRING else self._raw(text, pos, eof)
                 if self._state == state:
                     return pos
@@ -181,7 +183,12 @@ class PythonCallsReader(Batched):
             if stop_at(text, pos):
                 self._end()  # a marker of the call: the calls end here
                 return pos
-            if not eof and pos >= near_end and stops.could_start(text, pos):
+            if (
+                not eof
+                and pos >= near_end
+                and text[pos] in stop_firsts
+                and stops.could_start(text, pos)
+            ):
                 return pos  # a marker may be starting
             ch = text[pos]
             if state == START:

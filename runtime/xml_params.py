@@ -178,6 +178,53 @@ def _whole_param(
 forgets(_whole_param.cache_clear)
 
 
+def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
+    """What a reader of `item` ended by `stops` searches with, made once per item and stops
+    (a family's own, as long-lived as it): a call's reader made them anew, about a tenth
+    of the work of a short call. By identity, not value: `Stops` tells apart what its
+    tuple does not, and hashing an item hashes every field of it."""
+    key = (id(item), id(stops))
+    found = _TABLES.get(key)
+    if found is not None and found[0] is item and found[1] is stops:
+        return found[2]
+    ends = closers(item)
+    between = markers((*item.opens, *stops))
+    value_opens = markers((item.value_open, *item.opens, *stops))
+    value_ends = markers((*ends.own, *ends.implicit, *stops))
+    tables = (
+        between,
+        value_opens,
+        ends,
+        value_ends,
+        markers(item.key_ends),
+        markers((CDATA_OPEN,)),
+        markers((CDATA_CLOSE,)),
+        # ASCII classes: a pattern's `\s` is the markup whitespace of `strip_space`, so a
+        # key written as U+2028 is that key (runtime/unicode.py)
+        re.compile(item.key_pattern, re.ASCII) if item.key_pattern else None,
+        (
+            _whole_param(item, between, value_opens, value_ends)
+            if shortcuts.takes(item, SHORTCUT_KNOWS)
+            else None
+        ),
+        # call openers that end a value only when what follows them says a call began
+        OpenerInValue(stops, (*ends.own, *ends.implicit), item.opens),
+    )
+    if len(_TABLES) >= _TABLES_LIMIT:
+        _TABLES.clear()
+    _TABLES[key] = (item, stops, tables)
+    return tables
+
+
+# `_tables`' answers by (id(item), id(stops)), the item and stops kept with them (an id is
+# only unique while its object lives); forgotten with the metered patterns they hold and
+# when the shortcuts switch
+_TABLES: dict[tuple[int, int], tuple[Any, Any, tuple[Any, ...]]] = {}
+_TABLES_LIMIT = 1024
+forgets(_TABLES.clear)
+shortcuts.on_switch(_TABLES.clear)
+
+
 class XmlParamsReader(MarkupArgs):
     """Reads parameters until a marker that follows them; writes the arguments JSON."""
 
@@ -213,16 +260,18 @@ class XmlParamsReader(MarkupArgs):
 
     def __init__(self, item: XmlParams, stops: tuple[str, ...], sink: Sink) -> None:
         super().__init__(item, sink, BETWEEN)
-        self._between = markers((*item.opens, *stops))
-        self._value_opens = markers((item.value_open, *item.opens, *stops))
-        self._closers = ends = closers(item)
-        self._value_ends = markers((*ends.own, *ends.implicit, *stops))
-        self._key_ends = markers(item.key_ends)
-        self._cdata_open = markers((CDATA_OPEN,))
-        self._cdata_close = markers((CDATA_CLOSE,))
-        # ASCII classes: a pattern's `\s` is the markup whitespace of `strip_space`, so a
-        # key written as U+2028 is that key (runtime/unicode.py)
-        self._key_pattern = re.compile(item.key_pattern, re.ASCII) if item.key_pattern else None
+        (
+            self._between,
+            self._value_opens,
+            self._closers,
+            self._value_ends,
+            self._key_ends,
+            self._cdata_open,
+            self._cdata_close,
+            self._key_pattern,
+            self._whole,
+            self._in_value,
+        ) = _tables(item, stops)
         self._count = 0
         self._key: _Key | None = None  # the parameter being read
         self._as_text = True
@@ -230,11 +279,6 @@ class XmlParamsReader(MarkupArgs):
         self._pend = ""  # raw value text not decided yet (a trailing newline, half an entity)
         self._skipped = 0  # text skipped while looking for the value opener
         self._keys: dict[str, _Key] = {}
-        self._whole = (
-            _whole_param(item, self._between, self._value_opens, self._value_ends)
-            if shortcuts.takes(item, SHORTCUT_KNOWS)
-            else None
-        )
         self._unwraps = sink.unwraps
         # a value no schema types is its JSON value when it is one (`untyped_values="json"`)
         policies = getattr(sink, "policies", None)
@@ -243,8 +287,6 @@ class XmlParamsReader(MarkupArgs):
         self._drops = sink.drops_param if drops else None
         self._wrapper = False  # the parameter being read is a wrapper (`runtime/unwrap.py`)
         self._first = True  # no parameter opened yet: only the first may be a wrapper
-        # call openers that end a value only when what follows them says a call began
-        self._in_value = OpenerInValue(stops, (*ends.own, *ends.implicit), item.opens)
         # the trace's (`protocol.Sink.log`): told each change of state; None unless tracing
         self._log = getattr(sink, "log", None)
         # `json_body`: until a parameter opens, a `{` may begin the arguments as one JSON
