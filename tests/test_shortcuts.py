@@ -136,7 +136,9 @@ def test_an_unknown_knob_away_from_its_default_takes_the_slow_path() -> None:
 
 
 class _Sink:
-    """A sink no reader here is fed text for."""
+    """A sink no reader here is fed text for (no policies: the readers' defaults)."""
+
+    policies = None
 
     def __getattr__(self, name: str) -> Any:
         return lambda *args: None
