@@ -30,6 +30,9 @@ WHOLE, PARTIAL, MALFORMED = "whole", "partial", "malformed"
 class CallOutcome:
     """The engine's decisions on a call after its name (mixed into `Engine`)."""
 
+    # the engine reads what the end of the output decides (`Engine._end` sets it)
+    _at_end = False
+
     def _raw_sync(self: Engine, call: CallRecord, end: int) -> None:
         """The call's readers have consumed the text up to `end` of the text at hand: it is
         the call's (sent to content now, for a call given back as text)."""
@@ -41,7 +44,7 @@ class CallOutcome:
             piece = self._raw_buf[start:end]
             self._raw_from = end
             if call.texted:
-                self._text(piece)
+                self._give_text(piece)
             else:
                 raw.append(piece)
 
@@ -84,8 +87,28 @@ class CallOutcome:
         call.hold = None
         if call.ws_before:
             self._state.ws_held[:] = [call.ws_before]
-        self._text("".join(call.raw or ()))
+        self._give_text("".join(call.raw or ()))
         call.raw = []
+
+    def _give_text(self: Engine, text: str) -> None:
+        """Send a call's text given back as content. Where it runs to the end of the output,
+        a tail that may begin a marker is what it is at the end of any content: markup cut
+        inside its spelling (`<|` of `<|function_call|>`), dropped with the whitespace
+        before it, or prose (one character at a normal stop): the readers took it as the
+        call's markup at the end, but given back it is content, and ends as content does
+        (docs/policies.md, "Unfinished output")."""
+        buf = self._raw_buf
+        cut = 0
+        if self._at_end and buf is not None and self._raw_from == len(buf):
+            cut = min(len(text), self.family.content_markers.held(buf, 0))
+        if not cut:
+            self._text(text)
+            return
+        self._text(text[:-cut])
+        if self._held_is_prose(text, len(text) - cut):
+            self._text(text[-cut:])
+        else:
+            self._state.ws_held.clear()
 
     def _kept_prose(self: Engine, call: CallRecord) -> None:
         """Prose a `skip(keep=true)` read between the opener and the call: content."""
