@@ -100,7 +100,9 @@ class CallOutcome:
         buf = self._raw_buf
         cut = 0
         if self._at_end and buf is not None and self._raw_from == len(buf):
-            cut = min(len(text), self.family.content_markers.held(buf, 0))
+            family = self.family  # (the markers of where the text goes back to)
+            markers = family.section_markers if self._state.in_section else family.content_markers
+            cut = min(len(text), markers.held(buf, 0))
         if not cut:
             self._text(text)
             return

@@ -21,6 +21,10 @@ grammar expects and every grammar must survive (docs/fuzzing.md):
 - lone surrogate escapes (`\\ud83d`, reversed pairs, pairs) where names, keys and values
   begin, and keys or names written as Unicode whitespace (U+2028, U+3000, NEL).
 
+Each input is read under its own policies: a `compat` value (None half the time, else a
+stack's profile) and, a third of the time, explicit switches of any value
+(`with_policies`, docs/policies.md), drawn from a stream of their own; a finding prints them.
+
 Each input is checked by the invariant checker the test suite uses
 (`invariants.check_text`): nothing raises (or warns) from the whole parse or the
 streaming API; every string handed out encodes as UTF-8; whole and stream agree,

@@ -242,7 +242,8 @@ def _policy_effects(family: str, tools: Any, options: dict[str, Any]) -> Effects
     malformed = policies.malformed_calls != "keep"
     if policies.partial_calls != "text":
         return Effects((), (), malformed)
-    return Effects(tuple(compiled.openers), tuple(compiled.content_markers.literals), malformed)
+    literals = (*compiled.content_markers.literals, *compiled.section_markers.literals)
+    return Effects(tuple(compiled.openers), literals, malformed)
 
 
 def _nothing_lost(
