@@ -5,9 +5,11 @@ there), with 1-char, random and whole splittings of each prefix; hypothesis adds
 splittings, truncations and mutations on top.
 
 Every invariant holds under every policy setting (docs/policies.md): the cases are read
-with their own options at every cut, "nothing lost" is checked at every third cut under
-each `compat` value, and each hypothesis example draws a `compat` value, and now and then
-explicit switches, as one more part of the example rather than multiplying the examples.
+with their own options at every cut, "nothing lost" is checked at every third cut with the
+project's own policies and every ninth under each stack's `compat` profile (the three
+together cover every third cut), and each hypothesis example draws a `compat` value, and
+now and then explicit switches, as one more part of the example rather than multiplying
+the examples.
 """
 
 from __future__ import annotations
@@ -60,11 +62,13 @@ def test_nothing_lost_at_every_third_cut_under_every_compat(
     family: str, compat: str | None
 ) -> None:
     # "nothing lost" reads each cut twice more (cut short, and ended at a normal stop) against
-    # the whole output; every third cut (shifted per compat value) keeps it to seconds a family
+    # the whole output: every third cut with the project's own policies, every ninth under
+    # each stack's profile (shifted so that the three cover every third cut between them)
     offset = COMPATS.index(compat)
+    step = 3 if compat is None else 9
     for case in (c for c in CASES if c.family == family):
         options = _with(case.options, {"compat": compat})
-        cuts = list(range(offset % 3, len(case.text) + 1, 3))
+        cuts = list(range(0 if compat is None else 3 * offset - 2, len(case.text) + 1, step))
         violations = check_text(
             family, case.text, case.tools, options, cuts=cuts, finish=case.finish, lost=True,
             splittings=False,
