@@ -280,6 +280,8 @@ FIXED = [
         {"malformed_calls": "text"},
         36,
     ),
+    # a Python `\U` escape of a high surrogate, then `\U` with no digits: int("", 16) raised
+    ("llama4_pythonic", "[e(z='\\U0000d83d\\U", "stop", {"malformed_calls": "text"}, 19),
     # an opener held in reasoning with more whitespace after it than its pattern's window:
     # the whole output's pass read past the window (kept at length), the stream did not
     (
