@@ -31,6 +31,9 @@ WHOLE, PARTIAL, MALFORMED = "whole", "partial", "malformed"
 class CallOutcome:
     """The engine's decisions on a call after its name (mixed into `Engine`)."""
 
+    # the engine reads what the end of the output decides (`Engine._end` sets it)
+    _at_end = False
+
     def _raw_sync(self: Engine, call: CallRecord, end: int) -> None:
         """The call's readers have consumed the text up to `end` of the text at hand: it is
         the call's (sent to content now, for a call given back as text)."""
@@ -42,7 +45,7 @@ class CallOutcome:
             piece = self._raw_buf[start:end]
             self._raw_from = end
             if call.texted:
-                self._text(piece)
+                self._give_text(piece)
             else:
                 raw.append(piece)
 
@@ -103,12 +106,34 @@ class CallOutcome:
         if call.section_back:  # the first call of its section: the section's opener with it
             state.section_texted = True
             state.ws_held.clear()  # (the whitespace after the opener is in section_back)
-            self._text(call.section_back + "".join(call.raw or ()))
+            self._give_text(call.section_back + "".join(call.raw or ()))
         else:
             if call.ws_before:
                 state.ws_held[:] = [call.ws_before]
-            self._text("".join(call.raw or ()))
+            self._give_text("".join(call.raw or ()))
         call.raw = []
+
+    def _give_text(self: Engine, text: str) -> None:
+        """Send a call's text given back as content. Where it runs to the end of the output,
+        a tail that may begin a marker is what it is at the end of any content: markup cut
+        inside its spelling (`<|` of `<|function_call|>`), dropped with the whitespace
+        before it, or prose (one character at a normal stop): the readers took it as the
+        call's markup at the end, but given back it is content, and ends as content does
+        (docs/policies.md, "Unfinished output")."""
+        buf = self._raw_buf
+        cut = 0
+        if self._at_end and buf is not None and self._raw_from == len(buf):
+            family = self.family  # (the markers of where the text goes back to)
+            markers = family.section_markers if self._state.in_section else family.content_markers
+            cut = min(len(text), markers.held(buf, 0))
+        if not cut:
+            self._text(text)
+            return
+        self._text(text[:-cut])
+        if self._held_is_prose(text, len(text) - cut):
+            self._text(text[-cut:])
+        else:
+            self._state.ws_held.clear()
 
     def _kept_prose(self: Engine, call: CallRecord) -> None:
         """Prose a `skip(keep=true)` read between the opener and the call: content."""

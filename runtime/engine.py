@@ -174,6 +174,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             # undecided, it is dropped as an unfinished opener is, so that the cut reads as
             # the start of either reading
         self._stopped = reason in NORMAL_STOPS
+        self._at_end = True  # (a call given back as text ends as content: `_give_text`)
         if self._headers is not None:
             self._headers.stopped = self._stopped
         self._run(self._state.pending, eof=True)

@@ -82,6 +82,10 @@ class OpenerInValue:
         limit = start + MAX_OPENER_WAIT  # a decider must start before it
         at, lit = deciders.search(text, start, limit + deciders.max_prefix)
         found = 0 <= at < limit
+        if found and eof and deciders.may_grow(text, at, lit):
+            # the output ends in this marker, which more text could have made a longer one
+            # (`PREFIX<` of `PREFIX</content>`): a marker cut short, read as the end below
+            found = False
         # the head is read on the text before the deciding marker, and never on a tail
         # that may still become one (read on what it turns out to be, the head could say
         # otherwise): so the answer stays what it is however the text goes on; at the end

@@ -563,9 +563,10 @@ def _escape(text: str, pos: int, end: int | None = None) -> tuple[str, int]:
         after = pos + 2 + width
         low = text[after : min(after + 2 + width, end)]
         wanted = "\\" + ch
-        if len(low) < 2 + width and (wanted + "d")[: len(low)] == low[:3].lower()[: len(low)]:
+        # (the escape's letter as written, `\U` too; its first digit in either case)
+        if len(low) < 2 + width and (wanted + "d")[: len(low)] == (low[:2] + low[2:3].lower()):
             return "", 0  # the low half may still be arriving
-        if low.startswith(wanted):
+        if low.startswith(wanted) and len(low) == 2 + width:
             second = int(low[2:], 16) if _HEX_DIGITS.fullmatch(low[2:]) else -1
             if 0xDC00 <= second <= 0xDFFF:
                 return chr(0x10000 + ((code - 0xD800) << 10) + (second - 0xDC00)), 4 + 2 * width

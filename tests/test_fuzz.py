@@ -239,6 +239,49 @@ FIXED = [
     # there, while a stream that held the opener read on right after it and found it
     ("ripple", "a<tool_call>\n</think>b", "stop", {"reasoning_open": True}, 22),
     ("ripple", "\n</thi\n<tool_call>\n<", "stop", {"reasoning_open": True}, 22),
+    # every policy (issue 26): the fuzzer reads each input under a drawn compat value and
+    # switches. An element prefix at the very end that may grow into the value's closer is
+    # a marker cut short, not the key opener that says a call began (the default policy)
+    (
+        "minimax_m3",
+        ']<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name="write_file">\n]<]minimax[>[<content>'
+        "write ]<]minimax[>[<invoke name= then the name]<]minimax[>[</content>\n]<]minimax[>[</invoke>"
+        "\n]<]minimax[>[</tool_call>",
+        "stop",
+        {},
+        147,
+    ),
+    # a call given back as text that the output ends in ends as content does: the start of
+    # a marker at its end is markup cut short (gigachat3's malformed_calls="text" in
+    # compat="sglang"; MiniMax-M3's partial_calls="text", inside the section)
+    (
+        "gigachat3",
+        '<|function_call|>{"name": "get_weather", "arguments": {"city": "Rome", days: 2}} then '
+        '<|function_call|>{"name": "get_weather", "arguments": {"city": "Oslo"}}',
+        "stop",
+        {"compat": "sglang"},
+        87,
+    ),
+    (
+        "minimax_m3",
+        ']<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name="write_file">\n]<]minimax[>[<content>'
+        'see ]<]minimax[>[<invoke name="get_weather">\n]<]minimax[>[<city>Oslo]<]minimax[>[</city>'
+        "\n]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>",
+        "length",
+        {"compat": "sglang"},
+        108,
+    ),
+    # malformed_calls="text": cut before the arguments go wrong, the call is a partial one,
+    # kept; the whole output gives it back (the checker knows that policy's effect)
+    (
+        "hermes",
+        '<tool_call>\n{"name": "get_weather", "arguments": oops}</tool_call>',
+        "stop",
+        {"malformed_calls": "text"},
+        36,
+    ),
+    # a Python `\U` escape of a high surrogate, then `\U` with no digits: int("", 16) raised
+    ("llama4_pythonic", "[e(z='\\U0000d83d\\U", "stop", {"malformed_calls": "text"}, 19),
     # an opener held in reasoning with more whitespace after it than its pattern's window:
     # the whole output's pass read past the window (kept at length), the stream did not
     (
@@ -277,6 +320,47 @@ def test_nothing_lost_under_partial_calls_text_allows_only_the_cut_call_given_ba
         )
         == []
     )
+
+
+def test_nothing_lost_under_malformed_calls_allows_only_the_cut_call_dropped() -> None:
+    # malformed_calls="drop"/"text": the cut (before the arguments go wrong) has the call the
+    # whole output drops; the check lets that through and nothing else
+    text = '<tool_call>\n{"name": "get_weather", "arguments": oops}</tool_call>'
+    options = {"malformed_calls": "drop"}
+    cut = toolgrammar.parse("hermes", text[:36], None, "length", **options)
+    final = toolgrammar.parse("hermes", text, None, **options)
+    keep = toolgrammar.parse("hermes", text, None)
+    assert cut.tool_calls and not final.tool_calls and keep.tool_calls
+    problem = invariants._lost(cut, final)
+    assert (
+        problem
+        and invariants._dropped_as_malformed(cut, final, keep, invariants._lost, problem) is None
+    )
+    # content lost, or no call the 'keep' reading has and this one lacks: still findings
+    wrong = cut.model_copy(update={"content": "Lost text."})
+    assert invariants._dropped_as_malformed(wrong, final, keep, invariants._lost, "x")
+    assert invariants._dropped_as_malformed(cut, final, final, invariants._lost, "x")
+    assert invariants.check_text("hermes", text, None, options, cuts=[36], lost=True) == []
+
+
+def test_inputs_draw_every_compat_value_and_every_value_of_every_switch() -> None:
+    from toolgrammar.runtime.policies import COMPAT, SWITCHES
+
+    items = [make_input("hermes", seed) for seed in range(400)]
+    assert {item.options.get("compat") for item in items} == {None, *COMPAT}
+    for name, values in SWITCHES.items():
+        assert {item.options[name] for item in items if name in item.options} == set(values)
+    # a corpus case's own policies stay; the text is drawn as before, apart from them
+    report = fuzz("hermes", inputs=60, seed=3)
+    assert sum(report.by_policy.values()) == 60 and len(report.by_policy) > 4
+
+
+def test_a_finding_says_the_policies_it_was_read_with(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(invariants, "StreamParser", _RaisingParser)
+    report = fuzz("hermes", inputs=200, seed=1, shrink_seconds=2)
+    finding = next(f for f in report.findings if f.invariant == EXCEPTION)
+    assert finding.policies and f"policies = {finding.policies}" in str(finding)
+    assert "policies: " in report.summary()
 
 
 @pytest.mark.parametrize("family, text, finish, options, cut", FIXED, ids=[f[0] for f in FIXED])

@@ -21,6 +21,10 @@ grammar expects and every grammar must survive (docs/fuzzing.md):
 - lone surrogate escapes (`\\ud83d`, reversed pairs, pairs) where names, keys and values
   begin, and keys or names written as Unicode whitespace (U+2028, U+3000, NEL).
 
+Each input is read under its own policies: a `compat` value (None half the time, else a
+stack's profile) and, a third of the time, explicit switches of any value
+(`with_policies`, docs/policies.md), drawn from a stream of their own; a finding prints them.
+
 Each input is checked by the invariant checker the test suite uses
 (`invariants.check_text`): nothing raises (or warns) from the whole parse or the
 streaming API; every string handed out encodes as UTF-8; whole and stream agree,
@@ -53,6 +57,7 @@ from .helpers import clip
 from .hostile_templates import clean_refusal, hostile_template
 from .invariants import Violation, check_text, random_points, run, shrink, split_at
 from ..runtime.params import with_params
+from ..runtime.policies import COMPAT, SWITCHES
 from ..runtime.registry import families, get_spec
 from ..runtime.dialects import markup_literals
 
@@ -86,6 +91,11 @@ PUNCTUATION = [
     *SURROGATE_ESCAPES,
 ]  # fmt: skip
 NAMES = ["get_weather", "city", "name", "arguments", "functions.get_weather:0", "f", "x" * 300]
+# the policies an input is read with (docs/policies.md): a `compat` profile, the project's own
+# (None) as often as the three stacks together, and a third of the time explicit switches on
+# top, each switch drawn from all of its values
+COMPATS: tuple[str | None, ...] = (None, None, None, *COMPAT)
+SWITCH_SHARE = 1 / 3
 
 
 @dataclass
@@ -119,6 +129,7 @@ class FuzzFinding:
     options: dict[str, Any]
     tools: str  # which tools the parser was given: "corpus", "none", "random"
     original: int  # length of the input before shrinking
+    policies: str = ""  # the switches in force, as `compat` and the options resolved them
 
     def __str__(self) -> str:
         return (
@@ -127,6 +138,7 @@ class FuzzFinding:
             f"  split    = {describe_split(self.text, self.split)}\n"
             f"  parse    = finish {self.finish!r}, options {self.options}, tools {self.tools}, "
             f"generator {self.generator}\n"
+            f"  policies = {self.policies}\n"
             f"  replay: toolgrammar fuzz {self.family} --seed {self.seed} --inputs 1"
         )
 
@@ -149,6 +161,9 @@ class FuzzReport:
     by_generator: dict[str, int] = field(
         default_factory=lambda: dict.fromkeys((*GENERATORS, TEMPLATE), 0)
     )
+    # inputs per policy setting: the compat profile (`ours`: None), `+switches` with explicit
+    # switches on top
+    by_policy: dict[str, int] = field(default_factory=dict)
     refused: int = 0  # hostile templates refused in one clear line (family `hf`)
     exceptions: int = 0
     violations: int = 0  # inputs that broke an invariant other than raising
@@ -168,6 +183,8 @@ class FuzzReport:
         lines = [
             f"fuzz: {self.total} inputs over {len(self.inputs)} families in "
             f"{self.seconds:.1f} s, seed {self.seed} ({generators})",
+            "  policies: "
+            + ", ".join(f"{name} {count}" for name, count in sorted(self.by_policy.items())),
             f"  exceptions {self.exceptions}, violations {self.violations}"
             + (f", templates refused {self.refused}" if self.refused else ""),
         ]
@@ -461,8 +478,56 @@ def make_input(family: str, seed: int) -> FuzzInput:
         start = rng.randrange(len(text) - MAX_LENGTH)
         text = text[start : start + MAX_LENGTH]
     return FuzzInput(
-        family, text, tools, options, finish, generator, seed, rng.randint(0, len(text))
+        family,
+        text,
+        tools,
+        with_policies(options, family, seed),
+        finish,
+        generator,
+        seed,
+        rng.randint(0, len(text)),
     )
+
+
+def with_policies(options: dict[str, Any], family: str, seed: int) -> dict[str, Any]:
+    """`options` with the policies input `seed` is read with: a `compat` value (None, the
+    project's own, or a stack's profile) and, a third of the time, explicit switches, each
+    of any of its values. Drawn from a stream of their own, so that the text of an input
+    is the same with or without them; a corpus case's own policies stay as it sets them."""
+    rng = random.Random(f"{family}:{seed}:policies")
+    options = dict(options)
+    compat = rng.choice(COMPATS)
+    if "compat" not in options and compat is not None:
+        options["compat"] = compat
+    if rng.random() < SWITCH_SHARE:
+        for name, values in SWITCHES.items():
+            if name not in options and rng.random() < 0.5:
+                options[name] = rng.choice(values)
+    return options
+
+
+def policy_key(options: dict[str, Any]) -> str:
+    """How a report counts an input's policies: its compat profile (`ours`: None), with
+    `+switches` when it sets any switch explicitly."""
+    key = str(options.get("compat") or "ours")
+    return key + ("+switches" if any(name in options for name in SWITCHES) else "")
+
+
+def resolved(family: str, options: dict[str, Any]) -> str:
+    """The switches in force for `options` (its compat profile for the family, explicit
+    switches over it), those away from the project's default: what a finding was read with."""
+    from .. import StreamParser
+
+    try:
+        policies = StreamParser(family, None, **options).policies
+    except Exception as error:  # (a template refused: its finding says why)
+        return f"not resolved ({type(error).__name__})"
+    changed = [
+        f"{name}={getattr(policies, name)}"
+        for name, values in SWITCHES.items()
+        if getattr(policies, name) != values[0]
+    ]
+    return ", ".join(changed) or "the project's defaults"
 
 
 def template_input(seed: int) -> FuzzInput:
@@ -501,6 +566,7 @@ def template_input(seed: int) -> FuzzInput:
     finish = rng.choice(["stop", "stop", "length"])
     text = text[:MAX_LENGTH]
     cut = rng.randint(0, len(text))
+    options = with_policies(options, HF, seed)
     return FuzzInput(HF, text, tools, options, finish, TEMPLATE, seed, cut, edits, refused)
 
 
@@ -609,6 +675,7 @@ def shrink_finding(
         item.options,
         tools,
         len(item.text),
+        resolved(item.family, item.options),
     )
 
 
@@ -716,6 +783,8 @@ def _fuzz_in_processes(
         merged.inputs.update(report.inputs)
         for generator, count in report.by_generator.items():
             merged.by_generator[generator] += count
+        for key, count in report.by_policy.items():
+            merged.by_policy[key] = merged.by_policy.get(key, 0) + count
         merged.exceptions += report.exceptions
         merged.violations += report.violations
         merged.refused += report.refused
@@ -734,6 +803,8 @@ def _run_one(
     """Check one input; count it; shrink the first finding of each (family, invariant)."""
     report.inputs[item.family] += 1
     report.by_generator[item.generator] += 1
+    key = policy_key(item.options)
+    report.by_policy[key] = report.by_policy.get(key, 0) + 1
     report.refused += item.refused
     violation = checker(item, item.text, item.cut)
     if violation is None:

@@ -12,13 +12,11 @@ import random
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from .. import StreamParser, parse
 from ..runtime.deltas import Delta, Message, assemble
-from ..runtime.dialects import markup_literals
 from ..runtime.engine import NORMAL_STOPS
-from ..runtime.registry import get_spec
 
 
 @dataclass
@@ -106,9 +104,13 @@ def check_text(
         final = run(family, [text], tools, options, finish)[1]
     elif not lost:
         final = None
-    # partial_calls="text" gives a call cut at `length` back as its markup (docs/policies.md,
-    # "Partial and malformed calls"), which the whole output may read as a call
-    gives_back = _gives_back_partial(family, tools, options) if final is not None else ()
+    # what the policy in force may legitimately do to a cut (docs/policies.md, "Partial and
+    # malformed calls"): partial_calls="text" gives the call the cut ends in back as its
+    # markup, which the whole output may read as a call; malformed_calls="drop" or "text"
+    # drops (or gives back) a call the text after the cut makes malformed, which the cut
+    # (read before that) has as a call. Nothing else is let through, and only where the
+    # reading with that switch at "keep" shows it is that switch's doing.
+    effects = _policy_effects(family, tools, options) if final is not None else NO_EFFECTS
     cut_with = finish if finish not in NORMAL_STOPS else "length"
     for cut in range(len(text) + 1) if cuts is None else cuts:
         prefix = text[:cut]
@@ -127,16 +129,10 @@ def check_text(
                 if finish not in NORMAL_STOPS
                 else run(family, [prefix], tools, options, "length")[1]
             )
-            problem = _lost(cut_short, final)
-            # markup given back at the cut may end in the start of a marker that the rest
-            # of the output completes, or a stop drops (cut inside its spelling)
-            trimmed = _marker_tail_cut(cut_short, family) if gives_back else cut_short
-            if problem and gives_back:
-                problem = _lost(trimmed, final)
-            if problem and gives_back:
-                kept = run(family, [prefix], tools, {**options, "partial_calls": "keep"}, cut_with)
-                problem = _given_back(prefix, cut_short, kept[1], final, problem, gives_back)
-            problem = problem or _only_adds(trimmed, whole)
+            problem = _nothing_lost(
+                family, text, prefix, tools, options, finish, cut_short, final, whole, effects,
+                cut_with,
+            )  # fmt: skip
             if problem:
                 found.append(Violation("nothing lost", prefix, [], problem))
         for call in whole.tool_calls:
@@ -225,30 +221,129 @@ def _lost(cut: Message, final: Message) -> str | None:
     return None
 
 
-def _gives_back_partial(family: str, tools: Any, options: dict[str, Any]) -> tuple[str, ...]:
-    """The family's call openers when `partial_calls="text"` is in force (else none)."""
+class Effects(NamedTuple):
+    """What the policies in force may legitimately do to an output cut short."""
+
+    # `partial_calls="text"` gives the cut call back: the family's call openers, and the
+    # markers of the content it goes back to (a tail that begins one ends it, dropped)
+    openers: tuple[str, ...]
+    literals: tuple[str, ...]
+    # `malformed_calls` drops or gives back a call that more text makes malformed
+    malformed: bool
+
+
+NO_EFFECTS = Effects((), (), False)
+
+
+def _policy_effects(family: str, tools: Any, options: dict[str, Any]) -> Effects:
+    """What the policies `options` resolve to for the family may do to a cut."""
     parser = StreamParser(family, tools, **options)
-    if parser.policies.partial_calls != "text":
-        return ()
-    return tuple(parser._engine.family.openers)
+    policies, compiled = parser.policies, parser._engine.family
+    malformed = policies.malformed_calls != "keep"
+    if policies.partial_calls != "text":
+        return Effects((), (), malformed)
+    literals = (*compiled.content_markers.literals, *compiled.section_markers.literals)
+    return Effects(tuple(compiled.openers), literals, malformed)
 
 
-def _marker_tail_cut(message: Message, family: str) -> Message:
-    """`message` with its content's last characters taken off where they begin one of the
-    family's markup literals (`<|c` of `<|channel|>`, `]<` of `]<]minimax[>[<`)."""
-    content = message.content or ""
-    literals = markup_literals(get_spec(family))
-    for at in range(max(0, len(content) - max(map(len, literals), default=0)), len(content)):
-        tail = content[at:]
-        if any(lit.startswith(tail) and lit != tail for lit in literals):
-            return message.model_copy(update={"content": content[:at]})
-    return message
+def _nothing_lost(
+    family: str,
+    text: str,
+    prefix: str,
+    tools: Any,
+    options: dict[str, Any],
+    finish: str,
+    cut_short: Message,
+    final: Message,
+    stopped: Message,
+    effects: Effects,
+    cut_with: str,
+) -> str | None:
+    """Nothing lost at the cut `prefix` of `text`: read cut short (`cut_short`), it is the
+    start of the whole reading (`final`) and of the same prefix ended at `finish`
+    (`stopped`: a stop only adds what was held back), but for what the policy in force
+    does (`effects`), shown by the reading with that switch at "keep"."""
+    openers, literals, malformed = effects
+    readings: dict[tuple[str, str, str], Message] = {}
+
+    def read(what: str, switch: str, reason: str) -> Message:
+        key = (what, switch, reason)
+        if key not in readings:
+            source = text if what == "text" else prefix
+            readings[key] = run(family, [source], tools, {**options, switch: "keep"}, reason)[1]
+        return readings[key]
+
+    for other, compare, what, reason in (
+        (final, _lost, "text", finish),
+        (stopped, _only_adds, "prefix", finish),
+    ):
+        problem = compare(cut_short, other)
+        if problem and malformed:
+            problem = _dropped_as_malformed(
+                cut_short, other, read(what, "malformed_calls", reason), compare, problem
+            )
+        if problem and openers:
+
+            def against(kept: Message) -> str | None:
+                why = compare(kept, other)
+                if why and malformed:
+                    keep = read(what, "malformed_calls", reason)
+                    why = _dropped_as_malformed(kept, other, keep, compare, why)
+                return why
+
+            kept = read("prefix", "partial_calls", cut_with)
+            problem = _given_back(
+                prefix, cut_short, kept, other, problem, openers, against, literals
+            )
+        if problem:
+            return problem
+    return None
 
 
-def _ends_with(text: str, given: str, openers: tuple[str, ...]) -> bool:
+def _names(message: Message) -> list[str]:
+    return [c.function.name for c in message.tool_calls]
+
+
+def _dropped_as_malformed(
+    cut: Message,
+    other: Message,
+    other_keep: Message,
+    compare: Callable[[Message, Message], str | None],
+    problem: str,
+) -> str | None:
+    """Nothing lost under `malformed_calls="drop"` or `"text"`, where the cut reading (`cut`)
+    is not the start of the other one (`other`, by `compare`) for its calls alone: the cut's
+    last call, its arguments cut before they went wrong, is one that the other reading
+    drops or gives back as malformed (`other_keep`: that reading with malformed_calls at
+    "keep", which has the calls `other` lacks). Every call decided before it is there.
+    `problem`: `compare`'s answer."""
+    bare = {"tool_calls": []}
+    if compare(cut.model_copy(update=bare), other.model_copy(update=bare)):
+        return problem  # content or reasoning: no call's outcome explains it
+    names, others, kept = _names(cut), _names(other), _names(other_keep)
+    last = len(names) - 1
+    if (
+        last < 0
+        or others[:last] != names[:last]
+        or len(kept) <= len(others)
+        or not _subsequence(others, kept)
+    ):
+        return f"{problem}, and not the cut's last call dropped as malformed ({others}; {kept} with malformed_calls='keep')"
+    return None
+
+
+def _subsequence(short: list[str], long: list[str]) -> bool:
+    rest = iter(long)
+    return all(any(item == other for other in rest) for item in short)
+
+
+def _ends_with(
+    text: str, given: str, openers: tuple[str, ...], literals: tuple[str, ...] = ()
+) -> bool:
     """Whether `given` ends `text`, but for what a cut leaves unread: whitespace, a last
-    word that may begin a marker, or a call opener (whole or begun) that both readings drop
-    (one inside the given call's value, at the cut)."""
+    word that may begin a marker, a call opener (whole or begun) that both readings drop
+    (one inside the given call's value, at the cut), or one of `literals` begun, which ends
+    the text given back as markup cut inside its spelling."""
     ends = (text, text.rstrip(), _LAST_WORD.sub("", text.rstrip()).rstrip())
     if any(end.endswith(given) for end in ends):
         return True
@@ -256,18 +351,28 @@ def _ends_with(text: str, given: str, openers: tuple[str, ...]) -> bool:
     if at < 0:
         return False
     rest = text[at + len(given) :].lstrip()
-    return any(rest.startswith(o) or o.startswith(rest) for o in openers)
+    return any(rest.startswith(o) or o.startswith(rest) for o in openers) or any(
+        lit.startswith(rest) for lit in literals
+    )
 
 
 def _given_back(
-    text: str, cut: Message, kept: Message, final: Message, problem: str, openers: tuple[str, ...]
+    text: str,
+    cut: Message,
+    kept: Message,
+    final: Message,
+    problem: str,
+    openers: tuple[str, ...],
+    against: Callable[[Message], str | None] | None = None,
+    literals: tuple[str, ...] = (),
 ) -> str | None:
     """Nothing lost under `partial_calls="text"`, where the cut reading (`cut`) is not the
     start of the whole one: it must be the default policy's reading of the same cut (`kept`,
     itself the start of the whole reading) with its last call given back as content, the
     call's markup as the model wrote it (the end of `text`, but for whitespace and a last word
-    that may begin a marker still held at the cut). `problem`: `_lost`'s answer."""
-    why = _lost(kept, final)
+    that may begin a marker still held at the cut). `problem`: `_lost`'s answer; `against`:
+    how `kept` is checked instead of `_lost(kept, final)`."""
+    why = _lost(kept, final) if against is None else against(kept)
     if why:
         return f"{why} (read with partial_calls='keep'; with 'text': {problem})"
     calls = [(c.function.name, c.function.arguments) for c in cut.tool_calls]
@@ -280,7 +385,7 @@ def _given_back(
         or len(kept_calls) != len(calls) + 1
         or not content.startswith(before)
         or not given.strip()
-        or not _ends_with(text, given.strip(), openers)
+        or not _ends_with(text, given.strip(), openers, literals)
     ):
         return f"{problem}, and not the cut call given back as text ({cut.content!r}, {kept.content!r})"
     return None
