@@ -32,7 +32,8 @@ for the cases where the two differ, how the test reads (each entry names the tes
   reference is what the test asserts, which the case's expectation transcribes (`"why"`
   says what the release reads instead);
 - `"asserts": ["calls"]` or `["content"]`: the test asserts only that; the other is not
-  compared for the case;
+  compared for the case; `["names"]`: of the calls only their names (a cut call's
+  arguments the test leaves unchecked), with `"content"` added when it asserts the content;
 - `"content_has": [TEXT, …]`: the test asserts of the content only that it holds these
   (`assertIn`): our content is checked for them, not compared with the release's.
 `--release` ignores the file: every case against the release's whole-output parse.
@@ -158,7 +159,9 @@ def _json_or_text(text: str) -> Any:
         return text
 
 
-def compare_calls(got: list[tuple[str, str]], want: list[list[str]], cut: bool = False) -> str:
+def compare_calls(
+    got: list[tuple[str, str]], want: list[list[str]], cut: bool = False, names: bool = False
+) -> str:
     """'' when the peer's calls are the expected ones, else a short reason. `cut`: the output
     was cut and the peer sends a cut call's arguments as read so far (llama.cpp's partial
     JSON), which are compared only when they are whole JSON (as llama.cpp's own tests do)."""
@@ -167,7 +170,7 @@ def compare_calls(got: list[tuple[str, str]], want: list[list[str]], cut: bool =
     for n, ((name, args), (want_name, want_args)) in enumerate(zip(got, want)):
         if name != want_name:
             return f"call {n}: name {name!r}, expected {want_name!r}"
-        if cut and isinstance(_json_or_text(args), str):
+        if names or (cut and isinstance(_json_or_text(args), str)):
             continue
         if _json_or_text(args) != _json_or_text(want_args):
             return f"call {n}: arguments {args[:80]!r}, expected {want_args[:80]!r}"
@@ -214,8 +217,13 @@ def judge(
     expect = case.expect if expect is None else expect
     if outcome.error:
         return Verdict(case.name, kind, False, False, f"raised {outcome.error[:100]}")
-    why = compare_calls(outcome.calls, expect["tool_calls"], cut) if "calls" in asserts else ""
-    calls: bool | None = not why if "calls" in asserts else None
+    compared = "calls" in asserts or "names" in asserts
+    why = (
+        compare_calls(outcome.calls, expect["tool_calls"], cut, "names" in asserts)
+        if compared
+        else ""
+    )
+    calls: bool | None = not why if compared else None
     content: bool | None = None
     if "content" in asserts and (
         outcome.reasoning is not None
