@@ -64,6 +64,7 @@ class CallOutcome:
         policies = self.policies
         if call.hold is not None:  # a list's earlier call, held: whole, since another follows
             self._settle(call, MALFORMED if call.malformed else WHOLE)
+            call.dropped = False  # (that call's verdict: this one is a call of its own)
         call.malformed = False
         if policies.unknown_tools != "keep" and not self.tools.known(name):
             if policies.unknown_tools == "text" and not self._lists_calls(call):

@@ -282,6 +282,28 @@ FIXED = [
     ),
     # a Python `\U` escape of a high surrogate, then `\U` with no digits: int("", 16) raised
     ("llama4_pythonic", "[e(z='\\U0000d83d\\U", "stop", {"malformed_calls": "text"}, 19),
+    # required_params="check" in a list of calls: a held call settled as dropped when the
+    # next name is read left the next call marked dropped, its arguments not kept (`""`)
+    (
+        "phi4_mini_json",
+        'functools[{"name":"get_weather","":{"":"","":3}},{"name":"w"',
+        "length",
+        {"required_params": "check", "malformed_calls": "text", "whitespace": "trim"},
+        60,
+    ),
+    (
+        "cohere_command3",
+        '<|START_ACTION|>[{"":{"":""},"tool_name":"get_weather","":""},{"tool_name":"e","":{"":""}},'
+        '{"":2,"tool_name":"_"',
+        "stop",
+        {
+            "compat": "llama.cpp",
+            "partial_calls": "drop",
+            "malformed_calls": "text",
+            "required_params": "check",
+        },
+        120,
+    ),
     # an opener held in reasoning with more whitespace after it than its pattern's window:
     # the whole output's pass read past the window (kept at length), the stream did not
     (
