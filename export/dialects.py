@@ -100,6 +100,11 @@ def _string_padding(item: XmlParams) -> tuple[Node, Node]:
     return newline, EMPTY if item.keep_last_newline else newline
 
 
+# nesting of elements an export spells out: past it an element's value is its text (an array
+# with no `items` schema has items of every type, arrays among them, without end)
+ELEMENT_DEPTH = 8
+
+
 def xml_elements(
     builder: Builder, item: XmlElements, tool: Tool | None, stops: tuple[str, ...]
 ) -> Node:
@@ -107,8 +112,10 @@ def xml_elements(
     prefix = item.prefix
     avoid = tuple(sorted({*stops, prefix + "<"} if prefix else {*stops, "<"}))
 
-    def element(key: str, schema: Any) -> Node:
+    def element(key: str, schema: Any, depth: int = 0) -> Node:
         open_, close = Lit(f"{prefix}<{key}>"), f"{prefix}</{key}>"
+        if depth >= ELEMENT_DEPTH:  # an untyped array's items are every type, arrays too
+            return seq(open_, Text("raw", avoid, end=close))
         options = []
         for b in branches(schema):
             if "enum" in b:
@@ -116,18 +123,18 @@ def xml_elements(
             elif b["type"] == "string":
                 options.append(seq(open_, Text("raw", avoid, end=close)))
             elif b["type"] == "object":
-                options.append(seq(open_, children(b), WS, Lit(close)))
+                options.append(seq(open_, children(b, depth + 1), WS, Lit(close)))
             elif b["type"] == "array":
-                one = element("item", b.get("items", {}))
+                one = element("item", b.get("items", {}), depth + 1)
                 options.append(seq(open_, Rep(seq(WS, one)), WS, Lit(close)))
             else:
                 options.append(seq(open_, _scalar(b) or EMPTY, Lit(close)))
         return alt(*options)
 
-    def children(schema: dict[str, Any]) -> Node:
+    def children(schema: dict[str, Any], depth: int = 0) -> Node:
         props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
         required = set(schema.get("required") or ())
-        entries = [(seq(WS, element(k, v)), k in required) for k, v in props.items()]
+        entries = [(seq(WS, element(k, v, depth)), k in required) for k, v in props.items()]
         return ordered(builder.g, f"{tool.name}_elements", entries, EMPTY)
 
     return children(tool.parameters)

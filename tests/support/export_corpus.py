@@ -77,6 +77,10 @@ def in_grammar(case: Case) -> tuple[bool, str]:
             return False, f"arguments of {name} outside the schema"
         if keys != [k for k in schema.get("properties", {}) if k in value]:
             return False, f"arguments of {name} not in schema order"
+        if _free_form(value, tools[name].parameters):
+            # a grammar the exporter spells itself (markup dialects) writes only the members
+            # a schema declares: `{}` for an object schema with no properties
+            return False, f"arguments of {name} hold a free-form object or array"
         calls.append({"name": name, "arguments": value})
     params = case.options.get("params")
     try:
@@ -109,6 +113,11 @@ def in_grammar(case: Case) -> tuple[bool, str]:
         # the parser reads an opener the value's own closer follows as text; the export
         # keeps every marker out of values (test_markers_cannot_appear_inside_values)
         return False, "a call opener inside a value"
+    if _SIGNED_NUMBER.search(case.text):
+        return False, "a number written with a `+` sign (the exporter writes none)"
+    for marker in {*family.openers, *family.section_opens}:
+        if len(marker) > 1 and rendered.count(marker) > case.text.count(marker):
+            return False, f"a call marker the renderer writes is missing ({marker!r}: a recovery)"
     if any(case.text.rstrip().endswith(o) for o in (*family.openers, *family.section_opens)):
         return False, "ends with an opener"
     if _spaced_literals(spec).search(case.text):
@@ -127,6 +136,25 @@ def in_grammar(case: Case) -> tuple[bool, str]:
     if not _aligned(mine, theirs, _markers(spec)[1]):
         return False, "not canonical"
     return True, ""
+
+
+_SIGNED_NUMBER = re.compile(r"(?<![\w.+-])\+\d")
+
+
+def _free_form(value: Any, schema: Any) -> bool:
+    """Whether a non-empty object or array of `value` sits under a schema that declares no
+    members (an object schema without `properties`, an array schema without `items`)."""
+    if isinstance(value, dict):
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        if not isinstance(props, dict):
+            return bool(value)
+        return any(_free_form(v, props.get(k)) for k, v in value.items())
+    if isinstance(value, list):
+        items = schema.get("items") if isinstance(schema, dict) else None
+        if not isinstance(items, dict) or not items:
+            return bool(value)
+        return any(_free_form(v, items) for v in value)
+    return False
 
 
 def _strings(value: object) -> str:
