@@ -676,10 +676,28 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             if not eof:
                 return self._wait(pos)  # the next literal may still arrive
             if not self._stopped:  # cut short before it: had the output gone on, the
-                self._end_call(len(buf))  # literal could have come, and this text was the call's
-                return len(buf)
+                self._end_call(self._undecided_from(call, buf, pos))  # literal could have
+                return len(buf)  # come, and this text was the call's
         self._end_call(pos)
         return pos
+
+    def _undecided_from(self, call: CallRecord, buf: str, pos: int) -> int:
+        """Where the call's text ends when the output is cut at `length` in stray text
+        after its name, before the literal it awaits: the end of the output (that text is
+        the call's markup had the literal come). A call that may be given back as text
+        (`unknown_tools`, `partial_calls`, `malformed_calls` at "text": its text is kept)
+        ends at the first marker of where its text goes back to (a reasoning opener, an
+        ignored token, a message header: `<tool_call>{…}zz<think>x`): had the literal come,
+        the marker would be the call's text as written; at a normal stop, the stray text
+        goes back and the marker is markup. Undecided, it and what follows are dropped, as
+        an unfinished opener is, so that the cut reads as the start of either reading
+        (docs/policies.md, "Partial and malformed calls")."""
+        if call.raw is None:
+            return len(buf)  # (nothing of the call goes back: its end is its own)
+        family = self.family
+        markers = family.section_markers if self._state.in_section else family.content_markers
+        at, _ = markers.search(buf, pos)
+        return len(buf) if at < 0 else at
 
     def _abandon(self, call: CallRecord, pos: int) -> int:
         """Not a call after all: the opener's next shape is tried on the same text, or the

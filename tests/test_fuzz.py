@@ -280,6 +280,71 @@ FIXED = [
         {"malformed_calls": "text"},
         36,
     ),
+    # a call given back as text (`unknown_tools`, `partial_calls`, `malformed_calls` "text"),
+    # cut at `length` in stray text after its name before the marker it awaits: the tail went
+    # back as written, markers of the content (a reasoning opener, an ignored or end token, a
+    # message header) and all; at a normal stop those are markup. Now the tail ends at the
+    # first such marker, undecided (`Engine._undecided_from`), and the checker knows it
+    (
+        "trinity",
+        '<tool_call>{"name":"r","":""}<think>',
+        "stop",
+        {
+            "reasoning_open": True,
+            "unknown_tools": "text",
+            "partial_calls": "drop",
+            "required_params": "check",
+        },
+        36,
+    ),
+    ("hermes", '<tool_call>{"name":"r","":""}zz<|im_end|>y', "stop", {"unknown_tools": "text"}, 41),
+    (
+        "muse",
+        '<atem:invoke name="t"><|eom|>',
+        "stop",
+        {
+            "compat": "sglang",
+            "whitespace": "trim",
+            "unknown_tools": "text",
+            "malformed_calls": "text",
+            "untyped_values": "json",
+        },
+        29,
+    ),
+    (
+        "openai",
+        "to=functions.2<|channel|>to=t<",
+        "stop",
+        {
+            "partial_calls": "text",
+            "text_after_calls": "drop",
+            "required_params": "check",
+            "section_text": "call",
+        },
+        30,
+    ),
+    (
+        "openai",
+        "to=functions.2<|channel|>to=|<|call|>",
+        "stop",
+        {
+            "partial_calls": "text",
+            "text_after_calls": "drop",
+            "required_params": "check",
+            "section_text": "call",
+        },
+        29,
+    ),
+    # partial_calls="text" with prose a `skip(keep=true)` read: the list cut in its first call
+    # goes back from its opener, the prose inside it as written; the keep reading has the
+    # prose as content before the call (the checker wanted that content first)
+    (
+        "mistral",
+        '[TOOL_CALLS]u[{"name":"get_weather",""]',
+        "stop",
+        {"unknown_tools": "text", "partial_calls": "text"},
+        38,
+    ),
     # a Python `\U` escape of a high surrogate, then `\U` with no digits: int("", 16) raised
     ("llama4_pythonic", "[e(z='\\U0000d83d\\U", "stop", {"malformed_calls": "text"}, 19),
     # required_params="check" in a list of calls: a held call settled as dropped when the

@@ -8,6 +8,7 @@ reads as a reproduction.
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import time
@@ -343,7 +344,10 @@ def _ends_with(
     """Whether `given` ends `text`, but for what a cut leaves unread: whitespace, a last
     word that may begin a marker, a call opener (whole or begun) that both readings drop
     (one inside the given call's value, at the cut), or one of `literals` begun, which ends
-    the text given back as markup cut inside its spelling."""
+    the text given back as markup cut inside its spelling, or whole: in stray text after
+    the call's name, before the marker it awaits, a marker of where the text goes back to
+    is undecided at `length` (the call's text had its marker come, markup at a normal stop)
+    and dropped with what follows (`Engine._undecided_from`)."""
     ends = (text, text.rstrip(), _LAST_WORD.sub("", text.rstrip()).rstrip())
     if any(end.endswith(given) for end in ends):
         return True
@@ -352,7 +356,7 @@ def _ends_with(
         return False
     rest = text[at + len(given) :].lstrip()
     return any(rest.startswith(o) or o.startswith(rest) for o in openers) or any(
-        lit.startswith(rest) for lit in literals
+        lit.startswith(rest) or rest.startswith(lit) for lit in literals
     )
 
 
@@ -370,7 +374,9 @@ def _given_back(
     start of the whole one: it must be the default policy's reading of the same cut (`kept`,
     itself the start of the whole reading) with its last call given back as content, the
     call's markup as the model wrote it (the end of `text`, but for whitespace and a last word
-    that may begin a marker still held at the cut). `problem`: `_lost`'s answer; `against`:
+    that may begin a marker still held at the cut), prose that the kept reading has as
+    content between the call's opener and the call within it. `problem`: `_lost`'s answer;
+    `against`:
     how `kept` is checked instead of `_lost(kept, final)`."""
     why = _lost(kept, final) if against is None else against(kept)
     if why:
@@ -378,12 +384,16 @@ def _given_back(
     calls = [(c.function.name, c.function.arguments) for c in cut.tool_calls]
     kept_calls = [(c.function.name, c.function.arguments) for c in kept.tool_calls]
     content, before = cut.content or "", (kept.content or "").rstrip()
-    given = content[len(before) :]
+    # the kept reading's content past what the two share is prose a `skip(keep=true)` read
+    # between the call's opener and its call: content when the call is kept, and inside the
+    # call's text, as written, when it goes back (`[TOOL_CALLS]u[{…` gives back `u` in it)
+    common = len(os.path.commonprefix([content, before]))
+    given, inside = content[common:], before[common:].strip()
     if (
         cut.reasoning != kept.reasoning
         or kept_calls[:-1] != calls
         or len(kept_calls) != len(calls) + 1
-        or not content.startswith(before)
+        or inside not in given
         or not given.strip()
         or not _ends_with(text, given.strip(), openers, literals)
     ):
