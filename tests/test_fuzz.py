@@ -330,6 +330,38 @@ FIXED = [
         {"reasoning_open": False, "compat": "llama.cpp", "partial_calls": "text"},
         58,
     ),
+    # a marker found in a call's arguments that the output ends inside a longer one of
+    # (`</a` of the value's `</arg>`, where the call's closer is `</`): that longer marker
+    # cut short, markup, as outside a call; read as the closer then `a` as content, the call
+    # was still cut (partial_calls="text" gave all of it back, content the whole output
+    # does not start with). A response template with hostile edits (family `hf`)
+    (
+        "hf",
+        '<invoke name="get_weather_2"><arg name=""></a<',
+        "stop",
+        {
+            "response_template": {
+                "start_anchor": "<start_of_turn>model\n",
+                "fields": {
+                    "thinking": {"open": "<reasoning>", "close": "</reasoning>"},
+                    "tool_calls": {
+                        "open_pattern": r"<invoke name=\"(?P<name>[^\"]+)\">",
+                        "close": "</",
+                        "content": "xml-inline",
+                        "content_args": {
+                            "tag_pattern": r"<arg name=\"(?P<key>[^\"]+)\">\n(?P<value>.*?)\n</arg>"
+                        },
+                        "transform": {"function": {"name": "{name}", "arguments": "{content}"}},
+                    },
+                },
+            },
+            "compat": "sglang",
+            "unknown_tools": "drop",
+            "partial_calls": "text",
+            "malformed_calls": "text",
+        },
+        45,
+    ),
     # an opener held in reasoning with more whitespace after it than its pattern's window:
     # the whole output's pass read past the window (kept at length), the stream did not
     (
