@@ -330,6 +330,15 @@ FIXED = [
         {"reasoning_open": False, "compat": "llama.cpp", "partial_calls": "text"},
         58,
     ),
+    # a call given back as text that the output ends in, in content after calls: a section
+    # closer cut short at its end is markup there, as the whole closer after calls is
+    (
+        "minimax_m2",
+        '<invoke name="n"></minimax:tool_call>',
+        "stop",
+        {"unknown_tools": "text", "reasoning_open": False, "compat": "sglang"},
+        34,
+    ),
     # a marker found in a call's arguments that the output ends inside a longer one of
     # (`</a` of the value's `</arg>`, where the call's closer is `</`): that longer marker
     # cut short, markup, as outside a call; read as the closer then `a` as content, the call
