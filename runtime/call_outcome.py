@@ -124,8 +124,12 @@ class CallOutcome:
         buf = self._raw_buf
         cut = 0
         if self._at_end and buf is not None and self._raw_from == len(buf):
-            family = self.family  # (the markers of where the text goes back to)
-            markers = family.section_markers if self._state.in_section else family.content_markers
+            family = self.family  # (the markers of where the text goes back to: after a
+            # call in content, a section's closer left after the calls is markup there too)
+            if self._state.in_section:
+                markers = family.section_markers
+            else:
+                markers = family.after_calls_markers or family.content_markers
             cut = min(len(text), markers.held(buf, 0))
         if not cut:
             self._text(text)

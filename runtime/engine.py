@@ -520,7 +520,8 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                     state.section_texted = False
                 elif state.section_back and lit not in family.special:
                     # written again before the section's first call: it goes back with it
-                    state.section_back += space + lit
+                    # (the whitespace before it is in section_back already: `_text` put it)
+                    state.section_back += lit
                 self.mode, state.in_section, action = SECTION, True, OPENS_SECTION
             elif lit in family.section_closes:
                 self.mode, state.in_section, action = CONTENT, False, CLOSES_SECTION

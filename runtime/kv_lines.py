@@ -83,8 +83,10 @@ class KvLinesReader(MarkupArgs):
     def _read_key(self, text: str, pos: int, eof: bool) -> tuple[int, bool]:
         """A line's key, up to its separator; a line without one is skipped."""
         at, lit = self._key_marks.search(text, pos)
-        if at >= 0 and not eof and self._key_marks.may_grow(text, at, lit):
-            return pos, False
+        if at >= 0 and self._key_marks.undecided(text, at, lit, eof):
+            if not eof:
+                return pos, False
+            at = -1  # the output ends inside a longer marker: markup
         if at < 0:
             if eof:
                 self._finish()
@@ -109,8 +111,10 @@ class KvLinesReader(MarkupArgs):
     def _skip_line(self, text: str, pos: int, eof: bool) -> tuple[int, bool]:
         """The rest of a line that is no argument."""
         at, lit = self._line_ends.search(text, pos)
-        if at >= 0 and not eof and self._line_ends.may_grow(text, at, lit):
-            return at, False
+        if at >= 0 and self._line_ends.undecided(text, at, lit, eof):
+            if not eof:
+                return at, False
+            at = -1  # the output ends inside a longer marker: markup
         if at < 0:  # the line goes on (what may begin a marker waits)
             return len(text) - (0 if eof else self._line_ends.held(text, pos)), eof
         if lit == self.item.line_sep:
@@ -143,8 +147,8 @@ class KvLinesReader(MarkupArgs):
     def _read_value(self, text: str, pos: int, eof: bool) -> tuple[int, bool]:
         """Value text up to the end of its line or a marker that ends the arguments."""
         at, lit = self._line_ends.search(text, pos)
-        if at >= 0 and not eof and self._line_ends.may_grow(text, at, lit):
-            at = -1
+        if at >= 0 and self._line_ends.undecided(text, at, lit, eof):
+            at = -1  # may still grow (or, at the end, is a longer marker cut short)
         if at < 0:  # what may begin a marker waits; at the end of output it is markup
             stop = len(text) - self._line_ends.held(text, pos)
             self._value_text(text[pos:stop])

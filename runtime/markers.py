@@ -183,6 +183,19 @@ class Markers:
         rest = text[at : at + max(len(other) for other in longer) + 1]
         return any(other.startswith(rest) for other in longer)
 
+    def undecided(self, text: str, at: int, lit: str, eof: bool) -> bool:
+        """Whether the marker `lit` found at `at` is not (yet) that marker: before the end of
+        the output, while it may still grow into a longer one (`may_grow`); at the end, when
+        the output ends inside a longer one past it (`</a` of `</arg>`, where `</` is a
+        marker too): that longer marker cut inside its spelling, markup, as the engine reads
+        one outside a call (docs/policies.md, "Unfinished output"). A marker the output ends
+        right on is itself at the end."""
+        if lit not in self.growing:
+            return False
+        if eof and at + len(lit) >= len(text):
+            return False
+        return self.may_grow(text, at, lit)
+
     def held(self, text: str, start: int, end: int | None = None) -> int:
         """How many trailing characters of text[start:end] may still begin a marker."""
         if end is None:

@@ -106,8 +106,10 @@ class XmlElementsReader(MarkupArgs):
                 at, lit = self._between.search(text, pos)
                 if at < 0:
                     return end - (0 if eof else self._between.held(text, pos))
-                if not eof and self._between.may_grow(text, at, lit):
-                    return at  # `PREFIX<` may still become `PREFIX</invoke>`: wait
+                if self._between.undecided(text, at, lit, eof):
+                    # `PREFIX<` may still become `PREFIX</invoke>`: wait; at the end of the
+                    # output, `PREFIX</inv` is that marker cut short: markup
+                    return end if eof else at
                 if lit != self._open:
                     self._finish()
                     return at

@@ -343,8 +343,10 @@ class XmlParamsReader(MarkupArgs):
                 if at < 0:
                     # text between parameters is markup; keep only a possible marker start
                     return end - (0 if eof else self._between.held(text, pos))
-                if not eof and self._between.may_grow(text, at, lit):
-                    return at
+                if self._between.undecided(text, at, lit, eof):
+                    if not eof:
+                        return at
+                    return end  # the output ends inside a longer marker: markup
                 if lit not in item.opens:
                     self._finish()
                     return at
@@ -354,8 +356,10 @@ class XmlParamsReader(MarkupArgs):
                     self._log("reads a key")
             elif state == KEY:
                 at, lit = self._key_ends.search(text, pos)
-                if at >= 0 and not eof and self._key_ends.may_grow(text, at, lit):
-                    return pos
+                if at >= 0 and self._key_ends.undecided(text, at, lit, eof):
+                    if not eof:
+                        return pos
+                    at = -1  # the output ends inside a longer marker: the key is cut
                 if at < 0 or at - pos > _MAX_KEY:
                     # a key longer than _MAX_KEY is no parameter, whole or streamed: skipped
                     if at >= 0 or end - pos - self._key_ends.held(text, pos) > _MAX_KEY:
@@ -447,11 +451,7 @@ class XmlParamsReader(MarkupArgs):
             if whole is None:
                 break
             end, raw, value = whole.group("end", "key", "value")
-            if (
-                end in growing
-                and not eof
-                and self._value_ends.may_grow(text, whole.start("end"), end)
-            ):
+            if end in growing and self._value_ends.undecided(text, whole.start("end"), end, eof):
                 break
             if end in self._in_value.held:
                 break  # whether it ends the value is decided by what follows it
@@ -611,8 +611,8 @@ class XmlParamsReader(MarkupArgs):
     def _value_end(self, text: str, pos: int, eof: bool) -> tuple[int, str]:
         """The first marker that may end the value from `pos`, or (-1, "")."""
         at, lit = self._value_ends.search(text, pos)
-        if at >= 0 and not eof and self._value_ends.may_grow(text, at, lit):
-            return -1, ""  # may still grow into a longer marker: hold it back
+        if at >= 0 and self._value_ends.undecided(text, at, lit, eof):
+            return -1, ""  # may still grow into a longer marker (or, at the end, is one cut)
         return at, lit
 
     def _value_text(self, chunk: str, closing: bool, keep_newline: bool = False) -> None:

@@ -369,6 +369,73 @@ FIXED = [
         },
         120,
     ),
+    # a section opener written again before the section's first call goes back with that
+    # call when it is given back as text (MiniMax-M3 under compat=sglang, 5cdd413), and the
+    # whitespace between the two once: with verbatim whitespace it was given back twice
+    # (MiniMax-M2, DeepSeek-V4's tolerated opener, partial_calls="text")
+    (
+        "minimax_m3",
+        ']<]minimax[>[<tool_call>\n]<]minimax[>[<tool_call>]<]minimax[>[<invoke name="get_weather">'
+        "]<]minimax[>[</invoke>",
+        "length",
+        {"compat": "sglang"},
+        108,
+    ),
+    (
+        "minimax_m2",
+        '<minimax:tool_call>\n<minimax:tool_call><invoke name="r"></invoke>',
+        "length",
+        {"compat": "llama.cpp", "partial_calls": "text", "required_params": "check"},
+        63,
+    ),
+    (
+        "deepseek_v4",
+        '<｜DSML｜toolcalls>\n<｜DSML｜toolcalls><｜DSML｜invoke name="r"></｜DSML｜invoke>',
+        "stop",
+        {"reasoning_open": False, "compat": "llama.cpp", "partial_calls": "text"},
+        58,
+    ),
+    # a call given back as text that the output ends in, in content after calls: a section
+    # closer cut short at its end is markup there, as the whole closer after calls is
+    (
+        "minimax_m2",
+        '<invoke name="n"></minimax:tool_call>',
+        "stop",
+        {"unknown_tools": "text", "reasoning_open": False, "compat": "sglang"},
+        34,
+    ),
+    # a marker found in a call's arguments that the output ends inside a longer one of
+    # (`</a` of the value's `</arg>`, where the call's closer is `</`): that longer marker
+    # cut short, markup, as outside a call; read as the closer then `a` as content, the call
+    # was still cut (partial_calls="text" gave all of it back, content the whole output
+    # does not start with). A response template with hostile edits (family `hf`)
+    (
+        "hf",
+        '<invoke name="get_weather_2"><arg name=""></a<',
+        "stop",
+        {
+            "response_template": {
+                "start_anchor": "<start_of_turn>model\n",
+                "fields": {
+                    "thinking": {"open": "<reasoning>", "close": "</reasoning>"},
+                    "tool_calls": {
+                        "open_pattern": r"<invoke name=\"(?P<name>[^\"]+)\">",
+                        "close": "</",
+                        "content": "xml-inline",
+                        "content_args": {
+                            "tag_pattern": r"<arg name=\"(?P<key>[^\"]+)\">\n(?P<value>.*?)\n</arg>"
+                        },
+                        "transform": {"function": {"name": "{name}", "arguments": "{content}"}},
+                    },
+                },
+            },
+            "compat": "sglang",
+            "unknown_tools": "drop",
+            "partial_calls": "text",
+            "malformed_calls": "text",
+        },
+        45,
+    ),
     # an opener held in reasoning with more whitespace after it than its pattern's window:
     # the whole output's pass read past the window (kept at length), the stream did not
     (

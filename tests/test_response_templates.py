@@ -694,3 +694,55 @@ def test_an_opener_that_begins_the_json_body_is_read_as_its_start(
     with registered(rt.template_spec(template, "tpl_json_open")):
         assert check("tpl_json_open", budget=1.0, seed=28).ok
 
+
+
+def _closer_is_a_prefix(name: str) -> dict:
+    """XML_INLINE and KV_LINES with the call's closer `</`, which the value's `</arg>` (and
+    KV_LINES' opener, moved to `</call name="…">`) begin with (the fuzzer's `template`)."""
+    template = copy.deepcopy(TEMPLATES[name])
+    template["fields"]["tool_calls"]["close"] = "</"
+    if name == "kv_lines":
+        template["fields"]["tool_calls"]["open_pattern"] = r"</call name=\"(?P<name>[\w.\-]+)\">\n?"
+    return template
+
+
+CUT_INSIDE_A_LONGER_MARKER = [
+    # (template, output, the content the call goes back as with partial_calls="text")
+    ("xml_inline", '<invoke name="get_weather"><arg name="city">Paris</a', None),
+    (
+        "kv_lines",
+        '</call name="get_weather">\ncity: Paris</ca',
+        '</call name="get_weather">\ncity: Paris',
+    ),
+]
+
+
+@pytest.mark.parametrize("name, text, given", CUT_INSIDE_A_LONGER_MARKER)
+def test_a_marker_the_output_ends_inside_a_longer_one_of_is_that_one_cut(
+    name: str, text: str, given: str | None
+) -> None:
+    """In a call's arguments, `</` (the call's closer) followed at the very end by `a` is
+    `</arg>` cut inside its spelling: markup, as outside a call, at either finish reason;
+    the call's arguments were cut, so `partial_calls="text"` gives it back, and `a` is no
+    content after a closer (fuzz seed 3121375822638002938). With text after it that no
+    longer marker has, `</` is the closer and the rest content."""
+    template = _closer_is_a_prefix(name)
+    for finish in ("length", "stop"):
+        kept = toolgrammar.parse("hf", text, TOOLS, finish, response_template=template)
+        assert kept.content is None
+        assert [(c.function.name, c.function.arguments) for c in kept.tool_calls] == [
+            ("get_weather", '{"city": "Paris"}')
+        ]
+        back = toolgrammar.parse(
+            "hf", text, TOOLS, finish, response_template=template, partial_calls="text"
+        )
+        assert (back.content, back.tool_calls) == (given or text, [])
+        more = toolgrammar.parse("hf", text + "<", TOOLS, "stop", response_template=template)
+        assert more.content == text[text.rindex("</") + 2 :] + "<" and len(more.tool_calls) == 1
+    for options in ({}, {"partial_calls": "text", "compat": "sglang"}):
+        for finish in ("length", "stop"):
+            found = check_text(
+                "hf", text + "<", TOOLS, {"response_template": template, **options},
+                finish=finish, lost=True,
+            )  # fmt: skip
+            assert not found, "\n".join(map(str, found[:3]))
