@@ -89,7 +89,8 @@ class _Shape:
     item whole and never gives it back."""
 
     __slots__ = (
-        "peek", "head", "name", "reach", "fixed", "call", "plain", "dialect", "ends", "tail"
+        "peek", "head", "name", "reach", "fixed", "call", "plain", "dialect", "ends", "tail",
+        "final", "needle",
     )  # fmt: skip
 
     def __init__(self, peek: bool) -> None:
@@ -105,6 +106,13 @@ class _Shape:
         self.dialect: tuple[Any, Any, Any] | None = None
         self.ends: Any = None  # the stop markers of the arguments
         self.tail: re.Pattern[str] | None = None
+        # whether the engine ends a call of this shape where its text ends, with no text
+        # after it to look at: then a call at the end of the output is the route's too
+        # (0: never; 1: always, its last item is a required literal or its JSON object;
+        # 2: when its last item, an optional literal, is there: the tail's group `last`)
+        self.final = 0
+        # a literal every call of the shape writes after its arguments ("": none known)
+        self.needle = ""
 
 
 def _literal(item: Lit, openers: Any) -> str | None:
@@ -133,6 +141,7 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
     head: list[str] = []
     tail: list[str] = []
     parts = head
+    arguments: Any = None
     for index in range(start, len(items)):
         item = items[index]
         if isinstance(item, Ws):
@@ -141,6 +150,15 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
             literal = _literal(item, family.openers)
             if literal is None:
                 return None
+            if parts is tail and index == len(items) - 1 and not item.peek:
+                # the call's last item, a literal: where it is there, the engine ends the
+                # call right after it
+                bare = literal[: -2] if item.optional else literal
+                literal = f"(?P<last>{bare})" + ("?+" if item.optional else "")
+                shape.final = 2 if item.optional else 1
+            elif parts is tail and not shape.needle and not item.optional and not item.peek:
+                if not item.alternatives:
+                    shape.needle = item.text
             parts.append(literal)
         elif isinstance(item, Name) and parts is head and shape.name is None and not shape.fixed:
             if item.fixed:
@@ -173,6 +191,7 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
             shape.ends = markers(family.stops[number, index])
             head.append(r"[ \t\n\r]*+(?=\{)")  # (`skip_whitespace`, then its `{`)
             parts = tail
+            arguments = item
         elif type(item) in DIALECTS and parts is head and (shape.name is not None or shape.fixed):
             # another dialect after the name: its own reader reads the arguments, as the
             # engine has it read them (`DialectSink._dialect`), for a sink of the route's
@@ -185,6 +204,9 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
             return None
     if parts is not tail:
         return None
+    if not tail and arguments is not None:
+        # the JSON object is the call's last item: its reader ends the call at its `}`
+        shape.final = 1
     shape.head = metered(re.compile("".join(head)))
     shape.tail = metered(re.compile("".join(tail)))
     return shape
@@ -291,18 +313,15 @@ def whole(
         return engine.whole(text, reason)
     state = engine._state
     size = len(text)
+    # a call ending past this is the route's only where the engine ends it where its text
+    # ends (`_Shape.final`); no other call is read past it (each read is bounded by it: a
+    # call the route cannot take costs no read of its own before the engine's)
     limit = size - route.margin
     pos = 0  # the text before it went to the engine or was read here
     read = _Read(engine, route)
     search = route.starts.search
-    # the last call ends at the end of the output, as a rule, where the engine reads it:
-    # from the last place of an opener on (of the openers there, the earliest: a call's
-    # second opener is no later than its first) nothing is tried first, so a single call,
-    # however long, is read once
-    lasts = [at for at in (text.rfind(opener) for opener in route.shapes) if at >= 0]
-    limit = min(limit, min(lasts, default=-1))
     while True:
-        found = search(text, pos, limit) if pos < limit else None
+        found = search(text, pos) if pos < size else None
         if found is None:
             break
         at = found.start()
@@ -380,6 +399,7 @@ class _Read:
             found, allowed = family.quick_content_markers, route.in_content
         first = index = engine.calls_emitted
         name = ""
+        size = len(text)
         while True:
             at, lit = found.search(text, pos)
             if lit not in allowed or (at > pos and not text[pos:at].isspace()):
@@ -403,6 +423,11 @@ class _Read:
             else:
                 called = shape.fixed
             start = head.end()
+            # the farthest the call may end: the end of the output where the engine may end
+            # the call at its last item, else `limit` (past it the call is the engine's)
+            bound = size if shape.final else limit
+            if bound < size and shape.needle and text.find(shape.needle, start, bound) < 0:
+                break  # (its closer is past the bound: not read twice)
             if shape.dialect is not None:
                 read = self._dialect(shape.dialect, text, start, called)
                 if read is None:
@@ -419,7 +444,9 @@ class _Read:
                     stop = ends.search(text, start)[0]
                     stops[ends] = (start, stop)
                 if stop < 0:
-                    stop = len(text) - ends.held(text, start)
+                    stop = size - ends.held(text, start)
+                if stop > bound:
+                    stop = bound
                 if shape.call is None:
                     decoded = _decoded(text, start, stop)
                     if decoded is None:
@@ -442,7 +469,11 @@ class _Read:
             after = tail.end()
             if after > end and text[after - 1].isspace():
                 break  # whitespace at the call's end: the engine gives it back as text
-            if after > limit or not (unknown_kept or tools.known(called)):
+            if after > limit and not (
+                shape.final == 1 or (shape.final == 2 and tail.start("last") >= 0)
+            ):
+                break  # (a call's last literal, when optional, must be there)
+            if not (unknown_kept or tools.known(called)):
                 break
             made[index] = [call_id or call_id_of(index), called, [arguments]]
             name = called
