@@ -48,6 +48,7 @@ from . import shortcuts
 from .dialects import DIALECTS
 from .engine import Engine
 from .deltas import CallParts
+from .coerce import json_text
 from .json_args import SHORTCUT_KNOWS as JSON_ARGS_KNOWS
 from .json_args import sent_as_written
 from .json_bounded import scan_within
@@ -58,8 +59,12 @@ from .limits import deeper_than
 from .markers import NextStop, markers
 from .modes import CONTENT, SECTION
 from .scan_meter import SEARCHES, forgets, metered
-from .spec import JsonArgs, JsonCall, Lit, Name, Ws, name_of
+from .spec import JsonArgs, JsonCall, Lit, Name, Ws, XmlParams, name_of
 from .unwrap import WRAPPER_KEYS
+from .xml_entities import xml_unescape
+from .xml_params import SHORTCUT_KNOWS as XML_PARAMS_KNOWS
+from .xml_params import XmlParamsReader, _tables, _whole_param
+from json.encoder import encode_basestring
 
 if TYPE_CHECKING:
     from .tables import CompiledFamily
@@ -90,7 +95,7 @@ class _Shape:
 
     __slots__ = (
         "peek", "head", "name", "reach", "fixed", "call", "plain", "dialect", "ends", "tail",
-        "final", "needle",
+        "final", "needle", "xml",
     )  # fmt: skip
 
     def __init__(self, peek: bool) -> None:
@@ -113,6 +118,8 @@ class _Shape:
         self.final = 0
         # a literal every call of the shape writes after its arguments ("": none known)
         self.needle = ""
+        # `xml_params` arguments read one match per parameter (`_Xml`), or None
+        self.xml: _Xml | None = None
 
 
 def _literal(item: Lit, openers: Any) -> str | None:
@@ -199,6 +206,8 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
             if row.names_calls:
                 return None
             shape.dialect = (row.reader, item, family.stops[number, index])
+            if isinstance(item, XmlParams):
+                shape.xml = _Xml.of(item, family.stops[number, index])
             parts = tail
         else:
             return None
@@ -235,6 +244,40 @@ def _plain_call(item: JsonCall) -> re.Pattern[str] | None:
 
 # after a call object's arguments: its end
 _CLOSE = re.compile(r"[ \t\n\r]*\}")
+
+# the fields of `xml_params` the route's reading (`_Read._xml`) decides as the reader does:
+# its shortcut's, and the ones only `render` reads
+_XML_KNOWS = XML_PARAMS_KNOWS | {"write_between", "write_before_value"}
+
+
+class _Xml:
+    """`xml_params` arguments read as `XmlParamsReader._whole_params` reads them, one match
+    of its pattern per parameter (`xml_params._whole_param`), from the reader's own tables;
+    a call whose parameters that pattern does not read to a marker that ends them (a
+    wrapper first, a marker that may grow, an opener whose call decides) is read by the
+    reader itself (`_Read._dialect`)."""
+
+    __slots__ = (
+        "item", "stops", "param", "between", "opens", "own", "implicit", "value_ends",
+        "in_value", "strip", "trim", "keep_last", "unescape",
+    )  # fmt: skip
+
+    @classmethod
+    def of(cls, item: XmlParams, stops: Any) -> _Xml | None:
+        if shortcuts.unknown_fields(item, _XML_KNOWS):
+            return None
+        between, value_opens, ends, value_ends, *_, in_value = _tables(item, stops)
+        param = _whole_param(item, between, value_opens, value_ends)
+        if param is None:
+            return None
+        xml = cls()
+        xml.item, xml.stops, xml.param = item, stops, param
+        xml.between, xml.opens = between, frozenset(item.opens)
+        xml.own, xml.implicit = frozenset(ends.own), frozenset(ends.implicit)
+        xml.value_ends, xml.in_value = value_ends, in_value.held
+        xml.strip, xml.trim = item.strip, item.trim_newline
+        xml.keep_last, xml.unescape = item.keep_last_newline, item.xml_unescape
+        return xml
 
 
 class _Route:
@@ -362,7 +405,7 @@ class _Read:
     """One output read by the route: the engine it reads for, the calls it made (as
     `DeltaBuffer.gather` gathers them), and what it looked up once for every call."""
 
-    __slots__ = ("engine", "route", "made", "stops", "schemas")
+    __slots__ = ("engine", "route", "made", "stops", "schemas", "xml_keys")
 
     def __init__(self, engine: Engine, route: _Route) -> None:
         self.engine = engine
@@ -372,6 +415,9 @@ class _Read:
         # up to that stop finds it again (as `markers.NextStop`: no rescan of a long rest)
         self.stops: dict[Any, tuple[int, int]] = {}
         self.schemas: dict[str, tuple] = {}  # per tool name, what `sent_as_written` asks
+        # per `xml_params` shape and tool name: a reader whose keys (`_key_of`) are the
+        # engine's, and each parameter's text written, by its key, end marker and value
+        self.xml_keys: dict[tuple[Any, str], tuple[XmlParamsReader, dict]] = {}
 
     def calls(self, text: str, pos: int, limit: int) -> int:
         """Read whole calls from `pos` (each after whitespace only) as the engine would;
@@ -429,9 +475,13 @@ class _Read:
             if bound < size and shape.needle and text.find(shape.needle, start, bound) < 0:
                 break  # (its closer is past the bound: not read twice)
             if shape.dialect is not None:
-                read = self._dialect(shape.dialect, text, start, called)
+                read = None
+                if shape.xml is not None:
+                    read = self._xml(shape.xml, text, start, called)
                 if read is None:
-                    break
+                    read = self._dialect(shape.dialect, text, start, called)
+                    if read is None:
+                        break
                 end, arguments = read
             else:
                 # where the arguments may end at most: their next stop marker, as the readers
@@ -512,6 +562,74 @@ class _Read:
         if not reader.done or sink.odd or end <= start:
             return None
         return end, "".join(sink.pieces)
+
+    def _xml(self, xml: _Xml, text: str, start: int, name: str) -> tuple[int, str] | None:
+        """`xml_params` arguments at `start` read whole, one match per parameter, as
+        `XmlParamsReader` reads them (`_whole_params`, then its search between parameters
+        for the marker that ends them): (their end, their text); None where the reader must
+        read them itself."""
+        found = self.xml_keys.get((xml, name))
+        if found is None:
+            if len(self.xml_keys) >= _MAX_XML_TOOLS:
+                return None
+            sink = _Sink(self.engine.tools, name, self.stops)
+            found = self.xml_keys[xml, name] = (XmlParamsReader(xml.item, xml.stops, sink), {})
+        reader, written = found
+        keys = reader._keys
+        match = xml.param.match
+        own, implicit, held = xml.own, xml.implicit, xml.in_value
+        value_ends = xml.value_ends
+        growing = value_ends.growing
+        pieces: list[str] = []
+        pos = start
+        while True:
+            whole = match(text, pos)
+            if whole is None:
+                # (the reader's search between parameters: text up to a marker is markup)
+                at, lit = xml.between.search(text, pos)
+                if at < 0 or lit in xml.opens or xml.between.may_grow(text, at, lit):
+                    return None
+                pos = at
+                break
+            end, raw, value = whole.group("end", "key", "value")
+            if end in growing and value_ends.may_grow(text, whole.start("end"), end):
+                return None
+            if end in held:
+                return None  # whether it ends the value is decided by what follows it
+            piece = written.get((raw, end, value))
+            if piece is None:
+                key = keys.get(raw) or reader._key_of(raw)
+                if key.wraps or key.dropped:
+                    return None  # (a wrapper's members are written in its place)
+                text_of = value
+                if xml.strip:
+                    text_of = text_of.rstrip()
+                elif (
+                    xml.trim
+                    and text_of[-1:] == "\n"
+                    and not (xml.keep_last and end in own)
+                ):
+                    text_of = text_of[: -2 if text_of[-2:] == "\r\n" else -1]
+                if xml.unescape:
+                    text_of = xml_unescape(text_of)
+                piece = key.prefix + (
+                    encode_basestring(text_of)
+                    if key.as_text
+                    else json_text(reader._typed_value(key, text_of))
+                )
+                if len(written) < _MAX_WRITTEN:
+                    written[raw, end, value] = piece
+            pieces.append(piece)
+            if end in own:
+                pos = whole.end()
+            elif end in implicit:
+                pos = whole.start("end")
+            else:  # a marker of the call or the stream: the arguments end here
+                pos = whole.start("end")
+                break
+        if pos <= start:
+            return None
+        return pos, "{" + ", ".join(pieces) + "}"
 
     def _asks(self, name: str) -> tuple:
         """What `sent_as_written` asks of tool `name`'s schemas, as the engine's sink answers."""
@@ -638,6 +756,11 @@ class _Sink:
 
 # arguments up to this long are decoded in one slice: a failure costs what the slice holds
 _SLICE = 4096
+
+# per output, the tools whose `xml_params` keys the route remembers, and the parameters
+# (key, end marker, value) it remembers written
+_MAX_XML_TOOLS = 64
+_MAX_WRITTEN = 1024
 
 
 def _decoded(text: str, pos: int, stop: int, depth: int = MAX_DEPTH) -> tuple[dict, int] | None:
