@@ -386,6 +386,18 @@ def whole(
     return content, reasoning, calls
 
 
+def _asked(found: Any) -> tuple[Any, frozenset[str], Any, frozenset[str]]:
+    """What the route asks of markers `found` per call: its search (None: it finds none),
+    the openers it may pass over and the pattern that does, the markers that may grow."""
+    regex = found._regex
+    return (
+        None if regex is None else regex.search,
+        found.passable,
+        found._passing,
+        found.growing,
+    )
+
+
 def _clean(engine: Engine) -> bool:
     """Whether the engine stands where a call opener is read as a marker with nothing else
     to decide first: outside a call, reasoning and a message header, nothing held."""
@@ -405,7 +417,7 @@ class _Read:
     """One output read by the route: the engine it reads for, the calls it made (as
     `DeltaBuffer.gather` gathers them), and what it looked up once for every call."""
 
-    __slots__ = ("engine", "route", "made", "stops", "schemas", "xml_keys")
+    __slots__ = ("engine", "route", "made", "stops", "schemas", "xml_keys", "known", "seen")
 
     def __init__(self, engine: Engine, route: _Route) -> None:
         self.engine = engine
@@ -418,6 +430,10 @@ class _Read:
         # per `xml_params` shape and tool name: a reader whose keys (`_key_of`) are the
         # engine's, and each parameter's text written, by its key, end marker and value
         self.xml_keys: dict[tuple[Any, str], tuple[XmlParamsReader, dict]] = {}
+        self.known: dict[str, bool] = {}  # per tool name, whether the request has it
+        # per JSON shape, the last call read: (its name, its JSON text, what it read: for a
+        # call object, (name, id, arguments))
+        self.seen: dict[_Shape, tuple[str, str, Any]] = {}
 
     def calls(self, text: str, pos: int, limit: int) -> int:
         """Read whole calls from `pos` (each after whitespace only) as the engine would;
@@ -446,14 +462,23 @@ class _Read:
         first = index = engine.calls_emitted
         name = ""
         size = len(text)
+        known = self.known
+        seen = self.seen
+        # `found.search`, `pass_over` and `may_grow`, asked as they answer here
+        search, passable, passing, growing = _asked(found)
         while True:
-            at, lit = found.search(text, pos)
+            if search is None:
+                break
+            marker = search(text, pos)
+            if marker is None:
+                break
+            at, lit = marker.start(), marker.group()
             if lit not in allowed or (at > pos and not text[pos:at].isspace()):
                 break
-            if lit in found.passable:  # the scan passes over an opener whose call gives it back
-                if found.pass_over(text, at, lit, pos) != (at, lit, pos):
-                    break
-            if found.may_grow(text, at, lit):
+            # the scan passes over an opener whose call gives it back (`pass_over`)
+            if lit in passable and passing.match(text, at).end() != at:  # type: ignore[union-attr]
+                break
+            if lit in growing and found.may_grow(text, at, lit):
                 break
             shape = shapes[lit]
             # the call's items, as its readers read them (`_Shape`)
@@ -497,7 +522,22 @@ class _Read:
                     stop = size - ends.held(text, start)
                 if stop > bound:
                     stop = bound
-                if shape.call is None:
+                # the JSON the route read last for this shape (and tool): where the text
+                # holds it again, it reads the same (a JSON value ends at its last
+                # character: the decoder reads nothing past it)
+                again = seen.get(shape)
+                if (
+                    again is not None
+                    and again[0] == called
+                    and text.startswith(again[1], start)
+                    and start + len(again[1]) <= stop
+                ):
+                    end = start + len(again[1])
+                    if shape.call is None:
+                        arguments = again[1]
+                    else:
+                        called, call_id, arguments = again[2]
+                elif shape.call is None:
                     decoded = _decoded(text, start, stop)
                     if decoded is None:
                         break
@@ -508,10 +548,12 @@ class _Read:
                     if not sent_as_written(text, start, end, decoded[0], *asks):
                         break
                     arguments = text[start:end]
+                    seen[shape] = (called, arguments, None)
                 else:
                     read = self._call_object(shape, text, start, stop)
                     if read is None:
                         break
+                    seen[shape] = (called, text[start : read[0]], read[1:])
                     end, called, call_id, arguments = read
             tail = shape.tail.match(text, end)
             if tail is None:
@@ -523,8 +565,12 @@ class _Read:
                 shape.final == 1 or (shape.final == 2 and tail.start("last") >= 0)
             ):
                 break  # (a call's last literal, when optional, must be there)
-            if not (unknown_kept or tools.known(called)):
-                break
+            if not unknown_kept:
+                ok = known.get(called)
+                if ok is None:
+                    ok = known[called] = tools.known(called)
+                if not ok:
+                    break
             made[index] = [call_id or call_id_of(index), called, [arguments]]
             name = called
             pos = after
@@ -535,6 +581,7 @@ class _Read:
                     found, allowed = after_calls_markers, route.in_content
                 else:
                     found, allowed = family.quick_content_markers, route.in_content
+                search, passable, passing, growing = _asked(found)
             index += 1
         if index > first:
             # what `_marker`, `_commit` and `_end_call` made of the last of the whole calls,
