@@ -88,7 +88,7 @@ def render_calls(spec: FamilySpec, calls: list[Call]) -> str:
         return render_output(spec, calls)
     m = spec.messages
     return "\n".join(
-        f"{m.header}{name}{m.header_end}{render_output(spec, [(name, pairs)])}{m.ends[0]}"
+        f"{m.header[0]}{name}{m.header_end}{render_output(spec, [(name, pairs)])}{m.ends[0]}"
         for name, pairs in calls
     )
 
