@@ -16,14 +16,25 @@ as the engine's readers do (`_Steps`) and the call reads whole:
   shape the engine's);
 - `json_args` and `json_call` arguments only where their own shortcut would take them
   (`json_args.decoded_object`, `json_args.sent_as_written`, `json_stream.whole_members`:
-  one C decoder call, bytes released as written, no typing that changes a value).
+  one C decoder call, bytes released as written, no typing that changes a value); the
+  JSON text of the call before, met again for the same tool, reads the same (`_Read.seen`);
+- `xml_params` arguments one match of the reader's own per-parameter pattern each, as
+  its `_whole_params` reads them (`_Read._xml`), each parameter's text made once per
+  output; any other dialect, and a call `_xml` cannot read so, by the dialect's reader
+  through a stand-in for the engine (`_Sink`).
+
+A call ending within a few markers of the end of the output (`_Route.margin`) is read
+only where the engine ends it at its last item with no text after it to look at (a
+required literal, an optional one that is there, its JSON object: `_Shape.final`), so a
+single-call output is the route's too; the finish reason then decides only what follows.
 
 Anything else (a value typing would change, a call the policies hold, drop or give back,
 switches that reshape a call's arguments or the text after it (`Policies.reshapes_calls`:
 the route reads none of them, so it does not start), a
-name of a tool the request lacks under `unknown_tools`, a call ending near the end of the
-output, where the finish reason decides) stops the route: the engine reads the rest of the
-output from there in one piece. The text before a run of calls goes to the engine in a
+name of a tool the request lacks under `unknown_tools`, any other call ending near the end
+of the output, where the finish reason decides) stops the route: the engine reads the rest
+of the output from there in one piece. No read goes past where a call could still be the
+route's, so a call it leaves is read once, by the engine. The text before a run of calls goes to the engine in a
 piece that ends at the run's first opener; feeding it the text in pieces reads as feeding it
 whole (the parity the invariants require of every cut), and where the engine does not stand
 clean at such a cut (it holds text back), the route stops there too.
