@@ -350,9 +350,11 @@ def whole(
     engine: Engine, text: str, reason: str
 ) -> tuple[list[str], list[str], dict[int, CallParts]]:
     """What `engine.whole(text, reason)` gathers, read by the route where it can."""
+    if not (ON and shortcuts.ON) or type(engine) is not Engine:
+        return engine.whole(text, reason)
+    route = _route(engine.family)  # (first: most families' outputs are decided by this)
     if (
-        not (ON and shortcuts.ON)
-        or type(engine) is not Engine
+        route.starts is None
         or not engine._quick
         or engine._log is not None
         or engine.finished
@@ -362,9 +364,6 @@ def whole(
     policies = engine.policies
     if policies.holds_calls or policies.keeps_text or policies.reshapes_calls:
         return engine.whole(text, reason)
-    route = _route(engine.family)
-    if route.starts is None:
-        return engine.whole(text, reason)
     state = engine._state
     size = len(text)
     # a call ending past this is the route's only where the engine ends it where its text
@@ -372,7 +371,7 @@ def whole(
     # call the route cannot take costs no read of its own before the engine's)
     limit = size - route.margin
     pos = 0  # the text before it went to the engine or was read here
-    read = _Read(engine, route)
+    read: _Read | None = None
     search = route.starts.search
     while True:
         found = search(text, pos) if pos < size else None
@@ -382,7 +381,11 @@ def whole(
         if at > pos:
             engine._run(state.pending + text[pos:at], eof=False)
             pos = at
-        new = read.calls(text, at, limit) if _clean(engine) else at
+        if not _clean(engine):
+            break
+        if read is None:
+            read = _Read(engine, route)
+        new = read.calls(text, at, limit)
         if new == at:
             # the engine reads the rest in one piece: cut into pieces at the openers the route
             # leaves, its scan could not pass over an opener whose call gives its text back
@@ -393,7 +396,8 @@ def whole(
         engine._run(state.pending + text[pos:], eof=False)
     engine._end(reason)
     content, reasoning, calls = engine._out.gather()
-    calls.update(read.made)  # (the engine numbers its own calls after these: no index twice)
+    if read is not None:  # (the engine numbers its own calls after these: no index twice)
+        calls.update(read.made)
     return content, reasoning, calls
 
 
