@@ -62,7 +62,6 @@ from .deltas import CallParts
 from .coerce import json_text
 from .json_args import SHORTCUT_KNOWS as JSON_ARGS_KNOWS
 from .json_args import sent_as_written
-from .json_bounded import scan_within
 from .json_call import _BEFORE_NAME, _MAX_NAME
 from .json_call import SHORTCUT_KNOWS as JSON_CALL_KNOWS
 from .json_stream import MAX_DEPTH, WHOLE_STRING, loads_or_none, scan_value, whole_members
@@ -829,10 +828,15 @@ def _decoded(text: str, pos: int, stop: int, depth: int = MAX_DEPTH) -> tuple[di
     """`json_args.decoded_object(text, pos, stop)` (nested no deeper than `depth`: a call
     object's arguments one less, as `whole_members` reads them), decided alike: a short
     object is read from its slice at once (no `}` search first: the slice bounds what a
-    failure costs)."""
+    failure costs); a longer one from the text itself, once (a JSON value ends at its last
+    character, so an object that ends by `stop` decodes the same either way). A failure
+    there costs what the decoder's error counts, the lines before it: the route stops at a
+    call it cannot read, so that is paid at most twice an output (`whole`)."""
     try:
         if stop - pos > _SLICE:
-            value, end = scan_within(scan_value, text, pos, stop)
+            value, end = scan_value(text, pos)
+            if end > stop:
+                return None
         else:
             value, end = scan_value(text[pos:stop], 0)
             end += pos
