@@ -73,7 +73,8 @@ from .spec import JsonArgs, JsonCall, Lit, Name, Ws, XmlParams, name_of
 from .unwrap import WRAPPER_KEYS
 from .xml_entities import xml_unescape
 from .xml_params import SHORTCUT_KNOWS as XML_PARAMS_KNOWS
-from .xml_params import XmlParamsReader, _tables, _whole_param
+from .xml_params import XmlParamsReader, _tables
+from . import xml_params
 from json.encoder import encode_basestring
 
 if TYPE_CHECKING:
@@ -276,8 +277,9 @@ class _Xml:
     def of(cls, item: XmlParams, stops: Any) -> _Xml | None:
         if shortcuts.unknown_fields(item, _XML_KNOWS):
             return None
-        between, value_opens, ends, value_ends, *_, in_value = _tables(item, stops)
-        param = _whole_param(item, between, value_opens, value_ends)
+        between, value_opens, ends, value_ends, *_, param, in_value = _tables(item, stops)
+        if param is None:  # (the reader's own, where its shortcut takes the item)
+            param = xml_params._whole_param(item, between, value_opens, value_ends)
         if param is None:
             return None
         xml = cls()
@@ -391,6 +393,8 @@ def whole(
             # (it would make the call, where the text after the opener, whole, decides)
             break
         pos = new
+        if read.done:
+            break
     if pos < size:
         engine._run(state.pending + text[pos:], eof=False)
     engine._end(reason)
@@ -431,12 +435,15 @@ class _Read:
     """One output read by the route: the engine it reads for, the calls it made (as
     `DeltaBuffer.gather` gathers them), and what it looked up once for every call."""
 
-    __slots__ = ("engine", "route", "made", "stops", "schemas", "xml_keys", "known", "seen")
+    __slots__ = (
+        "engine", "route", "made", "stops", "schemas", "xml_keys", "known", "seen", "done"
+    )  # fmt: skip
 
     def __init__(self, engine: Engine, route: _Route) -> None:
         self.engine = engine
         self.route = route
         self.made: dict[int, CallParts] = {}
+        self.done = False  # the rest of the output holds no marker the engine acts on
         # per stop markers, (where the last search began, the stop it found): a search from
         # up to that stop finds it again (as `markers.NextStop`: no rescan of a long rest)
         self.stops: dict[Any, tuple[int, int]] = {}
@@ -481,10 +488,11 @@ class _Read:
         # `found.search`, `pass_over` and `may_grow`, asked as they answer here
         search, passable, passing, growing = _asked(found)
         while True:
-            if search is None:
-                break
-            marker = search(text, pos)
+            marker = None if search is None else search(text, pos)
             if marker is None:
+                # no marker the engine acts on in the rest: no call the route reads there
+                # either (`whole` searches it no more)
+                self.done = True
                 break
             at, lit = marker.start(), marker.group()
             if lit not in allowed or (at > pos and not text[pos:at].isspace()):
