@@ -449,7 +449,7 @@ class _Read:
         self.stops: dict[Any, tuple[int, int]] = {}
         self.schemas: dict[str, tuple] = {}  # per tool name, what `sent_as_written` asks
         # per `xml_params` shape and tool name: a reader whose keys (`_key_of`) are the
-        # engine's, and each parameter's text written, by its key, end marker and value
+        # engine's, and each typed parameter's text written, by its key and value text
         self.xml_keys: dict[tuple[Any, str], tuple[XmlParamsReader, dict]] = {}
         self.known: dict[str, bool] = {}  # per tool name, whether the request has it
         # per JSON shape, the last call read: (its name, its JSON text, what it read: for a
@@ -649,6 +649,7 @@ class _Read:
         own, implicit, held = xml.own, xml.implicit, xml.in_value
         value_ends = xml.value_ends
         growing = value_ends.growing
+        strip, trim, keep_last, unescape = xml.strip, xml.trim, xml.keep_last, xml.unescape
         pieces: list[str] = []
         pos = start
         while True:
@@ -665,29 +666,23 @@ class _Read:
                 return None
             if end in held:
                 return None  # whether it ends the value is decided by what follows it
-            piece = written.get((raw, end, value))
-            if piece is None:
-                key = keys.get(raw) or reader._key_of(raw)
-                if key.wraps or key.dropped:
-                    return None  # (a wrapper's members are written in its place)
-                text_of = value
-                if xml.strip:
-                    text_of = text_of.rstrip()
-                elif (
-                    xml.trim
-                    and text_of[-1:] == "\n"
-                    and not (xml.keep_last and end in own)
-                ):
-                    text_of = text_of[: -2 if text_of[-2:] == "\r\n" else -1]
-                if xml.unescape:
-                    text_of = xml_unescape(text_of)
-                piece = key.prefix + (
-                    encode_basestring(text_of)
-                    if key.as_text
-                    else json_text(reader._typed_value(key, text_of))
-                )
-                if len(written) < _MAX_WRITTEN:
-                    written[raw, end, value] = piece
+            key = keys.get(raw) or reader._key_of(raw)
+            if key.wraps or key.dropped:
+                return None  # (a wrapper's members are written in its place)
+            if strip:
+                value = value.rstrip()
+            elif trim and value[-1:] == "\n" and not (keep_last and end in own):
+                value = value[: -2 if value[-2:] == "\r\n" else -1]
+            if unescape:
+                value = xml_unescape(value)
+            if key.as_text:
+                piece = key.prefix + encode_basestring(value)
+            else:  # typed once per key and text
+                piece = written.get((raw, value))
+                if piece is None:
+                    piece = key.prefix + json_text(reader._typed_value(key, value))
+                    if len(written) < _MAX_WRITTEN:
+                        written[raw, value] = piece
             pieces.append(piece)
             if end in own:
                 pos = whole.end()
@@ -826,8 +821,8 @@ class _Sink:
 # arguments up to this long are decoded in one slice: a failure costs what the slice holds
 _SLICE = 4096
 
-# per output, the tools whose `xml_params` keys the route remembers, and the parameters
-# (key, end marker, value) it remembers written
+# per output, the tools whose `xml_params` keys the route remembers, and the typed values
+# (key, value text) it remembers written
 _MAX_XML_TOOLS = 64
 _MAX_WRITTEN = 1024
 
