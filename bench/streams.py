@@ -87,8 +87,10 @@ def render_calls(spec: FamilySpec, calls: list[Call]) -> str:
     if spec.messages is None or not calls:
         return render_output(spec, calls)
     m = spec.messages
+    if render_output(spec, calls[:1]).startswith(m.header):
+        return render_output(spec, calls)  # each call is a message already (Harmony's)
     return "\n".join(
-        f"{m.header}{name}{m.header_end}{render_output(spec, [(name, pairs)])}{m.ends[0]}"
+        f"{m.header[0]}{name}{m.header_end}{render_output(spec, [(name, pairs)])}{m.ends[0]}"
         for name, pairs in calls
     )
 

@@ -16,14 +16,25 @@ as the engine's readers do (`_Steps`) and the call reads whole:
   shape the engine's);
 - `json_args` and `json_call` arguments only where their own shortcut would take them
   (`json_args.decoded_object`, `json_args.sent_as_written`, `json_stream.whole_members`:
-  one C decoder call, bytes released as written, no typing that changes a value).
+  one C decoder call, bytes released as written, no typing that changes a value); the
+  JSON text of the call before, met again for the same tool, reads the same (`_Read.seen`);
+- `xml_params` arguments one match of the reader's own per-parameter pattern each, as
+  its `_whole_params` reads them (`_Read._xml`), each parameter's text made once per
+  output; any other dialect, and a call `_xml` cannot read so, by the dialect's reader
+  through a stand-in for the engine (`_Sink`).
+
+A call ending within a few markers of the end of the output (`_Route.margin`) is read
+only where the engine ends it at its last item with no text after it to look at (a
+required literal, an optional one that is there, its JSON object: `_Shape.final`), so a
+single-call output is the route's too; the finish reason then decides only what follows.
 
 Anything else (a value typing would change, a call the policies hold, drop or give back,
 switches that reshape a call's arguments or the text after it (`Policies.reshapes_calls`:
 the route reads none of them, so it does not start), a
-name of a tool the request lacks under `unknown_tools`, a call ending near the end of the
-output, where the finish reason decides) stops the route: the engine reads the rest of the
-output from there in one piece. The text before a run of calls goes to the engine in a
+name of a tool the request lacks under `unknown_tools`, any other call ending near the end
+of the output, where the finish reason decides) stops the route: the engine reads the rest
+of the output from there in one piece. No read goes past where a call could still be the
+route's, so a call it leaves is read once, by the engine. The text before a run of calls goes to the engine in a
 piece that ends at the run's first opener; feeding it the text in pieces reads as feeding it
 whole (the parity the invariants require of every cut), and where the engine does not stand
 clean at such a cut (it holds text back), the route stops there too.
@@ -48,9 +59,9 @@ from . import shortcuts
 from .dialects import DIALECTS
 from .engine import Engine
 from .deltas import CallParts
+from .coerce import json_text
 from .json_args import SHORTCUT_KNOWS as JSON_ARGS_KNOWS
 from .json_args import sent_as_written
-from .json_bounded import scan_within
 from .json_call import _BEFORE_NAME, _MAX_NAME
 from .json_call import SHORTCUT_KNOWS as JSON_CALL_KNOWS
 from .json_stream import MAX_DEPTH, WHOLE_STRING, loads_or_none, scan_value, whole_members
@@ -58,8 +69,13 @@ from .limits import deeper_than
 from .markers import NextStop, markers
 from .modes import CONTENT, SECTION
 from .scan_meter import SEARCHES, forgets, metered
-from .spec import JsonArgs, JsonCall, Lit, Name, Ws, name_of
+from .spec import JsonArgs, JsonCall, Lit, Name, Ws, XmlParams, name_of
 from .unwrap import WRAPPER_KEYS
+from .xml_entities import xml_unescape
+from .xml_params import SHORTCUT_KNOWS as XML_PARAMS_KNOWS
+from .xml_params import XmlParamsReader, _tables
+from . import xml_params
+from json.encoder import encode_basestring
 
 if TYPE_CHECKING:
     from .tables import CompiledFamily
@@ -89,7 +105,8 @@ class _Shape:
     item whole and never gives it back."""
 
     __slots__ = (
-        "peek", "head", "name", "reach", "fixed", "call", "plain", "dialect", "ends", "tail"
+        "peek", "head", "name", "reach", "fixed", "call", "plain", "dialect", "ends", "tail",
+        "final", "needle", "xml",
     )  # fmt: skip
 
     def __init__(self, peek: bool) -> None:
@@ -105,6 +122,15 @@ class _Shape:
         self.dialect: tuple[Any, Any, Any] | None = None
         self.ends: Any = None  # the stop markers of the arguments
         self.tail: re.Pattern[str] | None = None
+        # whether the engine ends a call of this shape where its text ends, with no text
+        # after it to look at: then a call at the end of the output is the route's too
+        # (0: never; 1: always, its last item is a required literal or its JSON object;
+        # 2: when its last item, an optional literal, is there: the tail's group `last`)
+        self.final = 0
+        # a literal every call of the shape writes after its arguments ("": none known)
+        self.needle = ""
+        # `xml_params` arguments read one match per parameter (`_Xml`), or None
+        self.xml: _Xml | None = None
 
 
 def _literal(item: Lit, openers: Any) -> str | None:
@@ -133,6 +159,7 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
     head: list[str] = []
     tail: list[str] = []
     parts = head
+    arguments: Any = None
     for index in range(start, len(items)):
         item = items[index]
         if isinstance(item, Ws):
@@ -141,6 +168,15 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
             literal = _literal(item, family.openers)
             if literal is None:
                 return None
+            if parts is tail and index == len(items) - 1 and not item.peek:
+                # the call's last item, a literal: where it is there, the engine ends the
+                # call right after it
+                bare = literal[: -2] if item.optional else literal
+                literal = f"(?P<last>{bare})" + ("?+" if item.optional else "")
+                shape.final = 2 if item.optional else 1
+            elif parts is tail and not shape.needle and not item.optional and not item.peek:
+                if not item.alternatives:
+                    shape.needle = item.text
             parts.append(literal)
         elif isinstance(item, Name) and parts is head and shape.name is None and not shape.fixed:
             if item.fixed:
@@ -173,6 +209,7 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
             shape.ends = markers(family.stops[number, index])
             head.append(r"[ \t\n\r]*+(?=\{)")  # (`skip_whitespace`, then its `{`)
             parts = tail
+            arguments = item
         elif type(item) in DIALECTS and parts is head and (shape.name is not None or shape.fixed):
             # another dialect after the name: its own reader reads the arguments, as the
             # engine has it read them (`DialectSink._dialect`), for a sink of the route's
@@ -180,11 +217,16 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
             if row.names_calls:
                 return None
             shape.dialect = (row.reader, item, family.stops[number, index])
+            if isinstance(item, XmlParams):
+                shape.xml = _Xml.of(item, family.stops[number, index])
             parts = tail
         else:
             return None
     if parts is not tail:
         return None
+    if not tail and arguments is not None:
+        # the JSON object is the call's last item: its reader ends the call at its `}`
+        shape.final = 1
     shape.head = metered(re.compile("".join(head)))
     shape.tail = metered(re.compile("".join(tail)))
     return shape
@@ -213,6 +255,41 @@ def _plain_call(item: JsonCall) -> re.Pattern[str] | None:
 
 # after a call object's arguments: its end
 _CLOSE = re.compile(r"[ \t\n\r]*\}")
+
+# the fields of `xml_params` the route's reading (`_Read._xml`) decides as the reader does:
+# its shortcut's, and the ones only `render` reads
+_XML_KNOWS = XML_PARAMS_KNOWS | {"write_between", "write_before_value"}
+
+
+class _Xml:
+    """`xml_params` arguments read as `XmlParamsReader._whole_params` reads them, one match
+    of its pattern per parameter (`xml_params._whole_param`), from the reader's own tables;
+    a call whose parameters that pattern does not read to a marker that ends them (a
+    wrapper first, a marker that may grow, an opener whose call decides) is read by the
+    reader itself (`_Read._dialect`)."""
+
+    __slots__ = (
+        "item", "stops", "param", "between", "opens", "own", "implicit", "value_ends",
+        "in_value", "strip", "trim", "keep_last", "unescape",
+    )  # fmt: skip
+
+    @classmethod
+    def of(cls, item: XmlParams, stops: Any) -> _Xml | None:
+        if shortcuts.unknown_fields(item, _XML_KNOWS):
+            return None
+        between, value_opens, ends, value_ends, *_, param, in_value = _tables(item, stops)
+        if param is None:  # (the reader's own, where its shortcut takes the item)
+            param = xml_params._whole_param(item, between, value_opens, value_ends)
+        if param is None:
+            return None
+        xml = cls()
+        xml.item, xml.stops, xml.param = item, stops, param
+        xml.between, xml.opens = between, frozenset(item.opens)
+        xml.own, xml.implicit = frozenset(ends.own), frozenset(ends.implicit)
+        xml.value_ends, xml.in_value = value_ends, in_value.held
+        xml.strip, xml.trim = item.strip, item.trim_newline
+        xml.keep_last, xml.unescape = item.keep_last_newline, item.xml_unescape
+        return xml
 
 
 class _Route:
@@ -274,9 +351,11 @@ def whole(
     engine: Engine, text: str, reason: str
 ) -> tuple[list[str], list[str], dict[int, CallParts]]:
     """What `engine.whole(text, reason)` gathers, read by the route where it can."""
+    if not (ON and shortcuts.ON) or type(engine) is not Engine:
+        return engine.whole(text, reason)
+    route = _route(engine.family)  # (first: most families' outputs are decided by this)
     if (
-        not (ON and shortcuts.ON)
-        or type(engine) is not Engine
+        route.starts is None
         or not engine._quick
         or engine._log is not None
         or engine.finished
@@ -286,42 +365,55 @@ def whole(
     policies = engine.policies
     if policies.holds_calls or policies.keeps_text or policies.reshapes_calls:
         return engine.whole(text, reason)
-    route = _route(engine.family)
-    if route.starts is None:
-        return engine.whole(text, reason)
     state = engine._state
     size = len(text)
+    # a call ending past this is the route's only where the engine ends it where its text
+    # ends (`_Shape.final`); no other call is read past it (each read is bounded by it: a
+    # call the route cannot take costs no read of its own before the engine's)
     limit = size - route.margin
     pos = 0  # the text before it went to the engine or was read here
-    read = _Read(engine, route)
+    read: _Read | None = None
     search = route.starts.search
-    # the last call ends at the end of the output, as a rule, where the engine reads it:
-    # from the last place of an opener on (of the openers there, the earliest: a call's
-    # second opener is no later than its first) nothing is tried first, so a single call,
-    # however long, is read once
-    lasts = [at for at in (text.rfind(opener) for opener in route.shapes) if at >= 0]
-    limit = min(limit, min(lasts, default=-1))
     while True:
-        found = search(text, pos, limit) if pos < limit else None
+        found = search(text, pos) if pos < size else None
         if found is None:
             break
         at = found.start()
         if at > pos:
             engine._run(state.pending + text[pos:at], eof=False)
             pos = at
-        new = read.calls(text, at, limit) if _clean(engine) else at
+        if not _clean(engine):
+            break
+        if read is None:
+            read = _Read(engine, route)
+        new = read.calls(text, at, limit)
         if new == at:
             # the engine reads the rest in one piece: cut into pieces at the openers the route
             # leaves, its scan could not pass over an opener whose call gives its text back
             # (it would make the call, where the text after the opener, whole, decides)
             break
         pos = new
+        if read.done:
+            break
     if pos < size:
         engine._run(state.pending + text[pos:], eof=False)
     engine._end(reason)
     content, reasoning, calls = engine._out.gather()
-    calls.update(read.made)  # (the engine numbers its own calls after these: no index twice)
+    if read is not None:  # (the engine numbers its own calls after these: no index twice)
+        calls.update(read.made)
     return content, reasoning, calls
+
+
+def _asked(found: Any) -> tuple[Any, frozenset[str], Any, frozenset[str]]:
+    """What the route asks of markers `found` per call: its search (None: it finds none),
+    the openers it may pass over and the pattern that does, the markers that may grow."""
+    regex = found._regex
+    return (
+        None if regex is None else regex.search,
+        found.passable,
+        found._passing,
+        found.growing,
+    )
 
 
 def _clean(engine: Engine) -> bool:
@@ -343,16 +435,26 @@ class _Read:
     """One output read by the route: the engine it reads for, the calls it made (as
     `DeltaBuffer.gather` gathers them), and what it looked up once for every call."""
 
-    __slots__ = ("engine", "route", "made", "stops", "schemas")
+    __slots__ = (
+        "engine", "route", "made", "stops", "schemas", "xml_keys", "known", "seen", "done"
+    )  # fmt: skip
 
     def __init__(self, engine: Engine, route: _Route) -> None:
         self.engine = engine
         self.route = route
         self.made: dict[int, CallParts] = {}
+        self.done = False  # the rest of the output holds no marker the engine acts on
         # per stop markers, (where the last search began, the stop it found): a search from
         # up to that stop finds it again (as `markers.NextStop`: no rescan of a long rest)
         self.stops: dict[Any, tuple[int, int]] = {}
         self.schemas: dict[str, tuple] = {}  # per tool name, what `sent_as_written` asks
+        # per `xml_params` shape and tool name: a reader whose keys (`_key_of`) are the
+        # engine's, and each typed parameter's text written, by its key and value text
+        self.xml_keys: dict[tuple[Any, str], tuple[XmlParamsReader, dict]] = {}
+        self.known: dict[str, bool] = {}  # per tool name, whether the request has it
+        # per JSON shape, the last call read: (its name, its JSON text, what it read: for a
+        # call object, (name, id, arguments))
+        self.seen: dict[_Shape, tuple[str, str, Any]] = {}
 
     def calls(self, text: str, pos: int, limit: int) -> int:
         """Read whole calls from `pos` (each after whitespace only) as the engine would;
@@ -380,14 +482,25 @@ class _Read:
             found, allowed = family.quick_content_markers, route.in_content
         first = index = engine.calls_emitted
         name = ""
+        size = len(text)
+        known = self.known
+        seen = self.seen
+        # `found.search`, `pass_over` and `may_grow`, asked as they answer here
+        search, passable, passing, growing = _asked(found)
         while True:
-            at, lit = found.search(text, pos)
+            marker = None if search is None else search(text, pos)
+            if marker is None:
+                # no marker the engine acts on in the rest: no call the route reads there
+                # either (`whole` searches it no more)
+                self.done = True
+                break
+            at, lit = marker.start(), marker.group()
             if lit not in allowed or (at > pos and not text[pos:at].isspace()):
                 break
-            if lit in found.passable:  # the scan passes over an opener whose call gives it back
-                if found.pass_over(text, at, lit, pos) != (at, lit, pos):
-                    break
-            if found.may_grow(text, at, lit):
+            # the scan passes over an opener whose call gives it back (`pass_over`)
+            if lit in passable and passing.match(text, at).end() != at:  # type: ignore[union-attr]
+                break
+            if lit in growing and found.may_grow(text, at, lit):
                 break
             shape = shapes[lit]
             # the call's items, as its readers read them (`_Shape`)
@@ -403,10 +516,19 @@ class _Read:
             else:
                 called = shape.fixed
             start = head.end()
+            # the farthest the call may end: the end of the output where the engine may end
+            # the call at its last item, else `limit` (past it the call is the engine's)
+            bound = size if shape.final else limit
+            if bound < size and shape.needle and text.find(shape.needle, start, bound) < 0:
+                break  # (its closer is past the bound: not read twice)
             if shape.dialect is not None:
-                read = self._dialect(shape.dialect, text, start, called)
+                read = None
+                if shape.xml is not None:
+                    read = self._xml(shape.xml, text, start, called)
                 if read is None:
-                    break
+                    read = self._dialect(shape.dialect, text, start, called)
+                    if read is None:
+                        break
                 end, arguments = read
             else:
                 # where the arguments may end at most: their next stop marker, as the readers
@@ -419,8 +541,25 @@ class _Read:
                     stop = ends.search(text, start)[0]
                     stops[ends] = (start, stop)
                 if stop < 0:
-                    stop = len(text) - ends.held(text, start)
-                if shape.call is None:
+                    stop = size - ends.held(text, start)
+                if stop > bound:
+                    stop = bound
+                # the JSON the route read last for this shape (and tool): where the text
+                # holds it again, it reads the same (a JSON value ends at its last
+                # character: the decoder reads nothing past it)
+                again = seen.get(shape)
+                if (
+                    again is not None
+                    and again[0] == called
+                    and text.startswith(again[1], start)
+                    and start + len(again[1]) <= stop
+                ):
+                    end = start + len(again[1])
+                    if shape.call is None:
+                        arguments = again[1]
+                    else:
+                        called, call_id, arguments = again[2]
+                elif shape.call is None:
                     decoded = _decoded(text, start, stop)
                     if decoded is None:
                         break
@@ -431,10 +570,12 @@ class _Read:
                     if not sent_as_written(text, start, end, decoded[0], *asks):
                         break
                     arguments = text[start:end]
+                    seen[shape] = (called, arguments, None)
                 else:
                     read = self._call_object(shape, text, start, stop)
                     if read is None:
                         break
+                    seen[shape] = (called, text[start : read[0]], read[1:])
                     end, called, call_id, arguments = read
             tail = shape.tail.match(text, end)
             if tail is None:
@@ -442,8 +583,16 @@ class _Read:
             after = tail.end()
             if after > end and text[after - 1].isspace():
                 break  # whitespace at the call's end: the engine gives it back as text
-            if after > limit or not (unknown_kept or tools.known(called)):
-                break
+            if after > limit and not (
+                shape.final == 1 or (shape.final == 2 and tail.start("last") >= 0)
+            ):
+                break  # (a call's last literal, when optional, must be there)
+            if not unknown_kept:
+                ok = known.get(called)
+                if ok is None:
+                    ok = known[called] = tools.known(called)
+                if not ok:
+                    break
             made[index] = [call_id or call_id_of(index), called, [arguments]]
             name = called
             pos = after
@@ -454,6 +603,7 @@ class _Read:
                     found, allowed = after_calls_markers, route.in_content
                 else:
                     found, allowed = family.quick_content_markers, route.in_content
+                search, passable, passing, growing = _asked(found)
             index += 1
         if index > first:
             # what `_marker`, `_commit` and `_end_call` made of the last of the whole calls,
@@ -481,6 +631,69 @@ class _Read:
         if not reader.done or sink.odd or end <= start:
             return None
         return end, "".join(sink.pieces)
+
+    def _xml(self, xml: _Xml, text: str, start: int, name: str) -> tuple[int, str] | None:
+        """`xml_params` arguments at `start` read whole, one match per parameter, as
+        `XmlParamsReader` reads them (`_whole_params`, then its search between parameters
+        for the marker that ends them): (their end, their text); None where the reader must
+        read them itself."""
+        found = self.xml_keys.get((xml, name))
+        if found is None:
+            if len(self.xml_keys) >= _MAX_XML_TOOLS:
+                return None
+            sink = _Sink(self.engine.tools, name, self.stops)
+            found = self.xml_keys[xml, name] = (XmlParamsReader(xml.item, xml.stops, sink), {})
+        reader, written = found
+        keys = reader._keys
+        match = xml.param.match
+        own, implicit, held = xml.own, xml.implicit, xml.in_value
+        value_ends = xml.value_ends
+        growing = value_ends.growing
+        strip, trim, keep_last, unescape = xml.strip, xml.trim, xml.keep_last, xml.unescape
+        pieces: list[str] = []
+        pos = start
+        while True:
+            whole = match(text, pos)
+            if whole is None:
+                # (the reader's search between parameters: text up to a marker is markup)
+                at, lit = xml.between.search(text, pos)
+                if at < 0 or lit in xml.opens or xml.between.may_grow(text, at, lit):
+                    return None
+                pos = at
+                break
+            end, raw, value = whole.group("end", "key", "value")
+            if end in growing and value_ends.may_grow(text, whole.start("end"), end):
+                return None
+            if end in held:
+                return None  # whether it ends the value is decided by what follows it
+            key = keys.get(raw) or reader._key_of(raw)
+            if key.wraps or key.dropped:
+                return None  # (a wrapper's members are written in its place)
+            if strip:
+                value = value.rstrip()
+            elif trim and value[-1:] == "\n" and not (keep_last and end in own):
+                value = value[: -2 if value[-2:] == "\r\n" else -1]
+            if unescape:
+                value = xml_unescape(value)
+            if key.as_text:
+                piece = key.prefix + encode_basestring(value)
+            else:  # typed once per key and text
+                piece = written.get((raw, value))
+                if piece is None:
+                    piece = key.prefix + json_text(reader._typed_value(key, value))
+                    if len(written) < _MAX_WRITTEN:
+                        written[raw, value] = piece
+            pieces.append(piece)
+            if end in own:
+                pos = whole.end()
+            elif end in implicit:
+                pos = whole.start("end")
+            else:  # a marker of the call or the stream: the arguments end here
+                pos = whole.start("end")
+                break
+        if pos <= start:
+            return None
+        return pos, "{" + ", ".join(pieces) + "}"
 
     def _asks(self, name: str) -> tuple:
         """What `sent_as_written` asks of tool `name`'s schemas, as the engine's sink answers."""
@@ -608,15 +821,25 @@ class _Sink:
 # arguments up to this long are decoded in one slice: a failure costs what the slice holds
 _SLICE = 4096
 
+# per output, the tools whose `xml_params` keys the route remembers, and the typed values
+# (key, value text) it remembers written
+_MAX_XML_TOOLS = 64
+_MAX_WRITTEN = 1024
+
 
 def _decoded(text: str, pos: int, stop: int, depth: int = MAX_DEPTH) -> tuple[dict, int] | None:
     """`json_args.decoded_object(text, pos, stop)` (nested no deeper than `depth`: a call
     object's arguments one less, as `whole_members` reads them), decided alike: a short
     object is read from its slice at once (no `}` search first: the slice bounds what a
-    failure costs)."""
+    failure costs); a longer one from the text itself, once (a JSON value ends at its last
+    character, so an object that ends by `stop` decodes the same either way). A failure
+    there costs what the decoder's error counts, the lines before it: the route stops at a
+    call it cannot read, so that is paid at most twice an output (`whole`)."""
     try:
         if stop - pos > _SLICE:
-            value, end = scan_within(scan_value, text, pos, stop)
+            value, end = scan_value(text, pos)
+            if end > stop:
+                return None
         else:
             value, end = scan_value(text[pos:stop], 0)
             end += pos

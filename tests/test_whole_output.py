@@ -218,3 +218,82 @@ def test_a_traced_parse_and_the_switches_leave_the_route(monkeypatch: pytest.Mon
                 check=True,
             )
             assert done.stdout.strip() == expected, (name, value)
+
+
+def _engine_calls(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The calls the engine's item loop reads from now on (one entry per step)."""
+    made: list[Any] = []
+    real = Engine._run_call
+
+    def counted(self: Engine, *args: Any) -> int:
+        made.append(self._call)
+        return real(self, *args)
+
+    monkeypatch.setattr(Engine, "_run_call", counted)
+    return made
+
+
+@pytest.mark.parametrize("family", ROUTED + ("qwen3_coder", "minimax_m2", "seed_oss"))
+def test_a_single_call_ending_the_output_is_the_routes(
+    family: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call at the very end of the output is read by the route where the engine ends the
+    call at its last item (`_Shape.final`): a single-call output takes no engine call, and
+    reads as the engine reads it, at `stop` and at `length`."""
+    spec = with_params(get_spec(family))
+    text = render_output(spec, [("get_weather", {"city": "Paris", "days": 3})])
+    made = _engine_calls(monkeypatch)
+    for finish in ("stop", "length"):
+        with route(False):
+            slow = toolgrammar.parse(family, text, TOOLS, finish, ids="sequential")
+        assert made
+        made.clear()
+        with route(True):
+            fast = toolgrammar.parse(family, text, TOOLS, finish, ids="sequential")
+        assert fast == slow and len(fast.tool_calls) == 1
+        assert not made, f"{family}: the engine read the last call"
+
+
+@pytest.mark.parametrize("family", ("qwen3_coder", "minimax_m2", "seed_oss", "minicpm5"))
+def test_xml_params_calls_are_read_one_match_per_parameter(
+    family: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`xml_params` calls are read by the route's own reading of each parameter
+    (`_Read._xml`), not by the dialect's reader, and read as the engine reads them."""
+    spec = with_params(get_spec(family))
+    calls = [("get_weather", {"city": "Paris", "days": 3})] * 10
+    calls += [("get_weather", {"city": 'a "b" & <c>\n', "days": 4, "unit": "c"})] * 10
+    text = render_output(spec, calls)
+    read: list[int] = []
+    real_xml, real_dialect = whole_output._Read._xml, whole_output._Read._dialect
+
+    def xml(self: Any, *args: Any) -> Any:
+        found = real_xml(self, *args)
+        read.append(found is not None)
+        return found
+
+    def dialect(self: Any, *args: Any) -> Any:
+        read.append(False)
+        return real_dialect(self, *args)
+
+    monkeypatch.setattr(whole_output._Read, "_xml", xml)
+    monkeypatch.setattr(whole_output._Read, "_dialect", dialect)
+    with route(False):
+        slow = toolgrammar.parse(family, text, TOOLS, ids="sequential")
+    with route(True):
+        fast = toolgrammar.parse(family, text, TOOLS, ids="sequential")
+    assert fast == slow and len(fast.tool_calls) == 20
+    assert read.count(True) >= 19 and False not in read
+
+
+@pytest.mark.parametrize("family", ROUTED)
+def test_the_same_json_for_another_tool_is_read_again(family: str) -> None:
+    """The route reuses what it read of a JSON text the call before held (`_Read.seen`) only
+    for the same tool: the same arguments are sent as written to one tool and typed for
+    another (`"3"` is an integer for get_weather, a string write_file does not declare)."""
+    spec = with_params(get_spec(family))
+    args = {"city": "Paris", "days": "3"}
+    text = render_output(spec, [("write_file", args), ("get_weather", args)] * 6)
+    fast, slow = both_ways(family, text, TOOLS, "stop", {})
+    assert fast == slow
+    assert '"days": 3' in str(fast) and '"days": "3"' in str(fast)
