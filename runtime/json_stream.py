@@ -141,14 +141,25 @@ def _escaped_key(text: str, i: int, end: int) -> tuple[str, int]:
     return key, JSON_WS.match(text, i + 1, end).end()  # type: ignore[union-attr]
 
 
+# `json.loads`' own scanner (NaN and Infinity taken, as `json.loads` takes them)
+_loads_scan = json.JSONDecoder().scan_once
+
+
 def loads_or_none(text: str) -> tuple[bool, object]:
-    """json.loads that reports failure (also on nesting too deep) instead of raising."""
+    """json.loads that reports failure (also on nesting too deep) instead of raising.
+
+    The decoder's C scanner is called as `json.loads` calls it (JSON whitespace around the
+    value, nothing else after it), without the Python layers over it: a typed member's
+    value (` 3`) is decoded once per member, on the hot path of many small calls."""
     if WHOLE_STRING.fullmatch(text):  # a plain string (a name, a key): no decoder needed
         return True, text[1:-1]
     try:
-        return True, json.loads(text)
-    except (ValueError, RecursionError):
+        value, end = _loads_scan(text, JSON_WS.match(text).end())  # type: ignore[union-attr]
+    except (StopIteration, ValueError, RecursionError):
         return False, None
+    if end != len(text) and JSON_WS.match(text, end).end() != len(text):  # type: ignore[union-attr]
+        return False, None
+    return True, value
 
 
 class JsonScanner:
