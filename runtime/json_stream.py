@@ -91,6 +91,8 @@ def whole_members(text: str, pos: int, end: int) -> tuple[list[Member], int] | N
     The C decoder reads keys and values, so a caller can act on an object that is already
     all there one member at a time instead of one character at a time.
     """
+    if find_closer(text, "}", pos + 1, end) < 0:
+        return None  # no `}` yet: not whole (while streaming, most calls' first read)
     members: list[Member] = []
     found = _OPEN_MEMBERS.match(text, pos + 1, end)
     if found is None:  # (a stop right at the `{`: nothing of the object is before `end`)
