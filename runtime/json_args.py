@@ -21,6 +21,8 @@ from typing import Callable, Iterable, Sequence
 from .coerce import coerce_json
 from .json_bounded import find_closer, scan_within
 from .json_stream import (
+    DONE,
+    ERROR,
     MAX_DEPTH,
     STREAM,
     UNWRAP,
@@ -177,10 +179,10 @@ class JsonArgsReader:
                 self._out, on_member=self._member, on_value=self._typed, on_unwrap=self._unwrapped
             )
         pos = scanner.read(text, pos, stop)
-        if scanner.done:
+        if scanner.state == DONE:  # (`done` and `failed`, without the properties' calls)
             self.close()
             return pos
-        if scanner.failed:
+        if scanner.state == ERROR:
             if bound >= 0:
                 self.failed = True
                 self._tell_malformed()

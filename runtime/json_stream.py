@@ -302,21 +302,24 @@ class JsonScanner:
             self.state = AFTER
 
     def read(self, text: str, pos: int, end: int) -> int:
-        """Consume text[pos:end]; return where it stopped (at `end`, or early when done/paused)."""
-        pos = self._read(text, pos, end)
-        if self._out:
-            self.emit("".join(self._out))
-            self._out.clear()
-        return pos
+        """Consume text[pos:end]; return where it stopped (at `end`, or early when done/paused).
 
-    def _read(self, text: str, pos: int, end: int) -> int:
+        What it released goes to `emit` in one piece at the end (one loop, no inner call:
+        this runs on every delta of a JSON value)."""
         while pos < end:
             state = self.state
             if state == STRING:
-                pos = self._string(text, pos, end)
+                # (no bound applies: `_string`'s tests, without its call)
+                if (
+                    len(self.stack) != 1
+                    or (self.key_limit if self._string_is_key else self.value_limit) is None
+                ):
+                    pos = self._string_chars(text, pos, end)
+                else:
+                    pos = self._string(text, pos, end)
                 continue
             if state >= DONE:  # DONE, ERROR, PAUSED (the states' order: see above)
-                return pos
+                break
             char = text[pos]
             if state > STRING:  # NUMBER or LITERAL
                 if (state == NUMBER and char in _NUMBER_CHARS) or (
@@ -327,9 +330,9 @@ class JsonScanner:
                     continue
                 if char not in " \t\n\r,}]":  # `0x1`, `12abc`: not a number that ended
                     self.state = ERROR
-                    return pos
+                    break
                 if not self._end_token():
-                    return pos
+                    break
                 continue
             if char in " \t\n\r":
                 found = _WHITESPACE.match(text, pos, end)
@@ -343,11 +346,11 @@ class JsonScanner:
                 if found is not None:
                     pos = self._key_colon(found)
                     if self.state == PAUSED:
-                        return pos
+                        break
                     continue
             elif state == VALUE and (self.stack or self.on_member is None) and shortcuts.ON:
                 # (the outermost object itself is read member by member, for on_member)
-                if not self._bounded(end - pos):
+                if self.value_limit is None or not self._bounded(end - pos):
                     if char == '"':
                         found = WHOLE_STRING.match(text, pos, end)
                         if found is not None:
@@ -396,7 +399,7 @@ class JsonScanner:
                     if len(self.stack) == 1 and self.on_member is not None:
                         self._member_start()
                         if self.state == PAUSED:
-                            return pos
+                            break
                 else:
                     self.state = ERROR
             elif state == AFTER:
@@ -410,7 +413,11 @@ class JsonScanner:
                 else:
                     self.state = ERROR
             if self.state == ERROR:
-                return pos - 1
+                pos -= 1
+                break
+        if self._out:
+            self.emit("".join(self._out))
+            self._out.clear()
         return pos
 
     def _whole_value(self, text: str, pos: int, end: int) -> int:
@@ -560,8 +567,15 @@ class JsonScanner:
             if is_key:
                 self._pending.append(chunk)
                 self._key_parts.append(chunk)
-            else:
-                self._flush(chunk, in_string=True)
+            else:  # `_flush(chunk, in_string=True)`, without the call (every delta of a string)
+                pending = self._pending
+                if pending:
+                    chunk = "".join(pending) + chunk
+                    pending.clear()
+                side = self._side
+                (self._out if side is None else side).append(chunk)
+                self._emit_depth = len(self.stack)
+                self._emit_in_string = True
             if pos >= end:
                 return pos
         char = text[pos]

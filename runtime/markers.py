@@ -185,15 +185,14 @@ class Markers:
 
     def held(self, text: str, start: int, end: int | None = None) -> int:
         """How many trailing characters of text[start:end] may still begin a marker."""
+        tail = self._tail
+        if tail is None:
+            return 0
         if end is None:
             end = len(text)
-        if self._tail is None:
-            return 0
         low = end - self.max_prefix
-        if low < start:
-            low = start
         # the leftmost place from which the rest is a proper prefix of a marker: the longest
-        found = self._tail.search(text, low, end)
+        found = tail.search(text, low if low > start else start, end)
         return 0 if found is None else end - found.start()
 
     def could_start(self, text: str, start: int) -> bool:
