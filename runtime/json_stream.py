@@ -451,26 +451,30 @@ class JsonScanner:
     def _key_colon(self, found: re.Match[str]) -> int:
         """A whole plain key and its colon, read in one step."""
         self._pending.append(found.group())
-        self._key_parts = ['"', found.group(1), '"']
         self.state = VALUE
         self._first = False
         if len(self.stack) == 1 and self.on_member is not None:
-            self._member_start()
+            self._member_start(found.group(1))  # (a plain key: its text is the key)
         return found.end()
 
-    def _member_start(self) -> None:
-        raw = "".join(self._key_parts)
-        if "\\" in raw:
-            ok, key = loads_or_none(raw)
-            self._member_key = key if ok and isinstance(key, str) else ""
-        else:
-            self._member_key = raw[1:-1]
+    def _member_start(self, key: str | None = None) -> None:
+        """A member of the outermost object begins: its key (read by `_key_colon`, else
+        from `_key_parts`) goes to `on_member`, whose answer decides how its value is read."""
+        if key is None:
+            raw = "".join(self._key_parts)
+            if "\\" in raw:
+                ok, key = loads_or_none(raw)
+                if not ok or not isinstance(key, str):
+                    key = ""
+            else:
+                key = raw[1:-1]
+        self._member_key = key  # type: ignore[assignment]
         assert self.on_member is not None
         if self._drop_comma:  # the member before wrote nothing: no comma before this one
             self._drop_comma = False
             lead = "".join(self._pending).lstrip(" \t\n\r")
             self._pending[:] = [lead[1:].lstrip(" \t\n\r") if lead[:1] == "," else lead]
-        mode = self.on_member(self._member_key)
+        mode = self.on_member(key)  # type: ignore[arg-type]
         if mode == WITHHOLD or mode == UNWRAP:
             self._member_prefix = "".join(self._pending)
             self._pending.clear()
