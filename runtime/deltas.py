@@ -285,17 +285,26 @@ class DeltaBuffer:
     def take(self) -> list[Delta]:
         """The deltas of what was collected since the last `take`, every string in them
         `sendable` (it encodes as UTF-8: runtime/unicode.py)."""
+        entries = self.entries
+        if len(entries) == 1:  # the commonest feed: one stretch, one delta
+            self.entries = []
+            entry = entries[0]
+            mode = entry.mode
+            if mode == CALL:
+                return [Delta(None, None, [_call_part(entry)])]
+            text = "".join(entry.parts)
+            if not text.isascii():
+                text = sendable(text)
+            return [Delta(text) if mode == CONTENT else Delta(None, text)]
+        if not entries:
+            return []
+        self.entries = []
         deltas: list[Delta] = []
-        for entry in self.entries:
+        for entry in entries:
             mode = entry.mode
             last = deltas[-1] if deltas else None
             if mode == CALL:
-                part = ToolCallDelta(
-                    entry.index,
-                    sendable_or_none(entry.call_id),
-                    FunctionDelta(sendable_or_none(entry.name), sendable("".join(entry.parts))),
-                    "function" if entry.call_id is not None else None,
-                )
+                part = _call_part(entry)
                 if last is not None and last.tool_calls and last.content is None:
                     last.tool_calls.append(part)
                 else:
@@ -308,5 +317,20 @@ class DeltaBuffer:
                     deltas.append(Delta(content=text))
             else:
                 deltas.append(Delta(reasoning=sendable("".join(entry.parts))))
-        self.entries = []
         return deltas
+
+
+def _call_part(entry: OutEntry) -> ToolCallDelta:
+    """The `tool_calls` entry of a CALL stretch (every string `sendable`)."""
+    arguments = "".join(entry.parts)
+    if not arguments.isascii():
+        arguments = sendable(arguments)
+    call_id = entry.call_id
+    if call_id is None and entry.name is None:  # (a later fragment: no id, name or type)
+        return ToolCallDelta(entry.index, None, FunctionDelta(None, arguments))
+    return ToolCallDelta(
+        entry.index,
+        sendable_or_none(call_id),
+        FunctionDelta(sendable_or_none(entry.name), arguments),
+        "function" if call_id is not None else None,
+    )

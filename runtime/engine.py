@@ -130,7 +130,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             raise RuntimeError("feed() after finish()")
         if text:
             if self._log is None:
-                self._run(self._state.pending + text, eof=False)
+                self._run(self._state.pending + text, False)
             else:
                 self._log(FEED, text, False)
                 self._run(self._state.pending + text, eof=False)
@@ -207,8 +207,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                 continue
             mode = self.mode
             if mode == CALL:
-                call = self._call
-                assert call is not None
+                call: CallRecord = self._call  # type: ignore[assignment]
                 if call.raw is not None:  # its text is recorded (`call_outcome.py`)
                     self._raw_buf, self._raw_from = buf, pos
                 pos = self._run_call(buf, pos, eof)
@@ -589,10 +588,11 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         the reader moved it to; anything else (waiting for text, the call abandoned, cut
         or ended) stops the loop, and `_run` acts on the same code.
         """
-        call = self._call
-        assert call is not None
-        steps = self.family.steps[call.shape]
-        runs = self.family.runs[call.shape]
+        call: CallRecord = self._call  # type: ignore[assignment]
+        shape = call.shape
+        family = self.family
+        steps = family.steps[shape]
+        runs = family.runs[shape]
         readers = self._readers
         log = self._log
         count = len(steps)

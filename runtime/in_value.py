@@ -13,6 +13,7 @@ import re
 from typing import Callable, Iterable, NamedTuple, Sequence
 
 from .markers import markers
+from .scan_meter import forgets
 from .protocol import Head, Opening
 from .spec import Lit, Name, Ws, name_of, never_a_name
 
@@ -163,6 +164,30 @@ class OpenerInValue:
         if deciders.may_grow(text, at, lit):
             return True
         return len(text) - deciders.held(text, start) < at
+
+
+def opener_in_value(
+    stops: Sequence[str], own: tuple[str, ...], new_call: tuple[str, ...] = ()
+) -> OpenerInValue:
+    """An `OpenerInValue` made once per family's stops (and the dialect's own markers), not
+    once per call: a call's reader made one anew, frozensets, a dict and a marker set, a
+    tenth of the work of a short call. Nothing in it changes once made. By the stops'
+    identity, kept with the answer (`Stops` tells apart what its tuple does not)."""
+    key = (id(stops), own, new_call)
+    found = _MADE.get(key)
+    if found is not None and found[0] is stops:
+        return found[1]
+    made = OpenerInValue(stops, own, new_call)
+    if len(_MADE) >= _MADE_LIMIT:
+        _MADE.clear()
+    _MADE[key] = (stops, made)
+    return made
+
+
+# `opener_in_value`'s answers, forgotten with the metered patterns their markers hold
+_MADE: dict[tuple[int, tuple[str, ...], tuple[str, ...]], tuple[object, OpenerInValue]] = {}
+_MADE_LIMIT = 1024
+forgets(_MADE.clear)
 
 
 def _fits(head: Head, index: int, text: str, pos: int, end: int, eof: bool) -> bool:

@@ -129,9 +129,10 @@ class ItemReaders:
             if not call.committed:
                 call.held.append(buf[pos:new])
         if not dialect.done:
-            cut = True
             if not eof:
-                return self._wait(new)
+                self._outcome = WAIT  # (`_wait`, on every delta of a call's arguments)
+                return new
+            cut = True
             dialect.close()
         call.args_done = True
         if call.hold is not None:  # held until its arguments end (`call_outcome.py`)

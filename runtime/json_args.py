@@ -21,6 +21,8 @@ from typing import Callable, Iterable, Sequence
 from .coerce import coerce_json
 from .json_bounded import find_closer, scan_within
 from .json_stream import (
+    DONE,
+    ERROR,
     MAX_DEPTH,
     STREAM,
     UNWRAP,
@@ -71,6 +73,7 @@ class JsonArgsReader:
         "_first_key",
         "_raw",
         "_raw_open",
+        "_held",
     )
 
     def __init__(self, item: JsonArgs, stops: tuple[str, ...], sink: Sink) -> None:
@@ -96,6 +99,8 @@ class JsonArgsReader:
         self._scanner: JsonScanner | None = None  # made when the fast path cannot read it all
         self._raw = item.raw  # the key of raw-text arguments ("": none)
         self._raw_open = False  # reading raw text: `{"KEY": "` is out, `"}` is not yet
+        # the member held for typing and its schema, looked up once (`_member`, `_typed`)
+        self._held: tuple[str, dict | None] | None = None
 
     def _out(self, text: str) -> None:
         self._emitted = True
@@ -106,7 +111,10 @@ class JsonArgsReader:
         if first and self.unwraps(key):
             return UNWRAP
         schema = self.schema_of(key)
-        return STREAM if streams_as_text(schema) else WITHHOLD
+        if streams_as_text(schema):
+            return STREAM
+        self._held = (key, schema)
+        return WITHHOLD
 
     def _unwrapped(self, key: str, raw: str) -> str | None:
         """A wrapper's members, typed, in its place; None when its value holds no object
@@ -119,7 +127,10 @@ class JsonArgsReader:
         ok, value = loads_or_none(raw)
         if not ok:  # nested deeper than json can read: keep the model's bytes untyped
             return raw
-        typed = coerce_json(value, self.schema_of(key))
+        held = self._held
+        typed = coerce_json(
+            value, held[1] if held is not None and held[0] == key else self.schema_of(key)
+        )
         if typed is value:
             return raw
         lead = raw[: len(raw) - len(raw.lstrip())]  # the model's spacing after the colon
@@ -168,10 +179,10 @@ class JsonArgsReader:
                 self._out, on_member=self._member, on_value=self._typed, on_unwrap=self._unwrapped
             )
         pos = scanner.read(text, pos, stop)
-        if scanner.done:
+        if scanner.state == DONE:  # (`done` and `failed`, without the properties' calls)
             self.close()
             return pos
-        if scanner.failed:
+        if scanner.state == ERROR:
             if bound >= 0:
                 self.failed = True
                 self._tell_malformed()

@@ -14,6 +14,8 @@ from typing import Sequence
 from .json_args import JsonArgsReader, skip_to_stop, skip_whitespace
 from .json_stream import (
     DELEGATE,
+    DONE,
+    ERROR,
     PAUSED,
     WITHHOLD,
     WHOLE_STRING,
@@ -246,10 +248,10 @@ class JsonCallReader:
                 new = self._read_args_value(text, pos, stop)
             else:
                 new = outer.read(text, pos, stop)
-                if outer.done:
+                if outer.state == DONE:  # (`done` and `failed`, without the properties' calls)
                     self._end()
                     return new
-                if outer.failed:
+                if outer.state == ERROR:
                     if not self.committed:  # not a call object: it ends right here
                         self.malformed = True
                         self._end()

@@ -91,6 +91,8 @@ def whole_members(text: str, pos: int, end: int) -> tuple[list[Member], int] | N
     The C decoder reads keys and values, so a caller can act on an object that is already
     all there one member at a time instead of one character at a time.
     """
+    if find_closer(text, "}", pos + 1, end) < 0:
+        return None  # no `}` yet: not whole (while streaming, most calls' first read)
     members: list[Member] = []
     found = _OPEN_MEMBERS.match(text, pos + 1, end)
     if found is None:  # (a stop right at the `{`: nothing of the object is before `end`)
@@ -141,14 +143,25 @@ def _escaped_key(text: str, i: int, end: int) -> tuple[str, int]:
     return key, JSON_WS.match(text, i + 1, end).end()  # type: ignore[union-attr]
 
 
+# `json.loads`' own scanner (NaN and Infinity taken, as `json.loads` takes them)
+_loads_scan = json.JSONDecoder().scan_once
+
+
 def loads_or_none(text: str) -> tuple[bool, object]:
-    """json.loads that reports failure (also on nesting too deep) instead of raising."""
+    """json.loads that reports failure (also on nesting too deep) instead of raising.
+
+    The decoder's C scanner is called as `json.loads` calls it (JSON whitespace around the
+    value, nothing else after it), without the Python layers over it: a typed member's
+    value (` 3`) is decoded once per member, on the hot path of many small calls."""
     if WHOLE_STRING.fullmatch(text):  # a plain string (a name, a key): no decoder needed
         return True, text[1:-1]
     try:
-        return True, json.loads(text)
-    except (ValueError, RecursionError):
+        value, end = _loads_scan(text, JSON_WS.match(text).end())  # type: ignore[union-attr]
+    except (StopIteration, ValueError, RecursionError):
         return False, None
+    if end != len(text) and JSON_WS.match(text, end).end() != len(text):  # type: ignore[union-attr]
+        return False, None
+    return True, value
 
 
 class JsonScanner:
@@ -289,21 +302,24 @@ class JsonScanner:
             self.state = AFTER
 
     def read(self, text: str, pos: int, end: int) -> int:
-        """Consume text[pos:end]; return where it stopped (at `end`, or early when done/paused)."""
-        pos = self._read(text, pos, end)
-        if self._out:
-            self.emit("".join(self._out))
-            self._out.clear()
-        return pos
+        """Consume text[pos:end]; return where it stopped (at `end`, or early when done/paused).
 
-    def _read(self, text: str, pos: int, end: int) -> int:
+        What it released goes to `emit` in one piece at the end (one loop, no inner call:
+        this runs on every delta of a JSON value)."""
         while pos < end:
             state = self.state
             if state == STRING:
-                pos = self._string(text, pos, end)
+                # (no bound applies: `_string`'s tests, without its call)
+                if (
+                    len(self.stack) != 1
+                    or (self.key_limit if self._string_is_key else self.value_limit) is None
+                ):
+                    pos = self._string_chars(text, pos, end)
+                else:
+                    pos = self._string(text, pos, end)
                 continue
             if state >= DONE:  # DONE, ERROR, PAUSED (the states' order: see above)
-                return pos
+                break
             char = text[pos]
             if state > STRING:  # NUMBER or LITERAL
                 if (state == NUMBER and char in _NUMBER_CHARS) or (
@@ -314,9 +330,9 @@ class JsonScanner:
                     continue
                 if char not in " \t\n\r,}]":  # `0x1`, `12abc`: not a number that ended
                     self.state = ERROR
-                    return pos
+                    break
                 if not self._end_token():
-                    return pos
+                    break
                 continue
             if char in " \t\n\r":
                 found = _WHITESPACE.match(text, pos, end)
@@ -330,11 +346,11 @@ class JsonScanner:
                 if found is not None:
                     pos = self._key_colon(found)
                     if self.state == PAUSED:
-                        return pos
+                        break
                     continue
             elif state == VALUE and (self.stack or self.on_member is None) and shortcuts.ON:
                 # (the outermost object itself is read member by member, for on_member)
-                if not self._bounded(end - pos):
+                if self.value_limit is None or not self._bounded(end - pos):
                     if char == '"':
                         found = WHOLE_STRING.match(text, pos, end)
                         if found is not None:
@@ -383,7 +399,7 @@ class JsonScanner:
                     if len(self.stack) == 1 and self.on_member is not None:
                         self._member_start()
                         if self.state == PAUSED:
-                            return pos
+                            break
                 else:
                     self.state = ERROR
             elif state == AFTER:
@@ -397,7 +413,11 @@ class JsonScanner:
                 else:
                     self.state = ERROR
             if self.state == ERROR:
-                return pos - 1
+                pos -= 1
+                break
+        if self._out:
+            self.emit("".join(self._out))
+            self._out.clear()
         return pos
 
     def _whole_value(self, text: str, pos: int, end: int) -> int:
@@ -431,26 +451,30 @@ class JsonScanner:
     def _key_colon(self, found: re.Match[str]) -> int:
         """A whole plain key and its colon, read in one step."""
         self._pending.append(found.group())
-        self._key_parts = ['"', found.group(1), '"']
         self.state = VALUE
         self._first = False
         if len(self.stack) == 1 and self.on_member is not None:
-            self._member_start()
+            self._member_start(found.group(1))  # (a plain key: its text is the key)
         return found.end()
 
-    def _member_start(self) -> None:
-        raw = "".join(self._key_parts)
-        if "\\" in raw:
-            ok, key = loads_or_none(raw)
-            self._member_key = key if ok and isinstance(key, str) else ""
-        else:
-            self._member_key = raw[1:-1]
+    def _member_start(self, key: str | None = None) -> None:
+        """A member of the outermost object begins: its key (read by `_key_colon`, else
+        from `_key_parts`) goes to `on_member`, whose answer decides how its value is read."""
+        if key is None:
+            raw = "".join(self._key_parts)
+            if "\\" in raw:
+                ok, key = loads_or_none(raw)
+                if not ok or not isinstance(key, str):
+                    key = ""
+            else:
+                key = raw[1:-1]
+        self._member_key = key  # type: ignore[assignment]
         assert self.on_member is not None
         if self._drop_comma:  # the member before wrote nothing: no comma before this one
             self._drop_comma = False
             lead = "".join(self._pending).lstrip(" \t\n\r")
             self._pending[:] = [lead[1:].lstrip(" \t\n\r") if lead[:1] == "," else lead]
-        mode = self.on_member(self._member_key)
+        mode = self.on_member(key)  # type: ignore[arg-type]
         if mode == WITHHOLD or mode == UNWRAP:
             self._member_prefix = "".join(self._pending)
             self._pending.clear()
@@ -547,8 +571,15 @@ class JsonScanner:
             if is_key:
                 self._pending.append(chunk)
                 self._key_parts.append(chunk)
-            else:
-                self._flush(chunk, in_string=True)
+            else:  # `_flush(chunk, in_string=True)`, without the call (every delta of a string)
+                pending = self._pending
+                if pending:
+                    chunk = "".join(pending) + chunk
+                    pending.clear()
+                side = self._side
+                (self._out if side is None else side).append(chunk)
+                self._emit_depth = len(self.stack)
+                self._emit_in_string = True
             if pos >= end:
                 return pos
         char = text[pos]

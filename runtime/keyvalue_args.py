@@ -27,7 +27,7 @@ from typing import Any, Sequence
 
 from .batched import MarkupArgs
 from .coerce import coerce_bare, coerce_text, json_text
-from .in_value import OpenerInValue
+from .in_value import opener_in_value
 from .markers import Markers, markers
 from .scan_meter import forgets, metered
 from .limits import MAX_DEPTH
@@ -160,7 +160,7 @@ class KeyValueArgsReader(MarkupArgs):
         self._unwraps = sink.unwraps
         self._wrapper = False  # the value being read is a wrapper's (`runtime/unwrap.py`)
         self._first = True  # no key read yet: only the first may be a wrapper
-        self._in_value = OpenerInValue(stops, (item.string,))
+        self._in_value = opener_in_value(stops, (item.string,))
 
     def _read(self, text: str, pos: int, eof: bool) -> int:
         end = len(text)

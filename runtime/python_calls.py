@@ -634,12 +634,23 @@ def _requote(raw: str) -> str | None:
 _ZERO_PADDED = re.compile(r"[+-]?0+[0-9][0-9_]*")  # an integer written with leading zeros
 
 
+# a decimal integer or float as Python and JSON both write it: `int`/`float` read it as the
+# compiler does (no `_`, no exponent, digits few enough for any int limit)
+_PLAIN_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]{0,17})(\.[0-9]{1,17})?")
+
+
 def _literal(raw: str, repair: bool = True) -> object:
     """A Python (or JSON-spelled) literal as a JSON value; the text itself if it is not one.
 
     A literal whose one-quote strings hold unescaped quotes is read with them escaped; one
     nested deeper than `MAX_DEPTH - 1` levels (inside the arguments) is no literal: its text
-    (runtime/limits.py)."""
+    (runtime/limits.py). A plain number or a literal name (`3`, `-0.5`, `True`, `null`: most
+    values written bare) is read without compiling it (`ast.parse`: microseconds a value)."""
+    number = _PLAIN_NUMBER.fullmatch(raw)
+    if number is not None:
+        return int(raw) if number.group(1) is None else float(raw)
+    if raw in _JSON_NAMES:
+        return _JSON_NAMES[raw]
     try:
         tree = parse_python(raw)
         return _convert(tree.body)

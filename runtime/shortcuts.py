@@ -33,6 +33,7 @@ def switch(on: bool) -> None:
     global ON
     ON = on
     _decided.cache_clear()
+    _last.clear()
     for forget in _ON_SWITCH:
         forget()
 
@@ -42,10 +43,23 @@ def on_switch(forget: Callable[[], None]) -> None:
     _ON_SWITCH.append(forget)
 
 
+# per `knows`, the last item asked about and the answer: a reader is made per call from the
+# same item of the same family, whose hash (a frozen dataclass's, every field hashed again
+# on each call) cost more than the rest of the answer
+_last: dict[frozenset[str], tuple[Any, bool]] = {}
+
+
 def takes(item: Any, knows: frozenset[str]) -> bool:
     """Whether a dialect's shortcut may read `item`: shortcuts on, and every field of the
     item that is not in `knows` (nor `line`) at its default. Decided once per item value."""
-    return ON and _decided(item, knows)
+    if not ON:
+        return False
+    last = _last.get(knows)
+    if last is not None and last[0] is item:
+        return last[1]
+    decided = _decided(item, knows)
+    _last[knows] = (item, decided)
+    return decided
 
 
 @lru_cache(maxsize=256)

@@ -29,7 +29,7 @@ from typing import Any, Callable, Sequence
 
 from .batched import MarkupArgs
 from .coerce import coerce_text, json_text
-from .in_value import OpenerInValue
+from .in_value import opener_in_value
 from .markers import markers
 from .limits import MAX_DEPTH, deeper_than
 from .protocol import Call, DialectRow, RenderError, Sink, render_value_text, the_call
@@ -93,7 +93,7 @@ class XmlElementsReader(MarkupArgs):
         self._unwraps = sink.unwraps
         self._wrapper = False  # the element being read is a wrapper (`runtime/unwrap.py`)
         self._first = True  # no element read yet: only the first may be a wrapper
-        self._in_value = OpenerInValue(stops, (item.prefix + "</",), (self._open,))
+        self._in_value = opener_in_value(stops, (item.prefix + "</",), (self._open,))
         self._max_depth = min(item.max_depth, MAX_DEPTH)  # (the grammar's, within the limit)
 
     # -- the push interface ----------------------------------------------------------
