@@ -101,11 +101,14 @@ class ResolvedSchema(dict):
     Shared and cached: callers must not mutate it.
     """
 
-    __slots__ = ("_types", "_obj", "_arr")
+    __slots__ = ("_types", "_obj", "_arr", "_top")
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self._types: tuple[str, ...] | None = None
+        # a tool's root: its top-level property schemas and the typed ones among them
+        # (`ToolSchemas`), made once per schema value, not once per request
+        self._top: tuple[dict[str, ResolvedSchema], frozenset[str]] | None = None
         self._obj: tuple[dict[str, ResolvedSchema | None], ResolvedSchema | None] | None = None
         self._arr: tuple[list[ResolvedSchema | None], ResolvedSchema | None] | None = None
 
@@ -260,7 +263,11 @@ def resolve(schema: object) -> ResolvedSchema | None:
         return schema
     if not isinstance(schema, dict):
         return None
-    key = _value_key(schema)
+    return _resolve_keyed(schema, _value_key(schema))
+
+
+def _resolve_keyed(schema: dict, key: bytes | None) -> ResolvedSchema | None:
+    """`resolve` of a raw dict whose `_value_key` the caller already made."""
     if key is None:
         return _compile(schema)
     node = _ROOTS.pop(key, _MISSING)
@@ -634,17 +641,7 @@ class ToolSchemas:
 
     def _properties(self, tool: str) -> dict[str, ResolvedSchema]:
         """The top-level property schemas of `tool`, merged over its combinators (cached)."""
-        props: dict[str, ResolvedSchema] = {}
-        root = self._root(tool)
-        if root is not None:
-            try:
-                props = {
-                    key: sub
-                    for key, sub in object_view(root)[0].items()
-                    if isinstance(sub, ResolvedSchema)
-                }
-            except Exception:  # RecursionError on an absurd schema: no schema
-                props = {}
+        props = _top_of(self._root(tool))[0]
         if len(self._props) < _CACHE_LIMIT:  # a model inventing tool names is not remembered
             self._props[tool] = props
         return props
@@ -688,11 +685,9 @@ class ToolSchemas:
             pass
         except TypeError:
             return frozenset()
-        props = self._props.get(tool)
-        if props is None:
-            props = self._properties(tool)
-        keys = frozenset(key for key, sub in props.items() if not streams_as_text(sub))
-        self._typed[tool] = keys
+        keys = _top_of(self._root(tool))[1]
+        if len(self._typed) < _CACHE_LIMIT:
+            self._typed[tool] = keys
         return keys
 
     def _root(self, tool: str) -> ResolvedSchema | None:
@@ -703,7 +698,39 @@ class ToolSchemas:
         except TypeError:
             return None
         schema = self._params.get(tool)
-        warn_about_schema(tool, schema, TYPE_SPELLINGS)  # the first time a call to it is read
-        root = resolve(schema)  # shared by every request passing a schema of this value
-        self._roots[tool] = root
+        # one key by value for both: the check and the compiled graph are each made once per
+        # schema value, shared by every request passing a schema of this value
+        key = _value_key(schema)
+        warn_about_schema(tool, schema, TYPE_SPELLINGS, key)  # when a call to it is first read
+        root = (
+            schema
+            if isinstance(schema, ResolvedSchema)
+            else _resolve_keyed(schema, key) if isinstance(schema, dict) else None
+        )
+        if len(self._roots) < _CACHE_LIMIT:
+            self._roots[tool] = root
         return root
+
+
+_NO_TOP: tuple[dict[str, ResolvedSchema], frozenset[str]] = ({}, frozenset())
+
+
+def _top_of(root: ResolvedSchema | None) -> tuple[dict[str, ResolvedSchema], frozenset[str]]:
+    """A tool root's top-level property schemas, merged over its combinators, and the keys
+    among them that are typed rather than kept as text; cached on the root (shared by every
+    request passing a schema of its value: do not mutate them)."""
+    if root is None:
+        return _NO_TOP
+    top = root._top
+    if top is None:
+        try:
+            props = {
+                key: sub
+                for key, sub in object_view(root)[0].items()
+                if isinstance(sub, ResolvedSchema)
+            }
+        except Exception:  # RecursionError on an absurd schema: no schema
+            props = {}
+        typed = frozenset(key for key, sub in props.items() if not streams_as_text(sub))
+        top = root._top = (props, typed)
+    return top
