@@ -347,7 +347,34 @@ def resolve(
 ) -> Policies:
     """The switches for a parser of `family` (a registered name; `grammar`: the grammar it
     names, for an alias): the profile of `compat` (the project's own defaults for None), then
-    every switch given explicitly (None: not given)."""
+    every switch given explicitly (None: not given).
+
+    A parser is made per request with the same few answers: each is made once (a
+    `Policies` is frozen, so one is shared), keyed by every argument's value; an argument
+    that cannot be a key (junk a caller passed) takes the checks below."""
+    try:
+        key = (compat, family, grammar, *explicit.items())
+        return _RESOLVED[key]
+    except (KeyError, TypeError):
+        pass
+    policies = _resolve(compat, family, explicit, grammar)
+    if len(_RESOLVED) >= _RESOLVED_LIMIT:
+        _RESOLVED.clear()
+    try:
+        _RESOLVED[key] = policies
+    except TypeError:  # (a value equal to a switch's but unhashable: not remembered)
+        pass
+    return policies
+
+
+# the answers `resolve` gave, by its arguments (only those that passed its checks)
+_RESOLVED: dict[tuple[Any, ...], Policies] = {}
+_RESOLVED_LIMIT = 256
+
+
+def _resolve(
+    compat: str | None, family: str, explicit: Mapping[str, Any], grammar: str
+) -> Policies:
     chosen: dict[str, str] = {}
     if compat is not None:
         if compat not in PROFILES:

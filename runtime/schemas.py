@@ -565,12 +565,19 @@ class ToolSchemas:
             return
         if not isinstance(tools, (list, tuple)):
             raise ValueError(f"tools must be a list, not {type(tools).__name__}")
+        params = self._params
         for index, entry in enumerate(tools):
-            function = self._function(index, entry)
+            # the common shape first, `{"type": "function", "function": {"name": …}}`, read
+            # as `_function` reads it; any other shape, and every error, is `_function`'s
+            function = entry.get("function") if type(entry) is dict else None
+            if type(function) is not dict:
+                function = self._function(index, entry)
             name = function.get("name")
-            if not isinstance(name, str) or not name:
-                raise ValueError(f"tools[{index}] has no function name")
-            self._params.setdefault(name, function.get("parameters"))  # first definition wins
+            if type(name) is not str or not name:
+                if not isinstance(name, str) or not name:
+                    raise ValueError(f"tools[{index}] has no function name")
+            if name not in params:  # first definition wins
+                params[name] = function.get("parameters")
 
     @staticmethod
     def _function(index: int, entry: object) -> dict:
