@@ -26,6 +26,8 @@ class UnknownParam(ValueError):
 
 def with_params(spec: FamilySpec, values: Mapping[str, str] | None = None) -> FamilySpec:
     """`spec` with every `${NAME}` replaced by its value (or the grammar's default)."""
+    if values is None and not spec.params:  # (most grammars declare none: a parser per request)
+        return spec
     values = dict(values or {})
     declared = dict(spec.params)
     for name, value in values.items():
