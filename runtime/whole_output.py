@@ -628,7 +628,12 @@ class _Read:
         sink = _Sink(self.engine.tools, name, self.stops)
         reader = reader_class(item, stops, sink)
         end = reader.read(text, start, False)
-        if not reader.done or sink.odd or end <= start:
+        if not reader.done:
+            # closed, into this call's own sink, all the same: a reader left open may hold a
+            # cycle (a JSON body's scanner holds its reader's methods until it is closed)
+            reader.close()
+            return None
+        if sink.odd or end <= start:
             return None
         return end, "".join(sink.pieces)
 
