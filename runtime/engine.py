@@ -365,7 +365,10 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             return
         state = self._state
         if state.section_back:  # whitespace after the opener goes back with it, text not
-            state.section_back = state.section_back + text if text.isspace() else ""
+            if text.isspace():
+                state.section_back.append(text)
+            else:
+                state.section_back = []
         if state.section_opener:  # text after it: the opener can no longer go back
             state.section_opener = ""  # in order, so it stays markup
         if self.mode == REASONING:
@@ -514,17 +517,19 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                     )
                     # (`section_text="call"`: a call given back leaves the section markup)
                     state.section_back = (
-                        "" if self.policies.section_text == "call" else state.section_opener
+                        [state.section_opener]
+                        if state.section_opener and self.policies.section_text != "call"
+                        else []
                     )
                     state.section_texted = False
                 elif state.section_back and lit not in family.special:
                     # written again before the section's first call: it goes back with it
                     # (the whitespace before it is in section_back already: `_text` put it)
-                    state.section_back += lit
+                    state.section_back.append(lit)  # (pieces: repeated, it stays linear)
                 self.mode, state.in_section, action = SECTION, True, OPENS_SECTION
             elif lit in family.section_closes:
                 self.mode, state.in_section, action = CONTENT, False, CLOSES_SECTION
-                state.section_opener = state.section_back = ""
+                state.section_opener, state.section_back = "", []
                 if state.section_texted:  # its opener and calls went back: it goes too
                     state.section_texted = False
                     self._text(space + lit)
@@ -632,8 +637,8 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         call.committed = True
         call.held = []
         if call.raw is not None:  # (it may be given back: the section's opener with it)
-            call.section_back = self._state.section_back
-        self._state.section_opener = self._state.section_back = ""
+            call.section_back = "".join(self._state.section_back)
+        self._state.section_opener, self._state.section_back = "", []
         call.dropped = False  # an array's next element is a call of its own
         if not self._on_name(call, name, header_id):  # dropped, text or held (`call_outcome`)
             return

@@ -50,7 +50,7 @@ class EngineState:
         self.section_texted = False
         # the same opener and the whitespace after it, while no text or call came after it:
         # what a first call given back as text takes with it (`call_outcome.py`)
-        self.section_back = ""
+        self.section_back: list[str] = []  # pieces: an opener written again adds one, in O(1)
         self.rewind: str | None = None  # text a call's next shape must read again
         # the marker the prompt ended with, read as the start of the text until the first
         # marker is decided: it is the prompt's, so none of it is ever given back as text
