@@ -1,4 +1,4 @@
-"""toolgrammar, vLLM 0.33.0 and SGLang 0.5.23 on the same streams: one command for both peers.
+"""toolgrammar, vLLM 0.34.0 and SGLang 0.5.23 on the same streams: one command for both peers.
 
 vLLM and SGLang cannot share a Python environment (each pins its own packages; neither is
 installed with its GPU dependencies), so each peer runs in its own: this driver builds (or

@@ -1,4 +1,4 @@
-"""toolgrammar and vLLM 0.33.0's tool parsers on the same streams, in the same run.
+"""toolgrammar and vLLM 0.34.0's tool parsers on the same streams, in the same run.
 
 Opt-in: it needs the environment `bench/vllm_env.sh` builds (vLLM's pure-Python modules
 unzipped from its wheel, a CPU torch venv); run it with that venv's Python:
