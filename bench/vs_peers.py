@@ -13,6 +13,8 @@ from the grammars by `streams.py`, cut at the same token boundaries).
     python bench/vs_peers.py --from-json bench/out/peers/vllm.json bench/out/peers/sglang.json \\
         --sizes 1K,16K --markdown bench/out/peers/joined.md
 
+The joined report ends with the rows where ours is behind each peer (`behind_rows`: slower than
+a peer whose sweep found its result right, or more than 1.5x slower than one whose did not).
 A family runs against each peer that has a parser for its markup (`peer_vllm.PAIRS`,
 `peer_sglang.PAIRS`). Each peer's own tables are its subprocess's output (and `--markdown`
 there: pass `--peer-markdown DIR`); the joined tables put the peers side by side.
@@ -172,6 +174,68 @@ def unparsable_totals(runs: list[Run]) -> list[str]:
     return lines
 
 
+# the issue's bar: at least as fast as a peer whose result is correct, and no more than 1.5x
+# slower than one whose is not
+ALLOWED_WHEN_PEER_WRONG = 1.5
+
+
+def peer_correct(result: FamilyResult) -> bool:
+    """The peer's sweep of this family left no ending unparsable, raised nothing, kept parity
+    and stayed within its budget."""
+    c = result.theirs_correct
+    return (
+        bool(c)
+        and not (c.unparsable or c.crashes or c.over_budget)
+        and (c.parity_equal == c.parity_cases)
+    )
+
+
+def behind_rows(run: Run, sizes: list[int]) -> tuple[int, list[tuple[float, str, ...]]]:
+    """Every row (family, shape, column: µs per delta at each size, and the whole parse) where
+    ours is slower than the peer beyond the bar; and how many rows were compared. A row the
+    peer did not finish (past its budget) or got wrong (≠) is ours by default."""
+    compared, behind = 0, []
+    for result in run.results:
+        correct = peer_correct(result)
+        bar = 1.0 if correct else ALLOWED_WHEN_PEER_WRONG
+        for stream in result.streams:
+            columns = [
+                (label(size), stream.ours.median_us.get(label(size)),
+                 stream.theirs.median_us.get(label(size)))
+                for size in sizes if label(size) in stream.ours.median_us
+            ]  # fmt: skip
+            columns.append(("parse", stream.ours.parse_ms, stream.theirs.parse_ms))
+            for column, ours, theirs in columns:
+                if ours is None:
+                    continue
+                compared += 1
+                right = stream.theirs.ok and not (column == "parse" and stream.theirs.parse_note)
+                if theirs is None or not right:
+                    continue
+                if ours > bar * theirs:
+                    behind.append((ours / theirs, result.family, stream.shape, column, ours,
+                                   theirs, correct))  # fmt: skip
+    return compared, sorted(behind, reverse=True)
+
+
+def verdict(runs: list[Run], sizes: list[int]) -> list[str]:
+    """Per peer, the rows compared and each row still behind, worst first."""
+    lines = []
+    for run in runs:
+        compared, behind = behind_rows(run, sizes)
+        lines.append(
+            f"{run.peer}: ours at least as fast on {compared - len(behind)} of {compared} rows "
+            f"(within {ALLOWED_WHEN_PEER_WRONG}x where {run.peer}'s sweep found its result wrong)"
+        )
+        for ratio, family, shape, column, ours, theirs, correct in behind:
+            unit = "ms" if column == "parse" else "µs"
+            lines.append(
+                f"  behind {ratio:.2f}x: {family} {shape} {column}: ours {ours:.2f} {unit}, "
+                f"{run.peer} {theirs:.2f}" + ("" if correct else f" ({run.peer} wrong)")
+            )
+    return lines
+
+
 def joined_report(runs: list[Run], sizes: list[int], markdown: str | None) -> None:
     """Print the peers side by side; write them as Markdown when asked."""
     shapes = list(dict.fromkeys(s.shape for run in runs for r in run.results for s in r.streams))
@@ -196,6 +260,9 @@ def joined_report(runs: list[Run], sizes: list[int], markdown: str | None) -> No
     for line in totals:
         print(f"  {line}")
     parts.append("\n".join(f"- {line}" for line in totals) + "\n")
+    lines = verdict(runs, sizes)
+    print("\n" + "\n".join(lines))
+    parts.append("**rows behind**\n\n```\n" + "\n".join(lines) + "\n```\n")
     if markdown:
         Path(markdown).parent.mkdir(parents=True, exist_ok=True)
         Path(markdown).write_text("\n".join(parts), encoding="utf-8")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,3 +73,44 @@ def test_the_joined_table_is_rendered_from_both_peers_run(tmp_path: Path) -> Non
     assert vs_peers.main(argv) == 0
     recorded = (ROOT / "docs" / "vs_peers.md").read_text(encoding="utf-8")
     assert recorded == out.read_text(encoding="utf-8")
+
+
+def _speed(us: float | None, parse_ms: float | None, ok: bool = True, note: str = "") -> Any:
+    return side_by_side.Speed({"1K": us}, {}, 1024, parse_ms, None, ok, parse_note=note)
+
+
+def _family(name: str, rows: list[tuple[Any, Any]], unparsable: int) -> Any:
+    """A family's results: ours clean, the peer's sweep leaving `unparsable` endings."""
+    streams = [
+        side_by_side.StreamResult(name, name, f"shape{i}", 1024, 64, ours, theirs)
+        for i, (ours, theirs) in enumerate(rows)
+    ]
+    ours = side_by_side.Correctness(10, 0, 0, 1, 1, [], "ok")
+    theirs = side_by_side.Correctness(10, unparsable, 0, 1, 1, [], "ok")
+    return side_by_side.FamilyResult(name, name, streams, ours, theirs)
+
+
+def test_rows_behind_hold_a_correct_peer_to_1x_and_a_wrong_one_to_1_5x() -> None:
+    """The issue's bar, row by row: slower than a peer whose sweep is clean is behind; slower
+    than one that leaves endings unparsable is behind past 1.5x; a row the peer did not finish
+    or got wrong (≠) is not held against us."""
+    clean = _family("clean", [
+        (_speed(2.0, 1.0), _speed(2.0, 0.9)),          # equal per delta; parse behind 1.11x
+        (_speed(3.0, 1.0), _speed(None, None)),        # the peer past its budget
+        (_speed(9.0, 9.0), _speed(1.0, 1.0, ok=False)),  # the peer streamed other calls
+        (_speed(1.0, 5.0), _speed(2.0, 1.0, note="missed a call")),  # its parse is wrong
+    ], unparsable=0)  # fmt: skip
+    wrong = _family("wrong", [
+        (_speed(1.4, 1.0), _speed(1.0, 1.0)),  # 1.4x: within the allowance
+        (_speed(1.6, 1.0), _speed(1.0, 1.0)),  # 1.6x: behind
+    ], unparsable=3)  # fmt: skip
+    run = side_by_side.Run({}, "Peer", "1", [clean, wrong])
+    compared, behind = vs_peers.behind_rows(run, [1024])
+    assert compared == 12
+    assert [(family, shape, column) for _, family, shape, column, *_ in behind] == [
+        ("wrong", "shape1", "1K"),
+        ("clean", "shape0", "parse"),
+    ]
+    lines = vs_peers.verdict([run], [1024])
+    assert lines[0].startswith("Peer: ours at least as fast on 10 of 12 rows")
+    assert lines[1] == "  behind 1.60x: wrong shape1 1K: ours 1.60 µs, Peer 1.00 (Peer wrong)"
