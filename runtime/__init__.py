@@ -58,7 +58,7 @@ def _load_compiled() -> tuple[str | None, tuple[str, ...], str]:
     except ImportError as error:
         __path__.remove(directory)
         return None, (), f"pure Python: the compiled build does not import ({error})"
-    return directory, tuple(manifest["modules"]), "compiled"
+    return directory, tuple(manifest["modules"]), "built from the sources on disk"
 
 
 _DIRECTORY, _MODULES, _WHY = _load_compiled()
