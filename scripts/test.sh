@@ -2,10 +2,10 @@
 # Every test, as CI runs them (.ci/run is this script): the plain suite, then the vLLM
 # adapter's tests in vLLM's environment (built under .cache/vllm-VERSION/ by scripts/vllm_env.sh,
 # reused while it is current), then the SGLang adapter's in SGLang's (.cache/sglang-VERSION/,
-# scripts/sglang_env.sh), then the compiled leg: the opt-in mypyc build of the hot runtime
-# modules (scripts/build_compiled.py, cached in .cache/mypyc-KEY/ while the sources and mypy are
-# the same) and the tests that say it is safe, run against it (docs/compiled.md). Any failure,
-# a missing environment or build, or a run of no test fails.
+# scripts/sglang_env.sh), then the compiled leg (scripts/test_compiled.sh): the opt-in mypyc
+# build of the hot runtime modules, cached in .cache/mypyc-KEY/, and the tests that say it is
+# safe, run against it (docs/compiled.md). Any failure, a missing environment or build, or a
+# run of no test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pip install -e '.[test,compiled]'
@@ -17,9 +17,4 @@ VLLM_PYTHON="$(bash scripts/vllm_env.sh)"
 TOOLGRAMMAR_VLLM_TESTS=1 "$VLLM_PYTHON" -m pytest -q -p no:warnings tests/vllm
 SGLANG_PYTHON="$(bash scripts/sglang_env.sh)"
 TOOLGRAMMAR_SGLANG_TESTS=1 "$SGLANG_PYTHON" -m pytest -q -p no:warnings tests/sglang
-COMPILED_DIR="$(python scripts/build_compiled.py --no-install)"
-env -u TOOLGRAMMAR_PURE_PYTHON TOOLGRAMMAR_COMPILED_DIR="$COMPILED_DIR" \
-    TOOLGRAMMAR_REQUIRE_COMPILED=1 python -m pytest -q \
-    tests/test_compiled.py tests/test_corpus.py tests/test_depth.py tests/test_trace.py \
-    tests/runtime/test_scan_meter.py tests/runtime/test_linear_repeats.py \
-    tests/test_bad_input.py
+bash scripts/test_compiled.sh
