@@ -13,4 +13,8 @@ env -u TOOLGRAMMAR_PURE_PYTHON TOOLGRAMMAR_COMPILED_DIR="$COMPILED_DIR" \
     TOOLGRAMMAR_REQUIRE_COMPILED=1 python -m pytest -q \
     tests/test_compiled.py tests/test_corpus.py tests/test_depth.py tests/test_trace.py \
     tests/runtime/test_scan_meter.py tests/runtime/test_linear_repeats.py \
-    tests/test_bad_input.py -k "not test_bad_input or linear or deep or hostile"
+    tests/test_bad_input.py \
+    tests/runtime/test_coerce.py::test_deep_text_falls_back_to_text \
+    tests/runtime/test_coerce.py::test_deep_json_value_is_returned_unchanged \
+    tests/runtime/test_schemas.py::test_deep_schema_is_no_schema \
+    -k "not test_bad_input or linear or deep or hostile"
