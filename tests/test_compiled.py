@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 import toolgrammar
+import toolgrammar.runtime
 from support.compiled import BUILD, COMPILED, required, unreached_by_patch
 from toolgrammar.runtime import scan_meter
 
@@ -253,3 +254,38 @@ def test_deep_input_is_no_crash_under_the_compiled_build(compiled_build: None) -
     )
     assert run.returncode == 0, f"exit {run.returncode}: {run.stderr[-3000:]}"
     assert run.stdout.strip() == "ok"
+
+
+# ---------------------------------------------------------------- the fallback
+
+
+def _info(directory: Path) -> str:
+    env = _env(False)
+    env["TOOLGRAMMAR_COMPILED_DIR"] = str(directory)
+    run = subprocess.run(
+        [sys.executable, "-m", "toolgrammar", "info"], env=env, capture_output=True, text=True,
+        cwd=ROOT / "tests",
+    )
+    assert run.returncode == 0, run.stderr
+    return run.stdout
+
+
+def test_a_build_of_other_sources_or_for_another_interpreter_is_not_used(tmp_path: Path) -> None:
+    import importlib.machinery
+
+    assert "runtime: pure (pure Python: no compiled build)" in _info(tmp_path)
+    manifest = {
+        "modules": MODULES,
+        "sources": "0" * 64,  # built before an edit
+        "cache_tag": sys.implementation.cache_tag,
+        "ext_suffix": importlib.machinery.EXTENSION_SUFFIXES[0],
+    }
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    assert "runtime: pure (pure Python: the compiled build is stale" in _info(tmp_path)
+    manifest["sources"] = toolgrammar.runtime.sources_digest()
+    manifest["cache_tag"] = "cpython-0"
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    assert "is for another interpreter" in _info(tmp_path)
+    manifest["cache_tag"] = sys.implementation.cache_tag  # but no extension module in it
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    assert "runtime: pure (pure Python: the compiled build does not import" in _info(tmp_path)
