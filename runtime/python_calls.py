@@ -573,13 +573,10 @@ def _escape(text: str, pos: int, end: int | None = None) -> tuple[str, int]:
     return chr(code), 2 + width
 
 
-_SURROGATE_FIRST, _SURROGATE_LAST = chr(0xD800), chr(0xDFFF)  # no literal: mypyc refuses them
-
-
 def _no_surrogates(value: str) -> str:
     """Pairs joined into one character, as JSON reads them; a lone surrogate stays, and
     leaves the runtime as its JSON escape (runtime/unicode.py)."""
-    if not any(_SURROGATE_FIRST <= c <= _SURROGATE_LAST for c in value):
+    if not any("\ud800" <= c <= "\udfff" for c in value):
         return value
     return value.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")
 
