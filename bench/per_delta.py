@@ -52,6 +52,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import toolgrammar
+import toolgrammar.runtime
 from streams import SHAPES as SHAPE_BUILDERS
 from streams import Stream, build_stream, load_tools
 
@@ -353,6 +354,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=3, help="runs per shape; best kept (3)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     parser.add_argument(
+        "--build",
+        choices=["pure", "compiled"],
+        help="require this build of the runtime (TOOLGRAMMAR_PURE_PYTHON=1 runs pure Python"
+        " where a compiled build is installed; docs/compiled.md); the header says which ran",
+    )
+    parser.add_argument(
         "--profile",
         metavar="FAMILY:SHAPE",
         action="append",
@@ -385,6 +392,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    build = toolgrammar.runtime.build_name()
+    if args.build and args.build != build:
+        print(f"--build {args.build}, but {toolgrammar.runtime.compiled()['why']}", file=sys.stderr)
+        return 2
     tools = load_tools()
     if args.profile:
         for target in args.profile:
@@ -394,7 +405,8 @@ def main(argv: list[str] | None = None) -> int:
 
     print(
         f"toolgrammar per-delta cost: {args.delta}-char deltas, best of {args.repeat}, "
-        f"Python {platform.python_version()}, {os.cpu_count()} CPUs, load {load_average()}"
+        f"Python {platform.python_version()}, {build} build, {os.cpu_count()} CPUs, "
+        f"load {load_average()}"
     )
     all_results: list[ShapeResult] = []
     summaries = []
@@ -429,6 +441,7 @@ def main(argv: list[str] | None = None) -> int:
             "window_chars": WINDOW,
             "p99_window_chars": P99_WINDOW,
             "python": platform.python_version(),
+            "build": build,
             "cpus": os.cpu_count(),
             "load_after": load_average(),
             "results": [asdict(r) for r in all_results],

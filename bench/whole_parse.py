@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import side_by_side  # noqa: E402
 import streams  # noqa: E402
 from side_by_side import Ours, Outcome, Side, Tokens, check_streamed, parse_times_ms  # noqa: E402
+from toolgrammar import runtime  # noqa: E402
 from toolgrammar.runtime import whole_output  # noqa: E402
 
 FAMILIES = ["kimi_k2", "hermes", "qwen3_coder", "deepseek_v31", "mistral", "llama3_json"]
@@ -99,7 +100,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", default="16K")
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--opcodes", action="store_true", help="count opcodes, ours only")
+    parser.add_argument(
+        "--build",
+        choices=["pure", "compiled"],
+        help="require this build of the runtime (docs/compiled.md); the header says which ran",
+    )
     args = parser.parse_args(argv)
+    build = runtime.build_name()
+    if args.build and args.build != build:
+        print(f"--build {args.build}, but {runtime.compiled()['why']}", file=sys.stderr)
+        return 2
+    print(f"toolgrammar whole parse: {build} build of the runtime")
     if args.opcodes:
         return opcodes(args)
     size = side_by_side.parse_size(args.size)

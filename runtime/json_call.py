@@ -212,7 +212,8 @@ class JsonCallReader:
                 return whole_end
         if self.done:
             return pos
-        if self.name is None:  # read no further than where the name must be known
+        unnamed = self.name is None  # not narrowed: `_read_outer` may name it (mypyc checks)
+        if unnamed:  # read no further than where the name must be known
             first = pos
             bound = pos + _BEFORE_NAME - self._unnamed
             if bound >= stop:

@@ -7,7 +7,28 @@ from pathlib import Path
 
 import pytest
 
+from support.compiled import BUILD, COMPILED, REQUIRE_COMPILED, refuse_unreached
 from support.template_fetcher import fetcher as template_fetcher
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if os.environ.get(REQUIRE_COMPILED) == "1" and BUILD["build"] != "compiled":
+        raise pytest.UsageError(
+            f"{REQUIRE_COMPILED}=1 but the compiled build does not run: {BUILD['why']}"
+        )
+
+
+if COMPILED:
+    _setattr = pytest.MonkeyPatch.setattr
+
+    def _refusing_setattr(self, target, name, value=None, raising=True):  # type: ignore[no-untyped-def]
+        if isinstance(target, str) or not isinstance(name, str):
+            return _setattr(self, target, name, value, raising)  # (no runtime target so patched)
+        refuse_unreached(target, name)
+        return _setattr(self, target, name, value, raising)
+
+    pytest.MonkeyPatch.setattr = _refusing_setattr  # type: ignore[method-assign]
+
 
 collect_ignore = [
     stack

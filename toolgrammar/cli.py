@@ -194,6 +194,17 @@ def cmd_families(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_info(args: argparse.Namespace) -> int:
+    """Which build of the runtime runs: pure Python or the compiled one (docs/compiled.md)."""
+    from .runtime import compiled
+
+    build = compiled()
+    print(f"runtime: {build['build']} ({build['why']})")
+    if build["directory"]:
+        print(f"compiled modules: {', '.join(build['modules'])} from {build['directory']}")
+    return 0
+
+
 def cmd_parse(args: argparse.Namespace) -> int:
     tools = _read_tools(args.tools)
     text = _read_text(args.file)
@@ -482,6 +493,9 @@ def make_parser() -> argparse.ArgumentParser:
 
     families_command = sub.add_parser("families", help="list registered family names and aliases")
     families_command.set_defaults(func=cmd_families)
+
+    info_command = sub.add_parser("info", help="say which build of the runtime runs")
+    info_command.set_defaults(func=cmd_info)
 
     parse_command = sub.add_parser("parse", help="parse a model output, whole or as a stream")
     parse_command.add_argument("family")

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from support.compiled import refuse_unreached
 from toolgrammar.runtime import json_args
 from toolgrammar.runtime.json_args import JsonArgsReader
 from toolgrammar.runtime.markers import NextStop, markers
@@ -159,6 +160,7 @@ def test_typed_whole_arguments_read_as_one_character_at_a_time_reads_them(body: 
 
 def scanners_made(monkeypatch: pytest.MonkeyPatch) -> list[JsonScanner]:
     """The scanners the arguments reader makes from here on (it drops its own when done)."""
+    refuse_unreached(json_args, "JsonScanner")  # compiled, the reader makes its own
     made: list[JsonScanner] = []
 
     class Counted(JsonScanner):
