@@ -203,6 +203,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             self._headers.stopped = self._stopped
         self._run(self._state.pending, eof=True)
         self._end_of_output()
+        self._hot = None  # (it holds the call, whose dialect holds this engine: no cycle left)
         if self._log is not None:
             self._log(END)
 
