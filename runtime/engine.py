@@ -156,7 +156,8 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             call.ws_tail.clear()
         if not dialect.done:
             self._outcome = WAIT
-            self._hot = call, call.item  # (the call is committed, its text not recorded)
+            if call.hold is None:  # (committed, its text not recorded, nor its arguments held)
+                self._hot = call, call.item
             self._state.pending = buf[new:]
             return
         self._run(buf, False, self._dialect_ended(call, buf, new, False))

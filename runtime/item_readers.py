@@ -132,7 +132,7 @@ class ItemReaders:
         if not dialect.done:
             if not eof:
                 self._outcome = WAIT  # (`_wait`, on every delta of a call's arguments)
-                if call.committed and call.raw is None and shortcuts.ON:
+                if call.committed and call.raw is None and call.hold is None and shortcuts.ON:
                     self._hot = call, call.item  # the next delta may go straight here
                 return new
             cut = True
