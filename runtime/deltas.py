@@ -291,6 +291,12 @@ class DeltaBuffer:
             entry = entries[0]
             mode = entry.mode
             if mode == CALL:
+                if entry.call_id is None and entry.name is None:  # (`_call_part`, inline:
+                    arguments = "".join(entry.parts)  # a later fragment, the commonest)
+                    if not arguments.isascii():
+                        arguments = sendable(arguments)
+                    part = ToolCallDelta(entry.index, None, FunctionDelta(None, arguments))
+                    return [Delta(None, None, [part])]
                 return [Delta(None, None, [_call_part(entry)])]
             text = "".join(entry.parts)
             if not text.isascii():

@@ -114,6 +114,8 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         # (`call_outcome.py`: only while a switch may give a call back as text)
         self._raw_buf: str | None = None
         self._raw_from = 0
+        # the call waiting in its dialect after the last delta, and its item (`_hot_feed`)
+        self._hot: tuple[CallRecord, int] | None = None
 
     def _open_by_prompt(self, marker: str) -> None:
         """The prompt ended with `marker` (a call opener, a section opener, a message
@@ -130,12 +132,35 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             raise RuntimeError("feed() after finish()")
         if text:
             if self._log is None:
+                hot = self._hot
+                if hot is not None:  # the call waits in its dialect: straight to it
+                    self._hot = None
+                    call = hot[0]
+                    if call is self._call and call.item == hot[1] and self.mode == CALL:
+                        self._hot_feed(call, self._state.pending + text)
+                        return self._out.take()
                 self._run(self._state.pending + text, False)
             else:
                 self._log(FEED, text, False)
                 self._run(self._state.pending + text, eof=False)
                 self._log(HELD)
         return self._out.take()
+
+    def _hot_feed(self, call: CallRecord, buf: str) -> None:
+        """`_run(buf, False)` for a call whose last delta left it waiting in its dialect
+        (`_read_dialect` set `_hot`): the dialect reads the text at once, without the
+        engine's loop and the call's item loop, which would come to it the same way."""
+        dialect: Any = call.dialect
+        new = dialect.read(buf, 0, False)
+        if new > 0 and call.ws_tail:
+            call.ws_tail.clear()
+        if not dialect.done:
+            self._outcome = WAIT
+            if call.hold is None:  # (committed, its text not recorded, nor its arguments held)
+                self._hot = call, call.item
+            self._state.pending = buf[new:]
+            return
+        self._run(buf, False, self._dialect_ended(call, buf, new, False))
 
     def finish(self, reason: str = "stop") -> list[Delta]:
         """End of output. The reason decides what was held back: at a normal stop nothing
@@ -179,14 +204,14 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             self._headers.stopped = self._stopped
         self._run(self._state.pending, eof=True)
         self._end_of_output()
+        self._hot = None  # (it holds the call, whose dialect holds this engine: no cycle left)
         if self._log is not None:
             self._log(END)
 
     # -- the main loop --------------------------------------------------------------
 
-    def _run(self, buf: str, eof: bool) -> None:
+    def _run(self, buf: str, eof: bool, pos: int = 0) -> None:
         state = self._state
-        pos = 0
         repeats = None  # a long text's boundaries, for a unit read the same twice (`repeats.py`)
         while True:
             if state.considered is not None:

@@ -11,6 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 from .call_outcome import MALFORMED, PARTIAL, WHOLE
+from . import shortcuts
 from .call_record import CallRecord
 from .outcomes import ABSENT, READ, WAIT
 from .spec import Dialect, Lit, Ws
@@ -131,9 +132,16 @@ class ItemReaders:
         if not dialect.done:
             if not eof:
                 self._outcome = WAIT  # (`_wait`, on every delta of a call's arguments)
+                if call.committed and call.raw is None and call.hold is None and shortcuts.ON:
+                    self._hot = call, call.item  # the next delta may go straight here
                 return new
             cut = True
             dialect.close()
+        return self._dialect_ended(call, buf, new, cut)
+
+    def _dialect_ended(self: Engine, call: CallRecord, buf: str, new: int, cut: bool) -> int:
+        """The call's dialect read its whole value (or the end of the output cut it,
+        `cut`), up to `new`: the call goes on with its next item."""
         call.args_done = True
         if call.hold is not None:  # held until its arguments end (`call_outcome.py`)
             self._raw_sync(call, new)

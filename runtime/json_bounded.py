@@ -62,6 +62,8 @@ class _Found:
 
 
 _LAST: dict[str, _Found] = {}
+# a stretch this short is searched directly: bounded work per question, cheaper than the memo
+_SHORT = 64
 
 
 def find_closer(text: str, char: str, start: int, end: int) -> int:
@@ -74,6 +76,8 @@ def find_closer(text: str, char: str, start: int, end: int) -> int:
     stays referenced until another is; a stale answer is impossible, the text is compared
     by identity.)
     """
+    if end - start <= _SHORT:  # (a delta's text: searched at once, no memo made of it)
+        return text.find(char, start, end)
     found = _LAST.get(char)
     if found is None or found.text is not text or not found.start <= start <= _up_to(found):
         found = _Found(text, start, text.find(char, start))

@@ -191,6 +191,10 @@ class JsonCallReader:
             if reached:
                 self._end()
             return pos
+        if self._mode == "stream" and not eof and self.committed and not self.done and shortcuts.ON:
+            new = self._streaming(text, pos)
+            if new >= 0:
+                return new
         end = len(text)
         if not self._started:
             pos = skip_whitespace(text, pos, end)
@@ -231,6 +235,30 @@ class JsonCallReader:
             if self.done or pos < bound:
                 return pos
         return self._read_outer(text, pos, stop, end, at, eof)
+
+    def _streaming(self, text: str, pos: int) -> int:
+        """`read` while the arguments object of a named call streams and no stop marker is
+        in the text: its steps (`_read_outer`'s first turn, `_read_args_value`'s stream
+        branch) without the layers; -1, having read nothing, when a marker is there."""
+        if self._next_stop.find(text, pos) >= 0:
+            return -1
+        end = len(text)
+        stop = end - self._stops.held(text, pos)
+        if pos >= stop:
+            return pos
+        outer = self._outer
+        assert outer is not None and self._args is not None
+        args = self._args
+        new = args.read(text, pos, eof=False, bound=stop)
+        if args.failed:  # (it told the sink)
+            self._skipping = True
+            new = self.read(text, new, eof=False)
+        elif args.done:
+            self._mode = ""
+            self._resume_outer()
+        if new >= stop or self.done or (new == pos and outer.state != PAUSED):
+            return new  # (`_read_outer`'s loop ends: nothing after it applies to a named call)
+        return self._read_outer(text, new, stop, end, -1, False)
 
     def _read_outer(
         self, text: str, pos: int, stop: int, end: int, at: int, eof: bool, bounded: bool = False
