@@ -192,7 +192,13 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
             longest = max(map(len, item.until))
             shape.name, shape.reach = item, 2 * (item.max_len + longest) - longest
             ends = "|".join(map(re.escape, sorted(item.until, key=len, reverse=True)))
-            head.append(f"(?>(?P<raw>(?s:.){{0,{shape.reach}}}?)(?=(?P<until>{ends})))")
+            # up to the first place an end marker starts, in runs of characters none starts
+            # with (no try of the markers at every character); one past the reach is the
+            # engine's (`_Read.calls` checks the length)
+            firsts = "".join(sorted({re.escape(end[0]) for end in item.until}))
+            head.append(
+                f"(?>(?P<raw>(?:[^{firsts}]++|(?!{ends})[{firsts}])*+)(?=(?P<until>{ends})))"
+            )
         elif isinstance(item, (JsonArgs, JsonCall)) and parts is head:
             if isinstance(item, JsonArgs):  # after the name (the call is made)
                 if item.raw or not shortcuts.takes(item, JSON_ARGS_KNOWS):
@@ -297,7 +303,7 @@ class _Route:
     of the shape the opener starts first (openers left out: the engine reads their calls),
     and the search for those openers."""
 
-    __slots__ = ("family", "shapes", "in_section", "in_content", "starts", "margin")
+    __slots__ = ("family", "shapes", "in_section", "in_content", "starts", "margin", "asked")
 
     def __init__(self, family: CompiledFamily) -> None:
         self.family = family
@@ -324,6 +330,8 @@ class _Route:
         longest = max((len(lit) for lit in family.section_drop_prefixes.literals), default=0)
         longest = max([longest, *(len(o) for o in family.openers)])
         self.margin = 2 * longest + 2
+        # per markers searched and openers read there, what `_asked` asks of them
+        self.asked: dict[tuple[Any, frozenset[str]], tuple[Any, dict, frozenset[str]]] = {}
 
 
 _ROUTES: dict[int, _Route] = {}
@@ -404,16 +412,32 @@ def whole(
     return content, reasoning, calls
 
 
-def _asked(found: Any) -> tuple[Any, frozenset[str], Any, frozenset[str]]:
+def _asked(
+    route: _Route, found: Any, allowed: frozenset[str]
+) -> tuple[Any, dict[str, tuple[_Shape, Any, int]], frozenset[str]]:
     """What the route asks of markers `found` per call: its search (None: it finds none),
-    the openers it may pass over and the pattern that does, the markers that may grow."""
+    per opener it reads there (`allowed`), its shape and how its head is matched (the
+    match and where from, the opener's position or just after it), and the markers that
+    may grow. The head of an opener the search may pass over (`Markers.pass_over`) is
+    matched from the opener, after a lookahead that fails where the scan passes it:
+    one match where the scan's pattern and the head's were two."""
+    key = (found, allowed)
+    asked = route.asked.get(key)
+    if asked is not None:
+        return asked
     regex = found._regex
-    return (
-        None if regex is None else regex.search,
-        found.passable,
-        found._passing,
-        found.growing,
-    )
+    heads: dict[str, tuple[_Shape, Any, int]] = {}
+    for lit in allowed:
+        shape = route.shapes[lit]
+        assert shape.head is not None
+        if lit in found.passable and found.passes is not None:
+            opener = "" if shape.peek else re.escape(lit)
+            head = metered(re.compile(f"(?!(?:{found.passes})){opener}{shape.head.pattern}"))
+            heads[lit] = (shape, head.match, 0)
+        else:
+            heads[lit] = (shape, shape.head.match, 0 if shape.peek else len(lit))
+    asked = route.asked[key] = (None if regex is None else regex.search, heads, found.growing)
+    return asked
 
 
 def _clean(engine: Engine) -> bool:
@@ -436,7 +460,8 @@ class _Read:
     `DeltaBuffer.gather` gathers them), and what it looked up once for every call."""
 
     __slots__ = (
-        "engine", "route", "made", "stops", "schemas", "xml_keys", "known", "seen", "done"
+        "engine", "route", "made", "stops", "schemas", "xml_keys", "known", "seen", "done",
+        "names",
     )  # fmt: skip
 
     def __init__(self, engine: Engine, route: _Route) -> None:
@@ -455,6 +480,8 @@ class _Read:
         # per JSON shape, the last call read: (its name, its JSON text, what it read: for a
         # call object, (name, id, arguments))
         self.seen: dict[_Shape, tuple[str, str, Any]] = {}
+        # per shape and name text read (`raw`), the name and id it reads as (`name_of`)
+        self.names: dict[tuple[_Shape, str], tuple[str, str | None]] = {}
 
     def calls(self, text: str, pos: int, limit: int) -> int:
         """Read whole calls from `pos` (each after whitespace only) as the engine would;
@@ -485,8 +512,9 @@ class _Read:
         size = len(text)
         known = self.known
         seen = self.seen
+        names = self.names
         # `found.search`, `pass_over` and `may_grow`, asked as they answer here
-        search, passable, passing, growing = _asked(found)
+        search, heads, growing = _asked(route, found, allowed)
         while True:
             marker = None if search is None else search(text, pos)
             if marker is None:
@@ -494,23 +522,31 @@ class _Read:
                 # either (`whole` searches it no more)
                 self.done = True
                 break
-            at, lit = marker.start(), marker.group()
-            if lit not in allowed or (at > pos and not text[pos:at].isspace()):
-                break
-            # the scan passes over an opener whose call gives it back (`pass_over`)
-            if lit in passable and passing.match(text, at).end() != at:  # type: ignore[union-attr]
+            at = marker.start()
+            lit = marker.group()
+            entry = heads.get(lit)
+            if entry is None or (at > pos and not text[pos:at].isspace()):
                 break
             if lit in growing and found.may_grow(text, at, lit):
                 break
-            shape = shapes[lit]
-            # the call's items, as its readers read them (`_Shape`)
-            head = shape.head.match(text, at if shape.peek else at + len(lit))
+            # the call's items, as its readers read them (`_Shape`); no match where the
+            # scan passes over an opener whose call gives it back (`pass_over`)
+            shape, head_at, offset = entry
+            head = head_at(text, at + offset)
             if head is None:
                 break
             item = shape.name
             call_id: str | None = None
             if item is not None:
-                called, call_id = name_of(item, head.group("raw").strip())
+                raw = head.group("raw")
+                if len(raw) > shape.reach:
+                    break  # (its end marker is past where the reader searches)
+                named = names.get((shape, raw)) if not item.id else None
+                if named is None:
+                    named = name_of(item, raw.strip())
+                    if len(names) < _MAX_NAMES and not item.id:
+                        names[shape, raw] = named  # (a header that is the id: one a call)
+                called, call_id = named
                 if not called:
                     break
             else:
@@ -603,7 +639,7 @@ class _Read:
                     found, allowed = after_calls_markers, route.in_content
                 else:
                     found, allowed = family.quick_content_markers, route.in_content
-                search, passable, passing, growing = _asked(found)
+                search, heads, growing = _asked(route, found, allowed)
             index += 1
         if index > first:
             # what `_marker`, `_commit` and `_end_call` made of the last of the whole calls,
@@ -829,6 +865,8 @@ _SLICE = 4096
 # per output, the tools whose `xml_params` keys the route remembers, and the typed values
 # (key, value text) it remembers written
 _MAX_XML_TOOLS = 64
+# per output, the name texts whose reading the route remembers
+_MAX_NAMES = 256
 _MAX_WRITTEN = 1024
 
 
