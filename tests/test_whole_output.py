@@ -297,3 +297,20 @@ def test_the_same_json_for_another_tool_is_read_again(family: str) -> None:
     fast, slow = both_ways(family, text, TOOLS, "stop", {})
     assert fast == slow
     assert '"days": 3' in str(fast) and '"days": "3"' in str(fast)
+
+
+@pytest.mark.parametrize(
+    "family, until",
+    [("qwen3_coder", ">"), ("kimi_k2", "<|tool_call_argument_begin|>"), ("deepseek_v31", "<｜tool▁sep｜>")],
+)
+def test_a_name_whose_end_is_past_the_readers_reach_is_the_engines(family: str, until: str) -> None:
+    """The route reads a name up to its first end marker wherever that is, and leaves the
+    call to the engine where the marker is past the reach of the name reader's search (a
+    name padded with spaces strips to a name, but the reader never finds its end)."""
+    spec = with_params(get_spec(family))
+    text = render_output(spec, [("get_weather", {"city": "Paris", "days": 3})] * 4)
+    second = text.find(until, text.find(until) + 1)
+    for pad in (10, 300, 600, 1200):
+        padded = text[:second] + " " * pad + text[second:]
+        fast, slow = both_ways(family, padded, TOOLS, "stop", {})
+        assert fast == slow, (family, pad)
