@@ -263,8 +263,13 @@ def _plain_call(item: JsonCall) -> re.Pattern[str] | None:
 _CLOSE = re.compile(r"[ \t\n\r]*\}")
 
 # the fields of `xml_params` the route's reading (`_Read._xml`) decides as the reader does:
-# its shortcut's, and the ones only `render` reads
-_XML_KNOWS = XML_PARAMS_KNOWS | {"write_between", "write_before_value"}
+# its shortcut's, the ones only `render` reads, and `json_body` (a JSON body first is the
+# reader's: `_Read._xml`)
+_XML_KNOWS = XML_PARAMS_KNOWS | {"write_between", "write_before_value", "json_body"}
+
+
+# the markup whitespace `XmlParamsReader._json_body` passes before a JSON body's `{`
+_BODY_SPACE = re.compile("[ \t\r\n]*+")
 
 
 class _Xml:
@@ -276,7 +281,7 @@ class _Xml:
 
     __slots__ = (
         "item", "stops", "param", "between", "opens", "own", "implicit", "value_ends",
-        "in_value", "strip", "trim", "keep_last", "unescape",
+        "in_value", "strip", "trim", "keep_last", "unescape", "body",
     )  # fmt: skip
 
     @classmethod
@@ -295,6 +300,7 @@ class _Xml:
         xml.value_ends, xml.in_value = value_ends, in_value.held
         xml.strip, xml.trim = item.strip, item.trim_newline
         xml.keep_last, xml.unescape = item.keep_last_newline, item.xml_unescape
+        xml.body = item.json_body  # (a `{` first: the arguments are one JSON object)
         return xml
 
 
@@ -685,6 +691,13 @@ class _Read:
             sink = _Sink(self.engine.tools, name, self.stops)
             found = self.xml_keys[xml, name] = (XmlParamsReader(xml.item, xml.stops, sink), {})
         reader, written = found
+        if xml.body:
+            # before the first parameter, `{` after markup whitespace opens the arguments as
+            # one JSON object (`XmlParamsReader._json_body`): the reader's; so is whitespace
+            # up to the end, where what follows would decide
+            at = _BODY_SPACE.match(text, start).end()
+            if at == len(text) or text[at] == "{":
+                return None
         keys = reader._keys
         match = xml.param.match
         own, implicit, held = xml.own, xml.implicit, xml.in_value

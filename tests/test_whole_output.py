@@ -254,7 +254,11 @@ def test_a_single_call_ending_the_output_is_the_routes(
         assert not made, f"{family}: the engine read the last call"
 
 
-@pytest.mark.parametrize("family", ("qwen3_coder", "minimax_m2", "seed_oss", "minicpm5"))
+@pytest.mark.parametrize(
+    "family",
+    # (deepseek_v4: `json_body`; deepseek_v32 `extends` it: its items name their grammar file)
+    ("qwen3_coder", "minimax_m2", "seed_oss", "minicpm5", "deepseek_v4", "deepseek_v32"),
+)
 def test_xml_params_calls_are_read_one_match_per_parameter(
     family: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -314,3 +318,22 @@ def test_a_name_whose_end_is_past_the_readers_reach_is_the_engines(family: str, 
         padded = text[:second] + " " * pad + text[second:]
         fast, slow = both_ways(family, padded, TOOLS, "stop", {})
         assert fast == slow, (family, pad)
+
+
+@pytest.mark.parametrize(
+    "family, section",
+    [("deepseek_v4", "<｜DSML｜tool_calls>\n"), ("deepseek_v32", "<｜DSML｜function_calls>\n")],
+)
+def test_a_json_body_among_parameter_calls_is_the_readers(family: str, section: str) -> None:
+    """With `json_body`, a `{` before the first parameter opens the arguments as one JSON
+    object: the route reads such a call by the dialect's reader, the calls of parameters
+    around it one match per parameter, and all read as the engine reads them."""
+    call = (
+        '<｜DSML｜invoke name="get_weather">\n<｜DSML｜parameter name="city" string="true">'
+        "Paris</｜DSML｜parameter>\n</｜DSML｜invoke>\n"
+    )
+    body = '<｜DSML｜invoke name="get_weather">\n {"city": "Paris", "days": "3"}\n</｜DSML｜invoke>\n'
+    for text in (section + call + body + call * 3, section + (call + body) * 4 + "done"):
+        fast, slow = both_ways(family, text, TOOLS, "stop", {})
+        assert fast == slow
+        assert fast["tool_calls"][1]["function"]["arguments"] == '{"city": "Paris", "days": 3}'
