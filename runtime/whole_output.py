@@ -171,7 +171,7 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
             if parts is tail and index == len(items) - 1 and not item.peek:
                 # the call's last item, a literal: where it is there, the engine ends the
                 # call right after it
-                bare = literal[: -2] if item.optional else literal
+                bare = literal[:-2] if item.optional else literal
                 literal = f"(?P<last>{bare})" + ("?+" if item.optional else "")
                 shape.final = 2 if item.optional else 1
             elif parts is tail and not shape.needle and not item.optional and not item.peek:
@@ -602,15 +602,17 @@ class _Read:
                     else:
                         called, call_id, arguments = again[2]
                 elif shape.call is None:
-                    decoded = _decoded(text, start, stop)
-                    if decoded is None:
-                        break
                     asks = schemas.get(called)
                     if asks is None:
                         asks = self._asks(called)
-                    end = decoded[1]
-                    if not sent_as_written(text, start, end, decoded[0], *asks):
-                        break
+                    end = _flat(text, start, stop, asks)
+                    if end < 0:
+                        decoded = _decoded(text, start, stop)
+                        if decoded is None:
+                            break
+                        end = decoded[1]
+                        if not sent_as_written(text, start, end, decoded[0], *asks):
+                            break
                     arguments = text[start:end]
                     seen[shape] = (called, arguments, None)
                 else:
@@ -881,6 +883,53 @@ _MAX_XML_TOOLS = 64
 # per output, the name texts whose reading the route remembers
 _MAX_NAMES = 256
 _MAX_WRITTEN = 1024
+
+
+# a JSON object of plain members (strings, numbers, literals), as the strict decoder reads
+# one: what it matches, the decoder decodes to the same end (an integer part of at most
+# 4,000 digits: Python refuses to make an int of more than 4,300)
+_JSON_SPACE = "[ \t\n\r]*+"
+_JSON_STRING = '"[^"\\\\\x00-\x1f]*+(?:\\\\(?:["\\\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\\\x00-\x1f]*+)*+"'
+_JSON_PLAIN = (
+    f"(?:{_JSON_STRING}|-?+(?:0|[1-9][0-9]{{0,3999}}+)(?:\\.[0-9]++)?+(?:[eE][-+]?+[0-9]++)?+"
+    "|true|false|null)"
+)
+_FLAT = metered(
+    re.compile(
+        f"\\{{{_JSON_SPACE}(?:(?P<first>{_JSON_STRING}){_JSON_SPACE}:{_JSON_SPACE}{_JSON_PLAIN}"
+        f"{_JSON_SPACE}(?:,{_JSON_SPACE}{_JSON_STRING}{_JSON_SPACE}:{_JSON_SPACE}{_JSON_PLAIN}"
+        f"{_JSON_SPACE})*+)?+\\}}"
+    )
+)
+
+
+def _flat(text: str, pos: int, stop: int, asks: tuple) -> int:
+    """The end of JSON arguments at `pos` (ending by `stop`) sent as written, where they
+    are an object of plain members none of which typing reads (no typed key's text in it,
+    and no escape that could spell one) and whose first key is no wrapper: their text
+    decides that without decoding them (`sent_as_written` of their value); -1 where the
+    value decides (then `_decoded`). Where escapes outnumber members (a long string), the
+    decoder reads faster than the pattern: -1 too."""
+    if text.count("\\", pos, stop) * 4 > text.count('"', pos, stop):
+        return -1
+    found = _FLAT.match(text, pos, stop)
+    if found is None:
+        return -1
+    end = found.end()
+    unwraps, _, typed_keys = asks
+    if typed_keys:
+        if text.find("\\", pos, end) >= 0:
+            return -1
+        for key in typed_keys:
+            if text.find(f'"{key}"', pos, end) >= 0:
+                return -1
+    first = found.group("first")
+    if first is not None:
+        if "\\" in first:
+            return -1
+        if unwraps(first[1:-1]):
+            return -1
+    return end
 
 
 def _decoded(text: str, pos: int, stop: int, depth: int = MAX_DEPTH) -> tuple[dict, int] | None:

@@ -305,7 +305,11 @@ def test_the_same_json_for_another_tool_is_read_again(family: str) -> None:
 
 @pytest.mark.parametrize(
     "family, until",
-    [("qwen3_coder", ">"), ("kimi_k2", "<|tool_call_argument_begin|>"), ("deepseek_v31", "<｜tool▁sep｜>")],
+    [
+        ("qwen3_coder", ">"),
+        ("kimi_k2", "<|tool_call_argument_begin|>"),
+        ("deepseek_v31", "<｜tool▁sep｜>"),
+    ],
 )
 def test_a_name_whose_end_is_past_the_readers_reach_is_the_engines(family: str, until: str) -> None:
     """The route reads a name up to its first end marker wherever that is, and leaves the
@@ -332,8 +336,58 @@ def test_a_json_body_among_parameter_calls_is_the_readers(family: str, section: 
         '<｜DSML｜invoke name="get_weather">\n<｜DSML｜parameter name="city" string="true">'
         "Paris</｜DSML｜parameter>\n</｜DSML｜invoke>\n"
     )
-    body = '<｜DSML｜invoke name="get_weather">\n {"city": "Paris", "days": "3"}\n</｜DSML｜invoke>\n'
+    body = (
+        '<｜DSML｜invoke name="get_weather">\n {"city": "Paris", "days": "3"}\n</｜DSML｜invoke>\n'
+    )
     for text in (section + call + body + call * 3, section + (call + body) * 4 + "done"):
         fast, slow = both_ways(family, text, TOOLS, "stop", {})
         assert fast == slow
         assert fast["tool_calls"][1]["function"]["arguments"] == '{"city": "Paris", "days": 3}'
+
+
+@pytest.mark.parametrize("family", ("kimi_k2", "deepseek_v31", "hermes"))
+def test_plain_json_arguments_read_without_decoding_read_as_decoded(family: str) -> None:
+    """Arguments of plain members are sent as written without decoding them
+    (`whole_output._flat`) only where their value would be: not where a typed key is
+    spelled with an escape (`"d\\u0061ys": "3"` is `days`, an integer), nor where the
+    first key is a wrapper whose string writes an object (`input` unwraps `{'city': …}`)."""
+    spec = with_params(get_spec(family))
+    text = render_output(spec, [("get_weather", {"city": "Paris", "days": 3})] * 4)
+    plain = '{"city": "Paris", "days": 3}'
+    for args, want in (
+        ('{"d\\u0061ys": "3", "city": "Paris"}', '{"d\\u0061ys": 3, "city": "Paris"}'),
+        ('{"city": "Paris", "d\\u0061ys": "3"}', '{"city": "Paris", "d\\u0061ys": 3}'),
+        ("""{"input": "{'city': 'Paris'}"}""", '{"city": "Paris"}'),
+        ('{"city": "Paris", "days": "3"}', '{"city": "Paris", "days": 3}'),
+    ):
+        fast, slow = both_ways(family, text.replace(plain, args), TOOLS, "stop", {})
+        assert fast == slow
+        assert [call["function"]["arguments"] for call in fast["tool_calls"]] == [want] * 4
+    # a tool that types no key: only the first key's escape sends the wrapper to be read
+    text = render_output(spec, [("write_file", {"path": "a", "content": "b"})] * 4)
+    wrapped = """{"\\u0069nput": "{'path': 'a'}"}"""
+    text = text.replace('{"path": "a", "content": "b"}', wrapped)
+    fast, slow = both_ways(family, text, TOOLS, "stop", {})
+    assert fast == slow
+    assert [call["function"]["arguments"] for call in fast["tool_calls"]] == ['{"path": "a"}'] * 4
+
+
+def test_the_plain_object_pattern_matches_only_what_the_decoder_reads() -> None:
+    """What `whole_output._FLAT` matches, the strict decoder decodes to an object ending at
+    the same place (random texts of JSON pieces, good and bad)."""
+    from toolgrammar.runtime.json_stream import scan_value
+
+    rng = random.Random(31)
+    atoms = ['{', '}', '"a"', '"b\\n"', '"\\u00e9"', '"\\x"', ":", ",", " ", "\n", "1", "-0",
+             "01", "1.5", "1e5", "1.", "-", "true", "false", "null", "NaN", "[1]", "{}",
+             '"\x01"', '"\\ud83d"', "Infinity", '"k"', "1" * 4400]  # fmt: skip
+    matched = 0
+    for _ in range(30000):
+        text = "{" + "".join(rng.choice(atoms) for _ in range(rng.randint(0, 10)))
+        found = whole_output._FLAT.match(text, 0)
+        if found is None:
+            continue
+        matched += 1
+        value, end = scan_value(text, 0)
+        assert type(value) is dict and end == found.end(), text
+    assert matched > 500
