@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import os
 import re
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from . import shortcuts
@@ -836,7 +837,7 @@ class _Sink:
     `DialectSink` for the call's tool; a name read (a call of a list) or arguments that
     never formed an object make the call the engine's (`odd`)."""
 
-    __slots__ = ("tools", "name", "pieces", "odd", "_stops")
+    __slots__ = ("tools", "name", "pieces", "odd", "_stops", "schema_of")
 
     log = None  # (not tracing)
 
@@ -846,6 +847,8 @@ class _Sink:
         self.pieces: list[str] = []
         self.odd = False
         self._stops = stops
+        # (`schema_of(key)`: the tool's schema of `key`, asked once per key of a call)
+        self.schema_of = partial(tools.param_schema, name)
 
     def emit_args(self, text: str) -> None:
         if text:
@@ -856,9 +859,6 @@ class _Sink:
 
     def malformed_args(self) -> None:
         self.odd = True
-
-    def schema_of(self, key: str) -> dict | None:
-        return self.tools.param_schema(self.name, key)
 
     def typed_keys(self) -> frozenset[str]:
         return self.tools.typed_keys(self.name)
@@ -903,14 +903,18 @@ _FLAT = metered(
 )
 
 
+_SAMPLE = 512
+
+
 def _flat(text: str, pos: int, stop: int, asks: tuple) -> int:
     """The end of JSON arguments at `pos` (ending by `stop`) sent as written, where they
     are an object of plain members none of which typing reads (no typed key's text in it,
     and no escape that could spell one) and whose first key is no wrapper: their text
     decides that without decoding them (`sent_as_written` of their value); -1 where the
-    value decides (then `_decoded`). Where escapes outnumber members (a long string), the
-    decoder reads faster than the pattern: -1 too."""
-    if text.count("\\", pos, stop) * 4 > text.count('"', pos, stop):
+    value decides (then `_decoded`). Where escapes outnumber members in the first
+    `_SAMPLE` characters (a long string), the decoder reads faster than the pattern: -1 too."""
+    sample = pos + _SAMPLE if pos + _SAMPLE < stop else stop
+    if text.count("\\", pos, sample) * 4 > text.count('"', pos, sample):
         return -1
     found = _FLAT.match(text, pos, stop)
     if found is None:
