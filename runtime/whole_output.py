@@ -13,15 +13,17 @@ as the engine's readers do (`_Steps`) and the call reads whole:
   end (the engine would give it back as text);
 - a name as `call_head._read_name` reads it (`spec.name_of`), with no field the route does
   not know (`shortcuts.unknown_fields`: a `doubled`, `requested` or `recipient` name makes the
-  shape the engine's);
+  shape the engine's), its text up to the first end marker and within the reader's reach;
 - `json_args` and `json_call` arguments only where their own shortcut would take them
   (`json_args.decoded_object`, `json_args.sent_as_written`, `json_stream.whole_members`:
   one C decoder call, bytes released as written, no typing that changes a value); the
   JSON text of the call before, met again for the same tool, reads the same (`_Read.seen`);
+  an object of plain members none of which typing reads is known sent as written from its
+  text by one pattern (`_flat`), without decoding it;
 - `xml_params` arguments one match of the reader's own per-parameter pattern each, as
   its `_whole_params` reads them (`_Read._xml`), each parameter's text made once per
-  output; any other dialect, and a call `_xml` cannot read so, by the dialect's reader
-  through a stand-in for the engine (`_Sink`).
+  output (with `json_body`, a `{` first is the reader's); any other dialect, and a call
+  `_xml` cannot read so, by the dialect's reader through a stand-in for the engine (`_Sink`).
 
 A call ending within a few markers of the end of the output (`_Route.margin`) is read
 only where the engine ends it at its last item with no text after it to look at (a
