@@ -160,7 +160,8 @@ def test_outputs_of_many_calls_read_the_same_with_the_route_off(family: str) -> 
                     )
 
 
-@pytest.mark.parametrize("family", ROUTED)
+# (trinity and poolside_v1 `extends` another family: their items name their grammar file)
+@pytest.mark.parametrize("family", ROUTED + ("trinity", "poolside_v1"))
 def test_the_route_reads_the_calls_of_the_bench_families(
     family: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
