@@ -349,6 +349,7 @@ _ROUTES_LIMIT = 256
 
 def _forget() -> None:
     _ROUTES.clear()
+    _SHARED_KEYS.clear()
 
 
 shortcuts.on_switch(_forget)
@@ -484,7 +485,7 @@ class _Read:
         self.schemas: dict[str, tuple] = {}  # per tool name, what `sent_as_written` asks
         # per `xml_params` shape and tool name: a reader whose keys (`_key_of`) are the
         # engine's, and each typed parameter's text written, by its key and value text
-        self.xml_keys: dict[tuple[Any, str], tuple[XmlParamsReader, dict]] = {}
+        self.xml_keys: dict[tuple[Any, str], tuple[XmlParamsReader, dict, dict | None]] = {}
         self.known: dict[str, bool] = {}  # per tool name, whether the request has it
         # per JSON shape, the last call read: (its name, its JSON text, what it read: for a
         # call object, (name, id, arguments))
@@ -693,9 +694,11 @@ class _Read:
         if found is None:
             if len(self.xml_keys) >= _MAX_XML_TOOLS:
                 return None
-            sink = _Sink(self.engine.tools, name, self.stops)
-            found = self.xml_keys[xml, name] = (XmlParamsReader(xml.item, xml.stops, sink), {})
-        reader, written = found
+            tools = self.engine.tools
+            sink = _Sink(tools, name, self.stops)
+            reader = XmlParamsReader(xml.item, xml.stops, sink)
+            found = self.xml_keys[xml, name] = (reader, {}, _shared_keys(xml, tools._root(name)))
+        reader, written, shared = found
         if xml.body:
             # before the first parameter, `{` after markup whitespace opens the arguments as
             # one JSON object (`XmlParamsReader._json_body`): the reader's; so is whitespace
@@ -725,7 +728,13 @@ class _Read:
                 return None
             if end in held:
                 return None  # whether it ends the value is decided by what follows it
-            key = keys.get(raw) or reader._key_of(raw)
+            key = keys.get(raw)
+            if key is None:
+                key = shared.get(raw) if shared is not None else None
+                if key is None:
+                    key = reader._key_of(raw)
+                    if shared is not None and len(shared) < _MAX_SHARED_KEYS:
+                        shared[raw] = key
             if key.wraps or key.dropped:
                 return None  # (a wrapper's members are written in its place)
             if strip:
@@ -882,6 +891,28 @@ _SLICE = 4096
 # per output, the tools whose `xml_params` keys the route remembers, and the typed values
 # (key, value text) it remembers written
 _MAX_XML_TOOLS = 64
+# what a parameter's key text reads as (`XmlParamsReader._key_of`), per `xml_params` item
+# and tool schema (its resolved root: one per schema value, shared by every request passing
+# that value) and kept from output to output: the reading depends on nothing else where
+# the route reads (no policy that drops or types undeclared parameters, `_Sink`), and a
+# server's requests name the same tools' keys again and again
+_SHARED_KEYS: dict[tuple[Any, int], tuple[Any, dict[str, Any]]] = {}
+_MAX_SHARED = 64  # item and schema pairs
+_MAX_SHARED_KEYS = 1024  # keys each
+
+
+def _shared_keys(xml: _Xml, root: Any) -> dict[str, Any] | None:
+    """The key readings kept for `xml` and the tool schema `root` (None: no schema)."""
+    if root is None:
+        return None
+    found = _SHARED_KEYS.get((xml, id(root)))
+    if found is None or found[0] is not root:  # (kept with it: its id is no other's)
+        if len(_SHARED_KEYS) >= _MAX_SHARED:
+            _SHARED_KEYS.clear()
+        found = _SHARED_KEYS[xml, id(root)] = (root, {})
+    return found[1]
+
+
 # per output, the name texts whose reading the route remembers
 _MAX_NAMES = 256
 _MAX_WRITTEN = 1024

@@ -9,6 +9,7 @@ variants too: repeated, with text between the calls, with values typing must cha
 from __future__ import annotations
 
 import collections
+import copy
 import random
 import subprocess
 import sys
@@ -392,3 +393,21 @@ def test_the_plain_object_pattern_matches_only_what_the_decoder_reads() -> None:
         value, end = scan_value(text, 0)
         assert type(value) is dict and end == found.end(), text
     assert matched > 500
+
+
+@pytest.mark.parametrize("family", ("qwen3_coder", "deepseek_v4"))
+def test_parameter_keys_kept_from_output_to_output_are_kept_per_schema(family: str) -> None:
+    """What a parameter's key reads as is kept from one parse to the next per tool schema
+    (`whole_output._shared_keys`): the same tool name with another schema types anew
+    (`days` an integer, then a string, then an integer again)."""
+    spec = with_params(get_spec(family))
+    text = render_output(spec, [("get_weather", {"city": "Paris", "days": "3"})] * 4)
+    weather = next(tool for tool in TOOLS if tool["function"]["name"] == "get_weather")
+    as_text = copy.deepcopy(weather)
+    as_text["function"]["parameters"]["properties"]["days"] = {"type": "string"}
+    for tools, days in (([weather], "3"), ([as_text], '"3"'), ([weather], "3")):
+        fast, slow = both_ways(family, text, tools, "stop", {})
+        assert fast == slow
+        assert [call["function"]["arguments"] for call in fast["tool_calls"]] == [
+            f'{{"city": "Paris", "days": {days}}}'
+        ] * 4
