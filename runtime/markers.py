@@ -76,6 +76,7 @@ class Markers:
         "growing",
         "passable",
         "_passing",
+        "passes",
         "drops",
     )
 
@@ -133,6 +134,9 @@ class Markers:
         passes = {lit: cond for lit, cond in (passes or {}).items() if lit in unique}
         self.passable = frozenset(passes)
         self.drops: tuple[str, ...] = tuple(lit for lit in drops if lit in self.passable)
+        # the pattern of what `pass_over` passes at a marker found (one alternative per
+        # passable literal, its guards and condition), or None
+        self.passes: str | None = None
         self._passing = self._passing_regex(guards, passes) if passes else None
 
     def _passing_regex(self, guards: Mapping[str, str], passes: Mapping[str, str]) -> re.Pattern:
@@ -150,6 +154,7 @@ class Markers:
             growing = "|".join(re.escape(rest) for rest in sorted(rests))
             grows = f"(?!(?:{growing})\\Z)" if rests else ""
             alternatives.append(f"{found}{_alternative(lit, guards.get(lit))}{grows}{cond}")
+        self.passes = "|".join(alternatives)
         firsts = "".join(re.escape(first) for first in self._firsts)
         return re.compile(
             f"(?:[^{firsts}]++|(?:{'|'.join(alternatives)})(?P<past>)"

@@ -51,7 +51,8 @@ _last: dict[frozenset[str], tuple[Any, bool]] = {}
 
 def takes(item: Any, knows: frozenset[str]) -> bool:
     """Whether a dialect's shortcut may read `item`: shortcuts on, and every field of the
-    item that is not in `knows` (nor `line`) at its default. Decided once per item value."""
+    item that is not in `knows` (nor `line`, `file`) at its default. Decided once per item
+    value."""
     if not ON:
         return False
     last = _last.get(knows)
@@ -68,10 +69,12 @@ def _decided(item: Any, knows: frozenset[str]) -> bool:
 
 
 def unknown_fields(item: Any, knows: frozenset[str]) -> list[str]:
-    """The fields of `item` set away from their default that its shortcut does not know."""
+    """The fields of `item` set away from their default that its shortcut does not know
+    (where the item was written, its grammar's `line` and `file`, is no reading of it: an
+    item a family takes over by `extends` reads as in the family it comes from)."""
     unknown = []
     for field in fields(item):
-        if field.name in knows or field.name == "line":
+        if field.name in knows or field.name == "line" or field.name == "file":
             continue
         if field.default is not MISSING:
             default = field.default

@@ -13,15 +13,17 @@ as the engine's readers do (`_Steps`) and the call reads whole:
   end (the engine would give it back as text);
 - a name as `call_head._read_name` reads it (`spec.name_of`), with no field the route does
   not know (`shortcuts.unknown_fields`: a `doubled`, `requested` or `recipient` name makes the
-  shape the engine's);
+  shape the engine's), its text up to the first end marker and within the reader's reach;
 - `json_args` and `json_call` arguments only where their own shortcut would take them
   (`json_args.decoded_object`, `json_args.sent_as_written`, `json_stream.whole_members`:
   one C decoder call, bytes released as written, no typing that changes a value); the
   JSON text of the call before, met again for the same tool, reads the same (`_Read.seen`);
+  an object of plain members none of which typing reads is known sent as written from its
+  text by one pattern (`_flat`), without decoding it;
 - `xml_params` arguments one match of the reader's own per-parameter pattern each, as
   its `_whole_params` reads them (`_Read._xml`), each parameter's text made once per
-  output; any other dialect, and a call `_xml` cannot read so, by the dialect's reader
-  through a stand-in for the engine (`_Sink`).
+  output (with `json_body`, a `{` first is the reader's); any other dialect, and a call
+  `_xml` cannot read so, by the dialect's reader through a stand-in for the engine (`_Sink`).
 
 A call ending within a few markers of the end of the output (`_Route.margin`) is read
 only where the engine ends it at its last item with no text after it to look at (a
@@ -53,6 +55,7 @@ from __future__ import annotations
 
 import os
 import re
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from . import shortcuts
@@ -171,7 +174,7 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
             if parts is tail and index == len(items) - 1 and not item.peek:
                 # the call's last item, a literal: where it is there, the engine ends the
                 # call right after it
-                bare = literal[: -2] if item.optional else literal
+                bare = literal[:-2] if item.optional else literal
                 literal = f"(?P<last>{bare})" + ("?+" if item.optional else "")
                 shape.final = 2 if item.optional else 1
             elif parts is tail and not shape.needle and not item.optional and not item.peek:
@@ -192,7 +195,13 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
             longest = max(map(len, item.until))
             shape.name, shape.reach = item, 2 * (item.max_len + longest) - longest
             ends = "|".join(map(re.escape, sorted(item.until, key=len, reverse=True)))
-            head.append(f"(?>(?P<raw>(?s:.){{0,{shape.reach}}}?)(?=(?P<until>{ends})))")
+            # up to the first place an end marker starts, in runs of characters none starts
+            # with (no try of the markers at every character); one past the reach is the
+            # engine's (`_Read.calls` checks the length)
+            firsts = "".join(sorted({re.escape(end[0]) for end in item.until}))
+            head.append(
+                f"(?>(?P<raw>(?:[^{firsts}]++|(?!{ends})[{firsts}])*+)(?=(?P<until>{ends})))"
+            )
         elif isinstance(item, (JsonArgs, JsonCall)) and parts is head:
             if isinstance(item, JsonArgs):  # after the name (the call is made)
                 if item.raw or not shortcuts.takes(item, JSON_ARGS_KNOWS):
@@ -257,8 +266,13 @@ def _plain_call(item: JsonCall) -> re.Pattern[str] | None:
 _CLOSE = re.compile(r"[ \t\n\r]*\}")
 
 # the fields of `xml_params` the route's reading (`_Read._xml`) decides as the reader does:
-# its shortcut's, and the ones only `render` reads
-_XML_KNOWS = XML_PARAMS_KNOWS | {"write_between", "write_before_value"}
+# its shortcut's, the ones only `render` reads, and `json_body` (a JSON body first is the
+# reader's: `_Read._xml`)
+_XML_KNOWS = XML_PARAMS_KNOWS | {"write_between", "write_before_value", "json_body"}
+
+
+# the markup whitespace `XmlParamsReader._json_body` passes before a JSON body's `{`
+_BODY_SPACE = re.compile("[ \t\r\n]*+")
 
 
 class _Xml:
@@ -270,7 +284,7 @@ class _Xml:
 
     __slots__ = (
         "item", "stops", "param", "between", "opens", "own", "implicit", "value_ends",
-        "in_value", "strip", "trim", "keep_last", "unescape",
+        "in_value", "strip", "trim", "keep_last", "unescape", "body",
     )  # fmt: skip
 
     @classmethod
@@ -289,6 +303,7 @@ class _Xml:
         xml.value_ends, xml.in_value = value_ends, in_value.held
         xml.strip, xml.trim = item.strip, item.trim_newline
         xml.keep_last, xml.unescape = item.keep_last_newline, item.xml_unescape
+        xml.body = item.json_body  # (a `{` first: the arguments are one JSON object)
         return xml
 
 
@@ -297,7 +312,7 @@ class _Route:
     of the shape the opener starts first (openers left out: the engine reads their calls),
     and the search for those openers."""
 
-    __slots__ = ("family", "shapes", "in_section", "in_content", "starts", "margin")
+    __slots__ = ("family", "shapes", "in_section", "in_content", "starts", "margin", "asked")
 
     def __init__(self, family: CompiledFamily) -> None:
         self.family = family
@@ -324,6 +339,8 @@ class _Route:
         longest = max((len(lit) for lit in family.section_drop_prefixes.literals), default=0)
         longest = max([longest, *(len(o) for o in family.openers)])
         self.margin = 2 * longest + 2
+        # per markers searched and openers read there, what `_asked` asks of them
+        self.asked: dict[tuple[Any, frozenset[str]], tuple[Any, dict, frozenset[str]]] = {}
 
 
 _ROUTES: dict[int, _Route] = {}
@@ -332,6 +349,7 @@ _ROUTES_LIMIT = 256
 
 def _forget() -> None:
     _ROUTES.clear()
+    _SHARED_KEYS.clear()
 
 
 shortcuts.on_switch(_forget)
@@ -404,16 +422,32 @@ def whole(
     return content, reasoning, calls
 
 
-def _asked(found: Any) -> tuple[Any, frozenset[str], Any, frozenset[str]]:
+def _asked(
+    route: _Route, found: Any, allowed: frozenset[str]
+) -> tuple[Any, dict[str, tuple[_Shape, Any, int]], frozenset[str]]:
     """What the route asks of markers `found` per call: its search (None: it finds none),
-    the openers it may pass over and the pattern that does, the markers that may grow."""
+    per opener it reads there (`allowed`), its shape and how its head is matched (the
+    match and where from, the opener's position or just after it), and the markers that
+    may grow. The head of an opener the search may pass over (`Markers.pass_over`) is
+    matched from the opener, after a lookahead that fails where the scan passes it:
+    one match where the scan's pattern and the head's were two."""
+    key = (found, allowed)
+    asked = route.asked.get(key)
+    if asked is not None:
+        return asked
     regex = found._regex
-    return (
-        None if regex is None else regex.search,
-        found.passable,
-        found._passing,
-        found.growing,
-    )
+    heads: dict[str, tuple[_Shape, Any, int]] = {}
+    for lit in allowed:
+        shape = route.shapes[lit]
+        assert shape.head is not None
+        if lit in found.passable and found.passes is not None:
+            opener = "" if shape.peek else re.escape(lit)
+            head = metered(re.compile(f"(?!(?:{found.passes})){opener}{shape.head.pattern}"))
+            heads[lit] = (shape, head.match, 0)
+        else:
+            heads[lit] = (shape, shape.head.match, 0 if shape.peek else len(lit))
+    asked = route.asked[key] = (None if regex is None else regex.search, heads, found.growing)
+    return asked
 
 
 def _clean(engine: Engine) -> bool:
@@ -436,7 +470,8 @@ class _Read:
     `DeltaBuffer.gather` gathers them), and what it looked up once for every call."""
 
     __slots__ = (
-        "engine", "route", "made", "stops", "schemas", "xml_keys", "known", "seen", "done"
+        "engine", "route", "made", "stops", "schemas", "xml_keys", "known", "seen", "done",
+        "names",
     )  # fmt: skip
 
     def __init__(self, engine: Engine, route: _Route) -> None:
@@ -450,11 +485,13 @@ class _Read:
         self.schemas: dict[str, tuple] = {}  # per tool name, what `sent_as_written` asks
         # per `xml_params` shape and tool name: a reader whose keys (`_key_of`) are the
         # engine's, and each typed parameter's text written, by its key and value text
-        self.xml_keys: dict[tuple[Any, str], tuple[XmlParamsReader, dict]] = {}
+        self.xml_keys: dict[tuple[Any, str], tuple[XmlParamsReader, dict, dict | None]] = {}
         self.known: dict[str, bool] = {}  # per tool name, whether the request has it
         # per JSON shape, the last call read: (its name, its JSON text, what it read: for a
         # call object, (name, id, arguments))
         self.seen: dict[_Shape, tuple[str, str, Any]] = {}
+        # per shape and name text read (`raw`), the name and id it reads as (`name_of`)
+        self.names: dict[tuple[_Shape, str], tuple[str, str | None]] = {}
 
     def calls(self, text: str, pos: int, limit: int) -> int:
         """Read whole calls from `pos` (each after whitespace only) as the engine would;
@@ -485,8 +522,9 @@ class _Read:
         size = len(text)
         known = self.known
         seen = self.seen
+        names = self.names
         # `found.search`, `pass_over` and `may_grow`, asked as they answer here
-        search, passable, passing, growing = _asked(found)
+        search, heads, growing = _asked(route, found, allowed)
         while True:
             marker = None if search is None else search(text, pos)
             if marker is None:
@@ -494,23 +532,31 @@ class _Read:
                 # either (`whole` searches it no more)
                 self.done = True
                 break
-            at, lit = marker.start(), marker.group()
-            if lit not in allowed or (at > pos and not text[pos:at].isspace()):
-                break
-            # the scan passes over an opener whose call gives it back (`pass_over`)
-            if lit in passable and passing.match(text, at).end() != at:  # type: ignore[union-attr]
+            at = marker.start()
+            lit = marker.group()
+            entry = heads.get(lit)
+            if entry is None or (at > pos and not text[pos:at].isspace()):
                 break
             if lit in growing and found.may_grow(text, at, lit):
                 break
-            shape = shapes[lit]
-            # the call's items, as its readers read them (`_Shape`)
-            head = shape.head.match(text, at if shape.peek else at + len(lit))
+            # the call's items, as its readers read them (`_Shape`); no match where the
+            # scan passes over an opener whose call gives it back (`pass_over`)
+            shape, head_at, offset = entry
+            head = head_at(text, at + offset)
             if head is None:
                 break
             item = shape.name
             call_id: str | None = None
             if item is not None:
-                called, call_id = name_of(item, head.group("raw").strip())
+                raw = head.group("raw")
+                if len(raw) > shape.reach:
+                    break  # (its end marker is past where the reader searches)
+                named = names.get((shape, raw)) if not item.id else None
+                if named is None:
+                    named = name_of(item, raw.strip())
+                    if len(names) < _MAX_NAMES and not item.id:
+                        names[shape, raw] = named  # (a header that is the id: one a call)
+                called, call_id = named
                 if not called:
                     break
             else:
@@ -560,15 +606,17 @@ class _Read:
                     else:
                         called, call_id, arguments = again[2]
                 elif shape.call is None:
-                    decoded = _decoded(text, start, stop)
-                    if decoded is None:
-                        break
                     asks = schemas.get(called)
                     if asks is None:
                         asks = self._asks(called)
-                    end = decoded[1]
-                    if not sent_as_written(text, start, end, decoded[0], *asks):
-                        break
+                    end = _flat(text, start, stop, asks)
+                    if end < 0:
+                        decoded = _decoded(text, start, stop)
+                        if decoded is None:
+                            break
+                        end = decoded[1]
+                        if not sent_as_written(text, start, end, decoded[0], *asks):
+                            break
                     arguments = text[start:end]
                     seen[shape] = (called, arguments, None)
                 else:
@@ -603,7 +651,7 @@ class _Read:
                     found, allowed = after_calls_markers, route.in_content
                 else:
                     found, allowed = family.quick_content_markers, route.in_content
-                search, passable, passing, growing = _asked(found)
+                search, heads, growing = _asked(route, found, allowed)
             index += 1
         if index > first:
             # what `_marker`, `_commit` and `_end_call` made of the last of the whole calls,
@@ -646,9 +694,18 @@ class _Read:
         if found is None:
             if len(self.xml_keys) >= _MAX_XML_TOOLS:
                 return None
-            sink = _Sink(self.engine.tools, name, self.stops)
-            found = self.xml_keys[xml, name] = (XmlParamsReader(xml.item, xml.stops, sink), {})
-        reader, written = found
+            tools = self.engine.tools
+            sink = _Sink(tools, name, self.stops)
+            reader = XmlParamsReader(xml.item, xml.stops, sink)
+            found = self.xml_keys[xml, name] = (reader, {}, _shared_keys(xml, tools._root(name)))
+        reader, written, shared = found
+        if xml.body:
+            # before the first parameter, `{` after markup whitespace opens the arguments as
+            # one JSON object (`XmlParamsReader._json_body`): the reader's; so is whitespace
+            # up to the end, where what follows would decide
+            at = _BODY_SPACE.match(text, start).end()
+            if at == len(text) or text[at] == "{":
+                return None
         keys = reader._keys
         match = xml.param.match
         own, implicit, held = xml.own, xml.implicit, xml.in_value
@@ -671,7 +728,13 @@ class _Read:
                 return None
             if end in held:
                 return None  # whether it ends the value is decided by what follows it
-            key = keys.get(raw) or reader._key_of(raw)
+            key = keys.get(raw)
+            if key is None:
+                key = shared.get(raw) if shared is not None else None
+                if key is None:
+                    key = reader._key_of(raw)
+                    if shared is not None and len(shared) < _MAX_SHARED_KEYS:
+                        shared[raw] = key
             if key.wraps or key.dropped:
                 return None  # (a wrapper's members are written in its place)
             if strip:
@@ -785,7 +848,7 @@ class _Sink:
     `DialectSink` for the call's tool; a name read (a call of a list) or arguments that
     never formed an object make the call the engine's (`odd`)."""
 
-    __slots__ = ("tools", "name", "pieces", "odd", "_stops")
+    __slots__ = ("tools", "name", "pieces", "odd", "_stops", "schema_of")
 
     log = None  # (not tracing)
 
@@ -795,6 +858,8 @@ class _Sink:
         self.pieces: list[str] = []
         self.odd = False
         self._stops = stops
+        # (`schema_of(key)`: the tool's schema of `key`, asked once per key of a call)
+        self.schema_of = partial(tools.param_schema, name)
 
     def emit_args(self, text: str) -> None:
         if text:
@@ -805,9 +870,6 @@ class _Sink:
 
     def malformed_args(self) -> None:
         self.odd = True
-
-    def schema_of(self, key: str) -> dict | None:
-        return self.tools.param_schema(self.name, key)
 
     def typed_keys(self) -> frozenset[str]:
         return self.tools.typed_keys(self.name)
@@ -829,7 +891,82 @@ _SLICE = 4096
 # per output, the tools whose `xml_params` keys the route remembers, and the typed values
 # (key, value text) it remembers written
 _MAX_XML_TOOLS = 64
+# what a parameter's key text reads as (`XmlParamsReader._key_of`), per `xml_params` item
+# and tool schema (its resolved root: one per schema value, shared by every request passing
+# that value) and kept from output to output: the reading depends on nothing else where
+# the route reads (no policy that drops or types undeclared parameters, `_Sink`), and a
+# server's requests name the same tools' keys again and again
+_SHARED_KEYS: dict[tuple[Any, int], tuple[Any, dict[str, Any]]] = {}
+_MAX_SHARED = 64  # item and schema pairs
+_MAX_SHARED_KEYS = 1024  # keys each
+
+
+def _shared_keys(xml: _Xml, root: Any) -> dict[str, Any] | None:
+    """The key readings kept for `xml` and the tool schema `root` (None: no schema)."""
+    if root is None:
+        return None
+    found = _SHARED_KEYS.get((xml, id(root)))
+    if found is None or found[0] is not root:  # (kept with it: its id is no other's)
+        if len(_SHARED_KEYS) >= _MAX_SHARED:
+            _SHARED_KEYS.clear()
+        found = _SHARED_KEYS[xml, id(root)] = (root, {})
+    return found[1]
+
+
+# per output, the name texts whose reading the route remembers
+_MAX_NAMES = 256
 _MAX_WRITTEN = 1024
+
+
+# a JSON object of plain members (strings, numbers, literals), as the strict decoder reads
+# one: what it matches, the decoder decodes to the same end (an integer part of at most
+# 4,000 digits: Python refuses to make an int of more than 4,300)
+_JSON_SPACE = "[ \t\n\r]*+"
+_JSON_STRING = '"[^"\\\\\x00-\x1f]*+(?:\\\\(?:["\\\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\\\x00-\x1f]*+)*+"'
+_JSON_PLAIN = (
+    f"(?:{_JSON_STRING}|-?+(?:0|[1-9][0-9]{{0,3999}}+)(?:\\.[0-9]++)?+(?:[eE][-+]?+[0-9]++)?+"
+    "|true|false|null)"
+)
+_FLAT = metered(
+    re.compile(
+        f"\\{{{_JSON_SPACE}(?:(?P<first>{_JSON_STRING}){_JSON_SPACE}:{_JSON_SPACE}{_JSON_PLAIN}"
+        f"{_JSON_SPACE}(?:,{_JSON_SPACE}{_JSON_STRING}{_JSON_SPACE}:{_JSON_SPACE}{_JSON_PLAIN}"
+        f"{_JSON_SPACE})*+)?+\\}}"
+    )
+)
+
+
+_SAMPLE = 512
+
+
+def _flat(text: str, pos: int, stop: int, asks: tuple) -> int:
+    """The end of JSON arguments at `pos` (ending by `stop`) sent as written, where they
+    are an object of plain members none of which typing reads (no typed key's text in it,
+    and no escape that could spell one) and whose first key is no wrapper: their text
+    decides that without decoding them (`sent_as_written` of their value); -1 where the
+    value decides (then `_decoded`). Where escapes outnumber members in the first
+    `_SAMPLE` characters (a long string), the decoder reads faster than the pattern: -1 too."""
+    sample = pos + _SAMPLE if pos + _SAMPLE < stop else stop
+    if text.count("\\", pos, sample) * 4 > text.count('"', pos, sample):
+        return -1
+    found = _FLAT.match(text, pos, stop)
+    if found is None:
+        return -1
+    end = found.end()
+    unwraps, _, typed_keys = asks
+    if typed_keys:
+        if text.find("\\", pos, end) >= 0:
+            return -1
+        for key in typed_keys:
+            if text.find(f'"{key}"', pos, end) >= 0:
+                return -1
+    first = found.group("first")
+    if first is not None:
+        if "\\" in first:
+            return -1
+        if unwraps(first[1:-1]):
+            return -1
+    return end
 
 
 def _decoded(text: str, pos: int, stop: int, depth: int = MAX_DEPTH) -> tuple[dict, int] | None:

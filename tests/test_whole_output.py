@@ -9,6 +9,7 @@ variants too: repeated, with text between the calls, with values typing must cha
 from __future__ import annotations
 
 import collections
+import copy
 import random
 import subprocess
 import sys
@@ -160,7 +161,8 @@ def test_outputs_of_many_calls_read_the_same_with_the_route_off(family: str) -> 
                     )
 
 
-@pytest.mark.parametrize("family", ROUTED)
+# (trinity and poolside_v1 `extends` another family: their items name their grammar file)
+@pytest.mark.parametrize("family", ROUTED + ("trinity", "poolside_v1"))
 def test_the_route_reads_the_calls_of_the_bench_families(
     family: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -254,7 +256,11 @@ def test_a_single_call_ending_the_output_is_the_routes(
         assert not made, f"{family}: the engine read the last call"
 
 
-@pytest.mark.parametrize("family", ("qwen3_coder", "minimax_m2", "seed_oss", "minicpm5"))
+@pytest.mark.parametrize(
+    "family",
+    # (deepseek_v4: `json_body`; deepseek_v32 `extends` it: its items name their grammar file)
+    ("qwen3_coder", "minimax_m2", "seed_oss", "minicpm5", "deepseek_v4", "deepseek_v32"),
+)
 def test_xml_params_calls_are_read_one_match_per_parameter(
     family: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -297,3 +303,111 @@ def test_the_same_json_for_another_tool_is_read_again(family: str) -> None:
     fast, slow = both_ways(family, text, TOOLS, "stop", {})
     assert fast == slow
     assert '"days": 3' in str(fast) and '"days": "3"' in str(fast)
+
+
+@pytest.mark.parametrize(
+    "family, until",
+    [
+        ("qwen3_coder", ">"),
+        ("kimi_k2", "<|tool_call_argument_begin|>"),
+        ("deepseek_v31", "<｜tool▁sep｜>"),
+    ],
+)
+def test_a_name_whose_end_is_past_the_readers_reach_is_the_engines(family: str, until: str) -> None:
+    """The route reads a name up to its first end marker wherever that is, and leaves the
+    call to the engine where the marker is past the reach of the name reader's search (a
+    name padded with spaces strips to a name, but the reader never finds its end)."""
+    spec = with_params(get_spec(family))
+    text = render_output(spec, [("get_weather", {"city": "Paris", "days": 3})] * 4)
+    second = text.find(until, text.find(until) + 1)
+    for pad in (10, 300, 600, 1200):
+        padded = text[:second] + " " * pad + text[second:]
+        fast, slow = both_ways(family, padded, TOOLS, "stop", {})
+        assert fast == slow, (family, pad)
+
+
+@pytest.mark.parametrize(
+    "family, section",
+    [("deepseek_v4", "<｜DSML｜tool_calls>\n"), ("deepseek_v32", "<｜DSML｜function_calls>\n")],
+)
+def test_a_json_body_among_parameter_calls_is_the_readers(family: str, section: str) -> None:
+    """With `json_body`, a `{` before the first parameter opens the arguments as one JSON
+    object: the route reads such a call by the dialect's reader, the calls of parameters
+    around it one match per parameter, and all read as the engine reads them."""
+    call = (
+        '<｜DSML｜invoke name="get_weather">\n<｜DSML｜parameter name="city" string="true">'
+        "Paris</｜DSML｜parameter>\n</｜DSML｜invoke>\n"
+    )
+    body = (
+        '<｜DSML｜invoke name="get_weather">\n {"city": "Paris", "days": "3"}\n</｜DSML｜invoke>\n'
+    )
+    for text in (section + call + body + call * 3, section + (call + body) * 4 + "done"):
+        fast, slow = both_ways(family, text, TOOLS, "stop", {})
+        assert fast == slow
+        assert fast["tool_calls"][1]["function"]["arguments"] == '{"city": "Paris", "days": 3}'
+
+
+@pytest.mark.parametrize("family", ("kimi_k2", "deepseek_v31", "hermes"))
+def test_plain_json_arguments_read_without_decoding_read_as_decoded(family: str) -> None:
+    """Arguments of plain members are sent as written without decoding them
+    (`whole_output._flat`) only where their value would be: not where a typed key is
+    spelled with an escape (`"d\\u0061ys": "3"` is `days`, an integer), nor where the
+    first key is a wrapper whose string writes an object (`input` unwraps `{'city': …}`)."""
+    spec = with_params(get_spec(family))
+    text = render_output(spec, [("get_weather", {"city": "Paris", "days": 3})] * 4)
+    plain = '{"city": "Paris", "days": 3}'
+    for args, want in (
+        ('{"d\\u0061ys": "3", "city": "Paris"}', '{"d\\u0061ys": 3, "city": "Paris"}'),
+        ('{"city": "Paris", "d\\u0061ys": "3"}', '{"city": "Paris", "d\\u0061ys": 3}'),
+        ("""{"input": "{'city': 'Paris'}"}""", '{"city": "Paris"}'),
+        ('{"city": "Paris", "days": "3"}', '{"city": "Paris", "days": 3}'),
+    ):
+        fast, slow = both_ways(family, text.replace(plain, args), TOOLS, "stop", {})
+        assert fast == slow
+        assert [call["function"]["arguments"] for call in fast["tool_calls"]] == [want] * 4
+    # a tool that types no key: only the first key's escape sends the wrapper to be read
+    text = render_output(spec, [("write_file", {"path": "a", "content": "b"})] * 4)
+    wrapped = """{"\\u0069nput": "{'path': 'a'}"}"""
+    text = text.replace('{"path": "a", "content": "b"}', wrapped)
+    fast, slow = both_ways(family, text, TOOLS, "stop", {})
+    assert fast == slow
+    assert [call["function"]["arguments"] for call in fast["tool_calls"]] == ['{"path": "a"}'] * 4
+
+
+def test_the_plain_object_pattern_matches_only_what_the_decoder_reads() -> None:
+    """What `whole_output._FLAT` matches, the strict decoder decodes to an object ending at
+    the same place (random texts of JSON pieces, good and bad)."""
+    from toolgrammar.runtime.json_stream import scan_value
+
+    rng = random.Random(31)
+    atoms = ['{', '}', '"a"', '"b\\n"', '"\\u00e9"', '"\\x"', ":", ",", " ", "\n", "1", "-0",
+             "01", "1.5", "1e5", "1.", "-", "true", "false", "null", "NaN", "[1]", "{}",
+             '"\x01"', '"\\ud83d"', "Infinity", '"k"', "1" * 4400]  # fmt: skip
+    matched = 0
+    for _ in range(30000):
+        text = "{" + "".join(rng.choice(atoms) for _ in range(rng.randint(0, 10)))
+        found = whole_output._FLAT.match(text, 0)
+        if found is None:
+            continue
+        matched += 1
+        value, end = scan_value(text, 0)
+        assert type(value) is dict and end == found.end(), text
+    assert matched > 500
+
+
+@pytest.mark.parametrize("family", ("qwen3_coder", "deepseek_v4"))
+def test_parameter_keys_kept_from_output_to_output_are_kept_per_schema(family: str) -> None:
+    """What a parameter's key reads as is kept from one parse to the next per tool schema
+    (`whole_output._shared_keys`): the same tool name with another schema types anew
+    (`days` an integer, then a string, then an integer again)."""
+    spec = with_params(get_spec(family))
+    text = render_output(spec, [("get_weather", {"city": "Paris", "days": "3"})] * 4)
+    weather = next(tool for tool in TOOLS if tool["function"]["name"] == "get_weather")
+    as_text = copy.deepcopy(weather)
+    as_text["function"]["parameters"]["properties"]["days"] = {"type": "string"}
+    for tools, days in (([weather], "3"), ([as_text], '"3"'), ([weather], "3")):
+        fast, slow = both_ways(family, text, tools, "stop", {})
+        assert fast == slow
+        assert [call["function"]["arguments"] for call in fast["tool_calls"]] == [
+            f'{{"city": "Paris", "days": {days}}}'
+        ] * 4
