@@ -72,7 +72,7 @@ from .limits import deeper_than
 from .markers import NextStop, markers
 from .modes import CONTENT, SECTION
 from .scan_meter import SEARCHES, forgets, metered
-from .spec import JsonArgs, JsonCall, Lit, Name, Ws, XmlParams, name_of
+from .spec import JsonArgs, JsonCall, Lit, Name, Skip, Ws, XmlParams, name_of
 from .unwrap import WRAPPER_KEYS
 from .xml_entities import xml_unescape
 from .xml_params import SHORTCUT_KNOWS as XML_PARAMS_KNOWS
@@ -202,6 +202,11 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
             head.append(
                 f"(?>(?P<raw>(?:[^{firsts}]++|(?!{ends})[{firsts}])*+)(?=(?P<until>{ends})))"
             )
+        elif isinstance(item, Skip) and parts is head:
+            skip = _skip(family, item)
+            if skip is None:
+                return None
+            head.append(skip)
         elif isinstance(item, (JsonArgs, JsonCall)) and parts is head:
             if isinstance(item, JsonArgs):  # after the name (the call is made)
                 if item.raw or not shortcuts.takes(item, JSON_ARGS_KNOWS):
@@ -239,6 +244,30 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
     shape.head = metered(re.compile("".join(head)))
     shape.tail = metered(re.compile("".join(tail)))
     return shape
+
+
+_SKIP_KNOWS = frozenset({"until", "max_len", "block"})
+
+
+def _skip(family: CompiledFamily, item: Skip) -> str | None:
+    """A `skip` as `call_head._read_skip` reads a header it takes (`_in_block` first, for
+    a block's): text of no whitespace (no prose) and no character a marker of the family
+    starts with (no marker in it, so no other marker before its `until` and no block text
+    another marker ends), at most `max_len` long, then one of its `until` (left for the
+    next item); or None where a marker of the family and an `until` begin one another (the
+    engine's search there may find the other one)."""
+    if shortcuts.unknown_fields(item, _SKIP_KNOWS) or not item.until or not all(item.until):
+        return None
+    others = set(family.content_markers.literals)
+    for search, _ in family.reopen.values():
+        others.update(search.literals)
+    others.difference_update(item.until)
+    if any(o.startswith(u) or u.startswith(o) for o in others for u in item.until if o):
+        return None
+    firsts = {lit[0] for lit in (*others, *item.until) if lit}
+    chars = "".join(sorted(re.escape(c) for c in firsts))
+    ends = "|".join(map(re.escape, sorted(item.until, key=len, reverse=True)))
+    return f"[^\\s{chars}]{{0,{item.max_len}}}+(?=(?:{ends}))"
 
 
 def _plain_call(item: JsonCall) -> re.Pattern[str] | None:
@@ -401,7 +430,16 @@ def whole(
             engine._run(state.pending + text[pos:at], eof=False)
             pos = at
         if not _clean(engine):
-            break
+            if not (state.prompt and read is None):
+                break
+            # the output begins where the prompt's marker left it (`_open_by_prompt`): the
+            # engine reads up to the next opener (the prompt's call, as a rule), once
+            found = search(text, at + 1)
+            if found is None:
+                break
+            engine._run(state.pending + text[pos : found.start()], eof=False)
+            pos = found.start()
+            continue
         if read is None:
             read = _Read(engine, route)
         new = read.calls(text, at, limit)

@@ -162,7 +162,7 @@ def test_outputs_of_many_calls_read_the_same_with_the_route_off(family: str) -> 
 
 
 # (trinity and poolside_v1 `extends` another family: their items name their grammar file)
-@pytest.mark.parametrize("family", ROUTED + ("trinity", "poolside_v1"))
+@pytest.mark.parametrize("family", ROUTED + ("trinity", "poolside_v1", "inkling"))
 def test_the_route_reads_the_calls_of_the_bench_families(
     family: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -411,3 +411,66 @@ def test_parameter_keys_kept_from_output_to_output_are_kept_per_schema(family: s
         assert [call["function"]["arguments"] for call in fast["tool_calls"]] == [
             f'{{"city": "Paris", "days": {days}}}'
         ] * 4
+
+
+# headers a `skip` reads or leaves between Inkling's `<|message_model|>` and its
+# `<|content_invoke_tool_json|>`: none, a word, words (prose: the block's text), whitespace, a
+# word at and past `max_len` (128), another marker in it or right before the `until`
+SKIPPED = (
+    "",
+    "get_weather",
+    "a b",
+    " ",
+    "name\n",
+    "\nname",
+    "x" * 127,
+    "x" * 128,
+    "x" * 129,
+    "x" * 200,
+    "x<|content_text|>",
+    "<|content_text|>",
+    "<|end_message|>x",
+    "x<|message_model|>",
+    "<|content_thinking|>why",
+    "<|content_invoke_tool_text|>",
+    "a<b",
+    "|>",
+)
+
+
+@pytest.mark.parametrize("skipped", SKIPPED)
+def test_a_skipped_header_reads_as_the_engine_reads_it(skipped: str) -> None:
+    """A `skip` before a call's JSON (Inkling's header) is read by the route only where the
+    engine reads it as a header (`whole_output._skip`): no whitespace, no marker in it, at
+    most `max_len`; any other text there reads as the engine reads it, in the first call,
+    a middle one and the last, with and without the prompt's opener."""
+    spec = with_params(get_spec("inkling"))
+    opener, until = "<|message_model|>", "<|content_invoke_tool_json|>"
+    text = render_output(spec, [("get_weather", {"city": "Paris", "days": 3})] * 4)
+    assert text.count(opener + until) == 4
+    for which in (0, 1, 3):
+        at = -1
+        for _ in range(which + 1):
+            at = text.find(opener + until, at + 1)
+        edited = text[: at + len(opener)] + skipped + text[at + len(opener) :]
+        for variant in (edited, edited[len(opener) :]):
+            for finish in ("stop", "length"):
+                fast, slow = both_ways("inkling", variant, TOOLS, finish, {})
+                assert fast == slow, (skipped, which, variant)
+
+
+def test_a_skipped_header_is_read_by_the_route(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calls whose header holds a word up to `max_len` long are the route's (the test above
+    compares the route, not the engine twice)."""
+    spec = with_params(get_spec("inkling"))
+    opener = "<|message_model|>"
+    text = render_output(spec, [("get_weather", {"city": "Paris", "days": 3})] * 12)
+    text = text.replace(opener, opener + "x" * 128)
+    made = _engine_calls(monkeypatch)
+    with route(False):
+        slow = toolgrammar.parse("inkling", text, TOOLS, ids="sequential")
+    made.clear()
+    with route(True):
+        fast = toolgrammar.parse("inkling", text, TOOLS, ids="sequential")
+    assert fast == slow and len(fast.tool_calls) == 12
+    assert len({id(call) for call in made}) <= 2
