@@ -66,13 +66,14 @@ from .coerce import json_text
 from .json_args import SHORTCUT_KNOWS as JSON_ARGS_KNOWS
 from .json_args import sent_as_written
 from .json_call import _BEFORE_NAME, _MAX_NAME
+from .json_call import ARRAY_SHORTCUT_KNOWS as ARRAY_KNOWS
 from .json_call import SHORTCUT_KNOWS as JSON_CALL_KNOWS
 from .json_stream import MAX_DEPTH, WHOLE_STRING, loads_or_none, scan_value, whole_members
 from .limits import deeper_than
 from .markers import NextStop, markers
 from .modes import CONTENT, SECTION
 from .scan_meter import SEARCHES, forgets, metered
-from .spec import JsonArgs, JsonCall, Lit, Name, Skip, Ws, XmlParams, name_of
+from .spec import JsonArgs, JsonCall, JsonCallArray, Lit, Name, Skip, Ws, XmlParams, name_of
 from .unwrap import WRAPPER_KEYS
 from .xml_entities import xml_unescape
 from .xml_params import SHORTCUT_KNOWS as XML_PARAMS_KNOWS
@@ -109,7 +110,7 @@ class _Shape:
 
     __slots__ = (
         "peek", "head", "name", "reach", "fixed", "call", "plain", "dialect", "ends", "tail",
-        "final", "needle", "xml",
+        "final", "needle", "xml", "array",
     )  # fmt: skip
 
     def __init__(self, peek: bool) -> None:
@@ -134,6 +135,9 @@ class _Shape:
         self.needle = ""
         # `xml_params` arguments read one match per parameter (`_Xml`), or None
         self.xml: _Xml | None = None
+        # a `json_call_array`: its elements, each a `json_call` object (`call`), are read
+        # from its `[` to its `]` (`_Read._array`), all or none
+        self.array = False
 
 
 def _literal(item: Lit, openers: Any) -> str | None:
@@ -222,6 +226,21 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
                 shape.plain = _plain_call(item)
             shape.ends = markers(family.stops[number, index])
             head.append(r"[ \t\n\r]*+(?=\{)")  # (`skip_whitespace`, then its `{`)
+            parts = tail
+            arguments = item
+        elif isinstance(item, JsonCallArray) and parts is head:
+            # each element a call object, read as `JsonCallArrayReader` has its element's
+            # `JsonCallReader` read it (its shortcut's whole read); no name before the array
+            if item.name_is_key or item.bare or not shortcuts.takes(item, ARRAY_KNOWS):
+                return None
+            if shape.name is not None or shape.fixed:
+                return None
+            element = JsonCall(name=item.name, arguments=item.arguments, id=item.id)
+            if not shortcuts.takes(element, JSON_CALL_KNOWS):
+                return None
+            shape.call, shape.plain, shape.array = element, _plain_call(element), True
+            shape.ends = markers(family.stops[number, index])
+            head.append(r"[ \t\n\r]*+\[")  # (`skip_whitespace`, then its `[`)
             parts = tail
             arguments = item
         elif type(item) in DIALECTS and parts is head and (shape.name is not None or shape.fixed):
@@ -632,7 +651,12 @@ class _Read:
                 # holds it again, it reads the same (a JSON value ends at its last
                 # character: the decoder reads nothing past it)
                 again = seen.get(shape)
-                if (
+                if shape.array:
+                    elements = self._array(shape, text, start, stop)
+                    if elements is None:
+                        break
+                    end = elements[0]
+                elif (
                     again is not None
                     and again[0] == called
                     and text.startswith(again[1], start)
@@ -673,16 +697,23 @@ class _Read:
                 shape.final == 1 or (shape.final == 2 and tail.start("last") >= 0)
             ):
                 break  # (a call's last literal, when optional, must be there)
+            read_calls = elements[1] if shape.array else ((called, call_id, arguments),)
             if not unknown_kept:
-                ok = known.get(called)
-                if ok is None:
-                    ok = known[called] = tools.known(called)
+                for called, _, _ in read_calls:
+                    ok = known.get(called)
+                    if ok is None:
+                        ok = known[called] = tools.known(called)
+                    if not ok:
+                        break
                 if not ok:
                     break
-            made[index] = [call_id or call_id_of(index), called, [arguments]]
+            was = index
+            for called, call_id, arguments in read_calls:
+                made[index] = [call_id or call_id_of(index), called, [arguments]]
+                index += 1
             name = called
             pos = after
-            if index == first:
+            if was == first:
                 if in_section:
                     found, allowed = family.quick_section_markers, route.in_section
                 elif after_calls_markers:
@@ -690,7 +721,6 @@ class _Read:
                 else:
                     found, allowed = family.quick_content_markers, route.in_content
                 search, heads, growing = _asked(route, found, allowed)
-            index += 1
         if index > first:
             # what `_marker`, `_commit` and `_end_call` made of the last of the whole calls,
             # each sent as read (the whitespace before each was held as layout, and
@@ -800,6 +830,37 @@ class _Read:
         if pos <= start:
             return None
         return pos, "{" + ", ".join(pieces) + "}"
+
+    def _array(
+        self, shape: _Shape, text: str, start: int, stop: int
+    ) -> tuple[int, list[tuple[str, str | None, str]]] | None:
+        """A `json_call_array`'s elements from after its `[`, each a call object read whole
+        (`_call_object`), to its `]`: (the end after it, per element its name, id and
+        arguments), or None (the engine reads the array: an element it does not read so,
+        one that is no call, an empty array, anything else between them)."""
+        seen = self.seen
+        elements: list[tuple[str, str | None, str]] = []
+        pos = start
+        while True:
+            pos = _BODY_SPACE.match(text, pos, stop).end()
+            again = seen.get(shape)
+            if again is not None and text.startswith(again[1], pos) and pos + len(again[1]) <= stop:
+                pos += len(again[1])
+                elements.append(again[2])
+            else:
+                read = self._call_object(shape, text, pos, stop)
+                if read is None:
+                    return None
+                seen[shape] = ("", text[pos : read[0]], read[1:])
+                pos = read[0]
+                elements.append(read[1:])
+            pos = _BODY_SPACE.match(text, pos, stop).end()
+            if pos < stop and text[pos] == ",":
+                pos += 1
+                continue
+            if pos < stop and text[pos] == "]":
+                return pos + 1, elements
+            return None
 
     def _asks(self, name: str) -> tuple:
         """What `sent_as_written` asks of tool `name`'s schemas, as the engine's sink answers."""
