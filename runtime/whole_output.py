@@ -20,6 +20,11 @@ as the engine's readers do (`_Steps`) and the call reads whole:
   JSON text of the call before, met again for the same tool, reads the same (`_Read.seen`);
   an object of plain members none of which typing reads is known sent as written from its
   text by one pattern (`_flat`), without decoding it;
+- a `skip` header (`_skip`) only where `call_head._read_skip` (and `_in_block`) takes it
+  as a header: no whitespace, no character a marker of the family starts with, at most
+  `max_len`, then its `until`;
+- a `json_call_array` (`_Read._array`) from its `[` to its `]`, each element a call object
+  read as a `json_call` object below, all its calls or none (not `name_is_key` nor `bare`);
 - `xml_params` arguments one match of the reader's own per-parameter pattern each, as
   its `_whole_params` reads them (`_Read._xml`), each parameter's text made once per
   output (with `json_body`, a `{` first is the reader's); any other dialect, and a call
@@ -37,7 +42,9 @@ name of a tool the request lacks under `unknown_tools`, any other call ending ne
 of the output, where the finish reason decides) stops the route: the engine reads the rest
 of the output from there in one piece. No read goes past where a call could still be the
 route's, so a call it leaves is read once, by the engine. The text before a run of calls goes to the engine in a
-piece that ends at the run's first opener; feeding it the text in pieces reads as feeding it
+piece that ends at the run's first opener (where the output begins after the prompt's
+marker, `prompt_opened`, the first piece goes on to the next opener: the engine reads the
+prompt's call); feeding it the text in pieces reads as feeding it
 whole (the parity the invariants require of every cut), and where the engine does not stand
 clean at such a cut (it holds text back), the route stops there too.
 
