@@ -24,7 +24,8 @@ as the engine's readers do (`_Steps`) and the call reads whole:
   as a header: no whitespace, no character a marker of the family starts with, at most
   `max_len`, then its `until`;
 - a `json_call_array` (`_Read._array`) from its `[` to its `]`, each element a call object
-  read as a `json_call` object below, all its calls or none (not `name_is_key` nor `bare`);
+  read as a `json_call` object below (`{NAME: {…}}`, `name_is_key`, only in its plain
+  layout: `_KEY_CALL`), all its calls or none (not a `bare` one);
 - `xml_params` arguments one match of the reader's own per-parameter pattern each, as
   its `_whole_params` reads them (`_Read._xml`), each parameter's text made once per
   output (with `json_body`, a `{` first is the reader's); any other dialect, and a call
@@ -238,14 +239,17 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
         elif isinstance(item, JsonCallArray) and parts is head:
             # each element a call object, read as `JsonCallArrayReader` has its element's
             # `JsonCallReader` read it (its shortcut's whole read); no name before the array
-            if item.name_is_key or item.bare or not shortcuts.takes(item, ARRAY_KNOWS):
+            if item.bare or not shortcuts.takes(item, ARRAY_KNOWS):
                 return None
             if shape.name is not None or shape.fixed:
                 return None
-            element = JsonCall(name=item.name, arguments=item.arguments, id=item.id)
+            element = JsonCall(
+                name=item.name, arguments=item.arguments, name_is_key=item.name_is_key, id=item.id
+            )
             if not shortcuts.takes(element, JSON_CALL_KNOWS):
                 return None
-            shape.call, shape.plain, shape.array = element, _plain_call(element), True
+            plain = _KEY_CALL if item.name_is_key else _plain_call(element)
+            shape.call, shape.plain, shape.array = element, plain, True
             shape.ends = markers(family.stops[number, index])
             head.append(r"[ \t\n\r]*+\[")  # (`skip_whitespace`, then its `[`)
             parts = tail
@@ -319,6 +323,13 @@ def _plain_call(item: JsonCall) -> re.Pattern[str] | None:
 
 # after a call object's arguments: its end
 _CLOSE = re.compile(r"[ \t\n\r]*\}")
+
+# a `{NAME: {…}}` call object (`name_is_key`) up to its arguments' `{`, its name a key of no
+# escape (it decodes to itself): `JsonCallReader._member` names the call by it, stripped,
+# and its arguments are the key's object; a member after them is the engine's (`_CLOSE`)
+_KEY_CALL = metered(
+    re.compile('\\{[ \t\n\r]*(?P<name>"[^"\\\\\x00-\x1f]*")[ \t\n\r]*:[ \t\n\r]*(?=\\{)')
+)
 
 # the fields of `xml_params` the route's reading (`_Read._xml`) decides as the reader does:
 # its shortcut's, the ones only `render` reads, and `json_body` (a JSON body first is the
@@ -903,6 +914,8 @@ class _Read:
                         if not self._as_written(text, at, found, name):
                             return None
                         return close.end(), name, None, text[at : found[1]]
+        if shape.call is not None and shape.call.name_is_key:
+            return None  # (any other layout of it: the engine's)
         found = whole_members(text, start, stop)
         if found is None:
             return None

@@ -535,3 +535,52 @@ def test_arrays_of_calls_are_read_by_the_route(monkeypatch: pytest.MonkeyPatch) 
         fast = toolgrammar.parse("phi4_mini_json", text, TOOLS, ids="sequential")
     assert fast == slow and len(fast.tool_calls) == 10
     assert not made
+
+
+_KEYED = '{"get_weather": {"city": "Paris", "days": 3}}'
+# elements `{NAME: {…}}` as Apertus writes them, and as a model may get them wrong
+KEYED = (
+    _KEYED,
+    '{ "get_weather" :\n{"city": "Paris", "days": 3} }',
+    '{" get_weather ": {"city": "Paris", "days": 3}}',
+    '{"": {"city": "Paris"}}',
+    '{" ": {"city": "Paris"}}',
+    '{"get_\\u0077eather": {"city": "Paris"}}',
+    '{"' + "x" * 300 + '": {"city": "Paris"}}',
+    '{"get_weather": {"city": "Paris"}, "extra": 1}',
+    '{"get_weather": "city=Paris"}',
+    '{"get_weather": {"city": "Paris", "days": "3"}}',
+    '{"get_weather": {"city": {"nested": [1, {"deep": null}]}}}',
+    '{"no_such_tool": {"city": "Paris"}}',
+    '{"write_file": {"city": "Paris", "days": 3}}',
+    "{}",
+    '{"get_weather": {"city": "Paris"}',
+)
+
+
+@pytest.mark.parametrize("element", KEYED)
+def test_an_array_of_keyed_calls_reads_as_the_engine_reads_it(element: str) -> None:
+    """Apertus' `{NAME: {…}}` elements (`name_is_key`) are read by the route only in that
+    plain layout (`whole_output._KEY_CALL`): each element above, second in an array of
+    three, in an output of several arrays, reads as the engine reads it."""
+    good = f"<|tools_prefix|>[{_KEYED}, {_KEYED}]<|tools_suffix|>"
+    array = f"<|tools_prefix|>[{_KEYED}, {element}, {_KEYED}]<|tools_suffix|>"
+    for text in (array, f"{good}{array}{good}", f"Sure. {good}\n{array} done", array[:-16]):
+        for tools in (TOOLS, None):
+            for finish in ("stop", "length"):
+                for options in ({}, {"unknown_tools": "drop"}):
+                    fast, slow = both_ways("apertus", text, tools, finish, options)
+                    assert fast == slow, (element, text, finish, options)
+
+
+def test_arrays_of_keyed_calls_are_read_by_the_route(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Apertus' arrays of whole calls are the route's (the test above compares the route)."""
+    text = "".join(f"<|tools_prefix|>[{_KEYED}, {_KEYED}]<|tools_suffix|>" for _ in range(5))
+    made = _engine_calls(monkeypatch)
+    with route(False):
+        slow = toolgrammar.parse("apertus", text, TOOLS, ids="sequential")
+    made.clear()
+    with route(True):
+        fast = toolgrammar.parse("apertus", text, TOOLS, ids="sequential")
+    assert fast == slow and len(fast.tool_calls) == 10
+    assert not made
