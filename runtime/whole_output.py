@@ -564,7 +564,7 @@ class _Read:
         self.known: dict[str, bool] = {}  # per tool name, whether the request has it
         # per JSON shape, the last call read: (its name, its JSON text, what it read: for a
         # call object, (name, id, arguments))
-        self.seen: dict[_Shape, tuple[str, str, Any]] = {}
+        self.seen: dict[Any, tuple[str, str, Any]] = {}
         # per shape and name text read (`raw`), the name and id it reads as (`name_of`)
         self.names: dict[tuple[_Shape, str], tuple[str, str | None]] = {}
 
@@ -669,12 +669,7 @@ class _Read:
                 # holds it again, it reads the same (a JSON value ends at its last
                 # character: the decoder reads nothing past it)
                 again = seen.get(shape)
-                if shape.array:
-                    elements = self._array(shape, text, start, stop)
-                    if elements is None:
-                        break
-                    end = elements[0]
-                elif (
+                if (
                     again is not None
                     and again[0] == called
                     and text.startswith(again[1], start)
@@ -699,6 +694,11 @@ class _Read:
                             break
                     arguments = text[start:end]
                     seen[shape] = (called, arguments, None)
+                elif shape.array:  # (its elements are remembered apart: `_array`)
+                    elements = self._array(shape, text, start, stop)
+                    if elements is None:
+                        break
+                    end = elements[0]
                 else:
                     read = self._call_object(shape, text, start, stop)
                     if read is None:
@@ -715,30 +715,31 @@ class _Read:
                 shape.final == 1 or (shape.final == 2 and tail.start("last") >= 0)
             ):
                 break  # (a call's last literal, when optional, must be there)
-            read_calls = elements[1] if shape.array else ((called, call_id, arguments),)
+            if shape.array:  # (every call of the array, or none)
+                if not (unknown_kept or self._known(elements[1])):
+                    break
+                if index == first:
+                    found, allowed = self._after_calls(in_section)
+                    search, heads, growing = _asked(route, found, allowed)
+                for called, call_id, arguments in elements[1]:
+                    made[index] = [call_id or call_id_of(index), called, [arguments]]
+                    index += 1
+                name = called
+                pos = after
+                continue
             if not unknown_kept:
-                for called, _, _ in read_calls:
-                    ok = known.get(called)
-                    if ok is None:
-                        ok = known[called] = tools.known(called)
-                    if not ok:
-                        break
+                ok = known.get(called)
+                if ok is None:
+                    ok = known[called] = tools.known(called)
                 if not ok:
                     break
-            was = index
-            for called, call_id, arguments in read_calls:
-                made[index] = [call_id or call_id_of(index), called, [arguments]]
-                index += 1
+            made[index] = [call_id or call_id_of(index), called, [arguments]]
             name = called
             pos = after
-            if was == first:
-                if in_section:
-                    found, allowed = family.quick_section_markers, route.in_section
-                elif after_calls_markers:
-                    found, allowed = after_calls_markers, route.in_content
-                else:
-                    found, allowed = family.quick_content_markers, route.in_content
+            if index == first:
+                found, allowed = self._after_calls(in_section)
                 search, heads, growing = _asked(route, found, allowed)
+            index += 1
         if index > first:
             # what `_marker`, `_commit` and `_end_call` made of the last of the whole calls,
             # each sent as read (the whitespace before each was held as layout, and
@@ -849,6 +850,28 @@ class _Read:
             return None
         return pos, "{" + ", ".join(pieces) + "}"
 
+    def _after_calls(self, in_section: bool) -> tuple[Any, frozenset[str]]:
+        """The markers searched after a call, and the openers the route reads there: the
+        place a call leaves the engine in (`_end_call`), the same for every call after."""
+        route = self.route
+        family = route.family
+        if in_section:
+            return family.quick_section_markers, route.in_section
+        if family.after_calls_markers:
+            return family.after_calls_markers, route.in_content
+        return family.quick_content_markers, route.in_content
+
+    def _known(self, elements: list[tuple[str, str | None, str]]) -> bool:
+        """Whether the request has the tool of every element."""
+        known = self.known
+        for called, _, _ in elements:
+            ok = known.get(called)
+            if ok is None:
+                ok = known[called] = self.engine.tools.known(called)
+            if not ok:
+                return False
+        return True
+
     def _array(
         self, shape: _Shape, text: str, start: int, stop: int
     ) -> tuple[int, list[tuple[str, str | None, str]]] | None:
@@ -857,11 +880,12 @@ class _Read:
         arguments), or None (the engine reads the array: an element it does not read so,
         one that is no call, an empty array, anything else between them)."""
         seen = self.seen
+        element = (shape, "element")  # (the last element read, remembered apart)
         elements: list[tuple[str, str | None, str]] = []
         pos = start
         while True:
             pos = _BODY_SPACE.match(text, pos, stop).end()
-            again = seen.get(shape)
+            again = seen.get(element)
             if again is not None and text.startswith(again[1], pos) and pos + len(again[1]) <= stop:
                 pos += len(again[1])
                 elements.append(again[2])
@@ -869,7 +893,7 @@ class _Read:
                 read = self._call_object(shape, text, pos, stop)
                 if read is None:
                     return None
-                seen[shape] = ("", text[pos : read[0]], read[1:])
+                seen[element] = ("", text[pos : read[0]], read[1:])
                 pos = read[0]
                 elements.append(read[1:])
             pos = _BODY_SPACE.match(text, pos, stop).end()
