@@ -20,6 +20,12 @@ as the engine's readers do (`_Steps`) and the call reads whole:
   JSON text of the call before, met again for the same tool, reads the same (`_Read.seen`);
   an object of plain members none of which typing reads is known sent as written from its
   text by one pattern (`_flat`), without decoding it;
+- a `skip` header (`_skip`) only where `call_head._read_skip` (and `_in_block`) takes it
+  as a header: no whitespace, no character a marker of the family starts with, at most
+  `max_len`, then its `until`;
+- a `json_call_array` (`_Read._array`) from its `[` to its `]`, each element a call object
+  read as a `json_call` object below (`{NAME: {…}}`, `name_is_key`, only in its plain
+  layout: `_KEY_CALL`), all its calls or none (not a `bare` one);
 - `xml_params` arguments one match of the reader's own per-parameter pattern each, as
   its `_whole_params` reads them (`_Read._xml`), each parameter's text made once per
   output (with `json_body`, a `{` first is the reader's); any other dialect, and a call
@@ -37,7 +43,9 @@ name of a tool the request lacks under `unknown_tools`, any other call ending ne
 of the output, where the finish reason decides) stops the route: the engine reads the rest
 of the output from there in one piece. No read goes past where a call could still be the
 route's, so a call it leaves is read once, by the engine. The text before a run of calls goes to the engine in a
-piece that ends at the run's first opener; feeding it the text in pieces reads as feeding it
+piece that ends at the run's first opener (where the output begins after the prompt's
+marker, `prompt_opened`, the first piece goes on to the next opener: the engine reads the
+prompt's call); feeding it the text in pieces reads as feeding it
 whole (the parity the invariants require of every cut), and where the engine does not stand
 clean at such a cut (it holds text back), the route stops there too.
 
@@ -66,13 +74,14 @@ from .coerce import json_text
 from .json_args import SHORTCUT_KNOWS as JSON_ARGS_KNOWS
 from .json_args import sent_as_written
 from .json_call import _BEFORE_NAME, _MAX_NAME
+from .json_call import ARRAY_SHORTCUT_KNOWS as ARRAY_KNOWS
 from .json_call import SHORTCUT_KNOWS as JSON_CALL_KNOWS
 from .json_stream import MAX_DEPTH, WHOLE_STRING, loads_or_none, scan_value, whole_members
 from .limits import deeper_than
 from .markers import NextStop, markers
 from .modes import CONTENT, SECTION
 from .scan_meter import SEARCHES, forgets, metered
-from .spec import JsonArgs, JsonCall, Lit, Name, Ws, XmlParams, name_of
+from .spec import JsonArgs, JsonCall, JsonCallArray, Lit, Name, Skip, Ws, XmlParams, name_of
 from .unwrap import WRAPPER_KEYS
 from .xml_entities import xml_unescape
 from .xml_params import SHORTCUT_KNOWS as XML_PARAMS_KNOWS
@@ -109,7 +118,7 @@ class _Shape:
 
     __slots__ = (
         "peek", "head", "name", "reach", "fixed", "call", "plain", "dialect", "ends", "tail",
-        "final", "needle", "xml",
+        "final", "needle", "xml", "array",
     )  # fmt: skip
 
     def __init__(self, peek: bool) -> None:
@@ -134,6 +143,9 @@ class _Shape:
         self.needle = ""
         # `xml_params` arguments read one match per parameter (`_Xml`), or None
         self.xml: _Xml | None = None
+        # a `json_call_array`: its elements, each a `json_call` object (`call`), are read
+        # from its `[` to its `]` (`_Read._array`), all or none
+        self.array = False
 
 
 def _literal(item: Lit, openers: Any) -> str | None:
@@ -202,6 +214,11 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
             head.append(
                 f"(?>(?P<raw>(?:[^{firsts}]++|(?!{ends})[{firsts}])*+)(?=(?P<until>{ends})))"
             )
+        elif isinstance(item, Skip) and parts is head:
+            skip = _skip(family, item)
+            if skip is None:
+                return None
+            head.append(skip)
         elif isinstance(item, (JsonArgs, JsonCall)) and parts is head:
             if isinstance(item, JsonArgs):  # after the name (the call is made)
                 if item.raw or not shortcuts.takes(item, JSON_ARGS_KNOWS):
@@ -217,6 +234,24 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
                 shape.plain = _plain_call(item)
             shape.ends = markers(family.stops[number, index])
             head.append(r"[ \t\n\r]*+(?=\{)")  # (`skip_whitespace`, then its `{`)
+            parts = tail
+            arguments = item
+        elif isinstance(item, JsonCallArray) and parts is head:
+            # each element a call object, read as `JsonCallArrayReader` has its element's
+            # `JsonCallReader` read it (its shortcut's whole read); no name before the array
+            if item.bare or not shortcuts.takes(item, ARRAY_KNOWS):
+                return None
+            if shape.name is not None or shape.fixed:
+                return None
+            element = JsonCall(
+                name=item.name, arguments=item.arguments, name_is_key=item.name_is_key, id=item.id
+            )
+            if not shortcuts.takes(element, JSON_CALL_KNOWS):
+                return None
+            plain = _KEY_CALL if item.name_is_key else _plain_call(element)
+            shape.call, shape.plain, shape.array = element, plain, True
+            shape.ends = markers(family.stops[number, index])
+            head.append(r"[ \t\n\r]*+\[")  # (`skip_whitespace`, then its `[`)
             parts = tail
             arguments = item
         elif type(item) in DIALECTS and parts is head and (shape.name is not None or shape.fixed):
@@ -239,6 +274,30 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
     shape.head = metered(re.compile("".join(head)))
     shape.tail = metered(re.compile("".join(tail)))
     return shape
+
+
+_SKIP_KNOWS = frozenset({"until", "max_len", "block"})
+
+
+def _skip(family: CompiledFamily, item: Skip) -> str | None:
+    """A `skip` as `call_head._read_skip` reads a header it takes (`_in_block` first, for
+    a block's): text of no whitespace (no prose) and no character a marker of the family
+    starts with (no marker in it, so no other marker before its `until` and no block text
+    another marker ends), at most `max_len` long, then one of its `until` (left for the
+    next item); or None where a marker of the family and an `until` begin one another (the
+    engine's search there may find the other one)."""
+    if shortcuts.unknown_fields(item, _SKIP_KNOWS) or not item.until or not all(item.until):
+        return None
+    others = set(family.content_markers.literals)
+    for search, _ in family.reopen.values():
+        others.update(search.literals)
+    others.difference_update(item.until)
+    if any(o.startswith(u) or u.startswith(o) for o in others for u in item.until if o):
+        return None
+    firsts = {lit[0] for lit in (*others, *item.until) if lit}
+    chars = "".join(sorted(re.escape(c) for c in firsts))
+    ends = "|".join(map(re.escape, sorted(item.until, key=len, reverse=True)))
+    return f"[^\\s{chars}]{{0,{item.max_len}}}+(?=(?:{ends}))"
 
 
 def _plain_call(item: JsonCall) -> re.Pattern[str] | None:
@@ -264,6 +323,13 @@ def _plain_call(item: JsonCall) -> re.Pattern[str] | None:
 
 # after a call object's arguments: its end
 _CLOSE = re.compile(r"[ \t\n\r]*\}")
+
+# a `{NAME: {…}}` call object (`name_is_key`) up to its arguments' `{`, its name a key of no
+# escape (it decodes to itself): `JsonCallReader._member` names the call by it, stripped,
+# and its arguments are the key's object; a member after them is the engine's (`_CLOSE`)
+_KEY_CALL = metered(
+    re.compile('\\{[ \t\n\r]*(?P<name>"[^"\\\\\x00-\x1f]*")[ \t\n\r]*:[ \t\n\r]*(?=\\{)')
+)
 
 # the fields of `xml_params` the route's reading (`_Read._xml`) decides as the reader does:
 # its shortcut's, the ones only `render` reads, and `json_body` (a JSON body first is the
@@ -401,7 +467,16 @@ def whole(
             engine._run(state.pending + text[pos:at], eof=False)
             pos = at
         if not _clean(engine):
-            break
+            if not (state.prompt and read is None):
+                break
+            # the output begins where the prompt's marker left it (`_open_by_prompt`): the
+            # engine reads up to the next opener (the prompt's call, as a rule), once
+            found = search(text, at + 1)
+            if found is None:
+                break
+            engine._run(state.pending + text[pos : found.start()], eof=False)
+            pos = found.start()
+            continue
         if read is None:
             read = _Read(engine, route)
         new = read.calls(text, at, limit)
@@ -489,7 +564,7 @@ class _Read:
         self.known: dict[str, bool] = {}  # per tool name, whether the request has it
         # per JSON shape, the last call read: (its name, its JSON text, what it read: for a
         # call object, (name, id, arguments))
-        self.seen: dict[_Shape, tuple[str, str, Any]] = {}
+        self.seen: dict[Any, tuple[str, str, Any]] = {}
         # per shape and name text read (`raw`), the name and id it reads as (`name_of`)
         self.names: dict[tuple[_Shape, str], tuple[str, str | None]] = {}
 
@@ -619,6 +694,11 @@ class _Read:
                             break
                     arguments = text[start:end]
                     seen[shape] = (called, arguments, None)
+                elif shape.array:  # (its elements are remembered apart: `_array`)
+                    elements = self._array(shape, text, start, stop)
+                    if elements is None:
+                        break
+                    end = elements[0]
                 else:
                     read = self._call_object(shape, text, start, stop)
                     if read is None:
@@ -635,6 +715,18 @@ class _Read:
                 shape.final == 1 or (shape.final == 2 and tail.start("last") >= 0)
             ):
                 break  # (a call's last literal, when optional, must be there)
+            if shape.array:  # (every call of the array, or none)
+                if not (unknown_kept or self._known(elements[1])):
+                    break
+                if index == first:
+                    found, allowed = self._after_calls(in_section)
+                    search, heads, growing = _asked(route, found, allowed)
+                for called, call_id, arguments in elements[1]:
+                    made[index] = [call_id or call_id_of(index), called, [arguments]]
+                    index += 1
+                name = called
+                pos = after
+                continue
             if not unknown_kept:
                 ok = known.get(called)
                 if ok is None:
@@ -645,12 +737,7 @@ class _Read:
             name = called
             pos = after
             if index == first:
-                if in_section:
-                    found, allowed = family.quick_section_markers, route.in_section
-                elif after_calls_markers:
-                    found, allowed = after_calls_markers, route.in_content
-                else:
-                    found, allowed = family.quick_content_markers, route.in_content
+                found, allowed = self._after_calls(in_section)
                 search, heads, growing = _asked(route, found, allowed)
             index += 1
         if index > first:
@@ -763,6 +850,60 @@ class _Read:
             return None
         return pos, "{" + ", ".join(pieces) + "}"
 
+    def _after_calls(self, in_section: bool) -> tuple[Any, frozenset[str]]:
+        """The markers searched after a call, and the openers the route reads there: the
+        place a call leaves the engine in (`_end_call`), the same for every call after."""
+        route = self.route
+        family = route.family
+        if in_section:
+            return family.quick_section_markers, route.in_section
+        if family.after_calls_markers:
+            return family.after_calls_markers, route.in_content
+        return family.quick_content_markers, route.in_content
+
+    def _known(self, elements: list[tuple[str, str | None, str]]) -> bool:
+        """Whether the request has the tool of every element."""
+        known = self.known
+        for called, _, _ in elements:
+            ok = known.get(called)
+            if ok is None:
+                ok = known[called] = self.engine.tools.known(called)
+            if not ok:
+                return False
+        return True
+
+    def _array(
+        self, shape: _Shape, text: str, start: int, stop: int
+    ) -> tuple[int, list[tuple[str, str | None, str]]] | None:
+        """A `json_call_array`'s elements from after its `[`, each a call object read whole
+        (`_call_object`), to its `]`: (the end after it, per element its name, id and
+        arguments), or None (the engine reads the array: an element it does not read so,
+        one that is no call, an empty array, anything else between them)."""
+        seen = self.seen
+        element = (shape, "element")  # (the last element read, remembered apart)
+        elements: list[tuple[str, str | None, str]] = []
+        pos = start
+        while True:
+            pos = _BODY_SPACE.match(text, pos, stop).end()
+            again = seen.get(element)
+            if again is not None and text.startswith(again[1], pos) and pos + len(again[1]) <= stop:
+                pos += len(again[1])
+                elements.append(again[2])
+            else:
+                read = self._call_object(shape, text, pos, stop)
+                if read is None:
+                    return None
+                seen[element] = ("", text[pos : read[0]], read[1:])
+                pos = read[0]
+                elements.append(read[1:])
+            pos = _BODY_SPACE.match(text, pos, stop).end()
+            if pos < stop and text[pos] == ",":
+                pos += 1
+                continue
+            if pos < stop and text[pos] == "]":
+                return pos + 1, elements
+            return None
+
     def _asks(self, name: str) -> tuple:
         """What `sent_as_written` asks of tool `name`'s schemas, as the engine's sink answers."""
         tools = self.engine.tools
@@ -797,6 +938,8 @@ class _Read:
                         if not self._as_written(text, at, found, name):
                             return None
                         return close.end(), name, None, text[at : found[1]]
+        if shape.call is not None and shape.call.name_is_key:
+            return None  # (any other layout of it: the engine's)
         found = whole_members(text, start, stop)
         if found is None:
             return None

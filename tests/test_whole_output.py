@@ -162,7 +162,7 @@ def test_outputs_of_many_calls_read_the_same_with_the_route_off(family: str) -> 
 
 
 # (trinity and poolside_v1 `extends` another family: their items name their grammar file)
-@pytest.mark.parametrize("family", ROUTED + ("trinity", "poolside_v1"))
+@pytest.mark.parametrize("family", ROUTED + ("trinity", "poolside_v1", "inkling"))
 def test_the_route_reads_the_calls_of_the_bench_families(
     family: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -411,3 +411,176 @@ def test_parameter_keys_kept_from_output_to_output_are_kept_per_schema(family: s
         assert [call["function"]["arguments"] for call in fast["tool_calls"]] == [
             f'{{"city": "Paris", "days": {days}}}'
         ] * 4
+
+
+# headers a `skip` reads or leaves between Inkling's `<|message_model|>` and its
+# `<|content_invoke_tool_json|>`: none, a word, words (prose: the block's text), whitespace, a
+# word at and past `max_len` (128), another marker in it or right before the `until`
+SKIPPED = (
+    "",
+    "get_weather",
+    "a b",
+    " ",
+    "name\n",
+    "\nname",
+    "x" * 127,
+    "x" * 128,
+    "x" * 129,
+    "x" * 200,
+    "x<|content_text|>",
+    "<|content_text|>",
+    "<|end_message|>x",
+    "x<|message_model|>",
+    "<|content_thinking|>why",
+    "<|content_invoke_tool_text|>",
+    "a<b",
+    "|>",
+)
+
+
+@pytest.mark.parametrize("skipped", SKIPPED)
+def test_a_skipped_header_reads_as_the_engine_reads_it(skipped: str) -> None:
+    """A `skip` before a call's JSON (Inkling's header) is read by the route only where the
+    engine reads it as a header (`whole_output._skip`): no whitespace, no marker in it, at
+    most `max_len`; any other text there reads as the engine reads it, in the first call,
+    a middle one and the last, with and without the prompt's opener."""
+    spec = with_params(get_spec("inkling"))
+    opener, until = "<|message_model|>", "<|content_invoke_tool_json|>"
+    text = render_output(spec, [("get_weather", {"city": "Paris", "days": 3})] * 4)
+    assert text.count(opener + until) == 4
+    for which in (0, 1, 3):
+        at = -1
+        for _ in range(which + 1):
+            at = text.find(opener + until, at + 1)
+        edited = text[: at + len(opener)] + skipped + text[at + len(opener) :]
+        for variant in (edited, edited[len(opener) :]):
+            for finish in ("stop", "length"):
+                fast, slow = both_ways("inkling", variant, TOOLS, finish, {})
+                assert fast == slow, (skipped, which, variant)
+
+
+def test_a_skipped_header_is_read_by_the_route(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calls whose header holds a word up to `max_len` long are the route's (the test above
+    compares the route, not the engine twice)."""
+    spec = with_params(get_spec("inkling"))
+    opener = "<|message_model|>"
+    text = render_output(spec, [("get_weather", {"city": "Paris", "days": 3})] * 12)
+    text = text.replace(opener, opener + "x" * 128)
+    made = _engine_calls(monkeypatch)
+    with route(False):
+        slow = toolgrammar.parse("inkling", text, TOOLS, ids="sequential")
+    made.clear()
+    with route(True):
+        fast = toolgrammar.parse("inkling", text, TOOLS, ids="sequential")
+    assert fast == slow and len(fast.tool_calls) == 12
+    assert len({id(call) for call in made}) <= 2
+
+
+_CALL = '{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}'
+# arrays of calls as Phi-4-mini writes them, and as a model may get them wrong: the route
+# reads an array whole or leaves it to the engine (an element it does not read, no `]`)
+ARRAYS = (
+    f"[{_CALL}]",
+    f"[{_CALL}, {_CALL}, {_CALL}]",
+    f"[ {_CALL} ,\n{_CALL}\n]",
+    f"[{_CALL},{_CALL}]",
+    "[]",
+    f"[{_CALL}, ]",
+    f"[{_CALL},, {_CALL}]",
+    f"[{_CALL} {_CALL}]",
+    f"[{_CALL}, {{}}]",
+    f"[{{}}, {_CALL}]",
+    f"[{_CALL}, null]",
+    f"[{_CALL}, {_CALL}",
+    f"[{_CALL}, {_CALL}}}]",
+    f"[{_CALL}, " + _CALL.replace("get_weather", "no_such_tool") + "]",
+    f"[{_CALL}, " + _CALL.replace("3", '"3"') + "]",
+    f"[{_CALL}, " + _CALL.replace("get_weather", "write_file") + "]",
+    f"[{_CALL}, " + _CALL.replace('"name"', '"id": 7, "name"') + "]",
+    f"[{_CALL}, " + _CALL[:-1] + ', "x": 1}]',
+    f"[{_CALL}, " + _CALL[:-1] + "]",
+    f"[{_CALL}]]",
+)
+
+
+@pytest.mark.parametrize("array", ARRAYS)
+def test_an_array_of_calls_reads_as_the_engine_reads_it(array: str) -> None:
+    """A `json_call_array` is read by the route element by element as the array reader
+    reads it, all its calls or none: each array above, alone, between others, with text
+    after it, at `stop` and `length`, with and without the corpus tools, reads as the
+    engine reads it."""
+    good = f"functools[{_CALL}, {_CALL}]"
+    for text in (
+        f"functools{array}",
+        f"{good}functools{array}{good}",
+        f"{good} functools{array} done",
+        f"Sure.functools{array}functools{array}",
+    ):
+        for tools in (TOOLS, None):
+            for finish in ("stop", "length"):
+                for options in ({}, {"unknown_tools": "drop"}):
+                    fast, slow = both_ways("phi4_mini_json", text, tools, finish, options)
+                    assert fast == slow, (array, text, finish, options)
+
+
+def test_arrays_of_calls_are_read_by_the_route(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Arrays of whole calls are the route's, each call in turn (the test above compares
+    the route, not the engine twice), with ids and names in order."""
+    text = "".join(f"functools[{_CALL}, {_CALL}]" for _ in range(5))
+    made = _engine_calls(monkeypatch)
+    with route(False):
+        slow = toolgrammar.parse("phi4_mini_json", text, TOOLS, ids="sequential")
+    made.clear()
+    with route(True):
+        fast = toolgrammar.parse("phi4_mini_json", text, TOOLS, ids="sequential")
+    assert fast == slow and len(fast.tool_calls) == 10
+    assert not made
+
+
+_KEYED = '{"get_weather": {"city": "Paris", "days": 3}}'
+# elements `{NAME: {…}}` as Apertus writes them, and as a model may get them wrong
+KEYED = (
+    _KEYED,
+    '{ "get_weather" :\n{"city": "Paris", "days": 3} }',
+    '{" get_weather ": {"city": "Paris", "days": 3}}',
+    '{"": {"city": "Paris"}}',
+    '{" ": {"city": "Paris"}}',
+    '{"get_\\u0077eather": {"city": "Paris"}}',
+    '{"' + "x" * 300 + '": {"city": "Paris"}}',
+    '{"get_weather": {"city": "Paris"}, "extra": 1}',
+    '{"get_weather": "city=Paris"}',
+    '{"get_weather": {"city": "Paris", "days": "3"}}',
+    '{"get_weather": {"city": {"nested": [1, {"deep": null}]}}}',
+    '{"no_such_tool": {"city": "Paris"}}',
+    '{"write_file": {"city": "Paris", "days": 3}}',
+    "{}",
+    '{"get_weather": {"city": "Paris"}',
+)
+
+
+@pytest.mark.parametrize("element", KEYED)
+def test_an_array_of_keyed_calls_reads_as_the_engine_reads_it(element: str) -> None:
+    """Apertus' `{NAME: {…}}` elements (`name_is_key`) are read by the route only in that
+    plain layout (`whole_output._KEY_CALL`): each element above, second in an array of
+    three, in an output of several arrays, reads as the engine reads it."""
+    good = f"<|tools_prefix|>[{_KEYED}, {_KEYED}]<|tools_suffix|>"
+    array = f"<|tools_prefix|>[{_KEYED}, {element}, {_KEYED}]<|tools_suffix|>"
+    for text in (array, f"{good}{array}{good}", f"Sure. {good}\n{array} done", array[:-16]):
+        for tools in (TOOLS, None):
+            for finish in ("stop", "length"):
+                for options in ({}, {"unknown_tools": "drop"}):
+                    fast, slow = both_ways("apertus", text, tools, finish, options)
+                    assert fast == slow, (element, text, finish, options)
+
+
+def test_arrays_of_keyed_calls_are_read_by_the_route(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Apertus' arrays of whole calls are the route's (the test above compares the route)."""
+    text = "".join(f"<|tools_prefix|>[{_KEYED}, {_KEYED}]<|tools_suffix|>" for _ in range(5))
+    made = _engine_calls(monkeypatch)
+    with route(False):
+        slow = toolgrammar.parse("apertus", text, TOOLS, ids="sequential")
+    made.clear()
+    with route(True):
+        fast = toolgrammar.parse("apertus", text, TOOLS, ids="sequential")
+    assert fast == slow and len(fast.tool_calls) == 10
+    assert not made
