@@ -53,13 +53,22 @@ _HEX_DIGITS = re.compile(r"[0-9a-fA-F]*")
 # _SIMPLE_ESCAPES (any other escape, or no closing quote yet: the loop of _string reads it);
 # runs of plain characters are taken whole (possessive), so the match is linear and quick
 _SIMPLE_CLASS = "[" + re.escape("".join(_SIMPLE_ESCAPES)) + "]"
-_WHOLE_STRINGS = {
-    q: re.compile(
-        rf"([^\\{q}]*+(?:\\{_SIMPLE_CLASS}[^\\{q}]*+)*+){q}"
-        rf"(?=[ \t\n\r]*+(?:[,\]}}]|\)[ \t\n\r]*+[,\]]))"  # `)`: as `_after_call` decides
-    )
-    for q in "'\""
-}
+_SIMPLE_BODY = {q: rf"[^\\{q}]*+(?:\\{_SIMPLE_CLASS}[^\\{q}]*+)*+" for q in "'\""}
+_STRING_CLOSES = r"(?=[ \t\n\r]*+(?:[,\]}]|\)[ \t\n\r]*+[,\]]))"  # `)`: as `_after_call` decides
+_WHOLE_STRINGS = {q: re.compile(rf"({_SIMPLE_BODY[q]}){q}{_STRING_CLOSES}") for q in "'\""}
+# One keyword argument as the loop of `_read` reads it from the ARGS state, taken in one
+# match when its text is here (`_params`; the match's region ends before the next marker and
+# any tail that may begin one): spaces and commas, a key (`_KEY`, at most _MAX_NAME
+# characters) and its `=` (not `==`), then the value when it is a whole one-quote string of
+# simple escapes (group 3 or 4, closed as `_WHOLE_STRINGS` closes it) or a bare run (group 5:
+# no quote, bracket or backslash) that `,` `)` `]` `}` ends, as `_raw` reads it at depth 0.
+# Any other value (or none yet) is left to the loop, in the VALUE state at group 2.
+_PARAM = re.compile(
+    r"\s*+(?:,\s*+)*+([A-Za-z_]\w{0,%d}+)[ \t\n]*+=(?=[^=])()\s*+" % (_MAX_NAME - 1)
+    + "(?:'(?!'')(%s)'%s" % (_SIMPLE_BODY["'"], _STRING_CLOSES)
+    + '|"(?!"")(%s)"%s' % (_SIMPLE_BODY['"'], _STRING_CLOSES)
+    + r"|([^,)\]}'\"(\[{\\]*+)(?=[,)\]}]))?"
+)
 # a string's characters up to its next quote (or next other escape, or lone backslash),
 # its escapes all of _SIMPLE_ESCAPES: taken in one match and decoded at once (a run of
 # backslashes otherwise goes through the loop of _string two characters at a time)
@@ -224,6 +233,11 @@ class PythonCallsReader(Batched):
                 else:
                     return self._not_calls(pos)
             elif state == ARGS:
+                if self._whole_strings:  # the keyword arguments whole here, in one match each
+                    moved = self._params(text, pos, eof)
+                    if moved != pos:
+                        pos = moved
+                        continue
                 if ch == ")":
                     self._end_call()
                     pos += 1
@@ -288,6 +302,40 @@ class PythonCallsReader(Batched):
             self.emit("}")
             self._in_call = False
         self._state = CALLS
+
+    def _params(self, text: str, pos: int, eof: bool) -> int:
+        """From the ARGS state at `pos`: the keyword arguments whose text is here, each read
+        in one `_PARAM` match as the loop of `_read` reads it (the same pieces, the same
+        state after); where the match stops deciding, the loop goes on (in the VALUE state
+        after a key and its `=`, or where this began). No marker starts in the region
+        matched, nor any tail that may begin one, so no check of the loop's for a marker can
+        fire inside it."""
+        stop = self._next_stop.find(text, pos)
+        end = stop if stop >= 0 else len(text) - (0 if eof else self._stops.held(text, pos))
+        match, emit = _PARAM.match, self.emit
+        while True:
+            found = match(text, pos, end)
+            if found is None:
+                return pos
+            key, _, single, double, bare = found.groups()
+            self._key = key
+            schema = self._schema = self.schema_of(key)
+            first, self._first = self._first, False
+            wrapper = self._wrapper = first and self._unwraps(key)
+            self._positional = False
+            body = single if single is not None else double
+            if body is not None and not wrapper and streams_as_text(schema):
+                emit(self._prefix() + encode_basestring(_decode_simple(body)))
+                pos = found.end()  # (the state stays ARGS)
+            elif bare is not None:
+                self._buffer = [bare]
+                self._depth = 0
+                self._raw_quote = ""
+                self._close_raw()  # (back in the ARGS state)
+                pos = found.end()
+            else:
+                self._state = VALUE
+                return found.end(2)
 
     def _not_calls(self, pos: int) -> int:
         """Text that is not a call: before the first call it means no calls at all."""

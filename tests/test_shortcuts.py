@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import toolgrammar
 from support.corpus_format import CORPUS, Case, all_cases, load
 from toolgrammar.check.invariants import run, split_at
-from toolgrammar.runtime import json_args, shortcuts, tables, xml_params
+from toolgrammar.runtime import json_args, python_calls, shortcuts, tables, xml_params
 from toolgrammar.runtime.params import with_params
 from toolgrammar.runtime.dialects import DIALECTS
 from toolgrammar.runtime.registry import get_spec
@@ -308,6 +308,78 @@ def python_outputs(draw: st.DrawFn) -> str:
 @given(python_outputs())
 def test_a_whole_python_string_reads_as_the_character_loop_reads_it(text: str) -> None:
     _same_as_the_state_machine("lfm2", Case("lfm2", "random", text, {}, tools=None), text)
+
+
+ARGUMENT_PIECES = st.sampled_from(
+    [
+        "city", "days", "ratio", "tags", "label", "arguments", "input", "x", "=", "==", " = ",
+        ", ", ",", ",,", " ", "\n", "\t", "\r", "\u00a0", "'Paris'", '"Paris"', "'a\\nb'",
+        "'it\\'s'", "'q'x'", "''", "'''t'''", "3", "-0.5", " 3 ", "True", "None", "07", "1_0",
+        "[1, 'a']", "{'max': 2}", "f'x'", "'", '"', "\\", ")", "]", "}", "(", "[", "x(", "é",
+        "<|tool_call_end|>", "<|tool_call_start|>", "<|tool_call", "k" * 257,
+    ]
+)  # fmt: skip
+
+
+@st.composite
+def keyword_outputs(draw: st.DrawFn) -> str:
+    """Calls of mostly well-formed keyword arguments (typed by the corpus tools, one of
+    them a wrapper key), with stray pieces between and inside them."""
+    name = draw(st.sampled_from(["get_weather", "configure", "write_file", "f"]))
+    parts = ["<|tool_call_start|>[", name, "("]
+    for _ in range(draw(st.integers(0, 4))):
+        key = draw(st.sampled_from(["city", "days", "ratio", "tags", "label", "arguments", "k"]))
+        value = draw(st.sampled_from(["'Paris'", '"a\\tb"', "3", " -0.5", "True", "'x'y'"]))
+        parts += [", " if len(parts) > 3 else "", key, "=", value]
+        parts += draw(st.lists(ARGUMENT_PIECES, max_size=2))
+    parts += draw(st.sampled_from([[")]<|tool_call_end|>"], [")", ", g(a=1)]"], [")"], []]))
+    return "".join(parts)
+
+
+@settings(max_examples=400, deadline=None)
+@given(keyword_outputs())
+def test_whole_keyword_arguments_read_as_the_loop_reads_them(text: str) -> None:
+    tools = load(CORPUS / "lfm2.txt")[0].tools
+    _same_as_the_state_machine("lfm2", Case("lfm2", "random", text, {}, tools=tools), text)
+
+
+class _CountedParams:
+    """`python_calls._PARAM`, counting the keyword arguments it matched."""
+
+    def __init__(self) -> None:
+        self.pattern = python_calls._PARAM
+        self.read: list[str] = []
+
+    def match(self, text: str, pos: int, end: int):
+        found = self.pattern.match(text, pos, end)
+        if found is not None:
+            self.read.append(found.group(1))
+        return found
+
+
+def test_the_keyword_arguments_of_a_whole_output_are_matched_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Strings, bare values and a value left to the loop, each key matched once; read
+    the same, and with every type, as the loop reads them."""
+    counted = _CountedParams()
+    monkeypatch.setattr(python_calls, "_PARAM", counted)
+    text = (
+        "<|tool_call_start|>[configure(label='a\\'b\\n', ratio=2, tags=['x'], "
+        "enabled=True, mode=\"7\", nothing=None), get_weather(city='Paris', days=3)]"
+        "<|tool_call_end|>"
+    )
+    tools = load(CORPUS / "lfm2.txt")[0].tools
+    message = toolgrammar.parse("lfm2", text, tools)
+    assert [(call.function.name, call.function.arguments) for call in message.tool_calls] == [
+        (
+            "configure",
+            '{"label": "a\'b\\n", "ratio": 2, "tags": ["x"], "enabled": true, "mode": "7", '
+            '"nothing": null}',
+        ),
+        ("get_weather", '{"city": "Paris", "days": 3}'),
+    ]
+    assert counted.read == ["label", "ratio", "tags", "enabled", "mode", "nothing", "city", "days"]
 
 
 class _Counted:
