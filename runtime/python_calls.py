@@ -60,13 +60,14 @@ _WHOLE_STRINGS = {q: re.compile(rf"({_SIMPLE_BODY[q]}){q}{_STRING_CLOSES}") for 
 # match when its text is here (`_params`; the match's region ends before the next marker and
 # any tail that may begin one): spaces and commas, a key (`_KEY`, at most _MAX_NAME
 # characters) and its `=` (not `==`), then the value when it is a whole one-quote string of
-# simple escapes (group 3 or 4, closed as `_WHOLE_STRINGS` closes it) or a bare run (group 5:
+# simple escapes (group 3 or 4, closed as `_WHOLE_STRINGS` closes it: a triple quote's
+# third quote is no follower, so it never matches one) or a bare run (group 5:
 # no quote, bracket or backslash) that `,` `)` `]` `}` ends, as `_raw` reads it at depth 0.
 # Any other value (or none yet) is left to the loop, in the VALUE state at group 2.
 _PARAM = re.compile(
     r"\s*+(?:,\s*+)*+([A-Za-z_]\w{0,%d}+)[ \t\n]*+=(?=[^=])()\s*+" % (_MAX_NAME - 1)
-    + "(?:'(?!'')(%s)'%s" % (_SIMPLE_BODY["'"], _STRING_CLOSES)
-    + '|"(?!"")(%s)"%s' % (_SIMPLE_BODY['"'], _STRING_CLOSES)
+    + "(?:'(%s)'%s" % (_SIMPLE_BODY["'"], _STRING_CLOSES)
+    + '|"(%s)"%s' % (_SIMPLE_BODY['"'], _STRING_CLOSES)
     + r"|([^,)\]}'\"(\[{\\]*+)(?=[,)\]}]))?"
 )
 # a string's characters up to its next quote (or next other escape, or lone backslash),
