@@ -333,7 +333,7 @@ def keyword_outputs(draw: st.DrawFn) -> str:
         value = draw(
             st.sampled_from(
                 ["'Paris'", '"a\\tb"', "3", " -0.5 ", "True", "'x'y'", "f(1)", "a\\b", "[1]",
-                 "{'a': 1}", "x:y", "'a\\x41'", "'''t'''", "''", "'a\\'", "\u00a03"]
+                 "{'a': 1}", "x:y", "7\\", "'a\\x41'", "'''t'''", "''", "'a\\'", "\u00a03"]
             )
         )  # fmt: skip
         parts += [", " if len(parts) > 3 else "", key, equals, value]
