@@ -136,6 +136,8 @@ class PythonCallsReader(Batched):
         "_send",
         "_pieces",
         "_whole_strings",
+        "_typed",
+        "_typed_keys",
     )
 
     def __init__(self, item: PythonCalls, stops: tuple[str, ...], sink: Sink) -> None:
@@ -166,6 +168,9 @@ class PythonCallsReader(Batched):
         self._depth = 0
         self._raw_quote = ""
         self._positional = False
+        # the current call's keys whose values are typed, not streamed as text (`_params`)
+        self._typed_keys = sink.typed_keys
+        self._typed: frozenset[str] | None = None
 
     # -- the push interface ----------------------------------------------------------
 
@@ -296,6 +301,7 @@ class PythonCallsReader(Batched):
         self._in_call = True
         self._count = 0
         self._first = True
+        self._typed = None  # (asked by `_params` when it first reads the call's keys)
         self._state = ARGS
 
     def _end_call(self) -> None:
@@ -313,22 +319,30 @@ class PythonCallsReader(Batched):
         fire inside it."""
         stop = self._next_stop.find(text, pos)
         end = stop if stop >= 0 else len(text) - (0 if eof else self._stops.held(text, pos))
-        match, emit = _PARAM.match, self.emit
+        match, emit, typed = _PARAM.match, self.emit, self._typed
+        if typed is None:
+            typed = self._typed = self._typed_keys()
         while True:
             found = match(text, pos, end)
             if found is None:
                 return pos
             key, _, single, double, bare = found.groups()
             self._key = key
-            schema = self._schema = self.schema_of(key)
             first, self._first = self._first, False
             wrapper = self._wrapper = first and self._unwraps(key)
             self._positional = False
             body = single if single is not None else double
-            if body is not None and not wrapper and streams_as_text(schema):
-                emit(self._prefix() + encode_basestring(_decode_simple(body)))
+            # a key outside the call's typed keys streams as text (`streams_as_text` of its
+            # schema, as `ToolSchemas.typed_keys` promises): its schema is not asked for
+            if body is not None and key not in typed and not wrapper:  # as `_string`
+                body = encode_basestring(_decode_simple(body))
+                key = encode_basestring(key)  # (as `_prefix` writes it)
+                emit(f", {key}: {body}" if self._count else f"{key}: {body}")
+                self._count += 1
                 pos = found.end()  # (the state stays ARGS)
-            elif bare is not None:
+                continue
+            self._schema = self.schema_of(key)
+            if bare is not None:
                 self._buffer = [bare]
                 self._depth = 0
                 self._raw_quote = ""

@@ -332,7 +332,7 @@ def keyword_outputs(draw: st.DrawFn) -> str:
         equals = draw(st.sampled_from(["=", "=", "==", " = ", "=\n", "\t=", "\r="]))
         value = draw(
             st.sampled_from(
-                ["'Paris'", '"a\\tb"', "3", " -0.5 ", "True", "'x'y'", "f(1)", "a\\b", "[1]",
+                ["'Paris'", '"a\\tb"', "'3'", "3", " -0.5 ", "True", "'x'y'", "f(1)", "a\\b", "[1]",
                  "{'a': 1}", "x:y", "7\\", "'a\\x41'", "'''t'''", "''", "'a\\'", "\u00a03"]
             )
         )  # fmt: skip
@@ -370,26 +370,32 @@ class _CountedParams:
 def test_the_keyword_arguments_of_a_whole_output_are_matched_whole(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Strings, bare values and a value left to the loop, each key matched once; read
-    the same, and with every type, as the loop reads them."""
+    """Strings, bare values and values left to the loop, each key matched once, typed by
+    its own call's tool."""
     counted = _CountedParams()
     monkeypatch.setattr(python_calls, "_PARAM", counted)
     text = (
-        "<|tool_call_start|>[configure(label='a\\'b\\n', ratio=2, tags=['x'], "
-        "enabled=True, mode=\"7\", nothing=None), get_weather(city='Paris', days=3)]"
-        "<|tool_call_end|>"
+        "<|tool_call_start|>[configure(label='a\\'b\\n', ratio='2.5', tags=['x'], "
+        "enabled=True, mode=\"7\", nothing=None), get_weather(city='Paris', days=3), "
+        "f(days='3'), get_weather(days='3'), f(days='3')]<|tool_call_end|>"
     )
     tools = load(CORPUS / "lfm2.txt")[0].tools
     message = toolgrammar.parse("lfm2", text, tools)
     assert [(call.function.name, call.function.arguments) for call in message.tool_calls] == [
         (
             "configure",
-            '{"label": "a\'b\\n", "ratio": 2, "tags": ["x"], "enabled": true, "mode": "7", '
+            '{"label": "a\'b\\n", "ratio": 2.5, "tags": ["x"], "enabled": true, "mode": "7", '
             '"nothing": null}',
         ),
         ("get_weather", '{"city": "Paris", "days": 3}'),
+        ("f", '{"days": "3"}'),  # (no tool: the key of another tool's integer is text here)
+        ("get_weather", '{"days": 3}'),
+        ("f", '{"days": "3"}'),
     ]
-    assert counted.read == ["label", "ratio", "tags", "enabled", "mode", "nothing", "city", "days"]
+    assert counted.read == [
+        *["label", "ratio", "tags", "enabled", "mode", "nothing", "city", "days"],
+        *["days", "days", "days"],
+    ]
 
 
 class _Counted:
