@@ -64,11 +64,15 @@ _WHOLE_STRINGS = {q: re.compile(rf"({_SIMPLE_BODY[q]}){q}{_STRING_CLOSES}") for 
 # third quote is no follower, so it never matches one) or a bare run (group 5:
 # no quote, bracket or backslash) that `,` `)` `]` `}` ends, as `_raw` reads it at depth 0.
 # Any other value (or none yet) is left to the loop, in the VALUE state at group 2.
+# Or the call's `)` (group 6), spaces and commas, and the next call's name and its `(`
+# (group 7: as the NAME state reads it, at most _MAX_NAME characters and as many spaces).
 _PARAM = re.compile(
-    r"\s*+(?:,\s*+)*+([A-Za-z_]\w{0,%d}+)[ \t\n]*+=(?=[^=])()\s*+" % (_MAX_NAME - 1)
+    r"\s*+(?:,\s*+)*+(?:([A-Za-z_]\w{0,%d}+)[ \t\n]*+=(?=[^=])()\s*+" % (_MAX_NAME - 1)
     + "(?:'(%s)'%s" % (_SIMPLE_BODY["'"], _STRING_CLOSES)
     + '|"(%s)"%s' % (_SIMPLE_BODY['"'], _STRING_CLOSES)
     + r"|([^,)\]}'\"(\[{\\]*+)(?=[,)\]}]))?"
+    + r"|\)()\s*+(?:,\s*+)*+(?:([A-Za-z_][\w.\-]{0,%d}+)[ \t]{0,%d}+\()?)"
+    % (_MAX_NAME - 1, _MAX_NAME)
 )
 # a string's characters up to its next quote (or next other escape, or lone backslash),
 # its escapes all of _SIMPLE_ESCAPES: taken in one match and decoded at once (a run of
@@ -313,8 +317,9 @@ class PythonCallsReader(Batched):
     def _params(self, text: str, pos: int, eof: bool) -> int:
         """From the ARGS state at `pos`: the keyword arguments whose text is here, each read
         in one `_PARAM` match as the loop of `_read` reads it (the same pieces, the same
-        state after); where the match stops deciding, the loop goes on (in the VALUE state
-        after a key and its `=`, or where this began). No marker starts in the region
+        state after), and the calls' ends and starts between them; where the match stops
+        deciding, the loop goes on (in the VALUE state after a key and its `=`, in the
+        CALLS state after a `)`, or where this began). No marker starts in the region
         matched, nor any tail that may begin one, so no check of the loop's for a marker can
         fire inside it."""
         stop = self._next_stop.find(text, pos)
@@ -326,7 +331,15 @@ class PythonCallsReader(Batched):
             found = match(text, pos, end)
             if found is None:
                 return pos
-            key, _, single, double, bare = found.groups()
+            key, _, single, double, bare, closed, name = found.groups()
+            if closed is not None:  # the call's `)`, as the ARGS state reads it
+                self._end_call()  # (in the CALLS state)
+                if name is None:
+                    return found.end()
+                self._start_call(name)  # the next call, as the NAME state reads it
+                typed = self._typed = self._typed_keys()
+                pos = found.end()
+                continue
             self._key = key
             first, self._first = self._first, False
             wrapper = self._wrapper = first and self._unwraps(key)

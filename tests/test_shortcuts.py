@@ -338,7 +338,9 @@ def keyword_outputs(draw: st.DrawFn) -> str:
         )  # fmt: skip
         parts += [", " if len(parts) > 3 else "", key, equals, value]
         parts += draw(st.lists(ARGUMENT_PIECES, max_size=2))
-    parts += draw(st.sampled_from([[")]<|tool_call_end|>"], [")", ", g(a=1)]"], [")"], []]))
+    ends = [")]<|tool_call_end|>", ")", ", g(a=1)]", ", g (a=1)", ",\ng\t(a=1)", "x(a=1)"]
+    ends += [", g\n(a=1)", ",, get_weather(days='3')", ", g.h-i(a=1)]", ", 1(a=1)", "]"]
+    parts += draw(st.lists(st.sampled_from(ends), max_size=3))
     return "".join(parts)
 
 
@@ -347,6 +349,27 @@ def keyword_outputs(draw: st.DrawFn) -> str:
 def test_whole_keyword_arguments_read_as_the_loop_reads_them(text: str) -> None:
     """The same deltas in every chunking, and the same message, with shortcuts on and off."""
     case = Case("lfm2", "random", text, {}, tools=load(CORPUS / "lfm2.txt")[0].tools)
+    fast = readings(case)
+    with shortcuts_off():
+        slow = readings(case)
+    assert fast == slow
+
+
+@pytest.mark.parametrize(
+    "calls",
+    [
+        "f(a=1), 1(b=2)", "f(a=1), g\n(b=2)", "f(a=1),, g\t(b='x')", "f(a=1) , g.h-i(b=2)",
+        "f(a=1), g" + " " * 256 + "(b=2)", "f(a=1), g" + " " * 257 + "(b=2)",
+        "f(a=1), " + "g" * 256 + "(b=2)", "f(a=1), " + "g" * 257 + "(b=2)",
+        "f(a=1), g(" + "k" * 256 + "='x')", "f(a=1), g(" + "k" * 257 + "='x')",
+        "f(a=1)), g(b=2)", "f(a=1), g(b=2)<|tool_call_end|>(c=3)", "f(a=1), (b=2)",
+    ],
+)  # fmt: skip
+def test_call_boundaries_read_as_the_loop_reads_them(calls: str) -> None:
+    """Where `_PARAM` ends one call and starts the next, the same deltas and message as
+    the loop of the reader, names and spaces at and past their limits."""
+    text = f"<|tool_call_start|>[{calls}]<|tool_call_end|>"
+    case = Case("lfm2", "boundary", text, {}, tools=load(CORPUS / "lfm2.txt")[0].tools)
     fast = readings(case)
     with shortcuts_off():
         slow = readings(case)
@@ -362,8 +385,8 @@ class _CountedParams:
 
     def match(self, text: str, pos: int, end: int):
         found = self.pattern.match(text, pos, end)
-        if found is not None:
-            self.read.append(found.group(1))
+        if found is not None:  # a key, or a call's end (and the next call's name)
+            self.read.append(found.group(1) or ")" + (found.group(7) or ""))
         return found
 
 
@@ -371,7 +394,7 @@ def test_the_keyword_arguments_of_a_whole_output_are_matched_whole(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Strings, bare values and values left to the loop, each key matched once, typed by
-    its own call's tool."""
+    its own call's tool; each call's end and the next call's start, in one match."""
     counted = _CountedParams()
     monkeypatch.setattr(python_calls, "_PARAM", counted)
     text = (
@@ -393,8 +416,8 @@ def test_the_keyword_arguments_of_a_whole_output_are_matched_whole(
         ("f", '{"days": "3"}'),
     ]
     assert counted.read == [
-        *["label", "ratio", "tags", "enabled", "mode", "nothing", "city", "days"],
-        *["days", "days", "days"],
+        *["label", "ratio", "tags", "enabled", "mode", "nothing", ")get_weather", "city"],
+        *["days", ")f", "days", ")get_weather", "days", ")f", "days", ")"],
     ]
 
 
