@@ -74,6 +74,7 @@ _PARAM = re.compile(
     + r"|\)()\s*+(?:,\s*+)*+(?:([A-Za-z_][\w.\-]{0,%d}+)[ \t]{0,%d}+\()?)"
     % (_MAX_NAME - 1, _MAX_NAME)
 )
+_WHOLE_ENOUGH = 8  # unread characters from which `_params` is tried (a speed knob only)
 # a string's characters up to its next quote (or next other escape, or lone backslash),
 # its escapes all of _SIMPLE_ESCAPES: taken in one match and decoded at once (a run of
 # backslashes otherwise goes through the loop of _string two characters at a time)
@@ -243,7 +244,9 @@ class PythonCallsReader(Batched):
                 else:
                     return self._not_calls(pos)
             elif state == ARGS:
-                if self._whole_strings:  # the keyword arguments whole here, in one match each
+                # the keyword arguments whole here, in one match each (when there is text
+                # enough for some: a delta of a few characters is read by the loop at once)
+                if self._whole_strings and end - pos >= _WHOLE_ENOUGH:
                     moved = self._params(text, pos, eof)
                     if moved != pos:
                         pos = moved
