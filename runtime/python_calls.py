@@ -74,6 +74,7 @@ _PARAM = re.compile(
     + r"|\)()\s*+(?:,\s*+)*+(?:([A-Za-z_][\w.\-]{0,%d}+)[ \t]{0,%d}+\()?)"
     % (_MAX_NAME - 1, _MAX_NAME)
 )
+_BARE_KEPT = 256  # the bare values a reader keeps typed (`_params`)
 _WHOLE_ENOUGH = 8  # unread characters from which `_params` is tried (a speed knob only)
 # a string's characters up to its next quote (or next other escape, or lone backslash),
 # its escapes all of _SIMPLE_ESCAPES: taken in one match and decoded at once (a run of
@@ -143,6 +144,7 @@ class PythonCallsReader(Batched):
         "_whole_strings",
         "_typed",
         "_typed_keys",
+        "_bare",
     )
 
     def __init__(self, item: PythonCalls, stops: tuple[str, ...], sink: Sink) -> None:
@@ -176,6 +178,7 @@ class PythonCallsReader(Batched):
         # the current call's keys whose values are typed, not streamed as text (`_params`)
         self._typed_keys = sink.typed_keys
         self._typed: frozenset[str] | None = None
+        self._bare: dict[str, tuple[dict | None, str]] = {}  # text: (schema, JSON text)
 
     # -- the push interface ----------------------------------------------------------
 
@@ -357,8 +360,24 @@ class PythonCallsReader(Batched):
                 self._count += 1
                 pos = found.end()  # (the state stays ARGS)
                 continue
-            self._schema = self.schema_of(key)
-            if bare is not None:
+            schema = self._schema = self.schema_of(key)
+            if bare is not None and not wrapper:
+                # a bare value as `_close_raw` reads it: its JSON text is a function of its
+                # text and its schema (the same node: the schemas are shared), kept per reader
+                known = self._bare.get(bare)
+                if known is None or known[0] is not schema:
+                    raw = bare.strip()
+                    typed = json_text(coerce_json(_literal(raw), schema)) if raw else ""
+                    if len(self._bare) >= _BARE_KEPT:
+                        self._bare.clear()
+                    known = self._bare[bare] = (schema, typed)
+                if known[1]:
+                    self.emit(self._prefix() + known[1])
+                self._buffer = []
+                self._depth = 0
+                self._raw_quote = ""
+                pos = found.end()  # (the state stays ARGS)
+            elif bare is not None:
                 self._buffer = [bare]
                 self._depth = 0
                 self._raw_quote = ""

@@ -333,7 +333,7 @@ def keyword_outputs(draw: st.DrawFn) -> str:
         value = draw(
             st.sampled_from(
                 ["'Paris'", '"a\\tb"', "'3'", "3", " -0.5 ", "True", "'x'y'", "f(1)", "a\\b", "[1]",
-                 "{'a': 1}", "x:y", "7\\", "'a\\x41'", "'''t'''", "''", "'a\\'", "\u00a03"]
+                 "{'a': 1}", "x:y", "7\\", "'a\\x41'", "'''t'''", "''", "'a\\'", "\u00a03", "٣"]
             )
         )  # fmt: skip
         parts += [", " if len(parts) > 3 else "", key, equals, value]
@@ -374,6 +374,27 @@ def test_call_boundaries_read_as_the_loop_reads_them(calls: str) -> None:
     with shortcuts_off():
         slow = readings(case)
     assert fast == slow
+
+
+def test_a_bare_value_is_typed_by_each_calls_own_schema() -> None:
+    """The JSON text `_params` keeps per bare value is kept with the schema it was typed
+    by: the same text under another key's schema (or none) is typed anew; an empty one is
+    no member."""
+    text = (
+        "<|tool_call_start|>[configure(ratio=٣, label=٣), f(ratio=٣), configure(ratio=٣), "
+        "configure(ratio=2, level=2 , level= 2), configure(ratio= , level=2)]<|tool_call_end|>"
+    )
+    tools = load(CORPUS / "lfm2.txt")[0].tools
+    message = toolgrammar.parse("lfm2", text, tools, ids="sequential")
+    assert [call.function.arguments for call in message.tool_calls] == [
+        '{"ratio": 3, "label": "٣"}',  # (a number read from the digit, as the schema asks)
+        '{"ratio": "٣"}',
+        '{"ratio": 3}',
+        '{"ratio": 2, "level": 2, "level": 2}',
+        '{"level": 2}',  # (a key with no value is left out)
+    ]
+    with shortcuts_off():
+        assert toolgrammar.parse("lfm2", text, tools, ids="sequential") == message
 
 
 class _CountedParams:
