@@ -53,13 +53,29 @@ _HEX_DIGITS = re.compile(r"[0-9a-fA-F]*")
 # _SIMPLE_ESCAPES (any other escape, or no closing quote yet: the loop of _string reads it);
 # runs of plain characters are taken whole (possessive), so the match is linear and quick
 _SIMPLE_CLASS = "[" + re.escape("".join(_SIMPLE_ESCAPES)) + "]"
-_WHOLE_STRINGS = {
-    q: re.compile(
-        rf"([^\\{q}]*+(?:\\{_SIMPLE_CLASS}[^\\{q}]*+)*+){q}"
-        rf"(?=[ \t\n\r]*+(?:[,\]}}]|\)[ \t\n\r]*+[,\]]))"  # `)`: as `_after_call` decides
-    )
-    for q in "'\""
-}
+_SIMPLE_BODY = {q: rf"[^\\{q}]*+(?:\\{_SIMPLE_CLASS}[^\\{q}]*+)*+" for q in "'\""}
+_STRING_CLOSES = r"(?=[ \t\n\r]*+(?:[,\]}]|\)[ \t\n\r]*+[,\]]))"  # `)`: as `_after_call` decides
+_WHOLE_STRINGS = {q: re.compile(rf"({_SIMPLE_BODY[q]}){q}{_STRING_CLOSES}") for q in "'\""}
+# One keyword argument as the loop of `_read` reads it from the ARGS state, taken in one
+# match when its text is here (`_params`; the match's region ends before the next marker and
+# any tail that may begin one): spaces and commas, a key (`_KEY`, at most _MAX_NAME
+# characters) and its `=` (not `==`), then the value when it is a whole one-quote string of
+# simple escapes (group 3 or 4, closed as `_WHOLE_STRINGS` closes it: a triple quote's
+# third quote is no follower, so it never matches one) or a bare run (group 5:
+# no quote, bracket or backslash) that `,` `)` `]` `}` ends, as `_raw` reads it at depth 0.
+# Any other value (or none yet) is left to the loop, in the VALUE state at group 2.
+# Or the call's `)` (group 6), spaces and commas, and the next call's name and its `(`
+# (group 7: as the NAME state reads it, at most _MAX_NAME characters and as many spaces).
+_PARAM = re.compile(
+    r"\s*+(?:,\s*+)*+(?:([A-Za-z_]\w{0,%d}+)[ \t\n]*+=(?=[^=])()\s*+" % (_MAX_NAME - 1)
+    + "(?:'(%s)'%s" % (_SIMPLE_BODY["'"], _STRING_CLOSES)
+    + '|"(%s)"%s' % (_SIMPLE_BODY['"'], _STRING_CLOSES)
+    + r"|([^,)\]}'\"(\[{\\]*+)(?=[,)\]}]))?"
+    + r"|\)()\s*+(?:,\s*+)*+(?:([A-Za-z_][\w.\-]{0,%d}+)[ \t]{0,%d}+\()?)"
+    % (_MAX_NAME - 1, _MAX_NAME)
+)
+_BARE_KEPT = 256  # the bare values a reader keeps typed (`_params`)
+_WHOLE_ENOUGH = 8  # unread characters from which `_params` is tried (a speed knob only)
 # a string's characters up to its next quote (or next other escape, or lone backslash),
 # its escapes all of _SIMPLE_ESCAPES: taken in one match and decoded at once (a run of
 # backslashes otherwise goes through the loop of _string two characters at a time)
@@ -126,6 +142,9 @@ class PythonCallsReader(Batched):
         "_send",
         "_pieces",
         "_whole_strings",
+        "_typed",
+        "_typed_keys",
+        "_bare",
     )
 
     def __init__(self, item: PythonCalls, stops: tuple[str, ...], sink: Sink) -> None:
@@ -156,6 +175,10 @@ class PythonCallsReader(Batched):
         self._depth = 0
         self._raw_quote = ""
         self._positional = False
+        # the current call's keys whose values are typed, not streamed as text (`_params`)
+        self._typed_keys = sink.typed_keys
+        self._typed: frozenset[str] | None = None
+        self._bare: dict[str, tuple[dict | None, str]] = {}  # text: (schema, JSON text)
 
     # -- the push interface ----------------------------------------------------------
 
@@ -224,6 +247,13 @@ class PythonCallsReader(Batched):
                 else:
                     return self._not_calls(pos)
             elif state == ARGS:
+                # the keyword arguments whole here, in one match each (when there is text
+                # enough for some: a delta of a few characters is read by the loop at once)
+                if self._whole_strings and end - pos >= _WHOLE_ENOUGH:
+                    moved = self._params(text, pos, eof)
+                    if moved != pos:
+                        pos = moved
+                        continue
                 if ch == ")":
                     self._end_call()
                     pos += 1
@@ -281,6 +311,7 @@ class PythonCallsReader(Batched):
         self._in_call = True
         self._count = 0
         self._first = True
+        self._typed = None  # (asked by `_params` when it first reads the call's keys)
         self._state = ARGS
 
     def _end_call(self) -> None:
@@ -288,6 +319,73 @@ class PythonCallsReader(Batched):
             self.emit("}")
             self._in_call = False
         self._state = CALLS
+
+    def _params(self, text: str, pos: int, eof: bool) -> int:
+        """From the ARGS state at `pos`: the keyword arguments whose text is here, each read
+        in one `_PARAM` match as the loop of `_read` reads it (the same pieces, the same
+        state after), and the calls' ends and starts between them; where the match stops
+        deciding, the loop goes on (in the VALUE state after a key and its `=`, in the
+        CALLS state after a `)`, or where this began). No marker starts in the region
+        matched, nor any tail that may begin one, so no check of the loop's for a marker can
+        fire inside it."""
+        stop = self._next_stop.find(text, pos)
+        end = stop if stop >= 0 else len(text) - (0 if eof else self._stops.held(text, pos))
+        match, emit, typed = _PARAM.match, self.emit, self._typed
+        if typed is None:
+            typed = self._typed = self._typed_keys()
+        while True:
+            found = match(text, pos, end)
+            if found is None:
+                return pos
+            key, _, single, double, bare, closed, name = found.groups()
+            if closed is not None:  # the call's `)`, as the ARGS state reads it
+                self._end_call()  # (in the CALLS state)
+                if name is None:
+                    return found.end()
+                self._start_call(name)  # the next call, as the NAME state reads it
+                typed = self._typed = self._typed_keys()
+                pos = found.end()
+                continue
+            self._key = key
+            first, self._first = self._first, False
+            wrapper = self._wrapper = first and self._unwraps(key)
+            self._positional = False
+            body = single if single is not None else double
+            # a key outside the call's typed keys streams as text (`streams_as_text` of its
+            # schema, as `ToolSchemas.typed_keys` promises): its schema is not asked for
+            if body is not None and key not in typed and not wrapper:  # as `_string`
+                body = encode_basestring(_decode_simple(body))
+                key = encode_basestring(key)  # (as `_prefix` writes it)
+                emit(f", {key}: {body}" if self._count else f"{key}: {body}")
+                self._count += 1
+                pos = found.end()  # (the state stays ARGS)
+                continue
+            schema = self._schema = self.schema_of(key)
+            if bare is not None and not wrapper:
+                # a bare value as `_close_raw` reads it: its JSON text is a function of its
+                # text and its schema (the same node: the schemas are shared), kept per reader
+                known = self._bare.get(bare)
+                if known is None or known[0] is not schema:
+                    raw = bare.strip()
+                    typed = json_text(coerce_json(_literal(raw), schema)) if raw else ""
+                    if len(self._bare) >= _BARE_KEPT:
+                        self._bare.clear()
+                    known = self._bare[bare] = (schema, typed)
+                if known[1]:
+                    self.emit(self._prefix() + known[1])
+                self._buffer = []
+                self._depth = 0
+                self._raw_quote = ""
+                pos = found.end()  # (the state stays ARGS)
+            elif bare is not None:
+                self._buffer = [bare]
+                self._depth = 0
+                self._raw_quote = ""
+                self._close_raw()  # (back in the ARGS state)
+                pos = found.end()
+            else:
+                self._state = VALUE
+                return found.end(2)
 
     def _not_calls(self, pos: int) -> int:
         """Text that is not a call: before the first call it means no calls at all."""

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import toolgrammar
 from support.corpus_format import CORPUS, Case, all_cases, load
 from toolgrammar.check.invariants import run, split_at
-from toolgrammar.runtime import json_args, shortcuts, tables, xml_params
+from toolgrammar.runtime import json_args, python_calls, shortcuts, tables, xml_params
 from toolgrammar.runtime.params import with_params
 from toolgrammar.runtime.dialects import DIALECTS
 from toolgrammar.runtime.registry import get_spec
@@ -308,6 +308,138 @@ def python_outputs(draw: st.DrawFn) -> str:
 @given(python_outputs())
 def test_a_whole_python_string_reads_as_the_character_loop_reads_it(text: str) -> None:
     _same_as_the_state_machine("lfm2", Case("lfm2", "random", text, {}, tools=None), text)
+
+
+ARGUMENT_PIECES = st.sampled_from(
+    [
+        "city", "days", "ratio", "tags", "label", "arguments", "input", "x", "=", "==", " = ",
+        ", ", ",", ",,", " ", "\n", "\t", "\r", "\u00a0", "'Paris'", '"Paris"', "'a\\nb'",
+        "'it\\'s'", "'q'x'", "''", "'''t'''", "3", "-0.5", " 3 ", "True", "None", "07", "1_0",
+        "[1, 'a']", "{'max': 2}", "f'x'", "'", '"', "\\", ")", "]", "}", "(", "[", "x(", "é",
+        "<|tool_call_end|>", "<|tool_call_start|>", "<|tool_call", "k" * 257,
+    ]
+)  # fmt: skip
+
+
+@st.composite
+def keyword_outputs(draw: st.DrawFn) -> str:
+    """Calls of mostly well-formed keyword arguments (typed by the corpus tools, one of
+    them a wrapper key), with stray pieces between and inside them."""
+    name = draw(st.sampled_from(["get_weather", "configure", "write_file", "f"]))
+    parts = ["<|tool_call_start|>[", name, "("]
+    for _ in range(draw(st.integers(0, 4))):
+        key = draw(st.sampled_from(["city", "days", "ratio", "tags", "label", "arguments", "k"]))
+        equals = draw(st.sampled_from(["=", "=", "==", " = ", "=\n", "\t=", "\r="]))
+        value = draw(
+            st.sampled_from(
+                ["'Paris'", '"a\\tb"', "'3'", "3", " -0.5 ", "True", "'x'y'", "f(1)", "a\\b", "[1]",
+                 "{'a': 1}", "x:y", "7\\", "'a\\x41'", "'''t'''", "''", "'a\\'", "\u00a03", "٣"]
+            )
+        )  # fmt: skip
+        parts += [", " if len(parts) > 3 else "", key, equals, value]
+        parts += draw(st.lists(ARGUMENT_PIECES, max_size=2))
+    ends = [")]<|tool_call_end|>", ")", ", g(a=1)]", ", g (a=1)", ",\ng\t(a=1)", "x(a=1)"]
+    ends += [", g\n(a=1)", ",, get_weather(days='3')", ", g.h-i(a=1)]", ", 1(a=1)", "]"]
+    parts += draw(st.lists(st.sampled_from(ends), max_size=3))
+    return "".join(parts)
+
+
+@settings(max_examples=300, deadline=None)
+@given(keyword_outputs())
+def test_whole_keyword_arguments_read_as_the_loop_reads_them(text: str) -> None:
+    """The same deltas in every chunking, and the same message, with shortcuts on and off."""
+    case = Case("lfm2", "random", text, {}, tools=load(CORPUS / "lfm2.txt")[0].tools)
+    fast = readings(case)
+    with shortcuts_off():
+        slow = readings(case)
+    assert fast == slow
+
+
+@pytest.mark.parametrize(
+    "calls",
+    [
+        "f(a=1), 1(b=2)", "f(a=1), g\n(b=2)", "f(a=1),, g\t(b='x')", "f(a=1) , g.h-i(b=2)",
+        "f(a=1), g" + " " * 256 + "(b=2)", "f(a=1), g" + " " * 257 + "(b=2)",
+        "f(a=1), " + "g" * 256 + "(b=2)", "f(a=1), " + "g" * 257 + "(b=2)",
+        "f(a=1), g(" + "k" * 256 + "='x')", "f(a=1), g(" + "k" * 257 + "='x')",
+        "f(a=1)), g(b=2)", "f(a=1), g(b=2)<|tool_call_end|>(c=3)", "f(a=1), (b=2)",
+    ],
+)  # fmt: skip
+def test_call_boundaries_read_as_the_loop_reads_them(calls: str) -> None:
+    """Where `_PARAM` ends one call and starts the next, the same deltas and message as
+    the loop of the reader, names and spaces at and past their limits."""
+    text = f"<|tool_call_start|>[{calls}]<|tool_call_end|>"
+    case = Case("lfm2", "boundary", text, {}, tools=load(CORPUS / "lfm2.txt")[0].tools)
+    fast = readings(case)
+    with shortcuts_off():
+        slow = readings(case)
+    assert fast == slow
+
+
+def test_a_bare_value_is_typed_by_each_calls_own_schema() -> None:
+    """The JSON text `_params` keeps per bare value is kept with the schema it was typed
+    by: the same text under another key's schema (or none) is typed anew; an empty one is
+    no member."""
+    text = (
+        "<|tool_call_start|>[configure(ratio=٣, label=٣), f(ratio=٣), configure(ratio=٣), "
+        "configure(ratio=2, level=2 , level= 2), configure(ratio= , level=2)]<|tool_call_end|>"
+    )
+    tools = load(CORPUS / "lfm2.txt")[0].tools
+    message = toolgrammar.parse("lfm2", text, tools, ids="sequential")
+    assert [call.function.arguments for call in message.tool_calls] == [
+        '{"ratio": 3, "label": "٣"}',  # (a number read from the digit, as the schema asks)
+        '{"ratio": "٣"}',
+        '{"ratio": 3}',
+        '{"ratio": 2, "level": 2, "level": 2}',
+        '{"level": 2}',  # (a key with no value is left out)
+    ]
+    with shortcuts_off():
+        assert toolgrammar.parse("lfm2", text, tools, ids="sequential") == message
+
+
+class _CountedParams:
+    """`python_calls._PARAM`, counting the keyword arguments it matched."""
+
+    def __init__(self) -> None:
+        self.pattern = python_calls._PARAM
+        self.read: list[str] = []
+
+    def match(self, text: str, pos: int, end: int):
+        found = self.pattern.match(text, pos, end)
+        if found is not None:  # a key, or a call's end (and the next call's name)
+            self.read.append(found.group(1) or ")" + (found.group(7) or ""))
+        return found
+
+
+def test_the_keyword_arguments_of_a_whole_output_are_matched_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Strings, bare values and values left to the loop, each key matched once, typed by
+    its own call's tool; each call's end and the next call's start, in one match."""
+    counted = _CountedParams()
+    monkeypatch.setattr(python_calls, "_PARAM", counted)
+    text = (
+        "<|tool_call_start|>[configure(label='a\\'b\\n', ratio='2.5', tags=['x'], "
+        "enabled=True, mode=\"7\", nothing=None), get_weather(city='Paris', days=3), "
+        "f(days='3'), get_weather(days='3'), f(days='3')]<|tool_call_end|>"
+    )
+    tools = load(CORPUS / "lfm2.txt")[0].tools
+    message = toolgrammar.parse("lfm2", text, tools)
+    assert [(call.function.name, call.function.arguments) for call in message.tool_calls] == [
+        (
+            "configure",
+            '{"label": "a\'b\\n", "ratio": 2.5, "tags": ["x"], "enabled": true, "mode": "7", '
+            '"nothing": null}',
+        ),
+        ("get_weather", '{"city": "Paris", "days": 3}'),
+        ("f", '{"days": "3"}'),  # (no tool: the key of another tool's integer is text here)
+        ("get_weather", '{"days": 3}'),
+        ("f", '{"days": "3"}'),
+    ]
+    assert counted.read == [
+        *["label", "ratio", "tags", "enabled", "mode", "nothing", ")get_weather", "city"],
+        *["days", ")f", "days", ")get_weather", "days", ")f", "days", ")"],
+    ]
 
 
 class _Counted:
