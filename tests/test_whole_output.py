@@ -235,6 +235,20 @@ def _engine_calls(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     return made
 
 
+def _both_routes(
+    monkeypatch: pytest.MonkeyPatch, family: str, text: str
+) -> tuple[Any, Any, list[Any]]:
+    """`parse` of `text` with the route (fast) and without (slow), and the calls the engine's
+    item loop read in the routed parse."""
+    made = _engine_calls(monkeypatch)
+    with route(False):
+        slow = toolgrammar.parse(family, text, TOOLS, ids="sequential")
+    made.clear()
+    with route(True):
+        fast = toolgrammar.parse(family, text, TOOLS, ids="sequential")
+    return fast, slow, made
+
+
 @pytest.mark.parametrize("family", ROUTED + ("qwen3_coder", "minimax_m2", "seed_oss"))
 def test_a_single_call_ending_the_output_is_the_routes(
     family: str, monkeypatch: pytest.MonkeyPatch
@@ -466,12 +480,7 @@ def test_a_skipped_header_is_read_by_the_route(monkeypatch: pytest.MonkeyPatch) 
     opener = "<|message_model|>"
     text = render_output(spec, [("get_weather", {"city": "Paris", "days": 3})] * 12)
     text = text.replace(opener, opener + "x" * 128)
-    made = _engine_calls(monkeypatch)
-    with route(False):
-        slow = toolgrammar.parse("inkling", text, TOOLS, ids="sequential")
-    made.clear()
-    with route(True):
-        fast = toolgrammar.parse("inkling", text, TOOLS, ids="sequential")
+    fast, slow, made = _both_routes(monkeypatch, "inkling", text)
     assert fast == slow and len(fast.tool_calls) == 12
     assert len({id(call) for call in made}) <= 2
 
@@ -527,12 +536,7 @@ def test_arrays_of_calls_are_read_by_the_route(monkeypatch: pytest.MonkeyPatch) 
     """Arrays of whole calls are the route's, each call in turn (the test above compares
     the route, not the engine twice), with ids and names in order."""
     text = "".join(f"functools[{_CALL}, {_CALL}]" for _ in range(5))
-    made = _engine_calls(monkeypatch)
-    with route(False):
-        slow = toolgrammar.parse("phi4_mini_json", text, TOOLS, ids="sequential")
-    made.clear()
-    with route(True):
-        fast = toolgrammar.parse("phi4_mini_json", text, TOOLS, ids="sequential")
+    fast, slow, made = _both_routes(monkeypatch, "phi4_mini_json", text)
     assert fast == slow and len(fast.tool_calls) == 10
     assert not made
 
@@ -576,11 +580,6 @@ def test_an_array_of_keyed_calls_reads_as_the_engine_reads_it(element: str) -> N
 def test_arrays_of_keyed_calls_are_read_by_the_route(monkeypatch: pytest.MonkeyPatch) -> None:
     """Apertus' arrays of whole calls are the route's (the test above compares the route)."""
     text = "".join(f"<|tools_prefix|>[{_KEYED}, {_KEYED}]<|tools_suffix|>" for _ in range(5))
-    made = _engine_calls(monkeypatch)
-    with route(False):
-        slow = toolgrammar.parse("apertus", text, TOOLS, ids="sequential")
-    made.clear()
-    with route(True):
-        fast = toolgrammar.parse("apertus", text, TOOLS, ids="sequential")
+    fast, slow, made = _both_routes(monkeypatch, "apertus", text)
     assert fast == slow and len(fast.tool_calls) == 10
     assert not made
