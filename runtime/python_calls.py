@@ -367,10 +367,10 @@ class PythonCallsReader(Batched):
                 known = self._bare.get(bare)
                 if known is None or known[0] is not schema:
                     raw = bare.strip()
-                    typed = json_text(coerce_json(_literal(raw), schema)) if raw else ""
+                    value = json_text(coerce_json(_literal(raw), schema)) if raw else ""
                     if len(self._bare) >= _BARE_KEPT:
                         self._bare.clear()
-                    known = self._bare[bare] = (schema, typed)
+                    known = self._bare[bare] = (schema, value)
                 if known[1]:
                     self.emit(self._prefix() + known[1])
                 self._buffer = []

@@ -397,6 +397,29 @@ def test_a_bare_value_is_typed_by_each_calls_own_schema() -> None:
         assert toolgrammar.parse("lfm2", text, tools, ids="sequential") == message
 
 
+def test_a_typed_key_after_a_bare_value_is_still_typed() -> None:
+    """After a bare value, the call's other typed keys are still typed: `_params` kept the
+    bare value's JSON text in the name of the call's typed keys, so a quoted value of a
+    typed key after it went out as a string (`"b": "5"`, with shortcuts off `5`)."""
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "f",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                },
+            },
+        }
+    ]
+    text = '[f(a=3, b="5", c="xyz")]'
+    message = toolgrammar.parse("pythonic", text, tools, ids="sequential")
+    assert message.tool_calls[0].function.arguments == '{"a": 3, "b": 5, "c": "xyz"}'
+    with shortcuts_off():
+        assert toolgrammar.parse("pythonic", text, tools, ids="sequential") == message
+
+
 class _CountedParams:
     """`python_calls._PARAM`, counting the keyword arguments it matched."""
 
