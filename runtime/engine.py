@@ -128,17 +128,17 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
     # -- the push interface -----------------------------------------------------
 
     def feed(self, text: str) -> list[Delta]:
+        hot = self._hot
+        if hot is not None and text:  # the call waits in its dialect: straight to it
+            self._hot = None  # (None once finished, and while tracing: `_read_dialect`)
+            call = hot[0]
+            if call is self._call and call.item == hot[1] and self.mode == CALL:
+                self._hot_feed(call, self._state.pending + text)
+                return self._out.take()
         if self.finished:
             raise RuntimeError("feed() after finish()")
         if text:
             if self._log is None:
-                hot = self._hot
-                if hot is not None:  # the call waits in its dialect: straight to it
-                    self._hot = None
-                    call = hot[0]
-                    if call is self._call and call.item == hot[1] and self.mode == CALL:
-                        self._hot_feed(call, self._state.pending + text)
-                        return self._out.take()
                 self._run(self._state.pending + text, False)
             else:
                 self._log(FEED, text, False)
@@ -152,14 +152,16 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         engine's loop and the call's item loop, which would come to it the same way."""
         dialect: Any = call.dialect
         new = dialect.read(buf, 0, False)
-        if new > 0 and call.ws_tail:
-            call.ws_tail.clear()
         if not dialect.done:
+            if new > 0 and call.ws_tail:
+                call.ws_tail.clear()
             self._outcome = WAIT
             if call.hold is None:  # (committed, its text not recorded, nor its arguments held)
                 self._hot = call, call.item
             self._state.pending = buf[new:]
             return
+        if new > 0 and call.ws_tail:
+            call.ws_tail.clear()
         self._run(buf, False, self._dialect_ended(call, buf, new, False))
 
     def finish(self, reason: str = "stop") -> list[Delta]:
@@ -626,18 +628,25 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         readers = self._readers
         log = self._log
         count = len(steps)
+        itemwise = -1  # items before this are read one by one: their run did not decide
         while call.item < count:
             index = call.item
             run = runs[index]
-            if run is not None:
+            if run is not None and index > itemwise:
                 found = run.pattern.match(buf, pos)
-                if found is not None and len(buf) - found.end() >= run.lookahead:
-                    if log is not None:
-                        log(RUN, call, index, found.group())
-                    self._read_run(call, found.group())
-                    pos = found.end()
-                    call.item = run.next
-                    continue
+                if found is not None:
+                    end = found.end()
+                    left = len(buf) - end
+                    if left >= run.lookahead or (
+                        left and run.cut.search(buf, max(pos, len(buf) - run.lookahead)) is None
+                    ):  # (no literal begun and cut by the end, at or before `end`)
+                        if log is not None:
+                            log(RUN, call, index, found.group())
+                        self._read_run(call, found.group())
+                        pos = end
+                        call.item = run.next
+                        continue
+                itemwise = run.next  # (the items read the same: their own runs are not tried)
             kind, item = steps[index]
             new = readers[kind](self, call, item, buf, pos, eof)
             outcome = self._outcome

@@ -132,8 +132,14 @@ class ItemReaders:
         if not dialect.done:
             if not eof:
                 self._outcome = WAIT  # (`_wait`, on every delta of a call's arguments)
-                if call.committed and call.raw is None and call.hold is None and shortcuts.ON:
-                    self._hot = call, call.item  # the next delta may go straight here
+                if (
+                    call.committed
+                    and call.raw is None
+                    and call.hold is None
+                    and shortcuts.ON
+                    and self._log is None
+                ):  # the next delta may go straight here (`Engine.feed`), untraced
+                    self._hot = call, call.item
                 return new
             cut = True
             dialect.close()

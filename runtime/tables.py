@@ -87,15 +87,22 @@ class _Run:
     spend more there than in their arguments. The match decides what the items would
     decide one by one (longest spelling first, whitespace taken whole, an optional literal
     taken when there), given `lookahead` characters after it: then no item could have been
-    waiting for more text.
+    waiting for more text. With fewer, it decides all the same when the match ends before
+    the text does (a whitespace item waits at the end) and `cut` finds no spelling of its
+    literals begun and cut off by the end of the text, from a place at or before the
+    match's end (a literal waits only for one of those): at a delta's end, a call's next
+    item (its name) is often only a few characters in.
     """
 
-    __slots__ = ("pattern", "next", "lookahead")
+    __slots__ = ("pattern", "next", "lookahead", "cut")
 
-    def __init__(self, pattern: re.Pattern[str], next_item: int, lookahead: int) -> None:
+    def __init__(
+        self, pattern: re.Pattern[str], next_item: int, lookahead: int, cut: re.Pattern[str]
+    ) -> None:
         self.pattern = pattern
         self.next = next_item  # the item after the run
         self.lookahead = lookahead
+        self.cut = cut  # a literal's spelling begun, cut off by the end of the text
 
 
 def _runs(call: tuple, openers: Iterable[str]) -> tuple[_Run | None, ...]:
@@ -128,7 +135,7 @@ def _runs(call: tuple, openers: Iterable[str]) -> tuple[_Run | None, ...]:
         if stop - start < 2:
             runs.append(None)
             continue
-        parts, longest = [], 1
+        parts, longest, begun = [], 1, set()
         for item in call[start:stop]:
             if isinstance(item, Ws):
                 parts.append(r"\s*+")
@@ -137,7 +144,10 @@ def _runs(call: tuple, openers: Iterable[str]) -> tuple[_Run | None, ...]:
             longest = max(longest, len(texts[0]))
             group = "(?>" + "|".join(re.escape(text) for text in texts) + ")"
             parts.append(group + ("?+" if item.optional else ""))
-        runs.append(_Run(re.compile("".join(parts)), stop, longest))
+            begun.update(text[:end] for text in texts for end in range(1, len(text)))
+        cut = "|".join(map(re.escape, sorted(begun, key=len, reverse=True)))
+        cut_pattern = re.compile("(?:" + cut + r")\Z" if cut else r"(?!)")
+        runs.append(_Run(re.compile("".join(parts)), stop, longest, cut_pattern))
     return tuple(runs)
 
 
