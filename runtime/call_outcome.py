@@ -76,7 +76,7 @@ class CallOutcome:
             call.dropped = True
             call.sent = True
             return False
-        if policies.holds_calls:
+        if self._holds_calls:
             call.ws_before = "".join(self._state.ws_held)
             self._boundary()
             call.hold = (header_id or call.read_id or None, name, [])

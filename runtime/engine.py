@@ -81,6 +81,9 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         self.family = compiled(spec)
         self.tools = tools
         self.policies = policies
+        # (two of its properties, asked on every call)
+        self._keeps_text = policies.keeps_text
+        self._holds_calls = policies.holds_calls
         self.call_id = call_id
         if reasoning_open is None:  # the grammar's default: did the prompt open it?
             reasoning_open = self.family.prompt_opened
@@ -116,6 +119,9 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         self._raw_from = 0
         # the call waiting in its dialect after the last delta, and its item (`_hot_feed`)
         self._hot: tuple[CallRecord, int] | None = None
+        # the call openers `_marker` opens a call on at once (`tables.plain_openers`;
+        # untraced: the trace is told each decision)
+        self._plain_openers = self.family.plain_openers if log is None else frozenset()
 
     def _open_by_prompt(self, marker: str) -> None:
         """The prompt ended with `marker` (a call opener, a section opener, a message
@@ -238,7 +244,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                 if call.raw is not None:  # its text is recorded (`call_outcome.py`)
                     self._raw_buf, self._raw_from = buf, pos
                 pos = self._run_call(buf, pos, eof)
-                if self._call is call and call.raw is not None:
+                if call.raw is not None and self._call is call:
                     self._raw_sync(call, pos)
                 outcome = self._outcome
                 if outcome == RETRY:  # another shape reads the same text again
@@ -321,7 +327,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             # whole text and the whitespace after an opener with it, would decide otherwise
             quick = False
         reopen = self._state.reopen
-        acts: dict[str, tuple[str, bool]] = {}
+        acts = _NO_ACTS
         if reopen and (mode == CONTENT or mode == REASONING):
             markers, acts = family.reopen[reopen]  # text in the block a skip's opener opened
         elif self._headers is not None and self._headers.routed and mode != SECTION:
@@ -471,7 +477,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             prompt,
             opener in family.special,
         )
-        if self.policies.keeps_text:
+        if self._keeps_text:
             call.raw = [] if peeked else [opener[len(prompt) :]]
         return call
 
@@ -486,6 +492,14 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         family = self.family
         state = self._state
         mode = self.mode
+        if lit in self._plain_openers and (
+            mode == SECTION or (mode == CONTENT and family.calls_anywhere)
+        ):  # (what the tests below decide for it, without them: its call opens)
+            prompt, state.prompt = state.prompt, ""
+            state.after_calls = False
+            self._call = self._new_call(lit, mode, 0, prompt)
+            self.mode = CALL
+            return pos - len(lit) if lit in family.peek_openers else pos
         # the first marker begins with the one the prompt ended with, if it did: that part
         # is the prompt's
         prompt, state.prompt = state.prompt, ""
@@ -603,7 +617,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             assert family.by_recipient is not None
             shape = family.by_recipient[0]
             call = CallRecord(1, CONTENT, "", shape, family.shapes[shape].call)
-            if self.policies.keeps_text:
+            if self._keeps_text:
                 call.raw = []
             self._call = call
             self._commit(call, headers.name, None)
@@ -676,7 +690,8 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         call.dropped = False  # an array's next element is a call of its own
         if not self._on_name(call, name, header_id):  # dropped, text or held (`call_outcome`)
             return
-        self._kept_prose(call)  # prose between the opener and the call (with the space before it)
+        if call.kept:  # prose between the opener and the call (with the space before it)
+            self._kept_prose(call)
         self._boundary()
         call.index = self.calls_emitted
         self.calls_emitted += 1
@@ -768,12 +783,13 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         call = self._call
         assert call is not None
         self._outcome = COMPLETE if call.item >= len(call.items) else ENDED
-        if end >= 0:
+        if end >= 0 and call.raw is not None:
             self._raw_sync(call, end)
         if call.committed and not call.args_done:
             self._close_args(call)  # arguments cut by the end, or ended by junk
             self._settle(call, PARTIAL if self.finished and not call.malformed else MALFORMED)
-        self._settle(call, MALFORMED if call.malformed else WHOLE)
+        if call.hold is not None:
+            self._settle(call, MALFORMED if call.malformed else WHOLE)
         self._call = None
         self.mode = SECTION if self._state.in_section else CONTENT
         if call.committed and self.mode == CONTENT and self.family.after_calls_markers:
@@ -793,6 +809,9 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         else:
             call.dialect.close()
 
+
+# `_scan`'s acts outside a reopened block: none (shared, never written)
+_NO_ACTS: dict[str, tuple[str, bool]] = {}
 
 # how far past a call opener held in reasoning its `gives_back` pattern is tried
 _DECIDES_WITHIN = 64

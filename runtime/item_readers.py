@@ -60,8 +60,12 @@ class ItemReaders:
             self._outcome = READ
             return pos
         end = len(buf)
-        texts = item.texts
-        if end - pos < max(map(len, texts)) and any(t.startswith(buf[pos:]) for t in texts):
+        if not item.alternatives:  # (one spelling: the test below, without its generator)
+            cut = end - pos < len(item.text) and item.text.startswith(buf[pos:])
+        else:
+            texts = item.texts
+            cut = end - pos < max(map(len, texts)) and any(t.startswith(buf[pos:]) for t in texts)
+        if cut:  # the text ends inside a spelling of it
             if not eof:
                 return self._wait(pos)
             if not call.committed:  # cut inside its spelling: markup; else nothing followed
@@ -117,7 +121,7 @@ class ItemReaders:
         if dialect is None:
             dialect = call.dialect = self._dialect(call, item)
         cut = False  # the end of the output ended the arguments (`call_outcome.py`)
-        if eof and self.policies.holds_calls:
+        if eof and self._holds_calls:
             new = dialect.read(buf, pos, False)  # what it reads whole, as a stream would
             if not dialect.done:
                 cut = True

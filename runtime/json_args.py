@@ -142,42 +142,53 @@ class JsonArgsReader:
         With `bound`, the caller has already found where the arguments' text may end
         (it watches the markers itself): read up to there and no further.
         """
-        if self.failed:
-            return bound if bound >= 0 else self._skip(text, pos, eof)
-        if self.done:  # (a second arguments value replayed into a finished call: ignored)
-            return pos
-        end = len(text) if bound < 0 else bound
-        if not self._started:
-            pos = skip_whitespace(text, pos, end)
-            if pos >= end:
-                if eof:
-                    self.close()
-                return pos
-            if text[pos] != "{":
-                if not self._raw:
-                    return self._fail(text, pos, eof)  # not an object: no arguments
-                self._raw_open = True
-                self._started = True
-                # (its head goes out with the first text, in one piece: one emit, not two)
-                return self._read_raw(text, pos, end, eof, bound, _raw_head(self._raw))
-            self._started = True
-        if self._raw_open:
-            return self._read_raw(text, pos, end, eof, bound)
-        if bound >= 0:
-            at, stop = -1, bound
-        else:
-            at, _ = self._stops.search(text, pos)
-            stop = at if at >= 0 else end - self._stops.held(text, pos)
-        if not self._tried_whole:
-            self._tried_whole = True
-            whole_end = self._whole(text, pos, stop)
-            if whole_end >= 0:
-                return whole_end
         scanner = self._scanner
-        if scanner is None:
-            scanner = self._scanner = JsonScanner(
-                self._out, on_member=self._member, on_value=self._typed, on_unwrap=self._unwrapped
-            )
+        if scanner is not None:  # a later delta of an object being scanned (the scanner
+            if bound >= 0:  # is dropped once the object ends or fails)
+                end, at, stop = bound, -1, bound
+            else:
+                end = len(text)
+                at, _ = self._stops.search(text, pos)
+                stop = at if at >= 0 else end - self._stops.held(text, pos)
+        else:
+            if self.failed:
+                return bound if bound >= 0 else self._skip(text, pos, eof)
+            if self.done:  # (a second arguments value replayed into a finished call: ignored)
+                return pos
+            end = len(text) if bound < 0 else bound
+            if not self._started:
+                pos = skip_whitespace(text, pos, end)
+                if pos >= end:
+                    if eof:
+                        self.close()
+                    return pos
+                if text[pos] != "{":
+                    if not self._raw:
+                        return self._fail(text, pos, eof)  # not an object: no arguments
+                    self._raw_open = True
+                    self._started = True
+                    # (its head goes out with the first text, in one piece: one emit, not two)
+                    return self._read_raw(text, pos, end, eof, bound, _raw_head(self._raw))
+                self._started = True
+            if self._raw_open:
+                return self._read_raw(text, pos, end, eof, bound)
+            if bound >= 0:
+                at, stop = -1, bound
+            else:
+                at, _ = self._stops.search(text, pos)
+                stop = at if at >= 0 else end - self._stops.held(text, pos)
+            if not self._tried_whole:
+                self._tried_whole = True
+                whole_end = self._whole(text, pos, stop)
+                if whole_end >= 0:
+                    return whole_end
+            if scanner is None:
+                scanner = self._scanner = JsonScanner(
+                    self._out,
+                    on_member=self._member,
+                    on_value=self._typed,
+                    on_unwrap=self._unwrapped,
+                )
         pos = scanner.read(text, pos, stop)
         if scanner.state == DONE:  # (`done` and `failed`, without the properties' calls)
             self.close()

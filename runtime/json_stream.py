@@ -308,7 +308,58 @@ class JsonScanner:
         this runs on every delta of a JSON value)."""
         while pos < end:
             state = self.state
-            if state == STRING:
+            if state < STRING:  # VALUE, KEY, COLON, AFTER: structure (the states' order: above)
+                char = text[pos]
+                if char in " \t\n\r":
+                    found = _WHITESPACE.match(text, pos, end)
+                    assert found is not None
+                    self._pending.append(found.group())
+                    pos = found.end()
+                    continue
+                if state == KEY:
+                    if char == '"':
+                        bound = (
+                            end
+                            if self.key_limit is None or len(self.stack) != 1
+                            else self.key_limit
+                        )
+                        found = _KEY_COLON.match(text, pos, min(end, pos + bound))
+                        if found is not None:
+                            pos = self._key_colon(found)
+                            if self.state == PAUSED:
+                                break
+                            continue
+                elif state == VALUE:
+                    # (the outermost object itself is read member by member, for on_member)
+                    if (self.stack or self.on_member is None) and shortcuts.ON:
+                        if self.value_limit is None or not self._bounded(end - pos):
+                            if char == '"':
+                                found = WHOLE_STRING.match(text, pos, end)
+                                if found is not None:
+                                    self._flush(found.group())
+                                    self._value_done()
+                                    pos = found.end()
+                                    continue
+                                # a string the text does not close yet: not whole
+                                # (`_whole_value`'s first test, without the call)
+                                if find_closer(text, '"', pos + 1, end) < 0:
+                                    new = -1
+                                else:
+                                    new = self._whole_value(text, pos, end)
+                            else:
+                                new = self._whole_value(text, pos, end)
+                            if new >= 0:
+                                pos = new
+                                continue
+                elif state == AFTER and char == ",":
+                    found = _COMMA.match(text, pos, end)
+                    assert found is not None
+                    self._pending.append(found.group())
+                    self.state = KEY if self.stack[-1] == "{" else VALUE
+                    self._first = False
+                    pos = found.end()
+                    continue
+            elif state == STRING:
                 # (no bound applies: `_string`'s tests, without its call)
                 if (
                     len(self.stack) != 1
@@ -318,10 +369,10 @@ class JsonScanner:
                 else:
                     pos = self._string(text, pos, end)
                 continue
-            if state >= DONE:  # DONE, ERROR, PAUSED (the states' order: see above)
+            elif state >= DONE:  # DONE, ERROR, PAUSED
                 break
-            char = text[pos]
-            if state > STRING:  # NUMBER or LITERAL
+            else:  # NUMBER or LITERAL
+                char = text[pos]
                 if (state == NUMBER and char in _NUMBER_CHARS) or (
                     state == LITERAL and char.isalpha()
                 ):
@@ -333,49 +384,6 @@ class JsonScanner:
                     break
                 if not self._end_token():
                     break
-                continue
-            if char in " \t\n\r":
-                found = _WHITESPACE.match(text, pos, end)
-                assert found is not None
-                self._pending.append(found.group())
-                pos = found.end()
-                continue
-            if state == KEY and char == '"':
-                bound = end if self.key_limit is None or len(self.stack) != 1 else self.key_limit
-                found = _KEY_COLON.match(text, pos, min(end, pos + bound))
-                if found is not None:
-                    pos = self._key_colon(found)
-                    if self.state == PAUSED:
-                        break
-                    continue
-            elif state == VALUE and (self.stack or self.on_member is None) and shortcuts.ON:
-                # (the outermost object itself is read member by member, for on_member)
-                if self.value_limit is None or not self._bounded(end - pos):
-                    if char == '"':
-                        found = WHOLE_STRING.match(text, pos, end)
-                        if found is not None:
-                            self._flush(found.group())
-                            self._value_done()
-                            pos = found.end()
-                            continue
-                        # a string the text does not close yet: not whole (`_whole_value`'s
-                        # first test, without the call)
-                        if find_closer(text, '"', pos + 1, end) < 0:
-                            new = -1
-                        else:
-                            new = self._whole_value(text, pos, end)
-                    else:
-                        new = self._whole_value(text, pos, end)
-                    if new >= 0:
-                        pos = new
-                        continue
-            elif state == AFTER and char == ",":
-                found = _COMMA.match(text, pos, end)
-                assert found is not None
-                self._pending.append(found.group())
-                self.state = KEY if self.stack[-1] == "{" else VALUE
-                self._first = False
-                pos = found.end()
                 continue
             pos += 1
             if state == VALUE:

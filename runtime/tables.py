@@ -249,6 +249,10 @@ class CompiledFamily:
     recipient: re.Pattern[str] | None
     routes: dict[str, str]
     message_ends: frozenset[str]
+    # the call openers that are no other marker (no section's, reasoning's or message's, not
+    # ignored), in a family without messages: the engine opens their call at once
+    # (`Engine._marker`; a shortcut: none when they are off)
+    plain_openers: frozenset[str]
     # -- _compute_markers: the searches of each place of the output
     content_markers: Markers
     reasoning_markers: Markers
@@ -380,6 +384,7 @@ def compile_family(spec: FamilySpec) -> CompiledFamily:
     made |= _compute_openers(spec, shapes)
     made |= _compute_blocks(spec)
     made |= _compute_messages(spec)
+    made["plain_openers"] = _plain_openers(spec, made)
     markers_made, outside, inside, message_markers = _compute_markers(spec, made)
     made |= markers_made
     made |= _compute_items(shapes, made)
@@ -438,6 +443,21 @@ def _compute_messages(spec: FamilySpec) -> dict[str, object]:
         "routes": dict(m.routes) if m else {},
         "message_ends": frozenset(m.ends) if m else frozenset(),
     }
+
+
+def _plain_openers(spec: FamilySpec, made: dict[str, Any]) -> frozenset[str]:
+    """The call openers that are no other marker of the family (`plain_openers`)."""
+    if spec.messages or not shortcuts.ON:
+        return frozenset()
+    others = (
+        "section_opens",
+        "section_closes",
+        "reasoning_opens",
+        "reasoning_closes",
+        "ignore",
+        "message_ends",
+    )
+    return frozenset(made["openers"]).difference(*(made[name] for name in others))
 
 
 def _compute_markers(
