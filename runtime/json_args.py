@@ -142,7 +142,7 @@ class JsonArgsReader:
         With `bound`, the caller has already found where the arguments' text may end
         (it watches the markers itself): read up to there and no further.
         """
-        scanner = self._scanner
+        scanner: JsonScanner | None = self._scanner
         if scanner is not None:  # a later delta of an object being scanned (the scanner
             if bound >= 0:  # is dropped once the object ends or fails)
                 end, at, stop = bound, -1, bound
