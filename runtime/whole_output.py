@@ -418,7 +418,7 @@ def _forget() -> None:
     _SHARED_KEYS.clear()
 
 
-shortcuts.on_switch(_forget)
+shortcuts.keeps(_ROUTES)  # (and `_SHARED_KEYS`, below)
 forgets(_forget)  # (their patterns count scans only when made under a test's meter)
 
 
@@ -1040,6 +1040,7 @@ _MAX_XML_TOOLS = 64
 # the route reads (no policy that drops or types undeclared parameters, `_Sink`), and a
 # server's requests name the same tools' keys again and again
 _SHARED_KEYS: dict[tuple[Any, int], tuple[Any, dict[str, Any]]] = {}
+shortcuts.keeps(_SHARED_KEYS)
 _MAX_SHARED = 64  # item and schema pairs
 _MAX_SHARED_KEYS = 1024  # keys each
 

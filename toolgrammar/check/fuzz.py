@@ -52,6 +52,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from .fast_paths import coarse_points, disagreement
 from .family import ALPHABET, make_sample, many_tools, random_tools
 from .helpers import clip
 from .hostile_templates import clean_refusal, hostile_template
@@ -609,7 +610,13 @@ def check_input(item: FuzzInput, text: str, cut: int) -> Violation | None:
             return Violation(EXCEPTION, text[:at], [], f"warned: {caught[0].message}")
         if found:
             return found[0]
-    return None
+    # the fast paths against the slow ones (`fast_paths`): no invariant sees a shortcut
+    # that decides otherwise than its state machine, both readings being well-formed
+    splits = [[], coarse_points(text, random.Random(f"{item.seed}:coarse"))]
+    try:
+        return disagreement(item.family, text, item.tools, item.options, item.finish, splits)
+    except Exception as error:  # (each reading catches its own: this is the checker's)
+        return Violation(EXCEPTION, text, [], _describe(error))
 
 
 def _describe(error: BaseException) -> str:
