@@ -313,7 +313,12 @@ def merged(chunks: list[Chunk], chars: int) -> list[Chunk]:
 
 
 def timed(
-    side: Side, chunks: list[Chunk], marks: list[int], repeat: int, budget_s: float
+    side: Side,
+    chunks: list[Chunk],
+    marks: list[int],
+    repeat: int,
+    budget_s: float,
+    progress: Callable[[Any], None] | None = None,
 ) -> tuple[dict[str, float | None], dict[str, bool], int, Outcome]:
     """Best-of-`repeat` median µs per delta at every mark; which marks were sampled; the
     chars the full stream reached within the budget; the full stream's outcome.
@@ -321,7 +326,8 @@ def timed(
     A mark the full stream did not reach within the budget is sampled: the text up to the
     1K chars before it goes in untimed 4K-char deltas, then the window's deltas are timed
     as usual. A sample that runs past half the budget leaves that mark and the larger ones
-    at None.
+    at None. `progress` is handed the answer so far after the full runs and after each
+    sampled mark (a worker killed later keeps what it measured).
     """
     ends = [c.end for c in chunks]
     best: dict[int, float] = {}
@@ -360,6 +366,12 @@ def timed(
         if outcome.error == "budget":
             break  # one run past the budget is enough to know
 
+    def answer() -> tuple[dict[str, float | None], dict[str, bool], int, Outcome]:
+        medians = {label(m): (best[m] / 1e3 if m in best else None) for m in marks}
+        return medians, {label(m): True for m in sampled}, reached, outcome
+
+    if progress is not None:
+        progress(answer())
     for mark in marks:
         if mark <= reached:
             continue
@@ -379,8 +391,9 @@ def timed(
         sampled[mark] = True
         window_clock = clock[len(head) :]
         best[mark] = statistics.median(window_clock)
-    medians = {label(m): (best[m] / 1e3 if m in best else None) for m in marks}
-    return medians, {label(m): True for m in sampled}, reached, outcome
+        if progress is not None:
+            progress(answer())
+    return answer()
 
 
 class _Alarm:
@@ -708,14 +721,14 @@ class PeerMeasurement:
 
 
 def hard_limit(args: argparse.Namespace, marks: list[int]) -> float:
-    """Seconds the peer's measurement of one stream may take in all: twice what its budgets
+    """Seconds the peer's measurement of one stream may take in all: 1.5 times what its budgets
     allow (the warm-up, each timed run and its warm-up, each sampled mark, the peak-memory
     run, each whole parse) and 30 s more. Only a step stuck where no budget reaches gets
     there."""
     if args.kill_after is not None:
         return float(args.kill_after)
     streams_s = args.budget * (2 + 2 * args.repeat + 1.5 * len(marks))
-    return 30.0 + 2 * (streams_s + args.parse_repeat * args.parse_budget)
+    return 30.0 + 1.5 * (streams_s + args.parse_repeat * args.parse_budget)
 
 
 def measured_peer(
@@ -739,7 +752,7 @@ def measured_peer(
         send("parsing whole")
         send(parse_times_ms([ours, theirs], text, args.parse_repeat, args.parse_budget))
         send("streaming")
-        send(timed(theirs, chunks, marks, args.repeat, args.budget))
+        send(timed(theirs, chunks, marks, args.repeat, args.budget, send))
         send("measuring peak memory")
         send(peak_mb(theirs, mem_chunks, args.budget))
 
@@ -853,7 +866,11 @@ def run_family(
             )
             log(
                 f"  {family}/{shape} {side.label}: {seconds:.1f}s"
-                + (f", cut at {label(reached)} by the budget" if outcome.error == "budget" else "")
+                + (
+                    f", cut at {label(reached)} by the budget"
+                    if outcome.error == "budget" and not (side is theirs and far.killed)
+                    else ""
+                )
                 + (
                     f", killed at the hard limit ({far.limit:.0f}s) while {far.stage}"
                     if side is theirs and far.killed
@@ -1169,7 +1186,7 @@ def parse_args(peer: Peer, argv: list[str] | None) -> argparse.Namespace:
         type=float,
         default=None,
         help=f"seconds after which {peer.name}'s measurement of one stream is killed, where no "
-        "budget reaches (a step stuck inside C); default twice what its budgets allow, +30 s",
+        "budget reaches (a step stuck inside C); default 1.5 times what its budgets allow, +30 s",
     )
     parser.add_argument("--mem-size", default="16K", help="text streamed for peak memory (16K)")
     parser.add_argument("--no-correctness", action="store_true")

@@ -73,6 +73,12 @@ class StuckPeer(Side):
     ) -> tuple[Outcome, int]:
         if self.stuck_in == "stream" and clock is not None or self.stuck_in == "everything":
             stuck()
+        if self.stuck_in == "sampling" and clock is not None:
+            if finish is None:  # a mark past the budget, sampled: stuck
+                stuck()
+            fed = next(i for i, chunk in enumerate(chunks) if chunk.end > 1100) + 1
+            clock[:fed] = [2000] * fed  # 2 µs a delta, then past the budget
+            return Outcome("", [], "budget"), fed
         return Outcome("", []), len(chunks)
 
     def parser_of(self, text: str) -> Callable[[], Outcome]:
@@ -84,7 +90,9 @@ class StuckPeer(Side):
         return parse
 
 
-def _run(stuck_in: str, correctness: bool = False) -> tuple[Any, list[str]]:
+def _run(
+    stuck_in: str, correctness: bool = False, sizes: tuple[int, ...] = (1024,)
+) -> tuple[Any, list[str]]:
     peer = side_by_side.Peer(
         name="Stuck",
         version="0",
@@ -96,9 +104,9 @@ def _run(stuck_in: str, correctness: bool = False) -> tuple[Any, list[str]]:
         beforehand="nothing",
     )
     args = argparse.Namespace(
-        sizes=[1024],
+        sizes=list(sizes),
         shapes=["loop"],
-        plot_marks=[1024],
+        plot_marks=list(sizes),
         mem_size=1024,
         repeat=1,
         budget=0.5,
@@ -147,3 +155,11 @@ def test_a_peer_that_finishes_is_measured_in_its_worker() -> None:
     assert stream.theirs.median_us["1K"] is not None and stream.theirs.parse_ms is not None
     assert stream.theirs.peak_mb is not None
     assert not any("killed" in line for line in logged)
+
+
+def test_marks_measured_before_a_stuck_sample_are_kept() -> None:
+    result, logged = _run("sampling", sizes=(1024, 2048))
+    (stream,) = result.streams
+    assert stream.theirs.median_us == {"1K": 2.0, "2K": None}
+    assert stream.ours.median_us["2K"] is not None
+    assert any("killed at the hard limit" in line for line in logged)
