@@ -31,7 +31,9 @@ streaming API; every string handed out encodes as UTF-8; whole and stream agree,
 streamed one character at a time or in random chunks (one of the two per input, by its
 seed); streamed arguments are a prefix of the final ones, which `json.loads` to an object; nothing is lost (the output
 cut at a random point reads as the start of the whole reading, and ended at a normal
-stop as that and more). A failure is shrunk (ddmin on characters) and reported with the
+stop as that and more). Then the fast paths against the slow ones (`fast_paths.py`):
+streamed with the shortcuts on and off, the same deltas and message; parse()'s whole-output
+route and the engine, the same message. A failure is shrunk (ddmin on characters) and reported with the
 family, the invariant, the minimal text, its split and the seed that replays it:
 input k of a run draws everything from its own seed, and `toolgrammar fuzz FAMILY
 --seed SEED --inputs 1` replays exactly that input.
