@@ -940,6 +940,8 @@ class _Read:
                         return close.end(), name, None, text[at : found[1]]
         if shape.call is not None and shape.call.name_is_key:
             return None  # (any other layout of it: the engine's)
+        if not text.startswith("{", start):
+            return None  # no object (an array's element): `whole_members` takes its `{` as read
         found = whole_members(text, start, stop)
         if found is None:
             return None

@@ -447,6 +447,16 @@ FIXED = [
         {"reasoning_open": True},
         88,
     ),
+    # the fast-path check's first finding (seed 3131): an array element that is no object
+    # (`k` where its `{` belongs) was read by the whole-output route as a call, whose members
+    # `whole_members` reads from after the `{` it takes to be there; the engine: content
+    (
+        "firefunction_v2",
+        'functools[k"name":".","arguments":{"":[""],"":null,"":true}}]',
+        "stop",
+        {"reasoning_open": False},
+        61,
+    ),
 ]
 
 
