@@ -50,6 +50,7 @@ sys.path.insert(0, str(BENCH))
 import per_delta  # noqa: E402  (sizes, labels, load average)
 import streams  # noqa: E402  (the shapes, written from the grammars)
 import toolgrammar  # noqa: E402
+from killable import run_killable  # noqa: E402  (the peer's measurements, killable)
 from toolgrammar.adapters.markup import nonblank_markup_literals  # noqa: E402
 
 WINDOW = per_delta.WINDOW  # chars before a size mark whose deltas make that bucket
@@ -312,7 +313,12 @@ def merged(chunks: list[Chunk], chars: int) -> list[Chunk]:
 
 
 def timed(
-    side: Side, chunks: list[Chunk], marks: list[int], repeat: int, budget_s: float
+    side: Side,
+    chunks: list[Chunk],
+    marks: list[int],
+    repeat: int,
+    budget_s: float,
+    progress: Callable[[Any], None] | None = None,
 ) -> tuple[dict[str, float | None], dict[str, bool], int, Outcome]:
     """Best-of-`repeat` median µs per delta at every mark; which marks were sampled; the
     chars the full stream reached within the budget; the full stream's outcome.
@@ -320,7 +326,8 @@ def timed(
     A mark the full stream did not reach within the budget is sampled: the text up to the
     1K chars before it goes in untimed 4K-char deltas, then the window's deltas are timed
     as usual. A sample that runs past half the budget leaves that mark and the larger ones
-    at None.
+    at None. `progress` is handed the answer so far after the full runs and after each
+    sampled mark (a worker killed later keeps what it measured).
     """
     ends = [c.end for c in chunks]
     best: dict[int, float] = {}
@@ -359,6 +366,12 @@ def timed(
         if outcome.error == "budget":
             break  # one run past the budget is enough to know
 
+    def answer() -> tuple[dict[str, float | None], dict[str, bool], int, Outcome]:
+        medians = {label(m): (best[m] / 1e3 if m in best else None) for m in marks}
+        return medians, {label(m): True for m in sampled}, reached, outcome
+
+    if progress is not None:
+        progress(answer())
     for mark in marks:
         if mark <= reached:
             continue
@@ -378,8 +391,9 @@ def timed(
         sampled[mark] = True
         window_clock = clock[len(head) :]
         best[mark] = statistics.median(window_clock)
-    medians = {label(m): (best[m] / 1e3 if m in best else None) for m in marks}
-    return medians, {label(m): True for m in sampled}, reached, outcome
+        if progress is not None:
+            progress(answer())
+    return answer()
 
 
 class _Alarm:
@@ -693,6 +707,107 @@ def check_streamed(outcome: Outcome, expected: list[tuple[str, dict[str, Any]]])
     return "differs"
 
 
+@dataclass
+class PeerMeasurement:
+    """The peer's numbers on one stream, measured in a worker killed at a hard limit
+    (`killable.py`): what the worker did not send in time is past the budget."""
+
+    limit: float
+    parses: list[tuple[float | None, Outcome | None]] | None = None  # both sides, in turns
+    timed: tuple[Any, ...] = ()  # `timed`'s answer; when not sent, every mark past the budget
+    peak: float | None = None
+    killed: bool = False
+    stage: str = ""  # what the worker was doing when it was killed
+
+
+def hard_limit(args: argparse.Namespace, marks: list[int]) -> float:
+    """Seconds the peer's measurement of one stream may take in all: 1.5 times what its budgets
+    allow (the warm-up, each timed run and its warm-up, each sampled mark, the peak-memory
+    run, each whole parse) and 30 s more. Only a step stuck where no budget reaches gets
+    there."""
+    if args.kill_after is not None:
+        return float(args.kill_after)
+    streams_s = args.budget * (2 + 2 * args.repeat + 1.5 * len(marks))
+    return 30.0 + 1.5 * (streams_s + args.parse_repeat * args.parse_budget)
+
+
+def measured_peer(
+    ours: Side,
+    theirs: Side,
+    text: str,
+    chunks: list[Chunk],
+    warm: list[Chunk],
+    mem_chunks: list[Chunk],
+    marks: list[int],
+    args: argparse.Namespace,
+) -> PeerMeasurement:
+    """The peer's warm-up, whole parses (taking turns with ours, as `parse_times_ms` does),
+    timed stream and peak memory, in a worker killed at `hard_limit`: a peer step stuck
+    inside C, which neither the budget nor SIGALRM interrupts, costs the limit, not the run.
+    A stream that finishes is measured by the same code as before, in the worker."""
+
+    def work(send: Callable[[Any], None]) -> None:
+        send("warming up")
+        theirs.run(warm[:64], budget_s=args.budget)
+        send("parsing whole")
+        send(parse_times_ms([ours, theirs], text, args.parse_repeat, args.parse_budget))
+        send("streaming")
+        send(timed(theirs, chunks, marks, args.repeat, args.budget, send))
+        send("measuring peak memory")
+        send(peak_mb(theirs, mem_chunks, args.budget))
+
+    past = ({label(m): None for m in marks}, {}, 0, Outcome("", [], "budget"))
+    result = PeerMeasurement(hard_limit(args, marks), timed=past)
+    finished = run_killable(work, result.limit)
+    stage = ""
+    for item in finished.sent:
+        if isinstance(item, str):
+            stage = item
+        elif stage == "parsing whole":
+            result.parses = item
+        elif stage == "streaming":
+            result.timed = item
+        elif stage == "measuring peak memory":
+            result.peak = item
+    if finished.error:
+        raise RuntimeError(f"the peer's measurement raised in its worker:\n{finished.error}")
+    result.killed, result.stage = finished.killed, stage
+    return result
+
+
+def killable_correctness(
+    side: Side,
+    tok: Tokens,
+    family: str,
+    budget_s: float,
+    log: Callable[[str], None],
+    limit: float | None = None,
+) -> Correctness:
+    """`correctness` on the peer in a worker killed at `limit` (default: twice what its
+    budgets allow, each step bounded by SIGALRM, which a step stuck inside C does not hear,
+    and 30 s): killed,
+    every cut and case counts as failed, past the budget."""
+    steps = len(tok.tokens(probe_call(family))) + 2 * (2 + len(streams.SHAPES)) + 2
+    limit = 30.0 + 2 * budget_s * steps if limit is None else limit
+    finished = run_killable(lambda send: send(correctness(side, tok, family, budget_s)), limit)
+    if finished.error:
+        raise RuntimeError(f"the peer's correctness sweep raised in its worker:\n{finished.error}")
+    if finished.sent:
+        return finished.sent[0]
+    log(f"  {family} correctness of {side.label}: killed at the hard limit ({limit:.0f}s)")
+    cuts = len(tok.tokens(probe_call(family)))
+    return Correctness(
+        cuts=cuts,
+        unparsable=cuts,
+        crashes=0,
+        parity_cases=0,
+        parity_equal=0,
+        parity_diffs=["killed at the hard limit"],
+        forty_two="killed at the hard limit",
+        over_budget=1,
+    )
+
+
 def run_family(
     peer: Peer,
     modules: Any,
@@ -717,30 +832,50 @@ def run_family(
         mem_chunks = [c for c in chunks if c.end <= args.mem_size] or chunks[:1]
         warm = [c for c in chunks if c.end <= 16 * 1024]
         ours.run(warm)
-        theirs.run(warm[:64], budget_s=args.budget)
+        started = time.perf_counter()
+        far = measured_peer(ours, theirs, stream.text, chunks, warm, mem_chunks, marks, args)
+        peer_seconds = time.perf_counter() - started
+        parses = far.parses or [
+            *parse_times_ms([ours], stream.text, args.parse_repeat, args.parse_budget),
+            (None, None),
+        ]
+        measured = {}
+        started = time.perf_counter()
+        measured[ours.label] = (*timed(ours, chunks, marks, args.repeat, args.budget), None)
+        measured[ours.label] = (*measured[ours.label][:4], peak_mb(ours, mem_chunks, args.budget))
+        ours_seconds = time.perf_counter() - started
+        measured[theirs.label] = (*far.timed, far.peak)
         speeds = []
-        parses = parse_times_ms([ours, theirs], stream.text, args.parse_repeat, args.parse_budget)
-        for side, (parse_ms, parsed) in zip((ours, theirs), parses):
-            started = time.perf_counter()
-            medians, sampled, reached, outcome = timed(
-                side, chunks, marks, args.repeat, args.budget
-            )
+        for side, (parse_ms, parsed), seconds in zip(
+            (ours, theirs), parses, (ours_seconds, peer_seconds)
+        ):
+            medians, sampled, reached, outcome, peak = measured[side.label]
             note = "" if outcome.error == "budget" else check_streamed(outcome, stream.expected)
             parse_note = "" if parsed is None else check_streamed(parsed, stream.expected)
-            speed = Speed(
-                median_us=medians,
-                sampled=sampled,
-                reached=reached,
-                parse_ms=parse_ms,
-                peak_mb=peak_mb(side, mem_chunks, args.budget),
-                ok=not note,
-                note=note,
-                parse_note=parse_note,
+            speeds.append(
+                Speed(
+                    median_us=medians,
+                    sampled=sampled,
+                    reached=reached,
+                    parse_ms=parse_ms,
+                    peak_mb=peak,
+                    ok=not note,
+                    note=note,
+                    parse_note=parse_note,
+                )
             )
-            speeds.append(speed)
             log(
-                f"  {family}/{shape} {side.label}: {time.perf_counter() - started:.1f}s"
-                + (f", cut at {label(reached)} by the budget" if outcome.error == "budget" else "")
+                f"  {family}/{shape} {side.label}: {seconds:.1f}s"
+                + (
+                    f", cut at {label(reached)} by the budget"
+                    if outcome.error == "budget" and not (side is theirs and far.killed)
+                    else ""
+                )
+                + (
+                    f", killed at the hard limit ({far.limit:.0f}s) while {far.stage}"
+                    if side is theirs and far.killed
+                    else ""
+                )
                 + (f", WRONG: {note}" if note else "")
                 + (f", whole parse WRONG: {parse_note}" if parse_note else "")
             )
@@ -749,7 +884,9 @@ def run_family(
         )
     if not args.no_correctness:
         result.ours_correct = correctness(ours, tok, family, args.budget)
-        result.theirs_correct = correctness(theirs, tok, family, args.budget)
+        result.theirs_correct = killable_correctness(
+            theirs, tok, family, args.budget, log, args.kill_after
+        )
     return result
 
 
@@ -1043,6 +1180,13 @@ def parse_args(peer: Peer, argv: list[str] | None) -> argparse.Namespace:
         default=5,
         help="whole-output parses per side, taking turns, best kept (default 5; each within "
         "--parse-budget)",
+    )
+    parser.add_argument(
+        "--kill-after",
+        type=float,
+        default=None,
+        help=f"seconds after which {peer.name}'s measurement of one stream is killed, where no "
+        "budget reaches (a step stuck inside C); default 1.5 times what its budgets allow, +30 s",
     )
     parser.add_argument("--mem-size", default="16K", help="text streamed for peak memory (16K)")
     parser.add_argument("--no-correctness", action="store_true")

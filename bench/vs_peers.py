@@ -47,7 +47,16 @@ from side_by_side import (
 
 PEERS: dict[str, Peer] = {"vllm": VLLM, "sglang": SGLANG}
 # the options passed through to each peer's script as they are
-PASSED = ("shapes", "sizes", "repeat", "budget", "parse_budget", "parse_repeat", "mem_size")
+PASSED = (
+    "shapes",
+    "sizes",
+    "repeat",
+    "budget",
+    "parse_budget",
+    "parse_repeat",
+    "kill_after",
+    "mem_size",
+)
 
 
 def environment_python(peer: Peer) -> str:
@@ -279,6 +288,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--budget", type=float)
     parser.add_argument("--parse-budget", type=float)
     parser.add_argument("--parse-repeat", type=int)
+    parser.add_argument("--kill-after", type=float)
     parser.add_argument("--mem-size")
     parser.add_argument("--no-correctness", action="store_true")
     parser.add_argument("--out", default="bench/out/peers", help="each peer's JSON goes here")

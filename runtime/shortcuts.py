@@ -22,15 +22,31 @@ from dataclasses import MISSING, fields
 from functools import lru_cache
 from typing import Any, Callable
 
+from .scan_meter import forgets
+
 ON: bool = os.environ.get("TOOLGRAMMAR_NO_SHORTCUTS", "") in ("", "0")
 """Whether the shortcuts are taken at all."""
 
 _ON_SWITCH: list[Callable[[], None]] = []  # what forgets tables made with the other setting
+# caches of tables made with the shortcuts in them (or not), kept per setting: switched back
+# and forth per input (`toolgrammar fuzz` reads each both ways), a family is compiled once
+# per setting, not once per switch; `_KEPT[setting]` holds what they held under it
+_PER_SETTING: list[dict[Any, Any]] = []
+_KEPT: dict[bool, list[dict[Any, Any]]] = {}
+forgets(_KEPT.clear)  # (kept tables may hold metered patterns)
 
 
 def switch(on: bool) -> None:
-    """Turn every shortcut on or off from now on (tables made before are forgotten)."""
+    """Turn every shortcut on or off from now on: tables made under the other setting are
+    put away (`keeps`) or forgotten (`on_switch`)."""
     global ON
+    if on != ON:
+        _KEPT[ON] = [dict(cache) for cache in _PER_SETTING]
+        kept = _KEPT.pop(on, None)
+        for number, cache in enumerate(_PER_SETTING):
+            cache.clear()
+            if kept is not None:
+                cache.update(kept[number])
     ON = on
     _decided.cache_clear()
     _last.clear()
@@ -41,6 +57,13 @@ def switch(on: bool) -> None:
 def on_switch(forget: Callable[[], None]) -> None:
     """Register what `switch` must forget: a cache of tables made with shortcuts in them."""
     _ON_SWITCH.append(forget)
+
+
+def keeps(*caches: dict[Any, Any]) -> None:
+    """Register caches of tables made with shortcuts in them that `switch` puts away and
+    brings back per setting (each is bounded by its owner; kept, it is at most doubled)."""
+    _PER_SETTING.extend(caches)
+    _KEPT.clear()
 
 
 # per `knows`, the last item asked about and the answer: a reader is made per call from the

@@ -674,7 +674,7 @@ def _forget() -> None:
     _BY_ID.clear()
 
 
-shortcuts.on_switch(_forget)  # the runs are a shortcut: tables made with them are forgotten
+shortcuts.keeps(_COMPILED, _BY_ID)  # the runs are a shortcut: tables are kept per setting
 scan_meter.forgets(_forget)  # their markers count scans only when made under a meter
 
 

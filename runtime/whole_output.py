@@ -418,7 +418,7 @@ def _forget() -> None:
     _SHARED_KEYS.clear()
 
 
-shortcuts.on_switch(_forget)
+shortcuts.keeps(_ROUTES)  # (and `_SHARED_KEYS`, below)
 forgets(_forget)  # (their patterns count scans only when made under a test's meter)
 
 
@@ -940,6 +940,8 @@ class _Read:
                         return close.end(), name, None, text[at : found[1]]
         if shape.call is not None and shape.call.name_is_key:
             return None  # (any other layout of it: the engine's)
+        if not text.startswith("{", start):
+            return None  # no object (an array's element): `whole_members` takes its `{` as read
         found = whole_members(text, start, stop)
         if found is None:
             return None
@@ -1040,6 +1042,7 @@ _MAX_XML_TOOLS = 64
 # the route reads (no policy that drops or types undeclared parameters, `_Sink`), and a
 # server's requests name the same tools' keys again and again
 _SHARED_KEYS: dict[tuple[Any, int], tuple[Any, dict[str, Any]]] = {}
+shortcuts.keeps(_SHARED_KEYS)
 _MAX_SHARED = 64  # item and schema pairs
 _MAX_SHARED_KEYS = 1024  # keys each
 

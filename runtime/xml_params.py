@@ -217,12 +217,12 @@ def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
 
 
 # `_tables`' answers by (id(item), id(stops)), the item and stops kept with them (an id is
-# only unique while its object lives); forgotten with the metered patterns they hold and
-# when the shortcuts switch
+# only unique while its object lives); forgotten with the metered patterns they hold, kept
+# per setting of the shortcuts
 _TABLES: dict[tuple[int, int], tuple[Any, Any, tuple[Any, ...]]] = {}
 _TABLES_LIMIT = 1024
 forgets(_TABLES.clear)
-shortcuts.on_switch(_TABLES.clear)
+shortcuts.keeps(_TABLES)
 
 
 class XmlParamsReader(MarkupArgs):

@@ -25,7 +25,9 @@ from toolgrammar.check.fuzz import (
     grammars,
     make_input,
 )
+from toolgrammar.check.fast_paths import SHORTCUTS, WHOLE_ROUTE
 from toolgrammar.check.invariants import shrink
+from toolgrammar.runtime import shortcuts, whole_output
 
 sys.path.insert(0, str(Path(__file__).parent / "check_fixtures"))
 from broken_runtimes import MUTANTS  # noqa: E402
@@ -445,6 +447,16 @@ FIXED = [
         {"reasoning_open": True},
         88,
     ),
+    # the fast-path check's first finding (seed 3131): an array element that is no object
+    # (`k` where its `{` belongs) was read by the whole-output route as a call, whose members
+    # `whole_members` reads from after the `{` it takes to be there; the engine: content
+    (
+        "firefunction_v2",
+        'functools[k"name":".","arguments":{"":[""],"":null,"":true}}]',
+        "stop",
+        {"reasoning_open": False},
+        61,
+    ),
 ]
 
 
@@ -582,3 +594,65 @@ def test_crlf_closers_write_every_line_end_around_and_in_closers() -> None:
     for wanted in ("</parameter\r\n", "</parameter\r", "\r\n</parameter>", "</parameter>\r"):
         assert any(wanted in out for out in outs), wanted
     assert fuzz("qwen3_coder", inputs=30, seed=6).by_generator["crlf"] > 0
+
+
+class _ShortcutBug(toolgrammar.StreamParser):
+    """A planted fast-path bug: with the shortcuts on, every `e` of content streams as `E`.
+    Every reading with them on agrees with every other, so no invariant sees it."""
+
+    def feed(self, text: str) -> list[Any]:
+        deltas = super().feed(text)
+        if shortcuts.ON:
+            for delta in deltas:
+                if delta.content:
+                    delta.content = delta.content.replace("e", "E")
+        return deltas
+
+
+def test_a_shortcut_that_disagrees_with_its_state_machine_is_a_finding(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(invariants, "StreamParser", _ShortcutBug)
+    report = fuzz("hermes", inputs=60, seed=2, shrink_seconds=5)
+    assert report.violations >= 1, report.summary()
+    finding = next(f for f in report.findings if f.invariant == SHORTCUTS)
+    assert finding.text == "e", str(finding)  # shrunk to the one character read otherwise
+    assert "shortcuts on and off disagree" in finding.detail
+    monkeypatch.undo()
+    assert fuzz("hermes", inputs=1, seed=finding.seed).ok
+
+
+def test_a_whole_output_route_that_disagrees_with_the_engine_is_a_finding(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    route = whole_output.whole
+
+    def planted(engine: Any, text: str, reason: str) -> Any:
+        content, reasoning, calls = route(engine, text, reason)
+        if whole_output.ON:
+            content = [piece.replace("e", "E") for piece in content]
+        return content, reasoning, calls
+
+    monkeypatch.setattr(whole_output, "whole", planted)
+    report = fuzz("hermes", inputs=60, seed=2, shrink_seconds=5)
+    finding = next(f for f in report.findings if f.invariant == WHOLE_ROUTE)
+    assert finding.text == "e", str(finding)
+    assert "by the whole-output route" in finding.detail
+
+
+def test_the_fast_path_check_reads_each_input_with_both_settings() -> None:
+    """Both settings are read (else the check would compare a setting with itself), and
+    the switches are back where they were after it."""
+    seen: set[tuple[bool, bool]] = set()
+
+    class Spy(toolgrammar.StreamParser):
+        def feed(self, text: str) -> list[Any]:
+            seen.add((shortcuts.ON, whole_output.ON))
+            return super().feed(text)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(invariants, "StreamParser", Spy)
+        item = make_input("hermes", 1)
+        assert check_input(item, item.text, item.cut) is None
+    assert {on for on, _ in seen} == {True, False}
+    assert shortcuts.ON and whole_output.ON

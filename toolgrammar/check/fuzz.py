@@ -31,7 +31,9 @@ streaming API; every string handed out encodes as UTF-8; whole and stream agree,
 streamed one character at a time or in random chunks (one of the two per input, by its
 seed); streamed arguments are a prefix of the final ones, which `json.loads` to an object; nothing is lost (the output
 cut at a random point reads as the start of the whole reading, and ended at a normal
-stop as that and more). A failure is shrunk (ddmin on characters) and reported with the
+stop as that and more). Then the fast paths against the slow ones (`fast_paths.py`):
+streamed with the shortcuts on and off, the same deltas and message; parse()'s whole-output
+route and the engine, the same message. A failure is shrunk (ddmin on characters) and reported with the
 family, the invariant, the minimal text, its split and the seed that replays it:
 input k of a run draws everything from its own seed, and `toolgrammar fuzz FAMILY
 --seed SEED --inputs 1` replays exactly that input.
@@ -52,6 +54,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from .fast_paths import coarse_points, disagreement
 from .family import ALPHABET, make_sample, many_tools, random_tools
 from .helpers import clip
 from .hostile_templates import clean_refusal, hostile_template
@@ -609,7 +612,13 @@ def check_input(item: FuzzInput, text: str, cut: int) -> Violation | None:
             return Violation(EXCEPTION, text[:at], [], f"warned: {caught[0].message}")
         if found:
             return found[0]
-    return None
+    # the fast paths against the slow ones (`fast_paths`): no invariant sees a shortcut
+    # that decides otherwise than its state machine, both readings being well-formed
+    splits = [[], coarse_points(text, random.Random(f"{item.seed}:coarse"))]
+    try:
+        return disagreement(item.family, text, item.tools, item.options, item.finish, splits)
+    except Exception as error:  # (each reading catches its own: this is the checker's)
+        return Violation(EXCEPTION, text, [], _describe(error))
 
 
 def _describe(error: BaseException) -> str:
