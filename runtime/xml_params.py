@@ -36,7 +36,8 @@ from .unwrap import members_text, wrapped_text
 from .unicode import strip_space
 from .xml_entities import xml_unescape
 
-BETWEEN, KEY, VALUE_OPEN, VALUE_START, VALUE, DONE, CDATA, JSON = range(8)
+BETWEEN, KEY, VALUE_OPEN, VALUE_START, VALUE, DONE, CDATA, JSON, BODY = range(9)
+# (BODY: before the first parameter with `json_body`, where a `{` may open a JSON body)
 
 CDATA_OPEN, CDATA_CLOSE = "<![CDATA[", "]]>"
 
@@ -254,12 +255,13 @@ class XmlParamsReader(MarkupArgs):
         "_log",
         "_body",
         "_json",
+        "_memo_of",
     )
 
     item: XmlParams
 
     def __init__(self, item: XmlParams, stops: tuple[str, ...], sink: Sink) -> None:
-        super().__init__(item, sink, BETWEEN)
+        super().__init__(item, sink, BODY if item.json_body else BETWEEN)
         (
             self._between,
             self._value_opens,
@@ -279,6 +281,8 @@ class XmlParamsReader(MarkupArgs):
         self._pend = ""  # raw value text not decided yet (a trailing newline, half an entity)
         self._skipped = 0  # text skipped while looking for the value opener
         self._keys: dict[str, _Key] = {}
+        # the keys read by the parser's earlier calls of the same tool (`Sink.tool_memo`)
+        self._memo_of = getattr(sink, "tool_memo", None)
         self._unwraps = sink.unwraps
         # a value no schema types is its JSON value when it is one (`untyped_values="json"`)
         policies = getattr(sink, "policies", None)
@@ -306,6 +310,7 @@ class XmlParamsReader(MarkupArgs):
             return pos  # what comes after the whitespace decides
         sink, stops = self._body  # type: ignore[misc]
         self._body = None
+        self.state = BETWEEN
         if at < end and text[at] == "{":
             self._flush()
             self._json = JsonArgsReader(JsonArgs(), stops, _BodySink(sink))
@@ -316,22 +321,16 @@ class XmlParamsReader(MarkupArgs):
         return pos
 
     def _read(self, text: str, pos: int, eof: bool) -> int:
+        # the states in the order a parameter passes them: a step that completes falls
+        # through to the next state's step while text is left (one turn of the loop per
+        # parameter rather than per state, most of a short parameter's cost)
         end = len(text)
         item = self.item
         while pos < end and not self.done:
             state = self.state
-            if state == BETWEEN and self._body is not None:
-                pos = self._json_body(text, pos, eof)
-                if self._body is not None:
-                    return pos
-                continue
-            if state == JSON:
-                reader = self._json
-                pos = reader.read(text, pos, eof)  # type: ignore[union-attr]
-                if reader.done:  # type: ignore[union-attr]
-                    self._finish()
-                    return pos
-                if not eof:
+            if state == VALUE:
+                pos = self._value(text, pos, eof)
+                if self.state == VALUE:
                     return pos
                 continue
             if state == BETWEEN:
@@ -351,10 +350,12 @@ class XmlParamsReader(MarkupArgs):
                     self._finish()
                     return at
                 pos = at + len(lit)
-                self.state = KEY
+                self.state = state = KEY
                 if self._log is not None:
                     self._log("reads a key")
-            elif state == KEY:
+                if pos == end:
+                    break
+            if state == KEY:
                 at, lit = self._key_ends.search(text, pos)
                 if at >= 0 and self._key_ends.undecided(text, at, lit, eof):
                     if not eof:
@@ -371,17 +372,25 @@ class XmlParamsReader(MarkupArgs):
                 raw = text[pos:at]
                 self._key = self._keys.get(raw) or self._key_of(raw)
                 pos = at + len(lit)
-                if item.value_open:
-                    self.state, self._skipped = VALUE_OPEN, 0
-                    if self._log is not None:
-                        self._log(f"read the key {self._key.name!r}: looks for its value")
-                else:
+                if not item.value_open:
                     self._open_param()
-            elif state == VALUE_OPEN:
+                    continue
+                self.state, self._skipped = VALUE_OPEN, 0
+                if self._log is not None:
+                    self._log(f"read the key {self._key.name!r}: looks for its value")
+                if pos == end:
+                    break
+                state = VALUE_OPEN
+            if state == VALUE_OPEN:
                 pos = self._find_value_open(text, pos, eof)
-                if self.state == VALUE_OPEN:
-                    return pos
-            elif state == VALUE_START:
+                if self.state != VALUE_START:
+                    if self.state == VALUE_OPEN:
+                        return pos
+                    continue
+                if pos == end:
+                    break
+                state = VALUE_START
+            if state == VALUE_START:
                 if item.strip:
                     while pos < end and text[pos].isspace():
                         pos += 1
@@ -396,9 +405,17 @@ class XmlParamsReader(MarkupArgs):
                 pos = self._cdata(text, pos, eof)
                 if self.state == CDATA:
                     return pos
-            else:  # VALUE
-                pos = self._value(text, pos, eof)
-                if self.state == VALUE:
+            elif state == JSON:
+                reader = self._json
+                pos = reader.read(text, pos, eof)  # type: ignore[union-attr]
+                if reader.done:  # type: ignore[union-attr]
+                    self._finish()
+                    return pos
+                if not eof:
+                    return pos
+            elif state == BODY:
+                pos = self._json_body(text, pos, eof)
+                if self.state == BODY:
                     return pos
         if eof and not self.done:
             if self.state == VALUE_START:
@@ -409,7 +426,23 @@ class XmlParamsReader(MarkupArgs):
     def _key_of(self, raw: str) -> _Key:
         """The name, whether a flag in the key says the value is JSON rather than text, and
         the schema that types the value, remembered: a call repeats its few keys (callers
-        look in `_keys` first)."""
+        look in `_keys` first), and by the parser from call to call of one tool."""
+        memo = self._memo_of(self.item) if self._memo_of is not None else None
+        if memo is not None:
+            key = memo.get(raw)
+            if key is not None:
+                if len(self._keys) < _MAX_KEYS:
+                    self._keys[raw] = key
+                return key
+        key = self._read_key(raw)
+        if memo is not None and len(memo) < _MAX_KEYS:
+            memo[raw] = key
+        if len(self._keys) < _MAX_KEYS:
+            self._keys[raw] = key
+        return key
+
+    def _read_key(self, raw: str) -> _Key:
+        """What the key text `raw` reads as for the current call (`_key_of`)."""
         name = raw if self.item.verbatim_keys else strip_space(raw)  # a key of U+2028 is that key
         json_flagged = False
         if self._key_pattern is not None:
@@ -430,15 +463,16 @@ class XmlParamsReader(MarkupArgs):
             key = _Key(name, json_flagged, schema, False, prefix, False, True)
         else:
             key = _Key(name, json_flagged, schema, as_text, prefix, self._unwraps(name))
-        if len(self._keys) < _MAX_KEYS:
-            self._keys[raw] = key
         return key
 
     def _whole_params(self, text: str, pos: int, eof: bool) -> int:
         """Write the parameters found whole in the text from `pos`, as the state machine
         would write them (one regex match each); return where the state machine goes on."""
+        match = self._whole.match  # type: ignore[union-attr]
+        whole = match(text, pos)
+        if whole is None:  # (most often: the parameter is still arriving)
+            return pos
         item = self.item
-        match = self._whole.match
         growing = self._value_ends.growing
         strip, trim_newline, unescape = item.strip, item.trim_newline, item.xml_unescape
         value_ends, implicit_ends = self._closers
@@ -447,9 +481,6 @@ class XmlParamsReader(MarkupArgs):
         keys = self._keys
         count = self._count
         while True:
-            whole = match(text, pos)
-            if whole is None:
-                break
             end, raw, value = whole.group("end", "key", "value")
             if end in growing and self._value_ends.undecided(text, whole.start("end"), end, eof):
                 break
@@ -481,6 +512,9 @@ class XmlParamsReader(MarkupArgs):
                 )
             if end in value_ends:
                 pos = whole.end()
+                whole = match(text, pos)
+                if whole is None:
+                    break
                 continue
             pos = whole.start("end")
             if end not in implicit_ends:
