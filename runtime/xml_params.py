@@ -338,11 +338,12 @@ class XmlParamsReader(MarkupArgs):
                     pos = self._whole_params(text, pos, eof)
                     if self.done:
                         return pos
-                at, lit = self._between.search(text, pos)
+                between = self._between
+                at, lit = between.search(text, pos)
                 if at < 0:
                     # text between parameters is markup; keep only a possible marker start
-                    return end - (0 if eof else self._between.held(text, pos))
-                if self._between.undecided(text, at, lit, eof):
+                    return end - (0 if eof else between.held(text, pos))
+                if lit in between.growing and between.undecided(text, at, lit, eof):
                     if not eof:
                         return at
                     return end  # the output ends inside a longer marker: markup
@@ -356,14 +357,15 @@ class XmlParamsReader(MarkupArgs):
                 if pos == end:
                     break
             if state == KEY:
-                at, lit = self._key_ends.search(text, pos)
-                if at >= 0 and self._key_ends.undecided(text, at, lit, eof):
+                key_ends = self._key_ends
+                at, lit = key_ends.search(text, pos)
+                if at >= 0 and lit in key_ends.growing and key_ends.undecided(text, at, lit, eof):
                     if not eof:
                         return pos
                     at = -1  # the output ends inside a longer marker: the key is cut
                 if at < 0 or at - pos > _MAX_KEY:
                     # a key longer than _MAX_KEY is no parameter, whole or streamed: skipped
-                    if at >= 0 or end - pos - self._key_ends.held(text, pos) > _MAX_KEY:
+                    if at >= 0 or end - pos - key_ends.held(text, pos) > _MAX_KEY:
                         self.state = BETWEEN
                         if self._log is not None:
                             self._log("a key longer than any: no parameter")
@@ -557,9 +559,13 @@ class XmlParamsReader(MarkupArgs):
         return sep + self._key.prefix
 
     def _value(self, text: str, pos: int, eof: bool) -> int:
-        at, lit = self._value_end(text, pos, eof)
-        while True:
-            if self.item.cdata:  # a section before the next marker: no marker ends it
+        ends = self._value_ends
+        at, lit = ends.search(text, pos)  # (`_value_end`, its common case in line)
+        if at >= 0 and lit in ends.growing and ends.undecided(text, at, lit, eof):
+            at, lit = -1, ""
+        item = self.item
+        while item.cdata or lit in self._in_value.held:
+            if item.cdata:  # a section before the next marker: no marker ends it
                 inside = self._enter_cdata(text, pos, self._value_ends.search(text, pos)[0])
                 if inside >= 0:
                     return inside
@@ -575,16 +581,17 @@ class XmlParamsReader(MarkupArgs):
             pos = at + len(lit)
             at, lit = self._value_end(text, pos, eof)
         # a possible closing marker waits; at the end of output it is markup, not value
-        stop = at if at >= 0 else len(text) - self._held(text, pos, eof)
-        keep = self.item.keep_last_newline and lit in self._closers.own
-        self._value_text(text[pos:stop], closing=at >= 0 or eof, keep_newline=keep)
         if at < 0:
+            stop = len(text) - self._held(text, pos, eof)
+            self._value_text(text[pos:stop], closing=eof)
             if eof:
                 self._close_param()
                 return len(text)
             return stop
+        own = self._closers.own
+        self._value_text(text[pos:at], True, item.keep_last_newline and lit in own)
         self._close_param()
-        if lit in self._closers.own:
+        if lit in own:
             self.state = BETWEEN
             return at + len(lit)
         if lit in self._closers.implicit:
@@ -674,11 +681,14 @@ class XmlParamsReader(MarkupArgs):
                 amp = raw.rfind("&")
                 if amp >= 0 and len(raw) - amp < _MAX_ENTITY and ";" not in raw[amp:]:
                     hold = len(raw) - amp
-        ready = raw[: len(raw) - hold]
-        self._pend = raw[len(raw) - hold :]
-        if ready and item.xml_unescape:
-            ready = xml_unescape(ready)
-        self._emit_value(ready)
+        if hold:
+            ready = raw[: len(raw) - hold]
+            self._pend = raw[len(raw) - hold :]
+        else:
+            ready = raw
+            self._pend = ""
+        if ready:
+            self._emit_value(xml_unescape(ready) if item.xml_unescape else ready)
 
     def _close_param(self) -> None:
         if self._pend:
