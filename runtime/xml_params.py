@@ -88,7 +88,14 @@ class _Key(NamedTuple):
     as_text: bool
     prefix: str  # the key as the arguments write it: `"name": `
     wraps: bool  # a lone wrapper around the arguments, if it comes first
-    dropped: bool = False  # not written: `undeclared_params="drop"` and undeclared
+    dropped: bool  # not written: `undeclared_params="drop"` and undeclared
+    # typed values written, by their text (`_typed_piece`): a key lives as long as the
+    # parser keeps its tool's keys, and a model repeats its values
+    written: dict[str, str]
+
+
+_MAX_WRITTEN = 64  # typed values remembered per key, each at most _MAX_WRITTEN_TEXT long
+_MAX_WRITTEN_TEXT = 64
 
 
 _MAX_KEYS = 256  # keys remembered per call; a model inventing names is not remembered
@@ -462,10 +469,8 @@ class XmlParamsReader(MarkupArgs):
         )
         prefix = encode_basestring(name) + ": "
         if self._drops is not None and self._drops(name):  # read, not written
-            key = _Key(name, json_flagged, schema, False, prefix, False, True)
-        else:
-            key = _Key(name, json_flagged, schema, as_text, prefix, self._unwraps(name))
-        return key
+            return _Key(name, json_flagged, schema, False, prefix, False, True, {})
+        return _Key(name, json_flagged, schema, as_text, prefix, self._unwraps(name), False, {})
 
     def _whole_params(self, text: str, pos: int, eof: bool) -> int:
         """Write the parameters found whole in the text from `pos`, as the state machine
@@ -508,9 +513,7 @@ class XmlParamsReader(MarkupArgs):
                 count += 1
                 pieces.append(key.prefix)
                 pieces.append(
-                    encode_basestring(value)
-                    if key.as_text
-                    else json_text(self._typed_value(key, value))
+                    encode_basestring(value) if key.as_text else self._typed_piece(key, value)
                 )
             if end in value_ends:
                 pos = whole.end()
@@ -540,12 +543,13 @@ class XmlParamsReader(MarkupArgs):
         return stop
 
     def _open_param(self) -> None:
-        self._wrapper = self._key.wraps and self._first
+        key = self._key
+        self._wrapper = wrapper = key.wraps and self._first
         self._first = False
-        self._as_text = self._key.as_text and not self._wrapper  # a wrapper waits whole
+        self._as_text = as_text = key.as_text and not wrapper  # a wrapper waits whole
         self._pend = ""
         self.state = VALUE_START
-        if self._as_text:
+        if as_text:
             self.emit(self._key_prefix() + '"')
         else:
             self._typed = []
@@ -708,7 +712,7 @@ class XmlParamsReader(MarkupArgs):
             elif self._key.dropped:
                 pass
             else:
-                self.emit(self._key_prefix() + json_text(self._typed_value(self._key, text)))
+                self.emit(self._key_prefix() + self._typed_piece(self._key, text))
         self._wrapper = False
         self.state = BETWEEN
         if self._log is not None:
@@ -719,6 +723,19 @@ class XmlParamsReader(MarkupArgs):
         None when its text holds no object."""
         members = wrapped_text(text, key.json_flagged)
         return None if members is None else members_text(members, self.schema_of)
+
+    def _typed_piece(self, key: _Key, text: str) -> str:
+        """The JSON of a typed value, remembered per key and text (a pure function of
+        them: the key holds its schema and flag)."""
+        if len(text) > _MAX_WRITTEN_TEXT:
+            return json_text(self._typed_value(key, text))
+        written = key.written
+        piece = written.get(text)
+        if piece is None:
+            piece = json_text(self._typed_value(key, text))
+            if len(written) < _MAX_WRITTEN:
+                written[text] = piece
+        return piece
 
     @staticmethod
     def _typed_value(key: _Key, text: str) -> object:
