@@ -586,7 +586,10 @@ class XmlParamsReader(MarkupArgs):
             at, lit = self._value_end(text, pos, eof)
         # a possible closing marker waits; at the end of output it is markup, not value
         if at < 0:
-            stop = len(text) - self._held(text, pos, eof)
+            held = ends.held(text, pos)  # (`_held`, in line)
+            if item.cdata and not eof:
+                held = max(held, self._cdata_open.held(text, pos))
+            stop = len(text) - held
             self._value_text(text[pos:stop], closing=eof)
             if eof:
                 self._close_param()
@@ -691,8 +694,13 @@ class XmlParamsReader(MarkupArgs):
         else:
             ready = raw
             self._pend = ""
-        if ready:
-            self._emit_value(xml_unescape(ready) if item.xml_unescape else ready)
+        if ready and item.xml_unescape:
+            ready = xml_unescape(ready)
+        if ready:  # (`_emit_value`, in line)
+            if self._as_text:
+                self.emit(encode_basestring(ready)[1:-1])
+            else:
+                self._typed.append(ready)
 
     def _close_param(self) -> None:
         if self._pend:
