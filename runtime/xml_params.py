@@ -341,10 +341,13 @@ class XmlParamsReader(MarkupArgs):
                     return pos
                 continue
             if state == BETWEEN:
-                if self._whole is not None:
-                    pos = self._whole_params(text, pos, eof)
-                    if self.done:
-                        return pos
+                whole = self._whole
+                if whole is not None:
+                    found = whole.match(text, pos)
+                    if found is not None:  # (most often the parameter is still arriving)
+                        pos = self._whole_params(text, found, eof)
+                        if self.done:
+                            return pos
                 between = self._between
                 at, lit = between.search(text, pos)
                 if at < 0:
@@ -372,7 +375,9 @@ class XmlParamsReader(MarkupArgs):
                     at = -1  # the output ends inside a longer marker: the key is cut
                 if at < 0 or at - pos > _MAX_KEY:
                     # a key longer than _MAX_KEY is no parameter, whole or streamed: skipped
-                    if at >= 0 or end - pos - key_ends.held(text, pos) > _MAX_KEY:
+                    if at >= 0 or (
+                        end - pos > _MAX_KEY and end - pos - key_ends.held(text, pos) > _MAX_KEY
+                    ):
                         self.state = BETWEEN
                         if self._log is not None:
                             self._log("a key longer than any: no parameter")
@@ -472,13 +477,11 @@ class XmlParamsReader(MarkupArgs):
             return _Key(name, json_flagged, schema, False, prefix, False, True, {})
         return _Key(name, json_flagged, schema, as_text, prefix, self._unwraps(name), False, {})
 
-    def _whole_params(self, text: str, pos: int, eof: bool) -> int:
-        """Write the parameters found whole in the text from `pos`, as the state machine
-        would write them (one regex match each); return where the state machine goes on."""
+    def _whole_params(self, text: str, whole: re.Match[str], eof: bool) -> int:
+        """Write the parameters found whole in the text from the first, `whole`, as the state
+        machine would write them (one regex match each); return where it goes on."""
         match = self._whole.match  # type: ignore[union-attr]
-        whole = match(text, pos)
-        if whole is None:  # (most often: the parameter is still arriving)
-            return pos
+        pos = whole.start()
         item = self.item
         growing = self._value_ends.growing
         strip, trim_newline, unescape = item.strip, item.trim_newline, item.xml_unescape
@@ -565,12 +568,13 @@ class XmlParamsReader(MarkupArgs):
     def _value(self, text: str, pos: int, eof: bool) -> int:
         ends = self._value_ends
         at, lit = ends.search(text, pos)  # (`_value_end`, its common case in line)
+        marker_at = at  # the next marker, decided or not
         if at >= 0 and lit in ends.growing and ends.undecided(text, at, lit, eof):
             at, lit = -1, ""
         item = self.item
         while item.cdata or lit in self._in_value.held:
             if item.cdata:  # a section before the next marker: no marker ends it
-                inside = self._enter_cdata(text, pos, self._value_ends.search(text, pos)[0])
+                inside = self._enter_cdata(text, pos, marker_at)
                 if inside >= 0:
                     return inside
             if lit not in self._in_value.held:
@@ -583,6 +587,7 @@ class XmlParamsReader(MarkupArgs):
                 break
             self._value_text(text[pos : at + len(lit)], closing=False)  # the value's text
             pos = at + len(lit)
+            marker_at = ends.search(text, pos)[0]
             at, lit = self._value_end(text, pos, eof)
         # a possible closing marker waits; at the end of output it is markup, not value
         if at < 0:
