@@ -591,7 +591,9 @@ class XmlParamsReader(MarkupArgs):
             at, lit = self._value_end(text, pos, eof)
         # a possible closing marker waits; at the end of output it is markup, not value
         if at < 0:
-            held = ends.held(text, pos)  # (`_held`, in line)
+            # what may still begin a marker, or a CDATA section (at the end of output a
+            # partial section opener is value text, not markup)
+            held = ends.held(text, pos)
             if item.cdata and not eof:
                 held = max(held, self._cdata_open.held(text, pos))
             stop = len(text) - held
@@ -611,14 +613,6 @@ class XmlParamsReader(MarkupArgs):
             return at
         self._finish()  # a marker of the call or the stream: the arguments end here
         return at
-
-    def _held(self, text: str, pos: int, eof: bool) -> int:
-        """How much of the text's end may still begin a marker, or a CDATA section (at the
-        end of output a partial section opener is value text, not markup)."""
-        held = self._value_ends.held(text, pos)
-        if self.item.cdata and not eof:
-            held = max(held, self._cdata_open.held(text, pos))
-        return held
 
     def _enter_cdata(self, text: str, pos: int, marker_at: int) -> int:
         """Where the section's text starts when a CDATA section opens before the next
