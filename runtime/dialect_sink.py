@@ -16,6 +16,8 @@ from .protocol import ArgumentsReader
 from .spec import Dialect
 from .unwrap import WRAPPER_KEYS
 
+_MAX_TOOL_MEMOS = 64  # tool and item pairs a parser remembers (`DialectSink.tool_memo`)
+
 if TYPE_CHECKING:
     from .engine import Engine
 
@@ -48,6 +50,20 @@ class DialectSink:
 
     def typed_keys(self: Engine) -> frozenset[str]:
         return self.tools.typed_keys(self._current_name)
+
+    def tool_memo(self: Engine, item: object) -> dict:
+        """A dict the dialect reading `item` keeps for the current call's tool from call to
+        call of this parser (what a key reads as against the tool's schema and the
+        parser's policies): a model calling one tool again and again reads its keys once.
+        Bounded; by the item's identity, the item kept with it."""
+        memos = self._tool_memos
+        key = (self._current_name, id(item))
+        found = memos.get(key)
+        if found is None or found[0] is not item:
+            if len(memos) >= _MAX_TOOL_MEMOS:
+                memos.clear()
+            found = memos[key] = (item, {})
+        return found[1]
 
     def unwraps(self: Engine, key: str) -> bool:
         return key in WRAPPER_KEYS and self.tools.lacks_property(self._current_name, key)

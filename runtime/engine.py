@@ -110,6 +110,9 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         self._call: CallRecord | None = None
         # the name of the call being read (set by `_commit`, read by a dialect's schema look-ups)
         self._current_name = ""
+        # per tool name and dialect item: what a dialect works out once per tool rather
+        # than once per call (`DialectSink.tool_memo`)
+        self._tool_memos: dict[tuple[str, int], tuple[object, dict]] = {}
         # per stop markers: where the first lies in the text at hand, shared by the calls
         # read one after another from one text (else N calls search N times to its end)
         self._next_stops: dict[tuple[str, ...], NextStop] = {}

@@ -99,6 +99,11 @@ class Sink(Protocol):
     # unless tracing, so a dialect pays one test per change for it; a sink may lack it
     log: Callable[[str], None] | None
 
+    # the engine's (`DialectSink.tool_memo`): `tool_memo(item)`, a dict the reader of `item`
+    # keeps for the current call's tool from call to call (what its keys read as); a sink
+    # may lack it, and a reader then works its keys out per call
+    tool_memo: Callable[[Any], dict]
+
 
 class Reader(Protocol):
     """What the engine hands text to as it arrives: a dialect's arguments reader, the message-header

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from json.encoder import encode_basestring  # json.dumps(str, ensure_ascii=False), in C
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Callable, Sequence
 
 from .batched import MarkupArgs
@@ -36,12 +37,24 @@ from .protocol import Call, DialectRow, RenderError, Sink, render_value_text, th
 from .protocol import too_deep_to_write
 from .schemas import item_schema, property_schema, schema_types, streams_as_text
 from .spec import XmlElements
+from . import shortcuts
 from .unwrap import members_text, wrapped_text, write_members
 from .unicode import strip_space
 
 BETWEEN, TAG, START, TEXT, TREE, DONE = range(6)
 _MAX_NAME = 256
+_MAX_NAMES = 256  # element names remembered per tool (`XmlElementsReader._start`)
+_MAX_WRITTEN = 64  # typed leaf values remembered per element name, each at most
+_MAX_WRITTEN_TEXT = 64  # this long
 _WINDOW = 256  # the first span searched for an element's end (`_body_end`)
+
+
+@lru_cache(maxsize=256)
+def _after(marker: str, literals: tuple[str, ...]) -> frozenset[str]:
+    """The characters that follow `marker` in the longer markers of `literals` it begins:
+    a tag opener followed by any other is decided, with no `Markers.undecided` to ask."""
+    size = len(marker)
+    return frozenset(lit[size] for lit in literals if len(lit) > size and lit.startswith(marker))
 
 
 def _json_string_body(text: str) -> str:
@@ -74,6 +87,11 @@ class XmlElementsReader(MarkupArgs):
         "_first",
         "_in_value",
         "_max_depth",
+        "_memo_of",
+        "_key_text",
+        "_as_text",
+        "_after_open",
+        "_written",
     )
 
     item: XmlElements
@@ -82,6 +100,7 @@ class XmlElementsReader(MarkupArgs):
         super().__init__(item, sink, BETWEEN)
         self._open = item.prefix + "<"
         self._between = markers((self._open, *stops))
+        self._after_open = _after(self._open, self._between.literals)
         self._count = 0
         self._key = ""
         self._schema: dict | None = None
@@ -95,18 +114,38 @@ class XmlElementsReader(MarkupArgs):
         self._first = True  # no element read yet: only the first may be a wrapper
         self._in_value = opener_in_value(stops, (item.prefix + "</",), (self._open,))
         self._max_depth = min(item.max_depth, MAX_DEPTH)  # (the grammar's, within the limit)
+        # what an element name reads as, kept by the parser from call to call of one tool
+        # (`Sink.tool_memo`; a sink without one works it out per element)
+        self._memo_of = getattr(sink, "tool_memo", None)
+        self._key_text = ""  # the key as the arguments write it: `"name": `
+        self._as_text = True  # the value streams as text when it starts with text
 
     # -- the push interface ----------------------------------------------------------
 
     def _read(self, text: str, pos: int, eof: bool) -> int:
+        # a state that completes falls through to the next one's step while text is left
         end = len(text)
         while pos < end and not self.done:
             state = self.state
+            if state == TEXT:
+                pos = self._leaf(text, pos, eof)
+                if self.state == TEXT:
+                    return pos
+                continue
             if state == BETWEEN:
-                at, lit = self._between.search(text, pos)
+                between = self._between
+                at, lit = between.search(text, pos)
                 if at < 0:
-                    return end - (0 if eof else self._between.held(text, pos))
-                if self._between.undecided(text, at, lit, eof):
+                    return end - (0 if eof else between.held(text, pos))
+                if (
+                    lit in between.growing
+                    and (
+                        lit != self._open
+                        or at + len(lit) >= end
+                        or text[at + len(lit)] in self._after_open
+                    )
+                    and between.undecided(text, at, lit, eof)
+                ):
                     # `PREFIX<` may still become `PREFIX</invoke>`: wait; at the end of the
                     # output, `PREFIX</inv` is that marker cut short: markup
                     return end if eof else at
@@ -114,8 +153,10 @@ class XmlElementsReader(MarkupArgs):
                     self._finish()
                     return at
                 pos = at + len(lit)
-                self.state = TAG
-            elif state == TAG:
+                self.state = state = TAG
+                if pos == end:
+                    break
+            if state == TAG:
                 close = text.find(">", pos, pos + _MAX_NAME + 1)
                 if close < 0:
                     if end - pos > _MAX_NAME:  # no `>` near enough: not a tag, read on after it
@@ -128,13 +169,12 @@ class XmlElementsReader(MarkupArgs):
                     self.state = BETWEEN  # a stray closing tag or junk between arguments
                     continue
                 self._start(name)
-            elif state == START:
+                if pos == end:
+                    break
+                state = START
+            if state == START:
                 pos = self._decide(text, pos, eof)
                 if self.state == START:
-                    return pos
-            elif state == TEXT:
-                pos = self._leaf(text, pos, eof)
-                if self.state == TEXT:
                     return pos
             else:  # TREE
                 pos = self._tree(text, pos, eof)
@@ -154,12 +194,33 @@ class XmlElementsReader(MarkupArgs):
 
     def _start(self, name: str) -> None:
         self._key = name
-        self._schema = self.schema_of(strip_space(name))
+        memo = self._memo_of(self.item) if self._memo_of is not None else None
+        found = memo.get(name) if memo is not None else None
+        if found is None:
+            found = self._element(name)
+            if memo is not None and len(memo) < _MAX_NAMES:
+                memo[name] = found
+        self._schema, wraps, self._closer, self._key_text, self._as_text, self._written = found
         first, self._first = self._first, False
-        self._wrapper = first and self._unwraps(strip_space(name))
-        self._closer = f"{self.item.prefix}</{name}>"
+        self._wrapper = first and wraps
         self._held = []
         self.state = START
+
+    def _element(self, name: str) -> tuple[dict | None, bool, str, str, bool, dict[str, str]]:
+        """What an element's name decides for the current call's tool: its schema, whether
+        it is a wrapper when it comes first, its closing tag, its key as the arguments
+        write it, whether a value that starts with text streams as text, and the typed
+        leaf values written so far by their text (`_close_tree`)."""
+        key = strip_space(name)
+        schema = self.schema_of(key)
+        return (
+            schema,
+            self._unwraps(key),
+            f"{self.item.prefix}</{name}>",
+            encode_basestring(key) + ": ",
+            streams_as_text(schema),
+            {},
+        )
 
     def _decide(self, text: str, pos: int, eof: bool) -> int:
         """Leading whitespace waits: the first other character says text or elements."""
@@ -181,7 +242,7 @@ class XmlElementsReader(MarkupArgs):
             self._buffer, self._held = self._held, []
             self._stack = []
             return pos
-        if streams_as_text(self._schema) and not self._wrapper:
+        if self._as_text and not self._wrapper:
             self.state = TEXT
             self.emit(self._prefix() + '"' + _json_string_body("".join(self._held)))
             self._held = []
@@ -252,10 +313,15 @@ class XmlElementsReader(MarkupArgs):
     def _body_held(self, text: str, pos: int) -> int:
         """How many trailing characters may still begin the closer or a stop marker."""
         held = self._stop_markers.held(text, pos)
-        closer = self._closer
-        for k in range(min(len(closer) - 1, len(text) - pos), held, -1):
-            if closer.startswith(text[len(text) - k :]):
-                return k
+        closer, end = self._closer, len(text)
+        # the left-most place past `held` from which the rest begins the closer: only where
+        # its first character is (a slice per place cost a tenth of a delta)
+        first, stop = closer[0], end - held
+        at = text.find(first, max(pos, end - len(closer) + 1), stop)
+        while at >= 0:
+            if closer.startswith(text[at:]):
+                return end - at
+            at = text.find(first, at + 1, stop)
         return held
 
     def _close_leaf(self) -> None:
@@ -265,7 +331,7 @@ class XmlElementsReader(MarkupArgs):
     def _prefix(self) -> str:
         sep = ", " if self._count else ""
         self._count += 1
-        return f"{sep}{encode_basestring(strip_space(self._key))}: "
+        return sep + self._key_text
 
     # -- a nested value: buffered until its closing tag ------------------------------
 
@@ -355,6 +421,18 @@ class XmlElementsReader(MarkupArgs):
     def _close_tree(self) -> None:
         body = "".join(self._buffer)
         self._buffer = []
+        if shortcuts.ON and not self._wrapper and self._open not in body:
+            # no tag in it: a leaf, its text the body (what `_parse` and `_convert` make of
+            # it; tests/test_shortcuts.py reads the corpus both ways)
+            written = self._written
+            piece = written.get(body) if len(body) <= _MAX_WRITTEN_TEXT else None
+            if piece is None:
+                piece = json_text(_leaf_value(body, self._schema))
+                if len(body) <= _MAX_WRITTEN_TEXT and len(written) < _MAX_WRITTEN:
+                    written[body] = piece
+            self.emit(self._prefix() + piece)
+            self.state = BETWEEN
+            return
         node = _parse(body, self._key, self.item.prefix, self._max_depth, self._in_value.held)
         wrapper, self._wrapper = self._wrapper, False
         members = self._members(node) if wrapper else None

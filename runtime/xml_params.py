@@ -36,7 +36,8 @@ from .unwrap import members_text, wrapped_text
 from .unicode import strip_space
 from .xml_entities import xml_unescape
 
-BETWEEN, KEY, VALUE_OPEN, VALUE_START, VALUE, DONE, CDATA, JSON = range(8)
+BETWEEN, KEY, VALUE_OPEN, VALUE_START, VALUE, DONE, CDATA, JSON, BODY = range(9)
+# (BODY: before the first parameter with `json_body`, where a `{` may open a JSON body)
 
 CDATA_OPEN, CDATA_CLOSE = "<![CDATA[", "]]>"
 
@@ -87,7 +88,14 @@ class _Key(NamedTuple):
     as_text: bool
     prefix: str  # the key as the arguments write it: `"name": `
     wraps: bool  # a lone wrapper around the arguments, if it comes first
-    dropped: bool = False  # not written: `undeclared_params="drop"` and undeclared
+    dropped: bool  # not written: `undeclared_params="drop"` and undeclared
+    # typed values written, by their text (`_typed_piece`): a key lives as long as the
+    # parser keeps its tool's keys, and a model repeats its values
+    written: dict[str, str]
+
+
+_MAX_WRITTEN = 64  # typed values remembered per key, each at most _MAX_WRITTEN_TEXT long
+_MAX_WRITTEN_TEXT = 64
 
 
 _MAX_KEYS = 256  # keys remembered per call; a model inventing names is not remembered
@@ -254,12 +262,13 @@ class XmlParamsReader(MarkupArgs):
         "_log",
         "_body",
         "_json",
+        "_memo_of",
     )
 
     item: XmlParams
 
     def __init__(self, item: XmlParams, stops: tuple[str, ...], sink: Sink) -> None:
-        super().__init__(item, sink, BETWEEN)
+        super().__init__(item, sink, BODY if item.json_body else BETWEEN)
         (
             self._between,
             self._value_opens,
@@ -279,6 +288,8 @@ class XmlParamsReader(MarkupArgs):
         self._pend = ""  # raw value text not decided yet (a trailing newline, half an entity)
         self._skipped = 0  # text skipped while looking for the value opener
         self._keys: dict[str, _Key] = {}
+        # the keys read by the parser's earlier calls of the same tool (`Sink.tool_memo`)
+        self._memo_of = getattr(sink, "tool_memo", None)
         self._unwraps = sink.unwraps
         # a value no schema types is its JSON value when it is one (`untyped_values="json"`)
         policies = getattr(sink, "policies", None)
@@ -306,6 +317,7 @@ class XmlParamsReader(MarkupArgs):
             return pos  # what comes after the whitespace decides
         sink, stops = self._body  # type: ignore[misc]
         self._body = None
+        self.state = BETWEEN
         if at < end and text[at] == "{":
             self._flush()
             self._json = JsonArgsReader(JsonArgs(), stops, _BodySink(sink))
@@ -316,34 +328,32 @@ class XmlParamsReader(MarkupArgs):
         return pos
 
     def _read(self, text: str, pos: int, eof: bool) -> int:
+        # the states in the order a parameter passes them: a step that completes falls
+        # through to the next state's step while text is left (one turn of the loop per
+        # parameter rather than per state, most of a short parameter's cost)
         end = len(text)
         item = self.item
         while pos < end and not self.done:
             state = self.state
-            if state == BETWEEN and self._body is not None:
-                pos = self._json_body(text, pos, eof)
-                if self._body is not None:
-                    return pos
-                continue
-            if state == JSON:
-                reader = self._json
-                pos = reader.read(text, pos, eof)  # type: ignore[union-attr]
-                if reader.done:  # type: ignore[union-attr]
-                    self._finish()
-                    return pos
-                if not eof:
+            if state == VALUE:
+                pos = self._value(text, pos, eof)
+                if self.state == VALUE:
                     return pos
                 continue
             if state == BETWEEN:
-                if self._whole is not None:
-                    pos = self._whole_params(text, pos, eof)
-                    if self.done:
-                        return pos
-                at, lit = self._between.search(text, pos)
+                whole = self._whole
+                if whole is not None:
+                    found = whole.match(text, pos)
+                    if found is not None:  # (most often the parameter is still arriving)
+                        pos = self._whole_params(text, found, eof)
+                        if self.done:
+                            return pos
+                between = self._between
+                at, lit = between.search(text, pos)
                 if at < 0:
                     # text between parameters is markup; keep only a possible marker start
-                    return end - (0 if eof else self._between.held(text, pos))
-                if self._between.undecided(text, at, lit, eof):
+                    return end - (0 if eof else between.held(text, pos))
+                if lit in between.growing and between.undecided(text, at, lit, eof):
                     if not eof:
                         return at
                     return end  # the output ends inside a longer marker: markup
@@ -351,18 +361,23 @@ class XmlParamsReader(MarkupArgs):
                     self._finish()
                     return at
                 pos = at + len(lit)
-                self.state = KEY
+                self.state = state = KEY
                 if self._log is not None:
                     self._log("reads a key")
-            elif state == KEY:
-                at, lit = self._key_ends.search(text, pos)
-                if at >= 0 and self._key_ends.undecided(text, at, lit, eof):
+                if pos == end:
+                    break
+            if state == KEY:
+                key_ends = self._key_ends
+                at, lit = key_ends.search(text, pos)
+                if at >= 0 and lit in key_ends.growing and key_ends.undecided(text, at, lit, eof):
                     if not eof:
                         return pos
                     at = -1  # the output ends inside a longer marker: the key is cut
                 if at < 0 or at - pos > _MAX_KEY:
                     # a key longer than _MAX_KEY is no parameter, whole or streamed: skipped
-                    if at >= 0 or end - pos - self._key_ends.held(text, pos) > _MAX_KEY:
+                    if at >= 0 or (
+                        end - pos > _MAX_KEY and end - pos - key_ends.held(text, pos) > _MAX_KEY
+                    ):
                         self.state = BETWEEN
                         if self._log is not None:
                             self._log("a key longer than any: no parameter")
@@ -371,17 +386,25 @@ class XmlParamsReader(MarkupArgs):
                 raw = text[pos:at]
                 self._key = self._keys.get(raw) or self._key_of(raw)
                 pos = at + len(lit)
-                if item.value_open:
-                    self.state, self._skipped = VALUE_OPEN, 0
-                    if self._log is not None:
-                        self._log(f"read the key {self._key.name!r}: looks for its value")
-                else:
+                if not item.value_open:
                     self._open_param()
-            elif state == VALUE_OPEN:
+                    continue
+                self.state, self._skipped = VALUE_OPEN, 0
+                if self._log is not None:
+                    self._log(f"read the key {self._key.name!r}: looks for its value")
+                if pos == end:
+                    break
+                state = VALUE_OPEN
+            if state == VALUE_OPEN:
                 pos = self._find_value_open(text, pos, eof)
-                if self.state == VALUE_OPEN:
-                    return pos
-            elif state == VALUE_START:
+                if self.state != VALUE_START:
+                    if self.state == VALUE_OPEN:
+                        return pos
+                    continue
+                if pos == end:
+                    break
+                state = VALUE_START
+            if state == VALUE_START:
                 if item.strip:
                     while pos < end and text[pos].isspace():
                         pos += 1
@@ -396,9 +419,17 @@ class XmlParamsReader(MarkupArgs):
                 pos = self._cdata(text, pos, eof)
                 if self.state == CDATA:
                     return pos
-            else:  # VALUE
-                pos = self._value(text, pos, eof)
-                if self.state == VALUE:
+            elif state == JSON:
+                reader = self._json
+                pos = reader.read(text, pos, eof)  # type: ignore[union-attr]
+                if reader.done:  # type: ignore[union-attr]
+                    self._finish()
+                    return pos
+                if not eof:
+                    return pos
+            elif state == BODY:
+                pos = self._json_body(text, pos, eof)
+                if self.state == BODY:
                     return pos
         if eof and not self.done:
             if self.state == VALUE_START:
@@ -409,7 +440,23 @@ class XmlParamsReader(MarkupArgs):
     def _key_of(self, raw: str) -> _Key:
         """The name, whether a flag in the key says the value is JSON rather than text, and
         the schema that types the value, remembered: a call repeats its few keys (callers
-        look in `_keys` first)."""
+        look in `_keys` first), and by the parser from call to call of one tool."""
+        memo = self._memo_of(self.item) if self._memo_of is not None else None
+        if memo is not None:
+            key = memo.get(raw)
+            if key is not None:
+                if len(self._keys) < _MAX_KEYS:
+                    self._keys[raw] = key
+                return key
+        key = self._read_key(raw)
+        if memo is not None and len(memo) < _MAX_KEYS:
+            memo[raw] = key
+        if len(self._keys) < _MAX_KEYS:
+            self._keys[raw] = key
+        return key
+
+    def _read_key(self, raw: str) -> _Key:
+        """What the key text `raw` reads as for the current call (`_key_of`)."""
         name = raw if self.item.verbatim_keys else strip_space(raw)  # a key of U+2028 is that key
         json_flagged = False
         if self._key_pattern is not None:
@@ -427,18 +474,15 @@ class XmlParamsReader(MarkupArgs):
         )
         prefix = encode_basestring(name) + ": "
         if self._drops is not None and self._drops(name):  # read, not written
-            key = _Key(name, json_flagged, schema, False, prefix, False, True)
-        else:
-            key = _Key(name, json_flagged, schema, as_text, prefix, self._unwraps(name))
-        if len(self._keys) < _MAX_KEYS:
-            self._keys[raw] = key
-        return key
+            return _Key(name, json_flagged, schema, False, prefix, False, True, {})
+        return _Key(name, json_flagged, schema, as_text, prefix, self._unwraps(name), False, {})
 
-    def _whole_params(self, text: str, pos: int, eof: bool) -> int:
-        """Write the parameters found whole in the text from `pos`, as the state machine
-        would write them (one regex match each); return where the state machine goes on."""
+    def _whole_params(self, text: str, whole: re.Match[str], eof: bool) -> int:
+        """Write the parameters found whole in the text from the first, `whole`, as the state
+        machine would write them (one regex match each); return where it goes on."""
+        match = self._whole.match  # type: ignore[union-attr]
+        pos = whole.start()
         item = self.item
-        match = self._whole.match
         growing = self._value_ends.growing
         strip, trim_newline, unescape = item.strip, item.trim_newline, item.xml_unescape
         value_ends, implicit_ends = self._closers
@@ -447,9 +491,6 @@ class XmlParamsReader(MarkupArgs):
         keys = self._keys
         count = self._count
         while True:
-            whole = match(text, pos)
-            if whole is None:
-                break
             end, raw, value = whole.group("end", "key", "value")
             if end in growing and self._value_ends.undecided(text, whole.start("end"), end, eof):
                 break
@@ -475,12 +516,13 @@ class XmlParamsReader(MarkupArgs):
                 count += 1
                 pieces.append(key.prefix)
                 pieces.append(
-                    encode_basestring(value)
-                    if key.as_text
-                    else json_text(self._typed_value(key, value))
+                    encode_basestring(value) if key.as_text else self._typed_piece(key, value)
                 )
             if end in value_ends:
                 pos = whole.end()
+                whole = match(text, pos)
+                if whole is None:
+                    break
                 continue
             pos = whole.start("end")
             if end not in implicit_ends:
@@ -504,12 +546,13 @@ class XmlParamsReader(MarkupArgs):
         return stop
 
     def _open_param(self) -> None:
-        self._wrapper = self._key.wraps and self._first
+        key = self._key
+        self._wrapper = wrapper = key.wraps and self._first
         self._first = False
-        self._as_text = self._key.as_text and not self._wrapper  # a wrapper waits whole
+        self._as_text = as_text = key.as_text and not wrapper  # a wrapper waits whole
         self._pend = ""
         self.state = VALUE_START
-        if self._as_text:
+        if as_text:
             self.emit(self._key_prefix() + '"')
         else:
             self._typed = []
@@ -523,10 +566,15 @@ class XmlParamsReader(MarkupArgs):
         return sep + self._key.prefix
 
     def _value(self, text: str, pos: int, eof: bool) -> int:
-        at, lit = self._value_end(text, pos, eof)
-        while True:
-            if self.item.cdata:  # a section before the next marker: no marker ends it
-                inside = self._enter_cdata(text, pos, self._value_ends.search(text, pos)[0])
+        ends = self._value_ends
+        at, lit = ends.search(text, pos)  # (`_value_end`, its common case in line)
+        marker_at = at  # the next marker, decided or not
+        if at >= 0 and lit in ends.growing and ends.undecided(text, at, lit, eof):
+            at, lit = -1, ""
+        item = self.item
+        while item.cdata or lit in self._in_value.held:
+            if item.cdata:  # a section before the next marker: no marker ends it
+                inside = self._enter_cdata(text, pos, marker_at)
                 if inside >= 0:
                     return inside
             if lit not in self._in_value.held:
@@ -539,18 +587,25 @@ class XmlParamsReader(MarkupArgs):
                 break
             self._value_text(text[pos : at + len(lit)], closing=False)  # the value's text
             pos = at + len(lit)
+            marker_at = ends.search(text, pos)[0]
             at, lit = self._value_end(text, pos, eof)
         # a possible closing marker waits; at the end of output it is markup, not value
-        stop = at if at >= 0 else len(text) - self._held(text, pos, eof)
-        keep = self.item.keep_last_newline and lit in self._closers.own
-        self._value_text(text[pos:stop], closing=at >= 0 or eof, keep_newline=keep)
         if at < 0:
+            # what may still begin a marker, or a CDATA section (at the end of output a
+            # partial section opener is value text, not markup)
+            held = ends.held(text, pos)
+            if item.cdata and not eof:
+                held = max(held, self._cdata_open.held(text, pos))
+            stop = len(text) - held
+            self._value_text(text[pos:stop], closing=eof)
             if eof:
                 self._close_param()
                 return len(text)
             return stop
+        own = self._closers.own
+        self._value_text(text[pos:at], True, item.keep_last_newline and lit in own)
         self._close_param()
-        if lit in self._closers.own:
+        if lit in own:
             self.state = BETWEEN
             return at + len(lit)
         if lit in self._closers.implicit:
@@ -558,14 +613,6 @@ class XmlParamsReader(MarkupArgs):
             return at
         self._finish()  # a marker of the call or the stream: the arguments end here
         return at
-
-    def _held(self, text: str, pos: int, eof: bool) -> int:
-        """How much of the text's end may still begin a marker, or a CDATA section (at the
-        end of output a partial section opener is value text, not markup)."""
-        held = self._value_ends.held(text, pos)
-        if self.item.cdata and not eof:
-            held = max(held, self._cdata_open.held(text, pos))
-        return held
 
     def _enter_cdata(self, text: str, pos: int, marker_at: int) -> int:
         """Where the section's text starts when a CDATA section opens before the next
@@ -640,11 +687,19 @@ class XmlParamsReader(MarkupArgs):
                 amp = raw.rfind("&")
                 if amp >= 0 and len(raw) - amp < _MAX_ENTITY and ";" not in raw[amp:]:
                     hold = len(raw) - amp
-        ready = raw[: len(raw) - hold]
-        self._pend = raw[len(raw) - hold :]
+        if hold:
+            ready = raw[: len(raw) - hold]
+            self._pend = raw[len(raw) - hold :]
+        else:
+            ready = raw
+            self._pend = ""
         if ready and item.xml_unescape:
             ready = xml_unescape(ready)
-        self._emit_value(ready)
+        if ready:  # (`_emit_value`, in line)
+            if self._as_text:
+                self.emit(encode_basestring(ready)[1:-1])
+            else:
+                self._typed.append(ready)
 
     def _close_param(self) -> None:
         if self._pend:
@@ -664,7 +719,7 @@ class XmlParamsReader(MarkupArgs):
             elif self._key.dropped:
                 pass
             else:
-                self.emit(self._key_prefix() + json_text(self._typed_value(self._key, text)))
+                self.emit(self._key_prefix() + self._typed_piece(self._key, text))
         self._wrapper = False
         self.state = BETWEEN
         if self._log is not None:
@@ -675,6 +730,19 @@ class XmlParamsReader(MarkupArgs):
         None when its text holds no object."""
         members = wrapped_text(text, key.json_flagged)
         return None if members is None else members_text(members, self.schema_of)
+
+    def _typed_piece(self, key: _Key, text: str) -> str:
+        """The JSON of a typed value, remembered per key and text (a pure function of
+        them: the key holds its schema and flag)."""
+        if len(text) > _MAX_WRITTEN_TEXT:
+            return json_text(self._typed_value(key, text))
+        written = key.written
+        piece = written.get(text)
+        if piece is None:
+            piece = json_text(self._typed_value(key, text))
+            if len(written) < _MAX_WRITTEN:
+                written[text] = piece
+        return piece
 
     @staticmethod
     def _typed_value(key: _Key, text: str) -> object:
