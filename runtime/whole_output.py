@@ -79,7 +79,7 @@ from .json_call import SHORTCUT_KNOWS as JSON_CALL_KNOWS
 from .json_stream import MAX_DEPTH, WHOLE_STRING, loads_or_none, scan_value, whole_members
 from .limits import deeper_than
 from .markers import NextStop, markers
-from .modes import CONTENT, SECTION
+from .modes import CONTENT, REASONING, SECTION
 from .scan_meter import SEARCHES, forgets, metered
 from .spec import JsonArgs, JsonCall, JsonCallArray, Lit, Name, Skip, Ws, XmlParams, name_of
 from .unwrap import WRAPPER_KEYS
@@ -301,22 +301,30 @@ def _skip(family: CompiledFamily, item: Skip) -> str | None:
 
 
 def _plain_call(item: JsonCall) -> re.Pattern[str] | None:
-    """A `json_call` object up to its arguments' `{` in the layout models write, a name key
-    with a plain string, then an arguments key: where it matches, `JsonCallReader._whole`
-    reads just these two members, the name as written (no escape in it, so it decodes to
-    itself), and the arguments object, if the object closes right after it."""
-    keys = (*item.name, *item.arguments)
-    if set(item.name) & set(item.arguments) or set(item.name) & set(item.id):
+    """A `json_call` object up to its arguments' `{` in the layouts models write, a name key
+    with a plain string, then an arguments key, the two after an id key with a plain string
+    where the item reads an id (Cohere's `tool_call_id`): where it matches,
+    `JsonCallReader._whole` reads just these members, the id and the name as written (no
+    escape in them, so each decodes to itself), and the arguments object, if the object
+    closes right after it."""
+    keys = (*item.name, *item.arguments, *item.id)
+    names, arguments, ids = set(item.name), set(item.arguments), set(item.id)
+    if names & arguments or names & ids or ids & arguments:
         return None
     if any('"' in key or "\\" in key or not key for key in keys):
         return None
     space = "[ \\t\\n\\r]*"
-    names = "|".join(map(re.escape, item.name))
-    arguments = "|".join(map(re.escape, item.arguments))
+    string = '"[^"\\\\\\x00-\\x1f]*"'
+    first = "(?P<id>(?!))?"  # (no id read: the group never matches)
+    if item.id:
+        ids_pattern = "|".join(map(re.escape, item.id))
+        first = f'(?:"(?:{ids_pattern})"{space}:{space}(?P<id>{string}){space},{space})?'
+    name_keys = "|".join(map(re.escape, item.name))
+    arguments_keys = "|".join(map(re.escape, item.arguments))
     return metered(
         re.compile(
-            f'\\{{{space}"(?:{names})"{space}:{space}(?P<name>"[^"\\\\\\x00-\\x1f]*"){space},{space}'
-            f'"(?:{arguments})"{space}:{space}(?=\\{{)'
+            f'\\{{{space}{first}"(?:{name_keys})"{space}:{space}(?P<name>{string}){space},{space}'
+            f'"(?:{arguments_keys})"{space}:{space}(?=\\{{)'
         )
     )
 
@@ -328,7 +336,9 @@ _CLOSE = re.compile(r"[ \t\n\r]*\}")
 # escape (it decodes to itself): `JsonCallReader._member` names the call by it, stripped,
 # and its arguments are the key's object; a member after them is the engine's (`_CLOSE`)
 _KEY_CALL = metered(
-    re.compile('\\{[ \t\n\r]*(?P<name>"[^"\\\\\x00-\x1f]*")[ \t\n\r]*:[ \t\n\r]*(?=\\{)')
+    re.compile(
+        '\\{[ \t\n\r]*(?P<id>(?!))?(?P<name>"[^"\\\\\x00-\x1f]*")[ \t\n\r]*:[ \t\n\r]*(?=\\{)'
+    )
 )
 
 # the fields of `xml_params` the route's reading (`_Read._xml`) decides as the reader does:
@@ -527,10 +537,12 @@ def _asked(
 
 def _clean(engine: Engine) -> bool:
     """Whether the engine stands where a call opener is read as a marker with nothing else
-    to decide first: outside a call, reasoning and a message header, nothing held."""
+    to decide first: outside a call and a message header (in reasoning only where an
+    opener opens its call at once: `_opens_in_reasoning`), nothing held."""
     state = engine._state
+    mode = engine.mode
     return (
-        (engine.mode == CONTENT or engine.mode == SECTION)
+        (mode == CONTENT or mode == SECTION or (mode == REASONING and _opens_in_reasoning(engine)))
         and engine._call is None
         and not state.pending
         and state.considered is None
@@ -538,6 +550,19 @@ def _clean(engine: Engine) -> bool:
         and not state.prompt
         and state.rewind is None
     )
+
+
+def _opens_in_reasoning(engine: Engine) -> bool:
+    """Whether a call opener met in open reasoning opens its call there and then, as
+    `Engine._marker` has it: where calls are written inside reasoning (`calls_inside`), or
+    where no opener is text yet (`openers_are_reasoning`) nor held until the reasoning
+    decides (`considered`: reasoning text came first, and the output's end has not yet made
+    openers calls). Openers open calls in reasoning only where calls open anywhere: the
+    route reads none there otherwise (`_Route.in_content` is empty)."""
+    state = engine._state
+    if engine.family.calls_inside:
+        return True
+    return not (state.openers_are_reasoning or (state.reasoned and not state.calls_from_reasoning))
 
 
 class _Read:
@@ -588,6 +613,11 @@ class _Read:
         in_section = state.in_section
         if engine.mode == SECTION:
             found, allowed = family.quick_section_markers, route.in_section
+        elif engine.mode == REASONING:  # (`_opens_in_reasoning`: `_clean` asked)
+            # the engine's search in reasoning before the output's end made openers calls
+            # (`calls_from_reasoning`, set only by `Engine._end`, after the route): no pass
+            # (`Engine._scan`); the first call leaves the reasoning (`_end_call`)
+            found, allowed = family.content_markers, route.in_content
         elif state.after_calls:
             found, allowed = after_calls_markers, route.in_content
         else:
@@ -929,7 +959,8 @@ class _Read:
         if plain is not None:
             raw = plain.group("name")
             name = raw[1:-1].strip()
-            if name and len(raw) <= _MAX_NAME:
+            # (named within the reader's bound: an id first may be long)
+            if name and len(raw) <= _MAX_NAME and plain.end("name") - start <= _BEFORE_NAME:
                 at = plain.end()
                 found = _decoded(text, at, stop, MAX_DEPTH - 1)
                 if found is not None:
@@ -937,7 +968,10 @@ class _Read:
                     if close is not None:
                         if not self._as_written(text, at, found, name):
                             return None
-                        return close.end(), name, None, text[at : found[1]]
+                        call_id = plain.group("id")  # (a string of no escape: itself)
+                        if call_id is not None:
+                            call_id = call_id[1:-1]
+                        return close.end(), name, call_id, text[at : found[1]]
         if shape.call is not None and shape.call.name_is_key:
             return None  # (any other layout of it: the engine's)
         found = whole_members(text, start, stop)

@@ -583,3 +583,79 @@ def test_arrays_of_keyed_calls_are_read_by_the_route(monkeypatch: pytest.MonkeyP
     fast, slow, made = _both_routes(monkeypatch, "apertus", text)
     assert fast == slow and len(fast.tool_calls) == 10
     assert not made
+
+
+# families whose prompt opens the reasoning: calls written in it (`calls_inside`), and calls
+# an output opens with before any reasoning text (the Qwen3-Coder and GLM markups)
+IN_REASONING = ("cohere_command4", "step3p5", "ling3")
+
+
+@pytest.mark.parametrize("family", IN_REASONING)
+def test_calls_in_open_reasoning_are_read_by_the_route(
+    family: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the prompt opened the reasoning and an opener opens its call there at once
+    (`whole_output._opens_in_reasoning`), the calls are the route's from the first one."""
+    spec = with_params(get_spec(family))
+    text = render_output(spec, [("get_weather", {"city": "Paris", "days": 3})] * 12)
+    fast, slow, made = _both_routes(monkeypatch, family, text)
+    assert fast == slow and len(fast.tool_calls) == 12
+    assert not made, f"{family}: the engine read a call"
+
+
+# text before the calls of an output whose prompt opened the reasoning: none, whitespace,
+# reasoning text (an opener after it waits for the reasoning to decide), a closed block, a
+# block opened again
+BEFORE_CALLS = ("", " ", "\n\n", "plan", "plan\n", "plan</think>", "plan</think>\n\n", "<think>")
+
+
+@pytest.mark.parametrize("family", IN_REASONING + ("trinity", "qwen3_coder"))
+@pytest.mark.parametrize("before", BEFORE_CALLS)
+def test_an_opener_in_open_reasoning_reads_as_the_engine_reads_it(family: str, before: str) -> None:
+    """Calls after each text above, with reasoning left open or closed after them, the
+    prompt opening it or not, at `stop` and `length`, read as the engine reads them."""
+    spec = with_params(get_spec(family))
+    calls = render_output(spec, [("get_weather", {"city": "Paris", "days": 3})] * 3)
+    opener, closer = spec.reasoning[0].opens[0], spec.reasoning[0].closes[0]
+    before = before.replace("</think>", closer).replace("<think>", opener)
+    for text in (before + calls, before + calls + "done", before + calls + closer + "ok"):
+        for opened in (True, False, None):
+            for finish in ("stop", "length"):
+                options = {} if opened is None else {"reasoning_open": opened}
+                fast, slow = both_ways(family, text, TOOLS, finish, options)
+                assert fast == slow, (family, text, opened, finish)
+
+
+_ACTION = '{"tool_call_id": "7", "tool_name": "get_weather", "parameters": {"city": "Paris"}}'
+# Cohere's elements, an id first (`whole_output._plain_call`), and as a model may vary them
+ACTIONS = (
+    _ACTION,
+    _ACTION.replace('"7"', '""'),
+    _ACTION.replace('"7"', '" 7 "'),
+    _ACTION.replace('"7"', '"\\u0037"'),
+    _ACTION.replace('"7"', "7"),
+    _ACTION.replace('"7"', "-0"),
+    _ACTION.replace('"7"', "true"),
+    _ACTION.replace('"7"', '"' + "i" * 70_000 + '"'),
+    _ACTION.replace('"7"', '"' + "i" * 65_000 + '"'),
+    '{"tool_name": "get_weather", "tool_call_id": "7", "parameters": {"city": "Paris"}}',
+    '{"tool_call_id": "7", "tool_call_id": "8", "tool_name": "get_weather", "parameters": {}}',
+    '{"tool_call_id": "7", "tool_name": "get_weather", "arguments": {"city": "Paris"}}',
+    '{"tool_call_id": "7", "tool_name": "get_weather", "parameters": {"days": "3"}}',
+    '{"tool_call_id": "7", "tool_name": "get_weather", "parameters": {}, "x": 1}',
+)
+
+
+@pytest.mark.parametrize("element", ACTIONS, ids=range(len(ACTIONS)))
+def test_call_objects_with_an_id_first_read_as_the_engine_reads_them(element: str) -> None:
+    """Cohere's action elements are read by the route in their plain layout with the id
+    first (`whole_output._plain_call`): each element above, between others, reads as the
+    engine reads it, with the id it writes."""
+    good = _ACTION.replace('"7"', '"5"')
+    for family in ("cohere_command3", "cohere_command4"):
+        array = f"<|START_ACTION|>[{good}, {element}, {good}]<|END_ACTION|>"
+        for text in (array, f"{array}{array}", f"Sure. {array} done"):
+            fast, slow = both_ways(family, text, TOOLS, "stop", {})
+            assert fast == slow, (family, element[:80], text[:80])
+    if element == _ACTION:
+        assert [call["id"] for call in fast["tool_calls"]] == ["5", "7", "5"]
