@@ -360,7 +360,7 @@ class _Xml:
 
     __slots__ = (
         "item", "stops", "param", "between", "opens", "own", "implicit", "value_ends",
-        "in_value", "strip", "trim", "keep_last", "unescape", "body",
+        "in_value", "strip", "trim", "keep_last", "unescape", "body", "plain_ends",
     )  # fmt: skip
 
     @classmethod
@@ -380,6 +380,8 @@ class _Xml:
         xml.strip, xml.trim = item.strip, item.trim_newline
         xml.keep_last, xml.unescape = item.keep_last_newline, item.xml_unescape
         xml.body = item.json_body  # (a `{` first: the arguments are one JSON object)
+        # the parameter's own closers that end its value there and then (`_Read._xml`)
+        xml.plain_ends = xml.own - value_ends.growing - xml.in_value
         return xml
 
 
@@ -585,7 +587,8 @@ class _Read:
         self.schemas: dict[str, tuple] = {}  # per tool name, what `sent_as_written` asks
         # per `xml_params` shape and tool name: a reader whose keys (`_key_of`) are the
         # engine's, and each typed parameter's text written, by its key and value text
-        self.xml_keys: dict[tuple[Any, str], tuple[XmlParamsReader, dict, dict | None]] = {}
+        # (and per key text written as text, its key as written: `prefixes`)
+        self.xml_keys: dict[tuple[Any, str], tuple[XmlParamsReader, dict, dict | None, dict]] = {}
         self.known: dict[str, bool] = {}  # per tool name, whether the request has it
         # per JSON shape, the last call read: (its name, its JSON text, what it read: for a
         # call object, (name, id, arguments))
@@ -814,8 +817,10 @@ class _Read:
             tools = self.engine.tools
             sink = _Sink(tools, name, self.stops)
             reader = XmlParamsReader(xml.item, xml.stops, sink)
-            found = self.xml_keys[xml, name] = (reader, {}, _shared_keys(xml, tools._root(name)))
-        reader, written, shared = found
+            both = _shared_keys(xml, tools._root(name))
+            shared, prefixes = both if both is not None else (None, {})
+            found = self.xml_keys[xml, name] = (reader, {}, shared, prefixes)
+        reader, written, shared, prefixes = found
         if xml.body:
             # before the first parameter, `{` after markup whitespace opens the arguments as
             # one JSON object (`XmlParamsReader._json_body`): the reader's; so is whitespace
@@ -829,7 +834,13 @@ class _Read:
         value_ends = xml.value_ends
         growing = value_ends.growing
         strip, trim, keep_last, unescape = xml.strip, xml.trim, xml.keep_last, xml.unescape
+        # the commonest parameter, a key written as text, its value as written, ended by its
+        # own closer that neither grows nor waits: one step (`prefixes`, per key text; `own`
+        # less those closers), as the steps below read it
+        plain_ends = xml.plain_ends if not (strip or unescape) else frozenset()
+        trims = trim and not keep_last
         pieces: list[str] = []
+        append = pieces.append
         pos = start
         while True:
             whole = match(text, pos)
@@ -841,6 +852,14 @@ class _Read:
                 pos = at
                 break
             end, raw, value = whole.group("end", "key", "value")
+            if end in plain_ends:
+                prefix = prefixes.get(raw)
+                if prefix is not None:
+                    if trims and value[-1:] == "\n":
+                        value = value[: -2 if value[-2:] == "\r\n" else -1]
+                    append(prefix + encode_basestring(value))
+                    pos = whole.end()
+                    continue
             if end in growing and value_ends.may_grow(text, whole.start("end"), end):
                 return None
             if end in held:
@@ -862,6 +881,8 @@ class _Read:
                 value = xml_unescape(value)
             if key.as_text:
                 piece = key.prefix + encode_basestring(value)
+                if len(prefixes) < _MAX_SHARED_KEYS:
+                    prefixes[raw] = key.prefix  # (neither wrapper nor dropped: above)
             else:  # typed once per key and text
                 piece = written.get((raw, value))
                 if piece is None:
@@ -1073,21 +1094,22 @@ _MAX_XML_TOOLS = 64
 # that value) and kept from output to output: the reading depends on nothing else where
 # the route reads (no policy that drops or types undeclared parameters, `_Sink`), and a
 # server's requests name the same tools' keys again and again
-_SHARED_KEYS: dict[tuple[Any, int], tuple[Any, dict[str, Any]]] = {}
+_SHARED_KEYS: dict[tuple[Any, int], tuple[Any, dict[str, Any], dict[str, str]]] = {}
 _MAX_SHARED = 64  # item and schema pairs
 _MAX_SHARED_KEYS = 1024  # keys each
 
 
-def _shared_keys(xml: _Xml, root: Any) -> dict[str, Any] | None:
-    """The key readings kept for `xml` and the tool schema `root` (None: no schema)."""
+def _shared_keys(xml: _Xml, root: Any) -> tuple[dict[str, Any], dict[str, str]] | None:
+    """The key readings kept for `xml` and the tool schema `root`, and the prefixes of the
+    keys among them written as text (`_Read._xml`); None: no schema."""
     if root is None:
         return None
     found = _SHARED_KEYS.get((xml, id(root)))
     if found is None or found[0] is not root:  # (kept with it: its id is no other's)
         if len(_SHARED_KEYS) >= _MAX_SHARED:
             _SHARED_KEYS.clear()
-        found = _SHARED_KEYS[xml, id(root)] = (root, {})
-    return found[1]
+        found = _SHARED_KEYS[xml, id(root)] = (root, {}, {})
+    return found[1], found[2]
 
 
 # per output, the name texts whose reading the route remembers

@@ -659,3 +659,41 @@ def test_call_objects_with_an_id_first_read_as_the_engine_reads_them(element: st
             assert fast == slow, (family, element[:80], text[:80])
     if element == _ACTION:
         assert [call["id"] for call in fast["tool_calls"]] == ["5", "7", "5"]
+
+
+# a parameter closer that a longer marker begins (`</parameter>` of `</parameter>>`): it
+# may grow, so what follows it decides whether it closes the value
+_GROWING = """family growing_closer
+call
+    "<tool_call>" ws
+    "<function=" name(until=">") ">" ws
+    xml_params(open="<parameter=", key_end=">", value_end="</parameter>",
+               implicit_end=["<parameter=", "</function>", "</parameter>>"])
+    ws "</function>" ws "</tool_call>"?
+"""
+
+
+def test_a_parameter_closer_that_may_grow_is_not_read_in_one_step() -> None:
+    """The route reads a parameter in one step (`_Xml.plain_ends`) only where its closer
+    can end nothing longer: here `</parameter>` may be the start of `</parameter>>`, and
+    calls with either read as the engine reads them."""
+    from toolgrammar.compiler.build import compile_grammar_text
+    from toolgrammar.runtime.registry import registered
+    from toolgrammar.runtime.tables import compiled
+
+    namespace: dict[str, Any] = {}
+    code = compile_grammar_text(_GROWING, "growing_closer.tg")
+    exec(compile(code, "growing_closer.tg", "exec"), namespace)
+    spec = namespace["SPEC"]
+    xml = whole_output._route(compiled(spec)).shapes["<tool_call>"].xml
+    assert xml is not None and "</parameter>" in xml.own - xml.plain_ends
+    call = (
+        "<tool_call><function=get_weather><parameter=city>{}</parameter>{}</function></tool_call>"
+    )
+    with registered(spec):
+        for close in ("", ">", ">x"):
+            for city in ("Paris", "Par</parameter>is", ""):
+                text = call.format(city, close) * 6 + call.format("Rome", close)
+                fast, slow = both_ways("growing_closer", text, TOOLS, "stop", {})
+                assert fast == slow, text
+                assert len(fast["tool_calls"]) == 7
