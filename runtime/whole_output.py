@@ -81,9 +81,14 @@ from .limits import deeper_than
 from .markers import NextStop, markers
 from .modes import CONTENT, REASONING, SECTION
 from .scan_meter import SEARCHES, forgets, metered
-from .spec import JsonArgs, JsonCall, JsonCallArray, Lit, Name, Skip, Ws, XmlParams, name_of
+from .spec import JsonArgs, JsonCall, JsonCallArray, Lit, Name, Skip, Ws, XmlElements, XmlParams
+from .spec import name_of
 from .unwrap import WRAPPER_KEYS
 from .xml_entities import xml_unescape
+from .xml_elements import _convert as element_value
+from .xml_elements import _Node as ElementNode
+from .schemas import streams_as_text
+from .unicode import strip_space
 from .xml_params import SHORTCUT_KNOWS as XML_PARAMS_KNOWS
 from .xml_params import XmlParamsReader, _tables
 from . import xml_params
@@ -118,7 +123,7 @@ class _Shape:
 
     __slots__ = (
         "peek", "head", "name", "reach", "fixed", "call", "plain", "dialect", "ends", "tail",
-        "final", "needle", "xml", "array",
+        "final", "needle", "xml", "array", "elements",
     )  # fmt: skip
 
     def __init__(self, peek: bool) -> None:
@@ -143,6 +148,8 @@ class _Shape:
         self.needle = ""
         # `xml_params` arguments read one match per parameter (`_Xml`), or None
         self.xml: _Xml | None = None
+        # `xml_elements` arguments read one match per element (`_Elements`), or None
+        self.elements: _Elements | None = None
         # a `json_call_array`: its elements, each a `json_call` object (`call`), are read
         # from its `[` to its `]` (`_Read._array`), all or none
         self.array = False
@@ -263,6 +270,8 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
             shape.dialect = (row.reader, item, family.stops[number, index])
             if isinstance(item, XmlParams):
                 shape.xml = _Xml.of(item, family.stops[number, index])
+            elif isinstance(item, XmlElements):
+                shape.elements = _Elements.of(item, family.stops[number, index])
             parts = tail
         else:
             return None
@@ -383,6 +392,45 @@ class _Xml:
         # the parameter's own closers that end its value there and then (`_Read._xml`)
         xml.plain_ends = xml.own - value_ends.growing - xml.in_value
         return xml
+
+
+class _Elements:
+    """`xml_elements` arguments read as `XmlElementsReader` reads them, one match per
+    element, where each is the plainest kind: a tag the reader takes as an element's
+    (`TAG`: a name up to the first `>`, within its reach, not blank, no `/` first), a value
+    of text holding no prefix (so no tag and no stop marker: every stop begins with the
+    prefix), then its own closer. The reader reads such a value as text (`TEXT`) where its
+    schema takes only text and as a leaf of its `TREE` otherwise, or where it is blank:
+    the two read blank text alike, and a stop marker at the closer (`PREFIX</invoke>` of
+    an element `invoke`) ends neither before it. Anything else, and a first element that
+    is a wrapper, is the reader's (`_Read._dialect`)."""
+
+    __slots__ = ("item", "open", "between", "reach", "element")
+
+    @classmethod
+    def of(cls, item: XmlElements, stops: Any) -> _Elements | None:
+        if shortcuts.unknown_fields(item, frozenset({"prefix", "max_depth"})):
+            return None
+        prefix = item.prefix
+        if not prefix or not all(stop.startswith(prefix) for stop in stops):
+            return None
+        elements = cls()
+        elements.item = item
+        elements.open = prefix + "<"
+        elements.between = markers((elements.open, *stops))  # (the reader's `_between`)
+        elements.reach = max(len(lit) for lit in elements.between.literals)
+        first, rest = re.escape(prefix[0]), re.escape(prefix[1:])
+        # (as the reader's `TAG` finds the first `>` within `_MAX_NAME` + 1 characters)
+        elements.element = metered(
+            re.compile(
+                f"(?P<key>[^\\s<>/][^<>]{{0,{_MAX_TAG - 1}}})>"
+                f"(?P<value>[^{first}]*+(?:{first}(?!{rest})[^{first}]*+)*+){re.escape(prefix)}</"
+            )
+        )
+        return elements
+
+
+_MAX_TAG = 256  # an element's name is at most this long (`xml_elements._MAX_NAME`)
 
 
 class _Route:
@@ -573,7 +621,7 @@ class _Read:
 
     __slots__ = (
         "engine", "route", "made", "stops", "schemas", "xml_keys", "known", "seen", "done",
-        "names",
+        "names", "element_keys",
     )  # fmt: skip
 
     def __init__(self, engine: Engine, route: _Route) -> None:
@@ -589,6 +637,10 @@ class _Read:
         # engine's, and each typed parameter's text written, by its key and value text
         # (and per key text written as text, its key as written: `prefixes`)
         self.xml_keys: dict[tuple[Any, str], tuple[XmlParamsReader, dict, dict | None, dict]] = {}
+        # per `xml_elements` shape and tool name: per key text, (its key as written, whether
+        # its value is text, its schema, the key where it is a wrapper's), and each typed
+        # value written, by key and value text
+        self.element_keys: dict[tuple[Any, str], tuple[dict, dict]] = {}
         self.known: dict[str, bool] = {}  # per tool name, whether the request has it
         # per JSON shape, the last call read: (its name, its JSON text, what it read: for a
         # call object, (name, id, arguments))
@@ -679,6 +731,8 @@ class _Read:
                 read = None
                 if shape.xml is not None:
                     read = self._xml(shape.xml, text, start, called)
+                elif shape.elements is not None:
+                    read = self._elements(shape.elements, text, start, called)
                 if read is None:
                     read = self._dialect(shape.dialect, text, start, called)
                     if read is None:
@@ -901,6 +955,71 @@ class _Read:
             return None
         return pos, "{" + ", ".join(pieces) + "}"
 
+    def _elements(
+        self, elements: _Elements, text: str, start: int, name: str
+    ) -> tuple[int, str] | None:
+        """`xml_elements` arguments at `start` read whole, one match per element, as
+        `XmlElementsReader` reads them (`_Elements`): (their end, their text); None where
+        the reader must read them itself."""
+        tools = self.engine.tools
+        found = self.element_keys.get((elements, name))
+        if found is None:
+            if len(self.element_keys) >= _MAX_XML_TOOLS:
+                return None
+            # (a key's reading depends on its tool's schema only: kept from output to
+            # output per schema, as `xml_params` keys are)
+            shared = _shared_keys(elements, tools._root(name))
+            found = self.element_keys[elements, name] = (
+                {} if shared is None else shared[0],
+                {},
+            )
+        keys, written = found
+        between = elements.between
+        element = elements.element.match
+        opener = elements.open
+        size, reach = len(text), elements.reach
+        pieces: list[str] = []
+        pos = start
+        while True:
+            # (the reader's `BETWEEN`: text up to a tag or a stop marker is markup)
+            at, lit = between.search(text, pos)
+            if at < 0:
+                return None
+            # (a marker may grow into a longer one only where the text ends within the
+            # longest of them: `Markers.may_grow`)
+            if size - at <= reach and between.undecided(text, at, lit, False):
+                return None
+            if lit != opener:
+                break  # a marker of the call or the stream: the arguments end here
+            whole = element(text, at + len(opener))
+            if whole is None:
+                return None
+            raw, value = whole.group("key", "value")
+            end = whole.end()
+            if not text.startswith(raw, end) or text[end + len(raw) : end + len(raw) + 1] != ">":
+                return None  # (another element's closer, or a stop marker)
+            key = keys.get(raw)
+            if key is None:
+                stripped = strip_space(raw)
+                schema = tools.param_schema(name, stripped)
+                wrapper = stripped if stripped in WRAPPER_KEYS else ""
+                key = (encode_basestring(stripped) + ": ", streams_as_text(schema), schema, wrapper)
+                if len(keys) < _MAX_SHARED_KEYS:
+                    keys[raw] = key
+            if not pieces and key[3] and tools.lacks_property(name, key[3]):
+                return None  # (a first element that is a wrapper: its members in its place)
+            if key[1]:
+                pieces.append(key[0] + encode_basestring(value))
+            else:  # typed once per key and text, as the reader's leaf of its `TREE`
+                piece = written.get((raw, value))
+                if piece is None:
+                    piece = key[0] + json_text(element_value(ElementNode(raw, [value]), key[2]))
+                    if len(written) < _MAX_WRITTEN:
+                        written[raw, value] = piece
+                pieces.append(piece)
+            pos = end + len(raw) + 1
+        return at, "{" + ", ".join(pieces) + "}"
+
     def _after_calls(self, in_section: bool) -> tuple[Any, frozenset[str]]:
         """The markers searched after a call, and the openers the route reads there: the
         place a call leaves the engine in (`_end_call`), the same for every call after."""
@@ -1094,12 +1213,13 @@ _MAX_XML_TOOLS = 64
 # that value) and kept from output to output: the reading depends on nothing else where
 # the route reads (no policy that drops or types undeclared parameters, `_Sink`), and a
 # server's requests name the same tools' keys again and again
+# (and per `xml_elements` item and schema, its keys' readings: `_Read._elements`)
 _SHARED_KEYS: dict[tuple[Any, int], tuple[Any, dict[str, Any], dict[str, str]]] = {}
 _MAX_SHARED = 64  # item and schema pairs
 _MAX_SHARED_KEYS = 1024  # keys each
 
 
-def _shared_keys(xml: _Xml, root: Any) -> tuple[dict[str, Any], dict[str, str]] | None:
+def _shared_keys(xml: _Xml | _Elements, root: Any) -> tuple[dict[str, Any], dict[str, str]] | None:
     """The key readings kept for `xml` and the tool schema `root`, and the prefixes of the
     keys among them written as text (`_Read._xml`); None: no schema."""
     if root is None:

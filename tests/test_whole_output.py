@@ -697,3 +697,91 @@ def test_a_parameter_closer_that_may_grow_is_not_read_in_one_step() -> None:
                 fast, slow = both_ways("growing_closer", text, TOOLS, "stop", {})
                 assert fast == slow, text
                 assert len(fast["tool_calls"]) == 7
+
+
+def test_xml_elements_calls_are_read_one_match_per_element(monkeypatch: pytest.MonkeyPatch) -> None:
+    """MiniMax-M3's `xml_elements` calls are read by the route's own reading of each element
+    (`_Read._elements`), not by the dialect's reader, and read as the engine reads them."""
+    spec = with_params(get_spec("minimax_m3"))
+    calls = [("get_weather", {"city": "Paris", "days": 3})] * 10
+    calls += [("get_weather", {"city": 'a "b" & <c>\n', "days": 4, "unit": "c"})] * 10
+    text = render_output(spec, calls)
+    read: list[bool] = []
+    real_elements, real_dialect = whole_output._Read._elements, whole_output._Read._dialect
+
+    def elements(self: Any, *args: Any) -> Any:
+        found = real_elements(self, *args)
+        read.append(found is not None)
+        return found
+
+    def dialect(self: Any, *args: Any) -> Any:
+        read.append(False)
+        return real_dialect(self, *args)
+
+    monkeypatch.setattr(whole_output._Read, "_elements", elements)
+    monkeypatch.setattr(whole_output._Read, "_dialect", dialect)
+    made = _engine_calls(monkeypatch)
+    with route(False):
+        slow = toolgrammar.parse("minimax_m3", text, TOOLS, ids="sequential")
+    made.clear()
+    with route(True):
+        fast = toolgrammar.parse("minimax_m3", text, TOOLS, ids="sequential")
+    assert fast == slow and len(fast.tool_calls) == 20
+    assert read.count(True) >= 19 and False not in read
+    assert not made
+
+
+_P = "]<]minimax[>["
+# MiniMax-M3 argument elements the route reads in one match, and ones the reader must read
+# (`whole_output._Elements`): blank, nested or mixed values, odd tags, a closer that is
+# another's or a marker's, a wrapper first, prefixes inside values, text between elements
+ELEMENTS = (
+    f"{_P}<city>Paris{_P}</city>",
+    f"{_P}<city>{_P}</city>",
+    f"{_P}<city>  {_P}</city>",
+    f"{_P}<city> Paris \n{_P}</city>",
+    f"{_P}<days>3{_P}</days>",
+    f"{_P}<days> 3 {_P}</days>",
+    f"{_P}<days>three{_P}</days>",
+    f"{_P}<days>{_P}</days>",
+    f"{_P}<days>[1, 2]{_P}</days>",
+    f"{_P}<city>{_P}<a>1{_P}</a>{_P}</city>",
+    f"{_P}<city>x{_P}<a>1{_P}</a>y{_P}</city>",
+    f"{_P}<city >Paris{_P}</city >",
+    f"{_P}< city>Paris{_P}</ city>",
+    f"{_P}</city>Paris{_P}</city>",
+    f"{_P}< >Paris{_P}</ >",
+    f"{_P}<\u3000city>Paris{_P}</\u3000city>",
+    f"{_P}<invoke>Paris{_P}</invoke>",
+    f"{_P}<tool_call>Paris{_P}</tool_call>",
+    f'{_P}<input>{{"city": "Rome"}}{_P}</input>',
+    f"{_P}<arguments>Paris{_P}</arguments>",
+    f"{_P}<city>a < b > c ] d ]<]mini{_P}</city>",
+    f"{_P}<city>Par]<]minimax[>[is{_P}</city>",
+    f"{_P}<city>Par]<]minimax[>[<x>is{_P}</city>",
+    f"{_P}<city>Paris{_P}</town>",
+    f"{_P}<city>Paris{_P}</city>stray text",
+    f"{_P}<city>Paris{_P}</city>{_P}",
+    f"{_P}<{'c' * 256}>Paris{_P}</{'c' * 256}>",
+    f"{_P}<{'c' * 257}>Paris{_P}</{'c' * 257}>",
+    f"{_P}<city>Paris{_P}</city{_P}</city>",
+)
+
+
+@pytest.mark.parametrize("element", ELEMENTS, ids=range(len(ELEMENTS)))
+def test_an_element_reads_as_the_engine_reads_it(element: str) -> None:
+    """Each element above, first and second in a call among others, in the section and
+    after it, at `stop` and `length`, reads as the engine reads it."""
+    call = '{p}<invoke name="get_weather">{first}{p}<unit>c{p}</unit>{p}</invoke>\n'
+    good = call.format(p=_P, first=f"{_P}<city>Rome{_P}</city>")
+    odd = call.format(p=_P, first=element)
+    second = odd.replace(f"{_P}<unit>c{_P}</unit>", "").replace(
+        '">', f'">{_P}<unit>c{_P}</unit>', 1
+    )
+    section = f"{_P}<tool_call>\n" + "{}" + f"{_P}</tool_call>"
+    for body in (good + odd + good, good * 2 + second + good, odd + odd):
+        for text in (section.format(body), section.format(body) + " done"):
+            for finish in ("stop", "length"):
+                for options in ({}, {"unknown_tools": "drop"}):
+                    fast, slow = both_ways("minimax_m3", text, TOOLS, finish, options)
+                    assert fast == slow, (element, text, finish, options)
