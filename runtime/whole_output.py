@@ -28,8 +28,18 @@ as the engine's readers do (`_Steps`) and the call reads whole:
   layout: `_KEY_CALL`), all its calls or none (not a `bare` one);
 - `xml_params` arguments one match of the reader's own per-parameter pattern each, as
   its `_whole_params` reads them (`_Read._xml`), each parameter's text made once per
-  output (with `json_body`, a `{` first is the reader's); any other dialect, and a call
-  `_xml` cannot read so, by the dialect's reader through a stand-in for the engine (`_Sink`).
+  output (with `json_body`, a `{` first is the reader's), a key written as text closed by
+  its own closer in one step (`prefixes`);
+- `xml_elements` arguments one match per element (`_Elements`, `_Read._elements`) where
+  the value is text holding no prefix, typed by the reader's own conversion; any other
+  dialect, and a call `_xml` or `_elements` cannot read so, by the dialect's reader
+  through a stand-in for the engine (`_Sink`);
+- a call object's plain layout with an id first (`_plain_call`: Cohere's `tool_call_id`).
+
+The route starts where the engine stands clean (`_clean`), which includes open reasoning
+where an opener opens its call there at once (`_opens_in_reasoning`: calls written inside
+reasoning, `calls_inside`, or no reasoning text yet, as in an output that opens with its
+calls after a prompt that opened the reasoning): the first call then leaves the reasoning.
 
 A call ending within a few markers of the end of the output (`_Route.margin`) is read
 only where the engine ends it at its last item with no text after it to look at (a
