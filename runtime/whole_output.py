@@ -749,30 +749,41 @@ class _Read:
                         break
                 end, arguments = read
             else:
-                # where the arguments may end at most: their next stop marker, as the readers
-                # find it, remembered (`markers.NextStop`), or the end less a held tail
                 ends = shape.ends
-                last = stops.get(ends)
-                if last is not None and last[0] <= start and (last[1] < 0 or start <= last[1]):
-                    stop = last[1]
-                else:
-                    stop = ends.search(text, start)[0]
-                    stops[ends] = (start, stop)
-                if stop < 0:
-                    stop = size - ends.held(text, start)
-                if stop > bound:
-                    stop = bound
                 # the JSON the route read last for this shape (and tool): where the text
                 # holds it again, it reads the same (a JSON value ends at its last
-                # character: the decoder reads nothing past it)
+                # character: the decoder reads nothing past it); a text no stop marker
+                # begins in (`_stopless`) ends before the next stop, wherever that is
                 again = seen.get(shape)
                 if (
                     again is not None
                     and again[0] == called
                     and text.startswith(again[1], start)
+                    and start + len(again[1]) <= bound
+                    and (again[3] if again[3] is not None else _stopless(again, ends))
+                ):
+                    stop = -1  # (not searched: what it bounds is read)
+                else:
+                    # where the arguments may end at most: their next stop marker, as the
+                    # readers find it, remembered (`markers.NextStop`), or the end less a
+                    # held tail
+                    last = stops.get(ends)
+                    if last is not None and last[0] <= start and (last[1] < 0 or start <= last[1]):
+                        stop = last[1]
+                    else:
+                        stop = ends.search(text, start)[0]
+                        stops[ends] = (start, stop)
+                    if stop < 0:
+                        stop = size - ends.held(text, start)
+                    if stop > bound:
+                        stop = bound
+                if stop < 0 or (
+                    again is not None
+                    and again[0] == called
+                    and text.startswith(again[1], start)
                     and start + len(again[1]) <= stop
                 ):
-                    end = start + len(again[1])
+                    end = start + len(again[1])  # type: ignore[index]
                     if shape.call is None:
                         arguments = again[1]
                     else:
@@ -790,7 +801,7 @@ class _Read:
                         if not sent_as_written(text, start, end, decoded[0], *asks):
                             break
                     arguments = text[start:end]
-                    seen[shape] = (called, arguments, None)
+                    seen[shape] = [called, arguments, None, None]
                 elif shape.array:  # (its elements are remembered apart: `_array`)
                     elements = self._array(shape, text, start, stop)
                     if elements is None:
@@ -800,7 +811,7 @@ class _Read:
                     read = self._call_object(shape, text, start, stop)
                     if read is None:
                         break
-                    seen[shape] = (called, text[start : read[0]], read[1:])
+                    seen[shape] = [called, text[start : read[0]], read[1:], None]
                     end, called, call_id, arguments = read
             tail = shape.tail.match(text, end)
             if tail is None:
@@ -1296,6 +1307,20 @@ def _flat(text: str, pos: int, stop: int, asks: tuple) -> int:
         if unwraps(first[1:-1]):
             return -1
     return end
+
+
+def _stopless(again: list, ends: Any) -> bool:
+    """Whether no stop marker of `ends` (all literals) begins inside the JSON text
+    `again[1]`, wherever the text holds it: none is in it, and no end of it begins one
+    (so no marker there reaches past it, and no tail held at the output's end starts in
+    it); kept as `again[3]`."""
+    json = again[1]
+    clear = all(
+        lit not in json and not any(json.endswith(lit[:k]) for k in range(1, len(lit) + 1))
+        for lit in ends.literals
+    )
+    again[3] = clear  # (its markers are literals: a guard only ever passes one over)
+    return clear
 
 
 def _decoded(text: str, pos: int, stop: int, depth: int = MAX_DEPTH) -> tuple[dict, int] | None:

@@ -785,3 +785,36 @@ def test_an_element_reads_as_the_engine_reads_it(element: str) -> None:
                 for options in ({}, {"unknown_tools": "drop"}):
                     fast, slow = both_ways("minimax_m3", text, TOOLS, finish, options)
                     assert fast == slow, (element, text, finish, options)
+
+
+# a marker that ends calls beginning with the `}` a JSON object ends with: the same JSON text
+# met again may be cut by it there (`whole_output._stopless`)
+_BRACE = """family brace_closer
+section "<calls>" "}</calls>"
+call
+    "<call>" name(until=":") ":" json_args
+"""
+
+
+def test_the_same_json_met_again_is_cut_by_a_marker_that_begins_in_it() -> None:
+    """The route reads a JSON text met again without searching for the stop marker after
+    it only where no stop can begin inside it: here `}</calls>` begins at its last `}`,
+    and the calls read as the engine reads them."""
+    from toolgrammar.compiler.build import compile_grammar_text
+    from toolgrammar.runtime.registry import registered
+
+    namespace: dict[str, Any] = {}
+    exec(
+        compile(compile_grammar_text(_BRACE, "brace_closer.tg"), "brace_closer.tg", "exec"),
+        namespace,
+    )
+    call = '<call>get_weather:{"city": "Paris"}'
+    with registered(namespace["SPEC"]):
+        for text in (
+            f"<calls>{call * 5}</calls> done",
+            f"<calls>{call * 5}}}</calls> done",
+            f"<calls>{call * 3}</calls><calls>{call * 3}</calls>",
+        ):
+            for finish in ("stop", "length"):
+                fast, slow = both_ways("brace_closer", text, TOOLS, finish, {})
+                assert fast == slow, text
