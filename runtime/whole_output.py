@@ -652,9 +652,10 @@ class _Read:
         # value written, by key and value text
         self.element_keys: dict[tuple[Any, str], tuple[dict, dict]] = {}
         self.known: dict[str, bool] = {}  # per tool name, whether the request has it
-        # per JSON shape, the last call read: (its name, its JSON text, what it read: for a
-        # call object, (name, id, arguments))
-        self.seen: dict[Any, tuple[str, str, Any]] = {}
+        # per JSON shape, the last call read: [its name, its JSON text, what it read (for a
+        # call object, (name, id, arguments)), whether no stop begins in it (`_stopless`;
+        # None: not asked yet)]; an array's last element apart, (name, text, what it read)
+        self.seen: dict[Any, Any] = {}
         # per shape and name text read (`raw`), the name and id it reads as (`name_of`)
         self.names: dict[tuple[_Shape, str], tuple[str, str | None]] = {}
 
@@ -1129,10 +1130,10 @@ class _Read:
                     if close is not None:
                         if not self._as_written(text, at, found, name):
                             return None
-                        call_id = plain.group("id")  # (a string of no escape: itself)
-                        if call_id is not None:
-                            call_id = call_id[1:-1]
-                        return close.end(), name, call_id, text[at : found[1]]
+                        written_id = plain.group("id")  # (a string of no escape: itself)
+                        if written_id is not None:
+                            written_id = written_id[1:-1]
+                        return close.end(), name, written_id, text[at : found[1]]
         if shape.call is not None and shape.call.name_is_key:
             return None  # (any other layout of it: the engine's)
         found = whole_members(text, start, stop)
