@@ -28,8 +28,18 @@ as the engine's readers do (`_Steps`) and the call reads whole:
   layout: `_KEY_CALL`), all its calls or none (not a `bare` one);
 - `xml_params` arguments one match of the reader's own per-parameter pattern each, as
   its `_whole_params` reads them (`_Read._xml`), each parameter's text made once per
-  output (with `json_body`, a `{` first is the reader's); any other dialect, and a call
-  `_xml` cannot read so, by the dialect's reader through a stand-in for the engine (`_Sink`).
+  output (with `json_body`, a `{` first is the reader's), a key written as text closed by
+  its own closer in one step (`prefixes`);
+- `xml_elements` arguments one match per element (`_Elements`, `_Read._elements`) where
+  the value is text holding no prefix, typed by the reader's own conversion; any other
+  dialect, and a call `_xml` or `_elements` cannot read so, by the dialect's reader
+  through a stand-in for the engine (`_Sink`);
+- a call object's plain layout with an id first (`_plain_call`: Cohere's `tool_call_id`).
+
+The route starts where the engine stands clean (`_clean`), which includes open reasoning
+where an opener opens its call there at once (`_opens_in_reasoning`: calls written inside
+reasoning, `calls_inside`, or no reasoning text yet, as in an output that opens with its
+calls after a prompt that opened the reasoning): the first call then leaves the reasoning.
 
 A call ending within a few markers of the end of the output (`_Route.margin`) is read
 only where the engine ends it at its last item with no text after it to look at (a
@@ -79,11 +89,16 @@ from .json_call import SHORTCUT_KNOWS as JSON_CALL_KNOWS
 from .json_stream import MAX_DEPTH, WHOLE_STRING, loads_or_none, scan_value, whole_members
 from .limits import deeper_than
 from .markers import NextStop, markers
-from .modes import CONTENT, SECTION
+from .modes import CONTENT, REASONING, SECTION
 from .scan_meter import SEARCHES, forgets, metered
-from .spec import JsonArgs, JsonCall, JsonCallArray, Lit, Name, Skip, Ws, XmlParams, name_of
+from .spec import JsonArgs, JsonCall, JsonCallArray, Lit, Name, Skip, Ws, XmlElements, XmlParams
+from .spec import name_of
 from .unwrap import WRAPPER_KEYS
 from .xml_entities import xml_unescape
+from .xml_elements import _convert as element_value
+from .xml_elements import _Node as ElementNode
+from .schemas import streams_as_text
+from .unicode import strip_space
 from .xml_params import SHORTCUT_KNOWS as XML_PARAMS_KNOWS
 from .xml_params import XmlParamsReader, _tables
 from . import xml_params
@@ -118,7 +133,7 @@ class _Shape:
 
     __slots__ = (
         "peek", "head", "name", "reach", "fixed", "call", "plain", "dialect", "ends", "tail",
-        "final", "needle", "xml", "array",
+        "final", "needle", "xml", "array", "elements",
     )  # fmt: skip
 
     def __init__(self, peek: bool) -> None:
@@ -143,6 +158,8 @@ class _Shape:
         self.needle = ""
         # `xml_params` arguments read one match per parameter (`_Xml`), or None
         self.xml: _Xml | None = None
+        # `xml_elements` arguments read one match per element (`_Elements`), or None
+        self.elements: _Elements | None = None
         # a `json_call_array`: its elements, each a `json_call` object (`call`), are read
         # from its `[` to its `]` (`_Read._array`), all or none
         self.array = False
@@ -263,6 +280,8 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
             shape.dialect = (row.reader, item, family.stops[number, index])
             if isinstance(item, XmlParams):
                 shape.xml = _Xml.of(item, family.stops[number, index])
+            elif isinstance(item, XmlElements):
+                shape.elements = _Elements.of(item, family.stops[number, index])
             parts = tail
         else:
             return None
@@ -301,22 +320,30 @@ def _skip(family: CompiledFamily, item: Skip) -> str | None:
 
 
 def _plain_call(item: JsonCall) -> re.Pattern[str] | None:
-    """A `json_call` object up to its arguments' `{` in the layout models write, a name key
-    with a plain string, then an arguments key: where it matches, `JsonCallReader._whole`
-    reads just these two members, the name as written (no escape in it, so it decodes to
-    itself), and the arguments object, if the object closes right after it."""
-    keys = (*item.name, *item.arguments)
-    if set(item.name) & set(item.arguments) or set(item.name) & set(item.id):
+    """A `json_call` object up to its arguments' `{` in the layouts models write, a name key
+    with a plain string, then an arguments key, the two after an id key with a plain string
+    where the item reads an id (Cohere's `tool_call_id`): where it matches,
+    `JsonCallReader._whole` reads just these members, the id and the name as written (no
+    escape in them, so each decodes to itself), and the arguments object, if the object
+    closes right after it."""
+    keys = (*item.name, *item.arguments, *item.id)
+    names, arguments, ids = set(item.name), set(item.arguments), set(item.id)
+    if names & arguments or names & ids or ids & arguments:
         return None
     if any('"' in key or "\\" in key or not key for key in keys):
         return None
     space = "[ \\t\\n\\r]*"
-    names = "|".join(map(re.escape, item.name))
-    arguments = "|".join(map(re.escape, item.arguments))
+    string = '"[^"\\\\\\x00-\\x1f]*"'
+    first = "(?P<id>(?!))?"  # (no id read: the group never matches)
+    if item.id:
+        ids_pattern = "|".join(map(re.escape, item.id))
+        first = f'(?:"(?:{ids_pattern})"{space}:{space}(?P<id>{string}){space},{space})?'
+    name_keys = "|".join(map(re.escape, item.name))
+    arguments_keys = "|".join(map(re.escape, item.arguments))
     return metered(
         re.compile(
-            f'\\{{{space}"(?:{names})"{space}:{space}(?P<name>"[^"\\\\\\x00-\\x1f]*"){space},{space}'
-            f'"(?:{arguments})"{space}:{space}(?=\\{{)'
+            f'\\{{{space}{first}"(?:{name_keys})"{space}:{space}(?P<name>{string}){space},{space}'
+            f'"(?:{arguments_keys})"{space}:{space}(?=\\{{)'
         )
     )
 
@@ -328,7 +355,9 @@ _CLOSE = re.compile(r"[ \t\n\r]*\}")
 # escape (it decodes to itself): `JsonCallReader._member` names the call by it, stripped,
 # and its arguments are the key's object; a member after them is the engine's (`_CLOSE`)
 _KEY_CALL = metered(
-    re.compile('\\{[ \t\n\r]*(?P<name>"[^"\\\\\x00-\x1f]*")[ \t\n\r]*:[ \t\n\r]*(?=\\{)')
+    re.compile(
+        '\\{[ \t\n\r]*(?P<id>(?!))?(?P<name>"[^"\\\\\x00-\x1f]*")[ \t\n\r]*:[ \t\n\r]*(?=\\{)'
+    )
 )
 
 # the fields of `xml_params` the route's reading (`_Read._xml`) decides as the reader does:
@@ -350,7 +379,7 @@ class _Xml:
 
     __slots__ = (
         "item", "stops", "param", "between", "opens", "own", "implicit", "value_ends",
-        "in_value", "strip", "trim", "keep_last", "unescape", "body",
+        "in_value", "strip", "trim", "keep_last", "unescape", "body", "plain_ends",
     )  # fmt: skip
 
     @classmethod
@@ -370,7 +399,48 @@ class _Xml:
         xml.strip, xml.trim = item.strip, item.trim_newline
         xml.keep_last, xml.unescape = item.keep_last_newline, item.xml_unescape
         xml.body = item.json_body  # (a `{` first: the arguments are one JSON object)
+        # the parameter's own closers that end its value there and then (`_Read._xml`)
+        xml.plain_ends = xml.own - value_ends.growing - xml.in_value
         return xml
+
+
+class _Elements:
+    """`xml_elements` arguments read as `XmlElementsReader` reads them, one match per
+    element, where each is the plainest kind: a tag the reader takes as an element's
+    (`TAG`: a name up to the first `>`, within its reach, not blank, no `/` first), a value
+    of text holding no prefix (so no tag and no stop marker: every stop begins with the
+    prefix), then its own closer. The reader reads such a value as text (`TEXT`) where its
+    schema takes only text and as a leaf of its `TREE` otherwise, or where it is blank:
+    the two read blank text alike, and a stop marker at the closer (`PREFIX</invoke>` of
+    an element `invoke`) ends neither before it. Anything else, and a first element that
+    is a wrapper, is the reader's (`_Read._dialect`)."""
+
+    __slots__ = ("item", "open", "between", "reach", "element")
+
+    @classmethod
+    def of(cls, item: XmlElements, stops: Any) -> _Elements | None:
+        if shortcuts.unknown_fields(item, frozenset({"prefix", "max_depth"})):
+            return None
+        prefix = item.prefix
+        if not prefix or not all(stop.startswith(prefix) for stop in stops):
+            return None
+        elements = cls()
+        elements.item = item
+        elements.open = prefix + "<"
+        elements.between = markers((elements.open, *stops))  # (the reader's `_between`)
+        elements.reach = max(len(lit) for lit in elements.between.literals)
+        first, rest = re.escape(prefix[0]), re.escape(prefix[1:])
+        # (as the reader's `TAG` finds the first `>` within `_MAX_NAME` + 1 characters)
+        elements.element = metered(
+            re.compile(
+                f"(?P<key>[^\\s<>/][^<>]{{0,{_MAX_TAG - 1}}})>"
+                f"(?P<value>[^{first}]*+(?:{first}(?!{rest})[^{first}]*+)*+){re.escape(prefix)}</"
+            )
+        )
+        return elements
+
+
+_MAX_TAG = 256  # an element's name is at most this long (`xml_elements._MAX_NAME`)
 
 
 class _Route:
@@ -527,10 +597,12 @@ def _asked(
 
 def _clean(engine: Engine) -> bool:
     """Whether the engine stands where a call opener is read as a marker with nothing else
-    to decide first: outside a call, reasoning and a message header, nothing held."""
+    to decide first: outside a call and a message header (in reasoning only where an
+    opener opens its call at once: `_opens_in_reasoning`), nothing held."""
     state = engine._state
+    mode = engine.mode
     return (
-        (engine.mode == CONTENT or engine.mode == SECTION)
+        (mode == CONTENT or mode == SECTION or (mode == REASONING and _opens_in_reasoning(engine)))
         and engine._call is None
         and not state.pending
         and state.considered is None
@@ -540,13 +612,26 @@ def _clean(engine: Engine) -> bool:
     )
 
 
+def _opens_in_reasoning(engine: Engine) -> bool:
+    """Whether a call opener met in open reasoning opens its call there and then, as
+    `Engine._marker` has it: where calls are written inside reasoning (`calls_inside`), or
+    where no opener is text yet (`openers_are_reasoning`) nor held until the reasoning
+    decides (`considered`: reasoning text came first, and the output's end has not yet made
+    openers calls). Openers open calls in reasoning only where calls open anywhere: the
+    route reads none there otherwise (`_Route.in_content` is empty)."""
+    state = engine._state
+    if engine.family.calls_inside:
+        return True
+    return not (state.openers_are_reasoning or (state.reasoned and not state.calls_from_reasoning))
+
+
 class _Read:
     """One output read by the route: the engine it reads for, the calls it made (as
     `DeltaBuffer.gather` gathers them), and what it looked up once for every call."""
 
     __slots__ = (
         "engine", "route", "made", "stops", "schemas", "xml_keys", "known", "seen", "done",
-        "names",
+        "names", "element_keys",
     )  # fmt: skip
 
     def __init__(self, engine: Engine, route: _Route) -> None:
@@ -560,11 +645,17 @@ class _Read:
         self.schemas: dict[str, tuple] = {}  # per tool name, what `sent_as_written` asks
         # per `xml_params` shape and tool name: a reader whose keys (`_key_of`) are the
         # engine's, and each typed parameter's text written, by its key and value text
-        self.xml_keys: dict[tuple[Any, str], tuple[XmlParamsReader, dict, dict | None]] = {}
+        # (and per key text written as text, its key as written: `prefixes`)
+        self.xml_keys: dict[tuple[Any, str], tuple[XmlParamsReader, dict, dict | None, dict]] = {}
+        # per `xml_elements` shape and tool name: per key text, (its key as written, whether
+        # its value is text, its schema, the key where it is a wrapper's), and each typed
+        # value written, by key and value text
+        self.element_keys: dict[tuple[Any, str], tuple[dict, dict]] = {}
         self.known: dict[str, bool] = {}  # per tool name, whether the request has it
-        # per JSON shape, the last call read: (its name, its JSON text, what it read: for a
-        # call object, (name, id, arguments))
-        self.seen: dict[Any, tuple[str, str, Any]] = {}
+        # per JSON shape, the last call read: [its name, its JSON text, what it read (for a
+        # call object, (name, id, arguments)), whether no stop begins in it (`_stopless`;
+        # None: not asked yet)]; an array's last element apart, (name, text, what it read)
+        self.seen: dict[Any, Any] = {}
         # per shape and name text read (`raw`), the name and id it reads as (`name_of`)
         self.names: dict[tuple[_Shape, str], tuple[str, str | None]] = {}
 
@@ -588,6 +679,11 @@ class _Read:
         in_section = state.in_section
         if engine.mode == SECTION:
             found, allowed = family.quick_section_markers, route.in_section
+        elif engine.mode == REASONING:  # (`_opens_in_reasoning`: `_clean` asked)
+            # the engine's search in reasoning before the output's end made openers calls
+            # (`calls_from_reasoning`, set only by `Engine._end`, after the route): no pass
+            # (`Engine._scan`); the first call leaves the reasoning (`_end_call`)
+            found, allowed = family.content_markers, route.in_content
         elif state.after_calls:
             found, allowed = after_calls_markers, route.in_content
         else:
@@ -646,36 +742,49 @@ class _Read:
                 read = None
                 if shape.xml is not None:
                     read = self._xml(shape.xml, text, start, called)
+                elif shape.elements is not None:
+                    read = self._elements(shape.elements, text, start, called)
                 if read is None:
                     read = self._dialect(shape.dialect, text, start, called)
                     if read is None:
                         break
                 end, arguments = read
             else:
-                # where the arguments may end at most: their next stop marker, as the readers
-                # find it, remembered (`markers.NextStop`), or the end less a held tail
                 ends = shape.ends
-                last = stops.get(ends)
-                if last is not None and last[0] <= start and (last[1] < 0 or start <= last[1]):
-                    stop = last[1]
-                else:
-                    stop = ends.search(text, start)[0]
-                    stops[ends] = (start, stop)
-                if stop < 0:
-                    stop = size - ends.held(text, start)
-                if stop > bound:
-                    stop = bound
                 # the JSON the route read last for this shape (and tool): where the text
                 # holds it again, it reads the same (a JSON value ends at its last
-                # character: the decoder reads nothing past it)
+                # character: the decoder reads nothing past it); a text no stop marker
+                # begins in (`_stopless`) ends before the next stop, wherever that is
                 again = seen.get(shape)
                 if (
                     again is not None
                     and again[0] == called
                     and text.startswith(again[1], start)
+                    and start + len(again[1]) <= bound
+                    and (again[3] if again[3] is not None else _stopless(again, ends))
+                ):
+                    stop = -1  # (not searched: what it bounds is read)
+                else:
+                    # where the arguments may end at most: their next stop marker, as the
+                    # readers find it, remembered (`markers.NextStop`), or the end less a
+                    # held tail
+                    last = stops.get(ends)
+                    if last is not None and last[0] <= start and (last[1] < 0 or start <= last[1]):
+                        stop = last[1]
+                    else:
+                        stop = ends.search(text, start)[0]
+                        stops[ends] = (start, stop)
+                    if stop < 0:
+                        stop = size - ends.held(text, start)
+                    if stop > bound:
+                        stop = bound
+                if stop < 0 or (
+                    again is not None
+                    and again[0] == called
+                    and text.startswith(again[1], start)
                     and start + len(again[1]) <= stop
                 ):
-                    end = start + len(again[1])
+                    end = start + len(again[1])  # type: ignore[index]
                     if shape.call is None:
                         arguments = again[1]
                     else:
@@ -693,7 +802,7 @@ class _Read:
                         if not sent_as_written(text, start, end, decoded[0], *asks):
                             break
                     arguments = text[start:end]
-                    seen[shape] = (called, arguments, None)
+                    seen[shape] = [called, arguments, None, None]
                 elif shape.array:  # (its elements are remembered apart: `_array`)
                     elements = self._array(shape, text, start, stop)
                     if elements is None:
@@ -703,7 +812,7 @@ class _Read:
                     read = self._call_object(shape, text, start, stop)
                     if read is None:
                         break
-                    seen[shape] = (called, text[start : read[0]], read[1:])
+                    seen[shape] = [called, text[start : read[0]], read[1:], None]
                     end, called, call_id, arguments = read
             tail = shape.tail.match(text, end)
             if tail is None:
@@ -784,8 +893,10 @@ class _Read:
             tools = self.engine.tools
             sink = _Sink(tools, name, self.stops)
             reader = XmlParamsReader(xml.item, xml.stops, sink)
-            found = self.xml_keys[xml, name] = (reader, {}, _shared_keys(xml, tools._root(name)))
-        reader, written, shared = found
+            both = _shared_keys(xml, tools._root(name))
+            shared, prefixes = both if both is not None else (None, {})
+            found = self.xml_keys[xml, name] = (reader, {}, shared, prefixes)
+        reader, written, shared, prefixes = found
         if xml.body:
             # before the first parameter, `{` after markup whitespace opens the arguments as
             # one JSON object (`XmlParamsReader._json_body`): the reader's; so is whitespace
@@ -799,7 +910,13 @@ class _Read:
         value_ends = xml.value_ends
         growing = value_ends.growing
         strip, trim, keep_last, unescape = xml.strip, xml.trim, xml.keep_last, xml.unescape
+        # the commonest parameter, a key written as text, its value as written, ended by its
+        # own closer that neither grows nor waits: one step (`prefixes`, per key text; `own`
+        # less those closers), as the steps below read it
+        plain_ends = xml.plain_ends if not (strip or unescape) else frozenset()
+        trims = trim and not keep_last
         pieces: list[str] = []
+        append = pieces.append
         pos = start
         while True:
             whole = match(text, pos)
@@ -811,6 +928,14 @@ class _Read:
                 pos = at
                 break
             end, raw, value = whole.group("end", "key", "value")
+            if end in plain_ends:
+                prefix = prefixes.get(raw)
+                if prefix is not None:
+                    if trims and value[-1:] == "\n":
+                        value = value[: -2 if value[-2:] == "\r\n" else -1]
+                    append(prefix + encode_basestring(value))
+                    pos = whole.end()
+                    continue
             if end in growing and value_ends.may_grow(text, whole.start("end"), end):
                 return None
             if end in held:
@@ -832,6 +957,8 @@ class _Read:
                 value = xml_unescape(value)
             if key.as_text:
                 piece = key.prefix + encode_basestring(value)
+                if len(prefixes) < _MAX_SHARED_KEYS:
+                    prefixes[raw] = key.prefix  # (neither wrapper nor dropped: above)
             else:  # typed once per key and text
                 piece = written.get((raw, value))
                 if piece is None:
@@ -849,6 +976,71 @@ class _Read:
         if pos <= start:
             return None
         return pos, "{" + ", ".join(pieces) + "}"
+
+    def _elements(
+        self, elements: _Elements, text: str, start: int, name: str
+    ) -> tuple[int, str] | None:
+        """`xml_elements` arguments at `start` read whole, one match per element, as
+        `XmlElementsReader` reads them (`_Elements`): (their end, their text); None where
+        the reader must read them itself."""
+        tools = self.engine.tools
+        found = self.element_keys.get((elements, name))
+        if found is None:
+            if len(self.element_keys) >= _MAX_XML_TOOLS:
+                return None
+            # (a key's reading depends on its tool's schema only: kept from output to
+            # output per schema, as `xml_params` keys are)
+            shared = _shared_keys(elements, tools._root(name))
+            found = self.element_keys[elements, name] = (
+                {} if shared is None else shared[0],
+                {},
+            )
+        keys, written = found
+        between = elements.between
+        element = elements.element.match
+        opener = elements.open
+        size, reach = len(text), elements.reach
+        pieces: list[str] = []
+        pos = start
+        while True:
+            # (the reader's `BETWEEN`: text up to a tag or a stop marker is markup)
+            at, lit = between.search(text, pos)
+            if at < 0:
+                return None
+            # (a marker may grow into a longer one only where the text ends within the
+            # longest of them: `Markers.may_grow`)
+            if size - at <= reach and between.undecided(text, at, lit, False):
+                return None
+            if lit != opener:
+                break  # a marker of the call or the stream: the arguments end here
+            whole = element(text, at + len(opener))
+            if whole is None:
+                return None
+            raw, value = whole.group("key", "value")
+            end = whole.end()
+            if not text.startswith(raw, end) or text[end + len(raw) : end + len(raw) + 1] != ">":
+                return None  # (another element's closer, or a stop marker)
+            key = keys.get(raw)
+            if key is None:
+                stripped = strip_space(raw)
+                schema = tools.param_schema(name, stripped)
+                wrapper = stripped if stripped in WRAPPER_KEYS else ""
+                key = (encode_basestring(stripped) + ": ", streams_as_text(schema), schema, wrapper)
+                if len(keys) < _MAX_SHARED_KEYS:
+                    keys[raw] = key
+            if not pieces and key[3] and tools.lacks_property(name, key[3]):
+                return None  # (a first element that is a wrapper: its members in its place)
+            if key[1]:
+                pieces.append(key[0] + encode_basestring(value))
+            else:  # typed once per key and text, as the reader's leaf of its `TREE`
+                piece = written.get((raw, value))
+                if piece is None:
+                    piece = key[0] + json_text(element_value(ElementNode(raw, [value]), key[2]))
+                    if len(written) < _MAX_WRITTEN:
+                        written[raw, value] = piece
+                pieces.append(piece)
+            pos = end + len(raw) + 1
+        return at, "{" + ", ".join(pieces) + "}"
 
     def _after_calls(self, in_section: bool) -> tuple[Any, frozenset[str]]:
         """The markers searched after a call, and the openers the route reads there: the
@@ -929,7 +1121,8 @@ class _Read:
         if plain is not None:
             raw = plain.group("name")
             name = raw[1:-1].strip()
-            if name and len(raw) <= _MAX_NAME:
+            # (named within the reader's bound: an id first may be long)
+            if name and len(raw) <= _MAX_NAME and plain.end("name") - start <= _BEFORE_NAME:
                 at = plain.end()
                 found = _decoded(text, at, stop, MAX_DEPTH - 1)
                 if found is not None:
@@ -937,7 +1130,10 @@ class _Read:
                     if close is not None:
                         if not self._as_written(text, at, found, name):
                             return None
-                        return close.end(), name, None, text[at : found[1]]
+                        written_id = plain.group("id")  # (a string of no escape: itself)
+                        if written_id is not None:
+                            written_id = written_id[1:-1]
+                        return close.end(), name, written_id, text[at : found[1]]
         if shape.call is not None and shape.call.name_is_key:
             return None  # (any other layout of it: the engine's)
         if not text.startswith("{", start):
@@ -1041,22 +1237,24 @@ _MAX_XML_TOOLS = 64
 # that value) and kept from output to output: the reading depends on nothing else where
 # the route reads (no policy that drops or types undeclared parameters, `_Sink`), and a
 # server's requests name the same tools' keys again and again
-_SHARED_KEYS: dict[tuple[Any, int], tuple[Any, dict[str, Any]]] = {}
+# (and per `xml_elements` item and schema, its keys' readings: `_Read._elements`)
+_SHARED_KEYS: dict[tuple[Any, int], tuple[Any, dict[str, Any], dict[str, str]]] = {}
 shortcuts.keeps(_SHARED_KEYS)
 _MAX_SHARED = 64  # item and schema pairs
 _MAX_SHARED_KEYS = 1024  # keys each
 
 
-def _shared_keys(xml: _Xml, root: Any) -> dict[str, Any] | None:
-    """The key readings kept for `xml` and the tool schema `root` (None: no schema)."""
+def _shared_keys(xml: _Xml | _Elements, root: Any) -> tuple[dict[str, Any], dict[str, str]] | None:
+    """The key readings kept for `xml` and the tool schema `root`, and the prefixes of the
+    keys among them written as text (`_Read._xml`); None: no schema."""
     if root is None:
         return None
     found = _SHARED_KEYS.get((xml, id(root)))
     if found is None or found[0] is not root:  # (kept with it: its id is no other's)
         if len(_SHARED_KEYS) >= _MAX_SHARED:
             _SHARED_KEYS.clear()
-        found = _SHARED_KEYS[xml, id(root)] = (root, {})
-    return found[1]
+        found = _SHARED_KEYS[xml, id(root)] = (root, {}, {})
+    return found[1], found[2]
 
 
 # per output, the name texts whose reading the route remembers
@@ -1113,6 +1311,20 @@ def _flat(text: str, pos: int, stop: int, asks: tuple) -> int:
         if unwraps(first[1:-1]):
             return -1
     return end
+
+
+def _stopless(again: list, ends: Any) -> bool:
+    """Whether no stop marker of `ends` (all literals) begins inside the JSON text
+    `again[1]`, wherever the text holds it: none is in it, and no end of it begins one
+    (so no marker there reaches past it, and no tail held at the output's end starts in
+    it); kept as `again[3]`."""
+    json = again[1]
+    clear = all(
+        lit not in json and not any(json.endswith(lit[:k]) for k in range(1, len(lit) + 1))
+        for lit in ends.literals
+    )
+    again[3] = clear  # (its markers are literals: a guard only ever passes one over)
+    return clear
 
 
 def _decoded(text: str, pos: int, stop: int, depth: int = MAX_DEPTH) -> tuple[dict, int] | None:

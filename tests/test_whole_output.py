@@ -583,3 +583,238 @@ def test_arrays_of_keyed_calls_are_read_by_the_route(monkeypatch: pytest.MonkeyP
     fast, slow, made = _both_routes(monkeypatch, "apertus", text)
     assert fast == slow and len(fast.tool_calls) == 10
     assert not made
+
+
+# families whose prompt opens the reasoning: calls written in it (`calls_inside`), and calls
+# an output opens with before any reasoning text (the Qwen3-Coder and GLM markups)
+IN_REASONING = ("cohere_command4", "step3p5", "ling3")
+
+
+@pytest.mark.parametrize("family", IN_REASONING)
+def test_calls_in_open_reasoning_are_read_by_the_route(
+    family: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the prompt opened the reasoning and an opener opens its call there at once
+    (`whole_output._opens_in_reasoning`), the calls are the route's from the first one."""
+    spec = with_params(get_spec(family))
+    text = render_output(spec, [("get_weather", {"city": "Paris", "days": 3})] * 12)
+    fast, slow, made = _both_routes(monkeypatch, family, text)
+    assert fast == slow and len(fast.tool_calls) == 12
+    assert not made, f"{family}: the engine read a call"
+
+
+# text before the calls of an output whose prompt opened the reasoning: none, whitespace,
+# reasoning text (an opener after it waits for the reasoning to decide), a closed block, a
+# block opened again
+BEFORE_CALLS = ("", " ", "\n\n", "plan", "plan\n", "plan</think>", "plan</think>\n\n", "<think>")
+
+
+@pytest.mark.parametrize("family", IN_REASONING + ("trinity", "qwen3_coder"))
+@pytest.mark.parametrize("before", BEFORE_CALLS)
+def test_an_opener_in_open_reasoning_reads_as_the_engine_reads_it(family: str, before: str) -> None:
+    """Calls after each text above, with reasoning left open or closed after them, the
+    prompt opening it or not, at `stop` and `length`, read as the engine reads them."""
+    spec = with_params(get_spec(family))
+    calls = render_output(spec, [("get_weather", {"city": "Paris", "days": 3})] * 3)
+    opener, closer = spec.reasoning[0].opens[0], spec.reasoning[0].closes[0]
+    before = before.replace("</think>", closer).replace("<think>", opener)
+    for text in (before + calls, before + calls + "done", before + calls + closer + "ok"):
+        for opened in (True, False, None):
+            for finish in ("stop", "length"):
+                options = {} if opened is None else {"reasoning_open": opened}
+                fast, slow = both_ways(family, text, TOOLS, finish, options)
+                assert fast == slow, (family, text, opened, finish)
+
+
+_ACTION = '{"tool_call_id": "7", "tool_name": "get_weather", "parameters": {"city": "Paris"}}'
+# Cohere's elements, an id first (`whole_output._plain_call`), and as a model may vary them
+ACTIONS = (
+    _ACTION,
+    _ACTION.replace('"7"', '""'),
+    _ACTION.replace('"7"', '" 7 "'),
+    _ACTION.replace('"7"', '"\\u0037"'),
+    _ACTION.replace('"7"', "7"),
+    _ACTION.replace('"7"', "-0"),
+    _ACTION.replace('"7"', "true"),
+    _ACTION.replace('"7"', '"' + "i" * 70_000 + '"'),
+    _ACTION.replace('"7"', '"' + "i" * 65_000 + '"'),
+    '{"tool_name": "get_weather", "tool_call_id": "7", "parameters": {"city": "Paris"}}',
+    '{"tool_call_id": "7", "tool_call_id": "8", "tool_name": "get_weather", "parameters": {}}',
+    '{"tool_call_id": "7", "tool_name": "get_weather", "arguments": {"city": "Paris"}}',
+    '{"tool_call_id": "7", "tool_name": "get_weather", "parameters": {"days": "3"}}',
+    '{"tool_call_id": "7", "tool_name": "get_weather", "parameters": {}, "x": 1}',
+)
+
+
+@pytest.mark.parametrize("element", ACTIONS, ids=range(len(ACTIONS)))
+def test_call_objects_with_an_id_first_read_as_the_engine_reads_them(element: str) -> None:
+    """Cohere's action elements are read by the route in their plain layout with the id
+    first (`whole_output._plain_call`): each element above, between others, reads as the
+    engine reads it, with the id it writes."""
+    good = _ACTION.replace('"7"', '"5"')
+    for family in ("cohere_command3", "cohere_command4"):
+        array = f"<|START_ACTION|>[{good}, {element}, {good}]<|END_ACTION|>"
+        for text in (array, f"{array}{array}", f"Sure. {array} done"):
+            fast, slow = both_ways(family, text, TOOLS, "stop", {})
+            assert fast == slow, (family, element[:80], text[:80])
+    if element == _ACTION:
+        assert [call["id"] for call in fast["tool_calls"]] == ["5", "7", "5"]
+
+
+# a parameter closer that a longer marker begins (`</parameter>` of `</parameter>>`): it
+# may grow, so what follows it decides whether it closes the value
+_GROWING = """family growing_closer
+call
+    "<tool_call>" ws
+    "<function=" name(until=">") ">" ws
+    xml_params(open="<parameter=", key_end=">", value_end="</parameter>",
+               implicit_end=["<parameter=", "</function>", "</parameter>>"])
+    ws "</function>" ws "</tool_call>"?
+"""
+
+
+def test_a_parameter_closer_that_may_grow_is_not_read_in_one_step() -> None:
+    """The route reads a parameter in one step (`_Xml.plain_ends`) only where its closer
+    can end nothing longer: here `</parameter>` may be the start of `</parameter>>`, and
+    calls with either read as the engine reads them."""
+    from toolgrammar.compiler.build import compile_grammar_text
+    from toolgrammar.runtime.registry import registered
+    from toolgrammar.runtime.tables import compiled
+
+    namespace: dict[str, Any] = {}
+    code = compile_grammar_text(_GROWING, "growing_closer.tg")
+    exec(compile(code, "growing_closer.tg", "exec"), namespace)
+    spec = namespace["SPEC"]
+    xml = whole_output._route(compiled(spec)).shapes["<tool_call>"].xml
+    assert xml is not None and "</parameter>" in xml.own - xml.plain_ends
+    call = (
+        "<tool_call><function=get_weather><parameter=city>{}</parameter>{}</function></tool_call>"
+    )
+    with registered(spec):
+        for close in ("", ">", ">x"):
+            for city in ("Paris", "Par</parameter>is", ""):
+                text = call.format(city, close) * 6 + call.format("Rome", close)
+                fast, slow = both_ways("growing_closer", text, TOOLS, "stop", {})
+                assert fast == slow, text
+                assert len(fast["tool_calls"]) == 7
+
+
+def test_xml_elements_calls_are_read_one_match_per_element(monkeypatch: pytest.MonkeyPatch) -> None:
+    """MiniMax-M3's `xml_elements` calls are read by the route's own reading of each element
+    (`_Read._elements`), not by the dialect's reader, and read as the engine reads them."""
+    spec = with_params(get_spec("minimax_m3"))
+    calls = [("get_weather", {"city": "Paris", "days": 3})] * 10
+    calls += [("get_weather", {"city": 'a "b" & <c>\n', "days": 4, "unit": "c"})] * 10
+    text = render_output(spec, calls)
+    read: list[bool] = []
+    real_elements, real_dialect = whole_output._Read._elements, whole_output._Read._dialect
+
+    def elements(self: Any, *args: Any) -> Any:
+        found = real_elements(self, *args)
+        read.append(found is not None)
+        return found
+
+    def dialect(self: Any, *args: Any) -> Any:
+        read.append(False)
+        return real_dialect(self, *args)
+
+    monkeypatch.setattr(whole_output._Read, "_elements", elements)
+    monkeypatch.setattr(whole_output._Read, "_dialect", dialect)
+    made = _engine_calls(monkeypatch)
+    with route(False):
+        slow = toolgrammar.parse("minimax_m3", text, TOOLS, ids="sequential")
+    made.clear()
+    with route(True):
+        fast = toolgrammar.parse("minimax_m3", text, TOOLS, ids="sequential")
+    assert fast == slow and len(fast.tool_calls) == 20
+    assert read.count(True) >= 19 and False not in read
+    assert not made
+
+
+_P = "]<]minimax[>["
+# MiniMax-M3 argument elements the route reads in one match, and ones the reader must read
+# (`whole_output._Elements`): blank, nested or mixed values, odd tags, a closer that is
+# another's or a marker's, a wrapper first, prefixes inside values, text between elements
+ELEMENTS = (
+    f"{_P}<city>Paris{_P}</city>",
+    f"{_P}<city>{_P}</city>",
+    f"{_P}<city>  {_P}</city>",
+    f"{_P}<city> Paris \n{_P}</city>",
+    f"{_P}<days>3{_P}</days>",
+    f"{_P}<days> 3 {_P}</days>",
+    f"{_P}<days>three{_P}</days>",
+    f"{_P}<days>{_P}</days>",
+    f"{_P}<days>[1, 2]{_P}</days>",
+    f"{_P}<city>{_P}<a>1{_P}</a>{_P}</city>",
+    f"{_P}<city>x{_P}<a>1{_P}</a>y{_P}</city>",
+    f"{_P}<city >Paris{_P}</city >",
+    f"{_P}< city>Paris{_P}</ city>",
+    f"{_P}</city>Paris{_P}</city>",
+    f"{_P}< >Paris{_P}</ >",
+    f"{_P}<\u3000city>Paris{_P}</\u3000city>",
+    f"{_P}<invoke>Paris{_P}</invoke>",
+    f"{_P}<tool_call>Paris{_P}</tool_call>",
+    f'{_P}<input>{{"city": "Rome"}}{_P}</input>',
+    f"{_P}<arguments>Paris{_P}</arguments>",
+    f"{_P}<city>a < b > c ] d ]<]mini{_P}</city>",
+    f"{_P}<city>Par]<]minimax[>[is{_P}</city>",
+    f"{_P}<city>Par]<]minimax[>[<x>is{_P}</city>",
+    f"{_P}<city>Paris{_P}</town>",
+    f"{_P}<city>Paris{_P}</city>stray text",
+    f"{_P}<city>Paris{_P}</city>{_P}",
+    f"{_P}<{'c' * 256}>Paris{_P}</{'c' * 256}>",
+    f"{_P}<{'c' * 257}>Paris{_P}</{'c' * 257}>",
+    f"{_P}<city>Paris{_P}</city{_P}</city>",
+)
+
+
+@pytest.mark.parametrize("element", ELEMENTS, ids=range(len(ELEMENTS)))
+def test_an_element_reads_as_the_engine_reads_it(element: str) -> None:
+    """Each element above, first and second in a call among others, in the section and
+    after it, at `stop` and `length`, reads as the engine reads it."""
+    call = '{p}<invoke name="get_weather">{first}{p}<unit>c{p}</unit>{p}</invoke>\n'
+    good = call.format(p=_P, first=f"{_P}<city>Rome{_P}</city>")
+    odd = call.format(p=_P, first=element)
+    second = odd.replace(f"{_P}<unit>c{_P}</unit>", "").replace(
+        '">', f'">{_P}<unit>c{_P}</unit>', 1
+    )
+    section = f"{_P}<tool_call>\n" + "{}" + f"{_P}</tool_call>"
+    for body in (good + odd + good, good * 2 + second + good, odd + odd):
+        for text in (section.format(body), section.format(body) + " done"):
+            for finish in ("stop", "length"):
+                for options in ({}, {"unknown_tools": "drop"}):
+                    fast, slow = both_ways("minimax_m3", text, TOOLS, finish, options)
+                    assert fast == slow, (element, text, finish, options)
+
+
+# a marker that ends calls beginning with the `}` a JSON object ends with: the same JSON text
+# met again may be cut by it there (`whole_output._stopless`)
+_BRACE = """family brace_closer
+section "<calls>" "}</calls>"
+call
+    "<call>" name(until=":") ":" json_args
+"""
+
+
+def test_the_same_json_met_again_is_cut_by_a_marker_that_begins_in_it() -> None:
+    """The route reads a JSON text met again without searching for the stop marker after
+    it only where no stop can begin inside it: here `}</calls>` begins at its last `}`,
+    and the calls read as the engine reads them."""
+    from toolgrammar.compiler.build import compile_grammar_text
+    from toolgrammar.runtime.registry import registered
+
+    namespace: dict[str, Any] = {}
+    exec(
+        compile(compile_grammar_text(_BRACE, "brace_closer.tg"), "brace_closer.tg", "exec"),
+        namespace,
+    )
+    call = '<call>get_weather:{"city": "Paris"}'
+    with registered(namespace["SPEC"]):
+        for text in (
+            f"<calls>{call * 5}</calls> done",
+            f"<calls>{call * 5}}}</calls> done",
+            f"<calls>{call * 3}</calls><calls>{call * 3}</calls>",
+        ):
+            for finish in ("stop", "length"):
+                fast, slow = both_ways("brace_closer", text, TOOLS, finish, {})
+                assert fast == slow, text
