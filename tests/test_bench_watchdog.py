@@ -21,6 +21,10 @@ from killable import run_killable  # noqa: E402
 from side_by_side import Chunk, Outcome, Side  # noqa: E402
 
 WIDE = 120.0  # seconds: a stuck step sleeps 3600
+# the hard limit where the peer must measure something before it (or instead of) getting
+# stuck: wide, as a loaded machine may take seconds for it; where it gets stuck at once, short
+MEASURES_FIRST = 20.0
+STUCK_AT_ONCE = 1.0
 
 
 def stuck() -> None:
@@ -91,7 +95,10 @@ class StuckPeer(Side):
 
 
 def _run(
-    stuck_in: str, correctness: bool = False, sizes: tuple[int, ...] = (1024,)
+    stuck_in: str,
+    correctness: bool = False,
+    sizes: tuple[int, ...] = (1024,),
+    kill_after: float = STUCK_AT_ONCE,
 ) -> tuple[Any, list[str]]:
     peer = side_by_side.Peer(
         name="Stuck",
@@ -113,7 +120,7 @@ def _run(
         parse_budget=0.5,
         parse_repeat=2,
         no_correctness=not correctness,
-        kill_after=1.0,
+        kill_after=kill_after,
     )
     logged: list[str] = []
     result = side_by_side.run_family(peer, None, "hermes", args, [], logged.append)
@@ -122,7 +129,7 @@ def _run(
 
 def test_a_stuck_peer_stream_prints_past_the_budget_and_ours_is_measured() -> None:
     started = time.monotonic()
-    result, logged = _run("stream")
+    result, logged = _run("stream", kill_after=MEASURES_FIRST)
     assert time.monotonic() - started < WIDE
     (stream,) = result.streams
     assert stream.theirs.median_us == {"1K": None}  # `> budget` in the tables
@@ -150,7 +157,7 @@ def test_a_stuck_peer_correctness_sweep_counts_as_failed() -> None:
 
 
 def test_a_peer_that_finishes_is_measured_in_its_worker() -> None:
-    result, logged = _run("nowhere")
+    result, logged = _run("nowhere", kill_after=WIDE)
     (stream,) = result.streams
     assert stream.theirs.median_us["1K"] is not None and stream.theirs.parse_ms is not None
     assert stream.theirs.peak_mb is not None
@@ -158,7 +165,7 @@ def test_a_peer_that_finishes_is_measured_in_its_worker() -> None:
 
 
 def test_marks_measured_before_a_stuck_sample_are_kept() -> None:
-    result, logged = _run("sampling", sizes=(1024, 2048))
+    result, logged = _run("sampling", sizes=(1024, 2048), kill_after=MEASURES_FIRST)
     (stream,) = result.streams
     assert stream.theirs.median_us == {"1K": 2.0, "2K": None}
     assert stream.ours.median_us["2K"] is not None
