@@ -18,10 +18,11 @@ Scan = Callable[[str, int], tuple[T, int]]
 
 _FIRST_WINDOW = 256
 _GROWTH = 4
-# how much faster the window grows once a string opened at its start outlasted it: the
-# decoder must read at least the window again, and a failed read of a long string costs
-# twice what a whole one does (a 16K string was read in windows of 256, 1K, 4K and 16K: twice
-# one read of it; now 256 then 16K). The copy made stays within 64 times what is read.
+# how much faster the window grows once a string that opened in its first quarter outlasted
+# it: that string is long, and a failed read of one costs about twice what a whole one does
+# (a 16K string was read in windows of 256, 1K, 4K and 16K, twice one read of it; now 256
+# then 16K). The decoder must read past the window anyway, so the copy of the next one stays
+# within 64 times what is read.
 _STRING_GROWTH = 64
 # the farthest before the window's end an error caused by the cut is reported: a number
 # (`1.` of `1.5`), a literal (`tru`, `-Infinit`), a `\u` escape with its digits
@@ -38,7 +39,7 @@ def scan_within(scan: Scan[T], text: str, pos: int, end: int) -> tuple[T, int]:
         except (ValueError, StopIteration) as error:
             if not _cut_by_window(error, size):
                 raise
-            if _open_string_at_start(error):
+            if _long_open_string(error, size):
                 size *= _STRING_GROWTH
                 continue
         else:
@@ -61,12 +62,12 @@ def _cut_by_window(error: Exception, size: int) -> bool:
     return False  # a hook refused a value the window holds whole (NaN, a repeated key)
 
 
-def _open_string_at_start(error: Exception) -> bool:
-    """Whether the window failed as one string still open at its end, opened at its start
-    (`"` at 0, or a key read from just after its quote: -1)."""
+def _long_open_string(error: Exception, size: int) -> bool:
+    """Whether a window of `size` failed on a string still open at its end that opened in
+    its first quarter (a key read from just after its quote reports -1)."""
     return (
         isinstance(error, JSONDecodeError)
-        and error.pos <= 0
+        and error.pos <= size // 4
         and error.msg.startswith("Unterminated string")
     )
 

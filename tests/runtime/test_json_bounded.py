@@ -68,12 +68,14 @@ def test_strings_broken_anywhere_read_as_one_scan_of_them(
         agree(scan_value, text, 0, max(1, len(text) - cut))
 
 
-def test_a_long_string_costs_about_one_read_of_it() -> None:
-    """The windows read to take a 16K string whole: 256, then 64 times that (before, 256,
-    1K, 4K and 16K: twice the string read, the three that failed slower than one that did
-    not)."""
+@pytest.mark.parametrize("before", ["", '{"path": "big.py", "content": '])
+def test_a_long_string_costs_about_one_read_of_it(before: str) -> None:
+    """The windows read to take a 16K string whole, alone or as a member opened early in
+    the first window: 256, then 64 times that (before, 256, 1K, 4K and 16K: twice the
+    string read, the three that failed slower than one that did not)."""
     body = "x\\n" * 5400
-    text = json.dumps({"content": json.loads(f'"{body}"')})
+    value_text = before + json.dumps(json.loads(f'"{body}"')) + ("}" if before else "")
+    text = '{"content": ' + value_text + "}"
     pos = text.index(": ") + 2
     read: list[int] = []
 
@@ -82,5 +84,20 @@ def test_a_long_string_costs_about_one_read_of_it() -> None:
         return scan_value(window, at)
 
     value, stop = scan_within(counting, text, pos, len(text))
-    assert value == json.loads(text)["content"] and text[stop] == "}"
+    assert value == json.loads(value_text) and stop == len(text) - 1
     assert sum(read) <= 256 + 16384, read
+
+
+def test_a_string_opened_late_in_the_window_grows_it_fourfold() -> None:
+    """A string that opens near the window's end may be short: the next window is 4 times
+    the last, not 64 (no 16K copy for a value of 300 characters)."""
+    value_text = json.dumps({"a": "y" * 200, "b": "z" * 100})
+    text = value_text + " " * 20000
+    read: list[int] = []
+
+    def counting(window: str, at: int) -> Any:
+        read.append(len(window) - at)
+        return scan_value(window, at)
+
+    assert scan_within(counting, text, 0, len(text)) == (json.loads(text), len(value_text))
+    assert read == [256, 1024], read
