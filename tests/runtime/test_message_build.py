@@ -18,6 +18,7 @@ GATHERED = [  # (content pieces, reasoning pieces, calls by index, finish reason
     (["a"], ["b"], {1: [None, "f", []], 0: ["x", "", ["{}"]]}, "length"),
     (["\ud800 lone"], [], {0: ["id\udfff", "n\ud83d", ['{"a": "\udc00"}']]}, "stop"),
 ]
+ONE_CALL = GATHERED[2]
 
 
 def both_ways(args: tuple[Any, ...]) -> tuple[deltas.Message, deltas.Message]:
@@ -59,7 +60,7 @@ def test_built_message_is_the_validated_one(args: tuple[Any, ...]) -> None:
 
 def test_built_message_is_a_model_of_its_own() -> None:
     """Two parses never share a fields set or a dict (a caller may change one message)."""
-    args = GATHERED[2]
+    args = ONE_CALL
     first, second = deltas.message_of(*args), deltas.message_of(*args)
     first.content = "changed"
     first.tool_calls[0].function.name = "other"
@@ -67,3 +68,19 @@ def test_built_message_is_a_model_of_its_own() -> None:
     assert second.content is None and second.tool_calls[0].function.name == "get_weather"
     assert "x" not in second.model_fields_set
     assert deltas.Message.model_validate(second.model_dump()) == second
+
+
+def test_a_message_of_one_call_is_built_directly_and_one_of_more_validated(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The direct build is taken where it is cheaper (else this file tests nothing)."""
+    validated: list[Any] = []
+    real = deltas.Message.model_validate
+    monkeypatch.setattr(
+        deltas.Message, "model_validate", lambda values: validated.append(values) or real(values)
+    )
+    monkeypatch.setattr(shortcuts, "ON", True)
+    deltas.message_of(*ONE_CALL)
+    assert validated == []
+    deltas.message_of([], [], {0: ["a", "f", ["{}"]], 1: ["b", "g", ["{}"]]}, "tool_calls")
+    assert len(validated) == 1
