@@ -168,21 +168,21 @@ def message_of(
     finish_reason: str | None = None,
 ) -> Message:
     """The message from its gathered pieces: text in order, calls by index."""
-    values = {  # every exit is `sendable`: the message encodes as UTF-8 (runtime/unicode.py)
+    tool_calls = [  # every exit is `sendable`: the message encodes as UTF-8 (runtime/unicode.py)
+        {
+            "id": sendable(call_id or ""),
+            "function": {"name": sendable(name), "arguments": sendable("".join(arguments))},
+        }
+        for _, (call_id, name, arguments) in sorted(calls.items())
+    ]
+    values = {
         "content": sendable("".join(content)) or None,
         "reasoning": sendable("".join(reasoning)) or None,
-        "tool_calls": [
-            (sendable(call_id or ""), sendable(name), sendable("".join(arguments)))
-            for _, (call_id, name, arguments) in sorted(calls.items())
-        ],
+        "tool_calls": tool_calls,  # validated in one pass with the message (cheaper than a model each)
         "finish_reason": finish_reason,
     }
-    if shortcuts.ON and _BUILDABLE and len(calls) <= _BUILT_CALLS:
+    if len(tool_calls) <= _BUILT_CALLS and shortcuts.ON and _BUILDABLE:
         return _built_message(values)
-    values["tool_calls"] = [  # validated in one pass with the message
-        {"id": call_id, "function": {"name": name, "arguments": arguments}}
-        for call_id, name, arguments in values["tool_calls"]
-    ]
     return Message.model_validate(values)
 
 
@@ -213,13 +213,13 @@ def _built_message(values: dict[str, Any]) -> Message:
         _model(
             ToolCall,
             {
-                "id": call_id,
+                "id": call["id"],
                 "type": "function",
-                "function": _model(Function, {"name": name, "arguments": arguments}, _FUNCTION_SET),
+                "function": _model(Function, call["function"], _FUNCTION_SET),
             },
             _CALL_SET,
         )
-        for call_id, name, arguments in values["tool_calls"]
+        for call in values["tool_calls"]
     ]
     return _model(Message, values, _MESSAGE_SET)  # type: ignore[return-value]
 
