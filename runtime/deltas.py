@@ -208,7 +208,7 @@ def _built_message(values: dict[str, Any]) -> Message:
     """`Message.model_validate` of values that are already what it checks (str or None,
     made here): the models built directly. Validation walks pydantic-core's validators,
     about 25 µs of a cold parse's cache misses for nothing it could refuse; the result is
-    the validated one (tests/test_message_build.py compares them, fields set included)."""
+    the validated one (tests/runtime/test_message_build.py compares them, fields set included)."""
     values["tool_calls"] = [
         _model(
             ToolCall,
