@@ -178,7 +178,7 @@ def message_of(
     values = {
         "content": sendable("".join(content)) or None,
         "reasoning": sendable("".join(reasoning)) or None,
-        "tool_calls": tool_calls,  # validated in one pass with the message (cheaper than a model each)
+        "tool_calls": tool_calls,  # validated with the message (cheaper than a model each)
         "finish_reason": finish_reason,
     }
     if len(tool_calls) <= _BUILT_CALLS and shortcuts.ON and _BUILDABLE:
