@@ -188,7 +188,7 @@ def message_of(
 
 _set = object.__setattr__
 # the most calls a message is built with directly: pydantic-core's validators cost a cold
-# parse about 20 µs of cache misses, then validate a call faster than `_model` builds one
+# parse some 15-25 µs of cache misses, then validate a call faster than `_model` builds one
 # (at two calls they are about even, warm)
 _BUILT_CALLS = 1
 _FUNCTION_SET = frozenset({"name", "arguments"})
@@ -207,7 +207,7 @@ _BUILDABLE = all(
 def _built_message(values: dict[str, Any]) -> Message:
     """`Message.model_validate` of values that are already what it checks (str or None,
     made here): the models built directly. Validation walks pydantic-core's validators,
-    about 25 µs of a cold parse's cache misses for nothing it could refuse; the result is
+    some 15-25 µs of a cold parse's cache misses for nothing it could refuse; the result is
     the validated one (tests/runtime/test_message_build.py compares them, fields set included)."""
     values["tool_calls"] = [
         _model(
