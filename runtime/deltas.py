@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from . import shortcuts
 from .modes import CALL, CONTENT
 from .unicode import sendable, sendable_or_none
 
@@ -167,21 +168,71 @@ def message_of(
     finish_reason: str | None = None,
 ) -> Message:
     """The message from its gathered pieces: text in order, calls by index."""
-    tool_calls = [  # validated in one pass with the message (cheaper than a model each)
+    tool_calls = [  # every exit is `sendable`: the message encodes as UTF-8 (runtime/unicode.py)
         {
             "id": sendable(call_id or ""),
             "function": {"name": sendable(name), "arguments": sendable("".join(arguments))},
         }
         for _, (call_id, name, arguments) in sorted(calls.items())
     ]
-    return Message.model_validate(
-        {  # every exit is `sendable`: the message encodes as UTF-8 (runtime/unicode.py)
-            "content": sendable("".join(content)) or None,
-            "reasoning": sendable("".join(reasoning)) or None,
-            "tool_calls": tool_calls,
-            "finish_reason": finish_reason,
-        }
-    )
+    values = {
+        "content": sendable("".join(content)) or None,
+        "reasoning": sendable("".join(reasoning)) or None,
+        "tool_calls": tool_calls,  # validated with the message (cheaper than a model each)
+        "finish_reason": finish_reason,
+    }
+    if len(tool_calls) <= _BUILT_CALLS and shortcuts.ON and _BUILDABLE:
+        return _built_message(values)
+    return Message.model_validate(values)
+
+
+_set = object.__setattr__
+# the most calls a message is built with directly: pydantic-core's validators cost a cold
+# parse some 15-25 µs of cache misses, then validate a call faster than `_model` builds one
+# (at two calls they are about even, warm)
+_BUILT_CALLS = 1
+_FUNCTION_SET = frozenset({"name", "arguments"})
+_CALL_SET = frozenset({"id", "function"})  # `type` is left at its default, as validation does
+_MESSAGE_SET = frozenset({"content", "reasoning", "tool_calls", "finish_reason"})
+# the models hold nothing but their fields (what `_model` sets): else they are validated
+_BUILDABLE = all(
+    cls.__pydantic_post_init__ is None
+    and not cls.__private_attributes__
+    and cls.model_config.get("extra") in (None, "ignore")
+    and not cls.__pydantic_root_model__
+    for cls in (Function, ToolCall, Message)
+)
+
+
+def _built_message(values: dict[str, Any]) -> Message:
+    """`Message.model_validate` of values that are already what it checks (str or None,
+    made here): the models built directly. Validation walks pydantic-core's validators,
+    some 15-25 µs of a cold parse's cache misses for nothing it could refuse; the result is
+    the validated one (tests/runtime/test_message_build.py compares them, fields set included)."""
+    values["tool_calls"] = [
+        _model(
+            ToolCall,
+            {
+                "id": call["id"],
+                "type": "function",
+                "function": _model(Function, call["function"], _FUNCTION_SET),
+            },
+            _CALL_SET,
+        )
+        for call in values["tool_calls"]
+    ]
+    return _model(Message, values, _MESSAGE_SET)  # type: ignore[return-value]
+
+
+def _model(cls: type[BaseModel], values: dict[str, Any], fields_set: frozenset[str]) -> BaseModel:
+    """What `cls.model_construct(_fields_set=..., **values)` makes for a model with no
+    extras, private attributes or post-init, without its per-field Python loop."""
+    model = cls.__new__(cls)
+    _set(model, "__dict__", values)
+    _set(model, "__pydantic_fields_set__", set(fields_set))
+    _set(model, "__pydantic_extra__", None)
+    _set(model, "__pydantic_private__", None)
+    return model
 
 
 # random ids made 64 at a time: one `os.urandom` call per 64 calls, not one per call (a

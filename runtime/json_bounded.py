@@ -17,6 +17,13 @@ T = TypeVar("T")
 Scan = Callable[[str, int], tuple[T, int]]
 
 _FIRST_WINDOW = 256
+_GROWTH = 4
+# how much faster the window grows once a string that opened in its first quarter outlasted
+# it: that string is long, and a failed read of one costs about twice what a whole one does
+# (a 16K string was read in windows of 256, 1K, 4K and 16K, twice one read of it; now 256
+# then 16K). The decoder must read past the window anyway, so the copy of the next one stays
+# within 64 times what is read.
+_STRING_GROWTH = 64
 # the farthest before the window's end an error caused by the cut is reported: a number
 # (`1.` of `1.5`), a literal (`tru`, `-Infinit`), a `\u` escape with its digits
 _CUT_REACH = 16
@@ -32,10 +39,13 @@ def scan_within(scan: Scan[T], text: str, pos: int, end: int) -> tuple[T, int]:
         except (ValueError, StopIteration) as error:
             if not _cut_by_window(error, size):
                 raise
+            if _long_open_string(error, size):
+                size *= _STRING_GROWTH
+                continue
         else:
             if stop < size:  # it ended inside the window: more text cannot change it
                 return value, pos + stop
-        size *= 4
+        size *= _GROWTH
     if pos == 0 and end == len(text):
         return scan(text, 0)
     value, stop = scan(text[pos:end], 0)
@@ -50,6 +60,16 @@ def _cut_by_window(error: Exception, size: int) -> bool:
     if isinstance(error, JSONDecodeError):
         return error.pos >= size - _CUT_REACH or error.msg.startswith("Unterminated")
     return False  # a hook refused a value the window holds whole (NaN, a repeated key)
+
+
+def _long_open_string(error: Exception, size: int) -> bool:
+    """Whether a window of `size` failed on a string still open at its end that opened in
+    its first quarter (a key read from just after its quote reports -1)."""
+    return (
+        isinstance(error, JSONDecodeError)
+        and error.pos <= size // 4
+        and error.msg.startswith("Unterminated string")
+    )
 
 
 class _Found:
