@@ -107,14 +107,16 @@ def test_the_fuzzer_finds_nothing_under_the_compiled_build(compiled_build: None)
 
 
 def test_the_scan_meter_counts_compiled_scans(compiled_build: None) -> None:
-    call = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+    # each call's arguments its own text: the whole-output route does not search a JSON text
+    # it met before for a stop marker again (`whole_output._stopless`)
+    call = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris %05d"}}</tool_call>'
     counts = []
     for n in (50, 200):
         with scan_meter.counting() as meter:
-            toolgrammar.parse("hermes", ("Some prose. " + call) * n)
+            toolgrammar.parse("hermes", "".join("Some prose. " + call % i for i in range(n)))
         counts.append(meter.chars)
     assert "toolgrammar.runtime.markers" in COMPILED  # the searches counted are compiled
-    assert counts[0] > 50 * len(call)  # every call's text went through a counted search
+    assert counts[0] > 50 * len(call % 0)  # every call's text went through a counted search
     assert 3 * counts[0] < counts[1] < 5 * counts[0]
 
 

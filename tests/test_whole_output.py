@@ -13,13 +13,13 @@ import copy
 import random
 import subprocess
 import sys
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 import toolgrammar
 from support.corpus_format import CORPUS, TOOLS, Case, all_cases
+from toolgrammar.check.fast_paths import route_set
 from toolgrammar.check.fuzz import make_input
 from toolgrammar.runtime import whole_output
 from toolgrammar.runtime.engine import Engine
@@ -39,14 +39,7 @@ FUZZ_INPUTS = 150  # per family, from the fuzzer's own seeds
 ROUTED = ("kimi_k2", "hermes", "deepseek_v3", "deepseek_v31", "mistral", "llama3_json")
 
 
-@contextmanager
-def route(on: bool) -> Iterator[None]:
-    was = whole_output.ON
-    whole_output.switch(on)
-    try:
-        yield
-    finally:
-        whole_output.switch(was)
+route = route_set  # the whole-output route on or off for the block (the fuzzer's own switch)
 
 
 def both_ways(
