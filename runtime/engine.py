@@ -161,16 +161,14 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         engine's loop and the call's item loop, which would come to it the same way."""
         dialect: Any = call.dialect
         new = dialect.read(buf, 0, False)
+        if new > 0 and call.ws_tail:
+            call.ws_tail.clear()
         if not dialect.done:
-            if new > 0 and call.ws_tail:
-                call.ws_tail.clear()
             self._outcome = WAIT
             if call.hold is None:  # (committed, its text not recorded, nor its arguments held)
                 self._hot = call, call.item
             self._state.pending = buf[new:]
             return
-        if new > 0 and call.ws_tail:
-            call.ws_tail.clear()
         self._run(buf, False, self._dialect_ended(call, buf, new, False))
 
     def finish(self, reason: str = "stop") -> list[Delta]:
