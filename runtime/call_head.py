@@ -30,6 +30,16 @@ class HeadReaders:
     def _read_skip(
         self: Engine, call: CallRecord, item: Skip, buf: str, pos: int, eof: bool
     ) -> int:
+        empty = self.family.empty_skips.get((call.shape, call.item))
+        if empty is not None and buf.startswith(empty, pos):
+            # an `until` right here: the skip reads nothing, as the search below would
+            # decide (no marker of the content search begins with it, so none is found
+            # before it or may grow from it)
+            if item.id:
+                call.read_id = ""
+            call.item += 1
+            self._outcome = READ
+            return pos
         skip_markers = self.family.skip_markers[call.shape, call.item]
         # a skip ends within this, or is none: read no further (repeated openers stay linear)
         reach = min(len(buf), pos + item.max_len + max(map(len, item.until)) + 1)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Sequence
 
 from .json_args import JsonArgsReader, skip_to_stop, skip_whitespace
@@ -100,6 +101,7 @@ class JsonCallReader:
         "_args_seen",
         "_tried_whole",
         "_unnamed",
+        "_heads",
     )
 
     def __init__(self, item: JsonCall, stops: tuple[str, ...], sink: Sink) -> None:
@@ -126,6 +128,9 @@ class JsonCallReader:
         # `_whole` is tried once, unless the shortcut may not read this item
         self._tried_whole = not shortcuts.takes(item, SHORTCUT_KNOWS)
         self._unnamed = 0  # characters read from the `{` while no name is known
+        # the object's head (`{"name": "NAME"`) may be read whole (`_head`); not where a
+        # name is a key, nor where the shortcuts may not read this item
+        self._heads = not (self._tried_whole or item.name_is_key)
 
     def _commit_name(self) -> None:
         """The call is real: its name is known (and, with require_args, its arguments began)."""
@@ -216,6 +221,11 @@ class JsonCallReader:
                 return whole_end
         if self.done:
             return pos
+        if self._heads and self._outer is None and not eof:
+            new = self._head(text, pos, stop, end)
+            if new < 0:
+                return pos  # the head is still arriving: read once it is whole
+            pos = new
         unnamed = self.name is None  # not narrowed: `_read_outer` may name it (mypyc checks)
         if unnamed:  # read no further than where the name must be known
             first = pos
@@ -235,6 +245,25 @@ class JsonCallReader:
             if self.done or pos < bound:
                 return pos
         return self._read_outer(text, pos, stop, end, at, eof)
+
+    def _head(self, text: str, pos: int, stop: int, end: int) -> int:
+        """The fast path for the object's opening in the common shape: `{` and a plain
+        name first, read in one step once the name's string is whole (`JsonScanner.
+        read_head`: the outer scanner's own steps, `_member` and `_value` told as it tells
+        them); where it stopped. -1 while the text to the end is still the start of such a
+        head (it names no call before its string is whole, nor can it fail: the text waits
+        in the engine and is read again with the next delta). Anything else: `pos`, and
+        the outer scanner reads it all."""
+        head, begun = _heads(self.item.name, self.item.arguments)
+        found = head.match(text, pos, stop)
+        if found is not None and found.group(2)[1:-1].strip():
+            outer = self._outer = JsonScanner(
+                _discard, on_member=self._member, on_value=self._value
+            )
+            return outer.read_head(found, stop)
+        if found is None and stop == end and begun.fullmatch(text, pos, end) is not None:
+            return -1
+        return pos
 
     def _streaming(self, text: str, pos: int) -> int:
         """`read` while the arguments object of a named call streams and no stop marker is
@@ -439,6 +468,31 @@ class JsonCallReader:
         self._end()
 
 
+@lru_cache(maxsize=64)
+def _heads(
+    names: tuple[str, ...], arguments: tuple[str, ...]
+) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """A call object's head read whole (`JsonCallReader._head`): `{`, whitespace and a
+    first member whose key names the call (no arguments key) and whose value is a plain
+    string as long as a name may be, groups as `json_stream._MEMBER`'s; and the text that
+    may still grow into one (up to its end)."""
+    keys = [key for key in names if key not in arguments]
+    if not keys:
+        return _NEVER, _NEVER
+    space = r"[ \t\n\r]*"
+    string = r'[^"\\\x00-\x1f]{0,%d}' % _MAX_NAME
+    either = "|".join(re.escape(key) for key in keys)
+    head = re.compile(rf'\{{{space}"({either})"{space}:{space}("{string}")()(?:{space},{space})?')
+    partial = "|".join(sorted({re.escape(key[:k]) for key in keys for k in range(len(key))}))
+    begun = re.compile(
+        rf'\{{{space}(?:"(?:{partial}|(?:{either})(?:"{space}(?::{space}(?:"{string})?)?)?))?'
+    )
+    return head, begun
+
+
+_NEVER = re.compile(r"(?!)")
+
+
 def _discard(_: str) -> None:
     """The outer object of a name-carrying call is markup: its text goes nowhere."""
 
@@ -544,6 +598,7 @@ class JsonCallArrayReader:
                 self._element = JsonCallReader(self._element_spec, self._stop_list, self._sink)
                 if not self._shortcut:
                     self._element._tried_whole = True  # (the array's item declines it)
+                    self._element._heads = False
                 self._state = ELEMENT
             else:
                 return self._end_badly(text, pos, eof)

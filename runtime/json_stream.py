@@ -45,6 +45,16 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 _KEY_COLON = re.compile(r'"([^"\\\x00-\x1f]*)"[ \t\n\r]*:[ \t\n\r]*')
 WHOLE_STRING = re.compile(r'"[^"\\\x00-\x1f]*"')
 _COMMA = re.compile(r",[ \t\n\r]*")
+# one step for the commonest member: a plain key, its colon and a whole scalar value (a
+# plain string, or a number or literal the text shows ended), then a comma if one follows;
+# group 1 the key, 2 the value, 3 where the comma and its whitespace begin (`_member`)
+_MEMBER = re.compile(
+    r'"([^"\\\x00-\x1f]*)"[ \t\n\r]*:[ \t\n\r]*'
+    r'("[^"\\\x00-\x1f]*"'
+    r"|(?:-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null)"
+    r"(?=[ \t\n\r,}\]]))"
+    r"()(?:[ \t\n\r]*,[ \t\n\r]*)?"
+)
 _SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
 _CLOSER = {"{": "}", "[": "]"}
 _WHOLE_CLOSER = {**_CLOSER, '"': '"'}  # a whole value of these ends in its closer
@@ -323,6 +333,13 @@ class JsonScanner:
                             if self.key_limit is None or len(self.stack) != 1
                             else self.key_limit
                         )
+                        if shortcuts.ON and (self.key_limit is None or len(self.stack) != 1):
+                            found = _MEMBER.match(text, pos, end)
+                            if found is not None:
+                                pos = self._member(found, end)
+                                if self.state == PAUSED:
+                                    break
+                                continue
                         found = _KEY_COLON.match(text, pos, min(end, pos + bound))
                         if found is not None:
                             pos = self._key_colon(found)
@@ -455,6 +472,45 @@ class JsonScanner:
         self._flush(text[pos:stop])
         self._value_done()
         return stop
+
+    def _member(self, found: re.Match[str], end: int) -> int:
+        """A whole member of a plain key and a scalar value (`_MEMBER`), read in one step:
+        what `_key_colon`, the value's shortcut in VALUE and a comma in AFTER do one by one.
+        A value that the member's `value_limit` bounds (or a member `on_member` pauses) is
+        left where it starts, for the loop."""
+        start = found.start(2)
+        self._pending.append(found.string[found.start(1) - 1 : start])
+        self.state = VALUE
+        self._first = False
+        if len(self.stack) == 1 and self.on_member is not None:
+            self._member_start(found.group(1))
+            if self.state == PAUSED or (
+                self.value_limit is not None and self._bounded(end - start)
+            ):
+                return start
+        self._flush(found.group(2))
+        self._value_done()
+        comma = found.end(3)
+        if comma == found.end():
+            return comma
+        self._pending.append(found.string[comma : found.end()])
+        self.state = KEY
+        return found.end()
+
+    def read_head(self, found: re.Match[str], end: int) -> int:
+        """`read` of an object's `{`, whitespace and a first member that a caller matched
+        whole (`json_call`'s name first): `{`, then groups 1 to 3 as `_MEMBER`'s. The same
+        steps as the loop's, without it; where they stopped."""
+        self._value_start("{")
+        text = found.string
+        key_at = found.start(1) - 1
+        if key_at > found.start() + 1:  # whitespace after the `{`
+            self._pending.append(text[found.start() + 1 : key_at])
+        pos = self._member(found, end)
+        if self._out:
+            self.emit("".join(self._out))
+            self._out.clear()
+        return pos
 
     def _key_colon(self, found: re.Match[str]) -> int:
         """A whole plain key and its colon, read in one step."""

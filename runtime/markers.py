@@ -73,6 +73,7 @@ class Markers:
         "_firsts",
         "firsts",
         "_longer",
+        "_grows",
         "growing",
         "passable",
         "_passing",
@@ -131,6 +132,16 @@ class Markers:
         }
         # the markers `may_grow` can say yes for: any other is decided once found
         self.growing = frozenset(lit for lit, longer in self._longer.items() if longer)
+        # per such marker: how far past it to look (one character past the longest marker
+        # it begins), and every text from it there that a longer marker still begins with
+        self._grows: dict[str, tuple[int, frozenset[str]]] = {
+            lit: (
+                max(map(len, longer)) + 1,
+                frozenset(o[:k] for o in longer for k in range(len(lit), len(o) + 1)),
+            )
+            for lit, longer in self._longer.items()
+            if longer
+        }
         passes = {lit: cond for lit, cond in (passes or {}).items() if lit in unique}
         self.passable = frozenset(passes)
         self.drops: tuple[str, ...] = tuple(lit for lit in drops if lit in self.passable)
@@ -194,13 +205,13 @@ class Markers:
     def may_grow(self, text: str, at: int, lit: str) -> bool:
         """Whether the marker `lit` found at `at` may still be the start of a longer marker
         once more text arrives (`PREFIX<` of `PREFIX</invoke>`): then it is not decided yet."""
-        longer = self._longer.get(lit, ())
-        if not longer:
+        grows = self._grows.get(lit)
+        if grows is None:
             return False
         # one character past the longest candidate is enough to rule it out; slicing the
         # whole rest would copy the output once per marker found (quadratic in a whole parse)
-        rest = text[at : at + max(len(other) for other in longer) + 1]
-        return any(other.startswith(rest) for other in longer)
+        reach, begun = grows
+        return text[at : at + reach] in begun
 
     def undecided(self, text: str, at: int, lit: str, eof: bool) -> bool:
         """Whether the marker `lit` found at `at` is not (yet) that marker: before the end of

@@ -151,6 +151,11 @@ def _runs(call: tuple, openers: Iterable[str]) -> tuple[_Run | None, ...]:
     return tuple(runs)
 
 
+def _begins_longer(literals: Iterable[str], text: str) -> bool:
+    """Whether one of `literals` longer than `text` begins with it."""
+    return any(len(lit) > len(text) and lit.startswith(text) for lit in literals)
+
+
 def _begins_within(literals: Iterable[str], chars: str) -> bool:
     """Whether one of `literals` begins with a character of the regex class body `chars`."""
     if not chars:
@@ -278,6 +283,11 @@ class CompiledFamily:
     name_markers: dict[tuple[int, int], Markers]
     bare: frozenset[tuple[int, int]]
     skip_markers: dict[tuple[int, int], Markers]
+    # per (shape, skip item), the `until` markers at which the skip is empty and read at once
+    # (`HeadReaders._read_skip`): those no longer marker of the content search begins with,
+    # so that nothing at them is another marker or may still grow into one (a shortcut:
+    # none when they are off)
+    empty_skips: dict[tuple[int, int], tuple[str, ...]]
     stops: dict[tuple[int, int], Stops]
     by_recipient: tuple[int, Name] | None
     # -- _compute_quick_markers: the same searches, passing over call openers where the call
@@ -503,6 +513,8 @@ def _compute_items(shapes: tuple[CallShape, ...], made: dict[str, Any]) -> dict[
     name_markers: dict[tuple[int, int], Markers] = {}
     bare: set[tuple[int, int]] = set()
     skip_markers: dict[tuple[int, int], Markers] = {}
+    empty_skips: dict[tuple[int, int], tuple[str, ...]] = {}
+    content = made["content_markers"].literals
     stops: dict[tuple[int, int], Stops] = {}
     for number, shape in enumerate(shapes):
         for index, item in enumerate(shape.call):
@@ -514,6 +526,9 @@ def _compute_items(shapes: tuple[CallShape, ...], made: dict[str, Any]) -> dict[
                     bare.add((number, index))
             elif isinstance(item, Skip):
                 skip_markers[number, index] = markers(item.until)
+                untils = tuple(u for u in item.until if u and not _begins_longer(content, u))
+                if untils and shortcuts.ON:
+                    empty_skips[number, index] = untils
             elif type(item) in DIALECTS:
                 # `[` or `{` inside arguments is not a new call; other first openers are
                 ends = {*shape.follows[index], *made["section_closes"], *firsts}
@@ -545,6 +560,7 @@ def _compute_items(shapes: tuple[CallShape, ...], made: dict[str, Any]) -> dict[
         "name_markers": name_markers,
         "bare": frozenset(bare),
         "skip_markers": skip_markers,
+        "empty_skips": empty_skips,
         "stops": stops,
         "by_recipient": by_recipient,
     }

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from toolgrammar.runtime import markers as markers_module
 from toolgrammar.runtime.markers import BY_TUPLE_LIMIT, markers
 
@@ -28,3 +31,26 @@ def test_the_tuple_cache_is_bounded_and_evicts_the_least_recently_used() -> None
     misses = markers_module._by_tuple.cache_info().misses
     markers(("<t0>", "</t0>"))  # the oldest, not used since: evicted, made again
     assert markers_module._by_tuple.cache_info().misses == misses + 1
+
+
+@given(
+    st.lists(st.text("<|ab>", min_size=1, max_size=6), min_size=1, max_size=5),
+    st.text("<|ab>x", max_size=10),
+    st.integers(0, 4),
+)
+@settings(max_examples=300, deadline=None)
+def test_a_marker_may_grow_while_the_text_from_it_still_begins_a_longer_one(
+    literals: list[str], text: str, at: int
+) -> None:
+    # `may_grow` answers from a table of the longer markers' beginnings: as the definition,
+    # whether some longer marker the found one begins with begins with the text from it
+    found = markers(literals)
+    at = min(at, len(text))
+    for lit in found.literals:
+        longer = [o for o in found.literals if len(o) > len(lit) and o.startswith(lit)]
+        with_lit = text[:at] + lit + text[at:]
+        for end in range(at + len(lit), len(with_lit) + 1):  # the text cut anywhere after it
+            cut = with_lit[:end]
+            rest = cut[at : at + max(map(len, longer), default=0) + 1]
+            expected = any(o.startswith(rest) for o in longer)
+            assert found.may_grow(cut, at, lit) == expected, (lit, cut)
