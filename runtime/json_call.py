@@ -128,9 +128,11 @@ class JsonCallReader:
         # `_whole` is tried once, unless the shortcut may not read this item
         self._tried_whole = not shortcuts.takes(item, SHORTCUT_KNOWS)
         self._unnamed = 0  # characters read from the `{` while no name is known
-        # the object's head (`{"name": "NAME"`) may be read whole (`_head`); not where a
-        # name is a key, nor where the shortcuts may not read this item
-        self._heads = not (self._tried_whole or item.name_is_key)
+        # the patterns of the object's head (`{"name": "NAME"`), read whole (`_head`) until
+        # it is tried; None where a name is a key or the shortcuts may not read this item
+        self._heads: tuple[re.Pattern[str], re.Pattern[str]] | None = (
+            None if self._tried_whole or item.name_is_key else _heads(item.name, item.arguments)
+        )
 
     def _commit_name(self) -> None:
         """The call is real: its name is known (and, with require_args, its arguments began)."""
@@ -221,7 +223,7 @@ class JsonCallReader:
                 return whole_end
         if self.done:
             return pos
-        if self._heads and self._outer is None and not eof:
+        if self._heads is not None and not eof:
             new = self._head(text, pos, stop, end)
             if new < 0:
                 return pos  # the head is still arriving: read once it is whole
@@ -254,15 +256,18 @@ class JsonCallReader:
         head (it names no call before its string is whole, nor can it fail: the text waits
         in the engine and is read again with the next delta). Anything else: `pos`, and
         the outer scanner reads it all."""
-        head, begun = _heads(self.item.name, self.item.arguments)
-        found = head.match(text, pos, stop)
-        if found is not None and found.group(2)[1:-1].strip():
+        head, begun = self._heads  # type: ignore[misc]
+        outer = self._outer  # (made at once: what is read while the head arrives is less)
+        if outer is None:
             outer = self._outer = JsonScanner(
                 _discard, on_member=self._member, on_value=self._value
             )
-            return outer.read_head(found, stop)
+        found = head.match(text, pos, stop)
         if found is None and stop == end and begun.fullmatch(text, pos, end) is not None:
             return -1
+        self._heads = None  # tried: the outer scanner reads from here on
+        if found is not None and found.group(2)[1:-1].strip():
+            return outer.read_head(found, stop)
         return pos
 
     def _streaming(self, text: str, pos: int) -> int:
@@ -598,7 +603,7 @@ class JsonCallArrayReader:
                 self._element = JsonCallReader(self._element_spec, self._stop_list, self._sink)
                 if not self._shortcut:
                     self._element._tried_whole = True  # (the array's item declines it)
-                    self._element._heads = False
+                    self._element._heads = None
                 self._state = ELEMENT
             else:
                 return self._end_badly(text, pos, eof)

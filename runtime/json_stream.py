@@ -484,8 +484,12 @@ class JsonScanner:
         self._first = False
         if len(self.stack) == 1 and self.on_member is not None:
             self._member_start(found.group(1))
+            limit = self.value_limit  # (`_bounded`, without its call)
             if self.state == PAUSED or (
-                self.value_limit is not None and self._bounded(end - start)
+                limit is not None
+                and end - start > limit
+                and self._side is not None
+                and len(self.stack) == 1
             ):
                 return start
         self._flush(found.group(2))
