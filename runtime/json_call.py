@@ -479,7 +479,7 @@ def _heads(
 ) -> tuple[re.Pattern[str], re.Pattern[str]]:
     """A call object's head read whole (`JsonCallReader._head`): `{`, whitespace and a
     first member whose key names the call (no arguments key) and whose value is a plain
-    string as long as a name may be, groups as `json_stream._MEMBER`'s; and the text that
+    string as long as a name may be, groups as `JsonScanner.read_head` reads them; and the text that
     may still grow into one (up to its end)."""
     keys = [key for key in names if key not in arguments]
     if not keys:

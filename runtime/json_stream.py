@@ -45,16 +45,6 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 _KEY_COLON = re.compile(r'"([^"\\\x00-\x1f]*)"[ \t\n\r]*:[ \t\n\r]*')
 WHOLE_STRING = re.compile(r'"[^"\\\x00-\x1f]*"')
 _COMMA = re.compile(r",[ \t\n\r]*")
-# one step for the commonest member: a plain key, its colon and a whole scalar value (a
-# plain string, or a number or literal the text shows ended), then a comma if one follows;
-# group 1 the key, 2 the value, 3 where the comma and its whitespace begin (`_member`)
-_MEMBER = re.compile(
-    r'"([^"\\\x00-\x1f]*)"[ \t\n\r]*:[ \t\n\r]*'
-    r'("[^"\\\x00-\x1f]*"'
-    r"|(?:-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null)"
-    r"(?=[ \t\n\r,}\]]))"
-    r"()(?:[ \t\n\r]*,[ \t\n\r]*)?"
-)
 _SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
 _CLOSER = {"{": "}", "[": "]"}
 _WHOLE_CLOSER = {**_CLOSER, '"': '"'}  # a whole value of these ends in its closer
@@ -333,13 +323,6 @@ class JsonScanner:
                             if self.key_limit is None or len(self.stack) != 1
                             else self.key_limit
                         )
-                        if shortcuts.ON and (self.key_limit is None or len(self.stack) != 1):
-                            found = _MEMBER.match(text, pos, end)
-                            if found is not None:
-                                pos = self._member(found, end)
-                                if self.state == PAUSED:
-                                    break
-                                continue
                         found = _KEY_COLON.match(text, pos, min(end, pos + bound))
                         if found is not None:
                             pos = self._key_colon(found)
@@ -474,9 +457,10 @@ class JsonScanner:
         return stop
 
     def _member(self, found: re.Match[str], end: int) -> int:
-        """A whole member of a plain key and a scalar value (`_MEMBER`), read in one step:
-        what `_key_colon`, the value's shortcut in VALUE and a comma in AFTER do one by one.
-        A value that the member's `value_limit` bounds (or a member `on_member` pauses) is
+        """A whole member (`read_head`'s groups: 1 its plain key, 2 its whole scalar value,
+        3 empty, where a comma and its whitespace may follow), read in one step: what
+        `_key_colon`, the value's shortcut in VALUE and a comma in AFTER do one by one. A
+        value that the member's `value_limit` bounds (or a member `on_member` pauses) is
         left where it starts, for the loop."""
         start = found.start(2)
         self._pending.append(found.string[found.start(1) - 1 : start])
@@ -503,8 +487,8 @@ class JsonScanner:
 
     def read_head(self, found: re.Match[str], end: int) -> int:
         """`read` of an object's `{`, whitespace and a first member that a caller matched
-        whole (`json_call`'s name first): `{`, then groups 1 to 3 as `_MEMBER`'s. The same
-        steps as the loop's, without it; where they stopped."""
+        whole (`json_call`'s name first): `{`, then groups 1 to 3 as `_member` reads them.
+        The same steps as the loop's, without it; where they stopped."""
         self._value_start("{")
         text = found.string
         key_at = found.start(1) - 1
