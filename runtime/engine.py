@@ -653,13 +653,14 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                     end = found.end()
                     left = len(buf) - end
                     if left >= run.lookahead or (
-                        left and run.cut.search(buf, max(pos, len(buf) - run.lookahead)) is None
+                        (left or run.at_end >= 0)
+                        and run.cut.search(buf, max(pos, len(buf) - run.lookahead)) is None
                     ):  # (no literal begun and cut by the end, at or before `end`)
                         if log is not None:
                             log(RUN, call, index, found.group())
                         self._read_run(call, found.group())
                         pos = end
-                        call.item = run.next
+                        call.item = run.next if left else run.at_end
                         continue
                 itemwise = run.next  # (the items read the same: their own runs are not tried)
             kind, item = steps[index]

@@ -94,15 +94,24 @@ class _Run:
     item (its name) is often only a few characters in.
     """
 
-    __slots__ = ("pattern", "next", "lookahead", "cut")
+    __slots__ = ("pattern", "next", "lookahead", "cut", "at_end")
 
     def __init__(
-        self, pattern: re.Pattern[str], next_item: int, lookahead: int, cut: re.Pattern[str]
+        self,
+        pattern: re.Pattern[str],
+        next_item: int,
+        lookahead: int,
+        cut: re.Pattern[str],
+        at_end: int = -1,
     ) -> None:
         self.pattern = pattern
         self.next = next_item  # the item after the run
         self.lookahead = lookahead
         self.cut = cut  # a literal's spelling begun, cut off by the end of the text
+        # a match that reaches the end of the text, `cut` finding nothing, decides the items
+        # up to the run's last literal when that is a required one: the item to go on with
+        # (its whitespace after it, which waits for more text, or the run's next); -1: none
+        self.at_end = at_end
 
 
 def _runs(call: tuple, openers: Iterable[str]) -> tuple[_Run | None, ...]:
@@ -147,7 +156,12 @@ def _runs(call: tuple, openers: Iterable[str]) -> tuple[_Run | None, ...]:
             begun.update(text[:end] for text in texts for end in range(1, len(text)))
         cut = "|".join(map(re.escape, sorted(begun, key=len, reverse=True)))
         cut_pattern = re.compile("(?:" + cut + r")\Z" if cut else r"(?!)")
-        runs.append(_Run(re.compile("".join(parts)), stop, longest, cut_pattern))
+        spaces = stop
+        while isinstance(call[spaces - 1], Ws):  # the whitespace items the run ends with
+            spaces -= 1
+        last = call[spaces - 1] if spaces > start else None
+        at_end = spaces if isinstance(last, Lit) and not last.optional else -1
+        runs.append(_Run(re.compile("".join(parts)), stop, longest, cut_pattern, at_end))
     return tuple(runs)
 
 
