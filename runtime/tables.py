@@ -135,7 +135,8 @@ def _runs(call: tuple, openers: Iterable[str]) -> tuple[_Run | None, ...]:
         if stop - start < 2:
             runs.append(None)
             continue
-        parts, longest, begun = [], 1, set()
+        parts, longest = [], 1
+        begun: set[str] = set()
         for item in call[start:stop]:
             if isinstance(item, Ws):
                 parts.append(r"\s*+")
@@ -475,7 +476,7 @@ def _compute_markers(
     inside = (*openers, *section_opens, *section_closes, *ignore)
     ends = (m.header_end, *m.ends) if m else ()
     content = markers(outside)
-    found = {
+    found: dict[str, object] = {
         "content_markers": content,
         "reasoning_markers": content,
         "reasoning_closers": markers(made["reasoning_closes"]),
