@@ -1528,7 +1528,8 @@ def main(peer: Peer, argv: list[str] | None = None) -> int:
     print(
         f"toolgrammar vs {peer.title}: {DELTA_CHARS}-char deltas at token boundaries, "
         f"best of {args.repeat}, {peer.name} budget {args.budget:g}s per stream; {m['cpu']}, "
-        f"{m['cores']} cores, Python {m['python']}, {m['date']}, load {per_delta.load_average()}",
+        f"{m['cores']} cores, Python {m['python']}, {m['date']}, load {per_delta.load_average()}; "
+        f"ours: {m['ours_build']} build",
         flush=True,
     )
     for family in args.families:
