@@ -50,6 +50,7 @@ sys.path.insert(0, str(BENCH))
 import per_delta  # noqa: E402  (sizes, labels, load average)
 import streams  # noqa: E402  (the shapes, written from the grammars)
 import toolgrammar  # noqa: E402
+import toolgrammar.runtime  # noqa: E402  (which build runs: docs/compiled.md)
 from killable import run_killable  # noqa: E402  (the peer's measurements, killable)
 from toolgrammar.adapters.markup import nonblank_markup_literals  # noqa: E402
 
@@ -661,6 +662,7 @@ class StreamResult:
     deltas: int
     ours: Speed
     theirs: Speed
+    ours_compiled: Speed | None = None  # `--ours-build both`: ours on the compiled build
 
 
 @dataclass
@@ -926,6 +928,7 @@ def results_from_json(path: Path) -> Run:
                 deltas=s["deltas"],
                 ours=Speed(**s["ours"]),
                 theirs=Speed(**s["theirs"]),
+                ours_compiled=Speed(**s["ours_compiled"]) if s.get("ours_compiled") else None,
             )
             for s in r["streams"]
         ]
@@ -944,8 +947,8 @@ def results_from_json(path: Path) -> Run:
     limit = payload["args"].get("parse_budget", float("inf")) * 1000 * 0.99
     for r in results:
         for s in r.streams:
-            for speed in (s.ours, s.theirs):
-                if speed.parse_ms is not None and speed.parse_ms >= limit:
+            for speed in (s.ours, s.theirs, s.ours_compiled):
+                if speed is not None and speed.parse_ms is not None and speed.parse_ms >= limit:
                     speed.parse_ms = None
     return Run(payload["machine"], peer["name"], peer["version"], results, beforehand)
 
@@ -977,11 +980,14 @@ def speed_rows(
     result: FamilyResult, sizes: list[int], who: str
 ) -> tuple[list[str], list[list[str]]]:
     """One family's table: a row per shape, our µs per delta, the peer's (`who`), the ratio."""
+    both = any(s.ours_compiled for s in result.streams)
     header = ["shape"]
     for size in sizes:
         lab = label(size)
         header += [f"{lab} ours", f"{lab} {who}", f"{lab} x"]
+        header += [f"{lab} compiled", f"{lab} x compiled"] if both else []
     header += ["parse ms ours", f"parse ms {who}", "peak MB ours", f"peak MB {who}"]
+    header += ["parse ms compiled"] if both else []
     rows = []
     for s in result.streams:
         flags = ("" if s.theirs.ok else f" ({who}: calls differ)") + (
@@ -996,12 +1002,18 @@ def speed_rows(
                 fmt_us(b, lab in s.theirs.sampled),
                 fmt_ratio(a, b),
             ]
+            if both:
+                c = s.ours_compiled.median_us.get(lab) if s.ours_compiled else None
+                sampled = bool(s.ours_compiled and lab in s.ours_compiled.sampled)
+                row += [fmt_us(c, sampled), fmt_ratio(c, b)] if s.ours_compiled else ["-", "-"]
         row += [
             fmt_parse(s.ours),
             fmt_parse(s.theirs),
             fmt_num(s.ours.peak_mb, 2),
             fmt_num(s.theirs.peak_mb, 2),
         ]
+        if both:
+            row.append(fmt_parse(s.ours_compiled) if s.ours_compiled else "-")
         rows.append(row)
     return header, rows
 
@@ -1012,9 +1024,13 @@ def shape_rows(
     """One row per family for one shape: our µs per delta by size, the peer's (`who`), and the
     ratio at each size, whole-output parse and peak memory."""
     labels = [label(size) for size in sizes]
+    both = any(s.ours_compiled for r in results for s in r.streams if s.shape == shape)
     header = ["family"] + [f"ours {lab}" for lab in labels] + [f"{who} {lab}" for lab in labels]
     header += [f"x {lab}" for lab in labels]
+    header += [f"compiled {lab}" for lab in labels] if both else []
+    header += [f"x compiled {lab}" for lab in labels] if both else []
     header += [f"parse ms ours / {who}", f"peak MB ours / {who}"]
+    header += ["parse ms compiled"] if both else []
     rows = []
     for r in results:
         for s in r.streams:
@@ -1029,10 +1045,24 @@ def shape_rows(
             row += [
                 fmt_ratio(s.ours.median_us.get(lab), s.theirs.median_us.get(lab)) for lab in labels
             ]
+            if both:
+                row += compiled_cells(s, labels)
             row.append(f"{fmt_parse(s.ours)} / {fmt_parse(s.theirs)}")
             row.append(f"{fmt_num(s.ours.peak_mb, 2)} / {fmt_num(s.theirs.peak_mb, 2)}")
+            if both:
+                row.append(fmt_parse(s.ours_compiled) if s.ours_compiled else "-")
             rows.append(row)
     return header, rows
+
+
+def compiled_cells(s: StreamResult, labels: list[str]) -> list[str]:
+    """Ours on the compiled build (`--ours-build both`): µs per delta at each size, then the
+    ratio to the peer's time of the same (pure) run; "-" where that run has no such stream."""
+    c = s.ours_compiled
+    if c is None:
+        return ["-"] * (2 * len(labels))
+    cells = [fmt_us(c.median_us.get(lab), lab in c.sampled) for lab in labels]
+    return cells + [fmt_ratio(c.median_us.get(lab), s.theirs.median_us.get(lab)) for lab in labels]
 
 
 def text_table(header: list[str], rows: list[list[str]]) -> str:
@@ -1085,6 +1115,7 @@ def machine() -> dict[str, str]:
         "cores": str(os.cpu_count()),
         "python": platform.python_version(),
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "ours_build": toolgrammar.runtime.build_name(),  # pure or compiled (docs/compiled.md)
     }
 
 
@@ -1189,6 +1220,16 @@ def parse_args(peer: Peer, argv: list[str] | None) -> argparse.Namespace:
         "budget reaches (a step stuck inside C); default 1.5 times what its budgets allow, +30 s",
     )
     parser.add_argument("--mem-size", default="16K", help="text streamed for peak memory (16K)")
+    parser.add_argument(
+        "--ours-build",
+        choices=("pure", "compiled", "both"),
+        default=None,
+        help="which build of ours runs (docs/compiled.md): pure (TOOLGRAMMAR_PURE_PYTHON=1), "
+        "compiled (refused if no build runs; TOOLGRAMMAR_COMPILED_DIR points at one), or both: "
+        "a pure run and a compiled run, one process each, joined into one report with "
+        "compiled columns (the peer is measured in both runs; the tables show the pure run's). "
+        "Default: the build this process runs",
+    )
     parser.add_argument("--no-correctness", action="store_true")
     parser.add_argument("--json", metavar="PATH")
     parser.add_argument("--markdown", metavar="PATH", help="the tables as Markdown")
@@ -1270,6 +1311,21 @@ def summary(results: list[FamilyResult], sizes: list[int], who: str) -> list[str
         f"slower than {who}: "
         + ("nowhere" if not slower else f"{len(slower)}: " + "; ".join(slower))
     )
+    if any(s.ours_compiled for r in results for s in r.streams):
+        compiled_slower = [
+            f"{r.family}/{s.shape}@{lab} per delta {ours:.1f} vs {theirs:.1f} µs"
+            for r in results
+            for s in r.streams
+            if s.ours_compiled and s.theirs.ok
+            for lab, ours in s.ours_compiled.median_us.items()
+            for theirs in [s.theirs.median_us.get(lab)]
+            if ours and theirs and theirs < ours
+        ]
+        lines.append(
+            f"compiled build slower than {who}: "
+            + ("nowhere" if not compiled_slower else f"{len(compiled_slower)}: ")
+            + "; ".join(compiled_slower)
+        )
     wrong = [
         f"{r.family}/{s.shape} ({side}: {speed.parse_note})"
         for r in results
@@ -1388,12 +1444,79 @@ def write_json(path: str, run: Run, args: argparse.Namespace) -> None:
     Path(path).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
 
 
+def with_compiled(pure: Run, compiled: Run) -> Run:
+    """The pure run, each stream carrying ours from the compiled run as `ours_compiled`."""
+    ours = {
+        (r.family, s.shape): s.ours
+        for r in compiled.results
+        for s in r.streams
+        if compiled.machine.get("ours_build") == "compiled"
+    }
+    for r in pure.results:
+        for s in r.streams:
+            s.ours_compiled = ours.get((r.family, s.shape))
+    pure.machine["ours_build"] = "pure and compiled"
+    return pure
+
+
+def run_both_builds(argv: list[str], args: argparse.Namespace) -> Run:
+    """`--ours-build both`: this command twice, pure then compiled, each in a process of its
+    own (one process runs one build), their results joined (`with_compiled`)."""
+    import subprocess
+    import tempfile
+
+    runs = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        for build in ("pure", "compiled"):
+            path = os.path.join(scratch, f"{build}.json")
+            rest = strip_options(argv, ("--ours-build", "--json", "--markdown", "--plot"))
+            command = [sys.executable, sys.argv[0], *rest, "--ours-build", build, "--json", path]
+            print(f"--ours-build both: the {build} run", flush=True)
+            subprocess.run(command, check=True)
+            runs[build] = results_from_json(Path(path))
+    return with_compiled(runs["pure"], runs["compiled"])
+
+
+def strip_options(argv: list[str], names: tuple[str, ...]) -> list[str]:
+    """argv without the options `names` (each with its one value, spelled `--x v` or `--x=v`)."""
+    out, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in names:
+            skip = True
+        elif not arg.split("=", 1)[0] in names:
+            out.append(arg)
+    return out
+
+
+def ensure_build(build: str | None) -> None:
+    """Run on the build `--ours-build` asks for: pure re-runs this process with
+    TOOLGRAMMAR_PURE_PYTHON=1 where a compiled build runs; compiled is refused without one."""
+    running = toolgrammar.runtime.compiled()
+    if build == "pure" and running["build"] != "pure":
+        env = {**os.environ, toolgrammar.runtime.PURE_ENV: "1"}
+        os.execve(sys.executable, [sys.executable, *sys.argv], env)
+    if build == "compiled" and running["build"] != "compiled":
+        raise SystemExit(
+            f"--ours-build compiled, but {running['why']} (python scripts/build_compiled.py, "
+            "or TOOLGRAMMAR_COMPILED_DIR=the directory `build_compiled.py --no-install` prints)"
+        )
+
+
 def main(peer: Peer, argv: list[str] | None = None) -> int:
     """The command line of `vs_vllm.py` and `vs_sglang.py`, for one peer."""
     args = parse_args(peer, argv)
     if args.from_json:
         report(joined(args.from_json), args, args.sizes)
         return 0
+    if args.ours_build == "both" and not args.check_env:
+        run = run_both_builds(sys.argv[1:] if argv is None else argv, args)
+        if args.json:
+            write_json(args.json, run, args)
+        report(run, args, args.sizes)
+        return 0
+    ensure_build(args.ours_build)
     modules = peer.load()
     if args.check_env:
         check_env(peer, modules)
@@ -1405,7 +1528,8 @@ def main(peer: Peer, argv: list[str] | None = None) -> int:
     print(
         f"toolgrammar vs {peer.title}: {DELTA_CHARS}-char deltas at token boundaries, "
         f"best of {args.repeat}, {peer.name} budget {args.budget:g}s per stream; {m['cpu']}, "
-        f"{m['cores']} cores, Python {m['python']}, {m['date']}, load {per_delta.load_average()}",
+        f"{m['cores']} cores, Python {m['python']}, {m['date']}, load {per_delta.load_average()}; "
+        f"ours: {m['ours_build']} build",
         flush=True,
     )
     for family in args.families:

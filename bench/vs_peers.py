@@ -56,6 +56,7 @@ PASSED = (
     "parse_repeat",
     "kill_after",
     "mem_size",
+    "ours_build",
 )
 
 
@@ -111,11 +112,14 @@ def joined_speed_rows(
     """A row per family for one shape: per peer, our µs per delta and the peer's at each size,
     and the ratio (the peer's / ours, both from that peer's run), then whole-output parse ms."""
     labels = [label(size) for size in sizes]
+    both = {run.peer: has_compiled(run) for run in runs}
     header = ["family"]
     for run in runs:
         for lab in labels:
             header += [f"ours {lab}", f"{run.peer} {lab}", "x"]
+            header += [f"compiled {lab}", "x compiled"] if both[run.peer] else []
         header.append(f"parse ms ours / {run.peer}")
+        header += ["parse ms compiled"] if both[run.peer] else []
     families = list(dict.fromkeys(f for run in runs for f in by_family(run)))
     rows = []
     for family in families:
@@ -126,13 +130,15 @@ def joined_speed_rows(
                  if s.shape == shape),
                 None,
             )  # fmt: skip
+            extra = 2 if both[run.peer] else 0  # the compiled columns
             if stream is None:
-                row += ["-"] * (3 * len(labels) + 1)
+                row += ["-"] * ((3 + extra) * len(labels) + 1 + extra // 2)
                 continue
             mark = "" if stream.theirs.ok else " ≠"
+            compiled = stream.ours_compiled
             for lab in labels:
                 if lab not in stream.ours.median_us:  # a size that run did not measure
-                    row += ["-"] * 3
+                    row += ["-"] * (3 + extra)
                     continue
                 a, b = stream.ours.median_us.get(lab), stream.theirs.median_us.get(lab)
                 row += [
@@ -140,7 +146,13 @@ def joined_speed_rows(
                     fmt_us(b, lab in stream.theirs.sampled) + mark,
                     fmt_ratio(a, b),
                 ]
+                if extra:
+                    c = compiled.median_us.get(lab) if compiled else None
+                    sampled = bool(compiled and lab in compiled.sampled)
+                    row += [fmt_us(c, sampled), fmt_ratio(c, b)] if compiled else ["-", "-"]
             row.append(f"{fmt_parse(stream.ours)} / {fmt_parse(stream.theirs)}")
+            if extra:
+                row.append(fmt_parse(compiled) if compiled else "-")
         rows.append(row)
     return header, rows
 
@@ -199,21 +211,32 @@ def peer_correct(result: FamilyResult) -> bool:
     )
 
 
-def behind_rows(run: Run, sizes: list[int]) -> tuple[int, list[tuple[float, str, ...]]]:
+def has_compiled(run: Run) -> bool:
+    """Whether the run has ours on the compiled build too (`--ours-build both`)."""
+    return any(s.ours_compiled for r in run.results for s in r.streams)
+
+
+def behind_rows(
+    run: Run, sizes: list[int], compiled: bool = False
+) -> tuple[int, list[tuple[float, str, ...]]]:
     """Every row (family, shape, column: µs per delta at each size, and the whole parse) where
-    ours is slower than the peer beyond the bar; and how many rows were compared. A row the
-    peer did not finish (past its budget) or got wrong (≠) is ours by default."""
+    ours (`compiled`: ours on the compiled build) is slower than the peer beyond the bar; and
+    how many rows were compared. A row the peer did not finish (past its budget) or got wrong
+    (≠) is ours by default."""
     compared, behind = 0, []
     for result in run.results:
         correct = peer_correct(result)
         bar = 1.0 if correct else ALLOWED_WHEN_PEER_WRONG
         for stream in result.streams:
+            ours = stream.ours_compiled if compiled else stream.ours
+            if ours is None:
+                continue
             columns = [
-                (label(size), stream.ours.median_us.get(label(size)),
+                (label(size), ours.median_us.get(label(size)),
                  stream.theirs.median_us.get(label(size)))
-                for size in sizes if label(size) in stream.ours.median_us
+                for size in sizes if label(size) in ours.median_us
             ]  # fmt: skip
-            columns.append(("parse", stream.ours.parse_ms, stream.theirs.parse_ms))
+            columns.append(("parse", ours.parse_ms, stream.theirs.parse_ms))
             for column, ours, theirs in columns:
                 if ours is None:
                     continue
@@ -230,10 +253,13 @@ def behind_rows(run: Run, sizes: list[int]) -> tuple[int, list[tuple[float, str,
 def verdict(runs: list[Run], sizes: list[int]) -> list[str]:
     """Per peer, the rows compared and each row still behind, worst first."""
     lines = []
-    for run in runs:
-        compared, behind = behind_rows(run, sizes)
+    for run, compiled in [(run, c) for run in runs for c in (False, True)]:
+        if compiled and not has_compiled(run):
+            continue
+        compared, behind = behind_rows(run, sizes, compiled)
+        ours = "ours compiled" if compiled else "ours"
         lines.append(
-            f"{run.peer}: ours at least as fast on {compared - len(behind)} of {compared} rows "
+            f"{run.peer}: {ours} at least as fast on {compared - len(behind)} of {compared} rows "
             f"(within {ALLOWED_WHEN_PEER_WRONG}x where {run.peer}'s sweep found its result wrong)"
         )
         for ratio, family, shape, column, ours, theirs, correct in behind:
@@ -290,6 +316,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--parse-repeat", type=int)
     parser.add_argument("--kill-after", type=float)
     parser.add_argument("--mem-size")
+    parser.add_argument(
+        "--ours-build",
+        choices=("pure", "compiled", "both"),
+        help="passed to each peer's script: both adds ours on the compiled build as columns "
+        "and its own rows behind (docs/compiled.md; TOOLGRAMMAR_COMPILED_DIR names a build)",
+    )
     parser.add_argument("--no-correctness", action="store_true")
     parser.add_argument("--out", default="bench/out/peers", help="each peer's JSON goes here")
     parser.add_argument("--peer-markdown", metavar="DIR", help="each peer's own tables here")

@@ -16,6 +16,7 @@ from .first_chars import may_begin
 from .markers import Markers
 from .outcomes import ABANDON, READ
 from .spec import BAD_NAME, Name, Skip, name_of
+from .traits import trait  # (a mixin of the compiled Engine: docs/compiled.md)
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -24,8 +25,11 @@ if TYPE_CHECKING:
 _PROSE = re.compile(r"\S\s+\S")
 
 
+@trait
 class HeadReaders:
     """The name and skip readers of the engine (`Engine._readers`)."""
+
+    _call: CallRecord | None  # (the engine's: declared for mypyc's traits)
 
     def _read_skip(
         self: Engine, call: CallRecord, item: Skip, buf: str, pos: int, eof: bool

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from .call_record import CallRecord
 from .dialects import DIALECTS
 from .tables import NAMING_DIALECT
+from .traits import trait  # (a mixin of the compiled Engine: docs/compiled.md)
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 WHOLE, PARTIAL, MALFORMED = "whole", "partial", "malformed"
 
 
+@trait
 class CallOutcome:
     """The engine's decisions on a call after its name (mixed into `Engine`)."""
 

@@ -17,11 +17,13 @@ from .spec import Dialect
 from .unwrap import WRAPPER_KEYS
 
 _MAX_TOOL_MEMOS = 64  # tool and item pairs a parser remembers (`DialectSink.tool_memo`)
+from .traits import trait  # (a mixin of the compiled Engine: docs/compiled.md)
 
 if TYPE_CHECKING:
     from .engine import Engine
 
 
+@trait
 class DialectSink:
     """Builds a call's dialect and answers it (mixed into `Engine`)."""
 

@@ -22,7 +22,7 @@ what was held back (`output_end.py`).
 from __future__ import annotations
 
 from functools import partial
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
 from .call_head import HeadReaders
 from .call_outcome import MALFORMED, PARTIAL, WHOLE, CallOutcome
@@ -61,7 +61,7 @@ Reader = Callable[["Engine", CallRecord, Any, str, int, bool], int]
 class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
     """Incremental parser for one output of one family."""
 
-    _readers: tuple[Reader, ...]  # indexed by item kind; set below the class
+    _readers: ClassVar[tuple[Reader, ...]]  # indexed by item kind; set below the class
     _quick = True  # openers that would only give their text back are passed over (`_scan`)
     _replays = True  # a unit of text read twice the same is replayed after (`repeats.py`)
 
@@ -119,7 +119,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         # the text a call is read from, and where its text not yet recorded begins
         # (`call_outcome.py`: only while a switch may give a call back as text)
         self._raw_buf: str | None = None
-        self._raw_from = 0
+        self._raw_from: int = 0
         # the call waiting in its dialect after the last delta, and its item (`_hot_feed`)
         self._hot: tuple[CallRecord, int] | None = None
         # the call openers `_marker` opens a call on at once (`tables.plain_openers`;

@@ -15,6 +15,7 @@ from . import shortcuts
 from .call_record import CallRecord
 from .outcomes import ABSENT, READ, WAIT
 from .spec import Dialect, Lit, Ws
+from .traits import trait  # (a mixin of the compiled Engine: docs/compiled.md)
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -33,8 +34,11 @@ def _lit_at(item: Lit, buf: str, pos: int) -> str:
     return best
 
 
+@trait
 class ItemReaders:
     """The literal, whitespace and dialect readers of the engine (`Engine._readers`)."""
+
+    _hot: tuple[CallRecord, int] | None  # (the engine's: declared for mypyc's traits)
 
     def _read_literal(
         self: Engine, call: CallRecord, item: Lit, buf: str, pos: int, eof: bool

@@ -16,6 +16,7 @@ from .call_record import CallRecord
 from .modes import SECTION
 from .outcomes import END_OF_OUTPUT, NO_CALL, UNFINISHED
 from .spec import Name, name_of, never_a_name
+from .traits import trait  # (a mixin of the compiled Engine: docs/compiled.md)
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -30,8 +31,11 @@ _LAST_TOKEN = re.compile(r"\S+\Z")
 NORMAL_STOPS = frozenset({"stop", "tool_calls"})
 
 
+@trait
 class OutputEnd:
     """The engine's decisions at the end of the output (mixed into `Engine`)."""
+
+    _call: CallRecord | None  # (the engine's: declared for mypyc's traits)
 
     def _end_of_output(self: Engine) -> None:
         call = self._call

@@ -26,7 +26,7 @@ added later is compared too. A trace (`Engine._log`) sees every decision: no rep
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 from .deltas import DeltaBuffer, OutEntry
 from .json_call import _BEFORE_NAME
@@ -45,8 +45,11 @@ RECENT = 8
 # soonest: a long output of many calls, none the same, pays for a look every few calls
 LOOK_EVERY = 2048
 # the engine's attributes that are no state its reading depends on: its output, how many
-# calls it made (each replayed call is numbered on), caches and positions in the text
-_NOT_STATE = frozenset({"_out", "calls_emitted", "_next_stops", "_raw_buf", "_raw_from"})
+# calls it made (each replayed call is numbered on), caches and positions in the text, and
+# its settings (class attributes in pure Python, attributes of the compiled engine)
+_NOT_STATE = frozenset(
+    {"_out", "calls_emitted", "_next_stops", "_raw_buf", "_raw_from", "_quick", "_replays"}
+)
 
 _TEXT, _CALL, _ARGS = 0, 1, 2
 _NEVER = (0, 0)  # a unit length never failed: tried from anywhere
@@ -146,7 +149,7 @@ class Repeats:
 def _mark(engine: Engine) -> tuple[Any, ...]:
     """The engine's state (by value), the count of its calls, and where its output is."""
     state = []
-    for key, value in vars(engine).items():
+    for key, value in _attributes(engine):
         if key in _NOT_STATE:
             continue
         if hasattr(value, "__slots__") and key in ("_state", "_headers"):
@@ -155,6 +158,15 @@ def _mark(engine: Engine) -> tuple[Any, ...]:
     entries = engine._out.entries
     where = (len(entries), len(entries[-1].parts) if entries else 0)
     return tuple(state), engine.calls_emitted, where
+
+
+def _attributes(engine: Engine) -> Iterable[tuple[str, Any]]:
+    """The engine's attributes: its `__dict__`, or those mypyc lists where the compiled build
+    made `Engine` a native class, which has no `__dict__` (docs/compiled.md)."""
+    names = getattr(type(engine), "__mypyc_attrs__", None)
+    if names is None:
+        return vars(engine).items()
+    return [(name, getattr(engine, name)) for name in dict.fromkeys(names) if hasattr(engine, name)]
 
 
 def _frozen(value: Any) -> Any:

@@ -9,6 +9,7 @@ from typing import Any, Iterable
 
 from . import scan_meter, shortcuts
 from .dialects import DIALECTS, markup_literals
+from .limits import MAX_DEPTH
 from .markers import Markers, markers, not_at_end
 from .passes import header_pass, opener_pass
 from .protocol import Head, Stops
@@ -144,7 +145,8 @@ def _runs(call: tuple, openers: Iterable[str]) -> tuple[_Run | None, ...]:
         if stop - start < 2:
             runs.append(None)
             continue
-        parts, longest, begun = [], 1, set()
+        parts, longest = [], 1
+        begun: set[str] = set()
         for item in call[start:stop]:
             if isinstance(item, Ws):
                 parts.append(r"\s*+")
@@ -342,8 +344,11 @@ class CompiledFamily:
 KIND_NAMES = ("LIT", "WS", "SKIP", "NAME", "DIALECT", "NAMING_DIALECT")
 
 
-def _shown(value: object) -> str:
-    """A table's value in one line: sets sorted, markers as their literals, patterns as text."""
+def _shown(value: object, depth: int = 0) -> str:
+    """A table's value in one line: sets sorted, markers as their literals, patterns as text
+    (`depth` bounds the walk: compiled, a recursion has no limit; docs/compiled.md)."""
+    if depth > MAX_DEPTH:
+        return "..."
     if isinstance(value, Stops):
         extra = f" openers={sorted(value.openers)!r}" if value.openers else ""
         return f"Stops{list(value)!r}{extra}"
@@ -359,16 +364,17 @@ def _shown(value: object) -> str:
     if isinstance(value, re.Pattern):
         return f"/{_one_line(value.pattern)}/"
     if isinstance(value, (set, frozenset)):
-        return "{" + ", ".join(sorted(map(_shown, value))) + "}"
+        return "{" + ", ".join(sorted(_shown(v, depth + 1) for v in value)) + "}"
     if isinstance(value, CallShape):
         return " ".join(_item(item) for item in value.call)
     if isinstance(value, tuple) and value and all(isinstance(v, tuple) for v in value):
         if all(len(v) == 2 and isinstance(v[0], int) and not isinstance(v[1], int) for v in value):
             return " ".join(f"{KIND_NAMES[kind]}:{_item(item)}" for kind, item in value)
     if isinstance(value, tuple):
-        return "(" + ", ".join(map(_shown, value)) + ("," if len(value) == 1 else "") + ")"
+        shown = ", ".join(_shown(v, depth + 1) for v in value)
+        return "(" + shown + ("," if len(value) == 1 else "") + ")"
     if isinstance(value, list):
-        return "[" + ", ".join(map(_shown, value)) + "]"
+        return "[" + ", ".join(_shown(v, depth + 1) for v in value) + "]"
     return repr(value)
 
 
@@ -499,7 +505,7 @@ def _compute_markers(
     inside = (*openers, *section_opens, *section_closes, *ignore)
     ends = (m.header_end, *m.ends) if m else ()
     content = markers(outside)
-    found = {
+    found: dict[str, object] = {
         "content_markers": content,
         "reasoning_markers": content,
         "reasoning_closers": markers(made["reasoning_closes"]),

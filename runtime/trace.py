@@ -3,7 +3,7 @@
 The engine tells each decision it makes, as the code it decided (`outcomes.py`), to its
 log, which is None unless tracing (one test per decision, as tree-sitter's parser logs);
 its dialects tell their changes of state the same way (`protocol.Sink.log`). A
-`TracingEngine` is an `Engine` whose log is a `Tracer`, which words those codes as small
+`tracing_engine` makes an `Engine` whose log is a `Tracer`, which words those codes as small
 events: the feed and the mode it starts in, each marker found outside a call, each
 grammar item of a call read (with the grammar `file:line` the compiler wrote into the
 spec), a dialect's state, what was emitted, and what is held back at the end of the feed
@@ -410,14 +410,15 @@ def _pending_reason(engine: Engine, tracer: Tracer, pending: str) -> str:
     return f"may begin a marker ({MODE_NAMES[mode]})"
 
 
-class TracingEngine(Engine):
+def tracing_engine(spec: FamilySpec, tools: Any, *, trace: Trace, **options: Any) -> Engine:
     """An `Engine` whose log (`Tracer`) tells `trace` what it decides (see the module's
-    docstring). It overrides nothing: the engine tells its decisions to any log."""
-
-    _quick = False  # every call opener found is told, even one whose call gives its text back
-
-    def __init__(self, spec: FamilySpec, tools: Any, *, trace: Trace, **options: Any) -> None:
-        tracer = Tracer(trace, spec)
-        super().__init__(spec, tools, log=tracer, **options)
-        tracer.engine = self
-        self._out = TracingDeltaBuffer(tracer.sent)
+    docstring). Not a subclass: the engine tells its decisions to any log, and a compiled
+    `Engine` (docs/compiled.md) is a class Python code may not subclass."""
+    tracer = Tracer(trace, spec)
+    engine = Engine(spec, tools, log=tracer, **options)
+    engine._quick = (
+        False  # every call opener found is told, even one whose call gives its text back
+    )
+    tracer.engine = engine
+    engine._out = TracingDeltaBuffer(tracer.sent)
+    return engine

@@ -114,3 +114,36 @@ def test_rows_behind_hold_a_correct_peer_to_1x_and_a_wrong_one_to_1_5x() -> None
     lines = vs_peers.verdict([run], [1024])
     assert lines[0].startswith("Peer: ours at least as fast on 10 of 12 rows")
     assert lines[1] == "  behind 1.60x: wrong shape1 1K: ours 1.60 µs, Peer 1.00 (Peer wrong)"
+
+
+def test_both_builds_join_into_compiled_columns_and_their_own_rows_behind() -> None:
+    """`--ours-build both`: the compiled run's ours lands beside the pure run's, stream by
+    stream, in the tables and in a verdict of its own against the pure run's peer times."""
+    pure = side_by_side.Run({"ours_build": "pure"}, "Peer", "1", [
+        _family("fam", [(_speed(2.0, 1.0), _speed(1.5, 2.0)), (_speed(1.0, 1.0), _speed(3.0, 2.0))],
+                unparsable=0),
+    ])  # fmt: skip
+    compiled = side_by_side.Run({"ours_build": "compiled"}, "Peer", "1", [
+        _family("fam", [(_speed(1.2, 0.5), _speed(9.0, 9.0))], unparsable=0),  # shape0 only
+    ])  # fmt: skip
+    run = side_by_side.with_compiled(pure, compiled)
+    first, second = run.results[0].streams
+    assert first.ours_compiled is not None and first.ours_compiled.median_us == {"1K": 1.2}
+    assert second.ours_compiled is None  # the compiled run had no such stream
+    header, rows = side_by_side.shape_rows(run.results, "shape0", [1024], "Peer")
+    cells = dict(zip(header, rows[0]))
+    assert (cells["ours 1K"], cells["compiled 1K"], cells["x compiled 1K"]) == (
+        "2.0",
+        "1.2",
+        "1.2x",
+    )
+    assert cells["parse ms compiled"] == "0.5"
+    lines = vs_peers.verdict([run], [1024])
+    assert lines[0].startswith("Peer: ours at least as fast on 3 of 4 rows")
+    assert lines[1] == "  behind 1.33x: fam shape0 1K: ours 2.00 µs, Peer 1.50"
+    assert lines[2].startswith("Peer: ours compiled at least as fast on 2 of 2 rows")
+    # a run that is not the compiled build's gives no compiled columns
+    plain = side_by_side.with_compiled(
+        pure, side_by_side.Run({"ours_build": "pure"}, "Peer", "1", [])
+    )
+    assert all(s.ours_compiled is None for s in plain.results[0].streams)

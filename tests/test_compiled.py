@@ -229,6 +229,22 @@ def test_stream_parser_trace_under_the_compiled_build(compiled_build: None, fami
     assert names.count("get_weather") == 2
 
 
+def test_the_engine_is_one_native_class_under_the_compiled_build(compiled_build: None) -> None:
+    # the engine's mixins are mypyc traits (runtime/traits.py), so `Engine` compiles as a
+    # native class (attributes in C slots, methods called directly); with Python mixins it
+    # compiled as a plain Python class and ran no faster (docs/compiled.md)
+    from toolgrammar.runtime import engine
+
+    parser = toolgrammar.StreamParser("hermes")
+    made = parser._engine
+    assert type(made) is engine.Engine
+    assert not hasattr(made, "__dict__"), "Engine compiled as a Python class"
+    # the traced engine is an Engine told to pass over no opener (not a subclass: a compiled
+    # class is one Python code may not subclass)
+    traced = toolgrammar.StreamParser("hermes", trace=lambda event: None)._engine
+    assert type(traced) is engine.Engine and traced._quick is False and made._quick is True
+
+
 DEEP = 100_000
 
 

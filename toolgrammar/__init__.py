@@ -36,7 +36,7 @@ from .runtime.policies import resolve as resolve_policies
 from .runtime.render import RenderError, render_output
 from .runtime.registry import UnknownFamily, families, get_spec
 from .runtime.schemas import ToolSchemas
-from .runtime.trace import Trace, TraceEvent, TracingEngine, format_event, print_trace
+from .runtime.trace import Trace, TraceEvent, format_event, print_trace, tracing_engine
 from .specs import TEMPLATE_FAMILIES, family_spec
 
 if TYPE_CHECKING:  # for type checkers only; at run time `__getattr__` loads them on first use
@@ -164,7 +164,7 @@ class StreamParser:
         if trace is None:
             self._engine = Engine(spec, ToolSchemas(tools), **options)
         else:
-            self._engine = TracingEngine(spec, ToolSchemas(tools), trace=trace, **options)
+            self._engine = tracing_engine(spec, ToolSchemas(tools), trace=trace, **options)
         self.finish_reason: str | None = None
 
     def feed(self, text: str) -> list[Delta]:
