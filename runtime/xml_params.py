@@ -131,9 +131,9 @@ SHORTCUT_KNOWS = frozenset(
 def _param_parts(
     item: XmlParams, between: Markers, value_opens: Markers, value_ends: Markers
 ) -> tuple[list[str], int] | None:
-    """The regex parts of a whole parameter (`_whole_param_pattern`) and how many of them
-    are its head (OPEN, the key, KEY_END and VALUE_OPEN); None when this markup has no
-    such shortcut."""
+    """The regex parts of a whole parameter (`_whole_param_pattern`: whitespace, OPEN, the
+    key and KEY_END, then any VALUE_OPEN, ...) and how many of them are its head (up to
+    VALUE_OPEN); None when this markup has no such shortcut."""
     opens = item.opens
     if any(lit not in opens and lit.startswith(opens) for lit in between.literals):
         return None  # OPEN could still be the start of a longer marker
@@ -191,9 +191,10 @@ def _whole_param_pattern(
 def _param_head_pattern(
     item: XmlParams, between: Markers, value_opens: Markers, value_ends: Markers
 ) -> re.Pattern[str] | None:
-    """The head of `_whole_param_pattern`: a parameter whose key and VALUE_OPEN are in the
-    text, its value still arriving (a short parameter split by a delta), read in one match
-    where the state machine takes a step per state; None when there is no such shortcut.
+    """The head of `_whole_param_pattern` from the key on (matched in state KEY, after
+    OPEN): a key, KEY_END and VALUE_OPEN already in the text, the value still arriving (a
+    short parameter split by a delta), read in one match where the state machine takes a
+    step per state; None when there is no such shortcut.
 
     It decides as the whole pattern does, and only where the end of the text cannot change
     what it read: after VALUE_OPEN (no longer marker begins with it), or, with no
@@ -205,7 +206,7 @@ def _param_head_pattern(
     if not item.value_open and markers(item.key_ends).growing:
         return None
     parts, head = found
-    return re.compile("".join(parts[:head]), re.DOTALL)
+    return re.compile("".join(parts[2:head]), re.DOTALL)  # (from the key: not `\s*+` OPEN)
 
 
 @lru_cache(maxsize=256)
@@ -240,6 +241,11 @@ forgets(_param_head.cache_clear)
 forgets(_value_run.cache_clear)
 
 
+def _no_head(text: str, pos: int) -> None:
+    """`_param_head`'s match where there is no such shortcut: never a head."""
+    return None
+
+
 def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
     """What a reader of `item` ended by `stops` searches with, made once per item and stops
     (a family's own, as long-lived as it): a call's reader made them anew, about a tenth
@@ -254,6 +260,7 @@ def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
     value_opens = markers((item.value_open, *item.opens, *stops))
     value_ends = markers((*ends.own, *ends.implicit, *stops))
     fast = shortcuts.takes(item, SHORTCUT_KNOWS)
+    head = _param_head(item, between, value_opens, value_ends) if fast else None
     tables = (
         between,
         value_opens,
@@ -265,7 +272,7 @@ def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
         # ASCII classes: a pattern's `\s` is the markup whitespace of `strip_space`, so a
         # key written as U+2028 is that key (runtime/unicode.py)
         re.compile(item.key_pattern, re.ASCII) if item.key_pattern else None,
-        _param_head(item, between, value_opens, value_ends) if fast else None,
+        head.match if head is not None else _no_head,
         _value_run(value_ends, item.cdata) if fast else None,
         _whole_param(item, between, value_opens, value_ends) if fast else None,
         # call openers that end a value only when what follows them says a call began
@@ -420,36 +427,34 @@ class XmlParamsReader(MarkupArgs):
                         pos = self._whole_params(text, found, eof)
                         if self.done:
                             return pos
-                    # a parameter whose value is still arriving: its head in one match
-                    head = self._head  # (None where a KEY_END may still grow)
-                    found = None if head is None else head.match(text, pos)
-                    if found is not None:
-                        raw = found.group("key")
-                        self._key = self._keys.get(raw) or self._key_of(raw)
-                        self._open_param()
-                        pos = found.end()
-                        if pos == end:
-                            break
-                        state = VALUE_START
-                if state == BETWEEN:
-                    between = self._between
-                    at, lit = between.search(text, pos)
-                    if at < 0:
-                        # text between parameters is markup; keep only a possible marker start
-                        return end - (0 if eof else between.held(text, pos))
-                    if lit in between.growing and between.undecided(text, at, lit, eof):
-                        if not eof:
-                            return at
-                        return end  # the output ends inside a longer marker: markup
-                    if lit not in item.opens:
-                        self._finish()
+                between = self._between
+                at, lit = between.search(text, pos)
+                if at < 0:
+                    # text between parameters is markup; keep only a possible marker start
+                    return end - (0 if eof else between.held(text, pos))
+                if lit in between.growing and between.undecided(text, at, lit, eof):
+                    if not eof:
                         return at
-                    pos = at + len(lit)
-                    self.state = state = KEY
-                    if self._log is not None:
-                        self._log("reads a key")
+                    return end  # the output ends inside a longer marker: markup
+                if lit not in item.opens:
+                    self._finish()
+                    return at
+                pos = at + len(lit)
+                self.state = state = KEY
+                if self._log is not None:
+                    self._log("reads a key")
+                if pos == end:
+                    break
+            if state == KEY:
+                found = self._head(text, pos)  # (never a match without the shortcut)
+                if found is not None:  # the key and VALUE_OPEN in one match
+                    raw = found.group("key")
+                    self._key = self._keys.get(raw) or self._key_of(raw)
+                    self._open_param()
+                    pos = found.end()
                     if pos == end:
                         break
+                    state = VALUE_START
             if state == KEY:
                 key_ends = self._key_ends
                 at, lit = key_ends.search(text, pos)
@@ -524,17 +529,22 @@ class XmlParamsReader(MarkupArgs):
     def _key_of(self, raw: str) -> _Key:
         """The name, whether a flag in the key says the value is JSON rather than text, and
         the schema that types the value, remembered: a call repeats its few keys (callers
-        look in `_keys` first), and by the parser from call to call of one tool."""
-        memo = self._memo_of(self.item) if self._memo_of is not None else None
-        if memo is not None:
+        look in `_keys` first), and by the parser from call to call of one tool. At the
+        first key not in `_keys`, `_keys` becomes the parser's memo of the tool's keys
+        (`Sink.tool_memo`: what a key reads as is the same for every call of the tool), so
+        a key read by an earlier call is found there at once."""
+        memo_of = self._memo_of
+        if memo_of is not None:
+            self._memo_of = None  # (the call's tool is decided: the memo is the one for it)
+            memo = memo_of(self.item)
+            for known, key in self._keys.items():  # (read before the memo was asked for)
+                if len(memo) < _MAX_KEYS:
+                    memo.setdefault(known, key)
+            self._keys = memo
             key = memo.get(raw)
             if key is not None:
-                if len(self._keys) < _MAX_KEYS:
-                    self._keys[raw] = key
                 return key
         key = self._read_key(raw)
-        if memo is not None and len(memo) < _MAX_KEYS:
-            memo[raw] = key
         if len(self._keys) < _MAX_KEYS:
             self._keys[raw] = key
         return key
