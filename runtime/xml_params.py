@@ -428,10 +428,11 @@ class XmlParamsReader(MarkupArgs):
                         if self.done:
                             return pos
                 between = self._between
-                at, lit = between.search(text, pos)
-                if at < 0:
+                found = between.find(text, pos)  # (`Markers.search`, in line)
+                if found is None:
                     # text between parameters is markup; keep only a possible marker start
                     return end - (0 if eof else between.held(text, pos))
+                at, lit = found.start(), found.group()
                 if lit in between.growing and between.undecided(text, at, lit, eof):
                     if not eof:
                         return at
@@ -457,7 +458,8 @@ class XmlParamsReader(MarkupArgs):
                     state = VALUE_START
             if state == KEY:
                 key_ends = self._key_ends
-                at, lit = key_ends.search(text, pos)
+                found = key_ends.find(text, pos)
+                at, lit = (-1, "") if found is None else (found.start(), found.group())
                 if at >= 0 and lit in key_ends.growing and key_ends.undecided(text, at, lit, eof):
                     if not eof:
                         return pos
@@ -626,7 +628,8 @@ class XmlParamsReader(MarkupArgs):
         return pos
 
     def _find_value_open(self, text: str, pos: int, eof: bool) -> int:
-        at, lit = self._value_opens.search(text, pos)
+        found = self._value_opens.find(text, pos)
+        at, lit = (-1, "") if found is None else (found.start(), found.group())
         if at >= 0 and lit == self.item.value_open and self._skipped + at - pos <= _MAX_KEY:
             self._open_param()
             return at + len(lit)
@@ -661,7 +664,8 @@ class XmlParamsReader(MarkupArgs):
 
     def _value(self, text: str, pos: int, eof: bool) -> int:
         ends = self._value_ends
-        at, lit = ends.search(text, pos)  # (`_value_end`, its common case in line)
+        found = ends.find(text, pos)  # (`_value_end`, its common case in line)
+        at, lit = (-1, "") if found is None else (found.start(), found.group())
         marker_at = at  # the next marker, decided or not
         if at >= 0 and lit in ends.growing and ends.undecided(text, at, lit, eof):
             at, lit = -1, ""
@@ -687,7 +691,9 @@ class XmlParamsReader(MarkupArgs):
         if at < 0:
             # what may still begin a marker, or a CDATA section (at the end of output a
             # partial section opener is value text, not markup)
-            held = ends.held(text, pos)
+            low = len(text) - ends.max_prefix  # (`ends.held(text, pos)`, in line)
+            tail = ends.find_tail(text, low if low > pos else pos)
+            held = 0 if tail is None else len(text) - tail.start()
             if item.cdata and not eof:
                 held = max(held, self._cdata_open.held(text, pos))
             stop = len(text) - held
