@@ -703,8 +703,14 @@ class XmlParamsReader(MarkupArgs):
                 return len(text)
             return stop
         own = self._closers.own
-        self._value_text(text[pos:at], True, item.keep_last_newline and lit in own)
-        self._close_param()
+        if self._as_text and self._plain and self._log is None:
+            # (`_value_text` and `_close_param` in line, for text no rule trims or holds)
+            self.emit(encode_basestring(text[pos:at])[1:-1] + '"' if at > pos else '"')
+            self._wrapper = False
+            self.state = BETWEEN
+        else:
+            self._value_text(text[pos:at], True, item.keep_last_newline and lit in own)
+            self._close_param()
         if lit in own:
             self.state = BETWEEN
             return at + len(lit)
