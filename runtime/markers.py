@@ -60,23 +60,6 @@ def _below(node: dict) -> str:
     return f"(?:{'|'.join(ways)})"
 
 
-def free_run(literals: Iterable[str]) -> str:
-    """A regex of a run of text in which none of `literals` begins, nor a proper prefix of
-    one that reaches the text's end: matched from a place, it reads to the end of the text
-    exactly when `Markers(literals)` would find no marker there and hold nothing back
-    (`search` -1, `held` 0). A reader takes such a run of streamed text in one match
-    instead of a search and a held tail. "" for no literals (nothing stops the run)."""
-    unique = sorted({lit for lit in literals if lit}, key=lambda lit: (-len(lit), lit))
-    if not unique:
-        return r"[\s\S]*+"
-    firsts = "".join(sorted({re.escape(lit[0]) for lit in unique}))
-    stops = [re.escape(lit) for lit in unique]
-    tails = _tail_pattern(unique)
-    if tails:
-        stops.append(f"(?:{tails})")
-    return rf"(?:[^{firsts}]++|(?!{'|'.join(stops)})[\s\S])*+"
-
-
 class Markers:
     """A fixed set of literal markers, searched left-most first, longest first at a tie."""
 

@@ -26,15 +26,13 @@ from __future__ import annotations
 from json.encoder import encode_basestring  # json.dumps(str, ensure_ascii=False), in C
 from dataclasses import dataclass, field
 from functools import lru_cache
-import re
 from typing import Any, Callable, Sequence
 
 from .batched import MarkupArgs
 from .coerce import coerce_text, json_text
 from .in_value import opener_in_value
-from .markers import Markers, free_run, markers
+from .markers import Markers, markers
 from .limits import MAX_DEPTH, deeper_than
-from .scan_meter import forgets, metered
 from .protocol import Call, DialectRow, RenderError, Sink, render_value_text, the_call
 from .protocol import too_deep_to_write
 from .schemas import item_schema, property_schema, schema_types, streams_as_text
@@ -51,16 +49,12 @@ _MAX_WRITTEN_TEXT = 64  # this long
 _WINDOW = 256  # the first span searched for an element's end (`_body_end`)
 
 
-@lru_cache(maxsize=256)
-def _leaf_run(closing: str, stops: Markers) -> Callable[[str, int], Any]:
-    """The match of a streamed value's text in which no closing tag (`PREFIX</`, which
-    every element's closer begins with) nor stop marker begins, nor the start of one at
-    the text's end (`markers.free_run`): when it reads to the end, `_leaf` takes all of it
-    as value text (no closer, stop, or tail that may begin one, is in it)."""
-    return metered(re.compile(free_run((closing, *stops.literals)))).match
-
-
-forgets(_leaf_run.cache_clear)
+def _leaf_first(prefix: str, stops: Markers) -> str:
+    """The one character every closing tag (`PREFIX</`) and stop marker begins with, ""
+    when they begin with several: a streamed value's text without it holds no closer, stop
+    nor the start of one, so `_leaf` would take all of it as value text (one `str.find`)."""
+    firsts = {prefix[0] if prefix else "<", *stops.firsts}
+    return firsts.pop() if len(firsts) == 1 else ""
 
 
 @lru_cache(maxsize=256)
@@ -106,7 +100,7 @@ class XmlElementsReader(MarkupArgs):
         "_as_text",
         "_after_open",
         "_written",
-        "_run",
+        "_first_char",
     )
 
     item: XmlElements
@@ -134,16 +128,15 @@ class XmlElementsReader(MarkupArgs):
         self._memo_of = getattr(sink, "tool_memo", None)
         self._key_text = ""  # the key as the arguments write it: `"name": `
         self._as_text = True  # the value streams as text when it starts with text
-        # (`_leaf_run`: every element's closer begins with PREFIX</)
-        self._run = _leaf_run(item.prefix + "</", self._stop_markers) if shortcuts.ON else None
+        self._first_char = _leaf_first(item.prefix, self._stop_markers) if shortcuts.ON else ""
 
     # -- the push interface ----------------------------------------------------------
 
     def _read(self, text: str, pos: int, eof: bool) -> int:
         # a state that completes falls through to the next one's step while text is left
         end = len(text)
-        run = self._run
-        if run is not None and self.state == TEXT and not eof and run(text, pos).end() == end:
+        first = self._first_char
+        if first and self.state == TEXT and not eof and text.find(first, pos) < 0:
             # a streamed value going on with no closer, stop marker nor the start of one in
             # the new text: all of it is value text (`_leaf`, where nothing ends or waits)
             self.emit(_json_string_body(text[pos:]))

@@ -20,13 +20,13 @@ from __future__ import annotations
 from functools import lru_cache
 from json.encoder import encode_basestring  # json.dumps(str, ensure_ascii=False), in C
 import re
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, NamedTuple, Sequence
 
 from .batched import MarkupArgs
 from .coerce import coerce_flagged_json, coerce_text, decode_json_or_text, json_text
 from .in_value import OpenerInValue
 from .json_args import JsonArgsReader
-from .markers import Markers, free_run, markers
+from .markers import Markers, markers
 from .scan_meter import forgets, metered
 from .protocol import Call, DialectRow, RenderError, Sink, render_value_text, the_call
 from . import shortcuts
@@ -128,48 +128,6 @@ SHORTCUT_KNOWS = frozenset(
 )
 
 
-def _param_parts(
-    item: XmlParams, between: Markers, value_opens: Markers, value_ends: Markers
-) -> tuple[list[str], int] | None:
-    """The regex parts of a whole parameter (`_whole_param_pattern`: whitespace, OPEN, the
-    key and KEY_END, then any VALUE_OPEN, ...) and how many of them are its head (up to
-    VALUE_OPEN); None when this markup has no such shortcut."""
-    opens = item.opens
-    if any(lit not in opens and lit.startswith(opens) for lit in between.literals):
-        return None  # OPEN could still be the start of a longer marker
-    if any(a != b and a.startswith(b) for a in opens for b in opens):
-        return None  # one spelling of OPEN is the start of another
-    no_space_marker = not any(lit[0].isspace() for lit in between.literals)
-    parts = [r"\s*+" if no_space_marker else ""]
-    # atomic: the key ends at the first KEY_END, never at a later one
-    key_ends = "|".join(re.escape(lit) for lit in sorted(item.key_ends, key=len, reverse=True))
-    key = rf"(?>(?P<key>.{{0,{_MAX_KEY}}}?)(?:{key_ends}))"
-    parts += ["(?:" + "|".join(re.escape(lit) for lit in opens) + ")", key]
-    if item.value_open:
-        others = [lit for lit in value_opens.literals if lit != item.value_open]
-        if any(lit.startswith(item.value_open) for lit in others):
-            return None  # a longer marker could win where VALUE_OPEN matches
-        if not any(lit[0].isspace() for lit in others):
-            # the state machine skips at most _MAX_KEY characters looking for VALUE_OPEN
-            parts.append(rf"\s{{0,{_MAX_KEY}}}+")
-        parts.append(re.escape(item.value_open))
-    head = len(parts)
-    if item.strip:
-        parts.append(r"\s*+")
-    elif item.trim_newline:
-        parts.append(r"(?:\r?\n)?+")  # `\r\n` is one newline
-    # the value: runs of characters that start no marker, or one that starts no marker here
-    ends = value_ends.literals
-    alternatives = "|".join(re.escape(lit) for lit in ends)  # longest first, as in Markers
-    firsts = "".join(sorted({re.escape(lit[0]) for lit in ends}))
-    if item.cdata:  # a CDATA section is left to the state machine: no match across one
-        alternatives += "|" + re.escape(CDATA_OPEN)
-        firsts = "".join(sorted({*firsts, re.escape(CDATA_OPEN[0])}))
-    ending = "|".join(re.escape(lit) for lit in ends)
-    parts.append(rf"(?P<value>(?:[^{firsts}]++|(?!{alternatives}).)*+)(?P<end>{ending})")
-    return parts, head
-
-
 def _whole_param_pattern(
     item: XmlParams, between: Markers, value_opens: Markers, value_ends: Markers
 ) -> re.Pattern[str] | None:
@@ -180,33 +138,43 @@ def _whole_param_pattern(
     The pattern decides exactly what the state machine decides on the same text:
     whitespace before OPEN (when no marker can start inside it), the first KEY_END ends the
     key (keys up to _MAX_KEY), VALUE_OPEN directly after it (or after up to _MAX_KEY
-    whitespace characters), the leading whitespace or newline the value drops (taken whole,
-    as the state machine skips it before it searches), and the left-most end marker,
-    longest first at a tie. Anything else does not match and is left to the state machine.
+    whitespace characters, as far as the state machine looks for it), the leading
+    whitespace or newline the value drops (taken whole, as the state machine skips it
+    before it searches), and the left-most end marker, longest first at a tie. Anything
+    else does not match and is left to the state machine.
     """
-    found = _param_parts(item, between, value_opens, value_ends)
-    return None if found is None else re.compile("".join(found[0]), re.DOTALL)
-
-
-def _param_head_pattern(
-    item: XmlParams, between: Markers, value_opens: Markers, value_ends: Markers
-) -> re.Pattern[str] | None:
-    """The head of `_whole_param_pattern` from the key on (matched in state KEY, after
-    OPEN): a key, KEY_END and VALUE_OPEN already in the text, the value still arriving (a
-    short parameter split by a delta), read in one match where the state machine takes a
-    step per state; None when there is no such shortcut.
-
-    It decides as the whole pattern does, and only where the end of the text cannot change
-    what it read: after VALUE_OPEN (no longer marker begins with it), or, with no
-    VALUE_OPEN, after a KEY_END no longer one begins with (the state machine would wait on
-    a KEY_END that may still grow)."""
-    found = _param_parts(item, between, value_opens, value_ends)
-    if found is None:
-        return None
-    if not item.value_open and markers(item.key_ends).growing:
-        return None
-    parts, head = found
-    return re.compile("".join(parts[2:head]), re.DOTALL)  # (from the key: not `\s*+` OPEN)
+    opens = item.opens
+    if any(lit not in opens and lit.startswith(opens) for lit in between.literals):
+        return None  # OPEN could still be the start of a longer marker
+    if any(a != b and a.startswith(b) for a in opens for b in opens):
+        return None  # one spelling of OPEN is the start of another
+    no_space_marker = not any(lit[0].isspace() for lit in between.literals)
+    ends = value_ends.literals
+    alternatives = "|".join(re.escape(lit) for lit in ends)  # longest first, as in Markers
+    firsts = "".join(sorted({re.escape(lit[0]) for lit in ends}))
+    if item.cdata:  # a CDATA section is left to the state machine: no match across one
+        alternatives += "|" + re.escape(CDATA_OPEN)
+        firsts = "".join(sorted({*firsts, re.escape(CDATA_OPEN[0])}))
+    parts = [r"\s*+" if no_space_marker else ""]
+    # atomic: the key ends at the first KEY_END, never at a later one
+    key_ends = "|".join(re.escape(lit) for lit in sorted(item.key_ends, key=len, reverse=True))
+    key = rf"(?>(?P<key>.{{0,{_MAX_KEY}}}?)(?:{key_ends}))"
+    parts += ["(?:" + "|".join(re.escape(lit) for lit in opens) + ")", key]
+    if item.value_open:
+        others = [lit for lit in value_opens.literals if lit != item.value_open]
+        if any(lit.startswith(item.value_open) for lit in others):
+            return None  # a longer marker could win where VALUE_OPEN matches
+        if not any(lit[0].isspace() for lit in others):
+            parts.append(rf"\s{{0,{_MAX_KEY}}}+")
+        parts.append(re.escape(item.value_open))
+    if item.strip:
+        parts.append(r"\s*+")
+    elif item.trim_newline:
+        parts.append(r"(?:\r?\n)?+")  # `\r\n` is one newline
+    # the value: runs of characters that start no marker, or one that starts no marker here
+    ending = "|".join(re.escape(lit) for lit in ends)
+    parts.append(rf"(?P<value>(?:[^{firsts}]++|(?!{alternatives}).)*+)(?P<end>{ending})")
+    return re.compile("".join(parts), re.DOTALL)
 
 
 @lru_cache(maxsize=256)
@@ -218,32 +186,19 @@ def _whole_param(
     return None if pattern is None else metered(pattern)
 
 
-@lru_cache(maxsize=256)
-def _param_head(
-    item: XmlParams, between: Markers, value_opens: Markers, value_ends: Markers
-) -> re.Pattern[str] | None:
-    """`_param_head_pattern`, made once per family (metered under a test's scan meter)."""
-    pattern = _param_head_pattern(item, between, value_opens, value_ends)
-    return None if pattern is None else metered(pattern)
-
-
-@lru_cache(maxsize=256)
-def _value_run(value_ends: Markers, cdata: bool) -> Callable[[str, int], re.Match[str]]:
-    """The match of a streamed value's text that no marker ending it (nor a CDATA section)
-    begins in, nor a start of one at the text's end (`markers.free_run`): when it reads to
-    the end of the text, `_value` would take all of it as value text."""
-    literals = (*value_ends.literals, CDATA_OPEN) if cdata else value_ends.literals
-    return metered(re.compile(free_run(literals))).match  # type: ignore[return-value]
+def _value_first(value_ends: Markers, cdata: bool) -> str:
+    """The one character every marker that ends a value (and a CDATA section's opener)
+    begins with, "" when they begin with several: a value's text without it holds no such
+    marker nor the start of one, so `_value` would take all of it as value text (one
+    `str.find`, cheaper than the search and held tail it stands in for, and than a regex
+    that fails where a short value ends in the text)."""
+    firsts = {lit[0] for lit in value_ends.literals}
+    if cdata:
+        firsts.add(CDATA_OPEN[0])
+    return firsts.pop() if len(firsts) == 1 else ""
 
 
 forgets(_whole_param.cache_clear)
-forgets(_param_head.cache_clear)
-forgets(_value_run.cache_clear)
-
-
-def _no_head(text: str, pos: int) -> None:
-    """`_param_head`'s match where there is no such shortcut: never a head."""
-    return None
 
 
 def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
@@ -260,7 +215,6 @@ def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
     value_opens = markers((item.value_open, *item.opens, *stops))
     value_ends = markers((*ends.own, *ends.implicit, *stops))
     fast = shortcuts.takes(item, SHORTCUT_KNOWS)
-    head = _param_head(item, between, value_opens, value_ends) if fast else None
     tables = (
         between,
         value_opens,
@@ -272,8 +226,7 @@ def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
         # ASCII classes: a pattern's `\s` is the markup whitespace of `strip_space`, so a
         # key written as U+2028 is that key (runtime/unicode.py)
         re.compile(item.key_pattern, re.ASCII) if item.key_pattern else None,
-        head.match if head is not None else _no_head,
-        _value_run(value_ends, item.cdata) if fast else None,
+        _value_first(value_ends, item.cdata) if fast else "",
         _whole_param(item, between, value_opens, value_ends) if fast else None,
         # call openers that end a value only when what follows them says a call began
         OpenerInValue(stops, (*ends.own, *ends.implicit), item.opens),
@@ -309,8 +262,7 @@ class XmlParamsReader(MarkupArgs):
         "_skipped",
         "_keys",
         "_whole",
-        "_head",
-        "_run",
+        "_first_char",
         "_plain",
         "_unwraps",
         "_untyped_json",
@@ -341,8 +293,7 @@ class XmlParamsReader(MarkupArgs):
             self._cdata_open,
             self._cdata_close,
             self._key_pattern,
-            self._head,
-            self._run,
+            self._first_char,
             self._whole,
             self._in_value,
         ) = _tables(item, stops)
@@ -403,8 +354,8 @@ class XmlParamsReader(MarkupArgs):
         while pos < end and not self.done:
             state = self.state
             if state == VALUE:
-                run = self._run
-                if run is not None and not eof and run(text, pos).end() == end:
+                first = self._first_char
+                if first and not eof and text.find(first, pos) < 0:
                     # no marker, nor the start of one, in the rest: all of it is value text
                     # (`_value` then `_value_text`, in line where no tail can be held)
                     if self._plain and not self._pend:
@@ -446,16 +397,6 @@ class XmlParamsReader(MarkupArgs):
                     self._log("reads a key")
                 if pos == end:
                     break
-            if state == KEY:
-                found = self._head(text, pos)  # (never a match without the shortcut)
-                if found is not None:  # the key and VALUE_OPEN in one match
-                    raw = found.group("key")
-                    self._key = self._keys.get(raw) or self._key_of(raw)
-                    self._open_param()
-                    pos = found.end()
-                    if pos == end:
-                        break
-                    state = VALUE_START
             if state == KEY:
                 key_ends = self._key_ends
                 found = key_ends.find(text, pos)

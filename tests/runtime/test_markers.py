@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-import re
-
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from toolgrammar.runtime import markers as markers_module
-from toolgrammar.runtime.markers import BY_TUPLE_LIMIT, free_run, markers
+from toolgrammar.runtime.markers import BY_TUPLE_LIMIT, markers
 
 
 def test_a_tuple_and_a_set_of_the_same_literals_share_one_marker_set() -> None:
@@ -33,22 +28,3 @@ def test_the_tuple_cache_is_bounded_and_evicts_the_least_recently_used() -> None
     misses = markers_module._by_tuple.cache_info().misses
     markers(("<t0>", "</t0>"))  # the oldest, not used since: evicted, made again
     assert markers_module._by_tuple.cache_info().misses == misses + 1
-
-
-LITERALS = ["</arg_value>", "<arg_key>", "</tool_call>", "<![CDATA[", "</parameter\n", "\n\n"]
-ALPHABET = ["<", "/", "a", "r", "g", "_", "v", "</arg_value>", "</arg", "<![CD", "x", "\n", "]"]
-
-
-@given(st.lists(st.sampled_from(ALPHABET), max_size=8), st.integers(0, 40))
-@settings(max_examples=3000, deadline=None)
-def test_a_free_run_reads_to_the_end_exactly_where_nothing_is_found_or_held(
-    pieces: list[str], start: int
-) -> None:
-    """`free_run` stands in for a search that finds nothing and a held tail of nothing
-    (`xml_params` takes a streamed value's text in one match of it)."""
-    text = "".join(pieces)
-    start = min(start, len(text))
-    found = markers(LITERALS)
-    run = re.compile(free_run(LITERALS))
-    nothing = found.search(text, start)[0] < 0 and found.held(text, start) == 0
-    assert (run.match(text, start).end() == len(text)) == nothing
