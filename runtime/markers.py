@@ -66,6 +66,8 @@ class Markers:
     __slots__ = (
         "literals",
         "at",
+        "find",
+        "find_tail",
         "_regex",
         "_prefixes",
         "_tail",
@@ -116,10 +118,22 @@ class Markers:
         self.at: Callable[..., re.Match[str] | None] = (
             regex.match if regex is not None else _no_match
         )
+        # `find(text, pos)`: the earliest marker from `pos` as a match, or None; `search`
+        # without its tuple, the (metered) pattern's own method for readers that search
+        # once per delta
+        self.find: Callable[[str, int], re.Match[str] | None] = (
+            self._regex.search if self._regex is not None else _no_match
+        )
         self._prefixes = frozenset(lit[:k] for lit in unique for k in range(1, len(lit)))
         # a tail of the text that is one of `_prefixes`, found by one search (`held`)
         tails = _tail_pattern(unique)
         self._tail = re.compile(f"(?:{tails})") if tails else None
+        # `find_tail(text, pos)`: where, from `pos` on, the rest of the text is a proper
+        # prefix of a marker (a match), or None; `held` without its call, for readers
+        # that ask once per delta (from `len(text) - max_prefix` at the earliest, as `held`)
+        self.find_tail: Callable[[str, int], re.Match[str] | None] = (
+            self._tail.search if self._tail is not None else _no_match
+        )
         # the longest text that may still become a marker: a longer rest is not one
         self.max_prefix = max((len(lit) - 1 for lit in unique), default=0)
         self._firsts = tuple(sorted({lit[0] for lit in unique}))

@@ -31,7 +31,7 @@ from typing import Any, Callable, Sequence
 from .batched import MarkupArgs
 from .coerce import coerce_text, json_text
 from .in_value import opener_in_value
-from .markers import markers
+from .markers import Markers, markers
 from .limits import MAX_DEPTH, deeper_than
 from .protocol import Call, DialectRow, RenderError, Sink, render_value_text, the_call
 from .protocol import too_deep_to_write
@@ -47,6 +47,14 @@ _MAX_NAMES = 256  # element names remembered per tool (`XmlElementsReader._start
 _MAX_WRITTEN = 64  # typed leaf values remembered per element name, each at most
 _MAX_WRITTEN_TEXT = 64  # this long
 _WINDOW = 256  # the first span searched for an element's end (`_body_end`)
+
+
+def _leaf_first(prefix: str, stops: Markers) -> str:
+    """The one character every closing tag (`PREFIX</`) and stop marker begins with, ""
+    when they begin with several: a streamed value's text without it holds no closer, stop
+    nor the start of one, so `_leaf` would take all of it as value text (one `str.find`)."""
+    firsts = {prefix[0] if prefix else "<", *stops.firsts}
+    return firsts.pop() if len(firsts) == 1 else ""
 
 
 @lru_cache(maxsize=256)
@@ -92,6 +100,7 @@ class XmlElementsReader(MarkupArgs):
         "_as_text",
         "_after_open",
         "_written",
+        "_first_char",
     )
 
     item: XmlElements
@@ -119,12 +128,19 @@ class XmlElementsReader(MarkupArgs):
         self._memo_of = getattr(sink, "tool_memo", None)
         self._key_text = ""  # the key as the arguments write it: `"name": `
         self._as_text = True  # the value streams as text when it starts with text
+        self._first_char = _leaf_first(item.prefix, self._stop_markers) if shortcuts.ON else ""
 
     # -- the push interface ----------------------------------------------------------
 
     def _read(self, text: str, pos: int, eof: bool) -> int:
         # a state that completes falls through to the next one's step while text is left
         end = len(text)
+        first = self._first_char
+        if first and self.state == TEXT and not eof and text.find(first, pos) < 0:
+            # a streamed value going on with no closer, stop marker nor the start of one in
+            # the new text: all of it is value text (`_leaf`, where nothing ends or waits)
+            self.emit(_json_string_body(text[pos:]))
+            return end
         while pos < end and not self.done:
             state = self.state
             if state == TEXT:
@@ -134,9 +150,10 @@ class XmlElementsReader(MarkupArgs):
                 continue
             if state == BETWEEN:
                 between = self._between
-                at, lit = between.search(text, pos)
-                if at < 0:
+                found = between.find(text, pos)  # (`Markers.search`, in line)
+                if found is None:
                     return end - (0 if eof else between.held(text, pos))
+                at, lit = found.start(), found.group()
                 if (
                     lit in between.growing
                     and (

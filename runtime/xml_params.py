@@ -121,6 +121,8 @@ SHORTCUT_KNOWS = frozenset(
         "key_end_alternatives",
         "value_end_alternatives",
         "write_flush",  # how `render` writes, never how text is read
+        "write_between",
+        "write_before_value",
         "write_python",
     }
 )
@@ -135,10 +137,11 @@ def _whole_param_pattern(
 
     The pattern decides exactly what the state machine decides on the same text:
     whitespace before OPEN (when no marker can start inside it), the first KEY_END ends the
-    key (keys up to _MAX_KEY), VALUE_OPEN directly after it (or after such whitespace), the
-    leading whitespace or newline the value drops (taken whole, as the state machine skips
-    it before it searches), and the left-most end marker, longest first at a tie.
-    Anything else does not match and is left to the state machine.
+    key (keys up to _MAX_KEY), VALUE_OPEN directly after it (or after up to _MAX_KEY
+    whitespace characters, as far as the state machine looks for it), the leading
+    whitespace or newline the value drops (taken whole, as the state machine skips it
+    before it searches), and the left-most end marker, longest first at a tie. Anything
+    else does not match and is left to the state machine.
     """
     opens = item.opens
     if any(lit not in opens and lit.startswith(opens) for lit in between.literals):
@@ -162,7 +165,7 @@ def _whole_param_pattern(
         if any(lit.startswith(item.value_open) for lit in others):
             return None  # a longer marker could win where VALUE_OPEN matches
         if not any(lit[0].isspace() for lit in others):
-            parts.append(r"\s*+")
+            parts.append(rf"\s{{0,{_MAX_KEY}}}+")
         parts.append(re.escape(item.value_open))
     if item.strip:
         parts.append(r"\s*+")
@@ -183,6 +186,18 @@ def _whole_param(
     return None if pattern is None else metered(pattern)
 
 
+def _value_first(value_ends: Markers, cdata: bool) -> str:
+    """The one character every marker that ends a value (and a CDATA section's opener)
+    begins with, "" when they begin with several: a value's text without it holds no such
+    marker nor the start of one, so `_value` would take all of it as value text (one
+    `str.find`, cheaper than the search and held tail it stands in for, and than a regex
+    that fails where a short value ends in the text)."""
+    firsts = {lit[0] for lit in value_ends.literals}
+    if cdata:
+        firsts.add(CDATA_OPEN[0])
+    return firsts.pop() if len(firsts) == 1 else ""
+
+
 forgets(_whole_param.cache_clear)
 
 
@@ -199,6 +214,7 @@ def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
     between = markers((*item.opens, *stops))
     value_opens = markers((item.value_open, *item.opens, *stops))
     value_ends = markers((*ends.own, *ends.implicit, *stops))
+    fast = shortcuts.takes(item, SHORTCUT_KNOWS)
     tables = (
         between,
         value_opens,
@@ -210,11 +226,8 @@ def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
         # ASCII classes: a pattern's `\s` is the markup whitespace of `strip_space`, so a
         # key written as U+2028 is that key (runtime/unicode.py)
         re.compile(item.key_pattern, re.ASCII) if item.key_pattern else None,
-        (
-            _whole_param(item, between, value_opens, value_ends)
-            if shortcuts.takes(item, SHORTCUT_KNOWS)
-            else None
-        ),
+        _value_first(value_ends, item.cdata) if fast else "",
+        _whole_param(item, between, value_opens, value_ends) if fast else None,
         # call openers that end a value only when what follows them says a call began
         OpenerInValue(stops, (*ends.own, *ends.implicit), item.opens),
     )
@@ -249,6 +262,8 @@ class XmlParamsReader(MarkupArgs):
         "_skipped",
         "_keys",
         "_whole",
+        "_first_char",
+        "_plain",
         "_unwraps",
         "_untyped_json",
         "_drops",
@@ -278,9 +293,12 @@ class XmlParamsReader(MarkupArgs):
             self._cdata_open,
             self._cdata_close,
             self._key_pattern,
+            self._first_char,
             self._whole,
             self._in_value,
         ) = _tables(item, stops)
+        # a value no strip, newline or entity rule holds a tail of: its text is as read
+        self._plain = not (item.strip or item.trim_newline or item.xml_unescape)
         self._count = 0
         self._key: _Key | None = None  # the parameter being read
         self._as_text = True
@@ -336,6 +354,18 @@ class XmlParamsReader(MarkupArgs):
         while pos < end and not self.done:
             state = self.state
             if state == VALUE:
+                first = self._first_char
+                if first and not eof and text.find(first, pos) < 0:
+                    # no marker, nor the start of one, in the rest: all of it is value text
+                    # (`_value` then `_value_text`, in line where no tail can be held)
+                    if self._plain and not self._pend:
+                        if self._as_text:
+                            self.emit(encode_basestring(text[pos:])[1:-1])
+                        else:
+                            self._typed.append(text[pos:])
+                    else:
+                        self._value_text(text[pos:], closing=False)
+                    return end
                 pos = self._value(text, pos, eof)
                 if self.state == VALUE:
                     return pos
@@ -349,10 +379,11 @@ class XmlParamsReader(MarkupArgs):
                         if self.done:
                             return pos
                 between = self._between
-                at, lit = between.search(text, pos)
-                if at < 0:
+                found = between.find(text, pos)  # (`Markers.search`, in line)
+                if found is None:
                     # text between parameters is markup; keep only a possible marker start
                     return end - (0 if eof else between.held(text, pos))
+                at, lit = found.start(), found.group()
                 if lit in between.growing and between.undecided(text, at, lit, eof):
                     if not eof:
                         return at
@@ -368,7 +399,8 @@ class XmlParamsReader(MarkupArgs):
                     break
             if state == KEY:
                 key_ends = self._key_ends
-                at, lit = key_ends.search(text, pos)
+                found = key_ends.find(text, pos)
+                at, lit = (-1, "") if found is None else (found.start(), found.group())
                 if at >= 0 and lit in key_ends.growing and key_ends.undecided(text, at, lit, eof):
                     if not eof:
                         return pos
@@ -440,17 +472,22 @@ class XmlParamsReader(MarkupArgs):
     def _key_of(self, raw: str) -> _Key:
         """The name, whether a flag in the key says the value is JSON rather than text, and
         the schema that types the value, remembered: a call repeats its few keys (callers
-        look in `_keys` first), and by the parser from call to call of one tool."""
-        memo = self._memo_of(self.item) if self._memo_of is not None else None
-        if memo is not None:
+        look in `_keys` first), and by the parser from call to call of one tool. At the
+        first key not in `_keys`, `_keys` becomes the parser's memo of the tool's keys
+        (`Sink.tool_memo`: what a key reads as is the same for every call of the tool), so
+        a key read by an earlier call is found there at once."""
+        memo_of = self._memo_of
+        if memo_of is not None:
+            self._memo_of = None  # (the call's tool is decided: the memo is the one for it)
+            memo = memo_of(self.item)
+            for known, key in self._keys.items():  # (read before the memo was asked for)
+                if len(memo) < _MAX_KEYS:
+                    memo.setdefault(known, key)
+            self._keys = memo
             key = memo.get(raw)
             if key is not None:
-                if len(self._keys) < _MAX_KEYS:
-                    self._keys[raw] = key
                 return key
         key = self._read_key(raw)
-        if memo is not None and len(memo) < _MAX_KEYS:
-            memo[raw] = key
         if len(self._keys) < _MAX_KEYS:
             self._keys[raw] = key
         return key
@@ -532,7 +569,8 @@ class XmlParamsReader(MarkupArgs):
         return pos
 
     def _find_value_open(self, text: str, pos: int, eof: bool) -> int:
-        at, lit = self._value_opens.search(text, pos)
+        found = self._value_opens.find(text, pos)
+        at, lit = (-1, "") if found is None else (found.start(), found.group())
         if at >= 0 and lit == self.item.value_open and self._skipped + at - pos <= _MAX_KEY:
             self._open_param()
             return at + len(lit)
@@ -567,7 +605,8 @@ class XmlParamsReader(MarkupArgs):
 
     def _value(self, text: str, pos: int, eof: bool) -> int:
         ends = self._value_ends
-        at, lit = ends.search(text, pos)  # (`_value_end`, its common case in line)
+        found = ends.find(text, pos)  # (`_value_end`, its common case in line)
+        at, lit = (-1, "") if found is None else (found.start(), found.group())
         marker_at = at  # the next marker, decided or not
         if at >= 0 and lit in ends.growing and ends.undecided(text, at, lit, eof):
             at, lit = -1, ""
@@ -593,7 +632,9 @@ class XmlParamsReader(MarkupArgs):
         if at < 0:
             # what may still begin a marker, or a CDATA section (at the end of output a
             # partial section opener is value text, not markup)
-            held = ends.held(text, pos)
+            low = len(text) - ends.max_prefix  # (`ends.held(text, pos)`, in line)
+            tail = ends.find_tail(text, low if low > pos else pos)
+            held = 0 if tail is None else len(text) - tail.start()
             if item.cdata and not eof:
                 held = max(held, self._cdata_open.held(text, pos))
             stop = len(text) - held
@@ -603,8 +644,14 @@ class XmlParamsReader(MarkupArgs):
                 return len(text)
             return stop
         own = self._closers.own
-        self._value_text(text[pos:at], True, item.keep_last_newline and lit in own)
-        self._close_param()
+        if self._as_text and self._plain and self._log is None:
+            # (`_value_text` and `_close_param` in line, for text no rule trims or holds)
+            self.emit(encode_basestring(text[pos:at])[1:-1] + '"' if at > pos else '"')
+            self._wrapper = False
+            self.state = BETWEEN
+        else:
+            self._value_text(text[pos:at], True, item.keep_last_newline and lit in own)
+            self._close_param()
         if lit in own:
             self.state = BETWEEN
             return at + len(lit)

@@ -502,6 +502,21 @@ def test_the_fast_path_reads_the_loop_of_a_whole_output(monkeypatch: pytest.Monk
     assert [pattern.read for pattern in made] == [3]
 
 
+@pytest.mark.parametrize("spaces", [0, 1, 256, 257, 300])
+def test_whitespace_before_the_value_opener_is_skipped_as_far_as_the_loop_skips(
+    spaces: int,
+) -> None:
+    """The state machine looks for VALUE_OPEN at most _MAX_KEY characters past KEY_END (a
+    key with no value is no argument); the whole-parameter pattern once took any run of
+    whitespace there, so 300 spaces read as a parameter whole and as none streamed."""
+    case, prefix = _case("spark25", "<arg_key>")
+    text = prefix + "<arg_key>city</arg_key>" + " " * spaces + "<arg_value>Paris</arg_value>"
+    whole = toolgrammar.parse("spark25", text, case.tools, **case.options)
+    arguments = '{"city": "Paris"}' if spaces <= 256 else "{}"
+    assert whole.tool_calls[0].function.arguments == arguments
+    _same_as_the_state_machine("spark25", case, text)
+
+
 @pytest.mark.parametrize("family", KEYVALUE_FAMILIES)
 def test_stray_commas_between_members_lose_nothing(family: str) -> None:
     """`{city:Paris,,,city:Paris,`: the whole parse used to stop reading at the stray
