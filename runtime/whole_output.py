@@ -92,7 +92,7 @@ from .markers import NextStop, markers
 from .modes import CONTENT, REASONING, SECTION
 from .scan_meter import SEARCHES, forgets, metered
 from .spec import JsonArgs, JsonCall, JsonCallArray, Lit, Name, Skip, Ws, XmlElements, XmlParams
-from .spec import name_of
+from .spec import name_reader
 from .unwrap import WRAPPER_KEYS
 from .xml_entities import xml_unescape
 from .xml_elements import _convert as element_value
@@ -133,13 +133,16 @@ class _Shape:
 
     __slots__ = (
         "peek", "head", "name", "reach", "fixed", "call", "plain", "dialect", "ends", "tail",
-        "final", "needle", "xml", "array", "elements",
+        "final", "needle", "xml", "array", "elements", "namer", "ids",
     )  # fmt: skip
 
     def __init__(self, peek: bool) -> None:
         self.peek = peek  # the opener is a lookahead: the call's items read it
         self.head: re.Pattern[str] | None = None
         self.name: Name | None = None  # the name read in `head` (group `raw`)
+        # how its text reads (`spec.name_reader`), and whether that text is the call's id
+        self.namer: Any = None
+        self.ids = False
         self.reach = 0  # the name's end marker must end within this of its start
         self.fixed = ""  # the name the opener implies (`name(fixed=…)`)
         self.call: JsonCall | None = None
@@ -223,6 +226,7 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
             # leaves out is the engine's to read)
             longest = max(map(len, item.until))
             shape.name, shape.reach = item, 2 * (item.max_len + longest) - longest
+            shape.namer, shape.ids = name_reader(item), bool(item.id)
             ends = "|".join(map(re.escape, sorted(item.until, key=len, reverse=True)))
             # up to the first place an end marker starts, in runs of characters none starts
             # with (no try of the markers at every character); one past the reach is the
@@ -722,11 +726,14 @@ class _Read:
                 raw = head.group("raw")
                 if len(raw) > shape.reach:
                     break  # (its end marker is past where the reader searches)
-                named = names.get((shape, raw)) if not item.id else None
-                if named is None:
-                    named = name_of(item, raw.strip())
-                    if len(names) < _MAX_NAMES and not item.id:
-                        names[shape, raw] = named  # (a header that is the id: one a call)
+                if shape.ids:  # (a header that is the id: one a call, not remembered)
+                    named = shape.namer(raw.strip())
+                else:
+                    named = names.get((shape, raw))
+                    if named is None:
+                        named = shape.namer(raw.strip())
+                        if len(names) < _MAX_NAMES:
+                            names[shape, raw] = named
                 called, call_id = named
                 if not called:
                     break

@@ -25,7 +25,9 @@ from toolgrammar.runtime import whole_output
 from toolgrammar.runtime.engine import Engine
 from toolgrammar.runtime.params import with_params
 from toolgrammar.runtime.policies import COMPAT
+from toolgrammar.runtime import registry
 from toolgrammar.runtime.registry import get_spec
+from toolgrammar.runtime.spec import Name, name_of, name_reader
 from toolgrammar.runtime.render import RenderError, render_output
 
 CASES = all_cases()
@@ -811,3 +813,44 @@ def test_the_same_json_met_again_is_cut_by_a_marker_that_begins_in_it() -> None:
             for finish in ("stop", "length"):
                 fast, slow = both_ways("brace_closer", text, TOOLS, finish, {})
                 assert fast == slow, text
+
+
+# headers as models write them, and ones no name reads from: spaces, markup, too long, no
+# counter, an empty name
+_HEADERS = (
+    "functions.get_weather:0",
+    "get_weather:12",
+    "functions.a.b-c:3",
+    "functions.get weather:1",
+    "functions.get_weather",
+    "functions.:1",
+    ":1",
+    "",
+    "functions.f<x>:1",
+    "functions.f{:1",
+    "f" * 254 + ":1",
+    "f" * 255 + ":1",
+    "functions." + "f" * 250 + ":99",
+)
+
+
+def test_a_header_that_is_the_id_reads_as_the_engine_reads_it() -> None:
+    """The route reads a name whose header is the call's id (`name_reader`, a header a
+    call) as `spec.name_of` reads it for the engine: the same name and id, or none."""
+    items = [
+        item
+        for family in registry.families()
+        for shape in get_spec(family).shapes
+        for item in shape.call
+        if isinstance(item, Name) and item.pattern and item.id
+    ]
+    assert items  # (kimi_k2's `functions.NAME:IDX`)
+    for item in items:
+        read = name_reader(item)
+        for raw in _HEADERS:
+            assert read(raw) == name_of(item, raw), (item.pattern, raw)
+    kimi = [item for item in items if "functions" in item.pattern][0]
+    assert name_reader(kimi)("functions.get_weather:0") == (
+        "get_weather",
+        "functions.get_weather:0",
+    )
