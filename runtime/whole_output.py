@@ -1354,6 +1354,22 @@ def _decoded(text: str, pos: int, stop: int, depth: int = MAX_DEPTH) -> tuple[di
         return None
     if type(value) is not dict:
         return None
+    if end - pos > _SHALLOW and len(value) <= _FEW and not _nests(value):
+        return value, end  # (one level deep: no counting of its text)
     if text.count("{", pos, end) + text.count("[", pos, end) > depth and deeper_than(value, depth):
         return None
     return value, end
+
+
+# a long object of a few members, none of them a container, is one level deep (a long
+# string's arguments): asked of its members, not counted over its text
+_SHALLOW = 1024
+_FEW = 16
+
+
+def _nests(value: dict) -> bool:
+    """Whether a member of `value` is a container."""
+    for member in value.values():
+        if type(member) is dict or type(member) is list:
+            return True
+    return False

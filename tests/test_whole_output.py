@@ -854,3 +854,25 @@ def test_a_header_that_is_the_id_reads_as_the_engine_reads_it() -> None:
         "get_weather",
         "functions.get_weather:0",
     )
+
+
+@pytest.mark.parametrize("family", ["hermes", "kimi_k2"])
+def test_long_arguments_nested_too_deep_read_as_the_engine_reads_them(family: str) -> None:
+    """Arguments long enough that the route asks their members, not their text, how deep
+    they nest (`_nests`): a long string beside a member nested past the depth limit is
+    still too deep, and reads as the engine reads it, as one beside a shallow member does."""
+    tools = TOOLS
+    long = "x" * 2000
+    for depth in (3, 200):
+        nested = "[" * depth + "1" + "]" * depth
+        arguments = f'{{"content": "{long}", "deep": {nested}}}'
+        if family == "hermes":
+            text = f'<tool_call>\n{{"name": "write_file", "arguments": {arguments}}}\n</tool_call>'
+        else:
+            text = (
+                "<|tool_calls_section_begin|><|tool_call_begin|>functions.write_file:0"
+                f"<|tool_call_argument_begin|>{arguments}<|tool_call_end|>"
+                "<|tool_calls_section_end|>"
+            )
+        on, off = both_ways(family, text, tools, "stop", {})
+        assert on == off, (family, depth)
