@@ -544,12 +544,19 @@ def whole(
             if not (state.prompt and read is None):
                 break
             # the output begins where the prompt's marker left it (`_open_by_prompt`): the
-            # engine reads up to the next opener (the prompt's call, as a rule), once
-            found = search(text, at + 1)
-            if found is None:
-                break
-            engine._run(state.pending + text[pos : found.start()], eof=False)
-            pos = found.start()
+            # engine reads through this opener (the prompt's call, as a rule, or the prompt's
+            # marker written once more: no call); where that leaves the engine clean but for
+            # the opener held (a marker that may grow), it stood clean before it, and the
+            # route reads on from there (the engine's buffer is the opener and what follows)
+            lit = found.group()
+            engine._run(state.pending + text[pos : at + len(lit)], eof=False)
+            pos = at + len(lit)
+            if state.pending == lit:
+                state.pending = ""
+                if _clean(engine):
+                    pos = at
+                    continue
+                state.pending = lit
             continue
         if read is None:
             read = _Read(engine, route)

@@ -876,3 +876,62 @@ def test_long_arguments_nested_too_deep_read_as_the_engine_reads_them(family: st
             )
         on, off = both_ways(family, text, tools, "stop", {})
         assert on == off, (family, depth)
+
+
+_INK = "<|message_model|>"
+_INK_CALL = (
+    '<|content_invoke_tool_json|>{"name": "get_weather", "args": {"city": "Paris", "days": 3}}'
+)
+# outputs after a prompt that ended with a call opener (`prompt_opened`): the prompt's call
+# written at once, the opener written once more (then a call, reasoning, text, a marker it
+# grows into), twice more, or a call after text
+PROMPT_OPENED = {
+    "inkling": (
+        f"{_INK_CALL}<|end_message|>{_INK}{_INK_CALL}<|end_message|>",
+        f"{_INK}{_INK_CALL}<|end_message|>",
+        f"{_INK}{_INK_CALL}<|end_message|>{_INK}{_INK_CALL}<|end_message|>",
+        f"{_INK}{_INK}{_INK_CALL}<|end_message|>",
+        f"{_INK}<|content_thinking|>plan<|end_message|>{_INK}{_INK_CALL}<|end_message|>",
+        f"{_INK}<|content_text|>hello<|end_message|>{_INK}{_INK_CALL}<|end_message|>",
+        f"{_INK}hello {_INK_CALL}<|end_message|>",
+        f"{_INK}{_INK_CALL}",
+        f"{_INK}{_INK_CALL}<|end_message|> after",
+        f"{_INK}",
+        f"{_INK}{_INK}",
+        f"hello {_INK}{_INK_CALL}<|end_message|>",
+    ),
+    "functionary_v32": (
+        'get_weather\n{"city": "Paris", "days": 3}>>>get_weather\n{"city": "Paris", "days": 3}',
+        '>>>get_weather\n{"city": "Paris", "days": 3}',
+        '>>>get_weather\n{"city": "Paris", "days": 3}>>>get_weather\n{"city": "Paris"}',
+        '>>>>>>get_weather\n{"city": "Paris", "days": 3}',
+        '>>>all\nhello>>>get_weather\n{"city": "Paris", "days": 3}',
+        'hello>>>get_weather\n{"city": "Paris", "days": 3}',
+        ">>>",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "family,text", [(family, text) for family, texts in PROMPT_OPENED.items() for text in texts]
+)
+def test_outputs_after_a_prompt_opened_call_read_as_the_engine_reads_them(
+    family: str, text: str
+) -> None:
+    """Where the prompt ended with a call opener, the engine reads through the output's first
+    opener; where that leaves it clean but for the opener held, the route reads on from it."""
+    for finish in ("stop", "length"):
+        on, off = both_ways(family, text, TOOLS, finish, {})
+        assert on == off, (family, text, finish)
+
+
+def test_the_prompts_opener_written_once_more_is_the_routes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Inkling writes the prompt's `<|message_model|>` once more before its call: that call
+    is the route's (the engine gives the prompt's call up and holds the output's opener)."""
+    text = f"{_INK}{_INK_CALL}<|end_message|>"
+    fast, slow, made = _both_routes(monkeypatch, "inkling", text)
+    assert fast == slow and len(fast.tool_calls) == 1
+    # (the engine's only call is the prompt's, given up at the second opener: never named)
+    assert len({id(call) for call in made}) == 1 and not any(call.committed for call in made)
