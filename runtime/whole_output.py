@@ -383,7 +383,7 @@ class _Xml:
 
     __slots__ = (
         "item", "stops", "param", "between", "opens", "own", "implicit", "value_ends",
-        "in_value", "strip", "trim", "keep_last", "unescape", "body", "plain_ends",
+        "in_value", "strip", "trim", "keep_last", "unescape", "body", "plain_ends", "reading",
     )  # fmt: skip
 
     @classmethod
@@ -405,6 +405,13 @@ class _Xml:
         xml.body = item.json_body  # (a `{` first: the arguments are one JSON object)
         # the parameter's own closers that end its value there and then (`_Read._xml`)
         xml.plain_ends = xml.own - value_ends.growing - xml.in_value
+        # what `_Read._xml` asks of it per call, in one piece
+        xml.reading = (
+            param.match, xml.own, xml.implicit, xml.in_value, value_ends, value_ends.growing,
+            xml.strip, xml.trim, xml.keep_last, xml.unescape,
+            xml.plain_ends if not (xml.strip or xml.unescape) else frozenset(),
+            xml.trim and not xml.keep_last,
+        )  # fmt: skip
         return xml
 
 
@@ -919,16 +926,14 @@ class _Read:
             if at == len(text) or text[at] == "{":
                 return None
         keys = reader._keys
-        match = xml.param.match
-        own, implicit, held = xml.own, xml.implicit, xml.in_value
-        value_ends = xml.value_ends
-        growing = value_ends.growing
-        strip, trim, keep_last, unescape = xml.strip, xml.trim, xml.keep_last, xml.unescape
         # the commonest parameter, a key written as text, its value as written, ended by its
         # own closer that neither grows nor waits: one step (`prefixes`, per key text; `own`
-        # less those closers), as the steps below read it
-        plain_ends = xml.plain_ends if not (strip or unescape) else frozenset()
-        trims = trim and not keep_last
+        # less those closers: `plain_ends`), as the steps below read it; a typed value met
+        # before for the key, one step too (`written`: only keys read below are in it)
+        (
+            match, own, implicit, held, value_ends, growing,
+            strip, trim, keep_last, unescape, plain_ends, trims,
+        ) = xml.reading  # fmt: skip
         pieces: list[str] = []
         append = pieces.append
         pos = start
@@ -943,11 +948,17 @@ class _Read:
                 break
             end, raw, value = whole.group("end", "key", "value")
             if end in plain_ends:
+                plain = value
+                if trims and plain[-1:] == "\n":
+                    plain = plain[: -2 if plain[-2:] == "\r\n" else -1]
                 prefix = prefixes.get(raw)
                 if prefix is not None:
-                    if trims and value[-1:] == "\n":
-                        value = value[: -2 if value[-2:] == "\r\n" else -1]
-                    append(prefix + encode_basestring(value))
+                    append(prefix + encode_basestring(plain))
+                    pos = whole.end()
+                    continue
+                piece = written.get((raw, plain))
+                if piece is not None:
+                    append(piece)
                     pos = whole.end()
                     continue
             if end in growing and value_ends.may_grow(text, whole.start("end"), end):
