@@ -54,8 +54,9 @@ of the output, where the finish reason decides) stops the route: the engine read
 of the output from there in one piece. No read goes past where a call could still be the
 route's, so a call it leaves is read once, by the engine. The text before a run of calls goes to the engine in a
 piece that ends at the run's first opener (where the output begins after the prompt's
-marker, `prompt_opened`, the first piece goes on to the next opener: the engine reads the
-prompt's call); feeding it the text in pieces reads as feeding it
+marker, `prompt_opened`, the first piece goes on through the first opener: the engine reads
+the prompt's call, and where it then holds just that opener, it stood clean before it: the
+prompt's marker written once more); feeding it the text in pieces reads as feeding it
 whole (the parity the invariants require of every cut), and where the engine does not stand
 clean at such a cut (it holds text back), the route stops there too.
 
