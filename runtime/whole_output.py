@@ -949,14 +949,16 @@ class _Read:
                 break
             end, raw, value = whole.group("end", "key", "value")
             if end in plain_ends:
-                plain = value
-                if trims and plain[-1:] == "\n":
-                    plain = plain[: -2 if plain[-2:] == "\r\n" else -1]
                 prefix = prefixes.get(raw)
                 if prefix is not None:
-                    append(prefix + encode_basestring(plain))
+                    if trims and value[-1:] == "\n":
+                        value = value[: -2 if value[-2:] == "\r\n" else -1]
+                    append(prefix + encode_basestring(value))
                     pos = whole.end()
                     continue
+                plain = value  # (the steps below trim `value` themselves)
+                if trims and plain[-1:] == "\n":
+                    plain = plain[: -2 if plain[-2:] == "\r\n" else -1]
                 piece = written.get((raw, plain))
                 if piece is not None:
                     append(piece)
