@@ -89,22 +89,27 @@ _SIMPLE_RUNS = {q: re.compile(rf"[^\\{q}]*+(?:\\{_SIMPLE_CLASS}[^\\{q}]*+)*+") f
 _AFTER_VALUE = ",)]}"
 _AFTER_INNER = ",)]}:"
 _WS = " \t\n\r"
-_SIMPLE_PAIRS = tuple(("\\" + ch, char) for ch, char in _SIMPLE_ESCAPES.items() if ch != "\\")
+_SIMPLE_CHARS = {ch: char for ch, char in _SIMPLE_ESCAPES.items() if ch != "\\"}
+# the character after each backslash of a part (no two backslashes meet in one)
+_ESCAPED = re.compile(r"\\(.)", re.DOTALL)
 
 
 def _decode_simple(body: str) -> str:
     """A string body whose every backslash starts one of _SIMPLE_ESCAPES, decoded.
 
     Escaped backslashes are split out first (left to right, as the escapes pair up), so
-    each other escape is a backslash and a character that no replacement can make anew."""
+    each other escape is a backslash and a character that no replacement can make anew.
+    Only the escapes a part holds are replaced: one search finds them all, where asking
+    for each escape in turn searched a long string once per escape."""
     if "\\" not in body:
         return body
     parts = body.split("\\\\")
     for index, part in enumerate(parts):
         if "\\" in part:
-            for escape, char in _SIMPLE_PAIRS:
-                if escape in part:
-                    part = part.replace(escape, char)
+            for ch in set(_ESCAPED.findall(part)):
+                char = _SIMPLE_CHARS.get(ch)
+                if char is not None:
+                    part = part.replace("\\" + ch, char)
             parts[index] = part
     return "\\".join(parts)
 

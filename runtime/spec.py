@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Union
+from functools import lru_cache, partial
+from typing import Callable, Union
 
 from .xml_entities import xml_unescape
 from .first_chars import may_begin
@@ -127,6 +127,26 @@ def name_of(item: Name, raw: str) -> tuple[str, str | None]:
     if item.xml_unescape and "&" in name:  # an attribute's value: `tool="a&amp;b"` (what
         name = xml_unescape(name)  # it decodes to was written escaped, so is no prose)
     return name, header_id
+
+
+def name_reader(item: Name) -> Callable[[str], tuple[str, str | None]]:
+    """`name_of(item, raw)` as a function of `raw` alone, the item's pattern compiled and
+    its fields looked up once: the whole-output route reads a header per call, and a header
+    that is the call's id is read anew for every call (no two are alike)."""
+    if item.pattern is None or item.xml_unescape or not item.id:
+        return partial(name_of, item)
+    fullmatch = _compiled(item.pattern).fullmatch
+    max_len = item.max_len
+    bad = BAD_NAME.search
+
+    def read(raw: str) -> tuple[str, str | None]:
+        found = fullmatch(raw)
+        name = found.group("name") if found else ""
+        if not name or len(raw) > max_len or bad(name):
+            return "", None
+        return name, raw
+
+    return read
 
 
 def never_a_name(item: Name, raw: str) -> bool:

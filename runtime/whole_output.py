@@ -54,8 +54,9 @@ of the output, where the finish reason decides) stops the route: the engine read
 of the output from there in one piece. No read goes past where a call could still be the
 route's, so a call it leaves is read once, by the engine. The text before a run of calls goes to the engine in a
 piece that ends at the run's first opener (where the output begins after the prompt's
-marker, `prompt_opened`, the first piece goes on to the next opener: the engine reads the
-prompt's call); feeding it the text in pieces reads as feeding it
+marker, `prompt_opened`, the first piece goes on through the first opener: the engine reads
+the prompt's call, and where it then holds just that opener, it stood clean before it: the
+prompt's marker written once more); feeding it the text in pieces reads as feeding it
 whole (the parity the invariants require of every cut), and where the engine does not stand
 clean at such a cut (it holds text back), the route stops there too.
 
@@ -92,7 +93,7 @@ from .markers import NextStop, markers
 from .modes import CONTENT, REASONING, SECTION
 from .scan_meter import SEARCHES, forgets, metered
 from .spec import JsonArgs, JsonCall, JsonCallArray, Lit, Name, Skip, Ws, XmlElements, XmlParams
-from .spec import name_of
+from .spec import name_reader
 from .unwrap import WRAPPER_KEYS
 from .xml_entities import xml_unescape
 from .xml_elements import _convert as element_value
@@ -133,13 +134,16 @@ class _Shape:
 
     __slots__ = (
         "peek", "head", "name", "reach", "fixed", "call", "plain", "dialect", "ends", "tail",
-        "final", "needle", "xml", "array", "elements",
+        "final", "needle", "xml", "array", "elements", "namer", "ids",
     )  # fmt: skip
 
     def __init__(self, peek: bool) -> None:
         self.peek = peek  # the opener is a lookahead: the call's items read it
         self.head: re.Pattern[str] | None = None
         self.name: Name | None = None  # the name read in `head` (group `raw`)
+        # how its text reads (`spec.name_reader`), and whether that text is the call's id
+        self.namer: Any = None
+        self.ids = False
         self.reach = 0  # the name's end marker must end within this of its start
         self.fixed = ""  # the name the opener implies (`name(fixed=…)`)
         self.call: JsonCall | None = None
@@ -223,6 +227,7 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
             # leaves out is the engine's to read)
             longest = max(map(len, item.until))
             shape.name, shape.reach = item, 2 * (item.max_len + longest) - longest
+            shape.namer, shape.ids = name_reader(item), bool(item.id)
             ends = "|".join(map(re.escape, sorted(item.until, key=len, reverse=True)))
             # up to the first place an end marker starts, in runs of characters none starts
             # with (no try of the markers at every character); one past the reach is the
@@ -379,7 +384,7 @@ class _Xml:
 
     __slots__ = (
         "item", "stops", "param", "between", "opens", "own", "implicit", "value_ends",
-        "in_value", "strip", "trim", "keep_last", "unescape", "body", "plain_ends",
+        "in_value", "strip", "trim", "keep_last", "unescape", "body", "plain_ends", "reading",
     )  # fmt: skip
 
     @classmethod
@@ -401,6 +406,13 @@ class _Xml:
         xml.body = item.json_body  # (a `{` first: the arguments are one JSON object)
         # the parameter's own closers that end its value there and then (`_Read._xml`)
         xml.plain_ends = xml.own - value_ends.growing - xml.in_value
+        # what `_Read._xml` asks of it per call, in one piece
+        xml.reading = (
+            param.match, xml.own, xml.implicit, xml.in_value, value_ends, value_ends.growing,
+            xml.strip, xml.trim, xml.keep_last, xml.unescape,
+            xml.plain_ends if not (xml.strip or xml.unescape) else frozenset(),
+            xml.trim and not xml.keep_last,
+        )  # fmt: skip
         return xml
 
 
@@ -540,12 +552,19 @@ def whole(
             if not (state.prompt and read is None):
                 break
             # the output begins where the prompt's marker left it (`_open_by_prompt`): the
-            # engine reads up to the next opener (the prompt's call, as a rule), once
-            found = search(text, at + 1)
-            if found is None:
-                break
-            engine._run(state.pending + text[pos : found.start()], eof=False)
-            pos = found.start()
+            # engine reads through this opener (the prompt's call, as a rule, or the prompt's
+            # marker written once more: no call); where that leaves the engine clean but for
+            # the opener held (a marker that may grow), it stood clean before it, and the
+            # route reads on from there (the engine's buffer is the opener and what follows)
+            lit = found.group()
+            engine._run(state.pending + text[pos : at + len(lit)], eof=False)
+            pos = at + len(lit)
+            if state.pending == lit:
+                state.pending = ""
+                if _clean(engine):
+                    pos = at
+                    continue
+                state.pending = lit
             continue
         if read is None:
             read = _Read(engine, route)
@@ -722,11 +741,14 @@ class _Read:
                 raw = head.group("raw")
                 if len(raw) > shape.reach:
                     break  # (its end marker is past where the reader searches)
-                named = names.get((shape, raw)) if not item.id else None
-                if named is None:
-                    named = name_of(item, raw.strip())
-                    if len(names) < _MAX_NAMES and not item.id:
-                        names[shape, raw] = named  # (a header that is the id: one a call)
+                if shape.ids:  # (a header that is the id: one a call, not remembered)
+                    named = shape.namer(raw.strip())
+                else:
+                    named = names.get((shape, raw))
+                    if named is None:
+                        named = shape.namer(raw.strip())
+                        if len(names) < _MAX_NAMES:
+                            names[shape, raw] = named
                 called, call_id = named
                 if not called:
                     break
@@ -905,16 +927,14 @@ class _Read:
             if at == len(text) or text[at] == "{":
                 return None
         keys = reader._keys
-        match = xml.param.match
-        own, implicit, held = xml.own, xml.implicit, xml.in_value
-        value_ends = xml.value_ends
-        growing = value_ends.growing
-        strip, trim, keep_last, unescape = xml.strip, xml.trim, xml.keep_last, xml.unescape
         # the commonest parameter, a key written as text, its value as written, ended by its
         # own closer that neither grows nor waits: one step (`prefixes`, per key text; `own`
-        # less those closers), as the steps below read it
-        plain_ends = xml.plain_ends if not (strip or unescape) else frozenset()
-        trims = trim and not keep_last
+        # less those closers: `plain_ends`), as the steps below read it; a typed value met
+        # before for the key, one step too (`written`: only keys read below are in it)
+        (
+            match, own, implicit, held, value_ends, growing,
+            strip, trim, keep_last, unescape, plain_ends, trims,
+        ) = xml.reading  # fmt: skip
         pieces: list[str] = []
         append = pieces.append
         pos = start
@@ -934,6 +954,14 @@ class _Read:
                     if trims and value[-1:] == "\n":
                         value = value[: -2 if value[-2:] == "\r\n" else -1]
                     append(prefix + encode_basestring(value))
+                    pos = whole.end()
+                    continue
+                plain = value  # (the steps below trim `value` themselves)
+                if trims and plain[-1:] == "\n":
+                    plain = plain[: -2 if plain[-2:] == "\r\n" else -1]
+                piece = written.get((raw, plain))
+                if piece is not None:
+                    append(piece)
                     pos = whole.end()
                     continue
             if end in growing and value_ends.may_grow(text, whole.start("end"), end):
@@ -1347,6 +1375,22 @@ def _decoded(text: str, pos: int, stop: int, depth: int = MAX_DEPTH) -> tuple[di
         return None
     if type(value) is not dict:
         return None
+    if end - pos > _SHALLOW and len(value) <= _FEW and not _nests(value):
+        return value, end  # (one level deep: no counting of its text)
     if text.count("{", pos, end) + text.count("[", pos, end) > depth and deeper_than(value, depth):
         return None
     return value, end
+
+
+# a long object of a few members, none of them a container, is one level deep (a long
+# string's arguments): asked of its members, not counted over its text
+_SHALLOW = 1024
+_FEW = 16
+
+
+def _nests(value: dict) -> bool:
+    """Whether a member of `value` is a container."""
+    for member in value.values():
+        if type(member) is dict or type(member) is list:
+            return True
+    return False

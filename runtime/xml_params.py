@@ -159,6 +159,11 @@ def _whole_param_pattern(
     # atomic: the key ends at the first KEY_END, never at a later one
     key_ends = "|".join(re.escape(lit) for lit in sorted(item.key_ends, key=len, reverse=True))
     key = rf"(?>(?P<key>.{{0,{_MAX_KEY}}}?)(?:{key_ends}))"
+    if item.key_ends and all(len(lit) == 1 for lit in item.key_ends):
+        # the same first KEY_END, found by a run of characters that end no key (no try of
+        # the ends at every character of the key)
+        chars = "".join(sorted({re.escape(lit) for lit in item.key_ends}))
+        key = rf"(?P<key>[^{chars}]{{0,{_MAX_KEY}}}+)(?:{key_ends})"
     parts += ["(?:" + "|".join(re.escape(lit) for lit in opens) + ")", key]
     if item.value_open:
         others = [lit for lit in value_opens.literals if lit != item.value_open]

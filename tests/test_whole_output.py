@@ -25,7 +25,9 @@ from toolgrammar.runtime import whole_output
 from toolgrammar.runtime.engine import Engine
 from toolgrammar.runtime.params import with_params
 from toolgrammar.runtime.policies import COMPAT
+from toolgrammar.runtime import registry
 from toolgrammar.runtime.registry import get_spec
+from toolgrammar.runtime.spec import Name, name_of, name_reader
 from toolgrammar.runtime.render import RenderError, render_output
 
 CASES = all_cases()
@@ -811,3 +813,125 @@ def test_the_same_json_met_again_is_cut_by_a_marker_that_begins_in_it() -> None:
             for finish in ("stop", "length"):
                 fast, slow = both_ways("brace_closer", text, TOOLS, finish, {})
                 assert fast == slow, text
+
+
+# headers as models write them, and ones no name reads from: spaces, markup, too long, no
+# counter, an empty name
+_HEADERS = (
+    "functions.get_weather:0",
+    "get_weather:12",
+    "functions.a.b-c:3",
+    "functions.get weather:1",
+    "functions.get_weather",
+    "functions.:1",
+    ":1",
+    "",
+    "functions.f<x>:1",
+    "functions.f{:1",
+    "f" * 254 + ":1",
+    "f" * 255 + ":1",
+    "functions." + "f" * 250 + ":99",
+)
+
+
+def test_a_header_that_is_the_id_reads_as_the_engine_reads_it() -> None:
+    """The route reads a name whose header is the call's id (`name_reader`, a header a
+    call) as `spec.name_of` reads it for the engine: the same name and id, or none."""
+    items = [
+        item
+        for family in registry.families()
+        for shape in get_spec(family).shapes
+        for item in shape.call
+        if isinstance(item, Name) and item.pattern and item.id
+    ]
+    assert items  # (kimi_k2's `functions.NAME:IDX`)
+    for item in items:
+        read = name_reader(item)
+        for raw in _HEADERS:
+            assert read(raw) == name_of(item, raw), (item.pattern, raw)
+    kimi = [item for item in items if "functions" in item.pattern][0]
+    assert name_reader(kimi)("functions.get_weather:0") == (
+        "get_weather",
+        "functions.get_weather:0",
+    )
+
+
+@pytest.mark.parametrize("family", ["hermes", "kimi_k2"])
+def test_long_arguments_nested_too_deep_read_as_the_engine_reads_them(family: str) -> None:
+    """Arguments long enough that the route asks their members, not their text, how deep
+    they nest (`_nests`): a long string beside a member nested past the depth limit is
+    still too deep, and reads as the engine reads it, as one beside a shallow member does."""
+    tools = TOOLS
+    long = "x" * 2000
+    for depth in (3, 200):
+        nested = "[" * depth + "1" + "]" * depth
+        arguments = f'{{"content": "{long}", "deep": {nested}}}'
+        if family == "hermes":
+            text = f'<tool_call>\n{{"name": "write_file", "arguments": {arguments}}}\n</tool_call>'
+        else:
+            text = (
+                "<|tool_calls_section_begin|><|tool_call_begin|>functions.write_file:0"
+                f"<|tool_call_argument_begin|>{arguments}<|tool_call_end|>"
+                "<|tool_calls_section_end|>"
+            )
+        on, off = both_ways(family, text, tools, "stop", {})
+        assert on == off, (family, depth)
+
+
+_INK = "<|message_model|>"
+_INK_CALL = (
+    '<|content_invoke_tool_json|>{"name": "get_weather", "args": {"city": "Paris", "days": 3}}'
+)
+# outputs after a prompt that ended with a call opener (`prompt_opened`): the prompt's call
+# written at once, the opener written once more (then a call, reasoning, text, a marker it
+# grows into), twice more, or a call after text
+PROMPT_OPENED = {
+    "inkling": (
+        f"{_INK_CALL}<|end_message|>{_INK}{_INK_CALL}<|end_message|>",
+        f"{_INK}{_INK_CALL}<|end_message|>",
+        f"{_INK}{_INK_CALL}<|end_message|>{_INK}{_INK_CALL}<|end_message|>",
+        f"{_INK}{_INK}{_INK_CALL}<|end_message|>",
+        f"{_INK}<|content_thinking|>plan<|end_message|>{_INK}{_INK_CALL}<|end_message|>",
+        f"{_INK}<|content_text|>hello<|end_message|>{_INK}{_INK_CALL}<|end_message|>",
+        f"{_INK}hello {_INK_CALL}<|end_message|>",
+        f"{_INK}{_INK_CALL}",
+        f"{_INK}{_INK_CALL}<|end_message|> after",
+        f"{_INK}",
+        f"{_INK}{_INK}",
+        f"hello {_INK}{_INK_CALL}<|end_message|>",
+    ),
+    "functionary_v32": (
+        'get_weather\n{"city": "Paris", "days": 3}>>>get_weather\n{"city": "Paris", "days": 3}',
+        '>>>get_weather\n{"city": "Paris", "days": 3}',
+        '>>>get_weather\n{"city": "Paris", "days": 3}>>>get_weather\n{"city": "Paris"}',
+        '>>>>>>get_weather\n{"city": "Paris", "days": 3}',
+        '>>>all\nhello>>>get_weather\n{"city": "Paris", "days": 3}',
+        'hello>>>get_weather\n{"city": "Paris", "days": 3}',
+        ">>>",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "family,text", [(family, text) for family, texts in PROMPT_OPENED.items() for text in texts]
+)
+def test_outputs_after_a_prompt_opened_call_read_as_the_engine_reads_them(
+    family: str, text: str
+) -> None:
+    """Where the prompt ended with a call opener, the engine reads through the output's first
+    opener; where that leaves it clean but for the opener held, the route reads on from it."""
+    for finish in ("stop", "length"):
+        on, off = both_ways(family, text, TOOLS, finish, {})
+        assert on == off, (family, text, finish)
+
+
+def test_the_prompts_opener_written_once_more_is_the_routes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Inkling writes the prompt's `<|message_model|>` once more before its call: that call
+    is the route's (the engine gives the prompt's call up and holds the output's opener)."""
+    text = f"{_INK}{_INK_CALL}<|end_message|>"
+    fast, slow, made = _both_routes(monkeypatch, "inkling", text)
+    assert fast == slow and len(fast.tool_calls) == 1
+    # (the engine's only call is the prompt's, given up at the second opener: never named)
+    assert len({id(call) for call in made}) == 1 and not any(call.committed for call in made)
