@@ -205,6 +205,10 @@ FIXED = [
     ),
     # a header pattern's next attribute begun at the end (`" d` of `" d="1"`), cut at length
     ("minicpm5", '<functionname="" d="1', "length", {"reasoning_open": False}, 18),
+    # a header no text that begins with it fits (its name `>\n` holds `>`), cut at length:
+    # shapes alone (spaces, a whole match) called the cut `…n="` no name and `…n="'` one
+    ("minicpm5", '<functionname=">\n"\xa0n="\'', "length", {"compat": "sglang"}, 22),
+    ("minicpm5", '<functionname="get_weather" d="1"', "length", {"compat": "sglang"}, 29),
     # a header's last word that may begin a marker, at length: `> >` then `:` (U+2029 was
     # the space); the header is unfinished whether or not the word grows into the marker
     ("functionary_v32", ">\u2029>:", "length", {}, 3),
