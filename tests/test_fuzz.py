@@ -212,6 +212,15 @@ FIXED = [
     # a header's last word that may begin a marker, at length: `> >` then `:` (U+2029 was
     # the space); the header is unfinished whether or not the word grows into the marker
     ("functionary_v32", ">\u2029>:", "length", {}, 3),
+    # a header of 253 characters and 6 of whitespace before its `{`: streamed, it was given
+    # up past `max_len` + `until` before the `{` came; read whole, its stripped name fitted
+    (
+        "functionary_v32",
+        "a" * 236 + "rspecial_function\r\r\n\r\r\n{",
+        "stop",
+        {"malformed_calls": "drop", "compat": "sglang"},
+        260,
+    ),
     ("mistral", "[TOOL_CALLS]get_weather\n[TOOL_CALLS]", "length", {}, 28),
     ("gigachat3", "function call<", "length", {}, 10),
     ("openai", "to=functions.t json<", "length", {}, 16),
