@@ -148,7 +148,7 @@ class HeadReaders:
         markers = self.family.name_markers[call.shape, call.item]
         reach = item.max_len + max(map(len, item.until))  # a name ends within this, or is none
         # search no further than that: a whole output of openers with no name end stays linear
-        at, _ = markers.search(buf, pos, min(len(buf), pos + 2 * reach))
+        at, until = markers.search(buf, pos, min(len(buf), pos + 2 * reach))
         if at < 0:
             if len(buf) - pos > reach:
                 return self._abandon(call, pos)
@@ -159,6 +159,8 @@ class HeadReaders:
             if self._never_a_name(item, buf, pos, markers.held(buf, pos)):
                 return self._abandon(call, pos)  # (the next shape may read it as it streams)
             return self._wait(pos)  # the end of the name is not here yet
+        if at - pos + len(until) - 1 > reach:  # streamed, this header had been given up
+            return self._abandon(call, pos)  # before its `until` came (whitespace counts)
         raw = buf[pos:at].strip()
         name, header_id = name_of(item, raw)
         if item.doubled:

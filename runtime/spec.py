@@ -15,7 +15,7 @@ from functools import lru_cache, partial
 from typing import Callable, Union
 
 from .xml_entities import xml_unescape
-from .first_chars import may_begin
+from .prefixes import may_grow
 
 BAD_NAME = re.compile(r'[\s<>{}\[\]"]')  # no function name holds these; JSON or markup does
 
@@ -150,20 +150,20 @@ def name_reader(item: Name) -> Callable[[str], tuple[str, str | None]]:
 
 
 def never_a_name(item: Name, raw: str) -> bool:
-    """Whether the stripped text `raw`, read for `item` up to the end of the output, is no
+    r"""Whether the stripped text `raw`, read for `item` up to the end of the output, is no
     name however it would have gone on: a bare name holds none of BAD_NAME; a header (a
-    name with a pattern) may hold spaces, but words that do not fit it are prose, unless
-    the pattern starts with a lookahead (kimi_k3's `(?=.*\btool="…").*`, attributes in
-    any order): text of any shape may still grow into one of those (`l tool=`). With a
-    pattern, text whose first character no match begins with is none either
-    (`first_chars.py`): `>` for `(?P<name>python)`."""
+    name with a pattern) is none when no text that begins with it fits the pattern with a
+    name group free of BAD_NAME (`prefixes.py`): `>python` for `(?P<name>python)`,
+    MiniCPM5's `>\n"\xa0n` (its name `>\n`) or `a"b` for
+    `(?P<name>[^"]*)(?:"\s+[\w:-]+="[^"]*)*`, but not `a" d`, which may still grow into
+    `a" d="1`, nor any text of kimi_k3's lookahead pattern. A shape alone (spaces in a
+    header) decides nothing: a header cut inside its next attribute has them too.
+    Either is none once it is longer than `max_len`."""
+    if len(raw) > item.max_len:
+        return True
     if item.pattern is None:
         return bool(BAD_NAME.search(raw))
-    if raw and not may_begin(item.pattern, raw[0]):
-        return True
-    if item.pattern.startswith("(?="):
-        return False
-    return bool(re.search(r"\s", raw)) and not re.fullmatch(item.pattern, raw)
+    return not may_grow(item.pattern, raw, "name", BAD_NAME.pattern)
 
 
 @dataclass(frozen=True, slots=True)

@@ -222,11 +222,10 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
                 continue
             if shortcuts.unknown_fields(item, _NAME_KNOWS) or not item.until:
                 return None
-            # the earliest end marker, searched no further than the reader searches
-            # (the reader searches for it within twice the name's reach: a name the bound
-            # leaves out is the engine's to read)
-            longest = max(map(len, item.until))
-            shape.name, shape.reach = item, 2 * (item.max_len + longest) - longest
+            # the earliest end marker; a header longer than `max_len + 1` is the engine's to
+            # read (the reader gives up a header that streamed past `max_len` and its longest
+            # `until` before one came: `call_head._read_name`)
+            shape.name, shape.reach = item, item.max_len + 1
             shape.namer, shape.ids = name_reader(item), bool(item.id)
             ends = "|".join(map(re.escape, sorted(item.until, key=len, reverse=True)))
             # up to the first place an end marker starts, in runs of characters none starts

@@ -205,9 +205,22 @@ FIXED = [
     ),
     # a header pattern's next attribute begun at the end (`" d` of `" d="1"`), cut at length
     ("minicpm5", '<functionname="" d="1', "length", {"reasoning_open": False}, 18),
+    # a header no text that begins with it fits (its name `>\n` holds `>`), cut at length:
+    # shapes alone (spaces, a whole match) called the cut `…n="` no name and `…n="'` one
+    ("minicpm5", '<functionname=">\n"\xa0n="\'', "length", {"compat": "sglang"}, 22),
+    ("minicpm5", '<functionname="get_weather" d="1"', "length", {"compat": "sglang"}, 29),
     # a header's last word that may begin a marker, at length: `> >` then `:` (U+2029 was
     # the space); the header is unfinished whether or not the word grows into the marker
     ("functionary_v32", ">\u2029>:", "length", {}, 3),
+    # a header of 253 characters and 6 of whitespace before its `{`: streamed, it was given
+    # up past `max_len` + `until` before the `{` came; read whole, its stripped name fitted
+    (
+        "functionary_v32",
+        "a" * 236 + "rspecial_function\r\r\n\r\r\n{",
+        "stop",
+        {"malformed_calls": "drop", "compat": "sglang"},
+        260,
+    ),
     ("mistral", "[TOOL_CALLS]get_weather\n[TOOL_CALLS]", "length", {}, 28),
     ("gigachat3", "function call<", "length", {}, 10),
     ("openai", "to=functions.t json<", "length", {}, 16),
