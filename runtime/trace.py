@@ -416,9 +416,8 @@ def tracing_engine(spec: FamilySpec, tools: Any, *, trace: Trace, **options: Any
     `Engine` (docs/compiled.md) is a class Python code may not subclass."""
     tracer = Tracer(trace, spec)
     engine = Engine(spec, tools, log=tracer, **options)
-    engine._quick = (
-        False  # every call opener found is told, even one whose call gives its text back
-    )
+    # every call opener found is told, even one whose call gives its text back
+    engine._quick = False
     tracer.engine = engine
     engine._out = TracingDeltaBuffer(tracer.sent)
     return engine
