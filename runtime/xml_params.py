@@ -32,8 +32,8 @@ from .protocol import Call, DialectRow, RenderError, Sink, render_value_text, th
 from . import shortcuts
 from .schemas import streams_as_text
 from .spec import JsonArgs, XmlParams
-from .unwrap import members_text, wrapped_text
-from .unicode import strip_space
+from .unwrap import WRAPPER_KEYS, members_text, wrapped_text
+from .unicode import MARKUP_SPACE, strip_space
 from .xml_entities import xml_unescape
 
 BETWEEN, KEY, VALUE_OPEN, VALUE_START, VALUE, DONE, CDATA, JSON, BODY = range(9)
@@ -99,6 +99,15 @@ _MAX_WRITTEN_TEXT = 64
 
 
 _MAX_KEYS = 256  # keys remembered per call; a model inventing names is not remembered
+
+# a `_Key` made from its fields' tuple (`NamedTuple`'s own `__new__` is a Python call)
+_new_key = tuple.__new__
+
+
+def _plain_keys(item: XmlParams) -> bool:
+    """Whether `item`'s keys are read as written less markup whitespace: no key pattern,
+    no entities, not verbatim (`XmlParamsReader._read_plain_key`)."""
+    return not (item.verbatim_keys or item.key_pattern or item.xml_unescape or item.unescape_keys)
 
 
 # the fields `_whole_param` and `_whole_params` decide as the state machine does
@@ -232,6 +241,7 @@ def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
         # key written as U+2028 is that key (runtime/unicode.py)
         re.compile(item.key_pattern, re.ASCII) if item.key_pattern else None,
         _value_first(value_ends, item.cdata) if fast else "",
+        fast and _plain_keys(item),
         _whole_param(item, between, value_opens, value_ends) if fast else None,
         # call openers that end a value only when what follows them says a call began
         OpenerInValue(stops, (*ends.own, *ends.implicit), item.opens),
@@ -283,6 +293,7 @@ class XmlParamsReader(MarkupArgs):
         "_body",
         "_json",
         "_memo_of",
+        "_plain_keys",
     )
 
     item: XmlParams
@@ -299,6 +310,7 @@ class XmlParamsReader(MarkupArgs):
             self._cdata_close,
             self._key_pattern,
             self._first_char,
+            self._plain_keys,
             self._whole,
             self._in_value,
         ) = _tables(item, stops)
@@ -492,10 +504,28 @@ class XmlParamsReader(MarkupArgs):
             key = memo.get(raw)
             if key is not None:
                 return key
-        key = self._read_key(raw)
-        if len(self._keys) < _MAX_KEYS:
-            self._keys[raw] = key
+        key = self._read_plain_key(raw) if self._plain_keys else self._read_key(raw)
+        keys = self._keys
+        if len(keys) < _MAX_KEYS:
+            keys[raw] = key
         return key
+
+    def _read_plain_key(self, raw: str) -> _Key:
+        """`_read_key` for an item whose keys are read as written, markup whitespace
+        stripped (`_plain_keys`): a call of many distinct keys reads each once, and that
+        reading was half the cost of such a call. Asks the sink only what a key needs
+        (`unwraps` only of `WRAPPER_KEYS`, which are all it answers yes for)."""
+        name = raw.strip(MARKUP_SPACE)  # (`strip_space`, in line)
+        schema = self.schema_of(name)
+        if schema is None:
+            as_text = not self._untyped_json
+        else:
+            as_text = streams_as_text(schema)
+        prefix = encode_basestring(name) + ": "
+        if self._drops is not None and self._drops(name):  # read, not written
+            return _new_key(_Key, (name, False, schema, False, prefix, False, True, {}))
+        wraps = name in WRAPPER_KEYS and self._unwraps(name)
+        return _new_key(_Key, (name, False, schema, as_text, prefix, wraps, False, {}))
 
     def _read_key(self, raw: str) -> _Key:
         """What the key text `raw` reads as for the current call (`_key_of`)."""
@@ -532,34 +562,41 @@ class XmlParamsReader(MarkupArgs):
         pieces = self._pieces
         keys = self._keys
         count = self._count
+        first = self._first
+        held = self._in_value.held
         while True:
             end, raw, value = whole.group("end", "key", "value")
             if end in growing and self._value_ends.undecided(text, whole.start("end"), end, eof):
                 break
-            if end in self._in_value.held:
+            if end in held:
                 break  # whether it ends the value is decided by what follows it
-            key = keys.get(raw) or self._key_of(raw)
+            key = keys.get(raw)
+            if key is None:
+                key = self._key_of(raw)
+                keys = self._keys  # (the first key read may make it the tool's memo)
             if strip:
                 value = value.rstrip()
             elif trim_newline and value[-1:] == "\n" and not (keep_last and end in value_ends):
                 value = value[: -2 if value[-2:] == "\r\n" else -1]
             if unescape:
                 value = xml_unescape(value)
-            first, self._first = self._first, False
-            members = self._members(key, value) if first and key.wraps else None
+            members = None
+            if first:  # (only the first parameter may be a wrapper)
+                first = self._first = False
+                if key.wraps:
+                    members = self._members(key, value)
             if key.dropped:
                 pass
             elif members is not None:
                 pieces.append(members)
                 count = 1 if members else 0
             else:
-                if count:
-                    pieces.append(", ")
-                count += 1
-                pieces.append(key.prefix)
-                pieces.append(
+                # the parameter as one piece: its separator, key and value
+                piece = key.prefix + (
                     encode_basestring(value) if key.as_text else self._typed_piece(key, value)
                 )
+                pieces.append(", " + piece if count else piece)
+                count += 1
             if end in value_ends:
                 pos = whole.end()
                 whole = match(text, pos)

@@ -60,3 +60,33 @@ def _streamed(family: str, output: str, size: int) -> list[tuple[str, Any]]:
 @pytest.mark.parametrize("size", [1, 16, 10_000])
 def test_a_key_reads_by_its_own_tool_in_every_call(family: str, size: int) -> None:
     assert _streamed(family, _output(family), size) == EXPECTED
+
+
+def test_a_call_read_whole_reads_each_of_its_keys_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A call that repeats its keys (a model looping on two parameters), read whole in one
+    piece: each key is read once and found in the tool's memo after, as the state machine
+    finds it; reading it again per parameter made such a parse several times slower."""
+    from toolgrammar.runtime.schemas import ToolSchemas
+
+    asked: list[str] = []
+    param_schema = ToolSchemas.param_schema
+
+    def counted(self: ToolSchemas, tool: str, key: str) -> Any:
+        asked.append(key)
+        return param_schema(self, tool, key)
+
+    monkeypatch.setattr(ToolSchemas, "param_schema", counted)
+    params = "".join(
+        f'<atem:parameter name="{key}">{index}</atem:parameter>'
+        for index in range(20)
+        for key in ("old", "new")
+    )
+    output = (
+        ' to=edit<|message|><atem:function_calls><atem:invoke name="edit">\n'
+        f"{params}\n</atem:invoke>\n</atem:function_calls><|eom|>"
+    )
+    tools = [{"type": "function", "function": {"name": "edit", "parameters": {"type": "object"}}}]
+    message = toolgrammar.parse("muse", output, tools)
+    assert [c.function.name for c in message.tool_calls] == ["edit"]
+    assert json.loads(message.tool_calls[0].function.arguments) == {"old": "19", "new": "19"}
+    assert sorted(asked) == ["new", "old"]
