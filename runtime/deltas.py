@@ -168,71 +168,91 @@ def message_of(
     finish_reason: str | None = None,
 ) -> Message:
     """The message from its gathered pieces: text in order, calls by index."""
-    tool_calls = [  # every exit is `sendable`: the message encodes as UTF-8 (runtime/unicode.py)
+    values: dict[str, Any] = {  # every exit is `sendable`: it encodes as UTF-8 (unicode.py)
+        "content": sendable("".join(content)) or None,
+        "reasoning": sendable("".join(reasoning)) or None,
+        "tool_calls": None,
+        "finish_reason": finish_reason,
+    }
+    gathered = sorted(calls.items())
+    if shortcuts.ON and _BUILDABLE:
+        values["tool_calls"] = _built_calls(gathered)
+        return _built_message(values)
+    values["tool_calls"] = [  # validated with the message (cheaper than a model each)
         {
             "id": sendable(call_id or ""),
             "function": {"name": sendable(name), "arguments": sendable("".join(arguments))},
         }
-        for _, (call_id, name, arguments) in sorted(calls.items())
+        for _, (call_id, name, arguments) in gathered
     ]
-    values = {
-        "content": sendable("".join(content)) or None,
-        "reasoning": sendable("".join(reasoning)) or None,
-        "tool_calls": tool_calls,  # validated with the message (cheaper than a model each)
-        "finish_reason": finish_reason,
-    }
-    if len(tool_calls) <= _BUILT_CALLS and shortcuts.ON and _BUILDABLE:
-        return _built_message(values)
     return Message.model_validate(values)
 
 
-_set = object.__setattr__
-# the most calls a message is built with directly: pydantic-core's validators cost a cold
-# parse some 15-25 µs of cache misses, then validate a call faster than `_model` builds one
-# (at two calls they are about even, warm)
-_BUILT_CALLS = 1
-_FUNCTION_SET = frozenset({"name", "arguments"})
-_CALL_SET = frozenset({"id", "function"})  # `type` is left at its default, as validation does
-_MESSAGE_SET = frozenset({"content", "reasoning", "tool_calls", "finish_reason"})
-# the models hold nothing but their fields (what `_model` sets): else they are validated
+# The models built directly set what pydantic-core's validation sets, through BaseModel's
+# own slot descriptors (a C call each, no `__setattr__` lookup): `__dict__`, the fields set,
+# and no extras or private attributes.
+_new = object.__new__
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+# the models hold nothing but their fields (what the direct build sets): else they are
+# validated
 _BUILDABLE = all(
     cls.__pydantic_post_init__ is None
     and not cls.__private_attributes__
     and cls.model_config.get("extra") in (None, "ignore")
     and not cls.__pydantic_root_model__
+    and cls.__new__ is object.__new__
     for cls in (Function, ToolCall, Message)
 )
 
 
-def _built_message(values: dict[str, Any]) -> Message:
-    """`Message.model_validate` of values that are already what it checks (str or None,
-    made here): the models built directly. Validation walks pydantic-core's validators,
-    some 15-25 µs of a cold parse's cache misses for nothing it could refuse; the result is
-    the validated one (tests/runtime/test_message_build.py compares them, fields set included)."""
-    values["tool_calls"] = [
-        _model(
-            ToolCall,
+def _built_calls(gathered: list[tuple[int, CallParts]]) -> list[ToolCall]:
+    """The calls `Message.model_validate` would make of the gathered parts, built directly
+    (a call's two models, its dicts and its strings made in one pass): validation walks
+    pydantic-core's validators for nothing it could refuse (every value is a str made here),
+    and is left the slower of the two once the strings' `sendable` pass is counted.
+    tests/runtime/test_message_build.py compares the two, fields set included."""
+    built: list[ToolCall] = []
+    for _, (call_id, name, arguments) in gathered:
+        text = "".join(arguments)
+        function = _new(Function)
+        _set_dict(
+            function,
             {
-                "id": call["id"],
-                "type": "function",
-                "function": _model(Function, call["function"], _FUNCTION_SET),
+                "name": name if name.isascii() else sendable(name),
+                "arguments": text if text.isascii() else sendable(text),
             },
-            _CALL_SET,
         )
-        for call in values["tool_calls"]
-    ]
-    return _model(Message, values, _MESSAGE_SET)  # type: ignore[return-value]
+        _set_fields_set(function, {"name", "arguments"})
+        _set_extra(function, None)
+        _set_private(function, None)
+        call_id = call_id or ""
+        call = _new(ToolCall)
+        _set_dict(
+            call,
+            {
+                "id": call_id if call_id.isascii() else sendable(call_id),
+                "type": "function",
+                "function": function,
+            },
+        )
+        _set_fields_set(call, {"id", "function"})  # `type` left at its default, as validated
+        _set_extra(call, None)
+        _set_private(call, None)
+        built.append(call)
+    return built
 
 
-def _model(cls: type[BaseModel], values: dict[str, Any], fields_set: frozenset[str]) -> BaseModel:
-    """What `cls.model_construct(_fields_set=..., **values)` makes for a model with no
-    extras, private attributes or post-init, without its per-field Python loop."""
-    model = cls.__new__(cls)
-    _set(model, "__dict__", values)
-    _set(model, "__pydantic_fields_set__", set(fields_set))
-    _set(model, "__pydantic_extra__", None)
-    _set(model, "__pydantic_private__", None)
-    return model
+def _built_message(values: dict[str, Any]) -> Message:
+    """`Message.model_validate(values)` of values already what it checks, built directly."""
+    message = _new(Message)
+    _set_dict(message, values)
+    _set_fields_set(message, {"content", "reasoning", "tool_calls", "finish_reason"})
+    _set_extra(message, None)
+    _set_private(message, None)
+    return message
 
 
 # random ids made 64 at a time: one `os.urandom` call per 64 calls, not one per call (a
