@@ -244,7 +244,7 @@ def _both_routes(
     return fast, slow, made
 
 
-@pytest.mark.parametrize("family", ROUTED + ("qwen3_coder", "minimax_m2", "seed_oss"))
+@pytest.mark.parametrize("family", ROUTED + ("qwen3_coder", "minimax_m2", "seed_oss", "xlam"))
 def test_a_single_call_ending_the_output_is_the_routes(
     family: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
