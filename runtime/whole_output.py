@@ -43,8 +43,11 @@ calls after a prompt that opened the reasoning): the first call then leaves the 
 
 A call ending within a few markers of the end of the output (`_Route.margin`) is read
 only where the engine ends it at its last item with no text after it to look at (a
-required literal, an optional one that is there, its JSON object: `_Shape.final`), so a
-single-call output is the route's too; the finish reason then decides only what follows.
+required literal, an optional one that is there or that the output ends right before, its
+JSON object: `_Shape.final`), so a single-call output is the route's too; the finish reason
+then decides only what follows. An optional literal a longer opener begins with (xLAM's
+closer "```" and its opener "```json") is taken only where that opener does not start
+(`_not_followed`), as `_opener_longer` has the engine decide.
 
 Anything else (a value typing would change, a call the policies hold, drop or give back,
 switches that reshape a call's arguments or the text after it (`Policies.reshapes_calls`:
@@ -156,7 +159,8 @@ class _Shape:
         # whether the engine ends a call of this shape where its text ends, with no text
         # after it to look at: then a call at the end of the output is the route's too
         # (0: never; 1: always, its last item is a required literal or its JSON object;
-        # 2: when its last item, an optional literal, is there: the tail's group `last`)
+        # 2: when its last item, an optional literal, is there (the tail's group `last`) or
+        # the output ends where it would begin)
         self.final = 0
         # a literal every call of the shape writes after its arguments ("": none known)
         self.needle = ""
@@ -177,14 +181,28 @@ def _literal(item: Lit, openers: Any) -> str | None:
     texts = sorted((t for t in item.texts if t), key=len, reverse=True)
     if not texts:
         return None
-    # an optional literal that a longer opener begins with waits on what follows it
-    # (`_opener_longer`): the engine's
-    if item.optional and any(len(o) > len(t) and o.startswith(t) for t in texts for o in openers):
-        return None
-    group = "(?>" + "|".join(map(re.escape, texts)) + ")"
+    spellings = [re.escape(t) for t in texts]
+    if item.optional:
+        # a spelling that a longer opener begins with is not taken where that opener starts
+        # (`_opener_longer`: "```" before "```json" is the next call's opener); the longest
+        # spelling there is the reader's, and where an opener rejects it, it rejects every
+        # shorter one there too, so a lookahead per spelling reads as the reader does
+        spellings = [spelling + _not_followed(t, openers) for t, spelling in zip(texts, spellings)]
+    group = "(?>" + "|".join(spellings) + ")"
     if item.peek:  # there, and left for the next item to read
         return f"(?={group})"
     return group + "?+" if item.optional else group
+
+
+def _not_followed(text: str, openers: Any) -> str:
+    """A lookahead that fails where an opener longer than `text` and beginning with it
+    starts at `text` ("" where none does)."""
+    rests = sorted(
+        {o[len(text) :] for o in openers if len(o) > len(text) and o.startswith(text)},
+        key=len,
+        reverse=True,
+    )
+    return "(?!" + "|".join(map(re.escape, rests)) + ")" if rests else ""
 
 
 def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shape | None:
@@ -842,9 +860,13 @@ class _Read:
             if after > end and text[after - 1].isspace():
                 break  # whitespace at the call's end: the engine gives it back as text
             if after > limit and not (
-                shape.final == 1 or (shape.final == 2 and tail.start("last") >= 0)
+                shape.final == 1
+                or (shape.final == 2 and (after == size or tail.start("last") >= 0))
             ):
-                break  # (a call's last literal, when optional, must be there)
+                # a call's last literal, when optional, must be there, or the output end
+                # right after the rest of the call: the engine, at the end, reads it absent
+                # (no text is left that could begin it) and ends the call there
+                break
             if shape.array:  # (every call of the array, or none)
                 if not (unknown_kept or self._known(elements[1])):
                     break

@@ -244,7 +244,7 @@ def _both_routes(
     return fast, slow, made
 
 
-@pytest.mark.parametrize("family", ROUTED + ("qwen3_coder", "minimax_m2", "seed_oss"))
+@pytest.mark.parametrize("family", ROUTED + ("qwen3_coder", "minimax_m2", "seed_oss", "xlam"))
 def test_a_single_call_ending_the_output_is_the_routes(
     family: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -577,6 +577,72 @@ def test_arrays_of_keyed_calls_are_read_by_the_route(monkeypatch: pytest.MonkeyP
     text = "".join(f"<|tools_prefix|>[{_KEYED}, {_KEYED}]<|tools_suffix|>" for _ in range(5))
     fast, slow, made = _both_routes(monkeypatch, "apertus", text)
     assert fast == slow and len(fast.tool_calls) == 10
+    assert not made
+
+
+_ARRAY = f"[{_CALL}, {_CALL}]"
+# xLAM's arrays and their optional closer "```", which its opener "```json" begins with:
+# the closer there, absent at the output's end, followed by the opener (the next call's:
+# not a closer), cut short, a prefix of the opener's rest, text after
+FENCED = (
+    f"```json\n{_ARRAY}\n```",
+    f"```json{_ARRAY}```",
+    _ARRAY,
+    f"```json{_ARRAY}",
+    f"```json{_ARRAY}```json{_ARRAY}```",
+    f"```json{_ARRAY}```json{_ARRAY}",
+    f"{_ARRAY}```json\n{_ARRAY}",
+    f"{_ARRAY}```{_ARRAY}",
+    f"```json{_ARRAY}```\nDone.",
+    f"{_ARRAY} done",
+    f"{_ARRAY}\n",
+    f"{_ARRAY}`",
+    f"{_ARRAY}``",
+    f"{_ARRAY}<",
+    f"<tool_call>{_ARRAY}</tool_c",
+    f"{_ARRAY}```js",
+    f"{_ARRAY}```jsonx",
+    f"{_ARRAY}```json",
+    f"{_ARRAY}```json\nhello",
+    f"<tool_call>{_ARRAY}</tool_call><tool_call>{_ARRAY}",
+    f"<tool_call>{_ARRAY}```</tool_call>",
+)
+
+
+@pytest.mark.parametrize("fenced", FENCED)
+def test_an_optional_closer_an_opener_begins_with_reads_as_the_engine_reads_it(
+    fenced: str,
+) -> None:
+    """xLAM's optional closer "```" is the start of its opener "```json": the route takes it
+    only where the engine does (`whole_output._not_followed`), and a call the output ends
+    without it ends there as the engine ends it. Each output above, alone, after text and
+    after a call, at `stop` and `length`, with and without the corpus tools, reads as the
+    engine reads it."""
+    for text in (fenced, f"Sure. {fenced}", f"```json{_ARRAY}```\n{fenced}"):
+        for tools in (TOOLS, None):
+            for finish in ("stop", "length"):
+                for options in ({}, {"unknown_tools": "drop"}):
+                    fast, slow = both_ways("xlam", text, tools, finish, options)
+                    assert fast == slow, (text, finish, options)
+
+
+@pytest.mark.parametrize(
+    "text",
+    (
+        "".join(f"```json\n{_ARRAY}\n```\n" for _ in range(5)).rstrip(),
+        "".join(f"```json{_ARRAY}" for _ in range(5)),
+        "[" + ", ".join([_CALL] * 10) + "]",
+        f"```json[{_CALL}]```",
+    ),
+)
+def test_fenced_arrays_of_calls_are_read_by_the_route(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """xLAM's arrays are the route's: fenced, each fence's closer "```" followed by the next
+    opener "```json" or not closed at all, and an array that ends the output without its
+    optional closer (the test above compares the route, not the engine twice)."""
+    fast, slow, made = _both_routes(monkeypatch, "xlam", text)
+    assert fast == slow and len(fast.tool_calls) == text.count(_CALL)
     assert not made
 
 
