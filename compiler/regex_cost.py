@@ -22,6 +22,8 @@ from typing import Any
 
 from re import _parser as sre  # type: ignore[attr-defined]  # (the stdlib's own reader)
 
+from toolgrammar.runtime.first_chars import CATEGORIES
+
 _REPEATS = (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT)
 _LOOKS = (sre.ASSERT, sre.ASSERT_NOT)
 _UNBOUNDED = sre.MAXREPEAT
@@ -185,18 +187,8 @@ def _matches(op: Any, av: Any, char: str) -> bool:
     return hit != negate
 
 
-_CATEGORIES = {
-    "CATEGORY_DIGIT": r"\d",
-    "CATEGORY_NOT_DIGIT": r"\D",
-    "CATEGORY_SPACE": r"\s",
-    "CATEGORY_NOT_SPACE": r"\S",
-    "CATEGORY_WORD": r"\w",
-    "CATEGORY_NOT_WORD": r"\W",
-}
-
-
 def _category(value: Any, char: str) -> bool:
-    klass = _CATEGORIES.get(str(value))
+    klass = CATEGORIES.get(str(value))
     return True if klass is None else re.fullmatch(klass, char) is not None
 
 

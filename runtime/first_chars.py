@@ -26,7 +26,8 @@ try:  # Python 3.11+: the parser behind `re`
 except ImportError:  # pragma: no cover - older layouts
     _c = _p = None  # type: ignore[assignment]
 
-_CATEGORIES = {
+# the character classes `re` parses to a CATEGORY node, as they are written in a pattern
+CATEGORIES = {
     "CATEGORY_DIGIT": r"\d",
     "CATEGORY_NOT_DIGIT": r"\D",
     "CATEGORY_SPACE": r"\s",
@@ -117,7 +118,7 @@ def _in_set(items: list[Any], char: str) -> bool:
         elif name == "RANGE":
             found = found or av[0] <= ord(char) <= av[1]
         elif name == "CATEGORY":
-            regex = _CATEGORIES.get(str(av))
+            regex = CATEGORIES.get(str(av))
             if regex is None:
                 raise _Unknown(str(av))
             found = found or re.fullmatch(regex, char) is not None

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from .first_chars import CATEGORIES
 from .limits import MAX_DEPTH
 
 try:  # Python 3.11+: the parser behind `re`
@@ -42,14 +43,6 @@ _AT = {
     "AT_END_STRING": r"\Z",
     "AT_BOUNDARY": r"\b",
     "AT_NON_BOUNDARY": r"\B",
-}
-_CATEGORIES = {
-    "CATEGORY_DIGIT": r"\d",
-    "CATEGORY_NOT_DIGIT": r"\D",
-    "CATEGORY_SPACE": r"\s",
-    "CATEGORY_NOT_SPACE": r"\S",
-    "CATEGORY_WORD": r"\w",
-    "CATEGORY_NOT_WORD": r"\W",
 }
 # inline flag letters a rewritten pattern keeps (VERBOSE only changes how one is written)
 _FLAGS = ((re.ASCII, "a"), (re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s"))
@@ -226,8 +219,8 @@ def _char_class(items: list[Any]) -> str:
             parts.append(re.escape(chr(av)))
         elif name == "RANGE":
             parts.append(f"{re.escape(chr(av[0]))}-{re.escape(chr(av[1]))}")
-        elif name == "CATEGORY" and str(av) in _CATEGORIES:
-            parts.append(_CATEGORIES[str(av)])
+        elif name == "CATEGORY" and str(av) in CATEGORIES:
+            parts.append(CATEGORIES[str(av)])
         else:
             raise _Unknown(name)
     return f"[{''.join(parts)}]"
