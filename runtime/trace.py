@@ -403,6 +403,8 @@ def _pending_reason(engine: Engine, tracer: Tracer, pending: str) -> str:
         said, words = tracer.said
         if said is call:  # what the dialect says it is doing
             return f"{item_label(item)} {words} ({where})"
+        if not call.committed:  # (json_call holds a call object's head until its name is whole)
+            return f"{item_label(item)} before the call's name: read again with more text ({where})"
         return f"an unfinished {item_label(item)} value, or the start of its end ({where})"
     begins = sorted(m for m in tracer.markers_at if m.startswith(pending))
     if begins:
