@@ -6,14 +6,13 @@ the feed in which the character loop reads it."""
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolgrammar
-from toolgrammar.runtime import shortcuts
+from toolgrammar.check.fast_paths import shortcuts_set
 
 WS = st.sampled_from(["", "", " ", "\n", " \t"])
 NAMES = st.sampled_from(["get_weather", " get_weather ", "", "  ", "a\\u0062c", "x" * 300, "é"])
@@ -36,16 +35,6 @@ def call_objects(draw: Any) -> str:
     return (
         "{" + space[0] + key + space[1] + colon + space[2] + name + space[5] + "," + " " + args
     ) + draw(AFTER)
-
-
-@contextmanager
-def shortcuts_set(on: bool) -> Iterator[None]:
-    was = shortcuts.ON
-    shortcuts.switch(on)
-    try:
-        yield
-    finally:
-        shortcuts.switch(was)
 
 
 def per_feed(text: str, cuts: list[int], finish: str) -> list[list[dict]]:
