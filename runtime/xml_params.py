@@ -215,6 +215,31 @@ def _value_first(value_ends: Markers, cdata: bool) -> str:
 forgets(_whole_param.cache_clear)
 
 
+def _open_at(item: XmlParams, between: Markers) -> str:
+    """OPEN when text that begins with it is read as OPEN by the search between
+    parameters (no other marker there begins with it, so none is found at its place nor
+    may grow from it): a `str.startswith` then decides where a search would. "" otherwise."""
+    lit = item.open
+    if not lit or any(o != lit and o.startswith(lit) for o in between.literals):
+        return ""
+    return lit
+
+
+def _key_end_at(item: XmlParams) -> str:
+    """KEY_END when it is the only spelling: the key's end is its first occurrence, a
+    `str.find` (one literal may grow into no other). "" otherwise."""
+    return item.key_end if item.key_end and not item.key_end_alternatives else ""
+
+
+def _value_open_at(item: XmlParams, value_opens: Markers) -> str:
+    """VALUE_OPEN when text that begins with it is read as VALUE_OPEN by the search for it
+    (no other marker looked for there begins with it). "" otherwise."""
+    lit = item.value_open
+    if not lit or any(o != lit and o.startswith(lit) for o in value_opens.literals):
+        return ""
+    return lit
+
+
 def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
     """What a reader of `item` ended by `stops` searches with, made once per item and stops
     (a family's own, as long-lived as it): a call's reader made them anew, about a tenth
@@ -242,6 +267,12 @@ def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
         re.compile(item.key_pattern, re.ASCII) if item.key_pattern else None,
         _value_first(value_ends, item.cdata) if fast else "",
         fast and _plain_keys(item),
+        # the markers a `str.startswith` / `str.find` decides as the searches do
+        _open_at(item, between) if fast else "",
+        _key_end_at(item) if fast else "",
+        _value_open_at(item, value_opens) if fast else "",
+        item.opens,
+        not (item.strip or item.trim_newline or item.xml_unescape),
         _whole_param(item, between, value_opens, value_ends) if fast else None,
         # call openers that end a value only when what follows them says a call began
         OpenerInValue(stops, (*ends.own, *ends.implicit), item.opens),
@@ -294,6 +325,10 @@ class XmlParamsReader(MarkupArgs):
         "_json",
         "_memo_of",
         "_plain_keys",
+        "_open_at",
+        "_key_end_at",
+        "_value_open_at",
+        "_opens",
     )
 
     item: XmlParams
@@ -311,11 +346,15 @@ class XmlParamsReader(MarkupArgs):
             self._key_pattern,
             self._first_char,
             self._plain_keys,
+            self._open_at,
+            self._key_end_at,
+            self._value_open_at,
+            self._opens,
+            # a value no strip, newline or entity rule holds a tail of: its text is as read
+            self._plain,
             self._whole,
             self._in_value,
         ) = _tables(item, stops)
-        # a value no strip, newline or entity rule holds a tail of: its text is as read
-        self._plain = not (item.strip or item.trim_newline or item.xml_unescape)
         self._count = 0
         self._key: _Key | None = None  # the parameter being read
         self._as_text = True
@@ -395,20 +434,24 @@ class XmlParamsReader(MarkupArgs):
                         pos = self._whole_params(text, found, eof)
                         if self.done:
                             return pos
-                between = self._between
-                found = between.find(text, pos)  # (`Markers.search`, in line)
-                if found is None:
-                    # text between parameters is markup; keep only a possible marker start
-                    return end - (0 if eof else between.held(text, pos))
-                at, lit = found.start(), found.group()
-                if lit in between.growing and between.undecided(text, at, lit, eof):
-                    if not eof:
+                lit = self._open_at
+                if lit and text.startswith(lit, pos):  # (what the search finds there)
+                    pos += len(lit)
+                else:
+                    between = self._between
+                    found = between.find(text, pos)  # (`Markers.search`, in line)
+                    if found is None:
+                        # text between parameters is markup; keep only a possible marker start
+                        return end - (0 if eof else between.held(text, pos))
+                    at, lit = found.start(), found.group()
+                    if lit in between.growing and between.undecided(text, at, lit, eof):
+                        if not eof:
+                            return at
+                        return end  # the output ends inside a longer marker: markup
+                    if lit not in self._opens:
+                        self._finish()
                         return at
-                    return end  # the output ends inside a longer marker: markup
-                if lit not in item.opens:
-                    self._finish()
-                    return at
-                pos = at + len(lit)
+                    pos = at + len(lit)
                 self.state = state = KEY
                 if self._log is not None:
                     self._log("reads a key")
@@ -416,12 +459,20 @@ class XmlParamsReader(MarkupArgs):
                     break
             if state == KEY:
                 key_ends = self._key_ends
-                found = key_ends.find(text, pos)
-                at, lit = (-1, "") if found is None else (found.start(), found.group())
-                if at >= 0 and lit in key_ends.growing and key_ends.undecided(text, at, lit, eof):
-                    if not eof:
-                        return pos
-                    at = -1  # the output ends inside a longer marker: the key is cut
+                lit = self._key_end_at
+                if lit:  # the one spelling: its first place within a key's reach
+                    at = text.find(lit, pos, pos + _MAX_KEY + len(lit))
+                else:
+                    found = key_ends.find(text, pos)
+                    at, lit = (-1, "") if found is None else (found.start(), found.group())
+                    if (
+                        at >= 0
+                        and lit in key_ends.growing
+                        and key_ends.undecided(text, at, lit, eof)
+                    ):
+                        if not eof:
+                            return pos
+                        at = -1  # the output ends inside a longer marker: the key is cut
                 if at < 0 or at - pos > _MAX_KEY:
                     # a key longer than _MAX_KEY is no parameter, whole or streamed: skipped
                     if at >= 0 or (
@@ -445,11 +496,16 @@ class XmlParamsReader(MarkupArgs):
                     break
                 state = VALUE_OPEN
             if state == VALUE_OPEN:
-                pos = self._find_value_open(text, pos, eof)
-                if self.state != VALUE_START:
-                    if self.state == VALUE_OPEN:
-                        return pos
-                    continue
+                lit = self._value_open_at
+                if lit and text.startswith(lit, pos) and self._skipped <= _MAX_KEY:
+                    self._open_param()  # (what `_find_value_open` finds there)
+                    pos += len(lit)
+                else:
+                    pos = self._find_value_open(text, pos, eof)
+                    if self.state != VALUE_START:
+                        if self.state == VALUE_OPEN:
+                            return pos
+                        continue
                 if pos == end:
                     break
                 state = VALUE_START
