@@ -215,14 +215,19 @@ def _value_first(value_ends: Markers, cdata: bool) -> str:
 forgets(_whole_param.cache_clear)
 
 
+def _starts_alone(lit: str, found: Markers) -> bool:
+    """Whether text that begins with `lit` is read as `lit` by a search of `found` (no other
+    marker begins with it, so none is found at its place nor may grow from it), and text
+    that is a proper prefix of it holds no marker (none is inside it): a `str.startswith`
+    then decides what the search and `Markers.held` would."""
+    return bool(lit) and not any(
+        o != lit and (o.startswith(lit) or o in lit) for o in found.literals
+    )
+
+
 def _open_at(item: XmlParams, between: Markers) -> str:
-    """OPEN when text that begins with it is read as OPEN by the search between
-    parameters (no other marker there begins with it, so none is found at its place nor
-    may grow from it): a `str.startswith` then decides where a search would. "" otherwise."""
-    lit = item.open
-    if not lit or any(o != lit and o.startswith(lit) for o in between.literals):
-        return ""
-    return lit
+    """OPEN when `_starts_alone` among the markers between parameters, else ""."""
+    return item.open if _starts_alone(item.open, between) else ""
 
 
 def _key_end_at(item: XmlParams) -> str:
@@ -232,12 +237,8 @@ def _key_end_at(item: XmlParams) -> str:
 
 
 def _value_open_at(item: XmlParams, value_opens: Markers) -> str:
-    """VALUE_OPEN when text that begins with it is read as VALUE_OPEN by the search for it
-    (no other marker looked for there begins with it). "" otherwise."""
-    lit = item.value_open
-    if not lit or any(o != lit and o.startswith(lit) for o in value_opens.literals):
-        return ""
-    return lit
+    """VALUE_OPEN when `_starts_alone` among the markers looked for after a key, else ""."""
+    return item.value_open if _starts_alone(item.value_open, value_opens) else ""
 
 
 def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
@@ -271,6 +272,8 @@ def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
         _open_at(item, between) if fast else "",
         _key_end_at(item) if fast else "",
         _value_open_at(item, value_opens) if fast else "",
+        "\n" not in between.firsts,
+        "\n" not in value_opens.firsts,
         item.opens,
         not (item.strip or item.trim_newline or item.xml_unescape),
         _whole_param(item, between, value_opens, value_ends) if fast else None,
@@ -328,6 +331,8 @@ class XmlParamsReader(MarkupArgs):
         "_open_at",
         "_key_end_at",
         "_value_open_at",
+        "_open_nl",
+        "_value_open_nl",
         "_opens",
     )
 
@@ -349,6 +354,8 @@ class XmlParamsReader(MarkupArgs):
             self._open_at,
             self._key_end_at,
             self._value_open_at,
+            self._open_nl,
+            self._value_open_nl,
             self._opens,
             # a value no strip, newline or entity rule holds a tail of: its text is as read
             self._plain,
@@ -434,9 +441,22 @@ class XmlParamsReader(MarkupArgs):
                         pos = self._whole_params(text, found, eof)
                         if self.done:
                             return pos
+                # where OPEN is when no search is needed to tell (what the search and `held`
+                # decide): here, or past a newline no marker begins with; its start is held
                 lit = self._open_at
-                if lit and text.startswith(lit, pos):  # (what the search finds there)
-                    pos += len(lit)
+                at = -1
+                if lit:
+                    if text.startswith(lit, pos):
+                        at = pos
+                    elif not eof and end - pos < len(lit) and lit.startswith(text[pos:]):
+                        return pos
+                    elif self._open_nl and text.startswith("\n", pos):
+                        if text.startswith(lit, pos + 1):
+                            at = pos + 1
+                        elif not eof and end - pos <= len(lit) and lit.startswith(text[pos + 1 :]):
+                            return pos + 1
+                if at >= 0:
+                    pos = at + len(lit)
                 else:
                     between = self._between
                     found = between.find(text, pos)  # (`Markers.search`, in line)
@@ -496,10 +516,24 @@ class XmlParamsReader(MarkupArgs):
                     break
                 state = VALUE_OPEN
             if state == VALUE_OPEN:
+                # (`_find_value_open`'s common cases: VALUE_OPEN here, or past a newline no
+                # marker begins with, or its start held)
                 lit = self._value_open_at
-                if lit and text.startswith(lit, pos) and self._skipped <= _MAX_KEY:
-                    self._open_param()  # (what `_find_value_open` finds there)
-                    pos += len(lit)
+                at = -1
+                if lit and self._skipped < _MAX_KEY:
+                    if text.startswith(lit, pos):
+                        at = pos
+                    elif not eof and end - pos < len(lit) and lit.startswith(text[pos:]):
+                        return pos
+                    elif self._value_open_nl and text.startswith("\n", pos):
+                        if text.startswith(lit, pos + 1):
+                            at = pos + 1
+                        elif not eof and end - pos <= len(lit) and lit.startswith(text[pos + 1 :]):
+                            self._skipped += 1
+                            return pos + 1
+                if at >= 0:
+                    self._open_param()
+                    pos = at + len(lit)
                 else:
                     pos = self._find_value_open(text, pos, eof)
                     if self.state != VALUE_START:
@@ -683,14 +717,20 @@ class XmlParamsReader(MarkupArgs):
 
     def _open_param(self) -> None:
         key = self._key
-        self._wrapper = wrapper = key.wraps and self._first
-        self._first = False
-        self._as_text = as_text = key.as_text and not wrapper  # a wrapper waits whole
+        wrapper = False
+        if self._first:  # (only the first parameter may be a wrapper)
+            self._first = False
+            wrapper = key.wraps
+        self._wrapper = wrapper
         self._pend = ""
         self.state = VALUE_START
-        if as_text:
-            self.emit(self._key_prefix() + '"')
+        if key.as_text and not wrapper:  # a wrapper waits whole
+            self._as_text = True
+            count = self._count  # (`_key_prefix`, in line)
+            self._count = count + 1
+            self.emit((", " + key.prefix if count else key.prefix) + '"')
         else:
+            self._as_text = False
             self._typed = []
         if self._log is not None:
             how = "streamed as text" if self._as_text else "typed once whole"
@@ -746,6 +786,20 @@ class XmlParamsReader(MarkupArgs):
             # (`_value_text` and `_close_param` in line, for text no rule trims or holds)
             self.emit(encode_basestring(text[pos:at])[1:-1] + '"' if at > pos else '"')
             self._wrapper = False
+            self.state = BETWEEN
+        elif self._plain and not self._wrapper and self._log is None:
+            # (the same for a typed value: `_value_text` and `_close_param` in line)
+            typed = self._typed
+            if at > pos:
+                typed.append(text[pos:at])
+            value = "".join(typed)
+            self._typed = []
+            key = self._key
+            if not key.dropped:
+                count = self._count  # (`_key_prefix`, in line)
+                self._count = count + 1
+                piece = key.prefix + self._typed_piece(key, value)
+                self.emit(", " + piece if count else piece)
             self.state = BETWEEN
         else:
             self._value_text(text[pos:at], True, item.keep_last_newline and lit in own)
