@@ -137,6 +137,13 @@ SHORTCUT_KNOWS = frozenset(
 )
 
 
+# the fields the per-marker shortcuts (`_value_first`, `_open_at`, `_key_end_at`,
+# `_value_open_at`, `_own_at`) decide as the state machine does: those of the whole-parameter
+# shortcut, and two that only the states before a parameter (`json_body`) and the key's
+# reading (`verbatim_keys`) look at, which these shortcuts leave to the state machine
+MARKER_KNOWS = SHORTCUT_KNOWS | {"json_body", "verbatim_keys"}
+
+
 def _whole_param_pattern(
     item: XmlParams, between: Markers, value_opens: Markers, value_ends: Markers
 ) -> re.Pattern[str] | None:
@@ -230,6 +237,15 @@ def _open_at(item: XmlParams, between: Markers) -> str:
     return item.open if _starts_alone(item.open, between) else ""
 
 
+def _own_at(item: XmlParams, ends: Closers, value_ends: Markers) -> str:
+    """The value's one own closer when every marker that ends a value begins with the same
+    character (`_value_first`) and no other begins with this closer: found where that
+    character first is, it is what the search for the value's end finds. "" otherwise."""
+    if item.cdata or len(ends.own) != 1 or not _value_first(value_ends, False):
+        return ""
+    return ends.own[0] if _starts_alone(ends.own[0], value_ends) else ""
+
+
 def _key_end_at(item: XmlParams) -> str:
     """KEY_END when it is the only spelling: the key's end is its first occurrence, a
     `str.find` (one literal may grow into no other). "" otherwise."""
@@ -255,6 +271,7 @@ def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
     value_opens = markers((item.value_open, *item.opens, *stops))
     value_ends = markers((*ends.own, *ends.implicit, *stops))
     fast = shortcuts.takes(item, SHORTCUT_KNOWS)
+    marks = shortcuts.takes(item, MARKER_KNOWS)
     tables = (
         between,
         value_opens,
@@ -266,16 +283,18 @@ def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
         # ASCII classes: a pattern's `\s` is the markup whitespace of `strip_space`, so a
         # key written as U+2028 is that key (runtime/unicode.py)
         re.compile(item.key_pattern, re.ASCII) if item.key_pattern else None,
-        _value_first(value_ends, item.cdata) if fast else "",
+        _value_first(value_ends, item.cdata) if marks else "",
         fast and _plain_keys(item),
         # the markers a `str.startswith` / `str.find` decides as the searches do
-        _open_at(item, between) if fast else "",
-        _key_end_at(item) if fast else "",
-        _value_open_at(item, value_opens) if fast else "",
+        _open_at(item, between) if marks else "",
+        _key_end_at(item) if marks else "",
+        _value_open_at(item, value_opens) if marks else "",
         "\n" not in between.firsts,
         "\n" not in value_opens.firsts,
         item.opens,
         not (item.strip or item.trim_newline or item.xml_unescape),
+        not (item.strip or item.xml_unescape),
+        _own_at(item, ends, value_ends) if marks else "",
         _whole_param(item, between, value_opens, value_ends) if fast else None,
         # call openers that end a value only when what follows them says a call began
         OpenerInValue(stops, (*ends.own, *ends.implicit), item.opens),
@@ -334,6 +353,8 @@ class XmlParamsReader(MarkupArgs):
         "_open_nl",
         "_value_open_nl",
         "_opens",
+        "_raw_tail",
+        "_own_at",
     )
 
     item: XmlParams
@@ -359,6 +380,9 @@ class XmlParamsReader(MarkupArgs):
             self._opens,
             # a value no strip, newline or entity rule holds a tail of: its text is as read
             self._plain,
+            # a value's tail no rule but `trim_newline` decides (`_close_value`)
+            self._raw_tail,
+            self._own_at,
             self._whole,
             self._in_value,
         ) = _tables(item, stops)
@@ -418,17 +442,26 @@ class XmlParamsReader(MarkupArgs):
             state = self.state
             if state == VALUE:
                 first = self._first_char
-                if first and not eof and text.find(first, pos) < 0:
-                    # no marker, nor the start of one, in the rest: all of it is value text
-                    # (`_value` then `_value_text`, in line where no tail can be held)
-                    if self._plain and not self._pend:
-                        if self._as_text:
-                            self.emit(encode_basestring(text[pos:])[1:-1])
+                if first:
+                    at = text.find(first, pos)
+                    if at < 0 and not eof:
+                        # no marker, nor the start of one, in the rest: all of it is value
+                        # text (`_value` then `_value_text`, in line where no tail is held)
+                        if self._plain and not self._pend:
+                            if self._as_text:
+                                self.emit(encode_basestring(text[pos:])[1:-1])
+                            else:
+                                self._typed.append(text[pos:])
                         else:
-                            self._typed.append(text[pos:])
-                    else:
-                        self._value_text(text[pos:], closing=False)
-                    return end
+                            self._value_text(text[pos:], closing=False)
+                        return end
+                    lit = self._own_at
+                    if lit and at >= 0 and text.startswith(lit, at):
+                        # its own closer at the first place any marker may begin: what
+                        # `_value`'s search finds
+                        self._close_value(text[pos:at], True)
+                        pos = at + len(lit)
+                        continue
                 pos = self._value(text, pos, eof)
                 if self.state == VALUE:
                     return pos
@@ -782,28 +815,7 @@ class XmlParamsReader(MarkupArgs):
                 return len(text)
             return stop
         own = self._closers.own
-        if self._as_text and self._plain and self._log is None:
-            # (`_value_text` and `_close_param` in line, for text no rule trims or holds)
-            self.emit(encode_basestring(text[pos:at])[1:-1] + '"' if at > pos else '"')
-            self._wrapper = False
-            self.state = BETWEEN
-        elif self._plain and not self._wrapper and self._log is None:
-            # (the same for a typed value: `_value_text` and `_close_param` in line)
-            typed = self._typed
-            if at > pos:
-                typed.append(text[pos:at])
-            value = "".join(typed)
-            self._typed = []
-            key = self._key
-            if not key.dropped:
-                count = self._count  # (`_key_prefix`, in line)
-                self._count = count + 1
-                piece = key.prefix + self._typed_piece(key, value)
-                self.emit(", " + piece if count else piece)
-            self.state = BETWEEN
-        else:
-            self._value_text(text[pos:at], True, item.keep_last_newline and lit in own)
-            self._close_param()
+        self._close_value(text[pos:at], lit in own)
         if lit in own:
             self.state = BETWEEN
             return at + len(lit)
@@ -812,6 +824,37 @@ class XmlParamsReader(MarkupArgs):
             return at
         self._finish()  # a marker of the call or the stream: the arguments end here
         return at
+
+    def _close_value(self, chunk: str, by_own: bool) -> None:
+        """Write the value's last text `chunk` and close it, ended by one of its own closers
+        (`by_own`) or another marker: `_value_text` then `_close_param`, in line for values
+        no rule but the newline's trims (a value's whole tail is decided here)."""
+        if self._raw_tail and not self._wrapper and self._log is None:
+            if self._pend:
+                chunk = self._pend + chunk
+                self._pend = ""
+            if chunk.endswith("\n"):
+                item = self.item
+                if item.trim_newline and not (by_own and item.keep_last_newline):
+                    chunk = chunk[: -2 if chunk.endswith("\r\n") else -1]
+            if self._as_text:
+                self.emit(encode_basestring(chunk)[1:-1] + '"' if chunk else '"')
+            else:
+                typed = self._typed
+                if chunk:
+                    typed.append(chunk)
+                value = "".join(typed)
+                self._typed = []
+                key = self._key
+                if not key.dropped:
+                    count = self._count  # (`_key_prefix`, in line)
+                    self._count = count + 1
+                    piece = key.prefix + self._typed_piece(key, value)
+                    self.emit(", " + piece if count else piece)
+            self.state = BETWEEN
+        else:
+            self._value_text(chunk, True, self.item.keep_last_newline and by_own)
+            self._close_param()
 
     def _enter_cdata(self, text: str, pos: int, marker_at: int) -> int:
         """Where the section's text starts when a CDATA section opens before the next

@@ -502,17 +502,21 @@ def test_the_fast_path_reads_the_loop_of_a_whole_output(monkeypatch: pytest.Monk
     assert [pattern.read for pattern in made] == [3]
 
 
-@pytest.mark.parametrize("spaces", [0, 1, 256, 257, 300])
+@pytest.mark.parametrize("spaces", [0, 1, 255, 256, 257, 300])
+@pytest.mark.parametrize("newline", ["", "\n"])
 def test_whitespace_before_the_value_opener_is_skipped_as_far_as_the_loop_skips(
-    spaces: int,
+    spaces: int, newline: str
 ) -> None:
     """The state machine looks for VALUE_OPEN at most _MAX_KEY characters past KEY_END (a
     key with no value is no argument); the whole-parameter pattern once took any run of
-    whitespace there, so 300 spaces read as a parameter whole and as none streamed."""
+    whitespace there, so 300 spaces read as a parameter whole and as none streamed. A
+    newline right before VALUE_OPEN is passed without a search when streamed
+    (`_value_open_nl`), and counts as the search's skipped text does."""
     case, prefix = _case("spark25", "<arg_key>")
-    text = prefix + "<arg_key>city</arg_key>" + " " * spaces + "<arg_value>Paris</arg_value>"
+    skipped = " " * spaces + newline
+    text = prefix + "<arg_key>city</arg_key>" + skipped + "<arg_value>Paris</arg_value>"
     whole = toolgrammar.parse("spark25", text, case.tools, **case.options)
-    arguments = '{"city": "Paris"}' if spaces <= 256 else "{}"
+    arguments = '{"city": "Paris"}' if len(skipped) <= 256 else "{}"
     assert whole.tool_calls[0].function.arguments == arguments
     _same_as_the_state_machine("spark25", case, text)
 
