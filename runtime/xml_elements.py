@@ -96,6 +96,7 @@ class XmlElementsReader(MarkupArgs):
         "_in_value",
         "_max_depth",
         "_memo_of",
+        "_memo",
         "_key_text",
         "_as_text",
         "_after_open",
@@ -126,6 +127,7 @@ class XmlElementsReader(MarkupArgs):
         # what an element name reads as, kept by the parser from call to call of one tool
         # (`Sink.tool_memo`; a sink without one works it out per element)
         self._memo_of = getattr(sink, "tool_memo", None)
+        self._memo: dict | None = None  # (`_memo_of`'s answer, at the first element)
         self._key_text = ""  # the key as the arguments write it: `"name": `
         self._as_text = True  # the value streams as text when it starts with text
         self._first_char = _leaf_first(item.prefix, self._stop_markers) if shortcuts.ON else ""
@@ -211,7 +213,11 @@ class XmlElementsReader(MarkupArgs):
 
     def _start(self, name: str) -> None:
         self._key = name
-        memo = self._memo_of(self.item) if self._memo_of is not None else None
+        memo_of = self._memo_of
+        if memo_of is not None:  # (the call's tool is decided: its memo, asked for once)
+            self._memo_of = None
+            self._memo = memo_of(self.item)
+        memo = self._memo
         found = memo.get(name) if memo is not None else None
         if found is None:
             found = self._element(name)

@@ -43,13 +43,7 @@ CDATA_OPEN, CDATA_CLOSE = "<![CDATA[", "]]>"
 
 _MAX_KEY = 256
 _MAX_ENTITY = 10  # "&#x10FFFF;"
-
-
-def _newline_at(text: str, pos: int) -> int:
-    """The length of the newline at `pos` (`\n` or `\r\n`), 0 when there is none."""
-    if text.startswith("\n", pos):
-        return 1
-    return 2 if text.startswith("\r\n", pos) else 0
+_WHOLE_LOOK = 1024  # the rest of a text looked through for a closer before a whole match
 
 
 def _crlf_spellings(literals: Sequence[str]) -> tuple[str, ...]:
@@ -198,6 +192,18 @@ def _whole_param_pattern(
     return re.compile("".join(parts), re.DOTALL)
 
 
+def _whole_min(item: XmlParams, value_ends: Markers) -> int:
+    """The fewest characters a whole parameter takes (`_whole_param_pattern`: its markers,
+    each at its shortest; key, value and whitespace may be empty): shorter text is not one,
+    so no match need be tried (a streamed delta most often holds less)."""
+    return (
+        min(map(len, item.opens))
+        + min(map(len, item.key_ends))
+        + len(item.value_open)
+        + min(map(len, value_ends.literals), default=0)
+    )
+
+
 @lru_cache(maxsize=256)
 def _whole_param(
     item: XmlParams, between: Markers, value_opens: Markers, value_ends: Markers
@@ -295,6 +301,8 @@ def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
         not (item.strip or item.trim_newline or item.xml_unescape),
         not (item.strip or item.xml_unescape),
         _own_at(item, ends, value_ends) if marks else "",
+        _whole_min(item, value_ends),
+        # (`whole_output` reads the last two by their place)
         _whole_param(item, between, value_opens, value_ends) if fast else None,
         # call openers that end a value only when what follows them says a call began
         OpenerInValue(stops, (*ends.own, *ends.implicit), item.opens),
@@ -355,6 +363,7 @@ class XmlParamsReader(MarkupArgs):
         "_opens",
         "_raw_tail",
         "_own_at",
+        "_whole_min",
     )
 
     item: XmlParams
@@ -383,6 +392,7 @@ class XmlParamsReader(MarkupArgs):
             # a value's tail no rule but `trim_newline` decides (`_close_value`)
             self._raw_tail,
             self._own_at,
+            self._whole_min,
             self._whole,
             self._in_value,
         ) = _tables(item, stops)
@@ -468,7 +478,19 @@ class XmlParamsReader(MarkupArgs):
                 continue
             if state == BETWEEN:
                 whole = self._whole
-                if whole is not None:
+                # (tried where a whole parameter may be: text as long as the shortest one,
+                # and, in a short rest, holding the value's own closer where there is one to
+                # look for: a failed match costs more than the steps it would save a
+                # streamed delta; the look is bounded, so a long text costs it no more)
+                if (
+                    whole is not None
+                    and end - pos >= self._whole_min
+                    and (
+                        not self._own_at
+                        or end - pos > _WHOLE_LOOK
+                        or text.find(self._own_at, pos) >= 0
+                    )
+                ):
                     found = whole.match(text, pos)
                     if found is not None:  # (most often the parameter is still arriving)
                         pos = self._whole_params(text, found, eof)
@@ -541,13 +563,16 @@ class XmlParamsReader(MarkupArgs):
                 pos = at + len(lit)
                 if not item.value_open:
                     self._open_param()
-                    continue
-                self.state, self._skipped = VALUE_OPEN, 0
-                if self._log is not None:
-                    self._log(f"read the key {self._key.name!r}: looks for its value")
-                if pos == end:
-                    break
-                state = VALUE_OPEN
+                    if pos == end:
+                        break
+                    state = VALUE_START  # (on to its step, not round the loop)
+                else:
+                    self.state, self._skipped = VALUE_OPEN, 0
+                    if self._log is not None:
+                        self._log(f"read the key {self._key.name!r}: looks for its value")
+                    if pos == end:
+                        break
+                    state = VALUE_OPEN
             if state == VALUE_OPEN:
                 # (`_find_value_open`'s common cases: VALUE_OPEN here, or past a newline no
                 # marker begins with, or its start held)
@@ -585,7 +610,10 @@ class XmlParamsReader(MarkupArgs):
                 elif item.trim_newline:
                     if text[pos] == "\r" and pos + 1 == end and not eof:
                         return pos  # `\r\n` may be arriving
-                    pos += _newline_at(text, pos)
+                    if text.startswith("\n", pos):  # one newline, `\n` or `\r\n`
+                        pos += 1
+                    elif text.startswith("\r\n", pos):
+                        pos += 2
                 self.state = VALUE
             elif state == CDATA:
                 pos = self._cdata(text, pos, eof)
