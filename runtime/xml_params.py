@@ -777,7 +777,7 @@ class XmlParamsReader(MarkupArgs):
         return stop
 
     def _open_param(self) -> None:
-        key = self._key
+        key: _Key = self._key  # type: ignore[assignment]  # (a key was read)
         wrapper = False
         if self._first:  # (only the first parameter may be a wrapper)
             self._first = False
@@ -873,7 +873,7 @@ class XmlParamsReader(MarkupArgs):
                     typed.append(chunk)
                 value = "".join(typed)
                 self._typed = []
-                key = self._key
+                key: _Key = self._key  # type: ignore[assignment]  # (a key was read)
                 if not key.dropped:
                     count = self._count  # (`_key_prefix`, in line)
                     self._count = count + 1

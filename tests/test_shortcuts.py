@@ -502,18 +502,26 @@ def test_the_fast_path_reads_the_loop_of_a_whole_output(monkeypatch: pytest.Monk
     assert [pattern.read for pattern in made] == [3]
 
 
-@pytest.mark.parametrize("spaces", [0, 1, 255, 256, 257, 300])
-@pytest.mark.parametrize("newline", ["", "\n"])
+SKIPPED = [" " * n for n in (0, 1, 255, 256, 257, 300)] + [
+    " " * 255 + "\n",
+    " " * 256 + "\n",
+    " " * 255 + "\n ",  # (a newline passed without a search counts as skipped text)
+    " " * 254 + "\n ",
+    "\n" + " " * 255,
+    "\n" + " " * 256,
+]
+
+
+@pytest.mark.parametrize("skipped", SKIPPED, ids=lambda text: repr(text[-3:]) + str(len(text)))
 def test_whitespace_before_the_value_opener_is_skipped_as_far_as_the_loop_skips(
-    spaces: int, newline: str
+    skipped: str,
 ) -> None:
     """The state machine looks for VALUE_OPEN at most _MAX_KEY characters past KEY_END (a
     key with no value is no argument); the whole-parameter pattern once took any run of
     whitespace there, so 300 spaces read as a parameter whole and as none streamed. A
-    newline right before VALUE_OPEN is passed without a search when streamed
+    newline before VALUE_OPEN is passed without a search when streamed
     (`_value_open_nl`), and counts as the search's skipped text does."""
     case, prefix = _case("spark25", "<arg_key>")
-    skipped = " " * spaces + newline
     text = prefix + "<arg_key>city</arg_key>" + skipped + "<arg_value>Paris</arg_value>"
     whole = toolgrammar.parse("spark25", text, case.tools, **case.options)
     arguments = '{"city": "Paris"}' if len(skipped) <= 256 else "{}"
