@@ -454,23 +454,24 @@ class XmlParamsReader(MarkupArgs):
                 first = self._first_char
                 if first:
                     at = text.find(first, pos)
-                    if at < 0 and not eof:
-                        # no marker, nor the start of one, in the rest: all of it is value
-                        # text (`_value` then `_value_text`, in line where no tail is held)
-                        if self._plain and not self._pend:
-                            if self._as_text:
-                                self.emit(encode_basestring(text[pos:])[1:-1])
+                    if at < 0:
+                        if not eof:
+                            # no marker, nor the start of one, in the rest: all of it is
+                            # value text (`_value` then `_value_text`, in line where no
+                            # tail is held)
+                            if self._plain and not self._pend:
+                                if self._as_text:
+                                    self.emit(encode_basestring(text[pos:])[1:-1])
+                                else:
+                                    self._typed.append(text[pos:])
                             else:
-                                self._typed.append(text[pos:])
-                        else:
-                            self._value_text(text[pos:], closing=False)
-                        return end
-                    lit = self._own_at
-                    if lit and at >= 0 and text.startswith(lit, at):
+                                self._value_text(text[pos:], closing=False)
+                            return end
+                    elif text.startswith(self._own_at, at) and self._own_at:
                         # its own closer at the first place any marker may begin: what
                         # `_value`'s search finds
                         self._close_value(text[pos:at], True)
-                        pos = at + len(lit)
+                        pos = at + len(self._own_at)
                         continue
                 pos = self._value(text, pos, eof)
                 if self.state == VALUE:
