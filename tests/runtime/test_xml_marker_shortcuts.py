@@ -1,0 +1,124 @@
+"""The per-marker shortcuts of `xml_params` (`_open_at`, `_key_end_at`, `_value_open_at`,
+`_own_at`: a `str.startswith` or `str.find` where the state machine searches) are taken only
+where the search would find the same marker there. No family's markup has a marker that
+begins with OPEN, VALUE_OPEN or the value's closer, or that sits inside one of them, so the
+corpus never meets the cases they must refuse; these items do, and read the same with the
+shortcuts on and off, streamed in every chunking and whole."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
+
+import pytest
+
+from toolgrammar.runtime import shortcuts, xml_params
+from toolgrammar.runtime.markers import markers
+from toolgrammar.runtime.spec import XmlParams
+
+GLM = dict(
+    open="<arg_key>", key_end="</arg_key>", value_open="<arg_value>", value_end="</arg_value>"
+)
+ITEM = XmlParams(**GLM)  # type: ignore[arg-type]
+PARAMS = "<arg_key>a</arg_key><arg_value>1</arg_value><arg_key>b</arg_key><arg_value>2</arg_value>"
+
+# stops that defeat one shortcut each: a longer marker beginning with the shortcut's
+# literal, or a marker inside it (found where a held start of the literal would be)
+STOPS = {
+    "begins with OPEN": ("<arg_key>!",),
+    "inside OPEN": ("g_k",),
+    "begins with VALUE_OPEN": ("<arg_value>!",),
+    "inside VALUE_OPEN": ("g_v",),
+    "begins with the closer": ("</arg_value>!",),
+}
+TEXTS = [
+    PARAMS,
+    "<arg_key>a</arg_key><arg_value>1</arg_value><arg_key>!<arg_key>b</arg_key>",
+    "<arg_key>a</arg_key><arg_value>!x</arg_value><arg_key>b</arg_key><arg_value>2</arg_value>",
+    "<arg_key>a</arg_key><arg_value>1</arg_value>!<arg_key>b</arg_key><arg_value>2</arg_value>",
+    "<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n<arg_key>b</arg_key>\n<arg_value>2",
+    "<arg_k",
+    "<arg_key>a</arg_key><arg_v",
+]
+
+
+class _Sink:
+    """What a reader asks of its call: where the arguments text goes, no schemas."""
+
+    def __init__(self) -> None:
+        self.out: list[str] = []
+
+    def emit_args(self, text: str) -> None:
+        self.out.append(text)
+
+    def schema_of(self, key: str) -> None:
+        return None
+
+    def unwraps(self, key: str) -> bool:
+        return False
+
+
+@contextmanager
+def _shortcuts(on: bool) -> Iterator[None]:
+    was = shortcuts.ON
+    shortcuts.switch(on)
+    try:
+        yield
+    finally:
+        shortcuts.switch(was)
+
+
+def _read(stops: tuple[str, ...], text: str, size: int) -> tuple[str, int]:
+    """The arguments written for `text` fed `size` characters at a time (0: whole), and how
+    much of it the reader took."""
+    sink = _Sink()
+    reader = xml_params.XmlParamsReader(ITEM, stops, sink)
+    pieces = [text] if size == 0 else [text[i : i + size] for i in range(0, len(text), size)]
+    held, taken = "", 0
+    for piece in pieces:
+        held += piece
+        pos = reader.read(held, 0, False)
+        taken += pos
+        held = held[pos:]
+        if reader.done:
+            break
+    if not reader.done:
+        taken += reader.read(held, 0, True)
+    reader.close()
+    return "".join(sink.out), taken
+
+
+@pytest.mark.parametrize("case", sorted(STOPS))
+def test_a_marker_a_shortcut_cannot_tell_apart_reads_as_the_state_machine_reads_it(
+    case: str,
+) -> None:
+    stops = STOPS[case]
+    for text in TEXTS:
+        for size in (0, 1, 2, 3, 5, 7, 11):
+            with _shortcuts(True):
+                fast = _read(stops, text, size)
+            with _shortcuts(False):
+                slow = _read(stops, text, size)
+            assert fast == slow, (text, size)
+
+
+def test_the_shortcuts_refuse_a_literal_another_marker_begins_with_or_sits_in() -> None:
+    with _shortcuts(True):
+        assert xml_params._open_at(ITEM, markers(("<arg_key>", "</x>"))) == "<arg_key>"
+        assert xml_params._open_at(ITEM, markers(("<arg_key>", "<arg_key>!"))) == ""
+        assert xml_params._open_at(ITEM, markers(("<arg_key>", "g_k"))) == ""
+        opens = markers(("<arg_value>", "<arg_key>", "</x>"))
+        assert xml_params._value_open_at(ITEM, opens) == "<arg_value>"
+        assert xml_params._value_open_at(ITEM, markers(("<arg_value>", "<arg_value>!"))) == ""
+        ends = xml_params.closers(ITEM)
+        assert xml_params._own_at(ITEM, ends, markers(("</arg_value>", "</x>"))) == "</arg_value>"
+        assert xml_params._own_at(ITEM, ends, markers(("</arg_value>", "</arg_value>!"))) == ""
+        # value ends that begin with different characters: no one character marks them
+        assert xml_params._own_at(ITEM, ends, markers(("</arg_value>", "[x]"))) == ""
+
+
+def test_a_parameter_written_whole_is_the_same_in_every_chunking() -> None:
+    with _shortcuts(True):
+        assert {_read((), PARAMS, size)[0] for size in (0, 1, 2, 3, 5, 16)} == {
+            '{"a": "1", "b": "2"}'
+        }
