@@ -122,7 +122,6 @@ class PythonCallsReader(Batched):
 
     __slots__ = (
         "item",
-        "emit",
         "schema_of",
         "done",
         "failed",
@@ -144,8 +143,6 @@ class PythonCallsReader(Batched):
         "_depth",
         "_raw_quote",
         "_positional",
-        "_send",
-        "_pieces",
         "_whole_strings",
         "_typed",
         "_typed_keys",
