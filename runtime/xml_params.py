@@ -555,12 +555,12 @@ class XmlParamsReader(MarkupArgs):
         keeps `while not self.done`'s narrowing, and the compiled build would drop the check."""
         return self.done
 
-    def _whole_params(self, text: str, first: re.Match[str], eof: bool) -> int:
-        """Write the parameters found whole in the text from the first, `first`, as the state
-        machine would write them (one regex match each); return where it goes on."""
+    def _whole_params(self, text: str, first_param: re.Match[str], eof: bool) -> int:
+        """Write the parameters found whole in the text from the first, `first_param`, as the
+        state machine would write them (one regex match each); return where it goes on."""
         match = self._whole.match  # type: ignore[union-attr]
-        whole: re.Match[str] | None = first  # (None ends the loop: typed so when compiled)
-        pos = first.start()
+        whole: re.Match[str] | None = first_param  # (None ends the loop: typed so compiled)
+        pos = first_param.start()
         item = self.item
         growing = self._value_ends.growing
         strip, trim_newline, unescape = item.strip, item.trim_newline, item.xml_unescape
