@@ -12,13 +12,15 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from .protocol import Sink
+from .traits import mypyc_attr  # (Python readers subclass these, compiled: docs/compiled.md)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Batched:
-    """Mixin for a reader with `emit`, `_send` and `_pieces` slots and a `_read`: `emit`
-    gathers, `read` sends what one `_read` gathered as one piece."""
+    """Base of a reader with a `_read`: `emit` gathers, `read` sends what one `_read`
+    gathered as one piece."""
 
-    __slots__ = ()
+    __slots__ = ("emit", "_send", "_pieces")
     emit: Callable[[str], None]
     _send: Callable[[str], None]
     _pieces: list[str]
@@ -43,12 +45,13 @@ class Batched:
             self._pieces.clear()
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class MarkupArgs(Batched):
     """The set-up the markup dialects (`xml_params`, `xml_elements`, `keyvalue_args`) share:
     they write the arguments JSON themselves, its `{` at once, typing each value by its
     key's schema, in a state machine that starts in `state`."""
 
-    __slots__ = ("item", "emit", "schema_of", "state", "done", "_send", "_pieces")
+    __slots__ = ("item", "schema_of", "state", "done")
 
     def __init__(self, item: Any, sink: Sink, state: int) -> None:
         self.item = item

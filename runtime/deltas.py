@@ -1,18 +1,18 @@
 """The shapes the parser hands out: OpenAI chat-completion chunk deltas and messages,
 how one feed's output becomes them, and the ids calls get.
 
-Deltas are built on every `feed`, so they are plain slotted classes; the one-shot
-`Message` is built once per parse and is a pydantic model (validation, `model_dump`).
+Deltas are built on every `feed`, so they are plain slotted classes (compiled in the
+compiled build); the one-shot `Message` is built once per parse and is a pydantic model
+(validation, `model_dump`), in message.py.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Iterable, cast
 
-from pydantic import BaseModel, Field
-
-from . import shortcuts
+# (the message models live in message.py: also importable from here, as before)
+from .message import CallParts, Function, Message, ToolCall, message_of
 from .modes import CALL, CONTENT
 from .unicode import sendable, sendable_or_none
 
@@ -85,53 +85,25 @@ class Delta:
         return f"Delta({self.to_dict()!r})"
 
 
-class Function(BaseModel):
-    name: str
-    arguments: str = Field(description="The arguments as a JSON object, serialized")
-
-
-class ToolCall(BaseModel):
-    id: str
-    type: str = "function"
-    function: Function
-
-
-class Message(BaseModel):
-    """The whole assistant message, as a non-streaming OpenAI response carries it."""
-
-    content: str | None = None
-    reasoning: str | None = None
-    tool_calls: list[ToolCall] = Field(default_factory=list)
-    finish_reason: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"role": "assistant", "content": self.content}
-        if self.reasoning is not None:
-            out["reasoning"] = self.reasoning
-        if self.tool_calls:
-            out["tool_calls"] = [call.model_dump() for call in self.tool_calls]
-        return out
-
-
-# what a parse gathers for one call: [id, name, argument text pieces]
-CallParts = list
-
-
-def assemble(deltas: list[Delta], finish_reason: str | None = None) -> Message:
+def assemble(deltas: Iterable[Delta], finish_reason: str | None = None) -> Message:
     """Accumulate streamed deltas into the message a client would hold at the end."""
-    if isinstance(deltas, (str, bytes)) or not hasattr(deltas, "__iter__"):
-        raise TypeError(f"assemble() takes a list of Delta, not {type(deltas).__name__}")
-    deltas = list(deltas)
-    for at, delta in enumerate(deltas):
-        if not isinstance(delta, Delta):
+    # (`Iterable`, not `list`: compiled, a `list` parameter refuses any other iterable before
+    # the guards run.) The guards read what the caller passed as `object`: typed as Deltas,
+    # mypy would take them for dead code and the compiled build would drop them.
+    given = cast(object, deltas)
+    if isinstance(given, (str, bytes)) or not hasattr(given, "__iter__"):
+        raise TypeError(f"assemble() takes a list of Delta, not {type(given).__name__}")
+    items: list[object] = list(cast(Any, given))
+    for at, item in enumerate(items):
+        if not isinstance(item, Delta):
             raise TypeError(
                 f"assemble() takes a list of Delta (what feed() and finish() return), "
-                f"not {type(delta).__name__} at index {at}"
+                f"not {type(item).__name__} at index {at}"
             )
     content: list[str] = []
     reasoning: list[str] = []
     calls: dict[int, CallParts] = {}
-    for delta in deltas:
+    for delta in cast("list[Delta]", items):
         if delta.content:
             content.append(delta.content)
         if delta.reasoning:
@@ -159,100 +131,6 @@ def add_call_part(
     if name is not None:
         call[1] = name
     call[2] += arguments
-
-
-def message_of(
-    content: list[str],
-    reasoning: list[str],
-    calls: dict[int, CallParts],
-    finish_reason: str | None = None,
-) -> Message:
-    """The message from its gathered pieces: text in order, calls by index."""
-    values: dict[str, Any] = {  # every exit is `sendable`: it encodes as UTF-8 (unicode.py)
-        "content": sendable("".join(content)) or None,
-        "reasoning": sendable("".join(reasoning)) or None,
-        "tool_calls": None,
-        "finish_reason": finish_reason,
-    }
-    gathered = sorted(calls.items())
-    if shortcuts.ON and _BUILDABLE:
-        values["tool_calls"] = _built_calls(gathered)
-        return _built_message(values)
-    values["tool_calls"] = [  # validated with the message (cheaper than a model each)
-        {
-            "id": sendable(call_id or ""),
-            "function": {"name": sendable(name), "arguments": sendable("".join(arguments))},
-        }
-        for _, (call_id, name, arguments) in gathered
-    ]
-    return Message.model_validate(values)
-
-
-# The models built directly set what pydantic-core's validation sets, through BaseModel's
-# own slot descriptors (a C call each, no `__setattr__` lookup): `__dict__`, the fields set,
-# and no extras or private attributes.
-_new = object.__new__
-_set_dict = BaseModel.__dict__["__dict__"].__set__
-_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
-# the models hold nothing but their fields (what the direct build sets): else they are
-# validated
-_BUILDABLE = all(
-    cls.__pydantic_post_init__ is None
-    and not cls.__private_attributes__
-    and cls.model_config.get("extra") in (None, "ignore")
-    and not cls.__pydantic_root_model__
-    and cls.__new__ is object.__new__
-    for cls in (Function, ToolCall, Message)
-)
-
-
-def _built_calls(gathered: list[tuple[int, CallParts]]) -> list[ToolCall]:
-    """The calls `Message.model_validate` would make of the gathered parts, built directly
-    (a call's two models, its dicts and its strings made in one pass): validation walks
-    pydantic-core's validators for nothing it could refuse (every value is a str made here),
-    and is left the slower of the two once the strings' `sendable` pass is counted.
-    tests/runtime/test_message_build.py compares the two, fields set included."""
-    built: list[ToolCall] = []
-    for _, (call_id, name, arguments) in gathered:
-        text = "".join(arguments)
-        function = _new(Function)
-        _set_dict(
-            function,
-            {
-                "name": name if name.isascii() else sendable(name),
-                "arguments": text if text.isascii() else sendable(text),
-            },
-        )
-        _set_fields_set(function, {"name", "arguments"})
-        _set_extra(function, None)
-        _set_private(function, None)
-        call_id = call_id or ""
-        call = _new(ToolCall)
-        _set_dict(
-            call,
-            {
-                "id": call_id if call_id.isascii() else sendable(call_id),
-                "type": "function",
-                "function": function,
-            },
-        )
-        _set_fields_set(call, {"id", "function"})  # `type` left at its default, as validated
-        _set_extra(call, None)
-        _set_private(call, None)
-        built.append(call)
-    return built
-
-
-def _built_message(values: dict[str, Any]) -> Message:
-    """`Message.model_validate(values)` of values already what it checks, built directly."""
-    message = _new(Message)
-    _set_dict(message, values)
-    _set_fields_set(message, {"content", "reasoning", "tool_calls", "finish_reason"})
-    _set_extra(message, None)
-    _set_private(message, None)
-    return message
 
 
 # random ids made 64 at a time: one `os.urandom` call per 64 calls, not one per call (a

@@ -37,6 +37,7 @@ from .schemas import item_schema, property_schema, streams_as_text
 from .spec import KeyValueArgs
 from .unwrap import members_text, wrapped_object, write_members
 from .unicode import MARKUP_SPACE, strip_space
+from .traits import mypyc_attr  # (docs/compiled.md)
 
 OPEN, KEY, VALUE_START, STRING, RAW, AFTER_VALUE, DONE = range(7)
 _BETWEEN_TOKENS = frozenset((OPEN, KEY, VALUE_START, AFTER_VALUE))  # a marker may come next
@@ -399,14 +400,17 @@ class KeyValueArgsReader(MarkupArgs):
             token, at = found.group(), found.start()
             if self._plain and self._depth == 0 and token in (delim, ","):
                 # a bare run that ends at a delimiter is a string missing its opener
-                close = self._missing_opener(text, at, eof) if token == "," else at
-                if close is None:  # what follows the comma is still arriving
+                # (not `close`, an int above: compiled, that name would take no None)
+                ends_at = self._missing_opener(text, at, eof) if token == "," else at
+                if ends_at is None:  # what follows the comma is still arriving
                     self._buffer.append(text[pos:at])
                     return at
-                if close >= 0 and (close > at or ("".join(self._buffer) + text[pos:at]).strip()):
-                    self._buffer.append(text[pos:close])
+                if ends_at >= 0 and (
+                    ends_at > at or ("".join(self._buffer) + text[pos:at]).strip()
+                ):
+                    self._buffer.append(text[pos:ends_at])
                     self._close_missing_opener()
-                    return close + len(delim)
+                    return ends_at + len(delim)
             bare = self._depth > 0 and self._note_bare(text, pos, at)
             self._bare = False
             if token == delim:
@@ -530,10 +534,12 @@ class KeyValueArgsReader(MarkupArgs):
 # -- reading a complete value ------------------------------------------------------
 
 
+@mypyc_attr(native_class=False)  # (a str subclass: a plain Python class when compiled)
 class _Text(str):
     """A leaf of the value: text between string delimiters, which the schema types."""
 
 
+@mypyc_attr(native_class=False)
 class _Bare(str):
     """A leaf written bare: typed by the schema, else read as a JSON literal if it is one."""
 

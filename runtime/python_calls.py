@@ -122,7 +122,6 @@ class PythonCallsReader(Batched):
 
     __slots__ = (
         "item",
-        "emit",
         "schema_of",
         "done",
         "failed",
@@ -144,8 +143,6 @@ class PythonCallsReader(Batched):
         "_depth",
         "_raw_quote",
         "_positional",
-        "_send",
-        "_pieces",
         "_whole_strings",
         "_typed",
         "_typed_keys",
@@ -676,10 +673,14 @@ def _escape(text: str, pos: int, end: int | None = None) -> tuple[str, int]:
     return chr(code), 2 + width
 
 
+# (chr, not literals: mypyc compiles no surrogate in a string literal, docs/compiled.md)
+_FIRST_SURROGATE, _LAST_SURROGATE = chr(0xD800), chr(0xDFFF)
+
+
 def _no_surrogates(value: str) -> str:
     """Pairs joined into one character, as JSON reads them; a lone surrogate stays, and
     leaves the runtime as its JSON escape (runtime/unicode.py)."""
-    if not any("\ud800" <= c <= "\udfff" for c in value):
+    if not any(_FIRST_SURROGATE <= c <= _LAST_SURROGATE for c in value):
         return value
     return value.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")
 

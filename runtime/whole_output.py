@@ -92,7 +92,7 @@ from .json_call import ARRAY_SHORTCUT_KNOWS as ARRAY_KNOWS
 from .json_call import SHORTCUT_KNOWS as JSON_CALL_KNOWS
 from .json_stream import MAX_DEPTH, WHOLE_STRING, loads_or_none, scan_value, whole_members
 from .limits import deeper_than
-from .markers import NextStop, markers
+from .markers import Markers, NextStop, markers
 from .modes import CONTENT, REASONING, SECTION
 from .scan_meter import SEARCHES, forgets, metered
 from .spec import JsonArgs, JsonCall, JsonCallArray, Lit, Name, Skip, Ws, XmlElements, XmlParams
@@ -403,6 +403,24 @@ class _Xml:
         "item", "stops", "param", "between", "opens", "own", "implicit", "value_ends",
         "in_value", "strip", "trim", "keep_last", "unescape", "body", "plain_ends", "reading",
     )  # fmt: skip
+    # (declared: set by `of`, not by a method of the instance, so compiled they would be no
+    # attributes of the class at all, docs/compiled.md)
+    item: XmlParams
+    stops: Any
+    param: Any
+    between: Any
+    opens: frozenset[str]
+    own: frozenset[str]
+    implicit: frozenset[str]
+    value_ends: Any
+    in_value: Any
+    strip: bool
+    trim: bool
+    keep_last: bool
+    unescape: bool
+    body: bool
+    plain_ends: Any
+    reading: tuple[Any, ...]
 
     @classmethod
     def of(cls, item: XmlParams, stops: Any) -> _Xml | None:
@@ -445,6 +463,11 @@ class _Elements:
     is a wrapper, is the reader's (`_Read._dialect`)."""
 
     __slots__ = ("item", "open", "between", "reach", "element")
+    item: XmlElements  # (declared, as `_Xml`'s)
+    open: str
+    between: Any
+    reach: int
+    element: Any
 
     @classmethod
     def of(cls, item: XmlElements, stops: Any) -> _Elements | None:
@@ -713,6 +736,7 @@ class _Read:
         # the search the engine's scan makes here (`Engine._scan`); after a call, the one of
         # the place a call leaves it in (`_end_call`), the same for every call after
         in_section = state.in_section
+        found: Markers | None  # (`after_calls_markers` may be None: typed so, compiled)
         if engine.mode == SECTION:
             found, allowed = family.quick_section_markers, route.in_section
         elif engine.mode == REASONING:  # (`_opens_in_reasoning`: `_clean` asked)
@@ -848,11 +872,12 @@ class _Read:
                         break
                     end = elements[0]
                 else:
-                    read = self._call_object(shape, text, start, stop)
-                    if read is None:
+                    # (not `read`: typed as the readers' (end, arguments) above)
+                    object_read = self._call_object(shape, text, start, stop)
+                    if object_read is None:
                         break
-                    seen[shape] = [called, text[start : read[0]], read[1:], None]
-                    end, called, call_id, arguments = read
+                    seen[shape] = [called, text[start : object_read[0]], object_read[1:], None]
+                    end, called, call_id, arguments = object_read
             tail = shape.tail.match(text, end)
             if tail is None:
                 break
@@ -1168,29 +1193,31 @@ class _Read:
         (its end, the name, the id, the arguments as written), or None."""
         plain = shape.plain.match(text, start, stop) if shape.plain is not None else None
         if plain is not None:
+            # (`plain_name` and `closer`, not `name` and `close`: the names typed otherwise
+            # below, which compiled would refuse these values, docs/compiled.md)
             raw = plain.group("name")
-            name = raw[1:-1].strip()
+            plain_name = raw[1:-1].strip()
             # (named within the reader's bound: an id first may be long)
-            if name and len(raw) <= _MAX_NAME and plain.end("name") - start <= _BEFORE_NAME:
+            if plain_name and len(raw) <= _MAX_NAME and plain.end("name") - start <= _BEFORE_NAME:
                 at = plain.end()
                 found = _decoded(text, at, stop, MAX_DEPTH - 1)
                 if found is not None:
-                    close = _CLOSE.match(text, found[1], stop)
-                    if close is not None:
-                        if not self._as_written(text, at, found, name):
+                    closer = _CLOSE.match(text, found[1], stop)
+                    if closer is not None:
+                        if not self._as_written(text, at, found, plain_name):
                             return None
                         written_id = plain.group("id")  # (a string of no escape: itself)
                         if written_id is not None:
                             written_id = written_id[1:-1]
-                        return close.end(), name, written_id, text[at : found[1]]
+                        return closer.end(), plain_name, written_id, text[at : found[1]]
         if shape.call is not None and shape.call.name_is_key:
             return None  # (any other layout of it: the engine's)
         if not text.startswith("{", start):
             return None  # no object (an array's element): `whole_members` takes its `{` as read
-        found = whole_members(text, start, stop)
-        if found is None:
+        whole = whole_members(text, start, stop)  # (not `found`: typed otherwise above)
+        if whole is None:
             return None
-        members, close = found
+        members, close = whole
         item = shape.call
         assert item is not None
         args_keys, name_keys, id_keys = item.arguments, item.name, item.id

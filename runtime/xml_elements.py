@@ -105,6 +105,7 @@ class XmlElementsReader(MarkupArgs):
     )
 
     item: XmlElements
+    _written: dict[str, str]  # (set by `_start`, read by `_close_tree`)
 
     def __init__(self, item: XmlElements, stops: tuple[str, ...], sink: Sink) -> None:
         super().__init__(item, sink, BETWEEN)

@@ -495,7 +495,7 @@ class XmlParamsReader(MarkupArgs):
                     found = whole.match(text, pos)
                     if found is not None:  # (most often the parameter is still arriving)
                         pos = self._whole_params(text, found, eof)
-                        if self.done:
+                        if self._ended():
                             return pos
                 # where OPEN is when no search is needed to tell (what the search and `held`
                 # decide): here, or past a newline no marker begins with; its start is held
@@ -649,9 +649,10 @@ class XmlParamsReader(MarkupArgs):
         if memo_of is not None:
             self._memo_of = None  # (the call's tool is decided: the memo is the one for it)
             memo = memo_of(self.item)
-            for known, key in self._keys.items():  # (read before the memo was asked for)
+            # (`read`, not `key`: a name typed _Key here, and compiled it takes no None below)
+            for known, read in self._keys.items():  # (read before the memo was asked for)
                 if len(memo) < _MAX_KEYS:
-                    memo.setdefault(known, key)
+                    memo.setdefault(known, read)
             self._keys = memo
             key = memo.get(raw)
             if key is not None:
@@ -701,11 +702,17 @@ class XmlParamsReader(MarkupArgs):
             return _Key(name, json_flagged, schema, False, prefix, False, True, {})
         return _Key(name, json_flagged, schema, as_text, prefix, self._unwraps(name), False, {})
 
-    def _whole_params(self, text: str, whole: re.Match[str], eof: bool) -> int:
-        """Write the parameters found whole in the text from the first, `whole`, as the state
-        machine would write them (one regex match each); return where it goes on."""
+    def _ended(self) -> bool:
+        """`self.done`, read through a call: after `_whole_params`, which may set it, mypy
+        keeps `while not self.done`'s narrowing, and the compiled build would drop the check."""
+        return self.done
+
+    def _whole_params(self, text: str, first_param: re.Match[str], eof: bool) -> int:
+        """Write the parameters found whole in the text from the first, `first_param`, as the
+        state machine would write them (one regex match each); return where it goes on."""
         match = self._whole.match  # type: ignore[union-attr]
-        pos = whole.start()
+        whole: re.Match[str] | None = first_param  # (None ends the loop: typed so compiled)
+        pos = first_param.start()
         item = self.item
         growing = self._value_ends.growing
         strip, trim_newline, unescape = item.strip, item.trim_newline, item.xml_unescape

@@ -50,6 +50,19 @@ MODULES = (
     "dialect_sink",
     "output_end",
     "call_outcome",
+    # the argument readers: the XML ones and their base (session 14), and the Python ones that
+    # subclass it (left Python, they ran slower compiled than pure: every attribute they read
+    # of a compiled object is a descriptor call, docs/compiled.md)
+    "batched",
+    "xml_params",
+    "xml_elements",
+    "keyvalue_args",
+    "kv_lines",
+    "python_calls",
+    # the deltas a feed hands out (their pydantic `Message` is in message.py, Python), and the
+    # whole-output route of parse()
+    "deltas",
+    "whole_output",
 )
 
 # mypy's checks that the runtime's code does not satisfy in places it is sound at run time
@@ -67,6 +80,7 @@ MYPY_FLAGS = (
     "--disable-error-code=attr-defined",
     "--disable-error-code=arg-type",
     "--disable-error-code=assignment",
+    "--disable-error-code=index",  # (an Optional indexed where the code's logic rules None out)
 )
 
 

@@ -196,9 +196,11 @@ def test_no_unpacked_super_init_into_or_out_of_a_compiled_class() -> None:
     assert "JsonScanner" in compiled_classes and "Markers" in compiled_classes
     for path, source in sources.items():
         for node in ast.walk(ast.parse(source)):
-            bases = {getattr(base, "id", getattr(base, "attr", "")) for base in node.bases} if (
-                isinstance(node, ast.ClassDef)
-            ) else set()
+            bases = (
+                {getattr(base, "id", getattr(base, "attr", "")) for base in node.bases}
+                if (isinstance(node, ast.ClassDef))
+                else set()
+            )
             if bases & compiled_classes:
                 lines = _super_init_with_unpacking(node)
                 assert not lines, f"{path} class {node.name} (of a compiled class) lines {lines}"
@@ -254,10 +256,10 @@ def test_deep_input_is_no_crash_under_the_compiled_build(compiled_build: None) -
         "import toolgrammar\n"
         f"deep = '[' * {DEEP} + ']' * {DEEP}\n"
         "for family, text in [\n"
-        "    ('hermes', '<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": ' + deep + '}}</tool_call>'),\n"
+        '    (\'hermes\', \'<tool_call>{"name": "f", "arguments": {"a": \' + deep + \'}}</tool_call>\'),\n'
         "    ('kimi_k2', '<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0"
         "<|tool_call_argument_begin|>{\"a\": ' + deep + '}<|tool_call_end|>'),\n"
-        "    ('jamba', '<tool_calls>[{\"name\": \"f\", \"arguments\": {\"a\": ' + deep + '}}]</tool_calls>'),\n"
+        '    (\'jamba\', \'<tool_calls>[{"name": "f", "arguments": {"a": \' + deep + \'}}]</tool_calls>\'),\n'
         "]:\n"
         "    whole = toolgrammar.parse(family, text)\n"
         "    parser = toolgrammar.StreamParser(family)\n"
@@ -267,11 +269,66 @@ def test_deep_input_is_no_crash_under_the_compiled_build(compiled_build: None) -
         "print('ok')\n"
     )
     run = subprocess.run(
-        [sys.executable, "-c", script], env=_env(False), capture_output=True, text=True,
+        [sys.executable, "-c", script],
+        env=_env(False),
+        capture_output=True,
+        text=True,
         cwd=ROOT / "tests",
     )
     assert run.returncode == 0, f"exit {run.returncode}: {run.stderr[-3000:]}"
     assert run.stdout.strip() == "ok"
+
+
+def _undeclared_slots(trees: dict[str, ast.Module]) -> list[str]:
+    """`Class.slot` of every slot of a class of `trees` that neither the class (nor a base
+    in `trees`) annotates nor any of their methods assigns to `self.slot`: mypyc makes a
+    native class's attributes of those two only, so compiled such a slot is no attribute
+    at all (whole_output's `_Xml`, filled in by a classmethod, raised AttributeError)."""
+    classes = {
+        node.name: node
+        for tree in trees.values()
+        for node in tree.body
+        if isinstance(node, ast.ClassDef)
+    }
+
+    def declared(cls: ast.ClassDef) -> set[str]:
+        names = set()
+        for node in cls.body:
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                names.add(node.target.id)
+        for node in ast.walk(cls):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                if getattr(node.value, "id", "") == "self":
+                    names.add(node.attr)
+        for base in cls.bases:
+            if getattr(base, "id", "") in classes:
+                names |= declared(classes[base.id])  # type: ignore[attr-defined]
+        return names
+
+    missing = []
+    for cls in classes.values():
+        for node in cls.body:
+            if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "__slots__":
+                have = declared(cls)
+                missing += [
+                    f"{cls.name}.{n}" for n in ast.literal_eval(node.value) if n not in have
+                ]
+    return missing
+
+
+def test_every_slot_of_a_compiled_class_is_declared() -> None:
+    trees = {name: ast.parse((ROOT / "runtime" / f"{name}.py").read_text()) for name in MODULES}
+    assert not _undeclared_slots(trees)
+
+
+def test_the_slot_check_finds_the_pattern() -> None:
+    bad = (
+        "class A:\n    __slots__ = ('a', 'b')\n    b: int\n"
+        "    @classmethod\n    def of(cls):\n        made = cls()\n        made.a = 1\n"
+    )
+    assert _undeclared_slots({"m": ast.parse(bad)}) == ["A.a"]
+    good = bad.replace("made = cls()", "made = cls()\n        self.a = 0")
+    assert _undeclared_slots({"m": ast.parse(good)}) == []
 
 
 # ---------------------------------------------------------------- the fallback
@@ -281,7 +338,10 @@ def _info(directory: Path) -> str:
     env = _env(False)
     env["TOOLGRAMMAR_COMPILED_DIR"] = str(directory)
     run = subprocess.run(
-        [sys.executable, "-m", "toolgrammar", "info"], env=env, capture_output=True, text=True,
+        [sys.executable, "-m", "toolgrammar", "info"],
+        env=env,
+        capture_output=True,
+        text=True,
         cwd=ROOT / "tests",
     )
     assert run.returncode == 0, run.stderr

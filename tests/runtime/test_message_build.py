@@ -1,5 +1,5 @@
 """`message_of` builds the parse's `Message` directly when shortcuts are on
-(`runtime/deltas._built_message`): the result must be the one pydantic's validation makes,
+(`runtime/message._built_message`): the result must be the one pydantic's validation makes,
 down to each model's fields set, as `model_dump(exclude_unset=True)` and `==` read them."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from toolgrammar.runtime import deltas, shortcuts
+from toolgrammar.runtime.message import _BUILDABLE
 
 GATHERED = [  # (content pieces, reasoning pieces, calls by index, finish reason)
     ([], [], {}, None),
@@ -57,7 +58,7 @@ def models(message: BaseModel) -> list[BaseModel]:
 
 
 def assert_built_is_validated(args: tuple[Any, ...]) -> None:
-    assert deltas._BUILDABLE  # else the direct build is never taken and this tests nothing
+    assert _BUILDABLE  # else the direct build is never taken and this tests nothing
     built, validated = both_ways(args)
     assert len(built.tool_calls) == len(args[2])
     assert built == validated
