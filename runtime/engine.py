@@ -28,7 +28,7 @@ from .call_head import HeadReaders
 from .call_outcome import MALFORMED, PARTIAL, WHOLE, CallOutcome
 from .call_record import CallRecord
 from .citations import stripping, tail_end
-from .deltas import CallParts, Delta, DeltaBuffer, random_call_id
+from .deltas import CallParts, Delta, DeltaBuffer, args_deltas, random_call_id
 from .dialect_sink import DialectSink
 from .item_readers import ItemReaders
 from .markers import NextStop
@@ -142,8 +142,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             self._hot = None  # (None once finished, and while tracing: `_read_dialect`)
             call = hot[0]
             if call is self._call and call.item == hot[1] and self.mode == CALL:
-                self._hot_feed(call, self._state.pending + text)
-                return self._out.take()
+                return self._hot_feed(hot, self._state.pending + text)
         if self.finished:
             raise RuntimeError("feed() after finish()")
         if text:
@@ -155,21 +154,42 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                 self._log(HELD)
         return self._out.take()
 
-    def _hot_feed(self, call: CallRecord, buf: str) -> None:
-        """`_run(buf, False)` for a call whose last delta left it waiting in its dialect
-        (`_read_dialect` set `_hot`): the dialect reads the text at once, without the
-        engine's loop and the call's item loop, which would come to it the same way."""
+    def _hot_feed(self, hot: tuple[CallRecord, int], buf: str) -> list[Delta]:
+        """`feed` as `_run(buf, False)` would read it, for a call whose last delta left it
+        waiting in its dialect (`_read_dialect` set `_hot`): the dialect reads the text at
+        once, without the engine's loop and the call's item loop, which would come to it
+        the same way. What it sends of the call's arguments is gathered in the buffer's
+        `lone` and, when that is all the feed wrote, made into its delta directly."""
+        call = hot[0]
+        out = self._out
+        lone: list[str] | None = None
+        if not call.dropped and not out.entries:
+            lone = out.lone = []
         dialect: Any = call.dialect
-        new = dialect.read(buf, 0, False)
-        if new > 0 and call.ws_tail:
-            call.ws_tail.clear()
-        if not dialect.done:
+        try:
+            new = dialect.read(buf, 0, False)
+        except BaseException:  # (what it sent is kept, as the engine's loop would keep it)
+            out.settle(call.index)
+            raise
+        if lone is not None and out.lone is lone and not dialect.done:  # the commonest
+            out.lone = None  # (nothing else written: no call committed, the call waits)
+            if call.ws_tail and new > 0:
+                call.ws_tail.clear()
             self._outcome = WAIT
-            if call.hold is None:  # (committed, its text not recorded, nor its arguments held)
-                self._hot = call, call.item
+            self._hot = hot
             self._state.pending = buf[new:]
-            return
-        self._run(buf, False, self._dialect_ended(call, buf, new, False))
+            return args_deltas(call.index, lone)
+        out.settle(call.index)
+        if call.ws_tail and new > 0:
+            call.ws_tail.clear()
+        if dialect.done:
+            self._run(buf, False, self._dialect_ended(call, buf, new, False))
+            return out.take()
+        self._outcome = WAIT
+        if call.hold is None:  # (committed, its text not recorded, nor its arguments held)
+            self._hot = call, call.item
+        self._state.pending = buf[new:]
+        return out.take()
 
     def finish(self, reason: str = "stop") -> list[Delta]:
         """End of output. The reason decides what was held back: at a normal stop nothing
