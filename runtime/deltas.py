@@ -311,7 +311,7 @@ class DeltaBuffer:
 
     def __init__(self) -> None:
         self.entries: list[OutEntry] = []
-        # the argument pieces of a feed that may write nothing else (`Engine._hot_feed`
+        # the argument pieces of a feed that may write nothing else (`Engine.feed`
         # opens it, `DialectSink.emit_args` fills it): made into its delta without an entry
         self.lone: list[str] | None = None
 
@@ -411,7 +411,7 @@ class DeltaBuffer:
 
 def args_deltas(index: int, pieces: list[str]) -> list[Delta]:
     """The deltas of a feed that wrote only argument `pieces` of call `index` (no id or
-    name): the commonest feed, built without an entry (`Engine._hot_feed`); what
+    name): the commonest feed, built without an entry (`Engine.feed`); what
     `DeltaBuffer.take` makes of them."""
     arguments = "".join(pieces)
     if not arguments:

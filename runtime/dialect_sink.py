@@ -42,7 +42,7 @@ class DialectSink:
 
     def emit_args(self: Engine, text: str) -> None:
         lone = self._out.lone
-        if lone is not None:  # the call `Engine._hot_feed` reads, sent: its pieces gathered
+        if lone is not None:  # the call `Engine.feed` reads hot, sent: its pieces gathered
             lone.append(text)
             return
         call = self._call
