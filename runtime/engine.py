@@ -163,7 +163,10 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                 except BaseException:  # (what it sent is kept, as the engine's loop keeps it)
                     out.settle(call.index)
                     raise
-                if out.lone is lone and not dialect.done:  # the commonest
+                # (read as `self._out.lone`: mypy narrows `out.lone` to the list set above
+                # across the read, which may close it; compiled, that read would raise:
+                # "Stale narrowing" in docs/compiled.md)
+                if self._out.lone is lone and not dialect.done:  # the commonest
                     out.lone = None  # (nothing else written: no call committed, it waits)
                     if call.ws_tail and new > 0:
                         call.ws_tail.clear()
