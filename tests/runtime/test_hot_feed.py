@@ -164,3 +164,19 @@ def test_settle_writes_the_lone_pieces_as_args() -> None:
     assert [d.to_dict() for d in args_deltas(3, ["a", "b"])] == [
         {"tool_calls": [{"index": 3, "function": {"arguments": "ab"}}]}
     ]
+
+
+def test_a_subclass_that_overrides_feed_keeps_its_own() -> None:
+    """A parser's `feed` is its engine's only where its class does not override `feed`."""
+    seen: list[str] = []
+
+    class Spy(toolgrammar.StreamParser):
+        def feed(self, text: str) -> list[Any]:
+            seen.append(text)
+            return super().feed(text)
+
+    spy = Spy("qwen3_coder", [_weather()])
+    spy.feed("Hi")
+    assert seen == ["Hi"]
+    with pytest.raises(TypeError, match=r"feed\(\) takes str"):
+        spy.feed(b"x")  # type: ignore[arg-type]
