@@ -31,7 +31,10 @@ class Batched:
     def read(self, text: str, pos: int, eof: bool) -> int:
         """Take what can be decided of text[pos:]; return the new position."""
         pos = self._read(text, pos, eof)
-        self._flush()
+        pieces = self._pieces
+        if pieces:  # (`_flush`, inline: once per delta)
+            self._send("".join(pieces))
+            pieces.clear()
         return pos
 
     def _batch(self, emit: Callable[[str], None]) -> None:

@@ -185,10 +185,22 @@ class OutEntry:
 class DeltaBuffer:
     """Collects one feed's output and merges it into as few deltas as keep the order."""
 
-    __slots__ = ("entries",)
+    __slots__ = ("entries", "lone")
 
     def __init__(self) -> None:
         self.entries: list[OutEntry] = []
+        # the argument pieces of a feed that may write nothing else (`Engine.feed`
+        # opens it, `DialectSink.emit_args` fills it): made into its delta without an entry
+        self.lone: list[str] | None = None
+
+    def settle(self, index: int) -> None:
+        """The open `lone` pieces (call `index`'s) as an entry: something else is written."""
+        lone = self.lone
+        if lone is not None:
+            self.lone = None
+            for text in lone:
+                if text:  # (as `DialectSink.emit_args` sends them)
+                    self.args(index, text)
 
     def text(self, mode: int, text: str) -> None:
         """Content or reasoning text (`mode` is CONTENT or REASONING)."""
@@ -273,6 +285,18 @@ class DeltaBuffer:
             else:
                 deltas.append(Delta(reasoning=sendable("".join(entry.parts))))
         return deltas
+
+
+def args_deltas(index: int, pieces: list[str]) -> list[Delta]:
+    """The deltas of a feed that wrote only argument `pieces` of call `index` (no id or
+    name): the commonest feed, built without an entry (`Engine.feed`); what
+    `DeltaBuffer.take` makes of them."""
+    arguments = "".join(pieces)
+    if not arguments:
+        return []
+    if not arguments.isascii():
+        arguments = sendable(arguments)
+    return [Delta(None, None, [ToolCallDelta(index, None, FunctionDelta(None, arguments))])]
 
 
 def _call_part(entry: OutEntry) -> ToolCallDelta:

@@ -37,9 +37,14 @@ class DialectSink:
         would make a reference cycle of every call, left for the garbage collector."""
         call = self._call
         assert call is not None
+        self._out.settle(call.index)  # (what the call before wrote; this one may be dropped)
         self._commit(call, name, call_id)
 
     def emit_args(self: Engine, text: str) -> None:
+        lone = self._out.lone
+        if lone is not None:  # the call `Engine.feed` reads hot, sent: its pieces gathered
+            lone.append(text)
+            return
         call = self._call
         if call is not None and not call.dropped and text:
             if call.hold is not None:  # held until its arguments end (`call_outcome.py`)

@@ -28,7 +28,7 @@ from .call_head import HeadReaders
 from .call_outcome import MALFORMED, PARTIAL, WHOLE, CallOutcome
 from .call_record import CallRecord
 from .citations import stripping, tail_end
-from .deltas import CallParts, Delta, DeltaBuffer, random_call_id
+from .deltas import CallParts, Delta, DeltaBuffer, args_deltas, random_call_id
 from .dialect_sink import DialectSink
 from .item_readers import ItemReaders
 from .markers import NextStop
@@ -120,7 +120,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         # (`call_outcome.py`: only while a switch may give a call back as text)
         self._raw_buf: str | None = None
         self._raw_from: int = 0
-        # the call waiting in its dialect after the last delta, and its item (`_hot_feed`)
+        # the call waiting in its dialect after the last delta, and its item (`feed`)
         self._hot: tuple[CallRecord, int] | None = None
         # the call openers `_marker` opens a call on at once (`tables.plain_openers`;
         # untraced: the trace is told each decision)
@@ -136,14 +136,45 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
 
     # -- the push interface -----------------------------------------------------
 
-    def feed(self, text: str) -> list[Delta]:
+    def feed(self, text: object) -> list[Delta]:
+        """The deltas that `text`, appended to what came before, makes safe to send
+        (`StreamParser.feed` is this method: its argument is checked here).
+
+        A call whose last delta left it waiting in its dialect (`_read_dialect` set `_hot`)
+        is read at once, as `_run(buf, False)` would read it, without the engine's loop and
+        the call's item loop, which would come to it the same way. What its dialect sends
+        of its arguments is gathered in the buffer's `lone` (`DialectSink.emit_args`) and,
+        when that is all the feed wrote, made into the feed's delta directly."""
+        if not isinstance(text, str):
+            raise TypeError(f"feed() takes str, not {type(text).__name__}")
         hot = self._hot
         if hot is not None and text:  # the call waits in its dialect: straight to it
             self._hot = None  # (None once finished, and while tracing: `_read_dialect`)
             call = hot[0]
             if call is self._call and call.item == hot[1] and self.mode == CALL:
-                self._hot_feed(call, self._state.pending + text)
-                return self._out.take()
+                buf = self._state.pending + text
+                out = self._out
+                dialect: Any = call.dialect
+                if call.dropped or out.entries:  # (its output dropped, or after an error)
+                    return self._hot_read(call, buf, dialect.read(buf, 0, False))
+                lone = out.lone = []
+                try:
+                    new = dialect.read(buf, 0, False)
+                except BaseException:  # (what it sent is kept, as the engine's loop keeps it)
+                    out.settle(call.index)
+                    raise
+                # (read as `self._out.lone`: mypy narrows `out.lone` to the list set above
+                # across the read, which may close it; compiled, that read would raise:
+                # "Stale narrowing" in docs/compiled.md)
+                if self._out.lone is lone and not dialect.done:  # the commonest
+                    out.lone = None  # (nothing else written: no call committed, it waits)
+                    if call.ws_tail and new > 0:
+                        call.ws_tail.clear()
+                    self._outcome = WAIT
+                    self._hot = hot
+                    self._state.pending = buf[new:]
+                    return args_deltas(call.index, lone)
+                return self._hot_read(call, buf, new)
         if self.finished:
             raise RuntimeError("feed() after finish()")
         if text:
@@ -155,21 +186,21 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                 self._log(HELD)
         return self._out.take()
 
-    def _hot_feed(self, call: CallRecord, buf: str) -> None:
-        """`_run(buf, False)` for a call whose last delta left it waiting in its dialect
-        (`_read_dialect` set `_hot`): the dialect reads the text at once, without the
-        engine's loop and the call's item loop, which would come to it the same way."""
-        dialect: Any = call.dialect
-        new = dialect.read(buf, 0, False)
-        if new > 0 and call.ws_tail:
+    def _hot_read(self, call: CallRecord, buf: str, new: int) -> list[Delta]:
+        """The rest of a hot call's feed (`feed`) when its dialect wrote more than its
+        arguments, or ended them at `new`: the engine's loop goes on from there."""
+        out = self._out
+        out.settle(call.index)
+        if call.ws_tail and new > 0:
             call.ws_tail.clear()
-        if not dialect.done:
-            self._outcome = WAIT
-            if call.hold is None:  # (committed, its text not recorded, nor its arguments held)
-                self._hot = call, call.item
-            self._state.pending = buf[new:]
-            return
-        self._run(buf, False, self._dialect_ended(call, buf, new, False))
+        if call.dialect.done:
+            self._run(buf, False, self._dialect_ended(call, buf, new, False))
+            return out.take()
+        self._outcome = WAIT
+        if call.hold is None:  # (committed, its text not recorded, nor its arguments held)
+            self._hot = call, call.item
+        self._state.pending = buf[new:]
+        return out.take()
 
     def finish(self, reason: str = "stop") -> list[Delta]:
         """End of output. The reason decides what was held back: at a normal stop nothing
