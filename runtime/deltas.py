@@ -14,6 +14,7 @@ from typing import Any, Iterable, cast
 # (the message models live in message.py: also importable from here, as before)
 from .message import CallParts, Function, Message, ToolCall, message_of
 from .modes import CALL, CONTENT
+from .traits import mypyc_attr
 from .unicode import sendable, sendable_or_none
 
 
@@ -182,6 +183,7 @@ class OutEntry:
         self.name = name
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # (trace.TracingDeltaBuffer: docs/compiled.md)
 class DeltaBuffer:
     """Collects one feed's output and merges it into as few deltas as keep the order."""
 

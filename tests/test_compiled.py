@@ -331,6 +331,60 @@ def test_the_slot_check_finds_the_pattern() -> None:
     assert _undeclared_slots({"m": ast.parse(good)}) == []
 
 
+def _closed_bases(sources: dict[str, str], compiled: list[str]) -> list[str]:
+    """`module.Class(Base)` of every class of a Python (not compiled) module in `sources`
+    whose base it imports from a compiled module that does not let Python subclass it
+    (`@mypyc_attr(allow_interpreted_subclasses=True)`): compiled, the subclass is made
+    and its first instance raises "interpreted classes cannot inherit from compiled"."""
+    open_classes: dict[str, set[str]] = {}
+    for name in compiled:
+        tree = ast.parse(sources[name])
+        open_classes[name] = {
+            node.name
+            for node in tree.body
+            if isinstance(node, ast.ClassDef)
+            and any(
+                isinstance(d, ast.Call)
+                and any(
+                    k.arg == "allow_interpreted_subclasses" and getattr(k.value, "value", 0)
+                    for k in d.keywords
+                )
+                for d in node.decorator_list
+            )
+        }
+    found = []
+    for module, source in sources.items():
+        if module in compiled:
+            continue
+        tree = ast.parse(source)
+        imported = {
+            alias.asname or alias.name: node.module
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module in compiled
+            for alias in node.names
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                for base in node.bases:
+                    origin = imported.get(getattr(base, "id", ""))
+                    if origin is not None and base.id not in open_classes[origin]:  # type: ignore[attr-defined]
+                        found.append(f"{module}.{node.name}({base.id})")  # type: ignore[attr-defined]
+    return found
+
+
+def test_no_python_class_subclasses_a_closed_compiled_one() -> None:
+    sources = {path.stem: path.read_text() for path in (ROOT / "runtime").glob("*.py")}
+    assert not _closed_bases(sources, MODULES)
+
+
+def test_the_subclass_check_finds_the_pattern() -> None:
+    compiled = {"deltas": "class DeltaBuffer:\n    pass\n"}
+    python = {"trace": "from .deltas import DeltaBuffer\nclass T(DeltaBuffer):\n    pass\n"}
+    assert _closed_bases({**compiled, **python}, ["deltas"]) == ["trace.T(DeltaBuffer)"]
+    opened = "@mypyc_attr(allow_interpreted_subclasses=True)\n" + compiled["deltas"]
+    assert _closed_bases({"deltas": opened, **python}, ["deltas"]) == []
+
+
 # ---------------------------------------------------------------- the fallback
 
 
