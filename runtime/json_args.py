@@ -110,9 +110,14 @@ class JsonArgsReader:
         first, self._first_key = self._first_key, False
         if first and self.unwraps(key):
             return UNWRAP
-        schema = self.schema_of(key)
-        if streams_as_text(schema):
-            return STREAM
+        if shortcuts.ON:  # the tool's typed keys (one dict look-up): every other key streams
+            if key not in self.typed_keys():  # (`Sink.typed_keys`: `streams_as_text`'s
+                return STREAM  # answer for each of the tool's keys, made once per tool)
+            schema = self.schema_of(key)  # (a typed key: never text)
+        else:
+            schema = self.schema_of(key)
+            if streams_as_text(schema):
+                return STREAM
         self._held = (key, schema)
         return WITHHOLD
 
@@ -191,6 +196,10 @@ class JsonArgsReader:
                 )
         pos = scanner.read(text, pos, stop)
         if scanner.state == DONE:  # (`done` and `failed`, without the properties' calls)
+            if shortcuts.ON:  # `close`: a scanner done has sent all, its `{` first, and
+                self._scanner = None  # has no tail (its `}` is out): nothing is left to
+                self._closed = self.done = True  # send, `{}` in its place neither
+                return pos
             self.close()
             return pos
         if scanner.state == ERROR:
