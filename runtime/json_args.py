@@ -129,6 +129,8 @@ class JsonArgsReader:
         return None if members is None else members_text(members, self.schema_of)
 
     def _typed(self, key: str, raw: str) -> str | None:
+        if shortcuts.ON and raw.lstrip(" \t\n\r")[:1] not in _RETYPABLE_FIRST:
+            return raw  # a number, `true`, `false` or `null` (or no JSON): never retyped
         ok, value = loads_or_none(raw)
         if not ok:  # nested deeper than json can read: keep the model's bytes untyped
             return raw
@@ -366,6 +368,9 @@ def sent_as_written(
 
 # the decoded values typing may change (`coerce_json`): strings, and containers holding them
 _RETYPABLE = (str, dict, list)
+# the first characters of their JSON text (any other decodes to a number, a literal or
+# nothing, which `_typed` gives back as written)
+_RETYPABLE_FIRST = ('"', "{", "[")
 
 
 def _written_once(text: str, pos: int, end: int, keys: Iterable[str]) -> bool:
