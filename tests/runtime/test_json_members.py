@@ -113,9 +113,11 @@ def test_a_bounded_name_after_a_key_cut_in_its_middle() -> None:
     longer than a name may be, so the loop reads it to its bound and gives the call up."""
     head = '<tool_call>\n{"id": "c1", "na'
     rest = 'me": "' + "x" * 4000 + '", "arguments": {"n": 3}}\n</tool_call>'
+    name_end = len(head) + rest.index('",') + 1  # (the feed after it decides the call)
     for finish in ("stop", "length"):
         both_ways("hermes", head + rest, [len(head)], finish)
-        both_ways("hermes", head + rest, [len(head) + 1, len(head) + 5000], finish)
+        both_ways("hermes", head + rest, [len(head), name_end], finish)
+        both_ways("hermes", head + rest, [len(head) + 1, name_end + 3], finish)
 
 
 def test_typed_members_as_written_or_typed() -> None:
