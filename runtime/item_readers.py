@@ -8,6 +8,7 @@ Each is `(call, item, buf, pos, eof) -> the position reached`, and sets the engi
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from .call_outcome import MALFORMED, PARTIAL, WHOLE
@@ -27,11 +28,25 @@ def _lit_at(item: Lit, buf: str, pos: int) -> str:
     """The spelling of `item` that `buf` has at `pos` (the longest), or ""."""
     if not item.alternatives:
         return item.text if buf.startswith(item.text, pos) else ""
+    texts = item.texts
+    if shortcuts.ON:  # one test for every spelling, then the longest first: the first found
+        if not buf.startswith(texts, pos):
+            return ""
+        for text in _longest_first(texts):
+            if buf.startswith(text, pos):
+                return text
     best = ""
-    for text in item.texts:
+    for text in texts:
         if len(text) > len(best) and buf.startswith(text, pos):
             best = text
     return best
+
+
+@lru_cache(maxsize=256)
+def _longest_first(texts: tuple[str, ...]) -> tuple[str, ...]:
+    """A literal's spellings, the longest first (two that both begin at a place and are as
+    long are the same text)."""
+    return tuple(sorted(texts, key=len, reverse=True))
 
 
 @trait
