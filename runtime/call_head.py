@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from .call_record import CallRecord
 from .first_chars import may_begin
 from .markers import Markers
+from . import shortcuts
 from .outcomes import ABANDON, READ
 from .spec import BAD_NAME, Name, Skip, name_of
 from .traits import trait  # (a mixin of the compiled Engine: docs/compiled.md)
@@ -156,7 +157,7 @@ class HeadReaders:
                 return self._abandon(call, pos)  # prose: no requested tool is named so
             if eof:
                 return self._name_at_end(call, item, buf, pos)
-            if self._never_a_name(item, buf, pos, markers.held(buf, pos)):
+            if self._never_a_name(item, buf, pos, markers):
                 return self._abandon(call, pos)  # (the next shape may read it as it streams)
             return self._wait(pos)  # the end of the name is not here yet
         if at - pos + len(until) - 1 > reach:  # streamed, this header had been given up
@@ -180,12 +181,20 @@ class HeadReaders:
         return self.tools.may_be_requested(text)
 
     @staticmethod
-    def _never_a_name(item: Name, buf: str, pos: int, cut: int) -> bool:
+    def _never_a_name(item: Name, buf: str, pos: int, ends: Markers) -> bool:
         """Whether the name read so far (up to a marker cut at its end) already holds what no
         name holds (`{` of a JSON body): the call is abandoned now, as it would be once its
         marker arrives. A pattern decides on the whole, but for its first character: one
         no match begins with (`first_chars.py`) is no name however the text goes on."""
-        text = buf[pos : len(buf) - cut].strip()
+        pattern = item.pattern
+        if pattern is not None and shortcuts.ON:
+            # a first character a match may begin with decides without the cut: the text
+            # up to the cut begins with it or is empty (a name waiting for its `until` over
+            # several deltas is asked again on each of them)
+            first = buf[pos:].lstrip()[:1]
+            if not first or may_begin(pattern, first):
+                return False
+        text = buf[pos : len(buf) - ends.held(buf, pos)].strip()
         if item.pattern is None:
             return bool(BAD_NAME.search(text))
         return bool(text) and not may_begin(item.pattern, text[0])

@@ -125,6 +125,9 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         # the call openers `_marker` opens a call on at once (`tables.plain_openers`;
         # untraced: the trace is told each decision)
         self._plain_openers = self.family.plain_openers if log is None else frozenset()
+        # per optional literal's text: the call openers longer than it that begin with it
+        # (`ItemReaders._opener_longer`; the grammar's literals: bounded)
+        self._longer_openers: dict[str, tuple[tuple[str, ...], int]] = {}
 
     def _open_by_prompt(self, marker: str) -> None:
         """The prompt ended with `marker` (a call opener, a section opener, a message

@@ -8,7 +8,8 @@ Each is `(call, item, buf, pos, eof) -> the position reached`, and sets the engi
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from functools import lru_cache
+from typing import TYPE_CHECKING, Iterable
 
 from .call_outcome import MALFORMED, PARTIAL, WHOLE
 from . import shortcuts
@@ -27,11 +28,32 @@ def _lit_at(item: Lit, buf: str, pos: int) -> str:
     """The spelling of `item` that `buf` has at `pos` (the longest), or ""."""
     if not item.alternatives:
         return item.text if buf.startswith(item.text, pos) else ""
+    texts = item.texts
+    if shortcuts.ON:  # one test for every spelling, then the longest first: the first found
+        if not buf.startswith(texts, pos):
+            return ""
+        for text in _longest_first(texts):
+            if buf.startswith(text, pos):
+                return text
     best = ""
-    for text in item.texts:
+    for text in texts:
         if len(text) > len(best) and buf.startswith(text, pos):
             best = text
     return best
+
+
+def _longer_openers(openers: Iterable[str], text: str) -> tuple[tuple[str, ...], int]:
+    """The call openers longer than `text` that begin with it, in the family's order, and
+    how much text tells whether one is at a place (the longest of them, and one more)."""
+    longer = tuple(o for o in openers if len(o) > len(text) and o.startswith(text))
+    return longer, max(map(len, longer), default=0) + 1
+
+
+@lru_cache(maxsize=256)
+def _longest_first(texts: tuple[str, ...]) -> tuple[str, ...]:
+    """A literal's spellings, the longest first (two that both begin at a place and are as
+    long are the same text)."""
+    return tuple(sorted(texts, key=len, reverse=True))
 
 
 @trait
@@ -39,6 +61,7 @@ class ItemReaders:
     """The literal, whitespace and dialect readers of the engine (`Engine._readers`)."""
 
     _hot: tuple[CallRecord, int] | None  # (the engine's: declared for mypyc's traits)
+    _longer_openers: dict[str, tuple[tuple[str, ...], int]]
 
     def _read_literal(
         self: Engine, call: CallRecord, item: Lit, buf: str, pos: int, eof: bool
@@ -88,15 +111,17 @@ class ItemReaders:
 
     def _opener_longer(self: Engine, buf: str, pos: int, text: str, eof: bool) -> bool | None:
         """Whether a call opener longer than `text` starts at `pos` (None: not known yet)."""
-        openers = self.family.openers
-        # (as long as the longest opener and one more: not a copy of the rest of the output)
-        rest = buf[pos : pos + max(map(len, openers), default=0) + 1]
-        for opener in openers:
-            if len(opener) > len(text) and opener.startswith(text):
-                if rest.startswith(opener):
-                    return True
-                if not eof and opener.startswith(rest):
-                    return None
+        found = self._longer_openers.get(text)
+        if found is None:  # (asked at every optional literal read: worked out once)
+            found = self._longer_openers[text] = _longer_openers(self.family.openers, text)
+        longer, reach = found
+        # (as long as the longest of them and one more: not a copy of the rest of the output)
+        rest = buf[pos : pos + reach]
+        for opener in longer:
+            if rest.startswith(opener):
+                return True
+            if not eof and opener.startswith(rest):
+                return None
         return False
 
     def _read_whitespace(

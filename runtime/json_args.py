@@ -110,9 +110,14 @@ class JsonArgsReader:
         first, self._first_key = self._first_key, False
         if first and self.unwraps(key):
             return UNWRAP
-        schema = self.schema_of(key)
-        if streams_as_text(schema):
-            return STREAM
+        if shortcuts.ON:  # the tool's typed keys (one dict look-up): every other key streams
+            if key not in self.typed_keys():  # (`Sink.typed_keys`: `streams_as_text`'s
+                return STREAM  # answer for each of the tool's keys, made once per tool)
+            schema = self.schema_of(key)  # (a typed key: never text)
+        else:
+            schema = self.schema_of(key)
+            if streams_as_text(schema):
+                return STREAM
         self._held = (key, schema)
         return WITHHOLD
 
@@ -124,6 +129,8 @@ class JsonArgsReader:
         return None if members is None else members_text(members, self.schema_of)
 
     def _typed(self, key: str, raw: str) -> str | None:
+        if shortcuts.ON and raw.lstrip(" \t\n\r")[:1] not in _RETYPABLE_FIRST:
+            return raw  # a number, `true`, `false` or `null` (or no JSON): never retyped
         ok, value = loads_or_none(raw)
         if not ok:  # nested deeper than json can read: keep the model's bytes untyped
             return raw
@@ -191,6 +198,10 @@ class JsonArgsReader:
                 )
         pos = scanner.read(text, pos, stop)
         if scanner.state == DONE:  # (`done` and `failed`, without the properties' calls)
+            if shortcuts.ON:  # `close`: a scanner done has sent all, its `{` first, and
+                self._scanner = None  # has no tail (its `}` is out): nothing is left to
+                self._closed = self.done = True  # send, `{}` in its place neither
+                return pos
             self.close()
             return pos
         if scanner.state == ERROR:
@@ -357,6 +368,9 @@ def sent_as_written(
 
 # the decoded values typing may change (`coerce_json`): strings, and containers holding them
 _RETYPABLE = (str, dict, list)
+# the first characters of their JSON text (any other decodes to a number, a literal or
+# nothing, which `_typed` gives back as written)
+_RETYPABLE_FIRST = ('"', "{", "[")
 
 
 def _written_once(text: str, pos: int, end: int, keys: Iterable[str]) -> bool:

@@ -44,6 +44,26 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 # one step for the commonest shape: a whole plain key and its colon
 _KEY_COLON = re.compile(r'"([^"\\\x00-\x1f]*)"[ \t\n\r]*:[ \t\n\r]*')
 WHOLE_STRING = re.compile(r'"[^"\\\x00-\x1f]*"')
+# a plain key, its colon and, when it is whole already, its scalar value (group 2: a
+# plain string, or a number or literal the text shows has ended), then group 3 (empty)
+# and a comma with its whitespace if one follows: `_member`'s groups; without group 2,
+# `_key_colon`'s match. A number or literal ends only at what ends it in the character
+# loop too (`]` in an object is an error the loop reports)
+_MEMBER = re.compile(
+    r'"([^"\\\x00-\x1f]*)"[ \t\n\r]*:[ \t\n\r]*'
+    r'(?:("[^"\\\x00-\x1f]*"'
+    r"|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?(?=[ \t\n\r,}])"
+    r"|(?:true|false|null)(?=[ \t\n\r,}]))"
+    r"()(?:[ \t\n\r]*,[ \t\n\r]*)?)?"
+)
+# the same after a key read piece by piece: its colon, whitespace and, when whole, its
+# scalar value (group 1), group 2 (empty) and a comma (`_colon_member`)
+_COLON_MEMBER = re.compile(
+    r':[ \t\n\r]*(?:("[^"\\\x00-\x1f]*"'
+    r"|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?(?=[ \t\n\r,}])"
+    r"|(?:true|false|null)(?=[ \t\n\r,}]))"
+    r"()(?:[ \t\n\r]*,[ \t\n\r]*)?)?"
+)
 _COMMA = re.compile(r",[ \t\n\r]*")
 _SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
 _CLOSER = {"{": "}", "[": "]"}
@@ -318,12 +338,20 @@ class JsonScanner:
                     continue
                 if state == KEY:
                     if char == '"':
-                        bound = (
-                            end
-                            if self.key_limit is None or len(self.stack) != 1
-                            else self.key_limit
-                        )
-                        found = _KEY_COLON.match(text, pos, min(end, pos + bound))
+                        if self.key_limit is None or len(self.stack) != 1:
+                            if shortcuts.ON:  # a whole member in one step, else its key
+                                found = _MEMBER.match(text, pos, end)
+                                if found is not None:
+                                    if found.start(2) < 0:
+                                        pos = self._key_colon(found)
+                                    else:
+                                        pos = self._member(found, end)
+                                    if self.state == PAUSED:
+                                        break
+                                    continue
+                            found = _KEY_COLON.match(text, pos, end)
+                        else:
+                            found = _KEY_COLON.match(text, pos, min(end, pos + self.key_limit))
                         if found is not None:
                             pos = self._key_colon(found)
                             if self.state == PAUSED:
@@ -351,6 +379,13 @@ class JsonScanner:
                             if new >= 0:
                                 pos = new
                                 continue
+                elif state == COLON and char == ":" and shortcuts.ON:
+                    found = _COLON_MEMBER.match(text, pos, end)
+                    assert found is not None
+                    pos = self._colon_member(found, end)
+                    if self.state == PAUSED:
+                        break
+                    continue
                 elif state == AFTER and char == ",":
                     found = _COMMA.match(text, pos, end)
                     assert found is not None
@@ -479,6 +514,39 @@ class JsonScanner:
         self._flush(found.group(2))
         self._value_done()
         comma = found.end(3)
+        if comma == found.end():
+            return comma
+        self._pending.append(found.string[comma : found.end()])
+        self.state = KEY
+        return found.end()
+
+    def _colon_member(self, found: re.Match[str], end: int) -> int:
+        """The colon after a key read piece by piece, as the loop reads it (`on_member` told
+        before the whitespace after it is read), then its whitespace and, when whole, its
+        scalar value and a comma (`_COLON_MEMBER`'s groups) as `_member` reads them, in one
+        step. Where it stopped: after the colon when `on_member` pauses, at the value when
+        it is not whole or its `value_limit` bounds it, for the loop."""
+        colon = found.start()
+        self._pending.append(":")
+        self.state = VALUE
+        self._first = False
+        if len(self.stack) == 1 and self.on_member is not None:
+            self._member_start()
+            if self.state == PAUSED:
+                return colon + 1
+        start = found.start(1)
+        value_at = start if start >= 0 else found.end()
+        if value_at > colon + 1:
+            self._pending.append(found.string[colon + 1 : value_at])
+        if start < 0:
+            return value_at
+        limit = self.value_limit  # (`_bounded`, without its call)
+        if limit is not None and end - start > limit and self._side is not None:
+            if len(self.stack) == 1:
+                return start
+        self._flush(found.group(1))
+        self._value_done()
+        comma = found.end(2)
         if comma == found.end():
             return comma
         self._pending.append(found.string[comma : found.end()])
