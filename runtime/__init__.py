@@ -46,9 +46,10 @@ def _load_compiled() -> tuple[str | None, tuple[str, ...], str]:
             manifest = _json.load(file)
     except (OSError, ValueError):
         return None, (), "pure Python: no compiled build"
-    if manifest.get("cache_tag") != _sys.implementation.cache_tag or manifest.get(
-        "ext_suffix"
-    ) not in _EXT:
+    if (
+        manifest.get("cache_tag") != _sys.implementation.cache_tag
+        or manifest.get("ext_suffix") not in _EXT
+    ):
         return None, (), "pure Python: the compiled build is for another interpreter"
     if manifest.get("sources") != sources_digest():
         return None, (), "pure Python: the compiled build is stale (runtime sources changed)"
@@ -84,5 +85,5 @@ def compiled() -> dict[str, object]:
 
 
 def build_name() -> str:
-    """"compiled" or "pure": a bench's header."""
+    """ "compiled" or "pure": a bench's header."""
     return "compiled" if _DIRECTORY else "pure"

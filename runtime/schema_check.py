@@ -41,9 +41,7 @@ class ToolSchemaWarning(UserWarning):
     """A tool's `parameters` are not a valid JSON Schema; typing skips what it cannot read."""
 
 
-def warn_about_schema(
-    tool: str, schema: Any, types: frozenset[str], value: Any = _UNSEEN
-) -> None:
+def warn_about_schema(tool: str, schema: Any, types: frozenset[str], value: Any = _UNSEEN) -> None:
     """Warn once if the parameters of `tool` have a shape typing cannot read; `types` are
     the `type` values it reads (JSON Schema's and spellings like `int`). `value`: the
     schema's `value_key`, when the caller made it already."""

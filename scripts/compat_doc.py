@@ -264,8 +264,8 @@ GENERAL = [
     (
         "Whitespace",
         "whitespace",
-        "Every character outside markup is content (`whitespace=\"verbatim\"`), but for a gap of"
-        " only whitespace between markup; `whitespace=\"trim\"` drops the whitespace touching"
+        'Every character outside markup is content (`whitespace="verbatim"`), but for a gap of'
+        ' only whitespace between markup; `whitespace="trim"` drops the whitespace touching'
         " markup and at the ends of content. The peers differ per stack and per parser (vLLM's"
         " and llama.cpp's keep content as written, vLLM's engine parsers and SGLang strip it"
         " when there are calls): `compat=` reads as the stack does (the table below). A case"
@@ -279,8 +279,8 @@ GENERAL = [
         " `deepseekv31`, `hermes`, `qwen25`, `qwen3_coder` (also `step3p5`, `nanbeige`),"
         " `interns1`, `kimi_k2`, `kimi_k3`, `dots`, `lfm2` and `hunyuan` detectors keeps only"
         " the text before the first call, and so do most of vLLM's parsers"
-        " (`model_output[:start]`): `text_after_calls=\"drop\"` reads so, and"
-        " `compat=\"vllm\"` sets it (the table below). The families where a case shows a"
+        ' (`model_output[:start]`): `text_after_calls="drop"` reads so, and'
+        ' `compat="vllm"` sets it (the table below). The families where a case shows a'
         " peer dropping it are listed below (what the project's own answer does).",
     ),
     (
@@ -387,12 +387,14 @@ def profile_table() -> list[str]:
     out = [
         "## What each compat profile sets",
         "",
-        "`compat=\"vllm\"`, `\"sglang\"` or `\"llama.cpp\"` on `parse` and `StreamParser` reads an"
+        '`compat="vllm"`, `"sglang"` or `"llama.cpp"` on `parse` and `StreamParser` reads an'
         " output as that stack does; the vLLM and SGLang adapters read with their stack's"
         " profile ([policies.md](policies.md#switches-and-the-stack-a-user-comes-from)). A switch"
         " given explicitly wins. Per family where the stack differs per family:",
         "",
-        "| switch | values | " + " | ".join(f"`{s}`" if s != "ours" else "ours" for s in stacks) + " |",
+        "| switch | values | "
+        + " | ".join(f"`{s}`" if s != "ours" else "ours" for s in stacks)
+        + " |",
         "|---" * (len(stacks) + 2) + "|",
     ]
     for name, values, per_stack in rows:

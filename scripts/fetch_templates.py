@@ -53,8 +53,8 @@ def _llama_cpp(path: str) -> bool:
 
 def _vllm(path: str) -> bool:
     folder, _, name = path.rpartition("/")
-    return folder == "examples" and name.startswith("tool_chat_template_") and name.endswith(
-        ".jinja"
+    return (
+        folder == "examples" and name.startswith("tool_chat_template_") and name.endswith(".jinja")
     )
 
 
@@ -121,9 +121,7 @@ def _download(source: Source, archive: Path) -> None:
     """The sdist, streamed to disk and checked against the pinned sha256."""
     digest = hashlib.sha256()
     try:
-        with urllib.request.urlopen(source.url, timeout=120) as response, archive.open(
-            "wb"
-        ) as out:
+        with urllib.request.urlopen(source.url, timeout=120) as response, archive.open("wb") as out:
             while block := response.read(1 << 20):
                 digest.update(block)
                 out.write(block)

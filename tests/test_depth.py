@@ -115,7 +115,9 @@ def test_a_markup_value_is_a_container_up_to_the_limit(family: str) -> None:
 
 @pytest.mark.parametrize("family", ["pythonic", "lfm2"])
 def test_python_literals_past_the_limit_are_their_text(family: str) -> None:
-    opener, closer = ("[", "]") if family == "pythonic" else ("<|tool_call_start|>[", "]<|tool_call_end|>")
+    opener, closer = (
+        ("[", "]") if family == "pythonic" else ("<|tool_call_start|>[", "]<|tool_call_end|>")
+    )
     tools = _tools({"x": {"type": "array"}, "n": {"type": "integer"}}, name="f")
     for levels, read in ((MAX_DEPTH - 1, True), (MAX_DEPTH, False), (150, False), (DEEP, False)):
         value = "[" * levels + "]" * levels

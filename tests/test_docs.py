@@ -140,14 +140,15 @@ def test_the_counts_that_follow_the_family_list_are_current() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     found = re.search(r"(\d+) grammars, (\d+) registered names", readme)
     assert found, "README.md states how many grammars and registered names there are"
-    assert (int(found[1]), int(found[2])) == (grammars, names), (
-        f"README.md says {found[0]!r}: there are {grammars} grammars, {names} registered names"
-    )
+    assert (int(found[1]), int(found[2])) == (
+        grammars,
+        names,
+    ), f"README.md says {found[0]!r}: there are {grammars} grammars, {names} registered names"
     export = (ROOT / "docs" / "export.md").read_text(encoding="utf-8")
     stated = re.findall(r"all (\d+) grammars", export)
-    assert stated and all(int(n) == grammars for n in stated), (
-        f"docs/export.md says all {stated} grammars; there are {grammars}"
-    )
+    assert stated and all(
+        int(n) == grammars for n in stated
+    ), f"docs/export.md says all {stated} grammars; there are {grammars}"
 
 
 def test_every_grammar_is_in_the_language_references_family_table() -> None:

@@ -180,7 +180,10 @@ KEYVALUE = CHATML_HEAD + """{{ message.content }}
     [
         (JSON_ARRAY, ['"<tool_calls>"', "json_call_array(", '"</tool_calls>"']),
         (PYTHONIC, ['&"["', "python_calls(list=true, write_json=true)"]),
-        (INDENTED_ARRAY, ['json_call_array(name="name", arguments=["arguments", "parameters"], write_indent=4)']),
+        (
+            INDENTED_ARRAY,
+            ['json_call_array(name="name", arguments=["arguments", "parameters"], write_indent=4)'],
+        ),
         (PYTHON_VALUES_CONTENT_LAST, ["write_python=true)", "render content_after_calls=true"]),
         (KEYVALUE, ['"<|tool_call>call:"', 'name(until=["{"])', 'keyvalue_args(string="<|\\"|>")']),
         (

@@ -240,6 +240,7 @@ def test_partial_and_malformed_calls_keep_drop_text(switch: str) -> None:
 def test_holding_calls_costs_promptness_not_correctness() -> None:
     """With partial_calls away from keep, a call goes out only when its arguments end: its
     header is not sent at the name, and nothing is sent before the arguments' `}`."""
+
     def first_call_feed(**options: object) -> int:
         for n, feed in enumerate(_stream(CALL, **options)):
             if any(d.tool_calls for d in feed):

@@ -190,7 +190,7 @@ def test_the_render_statement_is_checked(tmp_path: Path) -> None:
     with pytest.raises(CompileErrors) as caught:
         compile_grammar_text(bad, "x.tg")
     said = str(caught.value)
-    assert "`render` writes whitespace only, not \",\"" in said
+    assert '`render` writes whitespace only, not ","' in said
     assert "`in_section` of `render` takes a list of two strings" in said
     assert "unknown argument `after_call` of `render`" in said and "after_calls" in said
     assert "`render in_reasoning=…` needs a `reasoning` statement" in said
@@ -200,5 +200,5 @@ def test_the_render_statement_is_checked(tmp_path: Path) -> None:
         'call "<a>" json_call\n'
     )
     compile_grammar_text(fine, "x.tg")
-    with pytest.raises(CompileErrors, match="not \"<i>\""):
+    with pytest.raises(CompileErrors, match='not "<i>"'):
         compile_grammar_text(fine.replace('"\\n<h>"', '"<i>"'), "x.tg")

@@ -408,7 +408,7 @@ UNSUPPORTED: list[tuple[str, Callable[[dict], None], str]] = [
     (
         "json_args",
         _set("fields.thinking.open", "ool"),
-        "field 'tool_calls': `open_pattern` \"<tool_call name=\\\"\" holds `open` \"ool\" of field "
+        'field \'tool_calls\': `open_pattern` "<tool_call name=\\"" holds `open` "ool" of field '
         "'thinking' inside it (a stream could not tell them apart)",
     ),
     (
@@ -435,7 +435,7 @@ UNSUPPORTED: list[tuple[str, Callable[[dict], None], str]] = [
         "xml_inline",
         _set(
             "fields.tool_calls.content_args.tag_pattern",
-            _XML_TAG.replace(r'[^\"]+', r"(?!x)\w+"),
+            _XML_TAG.replace(r"[^\"]+", r"(?!x)\w+"),
         ),
         "field 'tool_calls': the `key` group of the xml-inline `tag_pattern` could take time "
         "beyond linear on a model's output: a lookaround in /(?P<key>(?!x)\\w+)/",
@@ -693,7 +693,6 @@ def test_an_opener_that_begins_the_json_body_is_read_as_its_start(
             assert not violations, "\n".join(map(str, violations[:3]))
     with registered(rt.template_spec(template, "tpl_json_open")):
         assert check("tpl_json_open", budget=1.0, seed=28).ok
-
 
 
 def _closer_is_a_prefix(name: str) -> dict:

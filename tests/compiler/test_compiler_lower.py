@@ -176,7 +176,9 @@ def test_json_call_array_layout_lowers_and_render_writes_it() -> None:
         message = parse("x", text)
     assert [(c.id, c.function.name) for c in message.tool_calls] == [("0", "f"), ("1", "g")]
     # `write_call_id`: each call's own id after its arguments (Mistral's pre-v11 list)
-    own = lower_text('family x call "<a>" ws json_call_array(id="id", write_call_id=true) ws "</a>"')
+    own = lower_text(
+        'family x call "<a>" ws json_call_array(id="id", write_call_id=true) ws "</a>"'
+    )
     text = render_output(own, calls, ids=["aB3dE6gH9"])
     assert text == (
         '<a>[{"name": "f", "arguments": {"a": 1, "b": [1, "x, y"]}, "id": "aB3dE6gH9"}, '
@@ -308,8 +310,12 @@ def test_xml_params_write_python_writes_containers_as_pythons_str() -> None:
         "city": {"type": "string"},
         "k": {"type": "integer"},
     }
-    tools = [{"type": "function", "function": {"name": "f", "parameters": {
-        "type": "object", "properties": properties}}}]
+    tools = [
+        {
+            "type": "function",
+            "function": {"name": "f", "parameters": {"type": "object", "properties": properties}},
+        }
+    ]
     with registered(spec):
         [call] = parse("x", text, tools).tool_calls
     assert json.loads(call.function.arguments) == args

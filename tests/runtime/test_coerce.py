@@ -15,6 +15,7 @@ from toolgrammar.runtime.schemas import ToolSchemas, streams_as_text
 
 # --------------------------------------------------------------------------- coerce_text
 
+
 def _CHAIN(combinator: str) -> dict:  # noqa: N802  (a schema table, read as one)
     """$defs D0..D40, each a `combinator` of the next one twice, D40 a string."""
     defs: dict = {f"D{i}": {combinator: [{"$ref": f"#/$defs/D{i + 1}"}] * 2} for i in range(40)}

@@ -17,7 +17,7 @@ from toolgrammar.runtime.spec import Name, never_a_name
         (r"\s*(?P<q>[\"']?)(?P<name>[^\"'\s>]+)(?P=q)\s*", ">", "\"'ab<"),
         (r"(?P<name>[^\[\]{}\s]+)\s*(?:\[CALL_ID\]\s*(?P<id>\S+))?", "[]{}", "a<"),
         (r"(?:functions\.)?(?P<name>[^:\s]+):\d+", ":", "fa"),
-        (r"(?P<name>[^\"]*)(?:\"\s+[\w:-]+=\"[^\"]*)*", "", "\"a"),  # an empty name: anything
+        (r"(?P<name>[^\"]*)(?:\"\s+[\w:-]+=\"[^\"]*)*", "", '"a'),  # an empty name: anything
         (r"(?P<name>\d+|x)", "ay", "0x"),
         (r"(?:a|)b", "c", "ab"),
     ],

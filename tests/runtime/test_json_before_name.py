@@ -39,7 +39,11 @@ def _streamed(family: str, text: str, size: int) -> tuple:
 def test_the_name_must_be_known_within_the_bound(
     family: str, before: str, after: str, first: str
 ) -> None:
-    for length, named in ((_BEFORE_NAME - 1, True), (_BEFORE_NAME, True), (_BEFORE_NAME + 1, False)):
+    for length, named in (
+        (_BEFORE_NAME - 1, True),
+        (_BEFORE_NAME, True),
+        (_BEFORE_NAME + 1, False),
+    ):
         body = _body(length, first)
         assert body.index('"get_weather"') + len('"get_weather"') == length
         text = before + body + after

@@ -73,9 +73,9 @@ def main() -> None:
         for seed in range(args.fuzz):
             item = make_input(family, seed)
             key = f"fuzz {family} seed {seed}"
-            results[key] = ways(
-                family, item.text, item.tools, item.options, item.finish, key
-            ) + [stream(family, [item.text[: item.cut]], item.tools, item.options, "length")]
+            results[key] = ways(family, item.text, item.tools, item.options, item.finish, key) + [
+                stream(family, [item.text[: item.cut]], item.tools, item.options, "length")
+            ]
     build = toolgrammar.runtime.compiled()
     json.dump({"build": build, "results": results}, sys.stdout)
 
