@@ -12,25 +12,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolgrammar
+from support.tools import function_tool
 from toolgrammar.check.fast_paths import shortcuts_set
 
 TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "f",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "n": {"type": "integer"},
-                    "b": {"type": "boolean"},
-                    "s": {"type": "string"},
-                    "o": {"type": "object"},
-                    "a": {"type": "array", "items": {"type": "integer"}},
-                },
-            },
+    function_tool(
+        "f",
+        {
+            "n": {"type": "integer"},
+            "b": {"type": "boolean"},
+            "s": {"type": "string"},
+            "o": {"type": "object"},
+            "a": {"type": "array", "items": {"type": "integer"}},
         },
-    }
+    )
 ]
 WS = st.sampled_from(["", "", " ", "\n  ", "\t"])
 KEYS = st.sampled_from(['"n"', '"b"', '"s"', '"o"', '"a"', '"k\\u0065y"', '"other"', '"name"'])

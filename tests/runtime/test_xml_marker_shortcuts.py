@@ -8,13 +8,13 @@ shortcuts on and off, streamed in every chunking and whole."""
 from __future__ import annotations
 
 import json
-from contextlib import contextmanager
-from typing import Iterator
 
 import pytest
 
 import toolgrammar
-from toolgrammar.runtime import shortcuts, xml_params
+from support.tools import function_tool
+from toolgrammar.check.fast_paths import shortcuts_set
+from toolgrammar.runtime import xml_params
 from toolgrammar.runtime.markers import markers
 from toolgrammar.runtime.spec import XmlParams
 
@@ -60,16 +60,6 @@ class _Sink:
         return False
 
 
-@contextmanager
-def _shortcuts(on: bool) -> Iterator[None]:
-    was = shortcuts.ON
-    shortcuts.switch(on)
-    try:
-        yield
-    finally:
-        shortcuts.switch(was)
-
-
 def _read(stops: tuple[str, ...], text: str, size: int) -> tuple[str, int]:
     """The arguments written for `text` fed `size` characters at a time (0: whole), and how
     much of it the reader took."""
@@ -97,15 +87,15 @@ def test_a_marker_a_shortcut_cannot_tell_apart_reads_as_the_state_machine_reads_
     stops = STOPS[case]
     for text in TEXTS:
         for size in (0, 1, 2, 3, 5, 7, 11):
-            with _shortcuts(True):
+            with shortcuts_set(True):
                 fast = _read(stops, text, size)
-            with _shortcuts(False):
+            with shortcuts_set(False):
                 slow = _read(stops, text, size)
             assert fast == slow, (text, size)
 
 
 def test_the_shortcuts_refuse_a_literal_another_marker_begins_with_or_sits_in() -> None:
-    with _shortcuts(True):
+    with shortcuts_set(True):
         assert xml_params._open_at(ITEM, markers(("<arg_key>", "</x>"))) == "<arg_key>"
         assert xml_params._open_at(ITEM, markers(("<arg_key>", "<arg_key>!"))) == ""
         assert xml_params._open_at(ITEM, markers(("<arg_key>", "g_k"))) == ""
@@ -120,24 +110,13 @@ def test_the_shortcuts_refuse_a_literal_another_marker_begins_with_or_sits_in() 
 
 
 def test_a_parameter_written_whole_is_the_same_in_every_chunking() -> None:
-    with _shortcuts(True):
+    with shortcuts_set(True):
         assert {_read((), PARAMS, size)[0] for size in (0, 1, 2, 3, 5, 16)} == {
             '{"a": "1", "b": "2"}'
         }
 
 
-WEATHER = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "parameters": {
-                "type": "object",
-                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
-            },
-        },
-    }
-]
+WEATHER = [function_tool("get_weather", {"city": {"type": "string"}, "days": {"type": "integer"}})]
 
 
 @pytest.mark.parametrize("family", ["spark25", "qwen3_coder"])
