@@ -511,7 +511,14 @@ class JsonScanner:
                 and len(self.stack) == 1
             ):
                 return start
-        return self._value_and_comma(found, 2)
+        self._flush(found.group(2))
+        self._value_done()
+        comma = found.end(3)
+        if comma == found.end():
+            return comma
+        self._pending.append(found.string[comma : found.end()])
+        self.state = KEY
+        return found.end()
 
     def _colon_member(self, found: re.Match[str], end: int) -> int:
         """The colon after a key read piece by piece, as the loop reads it (`on_member` told
@@ -537,15 +544,9 @@ class JsonScanner:
         if limit is not None and end - start > limit and self._side is not None:
             if len(self.stack) == 1:
                 return start
-        return self._value_and_comma(found, 1)
-
-    def _value_and_comma(self, found: re.Match[str], value: int) -> int:
-        """The end of a member `_member` or `_colon_member` reads in one step: its whole
-        scalar value (group `value`), then the comma and whitespace the next group ends
-        before the match does, if any; where it stopped."""
-        self._flush(found.group(value))
+        self._flush(found.group(1))
         self._value_done()
-        comma = found.end(value + 1)
+        comma = found.end(2)
         if comma == found.end():
             return comma
         self._pending.append(found.string[comma : found.end()])

@@ -54,29 +54,6 @@ def _crlf_spellings(literals: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys((*literals, *crlf)))
 
 
-# what `_literal_near` answers besides an index: the text, not the output, ends inside the
-# literal's start, here or past the newline
-_HELD_HERE = -2
-_HELD_PAST_NEWLINE = -3
-
-
-def _literal_near(text: str, pos: int, end: int, lit: str, past_newline: bool, eof: bool) -> int:
-    """Where a marker that no other marker begins with or sits in (OPEN, VALUE_OPEN: what
-    the search and `held` would decide there) starts: at `pos` or, with `past_newline`, one
-    newline on; _HELD_HERE / _HELD_PAST_NEWLINE where the text ends inside its start there;
-    -1 where it is not there."""
-    if text.startswith(lit, pos):
-        return pos
-    if not eof and end - pos < len(lit) and lit.startswith(text[pos:]):
-        return _HELD_HERE
-    if past_newline and text.startswith("\n", pos):
-        if text.startswith(lit, pos + 1):
-            return pos + 1
-        if not eof and end - pos <= len(lit) and lit.startswith(text[pos + 1 :]):
-            return _HELD_PAST_NEWLINE
-    return -1
-
-
 class Closers(NamedTuple):
     """The markers that end a value, every spelling: its own closers (consumed) and the
     implicit ones (left for what follows)."""
@@ -523,11 +500,17 @@ class XmlParamsReader(MarkupArgs):
                 # where OPEN is when no search is needed to tell (what the search and `held`
                 # decide): here, or past a newline no marker begins with; its start is held
                 lit = self._open_at
-                at = _literal_near(text, pos, end, lit, self._open_nl, eof) if lit else -1
-                if at == _HELD_HERE:
-                    return pos
-                if at == _HELD_PAST_NEWLINE:
-                    return pos + 1
+                at = -1
+                if lit:
+                    if text.startswith(lit, pos):
+                        at = pos
+                    elif not eof and end - pos < len(lit) and lit.startswith(text[pos:]):
+                        return pos
+                    elif self._open_nl and text.startswith("\n", pos):
+                        if text.startswith(lit, pos + 1):
+                            at = pos + 1
+                        elif not eof and end - pos <= len(lit) and lit.startswith(text[pos + 1 :]):
+                            return pos + 1
                 if at >= 0:
                     pos = at + len(lit)
                 else:
@@ -597,12 +580,16 @@ class XmlParamsReader(MarkupArgs):
                 lit = self._value_open_at
                 at = -1
                 if lit and self._skipped < _MAX_KEY:
-                    at = _literal_near(text, pos, end, lit, self._value_open_nl, eof)
-                if at == _HELD_HERE:
-                    return pos
-                if at == _HELD_PAST_NEWLINE:
-                    self._skipped += 1
-                    return pos + 1
+                    if text.startswith(lit, pos):
+                        at = pos
+                    elif not eof and end - pos < len(lit) and lit.startswith(text[pos:]):
+                        return pos
+                    elif self._value_open_nl and text.startswith("\n", pos):
+                        if text.startswith(lit, pos + 1):
+                            at = pos + 1
+                        elif not eof and end - pos <= len(lit) and lit.startswith(text[pos + 1 :]):
+                            self._skipped += 1
+                            return pos + 1
                 if at >= 0:
                     self._open_param()
                     pos = at + len(lit)
