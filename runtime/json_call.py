@@ -102,6 +102,8 @@ class JsonCallReader:
         "_tried_whole",
         "_unnamed",
         "_heads",
+        "_streamed",
+        "_lead",
     )
 
     def __init__(self, item: JsonCall, stops: tuple[str, ...], sink: Sink) -> None:
@@ -119,6 +121,10 @@ class JsonCallReader:
         self._outer: JsonScanner | None = None  # made when the fast path cannot read it all
         self._args: JsonArgsReader | None = None
         self._mode = ""  # "", "stream" or "capture": how the current arguments value is read
+        # the arguments reader while it streams a named call's object (`_mode` "stream",
+        # committed, not skipping, not done), else None: `read`'s one test for its fast path
+        self._streamed: JsonArgsReader | None = None
+        self._lead = self._stops.lead  # (`Markers.lead`: one `str.find` rules out any stop)
         self._capture: JsonScanner | None = None
         self._captured: list[str] = []
         self._string_args = False
@@ -193,15 +199,24 @@ class JsonCallReader:
 
     def read(self, text: str, pos: int, eof: bool) -> int:
         """Consume text[pos:] up to a following marker; return the new position."""
+        streamed = self._streamed
+        if streamed is not None and not eof and shortcuts.ON:
+            # no stop marker in it, nor one begun: the arguments read it all (`_streaming`,
+            # having found nothing); with no lead ("") `find` finds one at `pos`, never -1
+            if text.find(self._lead, pos) < 0:
+                end = len(text)
+                new = streamed.read(text, pos, False, end)
+                if new >= end and not streamed.done and not streamed.failed:
+                    return new  # (the commonest: the object goes on)
+                return self._streamed_on(text, pos, new, end, end)
+            new = self._streaming(text, pos)
+            if new >= 0:
+                return new
         if self._skipping:
             pos, reached = skip_to_stop(self._stops, text, pos, eof)
             if reached:
                 self._end()
             return pos
-        if self._mode == "stream" and not eof and self.committed and not self.done and shortcuts.ON:
-            new = self._streaming(text, pos)
-            if new >= 0:
-                return new
         end = len(text)
         if not self._started:
             pos = skip_whitespace(text, pos, end)
@@ -274,21 +289,31 @@ class JsonCallReader:
         """`read` while the arguments object of a named call streams and no stop marker is
         in the text: its steps (`_read_outer`'s first turn, `_read_args_value`'s stream
         branch) without the layers; -1, having read nothing, when a marker is there."""
-        if self._next_stop.find(text, pos) >= 0:
+        stops = self._stops
+        if stops.find(text, pos) is not None:
             return -1
         end = len(text)
-        stop = end - self._stops.held(text, pos)
+        low = end - stops.max_prefix  # (`Markers.held` without its call)
+        tail = stops.find_tail(text, low if low > pos else pos)
+        stop = end if tail is None else tail.start()
         if pos >= stop:
             return pos
-        outer = self._outer
-        assert outer is not None and self._args is not None
         args = self._args
-        new = args.read(text, pos, eof=False, bound=stop)
+        assert args is not None
+        return self._streamed_on(text, pos, args.read(text, pos, eof=False, bound=stop), stop, end)
+
+    def _streamed_on(self, text: str, pos: int, new: int, stop: int, end: int) -> int:
+        """The rest of `_streaming` once the arguments read text[pos:stop] up to `new`."""
+        outer = self._outer
+        args = self._args
+        assert outer is not None and args is not None
         if args.failed:  # (it told the sink)
             self._skipping = True
+            self._streamed = None
             new = self.read(text, new, eof=False)
         elif args.done:
             self._mode = ""
+            self._streamed = None
             self._resume_outer()
         if new >= stop or self.done or (new == pos and outer.state != PAUSED):
             return new  # (`_read_outer`'s loop ends: nothing after it applies to a named call)
@@ -405,7 +430,7 @@ class JsonCallReader:
                 return pos
             if text[pos] == "{" and self.committed and self._args is None:
                 self._mode = "stream"
-                self._args = self._make_args()
+                self._args = self._streamed = self._make_args()
             else:
                 self._mode = "capture"
                 self._string_args = text[pos] == '"'
@@ -416,9 +441,11 @@ class JsonCallReader:
             new = self._args.read(text, pos, eof=False, bound=stop)
             if self._args.failed:  # (it told the sink)
                 self._skipping = True
+                self._streamed = None
                 return self.read(text, new, eof=False)
             if self._args.done:
                 self._mode = ""
+                self._streamed = None
                 self._resume_outer()
             return new
         assert self._capture is not None
@@ -451,6 +478,7 @@ class JsonCallReader:
         if self.done:
             return
         self.done = True
+        self._streamed = None
         if self.committed:
             self._outer = None  # (it holds this reader's methods: no cycle left behind)
         if self._capture is not None:
