@@ -50,6 +50,10 @@ _NAME_SPAN = 2 + 12 * _MAX_NAME
 # call, decided there (whole or streamed alike), its text given back as it arrives
 _BEFORE_NAME = 65_536
 _ARGUMENTS = JsonArgs()  # the item of a call object's arguments value
+# the longest head a lean read holds while its arguments' key arrives (`_lean_key`): past
+# it (whitespace without end), the outer scanner reads on
+_LEAN_SPAN = 1024
+_Heads = tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]
 
 
 # the fields `_whole` decides as the outer scanner does; an array's, for its elements
@@ -104,6 +108,8 @@ class JsonCallReader:
         "_heads",
         "_streamed",
         "_lead",
+        "_lean",
+        "_keyed",
     )
 
     def __init__(self, item: JsonCall, stops: tuple[str, ...], sink: Sink) -> None:
@@ -136,9 +142,15 @@ class JsonCallReader:
         self._unnamed = 0  # characters read from the `{` while no name is known
         # the patterns of the object's head (`{"name": "NAME"`), read whole (`_head`) until
         # it is tried; None where a name is a key or the shortcuts may not read this item
-        self._heads: tuple[re.Pattern[str], re.Pattern[str]] | None = (
+        self._heads: _Heads | None = (
             None if self._tried_whole or item.name_is_key else _heads(item.name, item.arguments)
         )
+        # the object's head as far as it was read without the outer scanner (`_head`): its
+        # name member whole, then up to its arguments' value (`{"name": "NAME", "args": `)
+        # once `_keyed`; no scanner is made while the rest is the arguments' object and
+        # the `}` (`_lean_read`); "" else
+        self._lean = ""
+        self._keyed = False
 
     def _commit_name(self) -> None:
         """The call is real: its name is known (and, with require_args, its arguments began)."""
@@ -265,25 +277,33 @@ class JsonCallReader:
 
     def _head(self, text: str, pos: int, stop: int, end: int) -> int:
         """The fast path for the object's opening in the common shape: `{` and a plain
-        name first, read in one step once the name's string is whole (`JsonScanner.
-        read_head`: the outer scanner's own steps, `_member` and `_value` told as it tells
-        them); where it stopped. -1 while the text to the end is still the start of such a
-        head (it names no call before its string is whole, nor can it fail: the text waits
-        in the engine and is read again with the next delta). Anything else: `pos`, and
-        the outer scanner reads it all."""
-        head, begun = self._heads  # type: ignore[misc]
-        outer = self._outer  # (made at once: what is read while the head arrives is less)
-        if outer is None:
-            outer = self._outer = JsonScanner(
-                _discard, on_member=self._member, on_value=self._value
-            )
-        found = head.match(text, pos, stop)
-        if found is None and stop == end and begun.fullmatch(text, pos, end) is not None:
-            return -1
-        self._heads = None  # tried: the outer scanner reads from here on
-        if found is not None and found.group(2)[1:-1].strip():
-            return outer.read_head(found, stop)
-        return pos
+        name first, read in one step once the name's string is whole, and its arguments'
+        key with it when the text has it; the name and the key decided as the outer
+        scanner's callbacks decide them (`_value`, `_member`), with no scanner made
+        (`_lean`, `_lean_read`); where it stopped. -1 while the text to the end is still
+        the start of such a head (it names no call before its string is whole, nor can it
+        fail: the text waits in the engine and is read again with the next delta).
+        Anything else: `pos`, and the outer scanner reads it all."""
+        head, begun, lean, _ = self._heads  # type: ignore[misc]
+        found = lean.match(text, pos, stop)
+        keyed = found is not None
+        if found is None:
+            found = head.match(text, pos, stop)
+            if found is None:
+                if stop == end and begun.fullmatch(text, pos, end) is not None:
+                    return -1
+                self._heads = None  # tried: the outer scanner reads from here on
+                return pos
+        self._heads = None
+        name = found.group(2)[1:-1].strip()
+        if not name or found.group(1) in self.item.id:  # (`_value` reads an id from it)
+            return pos  # the outer scanner reads it all
+        self._lean = found.group()
+        self.name = name
+        if keyed:  # the arguments' key (`_member`: the call is committed there at the latest)
+            self._keyed = self._args_seen = True
+        self._commit_name()
+        return found.end()
 
     def _streaming(self, text: str, pos: int) -> int:
         """`read` while the arguments object of a named call streams and no stop marker is
@@ -306,7 +326,7 @@ class JsonCallReader:
         """The rest of `_streaming` once the arguments read text[pos:stop] up to `new`."""
         outer = self._outer
         args = self._args
-        assert outer is not None and args is not None
+        assert args is not None
         if args.failed:  # (it told the sink)
             self._skipping = True
             self._streamed = None
@@ -315,8 +335,12 @@ class JsonCallReader:
             self._mode = ""
             self._streamed = None
             self._resume_outer()
-        if new >= stop or self.done or (new == pos and outer.state != PAUSED):
+        if new >= stop or self.done:
             return new  # (`_read_outer`'s loop ends: nothing after it applies to a named call)
+        # (the outer scanner paused on the arguments; a lean read's while they stream)
+        paused = outer.state == PAUSED if outer is not None else not args.done
+        if new == pos and not paused:
+            return new
         return self._read_outer(text, new, stop, end, -1, False)
 
     def _read_outer(
@@ -324,6 +348,8 @@ class JsonCallReader:
     ) -> int:
         """Read the object up to `stop`: a stop marker at `at` (or none: -1), or the bound
         on the text before the name (`bounded`)."""
+        if self._lean:
+            return self._lean_read(text, pos, stop, end, at, eof)
         outer = self._outer
         if outer is None:
             outer = self._outer = JsonScanner(
@@ -360,6 +386,85 @@ class JsonCallReader:
             self._end()
             return stop if at >= 0 else end  # a partial marker at the end is markup
         return pos
+
+    def _lean_read(self, text: str, pos: int, stop: int, end: int, at: int, eof: bool) -> int:
+        """`_read_outer` after a head read whole (`_lean`), without the outer scanner, in
+        the common shape: whitespace, the arguments' object (streamed as
+        `_read_args_value` streams it), whitespace and the object's `}`. Any other turn
+        (another member, a string or a marker before the `}`, the end of the output) makes
+        the outer scanner (`_unlean`) and `_read_outer` goes on from there."""
+        if not self._keyed:  # the arguments' key may still come, maybe cut short
+            pos = self._lean_key(text, pos, stop, end, eof)
+            if not self._keyed:
+                if pos >= 0:
+                    return pos
+                self._unlean()
+                return self._read_outer(text, -pos - 1, stop, end, at, eof)
+        while pos < stop:
+            args = self._args
+            if self._mode:  # the arguments stream (`_read_args_value`)
+                assert args is not None
+                new = args.read(text, pos, eof=False, bound=stop)
+                if args.failed:  # (it told the sink)
+                    self._unlean()
+                    self._skipping = True
+                    self._streamed = None
+                    return self._read_outer(
+                        text, self.read(text, new, eof=False), stop, end, at, eof
+                    )
+                if not args.done:
+                    pos = new
+                    break
+                self._mode = ""
+                self._streamed = None
+                pos = new
+                continue
+            pos = skip_whitespace(text, pos, stop)
+            if pos >= stop:
+                break
+            char = text[pos]
+            if args is None and char == "{":  # the arguments' object begins
+                self._mode = "stream"
+                self._args = self._streamed = self._make_args()
+                continue
+            if args is not None and char == "}":  # the object ends after its arguments
+                self._end()
+                return pos + 1
+            break
+        if pos >= stop and at < 0 and not eof:
+            return pos
+        self._unlean()
+        return self._read_outer(text, pos, stop, end, at, eof)
+
+    def _lean_key(self, text: str, pos: int, stop: int, end: int, eof: bool) -> int:
+        """The rest of a lean head after its name member: a comma and the arguments' key,
+        with the head read so far (`_lean`): where it stopped once it is whole (`_keyed`);
+        `stop` while the text up to its end may still grow into it (the text read goes
+        into `_lean`); else `-pos - 1` (the outer scanner reads from `pos`)."""
+        head = self._lean
+        full = head + text[pos:stop]
+        _, _, lean, begun = _heads(self.item.name, self.item.arguments)
+        found = lean.match(full)
+        if found is not None:  # (the name member is `head`'s and the same again)
+            self._lean = found.group()
+            self._keyed = self._args_seen = True
+            self._commit_name()
+            return pos + found.end() - len(head)
+        if stop == end and not eof and len(full) <= _LEAN_SPAN and begun.fullmatch(full):
+            self._lean = full
+            return stop
+        return -pos - 1
+
+    def _unlean(self) -> None:
+        """The outer scanner a lean read did without (`_lean_read`), made where the read
+        stands: the head is read again by it (its callbacks find the call named and
+        committed, and decide nothing again), paused on the arguments' value, and past
+        that value once the arguments are done."""
+        head, self._lean = self._lean, ""
+        outer = self._outer = JsonScanner(_discard, on_member=self._member, on_value=self._value)
+        outer.read(head, 0, len(head))
+        if self._args is not None and not self._mode:  # (keyed, its arguments done)
+            outer.resume()
 
     def _marker_at_opening(self, first: str) -> bool:
         """Whether a marker, whole or still arriving, begins right after the object's `{`
@@ -470,8 +575,8 @@ class JsonCallReader:
             tell()
 
     def _resume_outer(self) -> None:
-        assert self._outer is not None  # (a value is read for it only once it exists)
-        self._outer.resume()
+        if self._outer is not None:  # (None in a lean read: `_lean_read` goes on itself)
+            self._outer.resume()
 
     def _end(self) -> None:
         """End of the object, of the call, or of input."""
@@ -502,25 +607,30 @@ class JsonCallReader:
 
 
 @lru_cache(maxsize=64)
-def _heads(
-    names: tuple[str, ...], arguments: tuple[str, ...]
-) -> tuple[re.Pattern[str], re.Pattern[str]]:
+def _heads(names: tuple[str, ...], arguments: tuple[str, ...]) -> _Heads:
     """A call object's head read whole (`JsonCallReader._head`): `{`, whitespace and a
     first member whose key names the call (no arguments key) and whose value is a plain
-    string as long as a name may be, groups as `JsonScanner.read_head` reads them; and the text that
-    may still grow into one (up to its end)."""
+    string as long as a name may be, groups as `JsonScanner.read_head` reads them; the text
+    that may still grow into one (up to its end); and the lean head, that member, a comma
+    and an arguments key with its colon and whitespace (groups 1 and 2 the same)."""
     keys = [key for key in names if key not in arguments]
     if not keys:
-        return _NEVER, _NEVER
+        return _NEVER, _NEVER, _NEVER, _NEVER
     space = r"[ \t\n\r]*"
     string = r'[^"\\\x00-\x1f]{0,%d}' % _MAX_NAME
     either = "|".join(re.escape(key) for key in keys)
     head = re.compile(rf'\{{{space}"({either})"{space}:{space}("{string}")()(?:{space},{space})?')
+    args = "|".join(re.escape(key) for key in arguments)
+    member = rf'\{{{space}"({either})"{space}:{space}("{string}"){space}'
+    lean = re.compile(rf'{member},{space}"(?:{args})"{space}:{space}')
+    # (a key's beginnings, the whole key without its closing quote among them)
+    key_begun = "|".join(sorted({re.escape(k[:n]) for k in arguments for n in range(len(k) + 1)}))
+    lean_begun = re.compile(rf'{member}(?:,{space}(?:"(?:(?:{args})"{space}|{key_begun}))?)?')
     partial = "|".join(sorted({re.escape(key[:k]) for key in keys for k in range(len(key))}))
     begun = re.compile(
         rf'\{{{space}(?:"(?:{partial}|(?:{either})(?:"{space}(?::{space}(?:"{string})?)?)?))?'
     )
-    return head, begun
+    return head, begun, lean, lean_begun
 
 
 _NEVER = re.compile(r"(?!)")
