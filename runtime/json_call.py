@@ -53,6 +53,9 @@ _ARGUMENTS = JsonArgs()  # the item of a call object's arguments value
 # the longest head a lean read holds while its arguments' key arrives (`_lean_key`): past
 # it (whitespace without end), the outer scanner reads on
 _LEAN_SPAN = 1024
+# the longest text `read` rules a stop marker out of with one `str.find` for its lead: a
+# delta's; the text of a whole output, read call by call, is searched once (`NextStop`)
+_NEAR = 4096
 _Heads = tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]
 
 
@@ -241,8 +244,11 @@ class JsonCallReader:
                 self._end()
                 return pos
             self._started = True
-        at = self._next_stop.find(text, pos)
-        stop = at if at >= 0 else end - self._stops.held(text, pos)
+        if end - pos <= _NEAR and text.find(self._lead, pos) < 0 and shortcuts.ON:
+            at, stop = -1, end  # no stop marker, nor one begun (`Markers.lead`)
+        else:
+            at = self._next_stop.find(text, pos)
+            stop = at if at >= 0 else end - self._stops.held(text, pos)
         if not self._tried_whole:
             self._tried_whole = True
             whole_end = self._whole(text, pos, stop)
@@ -409,9 +415,10 @@ class JsonCallReader:
                     self._unlean()
                     self._skipping = True
                     self._streamed = None
-                    return self._read_outer(
-                        text, self.read(text, new, eof=False), stop, end, at, eof
-                    )
+                    new = self.read(text, new, eof=False)
+                    if self.done:  # (as `_read_outer`'s loop ends, its scanner left alone)
+                        return new
+                    return self._read_outer(text, new, stop, end, at, eof)
                 if not args.done:
                     pos = new
                     break

@@ -149,3 +149,25 @@ def test_a_long_gap_before_the_arguments_key_reads_as_the_character_loop(gap: in
     with shortcuts_set(False):
         slow = per_feed("hermes", text, cuts, "stop")
     assert fast == slow
+
+
+# a stop marker's first character at the end of a feed is held (`Markers.lead`, `read`'s
+# one `str.find`): each text cut at every place, shortcuts on against off
+CUT_EVERYWHERE = [
+    ("hermes", '<tool_call>\n{"name": "x", "arguments": {"a": 1}\n</tool_call>'),
+    ("hermes", '<tool_call>\n{"name": "x", "arguments": </tool_call>'),
+    ("hermes", '<tool_call>\n{"name": "x", </tool_call>'),
+    ("hermes", '<tool_call>\n{"name": "x<", "arguments": {"a": "<"}}\n</tool_call>'),
+    ("inkling", '<|content_invoke_tool_json|>{"name": "x", "args": {"a": 1}<|end_message|>'),
+    ("inkling", '<|content_invoke_tool_json|>{"name": "x", "args": {}} <|end_message|>'),
+]
+
+
+@pytest.mark.parametrize("family, text", CUT_EVERYWHERE)
+def test_a_marker_cut_at_any_place_reads_as_the_character_loop(family: str, text: str) -> None:
+    for cut in range(1, len(text)):
+        with shortcuts_set(True):
+            fast = per_feed(family, text, [cut], "stop")
+        with shortcuts_set(False):
+            slow = per_feed(family, text, [cut], "stop")
+        assert fast == slow, (text[:cut], text[cut:])
