@@ -24,7 +24,7 @@ from .json_stream import (
     loads_or_none,
     whole_members,
 )
-from .markers import markers
+from .markers import LEAD_REACH, markers
 from .protocol import (
     Call,
     DialectRow,
@@ -53,9 +53,6 @@ _ARGUMENTS = JsonArgs()  # the item of a call object's arguments value
 # the longest head a lean read holds while its arguments' key arrives (`_lean_key`): past
 # it (whitespace without end), the outer scanner reads on
 _LEAN_SPAN = 1024
-# the longest text `read` rules a stop marker out of with one `str.find` for its lead: a
-# delta's; the text of a whole output, read call by call, is searched once (`NextStop`)
-_NEAR = 4096
 _Heads = tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]
 
 
@@ -244,7 +241,7 @@ class JsonCallReader:
                 self._end()
                 return pos
             self._started = True
-        if end - pos <= _NEAR and text.find(self._lead, pos) < 0 and shortcuts.ON:
+        if end - pos <= LEAD_REACH and text.find(self._lead, pos) < 0 and shortcuts.ON:
             at, stop = -1, end  # no stop marker, nor one begun (`Markers.lead`)
         else:
             at = self._next_stop.find(text, pos)

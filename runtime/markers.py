@@ -60,6 +60,12 @@ def _below(node: dict) -> str:
     return f"(?:{'|'.join(ways)})"
 
 
+# the longest text a reader rules every marker out of with one `str.find` for their `lead`
+# (a delta's text); a longer one, such as a whole output read call by call, is searched as
+# before (once, where `NextStop` remembers it): the find is bounded by this much per call
+LEAD_REACH = 4096
+
+
 class Markers:
     """A fixed set of literal markers, searched left-most first, longest first at a tie."""
 
