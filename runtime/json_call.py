@@ -614,9 +614,10 @@ class JsonCallReader:
 def _heads(names: tuple[str, ...], arguments: tuple[str, ...]) -> _Heads:
     """A call object's head read whole (`JsonCallReader._head`): `{`, whitespace and a
     first member whose key names the call (no arguments key) and whose value is a plain
-    string as long as a name may be, groups as `JsonScanner.read_head` reads them; the text
-    that may still grow into one (up to its end); and the lean head, that member, a comma
-    and an arguments key with its colon and whitespace (groups 1 and 2 the same)."""
+    string as long as a name may be (group 1 the key, 2 the value), and a comma; the text
+    that may still grow into one (up to its end); the lean head, that member, a comma and an
+    arguments key with its colon and whitespace (groups 1 and 2 the same); and the text that
+    may still grow into a lean head once its member is whole (`_lean_key`)."""
     keys = [key for key in names if key not in arguments]
     if not keys:
         return _NEVER, _NEVER, _NEVER, _NEVER
