@@ -34,7 +34,7 @@ from .json_stream import (
     refuse_constant,
     scan_value,
 )
-from .markers import Markers, markers
+from .markers import LEAD_REACH, Markers, markers
 from .protocol import Call, DialectRow, Sink, json_object, no_literals, the_call
 from . import shortcuts
 from .schemas import streams_as_text
@@ -155,8 +155,13 @@ class JsonArgsReader:
                 end, at, stop = bound, -1, bound
             else:
                 end = len(text)
-                at, _ = self._stops.search(text, pos)
-                stop = at if at >= 0 else end - self._stops.held(text, pos)
+                stops = self._stops
+                lead = stops.lead  # ("": markers of several first characters, searched)
+                if lead and end - pos <= LEAD_REACH and text.find(lead, pos) < 0 and shortcuts.ON:
+                    at, stop = -1, end  # no marker, nor one begun (`Markers.lead`)
+                else:
+                    at, _ = stops.search(text, pos)
+                    stop = at if at >= 0 else end - stops.held(text, pos)
         else:
             if self.failed:
                 return bound if bound >= 0 else self._skip(text, pos, eof)

@@ -24,7 +24,7 @@ from .json_stream import (
     loads_or_none,
     whole_members,
 )
-from .markers import markers
+from .markers import LEAD_REACH, markers
 from .protocol import (
     Call,
     DialectRow,
@@ -50,6 +50,10 @@ _NAME_SPAN = 2 + 12 * _MAX_NAME
 # call, decided there (whole or streamed alike), its text given back as it arrives
 _BEFORE_NAME = 65_536
 _ARGUMENTS = JsonArgs()  # the item of a call object's arguments value
+# the longest head a lean read holds while its arguments' key arrives (`_lean_key`): past
+# it (whitespace without end), the outer scanner reads on
+_LEAN_SPAN = 1024
+_Heads = tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], re.Pattern[str]]
 
 
 # the fields `_whole` decides as the outer scanner does; an array's, for its elements
@@ -102,6 +106,10 @@ class JsonCallReader:
         "_tried_whole",
         "_unnamed",
         "_heads",
+        "_streamed",
+        "_lead",
+        "_lean",
+        "_keyed",
     )
 
     def __init__(self, item: JsonCall, stops: tuple[str, ...], sink: Sink) -> None:
@@ -119,6 +127,10 @@ class JsonCallReader:
         self._outer: JsonScanner | None = None  # made when the fast path cannot read it all
         self._args: JsonArgsReader | None = None
         self._mode = ""  # "", "stream" or "capture": how the current arguments value is read
+        # the arguments reader while it streams a named call's object (`_mode` "stream",
+        # committed, not skipping, not done), else None: `read`'s one test for its fast path
+        self._streamed: JsonArgsReader | None = None
+        self._lead = self._stops.lead  # (`Markers.lead`: one `str.find` rules out any stop)
         self._capture: JsonScanner | None = None
         self._captured: list[str] = []
         self._string_args = False
@@ -130,9 +142,15 @@ class JsonCallReader:
         self._unnamed = 0  # characters read from the `{` while no name is known
         # the patterns of the object's head (`{"name": "NAME"`), read whole (`_head`) until
         # it is tried; None where a name is a key or the shortcuts may not read this item
-        self._heads: tuple[re.Pattern[str], re.Pattern[str]] | None = (
+        self._heads: _Heads | None = (
             None if self._tried_whole or item.name_is_key else _heads(item.name, item.arguments)
         )
+        # the object's head as far as it was read without the outer scanner (`_head`): its
+        # name member whole, then up to its arguments' value (`{"name": "NAME", "args": `)
+        # once `_keyed`; no scanner is made while the rest is the arguments' object and
+        # the `}` (`_lean_read`); "" else
+        self._lean = ""
+        self._keyed = False
 
     def _commit_name(self) -> None:
         """The call is real: its name is known (and, with require_args, its arguments began)."""
@@ -193,15 +211,24 @@ class JsonCallReader:
 
     def read(self, text: str, pos: int, eof: bool) -> int:
         """Consume text[pos:] up to a following marker; return the new position."""
+        streamed = self._streamed
+        if streamed is not None and not eof and shortcuts.ON:
+            # no stop marker in it, nor one begun: the arguments read it all (`_streaming`,
+            # having found nothing); with no lead ("") `find` finds one at `pos`, never -1
+            if text.find(self._lead, pos) < 0:
+                end = len(text)
+                new = streamed.read(text, pos, False, end)
+                if new >= end and not streamed.done and not streamed.failed:
+                    return new  # (the commonest: the object goes on)
+                return self._streamed_on(text, pos, new, end, end)
+            new = self._streaming(text, pos)
+            if new >= 0:
+                return new
         if self._skipping:
             pos, reached = skip_to_stop(self._stops, text, pos, eof)
             if reached:
                 self._end()
             return pos
-        if self._mode == "stream" and not eof and self.committed and not self.done and shortcuts.ON:
-            new = self._streaming(text, pos)
-            if new >= 0:
-                return new
         end = len(text)
         if not self._started:
             pos = skip_whitespace(text, pos, end)
@@ -214,8 +241,11 @@ class JsonCallReader:
                 self._end()
                 return pos
             self._started = True
-        at = self._next_stop.find(text, pos)
-        stop = at if at >= 0 else end - self._stops.held(text, pos)
+        if end - pos <= LEAD_REACH and text.find(self._lead, pos) < 0 and shortcuts.ON:
+            at, stop = -1, end  # no stop marker, nor one begun (`Markers.lead`)
+        else:
+            at = self._next_stop.find(text, pos)
+            stop = at if at >= 0 else end - self._stops.held(text, pos)
         if not self._tried_whole:
             self._tried_whole = True
             whole_end = self._whole(text, pos, stop)
@@ -250,48 +280,70 @@ class JsonCallReader:
 
     def _head(self, text: str, pos: int, stop: int, end: int) -> int:
         """The fast path for the object's opening in the common shape: `{` and a plain
-        name first, read in one step once the name's string is whole (`JsonScanner.
-        read_head`: the outer scanner's own steps, `_member` and `_value` told as it tells
-        them); where it stopped. -1 while the text to the end is still the start of such a
-        head (it names no call before its string is whole, nor can it fail: the text waits
-        in the engine and is read again with the next delta). Anything else: `pos`, and
-        the outer scanner reads it all."""
-        head, begun = self._heads  # type: ignore[misc]
-        outer = self._outer  # (made at once: what is read while the head arrives is less)
-        if outer is None:
-            outer = self._outer = JsonScanner(
-                _discard, on_member=self._member, on_value=self._value
-            )
-        found = head.match(text, pos, stop)
-        if found is None and stop == end and begun.fullmatch(text, pos, end) is not None:
-            return -1
-        self._heads = None  # tried: the outer scanner reads from here on
-        if found is not None and found.group(2)[1:-1].strip():
-            return outer.read_head(found, stop)
-        return pos
+        name first, read in one step once the name's string is whole, and its arguments'
+        key with it when the text has it; the name and the key decided as the outer
+        scanner's callbacks decide them (`_value`, `_member`), with no scanner made
+        (`_lean`, `_lean_read`); where it stopped. -1 while the text to the end is still
+        the start of such a head (it names no call before its string is whole, nor can it
+        fail: the text waits in the engine and is read again with the next delta).
+        Anything else: `pos`, and the outer scanner reads it all."""
+        head, begun, lean, _ = self._heads  # type: ignore[misc]
+        found = lean.match(text, pos, stop)
+        keyed = found is not None
+        if found is None:
+            found = head.match(text, pos, stop)
+            if found is None:
+                if stop == end and begun.fullmatch(text, pos, end) is not None:
+                    return -1
+                self._heads = None  # tried: the outer scanner reads from here on
+                return pos
+        self._heads = None
+        name = found.group(2)[1:-1].strip()
+        if not name or found.group(1) in self.item.id:  # (`_value` reads an id from it)
+            return pos  # the outer scanner reads it all
+        self._lean = found.group()
+        self.name = name
+        if keyed:  # the arguments' key (`_member`: the call is committed there at the latest)
+            self._keyed = self._args_seen = True
+        self._commit_name()
+        return found.end()
 
     def _streaming(self, text: str, pos: int) -> int:
         """`read` while the arguments object of a named call streams and no stop marker is
         in the text: its steps (`_read_outer`'s first turn, `_read_args_value`'s stream
         branch) without the layers; -1, having read nothing, when a marker is there."""
-        if self._next_stop.find(text, pos) >= 0:
+        stops = self._stops
+        if stops.find(text, pos) is not None:
             return -1
         end = len(text)
-        stop = end - self._stops.held(text, pos)
+        low = end - stops.max_prefix  # (`Markers.held` without its call)
+        tail = stops.find_tail(text, low if low > pos else pos)
+        stop = end if tail is None else tail.start()
         if pos >= stop:
             return pos
-        outer = self._outer
-        assert outer is not None and self._args is not None
         args = self._args
-        new = args.read(text, pos, eof=False, bound=stop)
+        assert args is not None
+        return self._streamed_on(text, pos, args.read(text, pos, eof=False, bound=stop), stop, end)
+
+    def _streamed_on(self, text: str, pos: int, new: int, stop: int, end: int) -> int:
+        """The rest of `_streaming` once the arguments read text[pos:stop] up to `new`."""
+        outer = self._outer
+        args = self._args
+        assert args is not None
         if args.failed:  # (it told the sink)
             self._skipping = True
+            self._streamed = None
             new = self.read(text, new, eof=False)
         elif args.done:
             self._mode = ""
+            self._streamed = None
             self._resume_outer()
-        if new >= stop or self.done or (new == pos and outer.state != PAUSED):
+        if new >= stop or self.done:
             return new  # (`_read_outer`'s loop ends: nothing after it applies to a named call)
+        # (the outer scanner paused on the arguments; a lean read's while they stream)
+        paused = outer.state == PAUSED if outer is not None else not args.done
+        if new == pos and not paused:
+            return new
         return self._read_outer(text, new, stop, end, -1, False)
 
     def _read_outer(
@@ -299,6 +351,8 @@ class JsonCallReader:
     ) -> int:
         """Read the object up to `stop`: a stop marker at `at` (or none: -1), or the bound
         on the text before the name (`bounded`)."""
+        if self._lean:
+            return self._lean_read(text, pos, stop, end, at, eof)
         outer = self._outer
         if outer is None:
             outer = self._outer = JsonScanner(
@@ -335,6 +389,86 @@ class JsonCallReader:
             self._end()
             return stop if at >= 0 else end  # a partial marker at the end is markup
         return pos
+
+    def _lean_read(self, text: str, pos: int, stop: int, end: int, at: int, eof: bool) -> int:
+        """`_read_outer` after a head read whole (`_lean`), without the outer scanner, in
+        the common shape: whitespace, the arguments' object (streamed as
+        `_read_args_value` streams it), whitespace and the object's `}`. Any other turn
+        (another member, a string or a marker before the `}`, the end of the output) makes
+        the outer scanner (`_unlean`) and `_read_outer` goes on from there."""
+        if not self._keyed:  # the arguments' key may still come, maybe cut short
+            pos = self._lean_key(text, pos, stop, end, eof)
+            if not self._keyed:
+                if pos >= 0:
+                    return pos
+                self._unlean()
+                return self._read_outer(text, -pos - 1, stop, end, at, eof)
+        while pos < stop:
+            args = self._args
+            if self._mode:  # the arguments stream (`_read_args_value`)
+                assert args is not None
+                new = args.read(text, pos, eof=False, bound=stop)
+                if args.failed:  # (it told the sink)
+                    self._unlean()
+                    self._skipping = True
+                    self._streamed = None
+                    new = self.read(text, new, eof=False)
+                    if self.done:  # (as `_read_outer`'s loop ends, its scanner left alone)
+                        return new
+                    return self._read_outer(text, new, stop, end, at, eof)
+                if not args.done:
+                    pos = new
+                    break
+                self._mode = ""
+                self._streamed = None
+                pos = new
+                continue
+            pos = skip_whitespace(text, pos, stop)
+            if pos >= stop:
+                break
+            char = text[pos]
+            if args is None and char == "{":  # the arguments' object begins
+                self._mode = "stream"
+                self._args = self._streamed = self._make_args()
+                continue
+            if args is not None and char == "}":  # the object ends after its arguments
+                self._end()
+                return pos + 1
+            break
+        if pos >= stop and at < 0 and not eof:
+            return pos
+        self._unlean()
+        return self._read_outer(text, pos, stop, end, at, eof)
+
+    def _lean_key(self, text: str, pos: int, stop: int, end: int, eof: bool) -> int:
+        """The rest of a lean head after its name member: a comma and the arguments' key,
+        with the head read so far (`_lean`): where it stopped once it is whole (`_keyed`);
+        `stop` while the text up to its end may still grow into it (the text read goes
+        into `_lean`); else `-pos - 1` (the outer scanner reads from `pos`)."""
+        head = self._lean
+        full = head + text[pos:stop]
+        _, _, lean, begun = _heads(self.item.name, self.item.arguments)
+        found = lean.match(full)
+        if found is not None:  # (the name member is `head`'s and the same again)
+            self._lean = found.group()
+            self._keyed = self._args_seen = True
+            self._commit_name()
+            return pos + found.end() - len(head)
+        if stop == end and not eof and len(full) <= _LEAN_SPAN and begun.fullmatch(full):
+            self._lean = full
+            return stop
+        return -pos - 1
+
+    def _unlean(self) -> None:
+        """The outer scanner a lean read did without (`_lean_read`), made where the read
+        stands: the head is read again by it (its callbacks find the call named and
+        committed, and decide nothing again), paused on the arguments' value, and past
+        that value once the arguments are done."""
+        head, self._lean = self._lean, ""
+        outer = self._outer = JsonScanner(_discard, on_member=self._member, on_value=self._value)
+        outer.read(head, 0, len(head))
+        if self._args is not None and not self._mode:  # (keyed, its arguments done)
+            outer.resume()
 
     def _marker_at_opening(self, first: str) -> bool:
         """Whether a marker, whole or still arriving, begins right after the object's `{`
@@ -405,7 +539,7 @@ class JsonCallReader:
                 return pos
             if text[pos] == "{" and self.committed and self._args is None:
                 self._mode = "stream"
-                self._args = self._make_args()
+                self._args = self._streamed = self._make_args()
             else:
                 self._mode = "capture"
                 self._string_args = text[pos] == '"'
@@ -416,9 +550,11 @@ class JsonCallReader:
             new = self._args.read(text, pos, eof=False, bound=stop)
             if self._args.failed:  # (it told the sink)
                 self._skipping = True
+                self._streamed = None
                 return self.read(text, new, eof=False)
             if self._args.done:
                 self._mode = ""
+                self._streamed = None
                 self._resume_outer()
             return new
         assert self._capture is not None
@@ -443,14 +579,15 @@ class JsonCallReader:
             tell()
 
     def _resume_outer(self) -> None:
-        assert self._outer is not None  # (a value is read for it only once it exists)
-        self._outer.resume()
+        if self._outer is not None:  # (None in a lean read: `_lean_read` goes on itself)
+            self._outer.resume()
 
     def _end(self) -> None:
         """End of the object, of the call, or of input."""
         if self.done:
             return
         self.done = True
+        self._streamed = None
         if self.committed:
             self._outer = None  # (it holds this reader's methods: no cycle left behind)
         if self._capture is not None:
@@ -474,25 +611,31 @@ class JsonCallReader:
 
 
 @lru_cache(maxsize=64)
-def _heads(
-    names: tuple[str, ...], arguments: tuple[str, ...]
-) -> tuple[re.Pattern[str], re.Pattern[str]]:
+def _heads(names: tuple[str, ...], arguments: tuple[str, ...]) -> _Heads:
     """A call object's head read whole (`JsonCallReader._head`): `{`, whitespace and a
     first member whose key names the call (no arguments key) and whose value is a plain
-    string as long as a name may be, groups as `JsonScanner.read_head` reads them; and the text that
-    may still grow into one (up to its end)."""
+    string as long as a name may be (group 1 the key, 2 the value), and a comma; the text
+    that may still grow into one (up to its end); the lean head, that member, a comma and an
+    arguments key with its colon and whitespace (groups 1 and 2 the same); and the text that
+    may still grow into a lean head once its member is whole (`_lean_key`)."""
     keys = [key for key in names if key not in arguments]
     if not keys:
-        return _NEVER, _NEVER
+        return _NEVER, _NEVER, _NEVER, _NEVER
     space = r"[ \t\n\r]*"
     string = r'[^"\\\x00-\x1f]{0,%d}' % _MAX_NAME
     either = "|".join(re.escape(key) for key in keys)
     head = re.compile(rf'\{{{space}"({either})"{space}:{space}("{string}")()(?:{space},{space})?')
+    args = "|".join(re.escape(key) for key in arguments)
+    member = rf'\{{{space}"({either})"{space}:{space}("{string}"){space}'
+    lean = re.compile(rf'{member},{space}"(?:{args})"{space}:{space}')
+    # (a key's beginnings, the whole key without its closing quote among them)
+    key_begun = "|".join(sorted({re.escape(k[:n]) for k in arguments for n in range(len(k) + 1)}))
+    lean_begun = re.compile(rf'{member}(?:,{space}(?:"(?:(?:{args})"{space}|{key_begun}))?)?')
     partial = "|".join(sorted({re.escape(key[:k]) for key in keys for k in range(len(key))}))
     begun = re.compile(
         rf'\{{{space}(?:"(?:{partial}|(?:{either})(?:"{space}(?::{space}(?:"{string})?)?)?))?'
     )
-    return head, begun
+    return head, begun, lean, lean_begun
 
 
 _NEVER = re.compile(r"(?!)")

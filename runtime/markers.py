@@ -60,6 +60,12 @@ def _below(node: dict) -> str:
     return f"(?:{'|'.join(ways)})"
 
 
+# the longest text a reader rules every marker out of with one `str.find` for their `lead`
+# (a delta's text); a longer one, such as a whole output read call by call, is searched as
+# before (once, where `NextStop` remembers it): the find is bounded by this much per call
+LEAD_REACH = 4096
+
+
 class Markers:
     """A fixed set of literal markers, searched left-most first, longest first at a tie."""
 
@@ -74,6 +80,7 @@ class Markers:
         "max_prefix",
         "_firsts",
         "firsts",
+        "lead",
         "_longer",
         "_grows",
         "growing",
@@ -139,6 +146,10 @@ class Markers:
         self._firsts = tuple(sorted({lit[0] for lit in unique}))
         # the characters a marker begins with: `could_start` is false at any other
         self.firsts = frozenset(self._firsts)
+        # the one character every marker begins with ("" when they begin with several, or
+        # there is none): text from a position without it holds no marker and no start of
+        # one, which one `str.find` tells (a reader's delta, before any regex search)
+        self.lead = self._firsts[0] if len(self._firsts) == 1 else ""
         # markers that another marker begins with: a match of one may still grow into the other
         self._longer = {
             lit: tuple(other for other in unique if len(other) > len(lit) and other.startswith(lit))

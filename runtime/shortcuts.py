@@ -3,10 +3,12 @@
 Several readers take text already whole in one step (one regex match, one C decoder call)
 where their state machine would read it piece by piece: `xml_params` and `keyvalue_args`
 parameters, `json_args` and `json_call` objects, a `json_call` object's head (`{"name":
-"NAME"`, held while it arrives), a JSON value in `json_stream`, a Python string in
-`python_calls`, a call's runs of literals (`tables._Run`), an empty `skip` at its `until`
-(`tables.empty_skips`). Each is a hand-written twin of its state machine and must decide as
-it does. Two guards keep them honest:
+"NAME", "arguments": `, held while it arrives) and the rest of one in the common shape
+without its outer scanner (`json_call._lean_read`), a delta with no marker's first character
+in it (`Markers.lead`: one `str.find`, no search), a JSON value in `json_stream`, a Python
+string in `python_calls`, a call's runs of literals (`tables._Run`), an empty `skip` at its
+`until` (`tables.empty_skips`). Each is a hand-written twin of its state machine and must
+decide as it does. Two guards keep them honest:
 
 - `ON`: `TOOLGRAMMAR_NO_SHORTCUTS=1` in the environment (read once, at import) turns every
   shortcut off, and `switch(False)` does so at run time (tests/test_shortcuts.py reads the

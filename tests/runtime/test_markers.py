@@ -54,3 +54,30 @@ def test_a_marker_may_grow_while_the_text_from_it_still_begins_a_longer_one(
             rest = cut[at : at + max(map(len, longer), default=0) + 1]
             expected = any(o.startswith(rest) for o in longer)
             assert found.may_grow(cut, at, lit) == expected, (lit, cut)
+
+
+@given(
+    st.lists(st.text("<|ab>", min_size=1, max_size=6), min_size=1, max_size=5),
+    st.text("<|ab>x", max_size=12),
+    st.integers(0, 12),
+)
+@settings(max_examples=300, deadline=None)
+def test_text_without_the_lead_holds_no_marker_nor_the_start_of_one(
+    literals: list[str], text: str, pos: int
+) -> None:
+    # `lead` is the one character every marker begins with, or "": where the text from
+    # `pos` has no lead, the search finds nothing and nothing is held (the readers' one
+    # `str.find` before any search: `JsonCallReader.read`)
+    found = markers(literals)
+    pos = min(pos, len(text))
+    firsts = {lit[0] for lit in found.literals}
+    assert found.lead == (next(iter(firsts)) if len(firsts) == 1 else "")
+    if found.lead and found.lead not in text[pos:]:
+        assert found.search(text, pos) == (-1, "")
+        assert found.held(text, pos) == 0
+
+
+def test_the_lead_is_the_markers_one_first_character() -> None:
+    assert markers(("<|end_message|>", "<|message_model|>")).lead == "<"
+    assert markers(("</tool_call>", "<tool_call>", "[TOOL_CALLS]")).lead == ""
+    assert markers(()).lead == ""
