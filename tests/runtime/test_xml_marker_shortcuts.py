@@ -60,11 +60,13 @@ class _Sink:
         return False
 
 
-def _read(stops: tuple[str, ...], text: str, size: int) -> tuple[str, int]:
+def _read(
+    stops: tuple[str, ...], text: str, size: int, item: XmlParams = ITEM
+) -> tuple[str, int]:
     """The arguments written for `text` fed `size` characters at a time (0: whole), and how
     much of it the reader took."""
     sink = _Sink()
-    reader = xml_params.XmlParamsReader(ITEM, stops, sink)
+    reader = xml_params.XmlParamsReader(item, stops, sink)
     pieces = [text] if size == 0 else [text[i : i + size] for i in range(0, len(text), size)]
     held, taken = "", 0
     for piece in pieces:
@@ -149,3 +151,41 @@ def test_an_undeclared_parameter_is_dropped_where_a_value_closes_in_line(family:
         for call in delta.to_dict().get("tool_calls") or []:
             streamed += call.get("function", {}).get("arguments") or ""
     assert json.loads(streamed) == expected
+
+
+# values that hold the markers' first character `<` where no marker begins, where one may
+# still begin at the end of a piece, and whole markers after it; read with and without the
+# value shortcuts (`_value_marks`, `XmlParamsReader.read`), by items whose value rules
+# (strip, trim_newline, entities) hold tails of their own
+VALUE_ITEMS = {
+    "plain": ITEM,
+    "trim_newline": XmlParams(**GLM, trim_newline=True),  # type: ignore[arg-type]
+    "strip": XmlParams(**GLM, strip=True),  # type: ignore[arg-type]
+    "xml_unescape": XmlParams(**GLM, xml_unescape=True),  # type: ignore[arg-type]
+}
+VALUES = [
+    "a<b <c> x<<y </arg_valu </arg_ <arg_ke <",
+    "if a < b and c <d:\n    print('<going>')\n",
+    "<<<<</arg_value",
+    "x &amp; <y &lt; </arg_value_",
+    "  padded <  \n",
+    "<",
+    "</tool_call",
+]
+
+
+@pytest.mark.parametrize("case", sorted(VALUE_ITEMS))
+def test_a_value_holding_the_markers_first_character_reads_as_the_state_machine_reads_it(
+    case: str,
+) -> None:
+    item = VALUE_ITEMS[case]
+    stops = ("</tool_call>", "<tool_call>")
+    for value in VALUES:
+        for after in ("</arg_value>", "</tool_call>", "<arg_key>b</arg_key><arg_value>2", ""):
+            text = f"<arg_key>a</arg_key><arg_value>{value}{after}"
+            for size in (0, 1, 2, 3, 5, 7, 11, 16):
+                with shortcuts_set(True):
+                    fast = _read(stops, text, size, item)
+                with shortcuts_set(False):
+                    slow = _read(stops, text, size, item)
+                assert fast == slow, (case, text, size)
