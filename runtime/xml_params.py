@@ -228,16 +228,20 @@ def _value_first(value_ends: Markers, cdata: bool) -> str:
 forgets(_whole_param.cache_clear)
 
 
-def _value_marks(item: XmlParams, value_ends: Markers) -> tuple[tuple[str, ...], frozenset[str]]:
-    """The markers that end a value and their proper prefixes, when every one begins with
-    the same character and no CDATA section may open (`_value_first`): a value's text is
-    then looked through at that character's places only, each a `str.startswith` of them or
-    a look-up of the rest of the text among the prefixes (what the search for the value's
-    end and its held tail decide there). ((), frozenset()) otherwise."""
-    if item.cdata or not _value_first(value_ends, False):
-        return (), frozenset()
-    lits = value_ends.literals
-    return lits, frozenset(lit[:k] for lit in lits for k in range(1, len(lit)))
+def _value_marks(
+    item: XmlParams, value_ends: Markers
+) -> tuple[tuple[str, ...], frozenset[str], int]:
+    """The markers that end a value (and a CDATA section's opener, where one may open),
+    their proper prefixes, and the longest of those, when every one begins with the same
+    character (`_value_first`): a value's text is then looked through at that character's
+    places only, each a `str.startswith` of them or a look-up of the rest of the text among
+    the prefixes (what the search for the value's end, the CDATA section's and their held
+    tails decide there). ((), frozenset(), 0) otherwise."""
+    if not _value_first(value_ends, item.cdata):
+        return (), frozenset(), 0
+    lits = (*value_ends.literals, CDATA_OPEN) if item.cdata else value_ends.literals
+    prefixes = frozenset(lit[:k] for lit in lits for k in range(1, len(lit)))
+    return lits, prefixes, max(map(len, prefixes), default=0)
 
 
 def _starts_alone(lit: str, found: Markers) -> bool:
@@ -314,8 +318,7 @@ def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
         not (item.strip or item.xml_unescape),
         _own_at(item, ends, value_ends) if marks else "",
         _whole_min(item, value_ends),
-        *(_value_marks(item, value_ends) if marks else ((), frozenset())),
-        value_ends.max_prefix,
+        *(_value_marks(item, value_ends) if marks else ((), frozenset(), 0)),
         # (`whole_output` reads the last two by their place)
         _whole_param(item, between, value_opens, value_ends) if fast else None,
         # call openers that end a value only when what follows them says a call began
@@ -469,17 +472,19 @@ class XmlParamsReader(MarkupArgs):
             self.state == VALUE
             and (first := self._first_char)
             and not eof
-            and self._plain
-            and not self._pend
             and pos < len(text)
             and text.find(first, pos) < 0
         ):
-            if self._as_text:
-                self._send(encode_basestring(text[pos:])[1:-1])
-            else:
-                self._typed.append(text[pos:])
-            return len(text)
-        pos = self._read(text, pos, eof)
+            if not self._pend and self._plain:
+                if self._as_text:
+                    self._send(encode_basestring(text[pos:])[1:-1])
+                else:
+                    self._typed.append(text[pos:])
+                return len(text)
+            self._value_text(text[pos:], closing=False)  # (its rules may hold a tail)
+            pos = len(text)
+        else:
+            pos = self._read(text, pos, eof)
         pieces = self._pieces
         if pieces:  # (`_flush`, in line)
             self._send("".join(pieces))

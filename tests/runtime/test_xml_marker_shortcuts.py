@@ -60,9 +60,7 @@ class _Sink:
         return False
 
 
-def _read(
-    stops: tuple[str, ...], text: str, size: int, item: XmlParams = ITEM
-) -> tuple[str, int]:
+def _read(stops: tuple[str, ...], text: str, size: int, item: XmlParams = ITEM) -> tuple[str, int]:
     """The arguments written for `text` fed `size` characters at a time (0: whole), and how
     much of it the reader took."""
     sink = _Sink()
@@ -156,12 +154,13 @@ def test_an_undeclared_parameter_is_dropped_where_a_value_closes_in_line(family:
 # values that hold the markers' first character `<` where no marker begins, where one may
 # still begin at the end of a piece, and whole markers after it; read with and without the
 # value shortcuts (`_value_marks`, `XmlParamsReader.read`), by items whose value rules
-# (strip, trim_newline, entities) hold tails of their own
+# (strip, trim_newline, entities, CDATA sections) hold tails of their own
 VALUE_ITEMS = {
     "plain": ITEM,
     "trim_newline": XmlParams(**GLM, trim_newline=True),  # type: ignore[arg-type]
     "strip": XmlParams(**GLM, strip=True),  # type: ignore[arg-type]
     "xml_unescape": XmlParams(**GLM, xml_unescape=True),  # type: ignore[arg-type]
+    "cdata": XmlParams(**GLM, cdata=True, xml_unescape=True),  # type: ignore[arg-type]
 }
 VALUES = [
     "a<b <c> x<<y </arg_valu </arg_ <arg_ke <",
@@ -171,6 +170,8 @@ VALUES = [
     "  padded <  \n",
     "<",
     "</tool_call",
+    "a <![CDATA[ x </arg_value> ]]> b <![CDA",
+    "<![CDATA[<",
 ]
 
 
