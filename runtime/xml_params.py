@@ -468,21 +468,26 @@ class XmlParamsReader(MarkupArgs):
         """`Batched.read`; a value's text that holds no character a marker ending it begins
         with (`_first_char`) is all value, sent at once as `_read` would gather and send it:
         most deltas of a long value, without the state machine and the gathering."""
-        if (
-            self.state == VALUE
-            and (first := self._first_char)
-            and not eof
-            and pos < len(text)
-            and text.find(first, pos) < 0
-        ):
-            if not self._pend and self._plain:
-                if self._as_text:
-                    self._send(encode_basestring(text[pos:])[1:-1])
-                else:
-                    self._typed.append(text[pos:])
-                return len(text)
-            self._value_text(text[pos:], closing=False)  # (its rules may hold a tail)
-            pos = len(text)
+        if self.state == VALUE and not eof:
+            first = self._first_char
+            if first and text.find(first, pos) < 0:
+                chunk = text[pos:]
+                # (no rule but `trim_newline` holds a tail, and the text ends in no newline:
+                # all of it and what was held before it is value, `_value_text` in line)
+                if chunk and self._raw_tail and (chunk[-1] not in "\r\n" or self._plain):
+                    if self._pend:
+                        chunk = self._pend + chunk
+                        self._pend = ""
+                    if self._as_text:
+                        self._send(encode_basestring(chunk)[1:-1])
+                    else:
+                        self._typed.append(chunk)
+                    return len(text)
+                if chunk:
+                    self._value_text(chunk, closing=False)  # (its rules may hold a tail)
+                pos = len(text)
+            else:
+                pos = self._read(text, pos, eof)
         else:
             pos = self._read(text, pos, eof)
         pieces = self._pieces
