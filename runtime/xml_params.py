@@ -515,8 +515,16 @@ class XmlParamsReader(MarkupArgs):
                         # tail decide): a value's `<` in code or prose
                         while at >= 0 and not text.startswith(marks, at):
                             if end - at <= self._value_reach and text[at:] in self._value_prefixes:
-                                # a tail that may still be a marker waits
-                                self._value_text(text[pos:at], closing=False)
+                                # a tail that may still be a marker waits (the text before
+                                # it is value, `_value_text` in line where no tail is held)
+                                if self._plain and not self._pend:
+                                    if at > pos:
+                                        if self._as_text:
+                                            self.emit(encode_basestring(text[pos:at])[1:-1])
+                                        else:
+                                            self._typed.append(text[pos:at])
+                                else:
+                                    self._value_text(text[pos:at], closing=False)
                                 return at
                             at = text.find(first, at + 1)
                     if at < 0:

@@ -7,6 +7,7 @@ shortcuts on and off, streamed in every chunking and whole."""
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -60,10 +61,19 @@ class _Sink:
         return False
 
 
-def _read(stops: tuple[str, ...], text: str, size: int, item: XmlParams = ITEM) -> tuple[str, int]:
+class _TypedSink(_Sink):
+    """A sink whose schemas type every value as an integer: values are held whole."""
+
+    def schema_of(self, key: str) -> dict:  # type: ignore[override]
+        return {"type": "integer"}
+
+
+def _read(
+    stops: tuple[str, ...], text: str, size: int, item: XmlParams = ITEM, typed: bool = False
+) -> tuple[str, int]:
     """The arguments written for `text` fed `size` characters at a time (0: whole), and how
-    much of it the reader took."""
-    sink = _Sink()
+    much of it the reader took (`typed`: every value typed, held whole)."""
+    sink = _TypedSink() if typed else _Sink()
     reader = xml_params.XmlParamsReader(item, stops, sink)
     pieces = [text] if size == 0 else [text[i : i + size] for i in range(0, len(text), size)]
     held, taken = "", 0
@@ -184,9 +194,9 @@ def test_a_value_holding_the_markers_first_character_reads_as_the_state_machine_
     for value in VALUES:
         for after in ("</arg_value>", "</tool_call>", "<arg_key>b</arg_key><arg_value>2", ""):
             text = f"<arg_key>a</arg_key><arg_value>{value}{after}"
-            for size in (0, 1, 2, 3, 5, 7, 11, 16):
+            for size, typed in itertools.product((0, 1, 2, 3, 5, 7, 11, 16), (False, True)):
                 with shortcuts_set(True):
-                    fast = _read(stops, text, size, item)
+                    fast = _read(stops, text, size, item, typed)
                 with shortcuts_set(False):
-                    slow = _read(stops, text, size, item)
-                assert fast == slow, (case, text, size)
+                    slow = _read(stops, text, size, item, typed)
+                assert fast == slow, (case, text, size, typed)
