@@ -591,7 +591,11 @@ class XmlParamsReader(MarkupArgs):
                     found = between.find(text, pos)  # (`Markers.search`, in line)
                     if found is None:
                         # text between parameters is markup; keep only a possible marker start
-                        return end - (0 if eof else between.held(text, pos))
+                        if eof:
+                            return end
+                        low = end - between.max_prefix  # (`between.held(text, pos)`, in line)
+                        tail = between.find_tail(text, low if low > pos else pos)
+                        return end if tail is None else tail.start()
                     at, lit = found.start(), found.group()
                     if lit in between.growing and between.undecided(text, at, lit, eof):
                         if not eof:
@@ -1037,10 +1041,26 @@ class XmlParamsReader(MarkupArgs):
 
         `keep_newline`: the value ends at VALUE_END and the grammar keeps its last newline
         there (`keep_last_newline`); before any other marker the newline is markup."""
-        item = self.item
         raw = self._pend + chunk if self._pend else chunk
         if not raw:
             return
+        if self._raw_tail and not closing:
+            # (no strip nor entities: only `trim_newline` holds a tail, a newline that may
+            # be the markup's; the steps below for this case, without those of the others)
+            if raw[-1] in "\r\n" and self.item.trim_newline:
+                hold = 2 if raw.endswith("\r\n") else 1  # (a `\r` may begin `\r\n`)
+                ready = raw[:-hold]
+                self._pend = raw[-hold:]
+            else:
+                ready = raw
+                self._pend = ""
+            if ready:
+                if self._as_text:
+                    self.emit(encode_basestring(ready)[1:-1])
+                else:
+                    self._typed.append(ready)
+            return
+        item = self.item
         if closing:
             if item.strip:
                 raw = raw.rstrip()
