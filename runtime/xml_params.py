@@ -1044,9 +1044,10 @@ class XmlParamsReader(MarkupArgs):
         raw = self._pend + chunk if self._pend else chunk
         if not raw:
             return
-        if self._raw_tail and not closing:
-            # (no strip nor entities: only `trim_newline` holds a tail, a newline that may
-            # be the markup's; the steps below for this case, without those of the others)
+        if not closing and (self._raw_tail or ("&" not in raw and not self.item.strip)):
+            # (no strip, and no entities or none to decode: only `trim_newline` holds a tail,
+            # a newline that may be the markup's; the steps below for this case, without
+            # those of the others: text with no `&` decodes to itself)
             if raw[-1] in "\r\n" and self.item.trim_newline:
                 hold = 2 if raw.endswith("\r\n") else 1  # (a `\r` may begin `\r\n`)
                 ready = raw[:-hold]
