@@ -763,7 +763,7 @@ class XmlParamsReader(MarkupArgs):
         (`unwraps` only of `WRAPPER_KEYS`, which are all it answers yes for)."""
         name = raw.strip(MARKUP_SPACE)  # (`strip_space`, in line)
         schema = self.schema_of(name)
-        untyped_json, drops = self._policies()
+        untyped_json, drops = self._policy or self._policies()
         if schema is None:
             as_text = not untyped_json
         else:
@@ -788,7 +788,7 @@ class XmlParamsReader(MarkupArgs):
         if (item.xml_unescape or item.unescape_keys) and "&" in name:  # `name="a&amp;b"`
             name = xml_unescape(name)
         schema = self.schema_of(name)
-        untyped_json, drops = self._policies()
+        untyped_json, drops = self._policy or self._policies()
         as_text = not json_flagged and (
             streams_as_text(schema) if schema is not None else not untyped_json
         )
