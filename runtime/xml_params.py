@@ -516,13 +516,20 @@ class XmlParamsReader(MarkupArgs):
                         while at >= 0 and not text.startswith(marks, at):
                             if end - at <= self._value_reach and text[at:] in self._value_prefixes:
                                 # a tail that may still be a marker waits (the text before
-                                # it is value, `_value_text` in line where no tail is held)
-                                if self._plain and not self._pend:
-                                    if at > pos:
+                                # it is value, `_value_text` in line where it holds no tail:
+                                # no rule but `trim_newline`, and no newline last)
+                                if self._raw_tail and (
+                                    self._plain or (at > pos and text[at - 1] not in "\r\n")
+                                ):
+                                    chunk = text[pos:at]
+                                    if self._pend:
+                                        chunk = self._pend + chunk
+                                        self._pend = ""
+                                    if chunk:
                                         if self._as_text:
-                                            self.emit(encode_basestring(text[pos:at])[1:-1])
+                                            self.emit(encode_basestring(chunk)[1:-1])
                                         else:
-                                            self._typed.append(text[pos:at])
+                                            self._typed.append(chunk)
                                 else:
                                     self._value_text(text[pos:at], closing=False)
                                 return at
@@ -530,15 +537,19 @@ class XmlParamsReader(MarkupArgs):
                     if at < 0:
                         if not eof:
                             # no marker, nor the start of one, in the rest: all of it is
-                            # value text (`_value` then `_value_text`, in line where no
-                            # tail is held)
-                            if self._plain and not self._pend:
+                            # value text (`_value` then `_value_text`, in line where it
+                            # holds no tail: no rule but `trim_newline`, no newline last)
+                            chunk = text[pos:]
+                            if self._raw_tail and (self._plain or chunk[-1] not in "\r\n"):
+                                if self._pend:
+                                    chunk = self._pend + chunk
+                                    self._pend = ""
                                 if self._as_text:
-                                    self.emit(encode_basestring(text[pos:])[1:-1])
+                                    self.emit(encode_basestring(chunk)[1:-1])
                                 else:
-                                    self._typed.append(text[pos:])
+                                    self._typed.append(chunk)
                             else:
-                                self._value_text(text[pos:], closing=False)
+                                self._value_text(chunk, closing=False)
                             return end
                     elif text.startswith(self._own_at, at) and self._own_at:
                         # its own closer at the first place any marker may begin: what
