@@ -228,6 +228,22 @@ def _value_first(value_ends: Markers, cdata: bool) -> str:
 forgets(_whole_param.cache_clear)
 
 
+def _value_marks(
+    item: XmlParams, value_ends: Markers
+) -> tuple[tuple[str, ...], frozenset[str], int]:
+    """The markers that end a value (and a CDATA section's opener, where one may open),
+    their proper prefixes, and the longest of those, when every one begins with the same
+    character (`_value_first`): a value's text is then looked through at that character's
+    places only, each a `str.startswith` of them or a look-up of the rest of the text among
+    the prefixes (what the search for the value's end, the CDATA section's and their held
+    tails decide there). ((), frozenset(), 0) otherwise."""
+    if not _value_first(value_ends, item.cdata):
+        return (), frozenset(), 0
+    lits = (*value_ends.literals, CDATA_OPEN) if item.cdata else value_ends.literals
+    prefixes = frozenset(lit[:k] for lit in lits for k in range(1, len(lit)))
+    return lits, prefixes, max(map(len, prefixes), default=0)
+
+
 def _starts_alone(lit: str, found: Markers) -> bool:
     """Whether text that begins with `lit` is read as `lit` by a search of `found` (no other
     marker begins with it, so none is found at its place nor may grow from it), and text
@@ -302,6 +318,7 @@ def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
         not (item.strip or item.xml_unescape),
         _own_at(item, ends, value_ends) if marks else "",
         _whole_min(item, value_ends),
+        *(_value_marks(item, value_ends) if marks else ((), frozenset(), 0)),
         # (`whole_output` reads the last two by their place)
         _whole_param(item, between, value_opens, value_ends) if fast else None,
         # call openers that end a value only when what follows them says a call began
@@ -340,9 +357,8 @@ class XmlParamsReader(MarkupArgs):
         "_whole",
         "_first_char",
         "_plain",
-        "_unwraps",
-        "_untyped_json",
-        "_drops",
+        "_sink",
+        "_policy",
         "_wrapper",
         "_first",
         "_key_ends",
@@ -364,6 +380,9 @@ class XmlParamsReader(MarkupArgs):
         "_raw_tail",
         "_own_at",
         "_whole_min",
+        "_value_marks",
+        "_value_prefixes",
+        "_value_reach",
     )
 
     item: XmlParams
@@ -393,6 +412,11 @@ class XmlParamsReader(MarkupArgs):
             self._raw_tail,
             self._own_at,
             self._whole_min,
+            # the markers that end a value, looked for at their one first character's
+            # places, and the proper prefixes of them a tail within `_value_reach` may be
+            self._value_marks,
+            self._value_prefixes,
+            self._value_reach,
             self._whole,
             self._in_value,
         ) = _tables(item, stops)
@@ -405,12 +429,10 @@ class XmlParamsReader(MarkupArgs):
         self._keys: dict[str, _Key] = {}
         # the keys read by the parser's earlier calls of the same tool (`Sink.tool_memo`)
         self._memo_of = getattr(sink, "tool_memo", None)
-        self._unwraps = sink.unwraps
-        # a value no schema types is its JSON value when it is one (`untyped_values="json"`)
-        policies = getattr(sink, "policies", None)
-        self._untyped_json = policies is not None and policies.untyped_values == "json"
-        drops = policies is not None and policies.undeclared_params == "drop"
-        self._drops = sink.drops_param if drops else None
+        # what a key not yet read asks of (`_policies`): a call of a tool read before
+        # finds its keys in the memo, and asks nothing
+        self._sink = sink
+        self._policy: tuple[bool, Any] | None = None  # (`_policies`, once asked)
         self._wrapper = False  # the parameter being read is a wrapper (`runtime/unwrap.py`)
         self._first = True  # no parameter opened yet: only the first may be a wrapper
         # the trace's (`protocol.Sink.log`): told each change of state; None unless tracing
@@ -442,6 +464,38 @@ class XmlParamsReader(MarkupArgs):
             return at
         return pos
 
+    def read(self, text: str, pos: int, eof: bool) -> int:
+        """`Batched.read`; a value's text that holds no character a marker ending it begins
+        with (`_first_char`) is all value, sent at once as `_read` would gather and send it:
+        most deltas of a long value, without the state machine and the gathering."""
+        if self.state == VALUE and not eof:
+            first = self._first_char
+            if first and text.find(first, pos) < 0:
+                chunk = text[pos:]
+                # (no rule but `trim_newline` holds a tail, and the text ends in no newline:
+                # all of it and what was held before it is value, `_value_text` in line)
+                if chunk and self._raw_tail and (chunk[-1] not in "\r\n" or self._plain):
+                    if self._pend:
+                        chunk = self._pend + chunk
+                        self._pend = ""
+                    if self._as_text:
+                        self._send(encode_basestring(chunk)[1:-1])
+                    else:
+                        self._typed.append(chunk)
+                    return len(text)
+                if chunk:
+                    self._value_text(chunk, closing=False)  # (its rules may hold a tail)
+                pos = len(text)
+            else:
+                pos = self._read(text, pos, eof)
+        else:
+            pos = self._read(text, pos, eof)
+        pieces = self._pieces
+        if pieces:  # (`_flush`, in line)
+            self._send("".join(pieces))
+            pieces.clear()
+        return pos
+
     def _read(self, text: str, pos: int, eof: bool) -> int:
         # the states in the order a parameter passes them: a step that completes falls
         # through to the next state's step while text is left (one turn of the loop per
@@ -454,18 +508,48 @@ class XmlParamsReader(MarkupArgs):
                 first = self._first_char
                 if first:
                     at = text.find(first, pos)
+                    marks = self._value_marks
+                    if marks and not eof:
+                        # past the places of that character that begin no marker, nor a
+                        # tail that may still become one (what `_value`'s search and held
+                        # tail decide): a value's `<` in code or prose
+                        while at >= 0 and not text.startswith(marks, at):
+                            if end - at <= self._value_reach and text[at:] in self._value_prefixes:
+                                # a tail that may still be a marker waits (the text before
+                                # it is value, `_value_text` in line where it holds no tail:
+                                # no rule but `trim_newline`, and no newline last)
+                                if self._raw_tail and (
+                                    self._plain or (at > pos and text[at - 1] not in "\r\n")
+                                ):
+                                    chunk = text[pos:at]
+                                    if self._pend:
+                                        chunk = self._pend + chunk
+                                        self._pend = ""
+                                    if chunk:
+                                        if self._as_text:
+                                            self.emit(encode_basestring(chunk)[1:-1])
+                                        else:
+                                            self._typed.append(chunk)
+                                else:
+                                    self._value_text(text[pos:at], closing=False)
+                                return at
+                            at = text.find(first, at + 1)
                     if at < 0:
                         if not eof:
                             # no marker, nor the start of one, in the rest: all of it is
-                            # value text (`_value` then `_value_text`, in line where no
-                            # tail is held)
-                            if self._plain and not self._pend:
+                            # value text (`_value` then `_value_text`, in line where it
+                            # holds no tail: no rule but `trim_newline`, no newline last)
+                            chunk = text[pos:]
+                            if self._raw_tail and (self._plain or chunk[-1] not in "\r\n"):
+                                if self._pend:
+                                    chunk = self._pend + chunk
+                                    self._pend = ""
                                 if self._as_text:
-                                    self.emit(encode_basestring(text[pos:])[1:-1])
+                                    self.emit(encode_basestring(chunk)[1:-1])
                                 else:
-                                    self._typed.append(text[pos:])
+                                    self._typed.append(chunk)
                             else:
-                                self._value_text(text[pos:], closing=False)
+                                self._value_text(chunk, closing=False)
                             return end
                     elif text.startswith(self._own_at, at) and self._own_at:
                         # its own closer at the first place any marker may begin: what
@@ -518,7 +602,11 @@ class XmlParamsReader(MarkupArgs):
                     found = between.find(text, pos)  # (`Markers.search`, in line)
                     if found is None:
                         # text between parameters is markup; keep only a possible marker start
-                        return end - (0 if eof else between.held(text, pos))
+                        if eof:
+                            return end
+                        low = end - between.max_prefix  # (`between.held(text, pos)`, in line)
+                        tail = between.find_tail(text, low if low > pos else pos)
+                        return end if tail is None else tail.start()
                     at, lit = found.start(), found.group()
                     if lit in between.growing and between.undecided(text, at, lit, eof):
                         if not eof:
@@ -663,6 +751,22 @@ class XmlParamsReader(MarkupArgs):
             keys[raw] = key
         return key
 
+    def _policies(self) -> tuple[bool, Any]:
+        """Whether a value no schema types is its JSON value when it is one
+        (`untyped_values="json"`), and the sink's `drops_param` when undeclared parameters
+        are dropped (else None): the parser's policies, asked where a key is first read."""
+        policy = self._policy
+        if policy is None:
+            sink = self._sink
+            policies = getattr(sink, "policies", None)
+            if policies is None:
+                policy = False, None
+            else:
+                drops = sink.drops_param if policies.undeclared_params == "drop" else None
+                policy = policies.untyped_values == "json", drops
+            self._policy = policy
+        return policy
+
     def _read_plain_key(self, raw: str) -> _Key:
         """`_read_key` for an item whose keys are read as written, markup whitespace
         stripped (`_plain_keys`): a call of many distinct keys reads each once, and that
@@ -670,14 +774,15 @@ class XmlParamsReader(MarkupArgs):
         (`unwraps` only of `WRAPPER_KEYS`, which are all it answers yes for)."""
         name = raw.strip(MARKUP_SPACE)  # (`strip_space`, in line)
         schema = self.schema_of(name)
+        untyped_json, drops = self._policy or self._policies()
         if schema is None:
-            as_text = not self._untyped_json
+            as_text = not untyped_json
         else:
             as_text = streams_as_text(schema)
         prefix = encode_basestring(name) + ": "
-        if self._drops is not None and self._drops(name):  # read, not written
+        if drops is not None and drops(name):  # read, not written
             return _new_key(_Key, (name, False, schema, False, prefix, False, True, {}))
-        wraps = name in WRAPPER_KEYS and self._unwraps(name)
+        wraps = name in WRAPPER_KEYS and self._sink.unwraps(name)
         return _new_key(_Key, (name, False, schema, as_text, prefix, wraps, False, {}))
 
     def _read_key(self, raw: str) -> _Key:
@@ -694,13 +799,15 @@ class XmlParamsReader(MarkupArgs):
         if (item.xml_unescape or item.unescape_keys) and "&" in name:  # `name="a&amp;b"`
             name = xml_unescape(name)
         schema = self.schema_of(name)
+        untyped_json, drops = self._policy or self._policies()
         as_text = not json_flagged and (
-            streams_as_text(schema) if schema is not None else not self._untyped_json
+            streams_as_text(schema) if schema is not None else not untyped_json
         )
         prefix = encode_basestring(name) + ": "
-        if self._drops is not None and self._drops(name):  # read, not written
+        if drops is not None and drops(name):  # read, not written
             return _Key(name, json_flagged, schema, False, prefix, False, True, {})
-        return _Key(name, json_flagged, schema, as_text, prefix, self._unwraps(name), False, {})
+        unwraps = self._sink.unwraps(name)
+        return _Key(name, json_flagged, schema, as_text, prefix, unwraps, False, {})
 
     def _ended(self) -> bool:
         """`self.done`, read through a call: after `_whole_params`, which may set it, mypy
@@ -945,10 +1052,27 @@ class XmlParamsReader(MarkupArgs):
 
         `keep_newline`: the value ends at VALUE_END and the grammar keeps its last newline
         there (`keep_last_newline`); before any other marker the newline is markup."""
-        item = self.item
         raw = self._pend + chunk if self._pend else chunk
         if not raw:
             return
+        if not closing and (self._raw_tail or ("&" not in raw and not self.item.strip)):
+            # (no strip, and no entities or none to decode: only `trim_newline` holds a tail,
+            # a newline that may be the markup's; the steps below for this case, without
+            # those of the others: text with no `&` decodes to itself)
+            if raw[-1] in "\r\n" and self.item.trim_newline:
+                hold = 2 if raw.endswith("\r\n") else 1  # (a `\r` may begin `\r\n`)
+                ready = raw[:-hold]
+                self._pend = raw[-hold:]
+            else:
+                ready = raw
+                self._pend = ""
+            if ready:
+                if self._as_text:
+                    self.emit(encode_basestring(ready)[1:-1])
+                else:
+                    self._typed.append(ready)
+            return
+        item = self.item
         if closing:
             if item.strip:
                 raw = raw.rstrip()

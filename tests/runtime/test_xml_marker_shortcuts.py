@@ -7,6 +7,7 @@ shortcuts on and off, streamed in every chunking and whole."""
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -60,11 +61,20 @@ class _Sink:
         return False
 
 
-def _read(stops: tuple[str, ...], text: str, size: int) -> tuple[str, int]:
+class _TypedSink(_Sink):
+    """A sink whose schemas type every value as an integer: values are held whole."""
+
+    def schema_of(self, key: str) -> dict:  # type: ignore[override]
+        return {"type": "integer"}
+
+
+def _read(
+    stops: tuple[str, ...], text: str, size: int, item: XmlParams = ITEM, typed: bool = False
+) -> tuple[str, int]:
     """The arguments written for `text` fed `size` characters at a time (0: whole), and how
-    much of it the reader took."""
-    sink = _Sink()
-    reader = xml_params.XmlParamsReader(ITEM, stops, sink)
+    much of it the reader took (`typed`: every value typed, held whole)."""
+    sink = _TypedSink() if typed else _Sink()
+    reader = xml_params.XmlParamsReader(item, stops, sink)
     pieces = [text] if size == 0 else [text[i : i + size] for i in range(0, len(text), size)]
     held, taken = "", 0
     for piece in pieces:
@@ -149,3 +159,44 @@ def test_an_undeclared_parameter_is_dropped_where_a_value_closes_in_line(family:
         for call in delta.to_dict().get("tool_calls") or []:
             streamed += call.get("function", {}).get("arguments") or ""
     assert json.loads(streamed) == expected
+
+
+# values that hold the markers' first character `<` where no marker begins, where one may
+# still begin at the end of a piece, and whole markers after it; read with and without the
+# value shortcuts (`_value_marks`, `XmlParamsReader.read`), by items whose value rules
+# (strip, trim_newline, entities, CDATA sections) hold tails of their own
+VALUE_ITEMS = {
+    "plain": ITEM,
+    "trim_newline": XmlParams(**GLM, trim_newline=True),  # type: ignore[arg-type]
+    "strip": XmlParams(**GLM, strip=True),  # type: ignore[arg-type]
+    "xml_unescape": XmlParams(**GLM, xml_unescape=True),  # type: ignore[arg-type]
+    "cdata": XmlParams(**GLM, cdata=True, xml_unescape=True),  # type: ignore[arg-type]
+}
+VALUES = [
+    "a<b <c> x<<y </arg_valu </arg_ <arg_ke <",
+    "if a < b and c <d:\n    print('<going>')\n",
+    "<<<<</arg_value",
+    "x &amp; <y &lt; </arg_value_",
+    "  padded <  \n",
+    "<",
+    "</tool_call",
+    "a <![CDATA[ x </arg_value> ]]> b <![CDA",
+    "<![CDATA[<",
+]
+
+
+@pytest.mark.parametrize("case", sorted(VALUE_ITEMS))
+def test_a_value_holding_the_markers_first_character_reads_as_the_state_machine_reads_it(
+    case: str,
+) -> None:
+    item = VALUE_ITEMS[case]
+    stops = ("</tool_call>", "<tool_call>")
+    for value in VALUES:
+        for after in ("</arg_value>", "</tool_call>", "<arg_key>b</arg_key><arg_value>2", ""):
+            text = f"<arg_key>a</arg_key><arg_value>{value}{after}"
+            for size, typed in itertools.product((0, 1, 2, 3, 5, 7, 11, 16), (False, True)):
+                with shortcuts_set(True):
+                    fast = _read(stops, text, size, item, typed)
+                with shortcuts_set(False):
+                    slow = _read(stops, text, size, item, typed)
+                assert fast == slow, (case, text, size, typed)
