@@ -6,6 +6,11 @@ texts in one run, taking turns (`side_by_side.parse_times_ms`), best of --repeat
         [--size 16K] [--repeat 15]
     python bench/whole_parse.py none      # ours only, no peer environment needed
     python bench/whole_parse.py none --opcodes   # bytecode instructions, route and engine
+    python bench/whole_parse.py none --build both   # the pure and the compiled build side by side
+
+`--build both` runs this command twice, pure then compiled, one process each (a process
+runs one build, docs/compiled.md), and prints their rows joined: the route and the engine
+in each build, and the peer's time of the pure run.
 
 `--opcodes` counts the Python bytecode instructions of one parse each way (`opcodes.py`'s
 counter: a cost a busy machine does not disturb; C work, the decoder's and the regexes',
@@ -13,12 +18,24 @@ is not in it).
 
 The texts are `streams.py`'s shapes at --size; a peer's parse whose calls differ from the
 expected ones is marked ≠ (its time is not comparable).
+
+The timed parses run with the cyclic GC off (`parse_times_ms`), as every side's are; the
+`gc µs` column is what the collections a parse sets off cost with it on (an untimed pass,
+the mean over 200 parses, so that a rare full collection counts for its share;
+`gc.callbacks`): a parse that keeps what it returns (the
+message's models) allocates past gen 0's threshold, collections that find no garbage.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
+import json
+import os
+import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -30,6 +47,7 @@ from side_by_side import Ours, Outcome, Side, Tokens, check_streamed, parse_time
 from toolgrammar import runtime  # noqa: E402
 from toolgrammar.runtime import whole_output  # noqa: E402
 
+GC_PARSES = 200  # parses the gc pass spreads a rare full collection over (its mean)
 FAMILIES = ["kimi_k2", "hermes", "qwen3_coder", "deepseek_v31", "mistral", "llama3_json"]
 
 
@@ -47,6 +65,69 @@ class Engine(Ours):
                 whole_output.switch(True)
 
         return parse
+
+
+def gc_us(parse: Callable[[], Any], repeat: int) -> float:
+    """Mean µs a parse spends in the cyclic GC's collections, GC on (what a server pays)."""
+    spent = [0.0]
+    started = [0.0]
+
+    def clock(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started[0] = time.perf_counter()
+        else:
+            spent[0] += time.perf_counter() - started[0]
+
+    gc.collect()
+    gc.callbacks.append(clock)
+    try:
+        for _ in range(repeat):
+            parse()
+    finally:
+        gc.callbacks.remove(clock)
+    return spent[0] / repeat * 1e6
+
+
+def both_builds(argv: list[str]) -> int:
+    """`--build both`: this command once per build, one process each, the rows joined."""
+    from side_by_side import strip_options
+
+    rest = strip_options(argv, ("--build", "--json"))
+    runs: dict[str, list[dict[str, Any]]] = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        for build in ("pure", "compiled"):
+            path = os.path.join(scratch, f"{build}.json")
+            env = dict(os.environ)
+            if build == "pure":
+                env[runtime.PURE_ENV] = "1"
+            else:
+                env.pop(runtime.PURE_ENV, None)
+            command = [sys.executable, sys.argv[0], *rest, "--build", build, "--json", path]
+            print(f"--build both: the {build} run", flush=True)
+            if subprocess.run(command, env=env).returncode:
+                return 1
+            runs[build] = json.loads(Path(path).read_text())
+    compiled = {(r["family"], r["shape"]): r for r in runs["compiled"]}
+    header = ["family", "shape", "calls", "route ms pure", "route ms compiled", "pure / compiled"]
+    header += ["engine ms pure", "engine ms compiled", "gc µs pure", "gc µs compiled"]
+    peer = next((r["peer"] for r in runs["pure"] if r.get("peer")), None)
+    if peer:
+        header += [f"{peer} ms", f"{peer} / best route"]
+    rows = []
+    for p in runs["pure"]:
+        c = compiled[(p["family"], p["shape"])]
+        row = [p["family"], p["shape"], str(p["calls"]), f"{p['route_ms']:.2f}"]
+        row += [f"{c['route_ms']:.2f}", f"{p['route_ms'] / c['route_ms']:.2f}x"]
+        row += [f"{p['engine_ms']:.2f}", f"{c['engine_ms']:.2f}"]
+        row += [f"{p['gc_us']:.0f}", f"{c['gc_us']:.0f}"]
+        if peer:
+            ms, mark = p.get("peer_ms"), " ≠" if p.get("peer_differs") else ""
+            best = min(p["route_ms"], c["route_ms"])
+            row += [f"{ms:.2f}{mark}", f"{ms / best:.2f}x{mark}"] if ms else ["-", "-"]
+        rows.append(row)
+    print()
+    print(side_by_side.md_table(header, rows))
+    return 0
 
 
 def peer_of(name: str) -> Any:
@@ -102,10 +183,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--opcodes", action="store_true", help="count opcodes, ours only")
     parser.add_argument(
         "--build",
-        choices=["pure", "compiled"],
-        help="require this build of the runtime (docs/compiled.md); the header says which ran",
+        choices=["pure", "compiled", "both"],
+        help="require this build of the runtime (docs/compiled.md; the header says which ran),"
+        " or both: one run each, one process each, joined",
     )
+    parser.add_argument("--json", help="also write the rows as JSON")
     args = parser.parse_args(argv)
+    if args.build == "both":
+        return both_builds(sys.argv[1:] if argv is None else argv)
     build = runtime.build_name()
     if args.build and args.build != build:
         print(f"--build {args.build}, but {runtime.compiled()['why']}", file=sys.stderr)
@@ -117,10 +202,11 @@ def main(argv: list[str] | None = None) -> int:
     peer = peer_of(args.peer)
     modules = peer.load() if peer is not None else None
     tools = streams.load_tools()
-    header = ["family", "shape", "calls", "route ms", "engine ms", "engine / route"]
+    header = ["family", "shape", "calls", "route ms", "engine ms", "engine / route", "gc µs"]
     if peer is not None:
         header += [f"{peer.name} ms", f"{peer.name} / route"]
     rows = []
+    found_rows: list[dict[str, Any]] = []
     for family in args.families:
         if peer is not None and family not in peer.pairs:
             continue
@@ -136,6 +222,21 @@ def main(argv: list[str] | None = None) -> int:
             assert not notes[0] and not notes[1], (family, shape, notes)
             row = [family, shape, str(len(stream.expected)), f"{ms[0]:.2f}", f"{ms[1]:.2f}"]
             row.append(f"{ms[1] / ms[0]:.1f}x")
+            gc_cost = gc_us(sides[0].parser_of(stream.text), max(args.repeat, GC_PARSES))
+            row.append(f"{gc_cost:.0f}")
+            found_rows.append(
+                {
+                    "family": family,
+                    "shape": shape,
+                    "calls": len(stream.expected),
+                    "route_ms": ms[0],
+                    "engine_ms": ms[1],
+                    "gc_us": gc_cost,
+                    "peer": peer.name if peer is not None else None,
+                    "peer_ms": ms[2] if peer is not None else None,
+                    "peer_differs": bool(notes[2]) if peer is not None else False,
+                }
+            )
             if peer is not None:
                 mark = " ≠" if notes[2] else ""
                 row += [
@@ -146,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
             print(" | ".join(row), flush=True)
     print()
     print(side_by_side.md_table(header, rows))
+    if args.json:
+        Path(args.json).write_text(json.dumps(found_rows, indent=1))
     return 0
 
 

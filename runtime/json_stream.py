@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Callable
+from typing import Callable, Final
 
 from .json_bounded import find_closer, scan_within
 from .limits import MAX_DEPTH, deeper_than
@@ -28,10 +28,23 @@ from . import shortcuts
 
 # scanner states
 # (in this order: `_read` tells them apart by comparing, STRING < NUMBER, LITERAL < DONE, ...)
-VALUE, KEY, COLON, AFTER, STRING, NUMBER, LITERAL, DONE, ERROR, PAUSED = range(10)
+# (Final: compiled, a constant, not a look-up in this module's dict on every use)
+VALUE: Final = 0
+KEY: Final = 1
+COLON: Final = 2
+AFTER: Final = 3
+STRING: Final = 4
+NUMBER: Final = 5
+LITERAL: Final = 6
+DONE: Final = 7
+ERROR: Final = 8
+PAUSED: Final = 9
 
 # what on_member may answer
-STREAM, WITHHOLD, DELEGATE, UNWRAP = range(4)
+STREAM: Final = 0
+WITHHOLD: Final = 1
+DELEGATE: Final = 2
+UNWRAP: Final = 3
 
 # a string's characters up to its end, a broken escape or one cut off: whole escapes are
 # read with the text around them (released as they are: a JSON string's text is its escapes)

@@ -5,53 +5,60 @@ trace only prints it, `trace.py`). Plain ints: the engine compares them on every
 
 from __future__ import annotations
 
+from typing import Final
+
+# Final: the compiled modules read these as constants, not through this module's dict
+# (docs/compiled.md, "What the compiled code reads")
+
 # -- what became of a call's item (a reader's decision), or of the call it belongs to
-READ = 0  # the item was read: the call goes on with its next item
-ABSENT = 1  # an optional literal that is not there: the next item reads the text
-SKIPPED = 2  # stray text inside the call: skipped up to a later literal of the call
-WAIT = 3  # not decided yet: more text must come (also the header reader's)
-ABANDON = 4  # no call after all: its text goes back to where the opener was found
-RETRY = 5  # no call in this shape: the opener's next shape reads the same text again
-UNFINISHED = 6  # the output ends inside the call's opener: dropped
-ENDED = 7  # the call ended here, before its last item (or its item ended the output)
-COMPLETE = 8  # every item of the call was read: the call ends
+READ: Final = 0  # the item was read: the call goes on with its next item
+ABSENT: Final = 1  # an optional literal that is not there: the next item reads the text
+SKIPPED: Final = 2  # stray text inside the call: skipped up to a later literal of the call
+WAIT: Final = 3  # not decided yet: more text must come (also the header reader's)
+ABANDON: Final = 4  # no call after all: its text goes back to where the opener was found
+RETRY: Final = 5  # no call in this shape: the opener's next shape reads the same text again
+UNFINISHED: Final = 6  # the output ends inside the call's opener: dropped
+ENDED: Final = 7  # the call ended here, before its last item (or its item ended the output)
+COMPLETE: Final = 8  # every item of the call was read: the call ends
 
 # the codes after which the call's next item reads on (`_run_call`)
 GOES_ON = frozenset({READ, ABSENT, SKIPPED})
 
 # -- what a marker found outside a call did (`Engine._marker`)
-IGNORED = 20
-MESSAGE_HEADER = 21  # a message header begins (`messages.py` reads it)
-MESSAGE_TO = 22  # a header's end: the message goes where its route says
-MESSAGE_ENDS = 23
-OPENS_CALL = 24
-OPENS_SECTION = 25
-CLOSES_SECTION = 26
-OPENS_REASONING = 27
-REASONING_OPENER_KEPT = 28  # a reasoning opener outside content: markup, kept out of the text
-CLOSES_REASONING = 29
-REASONING_CLOSER_DROPPED = 30  # a reasoning closer outside reasoning: dropped
-MARKUP = 31
-CONSIDERED = 32  # a call's (or section's) opener inside open reasoning: held until decided
-OPENER_IS_REASONING = 33  # such an opener, and the reasoning closed after it: reasoning text
+IGNORED: Final = 20
+MESSAGE_HEADER: Final = 21  # a message header begins (`messages.py` reads it)
+MESSAGE_TO: Final = 22  # a header's end: the message goes where its route says
+MESSAGE_ENDS: Final = 23
+OPENS_CALL: Final = 24
+OPENS_SECTION: Final = 25
+CLOSES_SECTION: Final = 26
+OPENS_REASONING: Final = 27
+REASONING_OPENER_KEPT: Final = (
+    28  # a reasoning opener outside content: markup, kept out of the text
+)
+CLOSES_REASONING: Final = 29
+REASONING_CLOSER_DROPPED: Final = 30  # a reasoning closer outside reasoning: dropped
+MARKUP: Final = 31
+CONSIDERED: Final = 32  # a call's (or section's) opener inside open reasoning: held until decided
+OPENER_IS_REASONING: Final = 33  # such an opener, and the reasoning closed after it: reasoning text
 
 # -- what the message-header reader decided about a header (besides WAIT)
-ROUTED = 40  # the header is whole: the message goes where its route says
-HEADER_IS_TEXT = 41  # prose such as "x to=5": the opener was text
-HEADER_CUT = 42  # the output ends inside the header: an unfinished opener, dropped
+ROUTED: Final = 40  # the header is whole: the message goes where its route says
+HEADER_IS_TEXT: Final = 41  # prose such as "x to=5": the opener was text
+HEADER_CUT: Final = 42  # the output ends inside the header: an unfinished opener, dropped
 
 # -- how the end of the output found the call being read (`Engine._end_of_output`)
-NO_CALL = 50
+NO_CALL: Final = 50
 
 # -- what the engine tells its log (`Engine._log`, the trace), besides the codes above
-FEED = 60  # (text, eof[, whole]): a feed begins
-HELD = 61  # (): a feed ends; what is held back stays for the next
-END = 62  # (): the output ended
-MARKER = 63  # (marker, action)
-ITEM = 64  # (call, index, item, text read, outcome)
-RUN = 65  # (call, index, text): items from `index` on read in one match (`tables._Run`)
-END_OF_OUTPUT = 66  # (call, outcome): the output ended inside a call
-SAYS = 67  # (words): a dialect's change of state (`protocol.Sink.log`)
+FEED: Final = 60  # (text, eof[, whole]): a feed begins
+HELD: Final = 61  # (): a feed ends; what is held back stays for the next
+END: Final = 62  # (): the output ended
+MARKER: Final = 63  # (marker, action)
+ITEM: Final = 64  # (call, index, item, text read, outcome)
+RUN: Final = 65  # (call, index, text): items from `index` on read in one match (`tables._Run`)
+END_OF_OUTPUT: Final = 66  # (call, outcome): the output ended inside a call
+SAYS: Final = 67  # (words): a dialect's change of state (`protocol.Sink.log`)
 # ROUTED (headers), COMPLETE or ENDED (call): as decided
 
 WORDS: dict[int, str] = {

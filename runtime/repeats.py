@@ -152,8 +152,8 @@ def _mark(engine: Engine) -> tuple[Any, ...]:
     for key, value in _attributes(engine):
         if key in _NOT_STATE:
             continue
-        if hasattr(value, "__slots__") and key in ("_state", "_headers"):
-            value = tuple(_frozen(getattr(value, slot)) for slot in value.__slots__)
+        if key in ("_state", "_headers") and value is not None:
+            value = tuple(_frozen(getattr(value, slot)) for slot in _slots(value))
         state.append((key, _frozen(value)))
     entries = engine._out.entries
     where = (len(entries), len(entries[-1].parts) if entries else 0)
@@ -167,6 +167,14 @@ def _attributes(engine: Engine) -> Iterable[tuple[str, Any]]:
     if names is None:
         return vars(engine).items()
     return [(name, getattr(engine, name)) for name in dict.fromkeys(names) if hasattr(engine, name)]
+
+
+def _slots(value: Any) -> tuple[str, ...]:
+    """The attributes of a slotted record (`EngineState`, `MessageHeaders`): its `__slots__`,
+    or those mypyc lists where the compiled build made it a native class, which has no
+    `__slots__` (docs/compiled.md)."""
+    names = getattr(type(value), "__mypyc_attrs__", None)
+    return tuple(names) if names is not None else tuple(type(value).__slots__)
 
 
 def _frozen(value: Any) -> Any:

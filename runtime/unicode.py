@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import re
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = re.compile(f"[{chr(0xD800)}-{chr(0xDFFF)}]")  # (chr: mypyc compiles no
+# surrogate in a string literal)
 
 
 def _escape(match: re.Match[str]) -> str:

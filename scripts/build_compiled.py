@@ -63,6 +63,12 @@ MODULES = (
     # whole-output route of parse()
     "deltas",
     "whole_output",
+    # the engine's records, read and written by the compiled engine on every delta (Python,
+    # each read of one of their slots was a generic attribute look-up: session 15), and
+    # the `sendable` check every call's id, name and arguments pass
+    "call_record",
+    "state",
+    "unicode",
 )
 
 # mypy's checks that the runtime's code does not satisfy in places it is sound at run time

@@ -247,6 +247,25 @@ def test_the_engine_is_one_native_class_under_the_compiled_build(compiled_build:
     assert type(traced) is engine.Engine and traced._quick is False and made._quick is True
 
 
+def test_the_repeat_mark_reads_the_engine_records_flag_by_flag() -> None:
+    # `repeats._mark` compares the engine's state by value. `EngineState` and `CallRecord`
+    # are compiled (session 15): a native class has no `__slots__`, and read as one object
+    # the state would compare equal to itself whatever its flags (a repeat taken where the
+    # flags differ). Runs in both legs: under the build it reads the native records.
+    from toolgrammar.runtime import repeats
+
+    parser = toolgrammar.StreamParser("hermes")
+    engine = parser._engine
+    before = repeats._mark(engine)
+    engine._state.in_section = not engine._state.in_section
+    after = repeats._mark(engine)
+    assert before != after, "a flag of EngineState changed and the mark did not"
+    engine._state.in_section = not engine._state.in_section
+    assert repeats._mark(engine) == before
+    state = dict(before[0])["_state"]
+    assert isinstance(state, tuple) and len(state) == len(repeats._slots(engine._state)) > 10
+
+
 DEEP = 100_000
 
 
