@@ -43,6 +43,8 @@ from .output_end import NORMAL_STOPS, OutputEnd
 from .policies import Policies
 from .repeats import MARGIN, Repeats
 from .schemas import ToolSchemas
+from . import shortcuts
+from .protocol import ArgumentsReader
 from .spec import FamilySpec, Lit
 from .state import EngineState
 from .tables import DIALECT, LIT, NAME, NAMING_DIALECT, SKIP, WS, compiled
@@ -128,6 +130,9 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         # per optional literal's text: the call openers longer than it that begin with it
         # (`ItemReaders._opener_longer`; the grammar's literals: bounded)
         self._longer_openers: dict[str, tuple[tuple[str, ...], int]] = {}
+        # the reader of the last call that ended, kept to be renewed for the next call of the
+        # same item (`DialectSink._dialect`; untraced, shortcuts on); let go at the end
+        self._spare: ArgumentsReader | None = None
 
     def _open_by_prompt(self, marker: str) -> None:
         """The prompt ended with `marker` (a call opener, a section opener, a message
@@ -248,6 +253,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         self._run(self._state.pending, eof=True)
         self._end_of_output()
         self._hot = None  # (it holds the call, whose dialect holds this engine: no cycle left)
+        self._spare = None  # (the same: a reader holds this engine's methods)
         if self._log is not None:
             self._log(END)
 
@@ -826,6 +832,9 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             self._settle(call, PARTIAL if self.finished and not call.malformed else MALFORMED)
         if call.hold is not None:
             self._settle(call, MALFORMED if call.malformed else WHOLE)
+        dialect = call.dialect
+        if dialect is not None and self._log is None and shortcuts.ON and hasattr(dialect, "renew"):
+            self._spare = dialect  # renewed for the next call of its item (`_dialect`)
         self._call = None
         self.mode = SECTION if self._state.in_section else CONTENT
         if call.committed and self.mode == CONTENT and self.family.after_calls_markers:

@@ -70,13 +70,18 @@ class JsonArgsReader:
         "_emitted",
         "_closed",
         "_tried_whole",
+        "_whole_first",
         "_first_key",
         "_raw",
         "_raw_open",
         "_held",
+        "item",
+        "stops",
     )
 
     def __init__(self, item: JsonArgs, stops: tuple[str, ...], sink: Sink) -> None:
+        self.item = item  # what it was made for: renewed only for the same (`renew`)
+        self.stops = stops
         self.emit = sink.emit_args
         # tells the engine the arguments never formed an object (`Sink.malformed_args`)
         self._tell_malformed = getattr(sink, "malformed_args", _nothing)
@@ -95,12 +100,24 @@ class JsonArgsReader:
         self._emitted = False
         self._closed = False
         # `_whole` is tried once, unless the shortcut may not read this item
-        self._tried_whole = not shortcuts.takes(item, SHORTCUT_KNOWS)
+        self._tried_whole = self._whole_first = not shortcuts.takes(item, SHORTCUT_KNOWS)
         self._scanner: JsonScanner | None = None  # made when the fast path cannot read it all
         self._raw = item.raw  # the key of raw-text arguments ("": none)
         self._raw_open = False  # reading raw text: `{"KEY": "` is out, `"}` is not yet
         # the member held for typing and its schema, looked up once (`_member`, `_typed`)
         self._held: tuple[str, dict | None] | None = None
+
+    def renew(self) -> None:
+        """Back to the state `__init__` leaves it in, for the next call of the same item,
+        stops and sink (`DialectSink._dialect`): what it took from them is kept, what it
+        read is forgotten, so the next call reads as a new reader would."""
+        self._first_key = True
+        self.done = self.failed = False
+        self._started = self._emitted = self._closed = False
+        self._tried_whole = self._whole_first
+        self._scanner = None
+        self._raw_open = False
+        self._held = None
 
     def _out(self, text: str) -> None:
         self._emitted = True
