@@ -1,0 +1,104 @@
+"""A call's arguments reader is renewed for the next call of the same item rather than made
+again (`Engine._end_call` keeps it, `DialectSink._dialect` renews it: `JsonArgsReader.renew`).
+It is a shortcut: each call of a stream reads as it does alone in a stream of its own, and
+every feed gives the same deltas with the shortcuts on and off, whatever the call before it
+left in the reader (a wrapper key read, a member held for typing, a failure, raw text)."""
+
+from __future__ import annotations
+
+from itertools import permutations
+
+import pytest
+
+import toolgrammar
+from support.tools import function_tool
+from toolgrammar.check.fast_paths import shortcuts_set
+
+TOOLS = [function_tool("get_weather", {"city": {"type": "string"}, "days": {"type": "integer"}})]
+
+# one call's markup per family, around its arguments text
+CALLS = {
+    "mistral": "[TOOL_CALLS]get_weather[ARGS]{args}",
+    "kimi_k2": (
+        "<|tool_call_begin|>functions.get_weather:{n}<|tool_call_argument_begin|>{args}"
+        "<|tool_call_end|>"
+    ),
+    "deepseek_v3": (
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{args}\n```"
+        "<｜tool▁call▁end｜>"
+    ),
+}
+SECTIONS = {
+    "kimi_k2": ("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"),
+    "deepseek_v3": ("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"),
+}
+
+# arguments that leave a reader in different states when their call ends
+ARGUMENTS = (
+    '{"city": "Paris", "days": 3}',
+    '{"arguments": {"city": "Oslo", "days": "2"}}',  # a wrapper: unwrapped, first key only
+    '{"days": "4", "city": "Rome"}',  # a typed member held, then coerced
+    "{}",
+    '{"city": "Lima", "days": 3 x}',  # malformed: it fails
+    "not json",  # no object at all
+)
+
+
+def stream(family: str, arguments: tuple[str, ...]) -> str:
+    calls = "".join(
+        CALLS[family].replace("{args}", args).replace("{n}", str(n))
+        for n, args in enumerate(arguments)
+    )
+    opener, closer = SECTIONS.get(family, ("", ""))
+    return opener + calls + closer
+
+
+def calls_of(family: str, text: str, size: int) -> list[tuple[str, str]]:
+    """Each call's (name, arguments) of `text` streamed in `size`-character pieces."""
+    parser = toolgrammar.StreamParser(family, TOOLS, ids="sequential")
+    deltas = []
+    for at in range(0, len(text), size):
+        deltas += parser.feed(text[at : at + size])
+    deltas += parser.finish("stop")
+    message = toolgrammar.assemble(deltas)
+    return [(call.function.name, call.function.arguments) for call in message.tool_calls or []]
+
+
+@pytest.mark.parametrize("size", (3, 16, 1000))
+@pytest.mark.parametrize("family", sorted(CALLS))
+def test_each_call_reads_as_it_does_alone(family: str, size: int) -> None:
+    for order in permutations(range(len(ARGUMENTS)), 3):
+        arguments = tuple(ARGUMENTS[i] for i in order)
+        with shortcuts_set(True):
+            together = calls_of(family, stream(family, arguments), size)
+            alone = [
+                call
+                for args in arguments
+                for call in calls_of(family, stream(family, (args,)), size)
+            ]
+        with shortcuts_set(False):
+            slow = calls_of(family, stream(family, arguments), size)
+        assert together == alone == slow, arguments
+
+
+@pytest.mark.parametrize("family", sorted(CALLS))
+def test_the_reader_is_renewed(family: str) -> None:
+    """(the comparison above means something: the second call does read with the first's
+    reader, and the end of the output lets it go)"""
+    text = stream(family, ARGUMENTS[:3])
+    with shortcuts_set(True):
+        parser = toolgrammar.StreamParser(family, TOOLS)
+        engine = parser._engine
+        readers = []
+        for char in text:
+            parser.feed(char)
+            call = engine._call
+            if call is not None and call.dialect is not None and call.dialect not in readers:
+                readers.append(call.dialect)
+        parser.finish()
+        assert len(readers) == 1
+        assert engine._spare is None
+    with shortcuts_set(False):
+        parser = toolgrammar.StreamParser(family, TOOLS)
+        parser.feed(text)
+        assert parser._engine._spare is None
