@@ -86,6 +86,8 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         # (two of its properties, asked on every call)
         self._keeps_text = policies.keeps_text
         self._holds_calls = policies.holds_calls
+        # every call whose name is read is sent as it is read (`CallOutcome._on_name`)
+        self._sends_every_call = policies.unknown_tools == "keep" and not self._holds_calls
         self.call_id = call_id
         if reasoning_open is None:  # the grammar's default: did the prompt open it?
             reasoning_open = self.family.prompt_opened
@@ -133,6 +135,8 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         # the reader of the last call that ended, kept to be renewed for the next call of the
         # same item (`DialectSink._dialect`; untraced, shortcuts on); let go at the end
         self._spare: ArgumentsReader | None = None
+        # per name item and header text: the name and id it reads as (`_read_name`; bounded)
+        self._names: dict[tuple[int, int, str], tuple[str, str | None]] = {}
 
     def _open_by_prompt(self, marker: str) -> None:
         """The prompt ended with `marker` (a call opener, a section opener, a message
@@ -724,17 +728,22 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
 
     def _commit(self, call: CallRecord, name: str, header_id: str | None) -> None:
         """The name is known: the call is real from here on."""
+        state = self._state
         call.committed = True
         call.held = []
         if call.raw is not None:  # (it may be given back: the section's opener with it)
-            call.section_back = "".join(self._state.section_back)
-        self._state.section_opener, self._state.section_back = "", []
+            call.section_back = "".join(state.section_back)
+        state.section_opener, state.section_back = "", []
         call.dropped = False  # an array's next element is a call of its own
-        if not self._on_name(call, name, header_id):  # dropped, text or held (`call_outcome`)
+        if self._sends_every_call and call.hold is None:  # (`_on_name`'s answer, at once)
+            call.malformed = False
+            state.section_texted = False
+        elif not self._on_name(call, name, header_id):  # dropped, text or held
             return
         if call.kept:  # prose between the opener and the call (with the space before it)
             self._kept_prose(call)
-        self._boundary()
+        state.ws_held.clear()  # (`_boundary`)
+        state.gap = True
         call.index = self.calls_emitted
         self.calls_emitted += 1
         self._current_name = name
