@@ -2,7 +2,8 @@
 again (`Engine._end_call` keeps it, `DialectSink._dialect` renews it: `JsonArgsReader.renew`).
 It is a shortcut: each call of a stream reads as it does alone in a stream of its own, and
 every feed gives the same deltas with the shortcuts on and off, whatever the call before it
-left in the reader (a wrapper key read, a member held for typing, a failure, raw text)."""
+left in the reader (a wrapper key read, a member held for typing, a failure, raw text).
+Also: a call's first fragment, made with its ASCII tests inline, is still sent escaped."""
 
 from __future__ import annotations
 
@@ -102,3 +103,16 @@ def test_the_reader_is_renewed(family: str) -> None:
         parser = toolgrammar.StreamParser(family, TOOLS)
         parser.feed(text)
         assert parser._engine._spare is None
+
+
+def test_a_header_id_with_a_lone_surrogate_is_sent_escaped() -> None:
+    """A call's first fragment is made with its id and name `sendable` (`deltas._call_part`):
+    Kimi's id is its header as written, here with a lone surrogate in it."""
+    text = stream("kimi_k2", (ARGUMENTS[0],)).replace("get_weather:0", "get_weather\ud83d:0")
+    parser = toolgrammar.StreamParser("kimi_k2", TOOLS)
+    for size in (1, 16, len(text)):
+        parser = toolgrammar.StreamParser("kimi_k2", TOOLS)
+        deltas = [d for at in range(0, len(text), size) for d in parser.feed(text[at : at + size])]
+        firsts = [part for d in deltas for part in d.tool_calls if part.id is not None]
+        assert [part.id for part in firsts] == ["functions.get_weather\\ud83d:0"]
+        assert [part.function.name for part in firsts] == ["get_weather\\ud83d"]
