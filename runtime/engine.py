@@ -845,12 +845,16 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         if dialect is not None and self._log is None and shortcuts.ON and hasattr(dialect, "renew"):
             self._spare = dialect  # renewed for the next call of its item (`_dialect`)
         self._call = None
-        self.mode = SECTION if self._state.in_section else CONTENT
-        if call.committed and self.mode == CONTENT and self.family.after_calls_markers:
-            self._state.after_calls = True  # a section closer left after them is markup
+        state = self._state
+        if state.in_section:
+            self.mode = SECTION
+        else:
+            self.mode = CONTENT
+            if call.committed and self.family.after_calls_markers:
+                state.after_calls = True  # a section closer left after them is markup
         if not call.committed:  # a complete call structure with no call in it (`[]`) is markup
-            self._boundary()
-        self._state.gap = True
+            state.ws_held.clear()  # (`_boundary`)
+        state.gap = True
         if call.ws_tail and not call.texted:  # (a call given back has its text out)
             self._text("".join(call.ws_tail))
         if self._log is not None:
