@@ -167,15 +167,8 @@ class JsonArgsReader:
         (it watches the markers itself): read up to there and no further.
         """
         scanner: JsonScanner | None = self._scanner
-        if scanner is not None:  # a later delta of an object being scanned (the scanner
-            if bound >= 0:  # is dropped once the object ends or fails)
-                end, at, stop = bound, -1, bound
-            else:
-                end = len(text)
-                at, _ = self._stops.search(text, pos)
-                stop = at if at >= 0 else end - self._stops.held(text, pos)
-        else:
-            if self.failed:
+        if scanner is None:  # (a later delta of an object being scanned has its scanner,
+            if self.failed:  # dropped once the object ends or fails)
                 return bound if bound >= 0 else self._skip(text, pos, eof)
             if self.done:  # (a second arguments value replayed into a finished call: ignored)
                 return pos
@@ -196,23 +189,31 @@ class JsonArgsReader:
                 self._started = True
             if self._raw_open:
                 return self._read_raw(text, pos, end, eof, bound)
-            if bound >= 0:
-                at, stop = -1, bound
+        if bound >= 0:
+            end, at, stop = bound, -1, bound
+        else:  # the next stop, else the tail that may begin one: `Markers.search` and
+            end = len(text)  # `Markers.held` without their calls (on every delta)
+            stops = self._stops
+            found = stops.find(text, pos)
+            if found is not None:
+                at = stop = found.start()
             else:
-                at, _ = self._stops.search(text, pos)
-                stop = at if at >= 0 else end - self._stops.held(text, pos)
+                at = -1
+                low = end - stops.max_prefix
+                tail = stops.find_tail(text, low if low > pos else pos)
+                stop = end if tail is None else tail.start()
+        if scanner is None:
             if not self._tried_whole:
                 self._tried_whole = True
                 whole_end = self._whole(text, pos, stop)
                 if whole_end >= 0:
                     return whole_end
-            if scanner is None:
-                scanner = self._scanner = JsonScanner(
-                    self._out,
-                    on_member=self._member,
-                    on_value=self._typed,
-                    on_unwrap=self._unwrapped,
-                )
+            scanner = self._scanner = JsonScanner(
+                self._out,
+                on_member=self._member,
+                on_value=self._typed,
+                on_unwrap=self._unwrapped,
+            )
         pos = scanner.read(text, pos, stop)
         if scanner.state == DONE:  # (`done` and `failed`, without the properties' calls)
             if shortcuts.ON:  # `close`: a scanner done has sent all, its `{` first, and
