@@ -385,7 +385,11 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             markers = family.quick_reasoning_markers if quick else family.content_markers
         else:
             markers = family.quick_section_markers if quick else family.section_markers
-        at, lit = markers.search(buf, pos)
+        found = markers.find(buf, pos)  # (`Markers.search`, without its call)
+        if found is None:
+            at, lit = -1, ""
+        else:
+            at, lit = found.start(), found.group()
         start = pos  # where a tail held back as a possible marker may begin
         if lit in markers.passable:  # (only a quick search has any: `tables._passes`)
             at, lit, start = markers.pass_over(buf, at, lit, pos)
@@ -395,9 +399,13 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                     passed = passed.replace(token, "")
                 self._text(passed)
                 pos = start
-        if at < 0:
-            held = markers.held(buf, start)
-            stop = len(buf) - held
+        if at < 0:  # the tail that may begin a marker is held (`Markers.held`, inline)
+            stop = len(buf)
+            low = stop - markers.max_prefix
+            tail = markers.find_tail(buf, low if low > start else start)
+            if tail is not None:
+                stop = tail.start()
+            held = len(buf) - stop
             self._text(buf[pos:stop])
             if eof and held:
                 if self._held_is_prose(buf, stop):
