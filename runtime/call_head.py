@@ -180,7 +180,7 @@ class HeadReaders:
             name = self._undoubled(name, item.doubled)
         if not name or (item.requested and not self.tools.requested(name)):
             return self._abandon(call, pos)
-        self._read(call, buf[pos:at])
+        # (the name's text is not held with the call's text so far: `_commit` drops it)
         call.item += 1
         self._commit(call, name, header_id)
         self._outcome = READ
