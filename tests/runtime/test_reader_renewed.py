@@ -116,3 +116,27 @@ def test_a_header_id_with_a_lone_surrogate_is_sent_escaped() -> None:
         firsts = [part for d in deltas for part in d.tool_calls if part.id is not None]
         assert [part.id for part in firsts] == ["functions.get_weather\\ud83d:0"]
         assert [part.function.name for part in firsts] == ["get_weather\\ud83d"]
+
+
+@pytest.mark.parametrize("size", (3, 16, 1000))
+def test_raw_arguments_then_an_object_read_as_each_alone(size: int) -> None:
+    """Functionary's `<|python_tag|>` reads raw code or an object with one item: a reader
+    renewed after raw text reads the next call's object as an object."""
+    calls = ("print(1)", '{"code": "x"}', "print(2)", '{"code": "y"}')
+    text = "".join(f"<|python_tag|>{args}<|eom_id|>" for args in calls)
+    with shortcuts_set(True):
+        together = calls_of("functionary_v31", text, size)
+        alone = [
+            call
+            for args in calls
+            for call in calls_of("functionary_v31", f"<|python_tag|>{args}<|eom_id|>", size)
+        ]
+    with shortcuts_set(False):
+        slow = calls_of("functionary_v31", text, size)
+    assert together == alone == slow
+    assert [args for _, args in together] == [
+        '{"code": "print(1)"}',
+        '{"code": "x"}',
+        '{"code": "print(2)"}',
+        '{"code": "y"}',
+    ]
