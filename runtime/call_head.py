@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .engine import Engine
 
 # words with whitespace between: prose, which no skipped header holds
+_MAX_NAMES = 256  # header texts a parser remembers the name of (`_read_name`)
 _PROSE = re.compile(r"\S\s+\S")
 
 
@@ -31,6 +32,8 @@ class HeadReaders:
     """The name and skip readers of the engine (`Engine._readers`)."""
 
     _call: CallRecord | None  # (the engine's: declared for mypyc's traits)
+    # per name item and header text read: its name and id (`name_of`), bounded
+    _names: dict[tuple[int, int, str], tuple[str, str | None]]
 
     def _read_skip(
         self: Engine, call: CallRecord, item: Skip, buf: str, pos: int, eof: bool
@@ -163,12 +166,21 @@ class HeadReaders:
         if at - pos + len(until) - 1 > reach:  # streamed, this header had been given up
             return self._abandon(call, pos)  # before its `until` came (whitespace counts)
         raw = buf[pos:at].strip()
-        name, header_id = name_of(item, raw)
+        if item.id:  # (the header is the call's id: read anew, no two are alike)
+            name, header_id = name_of(item, raw)
+        else:  # a model calling one tool again and again: its header read once
+            key = (call.shape, call.item, raw)
+            known = self._names.get(key)
+            if known is None:
+                if len(self._names) >= _MAX_NAMES:
+                    self._names.clear()
+                known = self._names[key] = name_of(item, raw)
+            name, header_id = known
         if item.doubled:
             name = self._undoubled(name, item.doubled)
         if not name or (item.requested and not self.tools.requested(name)):
             return self._abandon(call, pos)
-        self._read(call, buf[pos:at])
+        # (the name's text is not held with the call's text so far: `_commit` drops it)
         call.item += 1
         self._commit(call, name, header_id)
         self._outcome = READ

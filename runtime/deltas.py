@@ -15,7 +15,7 @@ from typing import Any, Iterable, cast
 from .message import CallParts, Function, Message, ToolCall, message_of
 from .modes import CALL, CONTENT
 from .traits import mypyc_attr
-from .unicode import sendable, sendable_or_none
+from .unicode import sendable
 
 
 class FunctionDelta:
@@ -307,11 +307,17 @@ def _call_part(entry: OutEntry) -> ToolCallDelta:
     if not arguments.isascii():
         arguments = sendable(arguments)
     call_id = entry.call_id
-    if call_id is None and entry.name is None:  # (a later fragment: no id, name or type)
+    name = entry.name
+    if call_id is None and name is None:  # (a later fragment: no id, name or type)
         return ToolCallDelta(entry.index, None, FunctionDelta(None, arguments))
+    # (`sendable_or_none` of each, its ASCII test first: a call's first fragment)
+    if call_id is not None and not call_id.isascii():
+        call_id = sendable(call_id)
+    if name is not None and not name.isascii():
+        name = sendable(name)
     return ToolCallDelta(
         entry.index,
-        sendable_or_none(call_id),
-        FunctionDelta(sendable_or_none(entry.name), arguments),
+        call_id,
+        FunctionDelta(name, arguments),
         "function" if call_id is not None else None,
     )

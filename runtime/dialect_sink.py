@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from .call_record import CallRecord
 from .dialects import DIALECTS
+from . import shortcuts
 from .markers import NextStop, markers
 from .protocol import ArgumentsReader
 from .spec import Dialect
@@ -27,8 +28,16 @@ if TYPE_CHECKING:
 class DialectSink:
     """Builds a call's dialect and answers it (mixed into `Engine`)."""
 
+    _spare: ArgumentsReader | None  # (the engine's: declared for mypyc's traits)
+
     def _dialect(self: Engine, call: CallRecord, item: Dialect) -> ArgumentsReader:
         stops = self.family.stops[call.shape, call.item]
+        spare = self._spare
+        if spare is not None:  # the last call's reader of this item and stops, renewed
+            self._spare = None  # (`Engine._end_call` kept it): not made again for every call
+            if spare.item is item and spare.stops is stops and shortcuts.ON:  # type: ignore[attr-defined]
+                spare.renew()  # type: ignore[attr-defined]
+                return spare
         return DIALECTS[type(item)].reader(item, stops, self)
 
     def commit_call(self: Engine, name: str, call_id: str | None = None) -> None:

@@ -43,6 +43,8 @@ from .output_end import NORMAL_STOPS, OutputEnd
 from .policies import Policies
 from .repeats import MARGIN, Repeats
 from .schemas import ToolSchemas
+from . import shortcuts
+from .protocol import ArgumentsReader
 from .spec import FamilySpec, Lit
 from .state import EngineState
 from .tables import DIALECT, LIT, NAME, NAMING_DIALECT, SKIP, WS, compiled
@@ -84,6 +86,8 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         # (two of its properties, asked on every call)
         self._keeps_text = policies.keeps_text
         self._holds_calls = policies.holds_calls
+        # every call whose name is read is sent as it is read (`CallOutcome._on_name`)
+        self._sends_every_call = policies.unknown_tools == "keep" and not self._holds_calls
         self.call_id = call_id
         if reasoning_open is None:  # the grammar's default: did the prompt open it?
             reasoning_open = self.family.prompt_opened
@@ -128,6 +132,11 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         # per optional literal's text: the call openers longer than it that begin with it
         # (`ItemReaders._opener_longer`; the grammar's literals: bounded)
         self._longer_openers: dict[str, tuple[tuple[str, ...], int]] = {}
+        # the reader of the last call that ended, kept to be renewed for the next call of the
+        # same item (`DialectSink._dialect`; untraced, shortcuts on); let go at the end
+        self._spare: ArgumentsReader | None = None
+        # per name item and header text: the name and id it reads as (`_read_name`; bounded)
+        self._names: dict[tuple[int, int, str], tuple[str, str | None]] = {}
 
     def _open_by_prompt(self, marker: str) -> None:
         """The prompt ended with `marker` (a call opener, a section opener, a message
@@ -248,6 +257,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         self._run(self._state.pending, eof=True)
         self._end_of_output()
         self._hot = None  # (it holds the call, whose dialect holds this engine: no cycle left)
+        self._spare = None  # (the same: a reader holds this engine's methods)
         if self._log is not None:
             self._log(END)
 
@@ -375,7 +385,11 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             markers = family.quick_reasoning_markers if quick else family.content_markers
         else:
             markers = family.quick_section_markers if quick else family.section_markers
-        at, lit = markers.search(buf, pos)
+        found = markers.find(buf, pos)  # (`Markers.search`, without its call)
+        if found is None:
+            at, lit = -1, ""
+        else:
+            at, lit = found.start(), found.group()
         start = pos  # where a tail held back as a possible marker may begin
         if lit in markers.passable:  # (only a quick search has any: `tables._passes`)
             at, lit, start = markers.pass_over(buf, at, lit, pos)
@@ -385,9 +399,13 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                     passed = passed.replace(token, "")
                 self._text(passed)
                 pos = start
-        if at < 0:
-            held = markers.held(buf, start)
-            stop = len(buf) - held
+        if at < 0:  # the tail that may begin a marker is held (`Markers.held`, inline)
+            stop = len(buf)
+            low = stop - markers.max_prefix
+            tail = markers.find_tail(buf, low if low > start else start)
+            if tail is not None:
+                stop = tail.start()
+            held = len(buf) - stop
             self._text(buf[pos:stop])
             if eof and held:
                 if self._held_is_prose(buf, stop):
@@ -718,17 +736,22 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
 
     def _commit(self, call: CallRecord, name: str, header_id: str | None) -> None:
         """The name is known: the call is real from here on."""
+        state = self._state
         call.committed = True
         call.held = []
         if call.raw is not None:  # (it may be given back: the section's opener with it)
-            call.section_back = "".join(self._state.section_back)
-        self._state.section_opener, self._state.section_back = "", []
+            call.section_back = "".join(state.section_back)
+        state.section_opener, state.section_back = "", []
         call.dropped = False  # an array's next element is a call of its own
-        if not self._on_name(call, name, header_id):  # dropped, text or held (`call_outcome`)
+        if self._sends_every_call and call.hold is None:  # (`_on_name`'s answer, at once)
+            call.malformed = False
+            state.section_texted = False
+        elif not self._on_name(call, name, header_id):  # dropped, text or held
             return
         if call.kept:  # prose between the opener and the call (with the space before it)
             self._kept_prose(call)
-        self._boundary()
+        state.ws_held.clear()  # (`_boundary`)
+        state.gap = True
         call.index = self.calls_emitted
         self.calls_emitted += 1
         self._current_name = name
@@ -826,13 +849,20 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             self._settle(call, PARTIAL if self.finished and not call.malformed else MALFORMED)
         if call.hold is not None:
             self._settle(call, MALFORMED if call.malformed else WHOLE)
+        dialect = call.dialect
+        if dialect is not None and self._log is None and shortcuts.ON and hasattr(dialect, "renew"):
+            self._spare = dialect  # renewed for the next call of its item (`_dialect`)
         self._call = None
-        self.mode = SECTION if self._state.in_section else CONTENT
-        if call.committed and self.mode == CONTENT and self.family.after_calls_markers:
-            self._state.after_calls = True  # a section closer left after them is markup
+        state = self._state
+        if state.in_section:
+            self.mode = SECTION
+        else:
+            self.mode = CONTENT
+            if call.committed and self.family.after_calls_markers:
+                state.after_calls = True  # a section closer left after them is markup
         if not call.committed:  # a complete call structure with no call in it (`[]`) is markup
-            self._boundary()
-        self._state.gap = True
+            state.ws_held.clear()  # (`_boundary`)
+        state.gap = True
         if call.ws_tail and not call.texted:  # (a call given back has its text out)
             self._text("".join(call.ws_tail))
         if self._log is not None:

@@ -70,13 +70,18 @@ class JsonArgsReader:
         "_emitted",
         "_closed",
         "_tried_whole",
+        "_whole_first",
         "_first_key",
         "_raw",
         "_raw_open",
         "_held",
+        "item",
+        "stops",
     )
 
     def __init__(self, item: JsonArgs, stops: tuple[str, ...], sink: Sink) -> None:
+        self.item = item  # what it was made for: renewed only for the same (`renew`)
+        self.stops = stops
         self.emit = sink.emit_args
         # tells the engine the arguments never formed an object (`Sink.malformed_args`)
         self._tell_malformed = getattr(sink, "malformed_args", _nothing)
@@ -95,12 +100,24 @@ class JsonArgsReader:
         self._emitted = False
         self._closed = False
         # `_whole` is tried once, unless the shortcut may not read this item
-        self._tried_whole = not shortcuts.takes(item, SHORTCUT_KNOWS)
+        self._tried_whole = self._whole_first = not shortcuts.takes(item, SHORTCUT_KNOWS)
         self._scanner: JsonScanner | None = None  # made when the fast path cannot read it all
         self._raw = item.raw  # the key of raw-text arguments ("": none)
         self._raw_open = False  # reading raw text: `{"KEY": "` is out, `"}` is not yet
         # the member held for typing and its schema, looked up once (`_member`, `_typed`)
         self._held: tuple[str, dict | None] | None = None
+
+    def renew(self) -> None:
+        """Back to the state `__init__` leaves it in, for the next call of the same item,
+        stops and sink (`DialectSink._dialect`): what it took from them is kept, what it
+        read is forgotten, so the next call reads as a new reader would."""
+        self._first_key = True
+        self.done = self.failed = False
+        self._started = self._emitted = self._closed = False
+        self._tried_whole = self._whole_first
+        self._scanner = None
+        self._raw_open = False
+        self._held = None
 
     def _out(self, text: str) -> None:
         self._emitted = True
@@ -150,20 +167,8 @@ class JsonArgsReader:
         (it watches the markers itself): read up to there and no further.
         """
         scanner: JsonScanner | None = self._scanner
-        if scanner is not None:  # a later delta of an object being scanned (the scanner
-            if bound >= 0:  # is dropped once the object ends or fails)
-                end, at, stop = bound, -1, bound
-            else:
-                end = len(text)
-                stops = self._stops
-                lead = stops.lead  # ("": markers of several first characters, searched)
-                if lead and end - pos <= LEAD_REACH and text.find(lead, pos) < 0 and shortcuts.ON:
-                    at, stop = -1, end  # no marker, nor one begun (`Markers.lead`)
-                else:
-                    at, _ = stops.search(text, pos)
-                    stop = at if at >= 0 else end - stops.held(text, pos)
-        else:
-            if self.failed:
+        if scanner is None:  # (a later delta of an object being scanned has its scanner,
+            if self.failed:  # dropped once the object ends or fails)
                 return bound if bound >= 0 else self._skip(text, pos, eof)
             if self.done:  # (a second arguments value replayed into a finished call: ignored)
                 return pos
@@ -184,23 +189,35 @@ class JsonArgsReader:
                 self._started = True
             if self._raw_open:
                 return self._read_raw(text, pos, end, eof, bound)
-            if bound >= 0:
-                at, stop = -1, bound
+        if bound >= 0:
+            end, at, stop = bound, -1, bound
+        else:  # the next stop, else the tail that may begin one: `Markers.search` and
+            end = len(text)  # `Markers.held` without their calls (on every delta)
+            stops = self._stops
+            lead = stops.lead  # ("": markers of several first characters, searched)
+            if lead and end - pos <= LEAD_REACH and text.find(lead, pos) < 0 and shortcuts.ON:
+                at, stop = -1, end  # no marker, nor one begun (`Markers.lead`)
             else:
-                at, _ = self._stops.search(text, pos)
-                stop = at if at >= 0 else end - self._stops.held(text, pos)
+                found = stops.find(text, pos)
+                if found is not None:
+                    at = stop = found.start()
+                else:
+                    at = -1
+                    low = end - stops.max_prefix
+                    tail = stops.find_tail(text, low if low > pos else pos)
+                    stop = end if tail is None else tail.start()
+        if scanner is None:
             if not self._tried_whole:
                 self._tried_whole = True
                 whole_end = self._whole(text, pos, stop)
                 if whole_end >= 0:
                     return whole_end
-            if scanner is None:
-                scanner = self._scanner = JsonScanner(
-                    self._out,
-                    on_member=self._member,
-                    on_value=self._typed,
-                    on_unwrap=self._unwrapped,
-                )
+            scanner = self._scanner = JsonScanner(
+                self._out,
+                on_member=self._member,
+                on_value=self._typed,
+                on_unwrap=self._unwrapped,
+            )
         pos = scanner.read(text, pos, stop)
         if scanner.state == DONE:  # (`done` and `failed`, without the properties' calls)
             if shortcuts.ON:  # `close`: a scanner done has sent all, its `{` first, and
