@@ -48,7 +48,20 @@ LOOK_EVERY = 2048
 # calls it made (each replayed call is numbered on), caches and positions in the text, and
 # its settings (class attributes in pure Python, attributes of the compiled engine)
 _NOT_STATE = frozenset(
-    {"_out", "calls_emitted", "_next_stops", "_raw_buf", "_raw_from", "_quick", "_replays"}
+    {
+        "_out",
+        "calls_emitted",
+        "_next_stops",
+        "_raw_buf",
+        "_raw_from",
+        "_quick",
+        "_replays",
+        # caches: a reader kept to be renewed (which reads as a new one), the names of
+        # header texts read, the call openers longer than a literal
+        "_spare",
+        "_names",
+        "_longer_openers",
+    }
 )
 
 _TEXT, _CALL, _ARGS = 0, 1, 2
