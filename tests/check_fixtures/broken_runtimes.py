@@ -11,20 +11,46 @@ docs/invariants.md#field-reports, and vLLM behaviours that docs/families.md reco
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 
 from toolgrammar.runtime import markers as markers_module
+from toolgrammar.runtime import scan_meter
 from toolgrammar.runtime import xml_params
 from toolgrammar.runtime.xml_params import XmlParamsReader
 
 
 @contextmanager
 def closer_not_recognised_across_a_split(mp: pytest.MonkeyPatch) -> Iterator[None]:
-    """A scanner that never holds back a partial marker: `</para` + `meter>` is value text."""
+    """A scanner that never holds back a partial marker: `</para` + `meter>` is value text.
+
+    Broken everywhere the runtime holds a marker's start back: `Markers.held`, the tail
+    pattern readers search in line (`Markers.find_tail`, made from `_tail_pattern`), and
+    the proper prefixes an XML value's text is looked up among (`xml_params._value_marks`).
+    Tables made before the block hold the whole patterns, and those made in it the broken
+    ones: both are forgotten (`scan_meter.forgets`), and the block undoes its patches."""
     mp.setattr(markers_module.Markers, "held", lambda self, text, start, end=None: 0)
-    yield
+    mp.setattr(markers_module, "_tail_pattern", lambda literals: "")
+    value_marks = xml_params._value_marks
+
+    def no_prefixes(item: Any, value_ends: Any) -> tuple[Any, frozenset[str], int]:
+        lits, _, reach = value_marks(item, value_ends)
+        return lits, frozenset(), reach
+
+    mp.setattr(xml_params, "_value_marks", no_prefixes)
+    _forget_tables()
+    try:
+        yield
+    finally:
+        mp.undo()
+        _forget_tables()
+
+
+def _forget_tables() -> None:
+    """Empty every cache of tables made from the markers (what `scan_meter.counting` empties)."""
+    for clear in scan_meter._FORGET:
+        clear()
 
 
 @contextmanager
