@@ -505,7 +505,7 @@ class JsonScanner:
         return stop
 
     def _member(self, found: re.Match[str], end: int) -> int:
-        """A whole member (`read_head`'s groups: 1 its plain key, 2 its whole scalar value,
+        """A whole member (`_MEMBER`'s groups: 1 its plain key, 2 its whole scalar value,
         3 empty, where a comma and its whitespace may follow), read in one step: what
         `_key_colon`, the value's shortcut in VALUE and a comma in AFTER do one by one. A
         value that the member's `value_limit` bounds (or a member `on_member` pauses) is
@@ -565,21 +565,6 @@ class JsonScanner:
         self._pending.append(found.string[comma : found.end()])
         self.state = KEY
         return found.end()
-
-    def read_head(self, found: re.Match[str], end: int) -> int:
-        """`read` of an object's `{`, whitespace and a first member that a caller matched
-        whole (`json_call`'s name first): `{`, then groups 1 to 3 as `_member` reads them.
-        The same steps as the loop's, without it; where they stopped."""
-        self._value_start("{")
-        text = found.string
-        key_at = found.start(1) - 1
-        if key_at > found.start() + 1:  # whitespace after the `{`
-            self._pending.append(text[found.start() + 1 : key_at])
-        pos = self._member(found, end)
-        if self._out:
-            self.emit("".join(self._out))
-            self._out.clear()
-        return pos
 
     def _key_colon(self, found: re.Match[str]) -> int:
         """A whole plain key and its colon, read in one step."""
