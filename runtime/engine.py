@@ -114,9 +114,14 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         self._call: CallRecord | None = None
         # the name of the call being read (set by `_commit`, read by a dialect's schema look-ups)
         self._current_name = ""
+        # the memos below (but `_next_stops`, which holds where this parser is in its text),
+        # shared by every untraced parser of this grammar and policies given these tools
+        # when the tools are shared (`ToolSchemas.memos_for`), else this parser's own
+        shared = tools.memos_for(self.family, policies) if log is None else None
+        tool_memos, names, longer_openers = ({}, {}, {}) if shared is None else shared
         # per tool name and dialect item: what a dialect works out once per tool rather
         # than once per call (`DialectSink.tool_memo`)
-        self._tool_memos: dict[tuple[str, int], tuple[object, dict]] = {}
+        self._tool_memos: dict[tuple[str, int], tuple[object, dict]] = tool_memos
         # per stop markers: where the first lies in the text at hand, shared by the calls
         # read one after another from one text (else N calls search N times to its end)
         self._next_stops: dict[tuple[str, ...], NextStop] = {}
@@ -131,12 +136,12 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         self._plain_openers = self.family.plain_openers if log is None else frozenset()
         # per optional literal's text: the call openers longer than it that begin with it
         # (`ItemReaders._opener_longer`; the grammar's literals: bounded)
-        self._longer_openers: dict[str, tuple[tuple[str, ...], int]] = {}
+        self._longer_openers: dict[str, tuple[tuple[str, ...], int]] = longer_openers
         # the reader of the last call that ended, kept to be renewed for the next call of the
         # same item (`DialectSink._dialect`; untraced, shortcuts on); let go at the end
         self._spare: ArgumentsReader | None = None
         # per name item and header text: the name and id it reads as (`_read_name`; bounded)
-        self._names: dict[tuple[int, int, str], tuple[str, str | None]] = {}
+        self._names: dict[tuple[int, int, str], tuple[str, str | None]] = names
 
     def _open_by_prompt(self, marker: str) -> None:
         """The prompt ended with `marker` (a call opener, a section opener, a message

@@ -21,7 +21,7 @@ import jsonschema
 
 from .limits import MAX_DEPTH
 
-__all__ = ["ToolSchemaWarning", "value_key", "warn_about_schema"]
+__all__ = ["ToolSchemaWarning", "is_suspect", "value_key", "warn_about_schema"]
 
 _SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
 _SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties")
@@ -47,15 +47,7 @@ def warn_about_schema(tool: str, schema: Any, types: frozenset[str], value: Any 
     schema's `value_key`, when the caller made it already."""
     if value is _UNSEEN:
         value = value_key(schema)
-    if value is None:  # (marshal refuses it: walked every time)
-        path = _first_suspect(schema, types)
-    else:  # walked once per schema value (a request's tools come back with every request)
-        path = _SUSPECT.get((value, types), _UNSEEN)
-        if path is _UNSEEN:
-            path = _first_suspect(schema, types)
-            if len(_SUSPECT) >= _LIMIT:
-                _SUSPECT.clear()
-            _SUSPECT[value, types] = path
+    path = _suspect_path(schema, types, value)
     if path is None:
         return
     message = None if value is None else _FOUND.get((path, value))
@@ -75,6 +67,27 @@ def warn_about_schema(tool: str, schema: Any, types: frozenset[str], value: Any 
             stacklevel=2,
         )
         _bound_shown(sys._getframe(1).f_globals)
+
+
+def is_suspect(schema: Any, types: frozenset[str]) -> bool:
+    """Whether `warn_about_schema` would warn about `schema` (asked without warning: a
+    parser that shares its tools' work with earlier parsers must still warn at its own first
+    call of such a tool, so tools holding one are not shared, `schemas.shared_tool_schemas`)."""
+    return _suspect_path(schema, types, value_key(schema)) is not None
+
+
+def _suspect_path(schema: Any, types: frozenset[str], value: bytes | None) -> str | None:
+    """The first flagged place of `schema` (None: none), found once per schema value."""
+    if value is None:  # (marshal refuses it: walked every time)
+        return _first_suspect(schema, types)
+    # walked once per schema value (a request's tools come back with every request)
+    path = _SUSPECT.get((value, types), _UNSEEN)
+    if path is _UNSEEN:
+        path = _first_suspect(schema, types)
+        if len(_SUSPECT) >= _LIMIT:
+            _SUSPECT.clear()
+        _SUSPECT[value, types] = path
+    return path  # type: ignore[return-value]
 
 
 def value_key(schema: Any) -> bytes | None:
