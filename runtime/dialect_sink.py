@@ -14,6 +14,7 @@ from .dialects import DIALECTS
 from . import shortcuts
 from .markers import NextStop, markers
 from .protocol import ArgumentsReader
+from .shared_memos import tool_memo as shared_tool_memo
 from .spec import Dialect
 from .unwrap import WRAPPER_KEYS
 
@@ -71,14 +72,23 @@ class DialectSink:
         """A dict the dialect reading `item` keeps for the current call's tool from call to
         call of this parser (what a key reads as against the tool's schema and the
         parser's policies): a model calling one tool again and again reads its keys once.
-        Bounded; by the item's identity, the item kept with it."""
+        Untraced, it is the one every parser given that tool shares (`shared_memos.py`):
+        a request's first call of the tool reads it as its later calls do. Bounded; by the
+        item's identity, the item kept with it."""
         memos = self._tool_memos
         key = (self._current_name, id(item))
         found = memos.get(key)
         if found is None or found[0] is not item:
             if len(memos) >= _MAX_TOOL_MEMOS:
                 memos.clear()
-            found = memos[key] = (item, {})
+            memo = (
+                {}
+                if self._log is not None
+                else shared_tool_memo(
+                    self.family, self.policies, self.tools, self._current_name, item
+                )
+            )
+            found = memos[key] = (item, memo)
         return found[1]
 
     def unwraps(self: Engine, key: str) -> bool:

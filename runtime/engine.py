@@ -43,6 +43,7 @@ from .output_end import NORMAL_STOPS, OutputEnd
 from .policies import Policies
 from .repeats import MARGIN, Repeats
 from .schemas import ToolSchemas
+from .shared_memos import grammar_memos
 from . import shortcuts
 from .protocol import ArgumentsReader
 from .spec import FamilySpec, Lit
@@ -114,14 +115,13 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         self._call: CallRecord | None = None
         # the name of the call being read (set by `_commit`, read by a dialect's schema look-ups)
         self._current_name = ""
-        # the memos below (but `_next_stops`, which holds where this parser is in its text),
-        # shared by every untraced parser of this grammar and policies given these tools
-        # when the tools are shared (`ToolSchemas.memos_for`), else this parser's own
-        shared = tools.memos_for(self.family, policies) if log is None else None
-        tool_memos, names, longer_openers = ({}, {}, {}) if shared is None else shared
         # per tool name and dialect item: what a dialect works out once per tool rather
-        # than once per call (`DialectSink.tool_memo`)
-        self._tool_memos: dict[tuple[str, int], tuple[object, dict]] = tool_memos
+        # than once per call (`DialectSink.tool_memo`), each memo shared by the parsers
+        # given that tool when untraced (`shared_memos.tool_memo`)
+        self._tool_memos: dict[tuple[str, int], tuple[object, dict]] = {}
+        # the two grammar-only memos below, shared by the untraced parsers of this grammar
+        shared = grammar_memos(self.family) if log is None else None
+        names, longer_openers = ({}, {}) if shared is None else shared
         # per stop markers: where the first lies in the text at hand, shared by the calls
         # read one after another from one text (else N calls search N times to its end)
         self._next_stops: dict[tuple[str, ...], NextStop] = {}

@@ -69,11 +69,13 @@ def warn_about_schema(tool: str, schema: Any, types: frozenset[str], value: Any 
         _bound_shown(sys._getframe(1).f_globals)
 
 
-def is_suspect(schema: Any, types: frozenset[str]) -> bool:
-    """Whether `warn_about_schema` would warn about `schema` (asked without warning: a
-    parser that shares its tools' work with earlier parsers must still warn at its own first
-    call of such a tool, so tools holding one are not shared, `schemas.shared_tool_schemas`)."""
-    return _suspect_path(schema, types, value_key(schema)) is not None
+def is_suspect(schema: Any, types: frozenset[str], value: Any = _UNSEEN) -> bool:
+    """Whether `warn_about_schema` would warn about `schema`, asked without warning (`value`:
+    its `value_key`, when the caller made it already). A parser must warn at its own first
+    call of such a tool, so what it works out of one is not shared (`shared_memos.py`)."""
+    if value is _UNSEEN:
+        value = value_key(schema)
+    return _suspect_path(schema, types, value) is not None
 
 
 def _suspect_path(schema: Any, types: frozenset[str], value: bytes | None) -> str | None:

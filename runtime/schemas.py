@@ -10,7 +10,6 @@ types, property and item schemas) are cached on those nodes. `coerce.py` types v
 from __future__ import annotations
 
 import marshal
-import threading
 from bisect import bisect_left
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -18,9 +17,7 @@ from typing import TYPE_CHECKING
 from referencing import Registry, Specification
 from referencing.jsonschema import DRAFT202012, specification_with
 
-from . import shortcuts
 from .limits import MAX_DEPTH
-from .schema_check import is_suspect
 from .schema_check import value_key as _value_key
 from .schema_check import warn_about_schema
 
@@ -32,8 +29,6 @@ __all__ = [
     "ResolvedSchema",
     "ToolSchemas",
     "array_view",
-    "forget_shared_tools",
-    "shared_tool_schemas",
     "declared_types",
     "item_schema",
     "json_type_of",
@@ -557,12 +552,10 @@ def item_schema(schema: dict | None, index: int) -> dict | None:
 class ToolSchemas:
     """The request's tools, indexed for argument typing."""
 
-    __slots__ = ("_given", "_params", "_roots", "_props", "_typed", "_sorted", "_memos")
+    __slots__ = ("_given", "_params", "_roots", "_props", "_typed", "_sorted")
 
     def __init__(self, tools: list[dict] | None) -> None:
         self._given = tools is not None
-        # per grammar and policies, the parsers' memos (`memos_for`): None, this parser's alone
-        self._memos: dict[tuple[int, object], tuple[object, ParserMemos]] | None = None
         self._params: dict[str, object] = {}
         self._roots: dict[str, ResolvedSchema | None] = {}
         self._props: dict[str, dict[str, ResolvedSchema]] = {}
@@ -585,25 +578,6 @@ class ToolSchemas:
                     raise ValueError(f"tools[{index}] has no function name")
             if name not in params:  # first definition wins
                 params[name] = function.get("parameters")
-
-    def memos_for(self, family: object, policies: object) -> ParserMemos | None:
-        """The memos of a parser of `family` (its compiled grammar) under `policies` reading
-        these tools, shared by every such parser of the process (`shared_tool_schemas`), or
-        None when these tools are one parser's own. What they hold is worked out from the
-        grammar, the policies and the tools alone (what a key reads as against its tool's
-        schema, a header's name, the openers longer than a literal): a fresh parser's first
-        call of a tool reads as its later calls do, not through the work done once per tool.
-        Bounded; by the grammar's identity (kept with it) and the policies' value."""
-        memos = self._memos
-        if memos is None:
-            return None
-        key = (id(family), policies)
-        found = memos.get(key)
-        if found is None or found[0] is not family:
-            if len(memos) >= _MEMOS_LIMIT:
-                memos.clear()
-            found = memos[key] = (family, ({}, {}, {}))
-        return found[1]
 
     @staticmethod
     def _function(index: int, entry: object) -> dict:
@@ -648,6 +622,10 @@ class ToolSchemas:
             names = self._sorted = sorted(self._params)
         at = bisect_left(names, text)
         return at < len(names) and names[at].startswith(text)
+
+    def params_of(self, tool: str) -> object:
+        """The `parameters` `tool` was given with, as given (None for a tool not requested)."""
+        return self._params.get(tool)
 
     def known(self, name: str) -> bool:
         """Whether a call to `name` is to a requested tool; anything goes when none were given."""
@@ -743,75 +721,6 @@ class ToolSchemas:
         if len(self._roots) < _CACHE_LIMIT:
             self._roots[tool] = root
         return root
-
-
-# a parser's memos of what it works out once per tool or literal rather than once per call:
-# per tool and dialect item (`DialectSink.tool_memo`), per name item and header text
-# (`HeadReaders._read_name`), per optional literal (`ItemReaders._opener_longer`)
-ParserMemos = tuple[dict, dict, dict]
-_MEMOS_LIMIT = 16  # grammars and policies whose memos one shared tools value keeps
-
-# tools values shared by the parsers given them (`shared_tool_schemas`), least recently used
-# out first; bounded by count and by the bytes of their values (a request may list
-# thousands of tools), and one value larger than `_SHARED_MAX_VALUE` is never shared
-_SHARED: dict[bytes, ToolSchemas] = {}
-_SHARED_LIMIT = 64
-_SHARED_MAX_BYTES = 8 << 20
-_SHARED_MAX_VALUE = 1 << 20
-_shared_bytes = 0
-_shared_lock = threading.Lock()  # (a server makes parsers on many threads)
-
-
-def shared_tool_schemas(tools: list[dict] | None) -> ToolSchemas:
-    """`ToolSchemas(tools)`, shared by every parser given tools of the same value (a server
-    gets the same tools with each request), with the parsers' memos (`memos_for`): what a
-    parser worked out at its first call of a tool, once per request, is worked out once per
-    process. The value is `marshal`'s bytes, which tell `1`, `1.0` and `True` apart, and the
-    shared tools are made from a private copy of it: a caller that changes its tools later
-    changes nothing shared (a parser made after reads the new value). Not shared, as
-    `ToolSchemas(tools)`: tools `marshal` refuses (objects JSON has not), a value over
-    `_SHARED_MAX_VALUE`, tools a parser must warn about at its own first call of one
-    (`warn_about_schema`), and everything while the shortcuts are off (`shortcuts.ON`: the
-    general path, which tests/runtime/test_shared_tools.py reads against this one)."""
-    global _shared_bytes
-    if not shortcuts.ON:
-        return ToolSchemas(tools)
-    try:
-        value = marshal.dumps(tools)
-    except (ValueError, RecursionError):
-        return ToolSchemas(tools)
-    with _shared_lock:
-        found = _SHARED.pop(value, None)
-        if found is not None:
-            _SHARED[value] = found  # (re)inserted last: the most recently used
-            return found
-    if len(value) > _SHARED_MAX_VALUE:
-        return ToolSchemas(tools)
-    try:
-        made = ToolSchemas(marshal.loads(value))
-    except ValueError:  # (raised again, of the caller's own tools)
-        return ToolSchemas(tools)
-    if any(is_suspect(params, TYPE_SPELLINGS) for params in made._params.values()):
-        return ToolSchemas(tools)  # (each parser warns at its first call of such a tool)
-    made._memos = {}
-    with _shared_lock:
-        if value not in _SHARED:
-            _SHARED[value] = made
-            _shared_bytes += len(value)
-            while len(_SHARED) > _SHARED_LIMIT or _shared_bytes > _SHARED_MAX_BYTES:
-                oldest = next(iter(_SHARED))
-                _shared_bytes -= len(oldest)
-                del _SHARED[oldest]
-        return _SHARED.get(value, made)
-
-
-def forget_shared_tools() -> None:
-    """Let go of every shared tools value and its parsers' memos (for tests that count the
-    work a parser does at its first call of a tool)."""
-    global _shared_bytes
-    with _shared_lock:
-        _SHARED.clear()
-        _shared_bytes = 0
 
 
 _NO_TOP: tuple[dict[str, ResolvedSchema], frozenset[str]] = ({}, frozenset())

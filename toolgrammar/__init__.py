@@ -35,7 +35,7 @@ from .runtime.policies import Policies
 from .runtime.policies import resolve as resolve_policies
 from .runtime.render import RenderError, render_output
 from .runtime.registry import UnknownFamily, families, get_spec
-from .runtime.schemas import ToolSchemas, shared_tool_schemas
+from .runtime.schemas import ToolSchemas
 from .runtime.trace import Trace, TraceEvent, format_event, print_trace, tracing_engine
 from .specs import TEMPLATE_FAMILIES, family_spec
 
@@ -162,7 +162,7 @@ class StreamParser:
             "call_id": sequential_call_id if ids == "sequential" else random_call_id,
         }
         if trace is None:
-            self._engine = Engine(spec, shared_tool_schemas(tools), **options)
+            self._engine = Engine(spec, ToolSchemas(tools), **options)
         else:
             self._engine = tracing_engine(spec, ToolSchemas(tools), trace=trace, **options)
         self.finish_reason: str | None = None

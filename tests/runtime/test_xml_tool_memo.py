@@ -66,9 +66,10 @@ def test_a_call_read_whole_reads_each_of_its_keys_once(monkeypatch: pytest.Monke
     """A call that repeats its keys (a model looping on two parameters), read whole in one
     piece: each key is read once and found in the tool's memo after, as the state machine
     finds it; reading it again per parameter made such a parse several times slower."""
-    from toolgrammar.runtime.schemas import ToolSchemas, forget_shared_tools
+    from toolgrammar.runtime.schemas import ToolSchemas
+    from toolgrammar.runtime.shared_memos import forget
 
-    forget_shared_tools()  # (else a parse of these tools earlier in the process read them)
+    forget()  # (else a parse of these tools earlier in the process read them)
     asked: list[str] = []
     param_schema = ToolSchemas.param_schema
 
