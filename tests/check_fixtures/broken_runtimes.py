@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from toolgrammar.runtime import markers as markers_module
-from toolgrammar.runtime import scan_meter
+from toolgrammar.runtime import scan_meter, shared_memos
 from toolgrammar.runtime import xml_params
 from toolgrammar.runtime.xml_params import XmlParamsReader
 
@@ -71,9 +71,17 @@ def value_leaks_a_partial_closing_tag(mp: pytest.MonkeyPatch) -> Iterator[None]:
 
 @contextmanager
 def coerced_value_streamed_early(mp: pytest.MonkeyPatch) -> Iterator[None]:
-    """Every value streamed as a string before its schema type is applied: `"12"`, not 12."""
+    """Every value streamed as a string before its schema type is applied: `"12"`, not 12.
+
+    What a key reads as (`streams_as_text` among it) is kept per tool by the parsers of the
+    process (`shared_memos.py`): keys read before the block, and in it, are forgotten."""
     mp.setattr(xml_params, "streams_as_text", lambda schema: True)
-    yield
+    shared_memos.forget()
+    try:
+        yield
+    finally:
+        mp.undo()
+        shared_memos.forget()
 
 
 @contextmanager
