@@ -156,7 +156,9 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         is read at once, as `_run(buf, False)` would read it, without the engine's loop and
         the call's item loop, which would come to it the same way. What its dialect sends
         of its arguments is gathered in the buffer's `lone` (`DialectSink.emit_args`) and,
-        when that is all the feed wrote, made into the feed's delta directly."""
+        when that is all the feed wrote, made into the feed's delta directly. One waiting
+        for its name's end (`_read_name` set `_hot`, no dialect yet) is asked whether it
+        still waits (`_hot_name`) before the loops are run."""
         if not isinstance(text, str):
             raise TypeError(f"feed() takes str, not {type(text).__name__}")
         hot = self._hot
@@ -165,8 +167,25 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             call = hot[0]
             if call is self._call and call.item == hot[1] and self.mode == CALL:
                 buf = self._state.pending + text
-                out = self._out
                 dialect: Any = call.dialect
+                if dialect is None:  # (none yet: it waits for its name's end)
+                    state = self._state
+                    if self._hot_name(call, buf):
+                        state.pending = buf
+                        return self._out.take()
+                    # `_run`'s first pass (its call's items, its text not recorded), then
+                    # `_run` on from where they stopped, as its loop goes on
+                    pos = self._run_call(buf, 0, False)
+                    outcome = self._outcome
+                    if outcome == WAIT:
+                        state.pending = buf[pos:]
+                        return self._out.take()
+                    if outcome == RETRY:
+                        buf, pos = _rewound(buf, pos, state.rewind)  # type: ignore[arg-type]
+                        state.rewind = None
+                    self._run(buf, False, pos)
+                    return self._out.take()
+                out = self._out
                 if call.dropped or out.entries:  # (its output dropped, or after an error)
                     return self._hot_read(call, buf, dialect.read(buf, 0, False))
                 lone = out.lone = []
