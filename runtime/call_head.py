@@ -174,6 +174,19 @@ class HeadReaders:
                 self._hot = call, call.item
             self._outcome = WAIT  # the end of the name is not here yet
             return pos
+        return self._name_ends(call, item, buf, pos, at, until, reach)
+
+    def _name_ends(
+        self: Engine,
+        call: CallRecord,
+        item: Name,
+        buf: str,
+        pos: int,
+        at: int,
+        until: str,
+        reach: int,
+    ) -> int:
+        """The name read from `pos` ends at `at`, where its `until` marker was found."""
         if at - pos + len(until) - 1 > reach:  # streamed, this header had been given up
             return self._abandon(call, pos)  # before its `until` came (whitespace counts)
         raw = buf[pos:at].strip()
@@ -197,20 +210,26 @@ class HeadReaders:
         self._outcome = READ
         return at
 
-    def _hot_name(self: Engine, call: CallRecord, buf: str) -> bool:
-        """A hot feed of a call waiting for its name's end (`_read_name` set `_hot`, the
-        name's text held from 0): whether it still waits, as `_read_name` would decide on
-        `buf` (no `until` in it, no longer than the name may reach, not what no name holds;
-        it set `_hot` only for a name no requested tool bounds). Then, as that read, the
-        call waits again: `Engine.feed` keeps the text; else the engine's loop reads it."""
+    def _hot_name(self: Engine, call: CallRecord, buf: str) -> int:
+        """A hot feed of a call waiting for its name's end (`_read_name` set `_hot`: a name
+        no requested tool bounds, its text held from 0): its name item read as `_read_name` reads it, its answer in `_outcome`, the
+        position reached returned; while it still waits (no `until`, no longer than the
+        name may reach, nothing no name holds), without `_read_name`'s other questions."""
         item, markers, reach = self.family.name_reads[call.shape, call.item]
-        if len(buf) > reach or markers.find(buf, 0) is not None:
-            return False
-        if self._never_a_name(item, buf, 0, markers):
-            return False
+        if len(buf) > reach:
+            return self._read_name(call, item, buf, 0, False)
+        found = markers.find(buf, 0)  # (`_read_name`'s search: the whole text is in reach)
+        if found is not None:
+            return self._name_ends(call, item, buf, 0, found.start(), found.group(), reach)
+        # (`_never_a_name`, its shortcut inline, on while `_hot` is set: a first character
+        # a match of the name's pattern may begin with, not whitespace, decides at once)
+        pattern = item.pattern
+        if pattern is None or buf[0].isspace() or not may_begin(pattern, buf[0]):
+            if self._never_a_name(item, buf, 0, markers):
+                return self._abandon(call, 0)
         self._hot = call, call.item
         self._outcome = WAIT
-        return True
+        return 0
 
     def _may_be_requested(self: Engine, buf: str, pos: int, ends: Markers) -> bool:
         """Whether the name text read so far (a marker may be cut at its end) may still

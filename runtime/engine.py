@@ -157,8 +157,8 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         the call's item loop, which would come to it the same way. What its dialect sends
         of its arguments is gathered in the buffer's `lone` (`DialectSink.emit_args`) and,
         when that is all the feed wrote, made into the feed's delta directly. One waiting
-        for its name's end (`_read_name` set `_hot`, no dialect yet) is asked whether it
-        still waits (`_hot_name`) before the loops are run."""
+        for its name's end (`_read_name` set `_hot`, no dialect yet) has its name read at
+        once (`_hot_name`), then its next items and the engine's loop, as `_run` goes on."""
         if not isinstance(text, str):
             raise TypeError(f"feed() takes str, not {type(text).__name__}")
         hot = self._hot
@@ -169,14 +169,15 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                 buf = self._state.pending + text
                 dialect: Any = call.dialect
                 if dialect is None:  # (none yet: it waits for its name's end)
+                    # its name item read at once, then, as `_run` and `_run_call` go on
+                    # (its text not recorded), the call's next items, then `_run` on from
+                    # where they stopped
                     state = self._state
-                    if self._hot_name(call, buf):
-                        state.pending = buf
-                        return self._out.take()
-                    # `_run`'s first pass (its call's items, its text not recorded), then
-                    # `_run` on from where they stopped, as its loop goes on
-                    pos = self._run_call(buf, 0, False)
+                    pos = self._hot_name(call, buf)
                     outcome = self._outcome
+                    if outcome == READ:
+                        pos = self._run_call(buf, pos, False)
+                        outcome = self._outcome
                     if outcome == WAIT:
                         state.pending = buf[pos:]
                         return self._out.take()

@@ -1,9 +1,10 @@
-"""A call whose name is read over several deltas is asked on the next delta whether it still
-waits (`call_head._hot_name`), before the engine's loop and the call's item loop run: the
-name's text held from 0, no `until` in it, no longer than the name may reach, nothing no
-name holds. It is a shortcut (`_read_name` arms it only with the shortcuts on): every feed
-gives the same deltas with the shortcuts on and off, wherever the deltas cut the name, its
-`until` or what follows it, and the corpus goes through it."""
+"""A call whose name is read over several deltas has it read on the next delta before the
+engine's loop and the call's item loop run (`call_head._hot_name`): the name's text held
+from 0, it waits again while no `until` is in it, it is no longer than the name may reach
+and holds nothing no name holds; else the name is read as `_read_name` reads it, and the
+loops go on from there. It is a shortcut (`_read_name` arms it only with the shortcuts on):
+every feed gives the same deltas with the shortcuts on and off, wherever the deltas cut the
+name, its `until` or what follows it, and the corpus goes through it."""
 
 from __future__ import annotations
 
@@ -141,3 +142,14 @@ def test_a_name_that_grows_past_its_reach_is_no_call() -> None:
         deltas = per_feed("kimi_k2", text, list(range(16, len(text), 16)))
     content = "".join(d.get("content", "") for feed in deltas for d in feed)
     assert "n" * 300 in content
+
+
+def test_a_name_held_for_a_cut_until_is_asked_again() -> None:
+    """`<` no name begins with waits while it may begin the `until` (`<|channel|>…`), and is
+    no name once more text shows it does not (hypothesis found the hot read taking the
+    first wait for a first character a name may begin with)."""
+    same_both_ways("beam", "Hi to=<get_weather", [7], reasoning_open=False)
+    same_both_ways("beam", "Hi to=<|chan", [7, 9], reasoning_open=False)
+    with shortcuts_set(True):
+        deltas = per_feed("beam", "Hi to=<get_weather", [7], reasoning_open=False)
+    assert deltas[1] == [{"content": "to=<get_weather"}]
