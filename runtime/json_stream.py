@@ -382,11 +382,18 @@ class JsonScanner:
                                     pos = found.end()
                                     continue
                                 # a string the text does not close yet: not whole
-                                # (`_whole_value`'s first test, without the call)
+                                # (`_whole_value`'s first test, without the call); its
+                                # quote goes out as `_value_start` sends it (inline: the
+                                # first delta of every string value), its characters
+                                # next, in STRING
                                 if find_closer(text, '"', pos + 1, end) < 0:
-                                    new = -1
-                                else:
-                                    new = self._whole_value(text, pos, end)
+                                    self._string_is_key = False
+                                    self.state = STRING
+                                    self._value_chars = 1
+                                    self._flush('"', True)
+                                    pos += 1
+                                    continue
+                                new = self._whole_value(text, pos, end)
                             else:
                                 new = self._whole_value(text, pos, end)
                             if new >= 0:
