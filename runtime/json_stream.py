@@ -390,7 +390,15 @@ class JsonScanner:
                                     self._string_is_key = False
                                     self.state = STRING
                                     self._value_chars = 1
-                                    self._flush('"', True)
+                                    pending = self._pending  # (`_flush('"', True)`)
+                                    quote = '"'
+                                    if pending:
+                                        quote = "".join(pending) + quote
+                                        pending.clear()
+                                    side = self._side
+                                    (self._out if side is None else side).append(quote)
+                                    self._emit_depth = len(self.stack)
+                                    self._emit_in_string = True
                                     pos += 1
                                     continue
                                 new = self._whole_value(text, pos, end)
@@ -531,8 +539,18 @@ class JsonScanner:
                 and len(self.stack) == 1
             ):
                 return start
-        self._flush(found.group(2))
-        self._value_done()
+        value = found.group(2)  # (`_flush`, then `_value_done`, without their calls)
+        pending = self._pending
+        if pending:
+            value = "".join(pending) + value
+            pending.clear()
+        side = self._side
+        (self._out if side is None else side).append(value)
+        self._emit_depth = len(self.stack)
+        self._emit_in_string = False
+        if side is not None and len(self.stack) == 1:
+            self._finish_member(complete=True)
+        self.state = AFTER if self.stack else DONE
         comma = found.end(3)
         if comma == found.end():
             return comma
@@ -564,8 +582,18 @@ class JsonScanner:
         if limit is not None and end - start > limit and self._side is not None:
             if len(self.stack) == 1:
                 return start
-        self._flush(found.group(1))
-        self._value_done()
+        value = found.group(1)  # (`_flush`, then `_value_done`, without their calls)
+        pending = self._pending
+        if pending:
+            value = "".join(pending) + value
+            pending.clear()
+        side = self._side
+        (self._out if side is None else side).append(value)
+        self._emit_depth = len(self.stack)
+        self._emit_in_string = False
+        if side is not None and len(self.stack) == 1:
+            self._finish_member(complete=True)
+        self.state = AFTER if self.stack else DONE
         comma = found.end(2)
         if comma == found.end():
             return comma
@@ -715,9 +743,18 @@ class JsonScanner:
                 self._key_parts.insert(0, '"')
                 self._key_parts.append('"')
                 self.state = COLON
-            else:
-                self._flush(char)
-                self._value_done()
+            else:  # `_flush(char)`, then `_value_done()`, without their calls (the end
+                pending = self._pending  # of every string value)
+                if pending:
+                    char = "".join(pending) + char
+                    pending.clear()
+                side = self._side
+                (self._out if side is None else side).append(char)
+                self._emit_depth = len(self.stack)
+                self._emit_in_string = False
+                if side is not None and len(self.stack) == 1:
+                    self._finish_member(complete=True)
+                self.state = AFTER if self.stack else DONE
         elif char == "\\":
             self._escape = "\\"
             pos = self._continue_escape(text, pos, end)
