@@ -15,7 +15,7 @@ from .call_record import CallRecord
 from .first_chars import may_begin
 from .markers import Markers
 from . import shortcuts
-from .outcomes import ABANDON, READ
+from .outcomes import ABANDON, READ, WAIT
 from .spec import BAD_NAME, Name, Skip, name_of
 from .traits import trait  # (a mixin of the compiled Engine: docs/compiled.md)
 
@@ -32,6 +32,7 @@ class HeadReaders:
     """The name and skip readers of the engine (`Engine._readers`)."""
 
     _call: CallRecord | None  # (the engine's: declared for mypyc's traits)
+    _hot: tuple[CallRecord, int] | None
     # per name item and header text read: its name and id (`name_of`), bounded
     _names: dict[tuple[int, int, str], tuple[str, str | None]]
 
@@ -149,9 +150,10 @@ class HeadReaders:
             self._commit(call, item.fixed, None)
             self._outcome = READ
             return pos
-        markers = self.family.name_markers[call.shape, call.item]
-        reach = item.max_len + max(map(len, item.until))  # a name ends within this, or is none
-        # search no further than that: a whole output of openers with no name end stays linear
+        _, markers, reach = self.family.name_reads[call.shape, call.item]
+        # a name ends within `reach`, or is none: search no further than that (twice, as it
+        # streams: `at` is told below), so that a whole output of openers with no name end
+        # stays linear
         at, until = markers.search(buf, pos, min(len(buf), pos + 2 * reach))
         if at < 0:
             if len(buf) - pos > reach:
@@ -162,7 +164,29 @@ class HeadReaders:
                 return self._name_at_end(call, item, buf, pos)
             if self._never_a_name(item, buf, pos, markers):
                 return self._abandon(call, pos)  # (the next shape may read it as it streams)
-            return self._wait(pos)  # the end of the name is not here yet
+            if (
+                not item.requested
+                and call.raw is None
+                and call.dialect is None
+                and shortcuts.ON
+                and self._log is None
+            ):  # the next delta may ask this again at once (`_hot_name`), untraced
+                self._hot = call, call.item
+            self._outcome = WAIT  # the end of the name is not here yet
+            return pos
+        return self._name_ends(call, item, buf, pos, at, until, reach)
+
+    def _name_ends(
+        self: Engine,
+        call: CallRecord,
+        item: Name,
+        buf: str,
+        pos: int,
+        at: int,
+        until: str,
+        reach: int,
+    ) -> int:
+        """The name read from `pos` ends at `at`, where its `until` marker was found."""
         if at - pos + len(until) - 1 > reach:  # streamed, this header had been given up
             return self._abandon(call, pos)  # before its `until` came (whitespace counts)
         raw = buf[pos:at].strip()
@@ -185,6 +209,27 @@ class HeadReaders:
         self._commit(call, name, header_id)
         self._outcome = READ
         return at
+
+    def _hot_name(self: Engine, call: CallRecord, buf: str) -> int:
+        """A hot feed of a call waiting for its name's end (`_read_name` set `_hot`: a name
+        no requested tool bounds, its text held from 0): its name item read as `_read_name` reads it, its answer in `_outcome`, the
+        position reached returned; while it still waits (no `until`, no longer than the
+        name may reach, nothing no name holds), without `_read_name`'s other questions."""
+        item, markers, reach = self.family.name_reads[call.shape, call.item]
+        if len(buf) > reach:
+            return self._read_name(call, item, buf, 0, False)
+        found = markers.find(buf, 0)  # (`_read_name`'s search: the whole text is in reach)
+        if found is not None:
+            return self._name_ends(call, item, buf, 0, found.start(), found.group(), reach)
+        # (`_never_a_name`, its shortcut inline, on while `_hot` is set: a first character
+        # a match of the name's pattern may begin with, not whitespace, decides at once)
+        pattern = item.pattern
+        if pattern is None or buf[0].isspace() or not may_begin(pattern, buf[0]):
+            if self._never_a_name(item, buf, 0, markers):
+                return self._abandon(call, 0)
+        self._hot = call, call.item
+        self._outcome = WAIT
+        return 0
 
     def _may_be_requested(self: Engine, buf: str, pos: int, ends: Markers) -> bool:
         """Whether the name text read so far (a marker may be cut at its end) may still

@@ -161,7 +161,9 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         is read at once, as `_run(buf, False)` would read it, without the engine's loop and
         the call's item loop, which would come to it the same way. What its dialect sends
         of its arguments is gathered in the buffer's `lone` (`DialectSink.emit_args`) and,
-        when that is all the feed wrote, made into the feed's delta directly."""
+        when that is all the feed wrote, made into the feed's delta directly. One waiting
+        for its name's end (`_read_name` set `_hot`, no dialect yet) has its name read at
+        once (`_hot_name`), then its next items and the engine's loop, as `_run` goes on."""
         if not isinstance(text, str):
             raise TypeError(f"feed() takes str, not {type(text).__name__}")
         hot = self._hot
@@ -170,8 +172,26 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             call = hot[0]
             if call is self._call and call.item == hot[1] and self.mode == CALL:
                 buf = self._state.pending + text
-                out = self._out
                 dialect: Any = call.dialect
+                if dialect is None:  # (none yet: it waits for its name's end)
+                    # its name item read at once, then, as `_run` and `_run_call` go on
+                    # (its text not recorded), the call's next items, then `_run` on from
+                    # where they stopped
+                    state = self._state
+                    pos = self._hot_name(call, buf)
+                    outcome = self._outcome
+                    if outcome == READ:
+                        pos = self._run_call(buf, pos, False)
+                        outcome = self._outcome
+                    if outcome == WAIT:
+                        state.pending = buf[pos:]
+                        return self._out.take()
+                    if outcome == RETRY:
+                        buf, pos = _rewound(buf, pos, state.rewind)  # type: ignore[arg-type]
+                        state.rewind = None
+                    self._run(buf, False, pos)
+                    return self._out.take()
+                out = self._out
                 if call.dropped or out.entries:  # (its output dropped, or after an error)
                     return self._hot_read(call, buf, dialect.read(buf, 0, False))
                 lone = out.lone = []

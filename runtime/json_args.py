@@ -77,6 +77,7 @@ class JsonArgsReader:
         "_held",
         "item",
         "stops",
+        "_typed_keys",
     )
 
     def __init__(self, item: JsonArgs, stops: tuple[str, ...], sink: Sink) -> None:
@@ -106,6 +107,9 @@ class JsonArgsReader:
         self._raw_open = False  # reading raw text: `{"KEY": "` is out, `"}` is not yet
         # the member held for typing and its schema, looked up once (`_member`, `_typed`)
         self._held: tuple[str, dict | None] | None = None
+        # the call's tool's typed keys, asked once per arguments object (`_member`): its
+        # members are read once the call's name is known, which no member read changes
+        self._typed_keys: frozenset[str] | None = None
 
     def renew(self) -> None:
         """Back to the state `__init__` leaves it in, for the next call of the same item,
@@ -118,6 +122,7 @@ class JsonArgsReader:
         self._scanner = None
         self._raw_open = False
         self._held = None
+        self._typed_keys = None
 
     def _out(self, text: str) -> None:
         self._emitted = True
@@ -127,9 +132,12 @@ class JsonArgsReader:
         first, self._first_key = self._first_key, False
         if first and self.unwraps(key):
             return UNWRAP
-        if shortcuts.ON:  # the tool's typed keys (one dict look-up): every other key streams
-            if key not in self.typed_keys():  # (`Sink.typed_keys`: `streams_as_text`'s
-                return STREAM  # answer for each of the tool's keys, made once per tool)
+        if shortcuts.ON:  # the tool's typed keys (one look-up): every other key streams
+            typed = self._typed_keys  # (`Sink.typed_keys`: `streams_as_text`'s answer for
+            if typed is None:  # each of the tool's keys, made once per tool)
+                typed = self._typed_keys = self.typed_keys()
+            if key not in typed:
+                return STREAM
             schema = self.schema_of(key)  # (a typed key: never text)
         else:
             schema = self.schema_of(key)

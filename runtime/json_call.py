@@ -110,10 +110,15 @@ class JsonCallReader:
         "_lead",
         "_lean",
         "_keyed",
+        "stops",
+        "_whole_first",
+        "_heads_first",
+        "_spare_args",
     )
 
     def __init__(self, item: JsonCall, stops: tuple[str, ...], sink: Sink) -> None:
-        self.item = item
+        self.item = item  # what it was made for: renewed only for the same (`renew`)
+        self.stops = stops
         self.name: str | None = None
         self.call_id: str | None = None
         self.done = False
@@ -149,6 +154,33 @@ class JsonCallReader:
         # name member whole, then up to its arguments' value (`{"name": "NAME", "args": `)
         # once `_keyed`; no scanner is made while the rest is the arguments' object and
         # the `}` (`_lean_read`); "" else
+        self._lean = ""
+        self._keyed = False
+        # what `renew` goes back to: the item's, worked out once
+        self._whole_first = self._tried_whole
+        self._heads_first = self._heads
+        # the arguments reader of the call before, renewed for this one's (`_make_args`)
+        self._spare_args: JsonArgsReader | None = None
+
+    def renew(self) -> None:
+        """Back to the state `__init__` leaves it in, for the next call of the same item,
+        stops and sink (`DialectSink._dialect`): what it took from them is kept, what it
+        read is forgotten, so the next call reads as a new reader would. Its arguments
+        reader is kept too, renewed when the next call's arguments begin (`_make_args`)."""
+        self.name = self.call_id = None
+        self.done = self.failed = self.malformed = self.committed = False
+        self._outer = None
+        if self._args is not None:
+            self._spare_args = self._args
+            self._args = None
+        self._mode = ""
+        self._streamed = None
+        self._capture = None
+        self._captured = []
+        self._string_args = self._started = self._skipping = self._args_seen = False
+        self._tried_whole = self._whole_first
+        self._unnamed = 0
+        self._heads = self._heads_first
         self._lean = ""
         self._keyed = False
 
@@ -195,6 +227,11 @@ class JsonCallReader:
         return None
 
     def _make_args(self) -> JsonArgsReader:
+        spare = self._spare_args
+        if spare is not None:  # (the call before's, this reader renewed: `renew`)
+            self._spare_args = None
+            spare.renew()
+            return spare
         return JsonArgsReader(_ARGUMENTS, self._stop_list, self._sink)
 
     def _replay(self) -> None:
@@ -672,6 +709,7 @@ class JsonCallArrayReader:
         "_element",
         "_skipping",
         "_bare",
+        "_spare_element",
     )
 
     def __init__(self, item: JsonCallArray, stops: tuple[str, ...], sink: Sink) -> None:
@@ -692,6 +730,8 @@ class JsonCallArrayReader:
         self._element: JsonCallReader | None = None
         self._skipping = False
         self._bare = False  # the list was written without its brackets
+        # the reader of the element before, renewed for the next (`JsonCallReader.renew`)
+        self._spare_element: JsonCallReader | None = None
 
     def read(self, text: str, pos: int, eof: bool) -> int:
         """Consume text[pos:] up to a following marker; return the new position."""
@@ -710,6 +750,7 @@ class JsonCallArrayReader:
                 if not element.done:
                     return pos
                 self._element = None
+                self._spare_element = element
                 self.calls += element.committed
                 if element.failed:
                     if not element.malformed and eof and not self.calls:
@@ -743,10 +784,16 @@ class JsonCallArrayReader:
                 self._state = ELEMENTS
                 pos += 1
             elif ch == "{" and state == ELEMENTS:
-                self._element = JsonCallReader(self._element_spec, self._stop_list, self._sink)
+                element = self._spare_element
+                if element is not None and shortcuts.ON:
+                    self._spare_element = None
+                    element.renew()
+                else:
+                    element = JsonCallReader(self._element_spec, self._stop_list, self._sink)
                 if not self._shortcut:
-                    self._element._tried_whole = True  # (the array's item declines it)
-                    self._element._heads = None
+                    element._tried_whole = True  # (the array's item declines it)
+                    element._heads = None
+                self._element = element
                 self._state = ELEMENT
             else:
                 return self._end_badly(text, pos, eof)

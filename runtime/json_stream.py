@@ -382,11 +382,26 @@ class JsonScanner:
                                     pos = found.end()
                                     continue
                                 # a string the text does not close yet: not whole
-                                # (`_whole_value`'s first test, without the call)
+                                # (`_whole_value`'s first test, without the call); its
+                                # quote goes out as `_value_start` sends it (inline: the
+                                # first delta of every string value), its characters
+                                # next, in STRING
                                 if find_closer(text, '"', pos + 1, end) < 0:
-                                    new = -1
-                                else:
-                                    new = self._whole_value(text, pos, end)
+                                    self._string_is_key = False
+                                    self.state = STRING
+                                    self._value_chars = 1
+                                    pending = self._pending  # (`_flush('"', True)`)
+                                    quote = '"'
+                                    if pending:
+                                        quote = "".join(pending) + quote
+                                        pending.clear()
+                                    side = self._side
+                                    (self._out if side is None else side).append(quote)
+                                    self._emit_depth = len(self.stack)
+                                    self._emit_in_string = True
+                                    pos += 1
+                                    continue
+                                new = self._whole_value(text, pos, end)
                             else:
                                 new = self._whole_value(text, pos, end)
                             if new >= 0:
@@ -524,8 +539,18 @@ class JsonScanner:
                 and len(self.stack) == 1
             ):
                 return start
-        self._flush(found.group(2))
-        self._value_done()
+        value = found.group(2)  # (`_flush`, then `_value_done`, without their calls)
+        pending = self._pending
+        if pending:
+            value = "".join(pending) + value
+            pending.clear()
+        side = self._side
+        (self._out if side is None else side).append(value)
+        self._emit_depth = len(self.stack)
+        self._emit_in_string = False
+        if side is not None and len(self.stack) == 1:
+            self._finish_member(complete=True)
+        self.state = AFTER if self.stack else DONE
         comma = found.end(3)
         if comma == found.end():
             return comma
@@ -557,8 +582,18 @@ class JsonScanner:
         if limit is not None and end - start > limit and self._side is not None:
             if len(self.stack) == 1:
                 return start
-        self._flush(found.group(1))
-        self._value_done()
+        value = found.group(1)  # (`_flush`, then `_value_done`, without their calls)
+        pending = self._pending
+        if pending:
+            value = "".join(pending) + value
+            pending.clear()
+        side = self._side
+        (self._out if side is None else side).append(value)
+        self._emit_depth = len(self.stack)
+        self._emit_in_string = False
+        if side is not None and len(self.stack) == 1:
+            self._finish_member(complete=True)
+        self.state = AFTER if self.stack else DONE
         comma = found.end(2)
         if comma == found.end():
             return comma
@@ -708,9 +743,18 @@ class JsonScanner:
                 self._key_parts.insert(0, '"')
                 self._key_parts.append('"')
                 self.state = COLON
-            else:
-                self._flush(char)
-                self._value_done()
+            else:  # `_flush(char)`, then `_value_done()`, without their calls (the end
+                pending = self._pending  # of every string value)
+                if pending:
+                    char = "".join(pending) + char
+                    pending.clear()
+                side = self._side
+                (self._out if side is None else side).append(char)
+                self._emit_depth = len(self.stack)
+                self._emit_in_string = False
+                if side is not None and len(self.stack) == 1:
+                    self._finish_member(complete=True)
+                self.state = AFTER if self.stack else DONE
         elif char == "\\":
             self._escape = "\\"
             pos = self._continue_escape(text, pos, end)

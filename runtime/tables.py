@@ -297,6 +297,9 @@ class CompiledFamily:
     steps: tuple[tuple[tuple[int, object], ...], ...]
     runs: tuple[tuple[_Run | None, ...], ...]
     name_markers: dict[tuple[int, int], Markers]
+    # per (shape, name item): the item, its markers and how far it may reach, its `until`
+    # included (a name ends within this, or is none): `_read_name`'s look-ups, made once
+    name_reads: dict[tuple[int, int], tuple[Name, Markers, int]]
     bare: frozenset[tuple[int, int]]
     skip_markers: dict[tuple[int, int], Markers]
     # per (shape, skip item), the `until` markers at which the skip is empty and read at once
@@ -531,6 +534,7 @@ def _compute_items(shapes: tuple[CallShape, ...], made: dict[str, Any]) -> dict[
     )
     headers = [_headers(other) for other in shapes]
     name_markers: dict[tuple[int, int], Markers] = {}
+    name_reads: dict[tuple[int, int], tuple[Name, Markers, int]] = {}
     bare: set[tuple[int, int]] = set()
     skip_markers: dict[tuple[int, int], Markers] = {}
     empty_skips: dict[tuple[int, int], tuple[str, ...]] = {}
@@ -542,6 +546,8 @@ def _compute_items(shapes: tuple[CallShape, ...], made: dict[str, Any]) -> dict[
                 continue  # read from the header, not from the text
             if isinstance(item, Name):
                 name_markers[number, index] = markers(item.until)
+                reach = item.max_len + max(map(len, item.until), default=0)
+                name_reads[number, index] = (item, name_markers[number, index], reach)
                 if all(map(_may_be_absent, shape.call[index + 1 :])):
                     bare.add((number, index))
             elif isinstance(item, Skip):
@@ -578,6 +584,7 @@ def _compute_items(shapes: tuple[CallShape, ...], made: dict[str, Any]) -> dict[
             for shape in shapes
         ),
         "name_markers": name_markers,
+        "name_reads": name_reads,
         "bare": frozenset(bare),
         "skip_markers": skip_markers,
         "empty_skips": empty_skips,
