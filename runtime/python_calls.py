@@ -28,7 +28,7 @@ from typing import Any, Sequence
 from .batched import Batched
 from .coerce import coerce_json, json_text, parse_python
 from .limits import MAX_DEPTH, TooDeep
-from .markers import markers
+from .markers import LEAD_REACH, markers
 from .protocol import Call, DialectRow, Opening, Pairs, RenderError, Sink, no_literals
 from .protocol import too_deep_to_write
 from . import shortcuts
@@ -42,6 +42,9 @@ _SPACE = re.compile(r"\s*")
 _NAME = re.compile(r"[A-Za-z_][\w.\-]*")
 _KEY = re.compile(r"[A-Za-z_]\w*")
 _MAX_NAME = 256
+# a call's name and its `(` as the NAME state reads them when all of it is here: a name of at
+# most _MAX_NAME characters (no name character after it), at most as many spaces or tabs
+_NAME_OPEN = re.compile(r"([A-Za-z_][\w.\-]{0,%d}+)[ \t]{0,%d}+\(" % (_MAX_NAME - 1, _MAX_NAME))
 _SIMPLE_ESCAPES = {
     "n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "0": "\0",
     "a": "\a", "b": "\b", "f": "\f", "v": "\v", "\n": "",
@@ -129,6 +132,7 @@ class PythonCallsReader(Batched):
         "calls",
         "_commit",
         "_stops",
+        "_lead",
         "_next_stop",
         "_state",
         "_in_call",
@@ -162,6 +166,7 @@ class PythonCallsReader(Batched):
         self.calls = 0
         self._commit = sink.commit_call
         self._stops = markers(stops)
+        self._lead = self._stops.lead  # (`Markers.lead`: one `str.find` rules out any stop)
         # the strings of one text share this search (see _string), the calls read one
         # after another from it too (each list of calls is a reader of its own)
         self._next_stop = sink.next_stop(stops)
@@ -184,75 +189,93 @@ class PythonCallsReader(Batched):
 
     # -- the push interface ----------------------------------------------------------
 
+    def read(self, text: str, pos: int, eof: bool) -> int:
+        """Take what can be decided of text[pos:]; return the new position (`Batched.read`).
+
+        A delta inside a one-quote string that holds no quote, no escape but simple ones
+        and no marker's first character (`Markers.lead`: no marker, nor the start of one)
+        is that string's text whole: sent at once, as `_string` sends it (no stop, nothing
+        held back, no whole string to match, one run of simple characters to the end), the
+        commonest delta of a long value."""
+        if self._state == STRING and self._whole_strings and not eof:
+            end = len(text)
+            lead, quote = self._lead, self._quote
+            if (
+                pos < end <= pos + LEAD_REACH
+                and len(quote) == 1
+                and lead
+                and text.find(lead, pos) < 0
+                and _SIMPLE_RUNS[quote].match(text, pos).end() == end  # type: ignore[union-attr]
+            ):
+                self._send(_json_string_body(_decode_simple(text[pos:])))
+                return end
+        pos = self._read(text, pos, eof)
+        pieces = self._pieces
+        if pieces:  # (`_flush`, inline: once per delta)
+            self._send("".join(pieces))
+            pieces.clear()
+        return pos
+
     def _read(self, text: str, pos: int, eof: bool) -> int:
         end = len(text)
         stops = self._stops
         stop_at, near_end = stops.at, end - stops.max_prefix
         stop_firsts = stops.firsts
+        # no marker starts before `free`, nor the start of one: no lead character before it
+        # (`Markers.lead`, one `str.find`); `clear` when there is none in the rest at all
+        lead = self._lead
+        if lead and end - pos <= LEAD_REACH and self._whole_strings:
+            free = text.find(lead, pos)
+            if free < 0:
+                free = end
+        else:
+            free = pos
+        clear = free == end
+        if self.done:
+            return pos
         last, stalled = -1, 0
-        while pos < end and not self.done:
+        # (`done` is set only where the loop returns, or by a string or raw value's reader,
+        # which then leaves the DONE state: the loop ends there too)
+        while pos < end:
             state = self._state
-            stalled = stalled + 1 if pos == last else 0
-            if stalled > 8:  # a safety net: states that read nothing end the calls
-                self._end()
-                return pos
-            last = pos
+            if pos == last:  # a safety net: states that read nothing end the calls
+                stalled += 1
+                if stalled > 8:
+                    self._end()
+                    return pos
+            else:
+                last, stalled = pos, 0
             if state in _IN_TEXT:
-                pos = self._string(text, pos, eof) if state == STRING else self._raw(text, pos, eof)
-                if self._state == state:
+                if state == STRING:
+                    pos = self._string(text, pos, eof, clear)
+                else:
+                    pos = self._raw(text, pos, eof)
+                if self._state != ARGS:  # (still in the value, or DONE)
                     return pos
                 continue
-            pos = _SPACE.match(text, pos).end()  # type: ignore[union-attr]
-            if pos >= end:
-                break
-            if stop_at(text, pos):
-                self._end()  # a marker of the call: the calls end here
-                return pos
-            if (
-                not eof
-                and pos >= near_end
-                and text[pos] in stop_firsts
-                and stops.could_start(text, pos)
-            ):
-                return pos  # a marker may be starting
             ch = text[pos]
-            if state == START:
-                if ch != "[":
-                    return self._not_calls(pos)
-                self._state = CALLS
-                pos += 1
-            elif state == CALLS:
-                if ch == "]" and self.item.list:
-                    self._end()
-                    return pos + 1
-                if ch == ",":
-                    pos += 1
-                    continue
-                self._state = NAME
-            elif state == NAME:
-                # a name of at most _MAX_NAME characters, then at most as many spaces, then
-                # `(`: decided on that much text, whole or streamed
-                found = _NAME.match(text, pos, min(end, pos + _MAX_NAME + 1))
-                name_end = found.end() if found else pos
-                after, limit = name_end, min(end, name_end + _MAX_NAME + 1)
-                while after < limit and text[after] in " \t":
-                    after += 1
-                short = name_end - pos <= _MAX_NAME and after - name_end <= _MAX_NAME
-                if found and after < end and text[after] == "(" and short:
-                    self._start_call(text[pos:name_end])
-                    pos = after + 1
-                elif found and after >= end and short:
-                    if not eof:
-                        return pos  # the name or its `(` is still arriving
-                    self._end()  # a name cut short by the end of output: markup
-                    return end
-                else:
-                    return self._not_calls(pos)
-            elif state == ARGS:
+            if ch.isspace():  # (`\s`: the characters `str.isspace` names)
+                pos = _SPACE.match(text, pos).end()  # type: ignore[union-attr]
+                if pos >= end:
+                    break
+                ch = text[pos]
+            if pos >= free:
+                if stop_at(text, pos):
+                    self._end()  # a marker of the call: the calls end here
+                    return pos
+                if (
+                    not eof
+                    and pos >= near_end
+                    and ch in stop_firsts
+                    and stops.could_start(text, pos)
+                ):
+                    return pos  # a marker may be starting
+            # (the states by how often the loop meets them)
+            if state == ARGS:
                 # the keyword arguments whole here, in one match each (when there is text
                 # enough for some: a delta of a few characters is read by the loop at once)
                 if self._whole_strings and end - pos >= _WHOLE_ENOUGH:
-                    moved = self._params(text, pos, eof)
+                    moved = self._params(text, pos, eof, clear)
                     if moved != pos:
                         pos = moved
                         continue
@@ -290,10 +313,48 @@ class PythonCallsReader(Batched):
                     else:  # a positional argument: read past it
                         self._positional = True
                         self._state = VALUE
+            elif state == NAME:
+                # a name of at most _MAX_NAME characters, then at most as many spaces, then
+                # `(`: decided on that much text, whole or streamed (`_NAME_OPEN` when all
+                # of it is here: the name as this reads it)
+                opened = _NAME_OPEN.match(text, pos) if self._whole_strings else None
+                if opened is not None:
+                    self._start_call(opened.group(1))
+                    pos = opened.end()
+                    continue
+                found = _NAME.match(text, pos, min(end, pos + _MAX_NAME + 1))
+                name_end = found.end() if found else pos
+                after, limit = name_end, min(end, name_end + _MAX_NAME + 1)
+                while after < limit and text[after] in " \t":
+                    after += 1
+                short = name_end - pos <= _MAX_NAME and after - name_end <= _MAX_NAME
+                if found and after < end and text[after] == "(" and short:
+                    self._start_call(text[pos:name_end])
+                    pos = after + 1
+                elif found and after >= end and short:
+                    if not eof:
+                        return pos  # the name or its `(` is still arriving
+                    self._end()  # a name cut short by the end of output: markup
+                    return end
+                else:
+                    return self._not_calls(pos)
+            elif state == CALLS:
+                if ch == "]" and self.item.list:
+                    self._end()
+                    return pos + 1
+                if ch == ",":
+                    pos += 1
+                    continue
+                self._state = NAME
             elif state == VALUE:
                 pos = self._start_value(text, pos, eof)
                 if self._state == VALUE:
                     return pos
+            elif state == START:
+                if ch != "[":
+                    return self._not_calls(pos)
+                self._state = CALLS
+                pos += 1
         if eof and not self.done:
             self._end()
         return pos
@@ -322,16 +383,19 @@ class PythonCallsReader(Batched):
             self._in_call = False
         self._state = CALLS
 
-    def _params(self, text: str, pos: int, eof: bool) -> int:
+    def _params(self, text: str, pos: int, eof: bool, clear: bool) -> int:
         """From the ARGS state at `pos`: the keyword arguments whose text is here, each read
         in one `_PARAM` match as the loop of `_read` reads it (the same pieces, the same
         state after), and the calls' ends and starts between them; where the match stops
         deciding, the loop goes on (in the VALUE state after a key and its `=`, in the
         CALLS state after a `)`, or where this began). No marker starts in the region
         matched, nor any tail that may begin one, so no check of the loop's for a marker can
-        fire inside it."""
-        stop = self._next_stop.find(text, pos)
-        end = stop if stop >= 0 else len(text) - (0 if eof else self._stops.held(text, pos))
+        fire inside it. `clear`: no marker's first character from `pos` on (`_read`)."""
+        if clear:
+            end = len(text)
+        else:
+            stop = self._next_stop.find(text, pos)
+            end = stop if stop >= 0 else len(text) - (0 if eof else self._stops.held(text, pos))
         match, emit, typed = _PARAM.match, self.emit, self._typed
         if typed is None:
             typed = self._typed = self._typed_keys()
@@ -433,13 +497,19 @@ class PythonCallsReader(Batched):
         self._state = RAW
         return pos
 
-    def _string(self, text: str, pos: int, eof: bool) -> int:
+    def _string(self, text: str, pos: int, eof: bool, clear: bool) -> int:
         """Stream a string's characters, decoding escapes, up to its closing quote or a
-        marker of the call (markers win: the string and the calls end there)."""
+        marker of the call (markers win: the string and the calls end there). `clear`: no
+        marker's first character from `pos` on (`_read`), so no stop and nothing held."""
         quote, out = self._quote, []
-        stop_at = self._next_stop.find(text, pos)  # (remembered for the text: see NextStop)
-        # text that may still begin a marker waits, unless the output ends here
-        end = stop_at if stop_at >= 0 else len(text) - (0 if eof else self._stops.held(text, pos))
+        if clear:
+            stop_at, end = -1, len(text)
+        else:
+            stop_at = self._next_stop.find(text, pos)  # (remembered for the text: NextStop)
+            # text that may still begin a marker waits, unless the output ends here
+            end = (
+                stop_at if stop_at >= 0 else len(text) - (0 if eof else self._stops.held(text, pos))
+            )
         whole = (
             _WHOLE_STRINGS[quote].match(text, pos, end)
             if len(quote) == 1 and self._whole_strings
