@@ -97,6 +97,13 @@ _SIMPLE_CHARS = {ch: char for ch, char in _SIMPLE_ESCAPES.items() if ch != "\\"}
 _ESCAPED = re.compile(r"\\(.)", re.DOTALL)
 
 
+# a run of commas and spaces, which the ARGS and CALLS states read past a character at a
+# time: read at once from a comma where no marker may start in it (before `free` in `_read`),
+# the state unchanged (the `_PARAM` match, when tried, fails or succeeds alike from any place
+# in the run); else the comma alone
+_COMMAS = re.compile(r"[\s,]*+")
+
+
 def _decode_simple(body: str) -> str:
     """A string body whose every backslash starts one of _SIMPLE_ESCAPES, decoded.
 
@@ -166,13 +173,14 @@ class PythonCallsReader(Batched):
         self.calls = 0
         self._commit = sink.commit_call
         self._stops = markers(stops)
-        self._lead = self._stops.lead  # (`Markers.lead`: one `str.find` rules out any stop)
         # the strings of one text share this search (see _string), the calls read one
         # after another from it too (each list of calls is a reader of its own)
         self._next_stop = sink.next_stop(stops)
         self._state = START if item.list else CALLS
         # a string already whole is read in one match (`_string`), unless shortcuts are off
         self._whole_strings = shortcuts.takes(item, SHORTCUT_KNOWS)
+        # (`Markers.lead`: one `str.find` rules out any stop; a shortcut, "" when they are off)
+        self._lead = self._stops.lead if self._whole_strings else ""
         self._in_call = False
         self._count = 0
         self._key = ""
@@ -192,23 +200,25 @@ class PythonCallsReader(Batched):
     def read(self, text: str, pos: int, eof: bool) -> int:
         """Take what can be decided of text[pos:]; return the new position (`Batched.read`).
 
-        A delta inside a one-quote string that holds no quote, no escape but simple ones
-        and no marker's first character (`Markers.lead`: no marker, nor the start of one)
-        is that string's text whole: sent at once, as `_string` sends it (no stop, nothing
-        held back, no whole string to match, one run of simple characters to the end), the
+        A delta inside a one-quote string that is all simple characters and escapes (no
+        quote, no other escape, none cut short: `_SIMPLE_RUNS` to its end) and holds no
+        marker nor the start of one (no marker's first character, `Markers.lead`, or else
+        none found and none held back) is that string's text whole: sent at once, as
+        `_string` sends it (no stop, no whole string to match, one run to the end), the
         commonest delta of a long value."""
-        if self._state == STRING and self._whole_strings and not eof:
+        if self._state == STRING and not eof and self._whole_strings:
+            runs = _SIMPLE_RUNS.get(self._quote)  # (None for a triple quote)
             end = len(text)
-            lead, quote = self._lead, self._quote
-            if (
-                pos < end <= pos + LEAD_REACH
-                and len(quote) == 1
-                and lead
-                and text.find(lead, pos) < 0
-                and _SIMPLE_RUNS[quote].match(text, pos).end() == end  # type: ignore[union-attr]
-            ):
-                self._send(_json_string_body(_decode_simple(text[pos:])))
-                return end
+            if runs is not None and pos < end and runs.match(text, pos).end() == end:  # type: ignore[union-attr]
+                lead = self._lead
+                if (lead and text.find(lead, pos) < 0) or (
+                    self._next_stop.find(text, pos) < 0 and not self._stops.held(text, pos)
+                ):
+                    body = text[pos:]
+                    if "\\" in body:
+                        body = _decode_simple(body)
+                    self._send(encode_basestring(body)[1:-1])  # (`_json_string_body`)
+                    return end
         pos = self._read(text, pos, eof)
         pieces = self._pieces
         if pieces:  # (`_flush`, inline: once per delta)
@@ -218,13 +228,10 @@ class PythonCallsReader(Batched):
 
     def _read(self, text: str, pos: int, eof: bool) -> int:
         end = len(text)
-        stops = self._stops
-        stop_at, near_end = stops.at, end - stops.max_prefix
-        stop_firsts = stops.firsts
         # no marker starts before `free`, nor the start of one: no lead character before it
         # (`Markers.lead`, one `str.find`); `clear` when there is none in the rest at all
         lead = self._lead
-        if lead and end - pos <= LEAD_REACH and self._whole_strings:
+        if lead and end - pos <= LEAD_REACH:
             free = text.find(lead, pos)
             if free < 0:
                 free = end
@@ -260,13 +267,14 @@ class PythonCallsReader(Batched):
                     break
                 ch = text[pos]
             if pos >= free:
-                if stop_at(text, pos):
+                stops = self._stops
+                if stops.at(text, pos):
                     self._end()  # a marker of the call: the calls end here
                     return pos
                 if (
                     not eof
-                    and pos >= near_end
-                    and ch in stop_firsts
+                    and pos >= end - stops.max_prefix
+                    and ch in stops.firsts
                     and stops.could_start(text, pos)
                 ):
                     return pos  # a marker may be starting
@@ -285,7 +293,8 @@ class PythonCallsReader(Batched):
                 elif ch in "]}":  # the call ends without its `)`: the list decides the rest
                     self._end_call()
                 elif ch == ",":
-                    pos += 1
+                    run = _COMMAS.match(text, pos).end()  # type: ignore[union-attr]
+                    pos = run if run <= free else pos + 1
                 else:
                     found = _KEY.match(text, pos, min(end, pos + _MAX_NAME + 1))
                     if found and found.end() - pos > _MAX_NAME:
@@ -313,7 +322,17 @@ class PythonCallsReader(Batched):
                     else:  # a positional argument: read past it
                         self._positional = True
                         self._state = VALUE
-            elif state == NAME:
+                continue
+            if state == CALLS:
+                if ch == "]" and self.item.list:
+                    self._end()
+                    return pos + 1
+                if ch == ",":
+                    run = _COMMAS.match(text, pos).end()  # type: ignore[union-attr]
+                    pos = run if run <= free else pos + 1
+                    continue
+                self._state = state = NAME  # (read at once: the loop would come back to it)
+            if state == NAME:
                 # a name of at most _MAX_NAME characters, then at most as many spaces, then
                 # `(`: decided on that much text, whole or streamed (`_NAME_OPEN` when all
                 # of it is here: the name as this reads it)
@@ -338,17 +357,17 @@ class PythonCallsReader(Batched):
                     return end
                 else:
                     return self._not_calls(pos)
-            elif state == CALLS:
-                if ch == "]" and self.item.list:
-                    self._end()
-                    return pos + 1
-                if ch == ",":
-                    pos += 1
-                    continue
-                self._state = NAME
             elif state == VALUE:
                 pos = self._start_value(text, pos, eof)
-                if self._state == VALUE:
+                state = self._state
+                if state == VALUE:
+                    return pos
+                # (the value's reader at once: the loop would come to it, at the same place)
+                if state == STRING:
+                    pos = self._string(text, pos, eof, clear)
+                else:
+                    pos = self._raw(text, pos, eof)
+                if self._state != ARGS:  # (still in the value, or DONE)
                     return pos
             elif state == START:
                 if ch != "[":
@@ -420,7 +439,7 @@ class PythonCallsReader(Batched):
             # a key outside the call's typed keys streams as text (`streams_as_text` of its
             # schema, as `ToolSchemas.typed_keys` promises): its schema is not asked for
             if body is not None and key not in typed and not wrapper:  # as `_string`
-                body = encode_basestring(_decode_simple(body))
+                body = encode_basestring(_decode_simple(body) if "\\" in body else body)
                 key = encode_basestring(key)  # (as `_prefix` writes it)
                 emit(f", {key}: {body}" if self._count else f"{key}: {body}")
                 self._count += 1
@@ -437,8 +456,11 @@ class PythonCallsReader(Batched):
                     if len(self._bare) >= _BARE_KEPT:
                         self._bare.clear()
                     known = self._bare[bare] = (schema, value)
-                if known[1]:
-                    self.emit(self._prefix() + known[1])
+                value = known[1]
+                if value:  # (as `_prefix` writes its key)
+                    key = encode_basestring(key)
+                    emit(f", {key}: {value}" if self._count else f"{key}: {value}")
+                    self._count += 1
                 self._buffer = []
                 self._depth = 0
                 self._raw_quote = ""
