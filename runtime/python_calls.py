@@ -43,8 +43,11 @@ _NAME = re.compile(r"[A-Za-z_][\w.\-]*")
 _KEY = re.compile(r"[A-Za-z_]\w*")
 _MAX_NAME = 256
 # a call's name and its `(` as the NAME state reads them when all of it is here: a name of at
-# most _MAX_NAME characters (no name character after it), at most as many spaces or tabs
-_NAME_OPEN = re.compile(r"([A-Za-z_][\w.\-]{0,%d}+)[ \t]{0,%d}+\(" % (_MAX_NAME - 1, _MAX_NAME))
+# most _MAX_NAME characters (no name character after it), at most as many spaces or tabs, and
+# the `(` (group 2) or the end of the text (the name or its `(` still arriving)
+_NAME_OPEN = re.compile(
+    r"([A-Za-z_][\w.\-]{0,%d}+)[ \t]{0,%d}+(?:(\()|\Z)" % (_MAX_NAME - 1, _MAX_NAME)
+)
 _SIMPLE_ESCAPES = {
     "n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "0": "\0",
     "a": "\a", "b": "\b", "f": "\f", "v": "\v", "\n": "",
@@ -100,8 +103,10 @@ _ESCAPED = re.compile(r"\\(.)", re.DOTALL)
 # a run of commas and spaces, which the ARGS and CALLS states read past a character at a
 # time: read at once from a comma where no marker may start in it (before `free` in `_read`),
 # the state unchanged (the `_PARAM` match, when tried, fails or succeeds alike from any place
-# in the run); else the comma alone
-_COMMAS = re.compile(r"[\s,]*+")
+# in the run); else the comma alone. Group 1: a key after it that reaches the end of the text,
+# with its spaces and `=` if any, which the ARGS state waits on (as `_KEY` and the loop read
+# it: at most _MAX_NAME characters, `key=` may still become `key==`)
+_COMMAS = re.compile(r"[\s,]*+(?=([A-Za-z_]\w{0,%d}+[ \t\n]*+=?\Z))?" % (_MAX_NAME - 1))
 
 
 def _decode_simple(body: str) -> str:
@@ -293,8 +298,14 @@ class PythonCallsReader(Batched):
                 elif ch in "]}":  # the call ends without its `)`: the list decides the rest
                     self._end_call()
                 elif ch == ",":
-                    run = _COMMAS.match(text, pos).end()  # type: ignore[union-attr]
-                    pos = run if run <= free else pos + 1
+                    commas = _COMMAS.match(text, pos)
+                    run = commas.end()  # type: ignore[union-attr]
+                    if run > free:
+                        pos += 1
+                    elif clear and not eof and commas.group(1) is not None:  # type: ignore[union-attr]
+                        return run  # a key still arriving: as the key's own iteration returns
+                    else:
+                        pos = run
                 else:
                     found = _KEY.match(text, pos, min(end, pos + _MAX_NAME + 1))
                     if found and found.end() - pos > _MAX_NAME:
@@ -338,6 +349,11 @@ class PythonCallsReader(Batched):
                 # of it is here: the name as this reads it)
                 opened = _NAME_OPEN.match(text, pos) if self._whole_strings else None
                 if opened is not None:
+                    if opened.group(2) is None:  # (as below: the name reaches the end)
+                        if not eof:
+                            return pos  # the name or its `(` is still arriving
+                        self._end()  # a name cut short by the end of output: markup
+                        return end
                     self._start_call(opened.group(1))
                     pos = opened.end()
                     continue
