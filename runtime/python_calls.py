@@ -290,6 +290,8 @@ class PythonCallsReader(Batched):
                 if self._whole_strings and end - pos >= _WHOLE_ENOUGH:
                     moved = self._params(text, pos, eof, clear)
                     if moved != pos:
+                        if moved < 0:  # a key or a name still arriving there: the loop waits
+                            return -1 - moved
                         pos = moved
                         continue
                 if ch == ")":
@@ -403,7 +405,10 @@ class PythonCallsReader(Batched):
 
     def _start_call(self, name: str) -> None:
         self.calls += 1
-        self._flush()  # the call before ends before this one begins
+        pieces = self._pieces
+        if pieces:  # the call before ends before this one begins (`_flush`, inline)
+            self._send("".join(pieces))
+            pieces.clear()
         self._commit(name)
         self.emit("{")
         self._in_call = True
@@ -425,7 +430,12 @@ class PythonCallsReader(Batched):
         deciding, the loop goes on (in the VALUE state after a key and its `=`, in the
         CALLS state after a `)`, or where this began). No marker starts in the region
         matched, nor any tail that may begin one, so no check of the loop's for a marker can
-        fire inside it. `clear`: no marker's first character from `pos` on (`_read`)."""
+        fire inside it. `clear`: no marker's first character from `pos` on (`_read`).
+
+        Where the matches end before a key still arriving at the end of the text (past
+        commas and spaces), or before a name still arriving after a call's `)`, and `clear`
+        (no check for a marker can fire on the way), the loop would read there and wait:
+        this returns `-1 - position`, for `_read` to return that position at once."""
         if clear:
             end = len(text)
         else:
@@ -437,19 +447,31 @@ class PythonCallsReader(Batched):
         while True:
             found = match(text, pos, end)
             if found is None:
+                if clear and not eof:  # (as the ARGS state's `,` and key read it)
+                    commas = _COMMAS.match(text, pos)
+                    if commas.group(1) is not None:  # type: ignore[union-attr]
+                        return -1 - commas.end()  # type: ignore[union-attr]
                 return pos
             key, _, single, double, bare, closed, name = found.groups()
             if closed is not None:  # the call's `)`, as the ARGS state reads it
                 self._end_call()  # (in the CALLS state)
                 if name is None:
-                    return found.end()
+                    pos = found.end()
+                    if clear and not eof and pos < len(text):  # (as CALLS and NAME read it)
+                        opened = _NAME_OPEN.match(text, pos)
+                        if opened is not None and opened.group(2) is None:
+                            return -1 - pos
+                    return pos
                 self._start_call(name)  # the next call, as the NAME state reads it
                 typed = self._typed = self._typed_keys()
                 pos = found.end()
                 continue
             self._key = key
-            first, self._first = self._first, False
-            wrapper = self._wrapper = first and self._unwraps(key)
+            if self._first:  # (only the first key may be a wrapper's)
+                self._first = False
+                wrapper = self._wrapper = self._unwraps(key)
+            else:
+                wrapper = self._wrapper = False
             self._positional = False
             body = single if single is not None else double
             # a key outside the call's typed keys streams as text (`streams_as_text` of its
