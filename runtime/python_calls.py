@@ -433,9 +433,11 @@ class PythonCallsReader(Batched):
         fire inside it. `clear`: no marker's first character from `pos` on (`_read`).
 
         Where the matches end before a key still arriving at the end of the text (past
-        commas and spaces), or before a name still arriving after a call's `)`, and `clear`
-        (no check for a marker can fire on the way), the loop would read there and wait:
-        this returns `-1 - position`, for `_read` to return that position at once."""
+        commas and spaces), or before a name still arriving after a call's `)`, or inside a
+        value begun after its key (read here as the loop's next iteration would read it),
+        and `clear` (no check for a marker can fire on the way), the loop would read there
+        and wait: this returns `-1 - position`, for `_read` to return that position at
+        once. Commas and spaces up to the end are read past."""
         if clear:
             end = len(text)
         else:
@@ -451,6 +453,8 @@ class PythonCallsReader(Batched):
                     commas = _COMMAS.match(text, pos)
                     if commas.group(1) is not None:  # type: ignore[union-attr]
                         return -1 - commas.end()  # type: ignore[union-attr]
+                    if commas.end() == len(text):  # type: ignore[union-attr]
+                        return len(text)  # (commas and spaces to the end: read past)
                 return pos
             key, _, single, double, bare, closed, name = found.groups()
             if closed is not None:  # the call's `)`, as the ARGS state reads it
@@ -511,7 +515,20 @@ class PythonCallsReader(Batched):
                 pos = found.end()
             else:
                 self._state = VALUE
-                return found.end(2)
+                pos = found.end(2)
+                if not clear or pos >= len(text) or text[pos].isspace():
+                    return pos
+                # the value as the loop's next iteration reads it (no space to skip, no
+                # marker to check): started, then read by its own reader
+                pos = self._start_value(text, pos, eof)
+                state = self._state
+                if state == VALUE:
+                    return -1 - pos
+                if state == STRING:
+                    pos = self._string(text, pos, eof, clear)
+                else:
+                    pos = self._raw(text, pos, eof)
+                return pos if self._state == ARGS else -1 - pos
 
     def _not_calls(self, pos: int) -> int:
         """Text that is not a call: before the first call it means no calls at all."""
@@ -547,7 +564,9 @@ class PythonCallsReader(Batched):
         if quote is not None and not eof and len(text) - pos < 3:
             return pos  # `'` or `''` at the end: a triple quote may be starting
         if quote and not self._positional and streams_as_text(self._schema) and not self._wrapper:
-            self.emit(self._prefix() + '"')
+            count, self._count = self._count, self._count + 1  # (`_prefix`, inline)
+            key = encode_basestring(self._key)
+            self.emit(f', {key}: "' if count else f'{key}: "')
             self._quote = quote
             self._state = STRING
             return pos + len(quote)
