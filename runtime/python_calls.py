@@ -458,7 +458,10 @@ class PythonCallsReader(Batched):
                 return pos
             key, _, single, double, bare, closed, name = found.groups()
             if closed is not None:  # the call's `)`, as the ARGS state reads it
-                self._end_call()  # (in the CALLS state)
+                if self._in_call:  # (`_end_call`, inline: in the CALLS state)
+                    emit("}")
+                    self._in_call = False
+                self._state = CALLS
                 if name is None:
                     pos = found.end()
                     if clear and not eof and pos < len(text):  # (as CALLS and NAME read it)
@@ -503,10 +506,9 @@ class PythonCallsReader(Batched):
                     key = encode_basestring(key)
                     emit(f", {key}: {value}" if self._count else f"{key}: {value}")
                     self._count += 1
-                self._buffer = []
-                self._depth = 0
-                self._raw_quote = ""
-                pos = found.end()  # (the state stays ARGS)
+                # (the state stays ARGS; the raw reader's buffer, depth and quote are as
+                # `_close_raw` leaves them after a bare value: empty, 0, none)
+                pos = found.end()
             elif bare is not None:
                 self._buffer = [bare]
                 self._depth = 0
@@ -560,7 +562,8 @@ class PythonCallsReader(Batched):
         return f"{sep}{encode_basestring(self._key)}: "
 
     def _start_value(self, text: str, pos: int, eof: bool) -> int:
-        quote = _string_start(text, pos)
+        ch = text[pos]  # (`_string_start`, inline: `pos` is inside the text)
+        quote = (ch * 3 if text.startswith(ch * 3, pos) else ch) if ch in "'\"" else None
         if quote is not None and not eof and len(text) - pos < 3:
             return pos  # `'` or `''` at the end: a triple quote may be starting
         if quote and not self._positional and streams_as_text(self._schema) and not self._wrapper:
