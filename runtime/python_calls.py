@@ -232,6 +232,8 @@ class PythonCallsReader(Batched):
         return pos
 
     def _read(self, text: str, pos: int, eof: bool) -> int:
+        if self.done:
+            return pos
         end = len(text)
         # no marker starts before `free`, nor the start of one: no lead character before it
         # (`Markers.lead`, one `str.find`); `clear` when there is none in the rest at all
@@ -243,8 +245,12 @@ class PythonCallsReader(Batched):
         else:
             free = pos
         clear = free == end
-        if self.done:
-            return pos
+        if clear and self._state == ARGS and end - pos >= _WHOLE_ENOUGH:
+            if not text[pos].isspace():  # the loop's first iteration comes to `_params` here
+                moved = self._params(text, pos, eof, True)  # (no space, no marker to check)
+                if moved < 0:
+                    return -1 - moved
+                pos = moved  # (where it failed, the loop tries it again: it fails alike)
         last, stalled = -1, 0
         # (`done` is set only where the loop returns, or by a string or raw value's reader,
         # which then leaves the DONE state: the loop ends there too)
