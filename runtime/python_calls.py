@@ -28,7 +28,7 @@ from typing import Any, Sequence
 from .batched import Batched
 from .coerce import coerce_json, json_text, parse_python
 from .limits import MAX_DEPTH, TooDeep
-from .markers import markers
+from .markers import LEAD_REACH, markers
 from .protocol import Call, DialectRow, Opening, Pairs, RenderError, Sink, no_literals
 from .protocol import too_deep_to_write
 from . import shortcuts
@@ -42,6 +42,12 @@ _SPACE = re.compile(r"\s*")
 _NAME = re.compile(r"[A-Za-z_][\w.\-]*")
 _KEY = re.compile(r"[A-Za-z_]\w*")
 _MAX_NAME = 256
+# a call's name and its `(` as the NAME state reads them when all of it is here: a name of at
+# most _MAX_NAME characters (no name character after it), at most as many spaces or tabs, and
+# the `(` (group 2) or the end of the text (the name or its `(` still arriving)
+_NAME_OPEN = re.compile(
+    r"([A-Za-z_][\w.\-]{0,%d}+)[ \t]{0,%d}+(?:(\()|\Z)" % (_MAX_NAME - 1, _MAX_NAME)
+)
 _SIMPLE_ESCAPES = {
     "n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "0": "\0",
     "a": "\a", "b": "\b", "f": "\f", "v": "\v", "\n": "",
@@ -94,6 +100,15 @@ _SIMPLE_CHARS = {ch: char for ch, char in _SIMPLE_ESCAPES.items() if ch != "\\"}
 _ESCAPED = re.compile(r"\\(.)", re.DOTALL)
 
 
+# a run of commas and spaces, which the ARGS and CALLS states read past a character at a
+# time: read at once from a comma where no marker may start in it (before `free` in `_read`),
+# the state unchanged (the `_PARAM` match, when tried, fails or succeeds alike from any place
+# in the run); else the comma alone. Group 1: a key after it that reaches the end of the text,
+# with its spaces and `=` if any, which the ARGS state waits on (as `_KEY` and the loop read
+# it: at most _MAX_NAME characters, `key=` may still become `key==`)
+_COMMAS = re.compile(r"[\s,]*+(?=([A-Za-z_]\w{0,%d}+[ \t\n]*+=?\Z))?" % (_MAX_NAME - 1))
+
+
 def _decode_simple(body: str) -> str:
     """A string body whose every backslash starts one of _SIMPLE_ESCAPES, decoded.
 
@@ -129,6 +144,7 @@ class PythonCallsReader(Batched):
         "calls",
         "_commit",
         "_stops",
+        "_lead",
         "_next_stop",
         "_state",
         "_in_call",
@@ -168,6 +184,8 @@ class PythonCallsReader(Batched):
         self._state = START if item.list else CALLS
         # a string already whole is read in one match (`_string`), unless shortcuts are off
         self._whole_strings = shortcuts.takes(item, SHORTCUT_KNOWS)
+        # (`Markers.lead`: one `str.find` rules out any stop; a shortcut, "" when they are off)
+        self._lead = self._stops.lead if self._whole_strings else ""
         self._in_call = False
         self._count = 0
         self._key = ""
@@ -184,76 +202,102 @@ class PythonCallsReader(Batched):
 
     # -- the push interface ----------------------------------------------------------
 
+    def read(self, text: str, pos: int, eof: bool) -> int:
+        """Take what can be decided of text[pos:]; return the new position (`Batched.read`).
+
+        A delta inside a one-quote string that is all simple characters and escapes (no
+        quote, no other escape, none cut short: `_SIMPLE_RUNS` to its end) and holds no
+        marker nor the start of one (no marker's first character, `Markers.lead`, or else
+        none found and none held back) is that string's text whole: sent at once, as
+        `_string` sends it (no stop, no whole string to match, one run to the end), the
+        commonest delta of a long value."""
+        if self._state == STRING and not eof and self._whole_strings:
+            runs = _SIMPLE_RUNS.get(self._quote)  # (None for a triple quote)
+            end = len(text)
+            if runs is not None and pos < end and runs.match(text, pos).end() == end:  # type: ignore[union-attr]
+                lead = self._lead
+                if (lead and text.find(lead, pos) < 0) or (
+                    self._next_stop.find(text, pos) < 0 and not self._stops.held(text, pos)
+                ):
+                    body = text[pos:]
+                    if "\\" in body:
+                        body = _decode_simple(body)
+                    self._send(encode_basestring(body)[1:-1])  # (`_json_string_body`)
+                    return end
+        pos = self._read(text, pos, eof)
+        pieces = self._pieces
+        if pieces:  # (`_flush`, inline: once per delta)
+            self._send("".join(pieces))
+            pieces.clear()
+        return pos
+
     def _read(self, text: str, pos: int, eof: bool) -> int:
+        if self.done:
+            return pos
         end = len(text)
-        stops = self._stops
-        stop_at, near_end = stops.at, end - stops.max_prefix
-        stop_firsts = stops.firsts
+        # no marker starts before `free`, nor the start of one: no lead character before it
+        # (`Markers.lead`, one `str.find`); `clear` when there is none in the rest at all
+        lead = self._lead
+        if lead and end - pos <= LEAD_REACH:
+            free = text.find(lead, pos)
+            if free < 0:
+                free = end
+        else:
+            free = pos
+        clear = free == end
+        if clear and self._state == ARGS and end - pos >= _WHOLE_ENOUGH:
+            if not text[pos].isspace():  # the loop's first iteration comes to `_params` here
+                moved = self._params(text, pos, eof, True)  # (no space, no marker to check)
+                if moved < 0:
+                    return -1 - moved
+                pos = moved  # (where it failed, the loop tries it again: it fails alike)
         last, stalled = -1, 0
-        while pos < end and not self.done:
+        # (`done` is set only where the loop returns, or by a string or raw value's reader,
+        # which then leaves the DONE state: the loop ends there too)
+        while pos < end:
             state = self._state
-            stalled = stalled + 1 if pos == last else 0
-            if stalled > 8:  # a safety net: states that read nothing end the calls
-                self._end()
-                return pos
-            last = pos
+            if pos == last:  # a safety net: states that read nothing end the calls
+                stalled += 1
+                if stalled > 8:
+                    self._end()
+                    return pos
+            else:
+                last, stalled = pos, 0
             if state in _IN_TEXT:
-                pos = self._string(text, pos, eof) if state == STRING else self._raw(text, pos, eof)
-                if self._state == state:
+                if state == STRING:
+                    pos = self._string(text, pos, eof, clear)
+                else:
+                    pos = self._raw(text, pos, eof)
+                if self._state != ARGS:  # (still in the value, or DONE)
                     return pos
                 continue
-            pos = _SPACE.match(text, pos).end()  # type: ignore[union-attr]
-            if pos >= end:
-                break
-            if stop_at(text, pos):
-                self._end()  # a marker of the call: the calls end here
-                return pos
-            if (
-                not eof
-                and pos >= near_end
-                and text[pos] in stop_firsts
-                and stops.could_start(text, pos)
-            ):
-                return pos  # a marker may be starting
             ch = text[pos]
-            if state == START:
-                if ch != "[":
-                    return self._not_calls(pos)
-                self._state = CALLS
-                pos += 1
-            elif state == CALLS:
-                if ch == "]" and self.item.list:
-                    self._end()
-                    return pos + 1
-                if ch == ",":
-                    pos += 1
-                    continue
-                self._state = NAME
-            elif state == NAME:
-                # a name of at most _MAX_NAME characters, then at most as many spaces, then
-                # `(`: decided on that much text, whole or streamed
-                found = _NAME.match(text, pos, min(end, pos + _MAX_NAME + 1))
-                name_end = found.end() if found else pos
-                after, limit = name_end, min(end, name_end + _MAX_NAME + 1)
-                while after < limit and text[after] in " \t":
-                    after += 1
-                short = name_end - pos <= _MAX_NAME and after - name_end <= _MAX_NAME
-                if found and after < end and text[after] == "(" and short:
-                    self._start_call(text[pos:name_end])
-                    pos = after + 1
-                elif found and after >= end and short:
-                    if not eof:
-                        return pos  # the name or its `(` is still arriving
-                    self._end()  # a name cut short by the end of output: markup
-                    return end
-                else:
-                    return self._not_calls(pos)
-            elif state == ARGS:
+            if ch.isspace():  # (`\s`: the characters `str.isspace` names)
+                pos = _SPACE.match(text, pos).end()  # type: ignore[union-attr]
+                if pos >= end:
+                    break
+                ch = text[pos]
+            if pos >= free:
+                stops = self._stops
+                if stops.at(text, pos):
+                    self._end()  # a marker of the call: the calls end here
+                    return pos
+                if (
+                    not eof
+                    and pos >= end - stops.max_prefix
+                    and ch in stops.firsts
+                    and stops.could_start(text, pos)
+                ):
+                    return pos  # a marker may be starting
+            # (the states by how often the loop meets them)
+            if state == ARGS:
                 # the keyword arguments whole here, in one match each (when there is text
                 # enough for some: a delta of a few characters is read by the loop at once)
                 if self._whole_strings and end - pos >= _WHOLE_ENOUGH:
-                    moved = self._params(text, pos, eof)
+                    moved = self._params(text, pos, eof, clear)
                     if moved != pos:
+                        if moved < 0:  # a key or a name still arriving there: the loop waits
+                            return -1 - moved
                         pos = moved
                         continue
                 if ch == ")":
@@ -262,7 +306,14 @@ class PythonCallsReader(Batched):
                 elif ch in "]}":  # the call ends without its `)`: the list decides the rest
                     self._end_call()
                 elif ch == ",":
-                    pos += 1
+                    commas = _COMMAS.match(text, pos)
+                    run = commas.end()  # type: ignore[union-attr]
+                    if run > free:
+                        pos += 1
+                    elif clear and not eof and commas.group(1) is not None:  # type: ignore[union-attr]
+                        return run  # a key still arriving: as the key's own iteration returns
+                    else:
+                        pos = run
                 else:
                     found = _KEY.match(text, pos, min(end, pos + _MAX_NAME + 1))
                     if found and found.end() - pos > _MAX_NAME:
@@ -290,10 +341,63 @@ class PythonCallsReader(Batched):
                     else:  # a positional argument: read past it
                         self._positional = True
                         self._state = VALUE
+                continue
+            if state == CALLS:
+                if ch == "]" and self.item.list:
+                    self._end()
+                    return pos + 1
+                if ch == ",":
+                    run = _COMMAS.match(text, pos).end()  # type: ignore[union-attr]
+                    pos = run if run <= free else pos + 1
+                    continue
+                self._state = state = NAME  # (read at once: the loop would come back to it)
+            if state == NAME:
+                # a name of at most _MAX_NAME characters, then at most as many spaces, then
+                # `(`: decided on that much text, whole or streamed (`_NAME_OPEN` when all
+                # of it is here: the name as this reads it)
+                opened = _NAME_OPEN.match(text, pos) if self._whole_strings else None
+                if opened is not None:
+                    if opened.group(2) is None:  # (as below: the name reaches the end)
+                        if not eof:
+                            return pos  # the name or its `(` is still arriving
+                        self._end()  # a name cut short by the end of output: markup
+                        return end
+                    self._start_call(opened.group(1))
+                    pos = opened.end()
+                    continue
+                found = _NAME.match(text, pos, min(end, pos + _MAX_NAME + 1))
+                name_end = found.end() if found else pos
+                after, limit = name_end, min(end, name_end + _MAX_NAME + 1)
+                while after < limit and text[after] in " \t":
+                    after += 1
+                short = name_end - pos <= _MAX_NAME and after - name_end <= _MAX_NAME
+                if found and after < end and text[after] == "(" and short:
+                    self._start_call(text[pos:name_end])
+                    pos = after + 1
+                elif found and after >= end and short:
+                    if not eof:
+                        return pos  # the name or its `(` is still arriving
+                    self._end()  # a name cut short by the end of output: markup
+                    return end
+                else:
+                    return self._not_calls(pos)
             elif state == VALUE:
                 pos = self._start_value(text, pos, eof)
-                if self._state == VALUE:
+                state = self._state
+                if state == VALUE:
                     return pos
+                # (the value's reader at once: the loop would come to it, at the same place)
+                if state == STRING:
+                    pos = self._string(text, pos, eof, clear)
+                else:
+                    pos = self._raw(text, pos, eof)
+                if self._state != ARGS:  # (still in the value, or DONE)
+                    return pos
+            elif state == START:
+                if ch != "[":
+                    return self._not_calls(pos)
+                self._state = CALLS
+                pos += 1
         if eof and not self.done:
             self._end()
         return pos
@@ -307,7 +411,10 @@ class PythonCallsReader(Batched):
 
     def _start_call(self, name: str) -> None:
         self.calls += 1
-        self._flush()  # the call before ends before this one begins
+        pieces = self._pieces
+        if pieces:  # the call before ends before this one begins (`_flush`, inline)
+            self._send("".join(pieces))
+            pieces.clear()
         self._commit(name)
         self.emit("{")
         self._in_call = True
@@ -322,41 +429,68 @@ class PythonCallsReader(Batched):
             self._in_call = False
         self._state = CALLS
 
-    def _params(self, text: str, pos: int, eof: bool) -> int:
+    def _params(self, text: str, pos: int, eof: bool, clear: bool) -> int:
         """From the ARGS state at `pos`: the keyword arguments whose text is here, each read
         in one `_PARAM` match as the loop of `_read` reads it (the same pieces, the same
         state after), and the calls' ends and starts between them; where the match stops
         deciding, the loop goes on (in the VALUE state after a key and its `=`, in the
         CALLS state after a `)`, or where this began). No marker starts in the region
         matched, nor any tail that may begin one, so no check of the loop's for a marker can
-        fire inside it."""
-        stop = self._next_stop.find(text, pos)
-        end = stop if stop >= 0 else len(text) - (0 if eof else self._stops.held(text, pos))
+        fire inside it. `clear`: no marker's first character from `pos` on (`_read`).
+
+        Where the matches end before a key still arriving at the end of the text (past
+        commas and spaces), or before a name still arriving after a call's `)`, or inside a
+        value begun after its key (read here as the loop's next iteration would read it),
+        and `clear` (no check for a marker can fire on the way), the loop would read there
+        and wait: this returns `-1 - position`, for `_read` to return that position at
+        once. Commas and spaces up to the end are read past."""
+        if clear:
+            end = len(text)
+        else:
+            stop = self._next_stop.find(text, pos)
+            end = stop if stop >= 0 else len(text) - (0 if eof else self._stops.held(text, pos))
         match, emit, typed = _PARAM.match, self.emit, self._typed
         if typed is None:
             typed = self._typed = self._typed_keys()
         while True:
             found = match(text, pos, end)
             if found is None:
+                if clear and not eof:  # (as the ARGS state's `,` and key read it)
+                    commas = _COMMAS.match(text, pos)
+                    if commas.group(1) is not None:  # type: ignore[union-attr]
+                        return -1 - commas.end()  # type: ignore[union-attr]
+                    if commas.end() == len(text):  # type: ignore[union-attr]
+                        return len(text)  # (commas and spaces to the end: read past)
                 return pos
             key, _, single, double, bare, closed, name = found.groups()
             if closed is not None:  # the call's `)`, as the ARGS state reads it
-                self._end_call()  # (in the CALLS state)
+                if self._in_call:  # (`_end_call`, inline: in the CALLS state)
+                    emit("}")
+                    self._in_call = False
+                self._state = CALLS
                 if name is None:
-                    return found.end()
+                    pos = found.end()
+                    if clear and not eof and pos < len(text):  # (as CALLS and NAME read it)
+                        opened = _NAME_OPEN.match(text, pos)
+                        if opened is not None and opened.group(2) is None:
+                            return -1 - pos
+                    return pos
                 self._start_call(name)  # the next call, as the NAME state reads it
                 typed = self._typed = self._typed_keys()
                 pos = found.end()
                 continue
             self._key = key
-            first, self._first = self._first, False
-            wrapper = self._wrapper = first and self._unwraps(key)
+            if self._first:  # (only the first key may be a wrapper's)
+                self._first = False
+                wrapper = self._wrapper = self._unwraps(key)
+            else:
+                wrapper = self._wrapper = False
             self._positional = False
             body = single if single is not None else double
             # a key outside the call's typed keys streams as text (`streams_as_text` of its
             # schema, as `ToolSchemas.typed_keys` promises): its schema is not asked for
             if body is not None and key not in typed and not wrapper:  # as `_string`
-                body = encode_basestring(_decode_simple(body))
+                body = encode_basestring(_decode_simple(body) if "\\" in body else body)
                 key = encode_basestring(key)  # (as `_prefix` writes it)
                 emit(f", {key}: {body}" if self._count else f"{key}: {body}")
                 self._count += 1
@@ -373,12 +507,14 @@ class PythonCallsReader(Batched):
                     if len(self._bare) >= _BARE_KEPT:
                         self._bare.clear()
                     known = self._bare[bare] = (schema, value)
-                if known[1]:
-                    self.emit(self._prefix() + known[1])
-                self._buffer = []
-                self._depth = 0
-                self._raw_quote = ""
-                pos = found.end()  # (the state stays ARGS)
+                value = known[1]
+                if value:  # (as `_prefix` writes its key)
+                    key = encode_basestring(key)
+                    emit(f", {key}: {value}" if self._count else f"{key}: {value}")
+                    self._count += 1
+                # (the state stays ARGS; the raw reader's buffer, depth and quote are as
+                # `_close_raw` leaves them after a bare value: empty, 0, none)
+                pos = found.end()
             elif bare is not None:
                 self._buffer = [bare]
                 self._depth = 0
@@ -387,7 +523,20 @@ class PythonCallsReader(Batched):
                 pos = found.end()
             else:
                 self._state = VALUE
-                return found.end(2)
+                pos = found.end(2)
+                if not clear or pos >= len(text) or text[pos].isspace():
+                    return pos
+                # the value as the loop's next iteration reads it (no space to skip, no
+                # marker to check): started, then read by its own reader
+                pos = self._start_value(text, pos, eof)
+                state = self._state
+                if state == VALUE:
+                    return -1 - pos
+                if state == STRING:
+                    pos = self._string(text, pos, eof, clear)
+                else:
+                    pos = self._raw(text, pos, eof)
+                return pos if self._state == ARGS else -1 - pos
 
     def _not_calls(self, pos: int) -> int:
         """Text that is not a call: before the first call it means no calls at all."""
@@ -419,11 +568,14 @@ class PythonCallsReader(Batched):
         return f"{sep}{encode_basestring(self._key)}: "
 
     def _start_value(self, text: str, pos: int, eof: bool) -> int:
-        quote = _string_start(text, pos)
+        ch = text[pos]  # (`_string_start`, inline: `pos` is inside the text)
+        quote = (ch * 3 if text.startswith(ch * 3, pos) else ch) if ch in "'\"" else None
         if quote is not None and not eof and len(text) - pos < 3:
             return pos  # `'` or `''` at the end: a triple quote may be starting
         if quote and not self._positional and streams_as_text(self._schema) and not self._wrapper:
-            self.emit(self._prefix() + '"')
+            count, self._count = self._count, self._count + 1  # (`_prefix`, inline)
+            key = encode_basestring(self._key)
+            self.emit(f', {key}: "' if count else f'{key}: "')
             self._quote = quote
             self._state = STRING
             return pos + len(quote)
@@ -433,13 +585,19 @@ class PythonCallsReader(Batched):
         self._state = RAW
         return pos
 
-    def _string(self, text: str, pos: int, eof: bool) -> int:
+    def _string(self, text: str, pos: int, eof: bool, clear: bool) -> int:
         """Stream a string's characters, decoding escapes, up to its closing quote or a
-        marker of the call (markers win: the string and the calls end there)."""
+        marker of the call (markers win: the string and the calls end there). `clear`: no
+        marker's first character from `pos` on (`_read`), so no stop and nothing held."""
         quote, out = self._quote, []
-        stop_at = self._next_stop.find(text, pos)  # (remembered for the text: see NextStop)
-        # text that may still begin a marker waits, unless the output ends here
-        end = stop_at if stop_at >= 0 else len(text) - (0 if eof else self._stops.held(text, pos))
+        if clear:
+            stop_at, end = -1, len(text)
+        else:
+            stop_at = self._next_stop.find(text, pos)  # (remembered for the text: NextStop)
+            # text that may still begin a marker waits, unless the output ends here
+            end = (
+                stop_at if stop_at >= 0 else len(text) - (0 if eof else self._stops.held(text, pos))
+            )
         whole = (
             _WHOLE_STRINGS[quote].match(text, pos, end)
             if len(quote) == 1 and self._whole_strings
