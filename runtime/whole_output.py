@@ -629,10 +629,10 @@ def whole(
 def _asked(
     route: _Route, found: Any, allowed: frozenset[str]
 ) -> tuple[Any, dict[str, tuple[_Shape, Any, int]], frozenset[str]]:
-    """What the route asks of markers `found` per call: its search (None: it finds none),
-    per opener it reads there (`allowed`), its shape and how its head is matched (the
-    match and where from, the opener's position or just after it), and the markers that
-    may grow. The head of an opener the search may pass over (`Markers.pass_over`) is
+    """What the route asks of markers `found` per call: its search (`_finds_none` where
+    it has no pattern: one call per marker, no test of it), per opener it reads there
+    (`allowed`), its shape and how its head is matched (the match and where from, the
+    opener's position or just after it), and the markers that may grow. The head of an opener the search may pass over (`Markers.pass_over`) is
     matched from the opener, after a lookahead that fails where the scan passes it:
     one match where the scan's pattern and the head's were two."""
     key = (found, allowed)
@@ -650,8 +650,17 @@ def _asked(
             heads[lit] = (shape, head.match, 0)
         else:
             heads[lit] = (shape, shape.head.match, 0 if shape.peek else len(lit))
-    asked = route.asked[key] = (None if regex is None else regex.search, heads, found.growing)
+    asked = route.asked[key] = (
+        _finds_none if regex is None else regex.search,
+        heads,
+        found.growing,
+    )
     return asked
+
+
+def _finds_none(text: str, pos: int) -> None:
+    """The search of markers that have no pattern: no marker anywhere."""
+    return None
 
 
 def _clean(engine: Engine) -> bool:
@@ -757,7 +766,7 @@ class _Read:
         # `found.search`, `pass_over` and `may_grow`, asked as they answer here
         search, heads, growing = _asked(route, found, allowed)
         while True:
-            marker = None if search is None else search(text, pos)
+            marker = search(text, pos)
             if marker is None:
                 # no marker the engine acts on in the rest: no call the route reads there
                 # either (`whole` searches it no more)
