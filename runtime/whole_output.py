@@ -96,7 +96,7 @@ from .markers import Markers, NextStop, markers
 from .modes import CONTENT, REASONING, SECTION
 from .scan_meter import SEARCHES, forgets, metered
 from .spec import JsonArgs, JsonCall, JsonCallArray, Lit, Name, Skip, Ws, XmlElements, XmlParams
-from .spec import name_reader
+from .spec import BAD_NAME, name_reader
 from .unwrap import WRAPPER_KEYS
 from .xml_entities import xml_unescape
 from .xml_elements import _convert as element_value
@@ -123,6 +123,8 @@ def switch(on: bool) -> None:
     ON = on
 
 
+_BAD_NAME = BAD_NAME.search  # (no name holds one of these: `spec.name_of`)
+
 _LIT_KNOWS = frozenset({"text", "optional", "alternatives", "lazy", "file"})
 _NAME_KNOWS = frozenset({"until", "pattern", "id", "max_len", "write_index_from", "xml_unescape"})
 
@@ -132,12 +134,12 @@ class _Shape:
     after the opener: `head`, one match over the literals, whitespace and name before the
     arguments (to their `{`); the arguments, a `json_args` object (`call` None) or a
     `json_call` object (`call` its item), up to `ends`; `tail`, one match over the
-    literals and whitespace after them. Possessive and atomic, as each reader takes its
-    item whole and never gives it back."""
+    literals and whitespace after them, ending in no whitespace. Possessive and atomic, as
+    each reader takes its item whole and never gives it back."""
 
     __slots__ = (
         "peek", "head", "name", "reach", "fixed", "call", "plain", "dialect", "ends", "tail",
-        "final", "needle", "xml", "array", "elements", "namer", "ids",
+        "final", "needle", "xml", "array", "elements", "namer", "ids", "header", "header_max",
     )  # fmt: skip
 
     def __init__(self, peek: bool) -> None:
@@ -147,6 +149,11 @@ class _Shape:
         # how its text reads (`spec.name_reader`), and whether that text is the call's id
         self.namer: Any = None
         self.ids = False
+        # a header that is the id, read as `name_reader` reads it where it has a pattern:
+        # its pattern's `fullmatch` and the header's longest, asked in line (no call per
+        # call); None where `namer` reads it
+        self.header: Any = None
+        self.header_max = 0
         self.reach = 0  # the name's end marker must end within this of its start
         self.fixed = ""  # the name the opener implies (`name(fixed=…)`)
         self.call: JsonCall | None = None
@@ -245,6 +252,8 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
             # `until` before one came: `call_head._read_name`)
             shape.name, shape.reach = item, item.max_len + 1
             shape.namer, shape.ids = name_reader(item), bool(item.id)
+            if item.id and item.pattern is not None and not item.xml_unescape:
+                shape.header, shape.header_max = re.compile(item.pattern).fullmatch, item.max_len
             ends = "|".join(map(re.escape, sorted(item.until, key=len, reverse=True)))
             # up to the first place an end marker starts, in runs of characters none starts
             # with (no try of the markers at every character); one past the reach is the
@@ -313,7 +322,10 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
         # the JSON object is the call's last item: its reader ends the call at its `}`
         shape.final = 1
     shape.head = metered(re.compile("".join(head)))
-    shape.tail = metered(re.compile("".join(tail)))
+    # (no whitespace at the call's end: the engine would give it back as text; where the
+    # tail reads nothing, the arguments' last character, which no whitespace is where the
+    # route reads them whole, so the route leaves such a call to the engine)
+    shape.tail = metered(re.compile("".join(tail) + r"(?<!\s)"))
     return shape
 
 
@@ -500,7 +512,9 @@ class _Route:
     of the shape the opener starts first (openers left out: the engine reads their calls),
     and the search for those openers."""
 
-    __slots__ = ("family", "shapes", "in_section", "in_content", "starts", "margin", "asked")
+    __slots__ = (
+        "family", "shapes", "in_section", "in_content", "starts", "margin", "asked", "stop_starts",
+    )  # fmt: skip
 
     def __init__(self, family: CompiledFamily) -> None:
         self.family = family
@@ -529,6 +543,8 @@ class _Route:
         self.margin = 2 * longest + 2
         # per markers searched and openers read there, what `_asked` asks of them
         self.asked: dict[tuple[Any, frozenset[str]], tuple[Any, dict, frozenset[str]]] = {}
+        # per stop markers, every beginning of one (`_stopless`)
+        self.stop_starts: dict[Any, tuple[str, ...]] = {}
 
 
 _ROUTES: dict[int, _Route] = {}
@@ -629,10 +645,10 @@ def whole(
 def _asked(
     route: _Route, found: Any, allowed: frozenset[str]
 ) -> tuple[Any, dict[str, tuple[_Shape, Any, int]], frozenset[str]]:
-    """What the route asks of markers `found` per call: its search (None: it finds none),
-    per opener it reads there (`allowed`), its shape and how its head is matched (the
-    match and where from, the opener's position or just after it), and the markers that
-    may grow. The head of an opener the search may pass over (`Markers.pass_over`) is
+    """What the route asks of markers `found` per call: its search (`_finds_none` where
+    it has no pattern: one call per marker, no test of it), per opener it reads there
+    (`allowed`), its shape and how its head is matched (the match and where from, the
+    opener's position or just after it), and the markers that may grow. The head of an opener the search may pass over (`Markers.pass_over`) is
     matched from the opener, after a lookahead that fails where the scan passes it:
     one match where the scan's pattern and the head's were two."""
     key = (found, allowed)
@@ -650,8 +666,17 @@ def _asked(
             heads[lit] = (shape, head.match, 0)
         else:
             heads[lit] = (shape, shape.head.match, 0 if shape.peek else len(lit))
-    asked = route.asked[key] = (None if regex is None else regex.search, heads, found.growing)
+    asked = route.asked[key] = (
+        _finds_none if regex is None else regex.search,
+        heads,
+        found.growing,
+    )
     return asked
+
+
+def _finds_none(text: str, pos: int) -> None:
+    """The search of markers that have no pattern: no marker anywhere."""
+    return None
 
 
 def _clean(engine: Engine) -> bool:
@@ -757,7 +782,7 @@ class _Read:
         # `found.search`, `pass_over` and `may_grow`, asked as they answer here
         search, heads, growing = _asked(route, found, allowed)
         while True:
-            marker = None if search is None else search(text, pos)
+            marker = search(text, pos)
             if marker is None:
                 # no marker the engine acts on in the rest: no call the route reads there
                 # either (`whole` searches it no more)
@@ -782,17 +807,27 @@ class _Read:
                 raw = head.group("raw")
                 if len(raw) > shape.reach:
                     break  # (its end marker is past where the reader searches)
-                if shape.ids:  # (a header that is the id: one a call, not remembered)
-                    named = shape.namer(raw.strip())
+                if shape.header is not None:  # (`name_reader`'s reading, in line)
+                    header = raw.strip()
+                    found_name = shape.header(header)
+                    if found_name is None:
+                        break
+                    got = found_name.group("name")
+                    if not got or len(header) > shape.header_max or _BAD_NAME(got):
+                        break
+                    called, call_id = got, header
                 else:
-                    named = names.get((shape, raw))
-                    if named is None:
+                    if shape.ids:  # (a header that is the id: one a call, not remembered)
                         named = shape.namer(raw.strip())
-                        if len(names) < _MAX_NAMES:
-                            names[shape, raw] = named
-                called, call_id = named
-                if not called:
-                    break
+                    else:
+                        named = names.get((shape, raw))
+                        if named is None:
+                            named = shape.namer(raw.strip())
+                            if len(names) < _MAX_NAMES:
+                                names[shape, raw] = named
+                    called, call_id = named
+                    if not called:
+                        break
             else:
                 called = shape.fixed
             start = head.end()
@@ -824,7 +859,11 @@ class _Read:
                     and again[0] == called
                     and text.startswith(again[1], start)
                     and start + len(again[1]) <= bound
-                    and (again[3] if again[3] is not None else _stopless(again, ends))
+                    and (
+                        again[3]
+                        if again[3] is not None
+                        else _stopless(again, ends, route.stop_starts)
+                    )
                 ):
                     stop = -1  # (not searched: what it bounds is read)
                 else:
@@ -881,9 +920,7 @@ class _Read:
             tail = shape.tail.match(text, end)
             if tail is None:
                 break
-            after = tail.end()
-            if after > end and text[after - 1].isspace():
-                break  # whitespace at the call's end: the engine gives it back as text
+            after = tail.end()  # (no whitespace before it: `_Shape.tail`)
             if after > limit and not (
                 shape.final == 1
                 or (shape.final == 2 and (after == size or tail.start("last") >= 0))
@@ -1389,16 +1426,19 @@ def _flat(text: str, pos: int, stop: int, asks: tuple) -> int:
     return end
 
 
-def _stopless(again: list, ends: Any) -> bool:
+def _stopless(again: list, ends: Any, starts: dict[Any, tuple[str, ...]]) -> bool:
     """Whether no stop marker of `ends` (all literals) begins inside the JSON text
     `again[1]`, wherever the text holds it: none is in it, and no end of it begins one
     (so no marker there reaches past it, and no tail held at the output's end starts in
-    it); kept as `again[3]`."""
+    it); kept as `again[3]`. (`starts`: per stop markers, every beginning of one, made once
+    per family: one `endswith` asks them all.)"""
     json = again[1]
-    clear = all(
-        lit not in json and not any(json.endswith(lit[:k]) for k in range(1, len(lit) + 1))
-        for lit in ends.literals
-    )
+    found = starts.get(ends)
+    if found is None:
+        found = starts[ends] = tuple(
+            sorted({lit[:k] for lit in ends.literals for k in range(1, len(lit) + 1)})
+        )
+    clear = not json.endswith(found) and not any(lit in json for lit in ends.literals)
     again[3] = clear  # (its markers are literals: a guard only ever passes one over)
     return clear
 

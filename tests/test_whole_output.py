@@ -922,6 +922,27 @@ def test_a_header_that_is_the_id_reads_as_the_engine_reads_it() -> None:
     )
 
 
+def test_a_header_read_in_line_reads_as_the_engine_reads_it() -> None:
+    """The route reads a header that is the call's id in line where its name has a pattern
+    (`_Shape.header`, `name_reader`'s reading without a call per call): every header above,
+    between calls of good headers, the call's name and id as the engine reads them, or the
+    call left to it; the tools named, and none (every name known)."""
+    from toolgrammar.runtime.tables import compiled
+
+    shape = whole_output._route(compiled(get_spec("kimi_k2"))).shapes["<|tool_call_begin|>"]
+    assert shape.header is not None  # (else the in-line reading is never taken)
+    for raw in _HEADERS:
+        call = (
+            f"<|tool_call_begin|>{raw}<|tool_call_argument_begin|>"
+            '{"city": "Paris"}<|tool_call_end|>'
+        )
+        good = call.replace(raw, "functions.get_weather:7", 1)
+        text = f"<|tool_calls_section_begin|>{good}{call}{good}<|tool_calls_section_end|> ok"
+        for tools in (TOOLS, None):
+            on, off = both_ways("kimi_k2", text, tools, "stop", {})
+            assert on == off, raw
+
+
 @pytest.mark.parametrize("family", ["hermes", "kimi_k2"])
 def test_long_arguments_nested_too_deep_read_as_the_engine_reads_them(family: str) -> None:
     """Arguments long enough that the route asks their members, not their text, how deep
