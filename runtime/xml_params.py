@@ -260,12 +260,14 @@ def _open_at(item: XmlParams, between: Markers) -> str:
 
 
 def _own_at(item: XmlParams, ends: Closers, value_ends: Markers) -> str:
-    """The value's one own closer when every marker that ends a value begins with the same
-    character (`_value_first`) and no other begins with this closer: found where that
-    character first is, it is what the search for the value's end finds. "" otherwise."""
-    if item.cdata or len(ends.own) != 1 or not _value_first(value_ends, False):
+    """The value's one own closer when every marker that ends a value (and, where one may
+    open, a CDATA section's opener) begins with the same character (`_value_first`) and no
+    other begins with this closer: found where that character first is, it is what the
+    search for the value's end finds, with no section opened before it. "" otherwise."""
+    if len(ends.own) != 1 or not _value_first(value_ends, item.cdata):
         return ""
-    return ends.own[0] if _starts_alone(ends.own[0], value_ends) else ""
+    found = markers((*value_ends.literals, CDATA_OPEN)) if item.cdata else value_ends
+    return ends.own[0] if _starts_alone(ends.own[0], found) else ""
 
 
 def _key_end_at(item: XmlParams) -> str:
@@ -998,16 +1000,29 @@ class XmlParamsReader(MarkupArgs):
 
     def _close_value(self, chunk: str, by_own: bool) -> None:
         """Write the value's last text `chunk` and close it, ended by one of its own closers
-        (`by_own`) or another marker: `_value_text` then `_close_param`, in line for values
-        no rule but the newline's trims (a value's whole tail is decided here)."""
-        if self._raw_tail and not self._wrapper and self._log is None:
+        (`by_own`) or another marker: `_value_text` then `_close_param`, in line but for a
+        wrapper (a value's whole tail is decided here: its closing rules, then its entities)."""
+        if not self._wrapper and self._log is None:
             if self._pend:
                 chunk = self._pend + chunk
                 self._pend = ""
-            if chunk.endswith("\n"):
+            if self._raw_tail:  # (no rule but the newline's trims)
+                if chunk.endswith("\n"):
+                    item = self.item
+                    if item.trim_newline and not (by_own and item.keep_last_newline):
+                        chunk = chunk[: -2 if chunk.endswith("\r\n") else -1]
+            else:
                 item = self.item
-                if item.trim_newline and not (by_own and item.keep_last_newline):
+                if item.strip:
+                    chunk = chunk.rstrip()
+                elif (
+                    item.trim_newline
+                    and chunk.endswith("\n")
+                    and not (by_own and item.keep_last_newline)
+                ):
                     chunk = chunk[: -2 if chunk.endswith("\r\n") else -1]
+                if item.xml_unescape:
+                    chunk = xml_unescape(chunk)
             if self._as_text:
                 self.emit(encode_basestring(chunk)[1:-1] + '"' if chunk else '"')
             else:
