@@ -387,6 +387,7 @@ class XmlParamsReader(MarkupArgs):
         "_value_reach",
         "_tool_memo",
         "stops",
+        "_key_reach",
     )
 
     item: XmlParams
@@ -394,6 +395,7 @@ class XmlParamsReader(MarkupArgs):
     def __init__(self, item: XmlParams, stops: tuple[str, ...], sink: Sink) -> None:
         super().__init__(item, sink, BODY if item.json_body else BETWEEN)
         self.stops = stops  # what it was made for: renewed only for the same (`renew`)
+        self._key_reach = _MAX_KEY + len(item.key_end)  # (where `_key_end_at` is looked for)
         (
             self._between,
             self._value_opens,
@@ -655,7 +657,7 @@ class XmlParamsReader(MarkupArgs):
                 key_ends = self._key_ends
                 lit = self._key_end_at
                 if lit:  # the one spelling: its first place within a key's reach
-                    at = text.find(lit, pos, pos + _MAX_KEY + len(lit))
+                    at = text.find(lit, pos, pos + self._key_reach)
                 else:
                     found = key_ends.find(text, pos)
                     at, lit = (-1, "") if found is None else (found.start(), found.group())
@@ -835,9 +837,10 @@ class XmlParamsReader(MarkupArgs):
         )
         prefix = encode_basestring(name) + ": "
         if drops is not None and drops(name):  # read, not written
-            return _Key(name, json_flagged, schema, False, prefix, False, True, {})
-        unwraps = self._sink.unwraps(name)
-        return _Key(name, json_flagged, schema, as_text, prefix, unwraps, False, {})
+            return _new_key(_Key, (name, json_flagged, schema, False, prefix, False, True, {}))
+        # (`unwraps` only of `WRAPPER_KEYS`, the only keys it answers yes for)
+        wraps = name in WRAPPER_KEYS and self._sink.unwraps(name)
+        return _new_key(_Key, (name, json_flagged, schema, as_text, prefix, wraps, False, {}))
 
     def _ended(self) -> bool:
         """`self.done`, read through a call: after `_whole_params`, which may set it, mypy
