@@ -33,7 +33,7 @@ from . import shortcuts
 from .schemas import streams_as_text
 from .spec import JsonArgs, XmlParams
 from .unwrap import WRAPPER_KEYS, members_text, wrapped_text
-from .unicode import MARKUP_SPACE, strip_space
+from .unicode import MARKUP_SPACE
 from .xml_entities import xml_unescape
 
 BETWEEN, KEY, VALUE_OPEN, VALUE_START, VALUE, DONE, CDATA, JSON, BODY = range(9)
@@ -819,15 +819,17 @@ class XmlParamsReader(MarkupArgs):
 
     def _read_key(self, raw: str) -> _Key:
         """What the key text `raw` reads as for the current call (`_key_of`)."""
-        name = raw if self.item.verbatim_keys else strip_space(raw)  # a key of U+2028 is that key
+        item = self.item
+        # (`strip_space`, in line: a key of U+2028 is that key)
+        name = raw if item.verbatim_keys else raw.strip(MARKUP_SPACE)
         json_flagged = False
-        if self._key_pattern is not None:
-            found = self._key_pattern.fullmatch(name)
+        pattern = self._key_pattern
+        if pattern is not None:
+            found = pattern.fullmatch(name)
             if found is not None:  # an unreadable key is kept whole: nothing is lost
                 name = found.group("key")
-                if "text" in found.re.groupindex:  # an absent flag reads as ""
-                    json_flagged = (found.group("text") or "") not in self.item.text_when
-        item = self.item
+                if "text" in pattern.groupindex:  # an absent flag reads as ""
+                    json_flagged = (found.group("text") or "") not in item.text_when
         if (item.xml_unescape or item.unescape_keys) and "&" in name:  # `name="a&amp;b"`
             name = xml_unescape(name)
         schema = self.schema_of(name)
