@@ -117,6 +117,17 @@ def test_the_shortcuts_refuse_a_literal_another_marker_begins_with_or_sits_in() 
         assert xml_params._own_at(ITEM, ends, markers(("</arg_value>", "</arg_value>!"))) == ""
         # value ends that begin with different characters: no one character marks them
         assert xml_params._own_at(ITEM, ends, markers(("</arg_value>", "[x]"))) == ""
+        # where a CDATA section may open, its opener is one of the markers looked for: a
+        # closer it begins with is refused, one that begins with `<` as it does is taken
+        cdata = XmlParams(**GLM, cdata=True)  # type: ignore[arg-type]
+        ends = xml_params.closers(cdata)
+        assert xml_params._own_at(cdata, ends, markers(("</arg_value>", "</x>"))) == "</arg_value>"
+        short = XmlParams(**{**GLM, "value_end": "<!"}, cdata=True)  # type: ignore[arg-type]
+        ends = xml_params.closers(short)
+        assert xml_params._own_at(short, ends, markers(("<!", "</x>"))) == ""
+        wide = XmlParams(**{**GLM, "value_end": "[end]"}, cdata=True)  # type: ignore[arg-type]
+        ends = xml_params.closers(wide)
+        assert xml_params._own_at(wide, ends, markers(("[end]",))) == ""
 
 
 def test_a_parameter_written_whole_is_the_same_in_every_chunking() -> None:
