@@ -41,7 +41,7 @@ from typing import Any, Callable
 
 import toolgrammar
 from toolgrammar.runtime import keyvalue_args, markers, params, schema_check, schemas, tables
-from toolgrammar.runtime import xml_params
+from toolgrammar.runtime import call_head, shared_memos, xml_elements, xml_params
 from toolgrammar.runtime.protocol import RenderError
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -73,6 +73,18 @@ def cache_sizes() -> dict[str, tuple[int, int]]:
         "schema_check._FOUND": (len(schema_check._FOUND), schema_check._LIMIT),
         "schema_check._SUSPECT": (len(schema_check._SUSPECT), schema_check._LIMIT),
         "schemas warnings shown": (len(registry), schema_check._LIMIT + 2),
+        # shared by the parsers of the process (runtime/shared_memos.py): the stores, and the
+        # largest memo each holds (a header-name memo, a tool's key memo)
+        "shared_memos._GRAMMARS": (len(shared_memos._GRAMMARS), shared_memos._GRAMMARS_LIMIT),
+        "shared_memos._TOOLS": (len(shared_memos._TOOLS), shared_memos._TOOLS_LIMIT),
+        "shared header names (largest)": (
+            max((len(names) for _, names, _ in list(shared_memos._GRAMMARS.values())), default=0),
+            call_head._MAX_NAMES,
+        ),
+        "shared tool key memo (largest)": (
+            max((len(memo) for _, _, memo in list(shared_memos._TOOLS.values())), default=0),
+            max(xml_params._MAX_KEYS, xml_elements._MAX_NAMES),
+        ),
     }
 
 
