@@ -12,6 +12,7 @@ from itertools import permutations
 import pytest
 
 import toolgrammar
+from support.readers import readers_fed
 from support.tools import function_tool
 from toolgrammar.check.fast_paths import shortcuts_set
 
@@ -90,12 +91,7 @@ def test_the_reader_is_renewed(family: str) -> None:
     with shortcuts_set(True):
         parser = toolgrammar.StreamParser(family, TOOLS)
         engine = parser._engine
-        readers = []
-        for char in text:
-            parser.feed(char)
-            call = engine._call
-            if call is not None and call.dialect is not None and call.dialect not in readers:
-                readers.append(call.dialect)
+        readers = readers_fed(parser, text)
         parser.finish()
         assert len(readers) == 1
         assert engine._spare is None

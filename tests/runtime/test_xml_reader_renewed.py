@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolgrammar
+from support.readers import readers_fed
 from support.tools import function_tool
 from toolgrammar.check.fast_paths import shortcuts_set
 from toolgrammar.runtime.render import render_output
@@ -126,22 +127,12 @@ def test_the_reader_is_renewed(family: str) -> None:
     with shortcuts_set(True):
         parser = toolgrammar.StreamParser(family, TOOLS)
         engine = parser._engine
-        readers = []
-        for char in text:
-            parser.feed(char)
-            call = engine._call
-            if call is not None and call.dialect is not None and call.dialect not in readers:
-                readers.append(call.dialect)
+        readers = readers_fed(parser, text)
         parser.finish()
         assert len(readers) == 1
         assert type(readers[0]).__name__ == "XmlParamsReader"
         assert engine._spare is None
     with shortcuts_set(False):
         parser = toolgrammar.StreamParser(family, TOOLS)
-        readers = []
-        for char in text:
-            parser.feed(char)
-            call = parser._engine._call
-            if call is not None and call.dialect is not None and call.dialect not in readers:
-                readers.append(call.dialect)
+        readers = readers_fed(parser, text)
         assert len(readers) >= 3  # (a call with no parameter may start and end in one feed)
