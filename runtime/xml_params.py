@@ -20,7 +20,7 @@ from __future__ import annotations
 from functools import lru_cache
 from json.encoder import encode_basestring  # json.dumps(str, ensure_ascii=False), in C
 import re
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Final, NamedTuple, Sequence
 
 from .batched import MarkupArgs
 from .coerce import coerce_flagged_json, coerce_text, decode_json_or_text, json_text
@@ -36,14 +36,23 @@ from .unwrap import WRAPPER_KEYS, members_text, wrapped_text
 from .unicode import MARKUP_SPACE
 from .xml_entities import xml_unescape
 
-BETWEEN, KEY, VALUE_OPEN, VALUE_START, VALUE, DONE, CDATA, JSON, BODY = range(9)
-# (BODY: before the first parameter with `json_body`, where a `{` may open a JSON body)
+# the reader's states (Final: compiled, a constant, not a look-up in this module's dict)
+BETWEEN: Final = 0
+KEY: Final = 1
+VALUE_OPEN: Final = 2
+VALUE_START: Final = 3
+VALUE: Final = 4
+DONE: Final = 5
+CDATA: Final = 6
+JSON: Final = 7
+BODY: Final = 8  # before the first parameter with `json_body`, where a `{` may open a JSON body
 
-CDATA_OPEN, CDATA_CLOSE = "<![CDATA[", "]]>"
+CDATA_OPEN: Final = "<![CDATA["
+CDATA_CLOSE: Final = "]]>"
 
-_MAX_KEY = 256
-_MAX_ENTITY = 10  # "&#x10FFFF;"
-_WHOLE_LOOK = 1024  # the rest of a text looked through for a closer before a whole match
+_MAX_KEY: Final = 256
+_MAX_ENTITY: Final = 10  # "&#x10FFFF;"
+_WHOLE_LOOK: Final = 1024  # the rest of a text looked through for a closer before a whole match
 
 
 def _crlf_spellings(literals: Sequence[str]) -> tuple[str, ...]:
@@ -88,11 +97,11 @@ class _Key(NamedTuple):
     written: dict[str, str]
 
 
-_MAX_WRITTEN = 64  # typed values remembered per key, each at most _MAX_WRITTEN_TEXT long
-_MAX_WRITTEN_TEXT = 64
+_MAX_WRITTEN: Final = 64  # typed values remembered per key, each at most _MAX_WRITTEN_TEXT long
+_MAX_WRITTEN_TEXT: Final = 64
 
 
-_MAX_KEYS = 256  # keys remembered per call; a model inventing names is not remembered
+_MAX_KEYS: Final = 256  # keys remembered per call; a model inventing names is not remembered
 
 # a `_Key` made from its fields' tuple (`NamedTuple`'s own `__new__` is a Python call)
 _new_key = tuple.__new__
@@ -388,9 +397,52 @@ class XmlParamsReader(MarkupArgs):
         "_tool_memo",
         "stops",
         "_key_reach",
+        "_strip",
+        "_trim_newline",
+        "_unescape",
+        "_cdata_on",
+        "_keep_last",
+        "_has_value_open",
+        "_held_openers",
     )
 
     item: XmlParams
+    # (declared: compiled, each is a native slot of its type, read without a look-up, and
+    # the `str` methods called on them are mypyc's primitives, not Python method calls)
+    _between: Markers
+    _value_opens: Markers
+    _closers: Closers
+    _value_ends: Markers
+    _key_ends: Markers
+    _cdata_open: Markers
+    _cdata_close: Markers
+    _key_pattern: re.Pattern[str] | None
+    _first_char: str
+    _plain_keys: bool
+    _open_at: str
+    _key_end_at: str
+    _value_open_at: str
+    _open_nl: bool
+    _value_open_nl: bool
+    _opens: tuple[str, ...]
+    _plain: bool
+    _raw_tail: bool
+    _own_at: str
+    _whole_min: int
+    _value_marks: tuple[str, ...]
+    _value_prefixes: frozenset[str]
+    _value_reach: int
+    _whole: re.Pattern[str] | None
+    _in_value: OpenerInValue
+    # the item's value rules, read per parameter (compiled, an item's field is a look-up on
+    # a Python object), and the call openers a value holds undecided (`_in_value.held`)
+    _strip: bool
+    _trim_newline: bool
+    _unescape: bool
+    _cdata_on: bool
+    _keep_last: bool
+    _has_value_open: bool
+    _held_openers: frozenset[str]
 
     def __init__(self, item: XmlParams, stops: tuple[str, ...], sink: Sink) -> None:
         super().__init__(item, sink, BODY if item.json_body else BETWEEN)
@@ -427,6 +479,13 @@ class XmlParamsReader(MarkupArgs):
             self._whole,
             self._in_value,
         ) = _tables(item, stops)
+        self._strip = item.strip
+        self._trim_newline = item.trim_newline
+        self._unescape = item.xml_unescape
+        self._cdata_on = item.cdata
+        self._keep_last = item.keep_last_newline
+        self._has_value_open = bool(item.value_open)
+        self._held_openers = self._in_value.held
         self._count = 0
         self._key: _Key | None = None  # the parameter being read
         self._as_text = True
@@ -533,7 +592,6 @@ class XmlParamsReader(MarkupArgs):
         # through to the next state's step while text is left (one turn of the loop per
         # parameter rather than per state, most of a short parameter's cost)
         end = len(text)
-        item = self.item
         while pos < end and not self.done:
             state = self.state
             if state == VALUE:
@@ -682,7 +740,7 @@ class XmlParamsReader(MarkupArgs):
                 raw = text[pos:at]
                 self._key = self._keys.get(raw) or self._key_of(raw)
                 pos = at + len(lit)
-                if not item.value_open:
+                if not self._has_value_open:
                     self._open_param()
                     if pos == end:
                         break
@@ -723,12 +781,12 @@ class XmlParamsReader(MarkupArgs):
                     break
                 state = VALUE_START
             if state == VALUE_START:
-                if item.strip:
+                if self._strip:
                     while pos < end and text[pos].isspace():
                         pos += 1
                     if pos == end and not eof:
                         return pos
-                elif item.trim_newline:
+                elif self._trim_newline:
                     if text[pos] == "\r" and pos + 1 == end and not eof:
                         return pos  # `\r\n` may be arriving
                     if text.startswith("\n", pos):  # one newline, `\n` or `\r\n`
@@ -855,16 +913,15 @@ class XmlParamsReader(MarkupArgs):
         match = self._whole.match  # type: ignore[union-attr]
         whole: re.Match[str] | None = first_param  # (None ends the loop: typed so compiled)
         pos = first_param.start()
-        item = self.item
         growing = self._value_ends.growing
-        strip, trim_newline, unescape = item.strip, item.trim_newline, item.xml_unescape
+        strip, trim_newline, unescape = self._strip, self._trim_newline, self._unescape
         value_ends, implicit_ends = self._closers
-        keep_last = item.keep_last_newline
+        keep_last = self._keep_last
         pieces = self._pieces
         keys = self._keys
         count = self._count
         first = self._first
-        held = self._in_value.held
+        held = self._held_openers
         while True:
             end, raw, value = whole.group("end", "key", "value")
             if end in growing and self._value_ends.undecided(text, whole.start("end"), end, eof):
@@ -959,13 +1016,13 @@ class XmlParamsReader(MarkupArgs):
         marker_at = at  # the next marker, decided or not
         if at >= 0 and lit in ends.growing and ends.undecided(text, at, lit, eof):
             at, lit = -1, ""
-        item = self.item
-        while item.cdata or lit in self._in_value.held:
-            if item.cdata:  # a section before the next marker: no marker ends it
+        cdata = self._cdata_on
+        while cdata or lit in self._held_openers:
+            if cdata:  # a section before the next marker: no marker ends it
                 inside = self._enter_cdata(text, pos, marker_at)
                 if inside >= 0:
                     return inside
-            if lit not in self._in_value.held:
+            if lit not in self._held_openers:
                 break
             ends_value = self._in_value.ends_value(text, at + len(lit), eof, lit)
             if ends_value is None:  # not decided yet: the marker and what follows wait
@@ -984,7 +1041,7 @@ class XmlParamsReader(MarkupArgs):
             low = len(text) - ends.max_prefix  # (`ends.held(text, pos)`, in line)
             tail = ends.find_tail(text, low if low > pos else pos)
             held = 0 if tail is None else len(text) - tail.start()
-            if item.cdata and not eof:
+            if cdata and not eof:
                 held = max(held, self._cdata_open.held(text, pos))
             stop = len(text) - held
             self._value_text(text[pos:stop], closing=eof)
@@ -1013,20 +1070,16 @@ class XmlParamsReader(MarkupArgs):
                 self._pend = ""
             if self._raw_tail:  # (no rule but the newline's trims)
                 if chunk.endswith("\n"):
-                    item = self.item
-                    if item.trim_newline and not (by_own and item.keep_last_newline):
+                    if self._trim_newline and not (by_own and self._keep_last):
                         chunk = chunk[: -2 if chunk.endswith("\r\n") else -1]
             else:
-                item = self.item
-                if item.strip:
+                if self._strip:
                     chunk = chunk.rstrip()
                 elif (
-                    item.trim_newline
-                    and chunk.endswith("\n")
-                    and not (by_own and item.keep_last_newline)
+                    self._trim_newline and chunk.endswith("\n") and not (by_own and self._keep_last)
                 ):
                     chunk = chunk[: -2 if chunk.endswith("\r\n") else -1]
-                if item.xml_unescape:
+                if self._unescape and "&" in chunk:  # (text with none decodes to itself)
                     chunk = xml_unescape(chunk)
             if self._as_text:
                 self.emit(encode_basestring(chunk)[1:-1] + '"' if chunk else '"')
@@ -1044,7 +1097,7 @@ class XmlParamsReader(MarkupArgs):
                     self.emit(", " + piece if count else piece)
             self.state = BETWEEN
         else:
-            self._value_text(chunk, True, self.item.keep_last_newline and by_own)
+            self._value_text(chunk, True, self._keep_last and by_own)
             self._close_param()
 
     def _enter_cdata(self, text: str, pos: int, marker_at: int) -> int:
@@ -1064,7 +1117,7 @@ class XmlParamsReader(MarkupArgs):
         """Write the held raw tail as value text: what follows decides it is not markup."""
         pend, self._pend = self._pend, ""
         if pend:
-            self._emit_value(xml_unescape(pend) if self.item.xml_unescape else pend)
+            self._emit_value(xml_unescape(pend) if self._unescape else pend)
 
     def _cdata(self, text: str, pos: int, eof: bool) -> int:
         """Inside `<![CDATA[`: the text up to `]]>` is value, verbatim (no marker ends it, no
@@ -1103,11 +1156,11 @@ class XmlParamsReader(MarkupArgs):
         raw = self._pend + chunk if self._pend else chunk
         if not raw:
             return
-        if not closing and (self._raw_tail or ("&" not in raw and not self.item.strip)):
+        if not closing and (self._raw_tail or ("&" not in raw and not self._strip)):
             # (no strip, and no entities or none to decode: only `trim_newline` holds a tail,
             # a newline that may be the markup's; the steps below for this case, without
             # those of the others: text with no `&` decodes to itself)
-            if raw[-1] in "\r\n" and self.item.trim_newline:
+            if raw[-1] in "\r\n" and self._trim_newline:
                 hold = 2 if raw.endswith("\r\n") else 1  # (a `\r` may begin `\r\n`)
                 ready = raw[:-hold]
                 self._pend = raw[-hold:]
@@ -1120,20 +1173,20 @@ class XmlParamsReader(MarkupArgs):
                 else:
                     self._typed.append(ready)
             return
-        item = self.item
+        unescape = self._unescape
         if closing:
-            if item.strip:
+            if self._strip:
                 raw = raw.rstrip()
-            elif item.trim_newline and not keep_newline and raw.endswith("\n"):
+            elif self._trim_newline and not keep_newline and raw.endswith("\n"):
                 raw = raw[: -2 if raw.endswith("\r\n") else -1]
             hold = 0
         else:
             hold = 0
-            if item.strip:
+            if self._strip:
                 hold = len(raw) - len(raw.rstrip())
-            elif item.trim_newline and raw[-1:] in ("\n", "\r"):
+            elif self._trim_newline and raw[-1:] in ("\n", "\r"):
                 hold = 2 if raw.endswith("\r\n") else 1  # (a `\r` may begin `\r\n`)
-            if item.xml_unescape and not hold:  # half an entity: `&am`
+            if unescape and not hold:  # half an entity: `&am`
                 amp = raw.rfind("&")
                 if amp >= 0 and len(raw) - amp < _MAX_ENTITY and ";" not in raw[amp:]:
                     hold = len(raw) - amp
@@ -1143,7 +1196,7 @@ class XmlParamsReader(MarkupArgs):
         else:
             ready = raw
             self._pend = ""
-        if ready and item.xml_unescape:
+        if ready and unescape:
             ready = xml_unescape(ready)
         if ready:  # (`_emit_value`, in line)
             if self._as_text:
