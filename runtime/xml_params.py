@@ -53,6 +53,7 @@ CDATA_CLOSE: Final = "]]>"
 _MAX_KEY: Final = 256
 _MAX_ENTITY: Final = 10  # "&#x10FFFF;"
 _WHOLE_LOOK: Final = 1024  # the rest of a text looked through for a closer before a whole match
+_NEVER: Final = 1 << 62  # a length no text reaches
 
 
 def _crlf_spellings(literals: Sequence[str]) -> tuple[str, ...]:
@@ -148,11 +149,16 @@ MARKER_KNOWS = SHORTCUT_KNOWS | {"json_body", "verbatim_keys"}
 
 
 def _whole_param_pattern(
-    item: XmlParams, between: Markers, value_opens: Markers, value_ends: Markers
+    item: XmlParams,
+    between: Markers,
+    value_opens: Markers,
+    value_ends: Markers,
+    after_open: bool = False,
 ) -> re.Pattern[str] | None:
     """One pattern for a whole parameter already in the text, from where the last one
     ended: its key, its value and the marker that ends the value; None when this markup
-    has no such shortcut.
+    has no such shortcut. `after_open`: the rest of one from just past its OPEN, where the
+    state machine reads the key (`XmlParamsReader.read`'s KEY step).
 
     The pattern decides exactly what the state machine decides on the same text:
     whitespace before OPEN (when no marker can start inside it), the first KEY_END ends the
@@ -183,7 +189,10 @@ def _whole_param_pattern(
         # the ends at every character of the key)
         chars = "".join(sorted({re.escape(lit) for lit in item.key_ends}))
         key = rf"(?P<key>[^{chars}]{{0,{_MAX_KEY}}}+)(?:{key_ends})"
-    parts += ["(?:" + "|".join(re.escape(lit) for lit in opens) + ")", key]
+    if after_open:  # (the state machine reads the key from here on as it does past OPEN)
+        parts = [key]
+    else:
+        parts += ["(?:" + "|".join(re.escape(lit) for lit in opens) + ")", key]
     if item.value_open:
         others = [lit for lit in value_opens.literals if lit != item.value_open]
         if any(lit.startswith(item.value_open) for lit in others):
@@ -234,7 +243,21 @@ def _value_first(value_ends: Markers, cdata: bool) -> str:
     return firsts.pop() if len(firsts) == 1 else ""
 
 
+@lru_cache(maxsize=256)
+def _rest_param(
+    item: XmlParams, between: Markers, value_opens: Markers, value_ends: Markers
+) -> re.Pattern[str] | None:
+    """The rest of a whole parameter past its OPEN, for where a delta ended inside the key:
+    `_whole_param_pattern(after_open=True)`, made once per family, None where the whole
+    parameter has no pattern (metered under a test's scan meter)."""
+    if _whole_param(item, between, value_opens, value_ends) is None:
+        return None
+    pattern = _whole_param_pattern(item, between, value_opens, value_ends, after_open=True)
+    return None if pattern is None else metered(pattern)
+
+
 forgets(_whole_param.cache_clear)
+forgets(_rest_param.cache_clear)
 
 
 def _value_marks(
@@ -305,6 +328,11 @@ def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
     value_ends = markers((*ends.own, *ends.implicit, *stops))
     fast = shortcuts.takes(item, SHORTCUT_KNOWS)
     marks = shortcuts.takes(item, MARKER_KNOWS)
+    own_at = _own_at(item, ends, value_ends) if marks else ""
+    rest = _rest_param(item, between, value_opens, value_ends) if fast and marks else None
+    rest_own = own_at if rest is not None else ""
+    # call openers that end a value only when what follows them says a call began
+    in_value = OpenerInValue(stops, (*ends.own, *ends.implicit), item.opens)
     tables = (
         between,
         value_opens,
@@ -327,13 +355,24 @@ def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
         item.opens,
         not (item.strip or item.trim_newline or item.xml_unescape),
         not (item.strip or item.xml_unescape),
-        _own_at(item, ends, value_ends) if marks else "",
+        own_at,
         _whole_min(item, value_ends),
         *(_value_marks(item, value_ends) if marks else ((), frozenset(), 0)),
+        rest,
+        # the fewest characters the rest takes (its key end and closer: shorter text is
+        # not one; no text where there is no rest to look for)
+        _whole_min(item, value_ends) - min(map(len, item.opens)) if rest_own else _NEVER,
+        # the value's one own closer (`_own_at`) where the rest is looked for: text without
+        # it holds no such parameter
+        rest_own,
+        # the closers the rest is read to in line: its own, none that may grow into a
+        # longer marker nor a call opener whose meaning what follows decides
+        frozenset(
+            lit for lit in ends.own if lit not in value_ends.growing and lit not in in_value.held
+        ),
         # (`whole_output` reads the last two by their place)
         _whole_param(item, between, value_opens, value_ends) if fast else None,
-        # call openers that end a value only when what follows them says a call began
-        OpenerInValue(stops, (*ends.own, *ends.implicit), item.opens),
+        in_value,
     )
     if len(_TABLES) >= _TABLES_LIMIT:
         _TABLES.clear()
@@ -404,6 +443,11 @@ class XmlParamsReader(MarkupArgs):
         "_keep_last",
         "_has_value_open",
         "_held_openers",
+        "_rest",
+        "_rest_min",
+        "_rest_own",
+        "_rest_ends",
+        "_entity_tail",
     )
 
     item: XmlParams
@@ -433,6 +477,10 @@ class XmlParamsReader(MarkupArgs):
     _value_prefixes: frozenset[str]
     _value_reach: int
     _whole: re.Pattern[str] | None
+    _rest: re.Pattern[str] | None
+    _rest_min: int
+    _rest_own: str
+    _rest_ends: frozenset[str]
     _in_value: OpenerInValue
     # the item's value rules, read per parameter (compiled, an item's field is a look-up on
     # a Python object), and the call openers a value holds undecided (`_in_value.held`)
@@ -443,6 +491,7 @@ class XmlParamsReader(MarkupArgs):
     _keep_last: bool
     _has_value_open: bool
     _held_openers: frozenset[str]
+    _entity_tail: bool  # values decode entities, and no rule but `trim_newline` holds a tail
 
     def __init__(self, item: XmlParams, stops: tuple[str, ...], sink: Sink) -> None:
         super().__init__(item, sink, BODY if item.json_body else BETWEEN)
@@ -476,6 +525,12 @@ class XmlParamsReader(MarkupArgs):
             self._value_marks,
             self._value_prefixes,
             self._value_reach,
+            # the rest of a whole parameter from its key on (`_rest_param`) and its fewest
+            # characters: a delta that ended inside a key most often holds the rest of it
+            self._rest,
+            self._rest_min,
+            self._rest_own,
+            self._rest_ends,
             self._whole,
             self._in_value,
         ) = _tables(item, stops)
@@ -486,6 +541,7 @@ class XmlParamsReader(MarkupArgs):
         self._keep_last = item.keep_last_newline
         self._has_value_open = bool(item.value_open)
         self._held_openers = self._in_value.held
+        self._entity_tail = item.xml_unescape and not item.strip
         self._count = 0
         self._key: _Key | None = None  # the parameter being read
         self._as_text = True
@@ -556,16 +612,28 @@ class XmlParamsReader(MarkupArgs):
         return pos
 
     def read(self, text: str, pos: int, eof: bool) -> int:
-        """`Batched.read`; a value's text that holds no character a marker ending it begins
-        with (`_first_char`) is all value, sent at once as `_read` would gather and send it:
+        """`Batched.read`, its `_read` in line (one call a delta fewer): what the steps
+        gather is sent as one piece when it returns, whichever way (`finally`).
+
+        A value's text that holds no character a marker ending it begins with
+        (`_first_char`) is all value, sent at once as the steps would gather and send it:
         most deltas of a long value, without the state machine and the gathering."""
         if self.state == VALUE and not eof:
             first = self._first_char
             if first and text.find(first, pos) < 0:
                 chunk = text[pos:]
                 # (no rule but `trim_newline` holds a tail, and the text ends in no newline:
-                # all of it and what was held before it is value, `_value_text` in line)
-                if chunk and self._raw_tail and (chunk[-1] not in "\r\n" or self._plain):
+                # all of it and what was held before it is value, `_value_text` in line;
+                # or values decode entities and this text, none held before it, holds no
+                # `&`: it decodes to itself, the same)
+                if chunk and (
+                    self._raw_tail
+                    and (chunk[-1] not in "\r\n" or self._plain)
+                    or self._entity_tail
+                    and "&" not in chunk
+                    and not self._pend
+                    and (chunk[-1] not in "\r\n" or not self._trim_newline)
+                ):
                     if self._pend:
                         chunk = self._pend + chunk
                         self._pend = ""
@@ -576,245 +644,288 @@ class XmlParamsReader(MarkupArgs):
                     return len(text)
                 if chunk:
                     self._value_text(chunk, closing=False)  # (its rules may hold a tail)
-                pos = len(text)
-            else:
-                pos = self._read(text, pos, eof)
-        else:
-            pos = self._read(text, pos, eof)
-        pieces = self._pieces
-        if pieces:  # (`_flush`, in line)
-            self._send("".join(pieces))
-            pieces.clear()
-        return pos
-
-    def _read(self, text: str, pos: int, eof: bool) -> int:
-        # the states in the order a parameter passes them: a step that completes falls
-        # through to the next state's step while text is left (one turn of the loop per
-        # parameter rather than per state, most of a short parameter's cost)
-        end = len(text)
-        while pos < end and not self.done:
-            state = self.state
-            if state == VALUE:
-                first = self._first_char
-                if first:
-                    at = text.find(first, pos)
-                    marks = self._value_marks
-                    if marks and not eof:
-                        # past the places of that character that begin no marker, nor a
-                        # tail that may still become one (what `_value`'s search and held
-                        # tail decide): a value's `<` in code or prose
-                        while at >= 0 and not text.startswith(marks, at):
-                            if end - at <= self._value_reach and text[at:] in self._value_prefixes:
-                                # a tail that may still be a marker waits (the text before
-                                # it is value, `_value_text` in line where it holds no tail:
-                                # no rule but `trim_newline`, and no newline last)
-                                if self._raw_tail and (
-                                    self._plain or (at > pos and text[at - 1] not in "\r\n")
+                    self._flush()
+                return len(text)
+        try:
+            # the states in the order a parameter passes them: a step that completes falls
+            # through to the next state's step while text is left (one turn of the loop per
+            # parameter rather than per state, most of a short parameter's cost)
+            end = len(text)
+            while pos < end and not self.done:
+                state = self.state
+                if state == VALUE:
+                    first = self._first_char
+                    if first:
+                        at = text.find(first, pos)
+                        marks = self._value_marks
+                        if marks and not eof:
+                            # past the places of that character that begin no marker, nor a
+                            # tail that may still become one (what `_value`'s search and held
+                            # tail decide): a value's `<` in code or prose
+                            while at >= 0 and not text.startswith(marks, at):
+                                if (
+                                    end - at <= self._value_reach
+                                    and text[at:] in self._value_prefixes
                                 ):
-                                    chunk = text[pos:at]
+                                    # a tail that may still be a marker waits (the text before
+                                    # it is value, `_value_text` in line where it holds no tail:
+                                    # no rule but `trim_newline`, and no newline last)
+                                    if self._raw_tail and (
+                                        self._plain or (at > pos and text[at - 1] not in "\r\n")
+                                    ):
+                                        chunk = text[pos:at]
+                                        if self._pend:
+                                            chunk = self._pend + chunk
+                                            self._pend = ""
+                                        if chunk:
+                                            if self._as_text:
+                                                self.emit(encode_basestring(chunk)[1:-1])
+                                            else:
+                                                self._typed.append(chunk)
+                                    else:
+                                        self._value_text(text[pos:at], closing=False)
+                                    return at
+                                at = text.find(first, at + 1)
+                        if at < 0:
+                            if not eof:
+                                # no marker, nor the start of one, in the rest: all of it is
+                                # value text (`_value` then `_value_text`, in line where it
+                                # holds no tail: no rule but `trim_newline`, no newline last)
+                                chunk = text[pos:]
+                                if self._raw_tail and (self._plain or chunk[-1] not in "\r\n"):
                                     if self._pend:
                                         chunk = self._pend + chunk
                                         self._pend = ""
-                                    if chunk:
-                                        if self._as_text:
-                                            self.emit(encode_basestring(chunk)[1:-1])
-                                        else:
-                                            self._typed.append(chunk)
+                                    if self._as_text:
+                                        self.emit(encode_basestring(chunk)[1:-1])
+                                    else:
+                                        self._typed.append(chunk)
                                 else:
-                                    self._value_text(text[pos:at], closing=False)
-                                return at
-                            at = text.find(first, at + 1)
-                    if at < 0:
-                        if not eof:
-                            # no marker, nor the start of one, in the rest: all of it is
-                            # value text (`_value` then `_value_text`, in line where it
-                            # holds no tail: no rule but `trim_newline`, no newline last)
-                            chunk = text[pos:]
-                            if self._raw_tail and (self._plain or chunk[-1] not in "\r\n"):
-                                if self._pend:
-                                    chunk = self._pend + chunk
-                                    self._pend = ""
-                                if self._as_text:
-                                    self.emit(encode_basestring(chunk)[1:-1])
-                                else:
-                                    self._typed.append(chunk)
-                            else:
-                                self._value_text(chunk, closing=False)
-                            return end
-                    elif text.startswith(self._own_at, at) and self._own_at:
-                        # its own closer at the first place any marker may begin: what
-                        # `_value`'s search finds
-                        self._close_value(text[pos:at], True)
-                        pos = at + len(self._own_at)
-                        continue
-                pos = self._value(text, pos, eof)
-                if self.state == VALUE:
-                    return pos
-                continue
-            if state == BETWEEN:
-                whole = self._whole
-                # (tried where a whole parameter may be: text as long as the shortest one,
-                # and, in a short rest, holding the value's own closer where there is one to
-                # look for: a failed match costs more than the steps it would save a
-                # streamed delta; the look is bounded, so a long text costs it no more)
-                if (
-                    whole is not None
-                    and end - pos >= self._whole_min
-                    and (
-                        not self._own_at
-                        or end - pos > _WHOLE_LOOK
-                        or text.find(self._own_at, pos) >= 0
-                    )
-                ):
-                    found = whole.match(text, pos)
-                    if found is not None:  # (most often the parameter is still arriving)
-                        pos = self._whole_params(text, found, eof)
-                        if self._ended():
-                            return pos
-                # where OPEN is when no search is needed to tell (what the search and `held`
-                # decide): here, or past a newline no marker begins with; its start is held
-                lit = self._open_at
-                at = -1
-                if lit:
-                    if text.startswith(lit, pos):
-                        at = pos
-                    elif not eof and end - pos < len(lit) and lit.startswith(text[pos:]):
+                                    self._value_text(chunk, closing=False)
+                                return end
+                        elif text.startswith(self._own_at, at) and self._own_at:
+                            # its own closer at the first place any marker may begin: what
+                            # `_value`'s search finds
+                            self._close_value(text[pos:at], True)
+                            pos = at + len(self._own_at)
+                            continue
+                    pos = self._value(text, pos, eof)
+                    if self.state == VALUE:
                         return pos
-                    elif self._open_nl and text.startswith("\n", pos):
-                        if text.startswith(lit, pos + 1):
-                            at = pos + 1
-                        elif not eof and end - pos <= len(lit) and lit.startswith(text[pos + 1 :]):
-                            return pos + 1
-                if at >= 0:
-                    pos = at + len(lit)
-                else:
-                    between = self._between
-                    found = between.find(text, pos)  # (`Markers.search`, in line)
-                    if found is None:
-                        # text between parameters is markup; keep only a possible marker start
-                        if eof:
-                            return end
-                        low = end - between.max_prefix  # (`between.held(text, pos)`, in line)
-                        tail = between.find_tail(text, low if low > pos else pos)
-                        return end if tail is None else tail.start()
-                    at, lit = found.start(), found.group()
-                    if lit in between.growing and between.undecided(text, at, lit, eof):
-                        if not eof:
-                            return at
-                        return end  # the output ends inside a longer marker: markup
-                    if lit not in self._opens:
-                        self._finish()
-                        return at
-                    pos = at + len(lit)
-                self.state = state = KEY
-                if self._log is not None:
-                    self._log("reads a key")
-                if pos == end:
-                    break
-            if state == KEY:
-                key_ends = self._key_ends
-                lit = self._key_end_at
-                if lit:  # the one spelling: its first place within a key's reach
-                    at = text.find(lit, pos, pos + self._key_reach)
-                else:
-                    found = key_ends.find(text, pos)
-                    at, lit = (-1, "") if found is None else (found.start(), found.group())
+                    continue
+                if state == BETWEEN:
+                    whole = self._whole
+                    # (tried where a whole parameter may be: text as long as the shortest one,
+                    # and, in a short rest, holding the value's own closer where there is one to
+                    # look for: a failed match costs more than the steps it would save a
+                    # streamed delta; the look is bounded, so a long text costs it no more)
                     if (
-                        at >= 0
-                        and lit in key_ends.growing
-                        and key_ends.undecided(text, at, lit, eof)
+                        whole is not None
+                        and end - pos >= self._whole_min
+                        and (
+                            not self._own_at
+                            or end - pos > _WHOLE_LOOK
+                            or text.find(self._own_at, pos) >= 0
+                        )
                     ):
-                        if not eof:
+                        found = whole.match(text, pos)
+                        if found is not None:  # (most often the parameter is still arriving)
+                            pos = self._whole_params(text, found, eof)
+                            if self._ended():
+                                return pos
+                    # where OPEN is when no search is needed to tell (what the search and `held`
+                    # decide): here, or past a newline no marker begins with; its start is held
+                    lit = self._open_at
+                    at = -1
+                    if lit:
+                        if text.startswith(lit, pos):
+                            at = pos
+                        elif not eof and end - pos < len(lit) and lit.startswith(text[pos:]):
                             return pos
-                        at = -1  # the output ends inside a longer marker: the key is cut
-                if at < 0 or at - pos > _MAX_KEY:
-                    # a key longer than _MAX_KEY is no parameter, whole or streamed: skipped
-                    if at >= 0 or (
-                        end - pos > _MAX_KEY and end - pos - key_ends.held(text, pos) > _MAX_KEY
-                    ):
-                        self.state = BETWEEN
-                        if self._log is not None:
-                            self._log("a key longer than any: no parameter")
-                        continue
-                    return end if eof else pos
-                raw = text[pos:at]
-                self._key = self._keys.get(raw) or self._key_of(raw)
-                pos = at + len(lit)
-                if not self._has_value_open:
-                    self._open_param()
-                    if pos == end:
-                        break
-                    state = VALUE_START  # (on to its step, not round the loop)
-                else:
-                    self.state, self._skipped = VALUE_OPEN, 0
+                        elif self._open_nl and text.startswith("\n", pos):
+                            if text.startswith(lit, pos + 1):
+                                at = pos + 1
+                            elif (
+                                not eof
+                                and end - pos <= len(lit)
+                                and lit.startswith(text[pos + 1 :])
+                            ):
+                                return pos + 1
+                    if at >= 0:
+                        pos = at + len(lit)
+                    else:
+                        between = self._between
+                        found = between.find(text, pos)  # (`Markers.search`, in line)
+                        if found is None:
+                            # text between parameters is markup; keep only a possible marker start
+                            if eof:
+                                return end
+                            low = end - between.max_prefix  # (`between.held(text, pos)`, in line)
+                            tail = between.find_tail(text, low if low > pos else pos)
+                            return end if tail is None else tail.start()
+                        at, lit = found.start(), found.group()
+                        if lit in between.growing and between.undecided(text, at, lit, eof):
+                            if not eof:
+                                return at
+                            return end  # the output ends inside a longer marker: markup
+                        if lit not in self._opens:
+                            self._finish()
+                            return at
+                        pos = at + len(lit)
+                    self.state = state = KEY
                     if self._log is not None:
-                        self._log(f"read the key {self._key.name!r}: looks for its value")
+                        self._log("reads a key")
                     if pos == end:
                         break
-                    state = VALUE_OPEN
-            if state == VALUE_OPEN:
-                # (`_find_value_open`'s common cases: VALUE_OPEN here, or past a newline no
-                # marker begins with, or its start held)
-                lit = self._value_open_at
-                at = -1
-                if lit and self._skipped < _MAX_KEY:
-                    if text.startswith(lit, pos):
-                        at = pos
-                    elif not eof and end - pos < len(lit) and lit.startswith(text[pos:]):
-                        return pos
-                    elif self._value_open_nl and text.startswith("\n", pos):
-                        if text.startswith(lit, pos + 1):
-                            at = pos + 1
-                        elif not eof and end - pos <= len(lit) and lit.startswith(text[pos + 1 :]):
-                            self._skipped += 1
-                            return pos + 1
-                if at >= 0:
-                    self._open_param()
+                if state == KEY:
+                    if (
+                        end - pos >= self._rest_min
+                        and text.find(self._rest_own, pos) >= 0
+                        and self._log is None
+                    ):
+                        # the rest of the parameter may be here whole (a delta ended inside its
+                        # key): one match, read as `_whole_params` reads one ended by its own
+                        # closer, a wrapper left to it (what the state machine would decide)
+                        found = self._rest.match(text, pos)  # type: ignore[union-attr]
+                        if found is not None and found.group("end") in self._rest_ends:
+                            raw, value = found.group("key", "value")
+                            key = self._keys.get(raw) or self._key_of(raw)
+                            if not (self._first and key.wraps):
+                                self._first = False
+                                if self._strip:
+                                    value = value.rstrip()
+                                elif (
+                                    self._trim_newline
+                                    and not self._keep_last
+                                    and value[-1:] == "\n"
+                                ):
+                                    value = value[: -2 if value[-2:] == "\r\n" else -1]
+                                if self._unescape and "&" in value:
+                                    value = xml_unescape(value)
+                                if not key.dropped:
+                                    count = self._count  # (`_key_prefix`, in line)
+                                    self._count = count + 1
+                                    piece = key.prefix + (
+                                        encode_basestring(value)
+                                        if key.as_text
+                                        else self._typed_piece(key, value)
+                                    )
+                                    self.emit(", " + piece if count else piece)
+                                self.state = state = BETWEEN
+                                pos = found.end()
+                                continue
+                    key_ends = self._key_ends
+                    lit = self._key_end_at
+                    if lit:  # the one spelling: its first place within a key's reach
+                        at = text.find(lit, pos, pos + self._key_reach)
+                    else:
+                        found = key_ends.find(text, pos)
+                        at, lit = (-1, "") if found is None else (found.start(), found.group())
+                        if (
+                            at >= 0
+                            and lit in key_ends.growing
+                            and key_ends.undecided(text, at, lit, eof)
+                        ):
+                            if not eof:
+                                return pos
+                            at = -1  # the output ends inside a longer marker: the key is cut
+                    if at < 0 or at - pos > _MAX_KEY:
+                        # a key longer than _MAX_KEY is no parameter, whole or streamed: skipped
+                        if at >= 0 or (
+                            end - pos > _MAX_KEY and end - pos - key_ends.held(text, pos) > _MAX_KEY
+                        ):
+                            self.state = BETWEEN
+                            if self._log is not None:
+                                self._log("a key longer than any: no parameter")
+                            continue
+                        return end if eof else pos
+                    raw = text[pos:at]
+                    self._key = self._keys.get(raw) or self._key_of(raw)
                     pos = at + len(lit)
-                else:
-                    pos = self._find_value_open(text, pos, eof)
-                    if self.state != VALUE_START:
-                        if self.state == VALUE_OPEN:
+                    if not self._has_value_open:
+                        self._open_param()
+                        if pos == end:
+                            break
+                        state = VALUE_START  # (on to its step, not round the loop)
+                    else:
+                        self.state, self._skipped = VALUE_OPEN, 0
+                        if self._log is not None:
+                            self._log(f"read the key {self._key.name!r}: looks for its value")
+                        if pos == end:
+                            break
+                        state = VALUE_OPEN
+                if state == VALUE_OPEN:
+                    # (`_find_value_open`'s common cases: VALUE_OPEN here, or past a newline no
+                    # marker begins with, or its start held)
+                    lit = self._value_open_at
+                    at = -1
+                    if lit and self._skipped < _MAX_KEY:
+                        if text.startswith(lit, pos):
+                            at = pos
+                        elif not eof and end - pos < len(lit) and lit.startswith(text[pos:]):
                             return pos
-                        continue
-                if pos == end:
-                    break
-                state = VALUE_START
-            if state == VALUE_START:
-                if self._strip:
-                    while pos < end and text[pos].isspace():
-                        pos += 1
-                    if pos == end and not eof:
+                        elif self._value_open_nl and text.startswith("\n", pos):
+                            if text.startswith(lit, pos + 1):
+                                at = pos + 1
+                            elif (
+                                not eof
+                                and end - pos <= len(lit)
+                                and lit.startswith(text[pos + 1 :])
+                            ):
+                                self._skipped += 1
+                                return pos + 1
+                    if at >= 0:
+                        self._open_param()
+                        pos = at + len(lit)
+                    else:
+                        pos = self._find_value_open(text, pos, eof)
+                        if self.state != VALUE_START:
+                            if self.state == VALUE_OPEN:
+                                return pos
+                            continue
+                    if pos == end:
+                        break
+                    state = VALUE_START
+                if state == VALUE_START:
+                    if self._strip:
+                        while pos < end and text[pos].isspace():
+                            pos += 1
+                        if pos == end and not eof:
+                            return pos
+                    elif self._trim_newline:
+                        if text[pos] == "\r" and pos + 1 == end and not eof:
+                            return pos  # `\r\n` may be arriving
+                        if text.startswith("\n", pos):  # one newline, `\n` or `\r\n`
+                            pos += 1
+                        elif text.startswith("\r\n", pos):
+                            pos += 2
+                    self.state = VALUE
+                elif state == CDATA:
+                    pos = self._cdata(text, pos, eof)
+                    if self.state == CDATA:
                         return pos
-                elif self._trim_newline:
-                    if text[pos] == "\r" and pos + 1 == end and not eof:
-                        return pos  # `\r\n` may be arriving
-                    if text.startswith("\n", pos):  # one newline, `\n` or `\r\n`
-                        pos += 1
-                    elif text.startswith("\r\n", pos):
-                        pos += 2
-                self.state = VALUE
-            elif state == CDATA:
-                pos = self._cdata(text, pos, eof)
-                if self.state == CDATA:
-                    return pos
-            elif state == JSON:
-                reader = self._json
-                pos = reader.read(text, pos, eof)  # type: ignore[union-attr]
-                if reader.done:  # type: ignore[union-attr]
-                    self._finish()
-                    return pos
-                if not eof:
-                    return pos
-            elif state == BODY:
-                pos = self._json_body(text, pos, eof)
-                if self.state == BODY:
-                    return pos
-        if eof and not self.done:
-            if self.state == VALUE_START:
-                self.state = VALUE
-            self._finish()
-        return pos
+                elif state == JSON:
+                    reader = self._json
+                    pos = reader.read(text, pos, eof)  # type: ignore[union-attr]
+                    if reader.done:  # type: ignore[union-attr]
+                        self._finish()
+                        return pos
+                    if not eof:
+                        return pos
+                elif state == BODY:
+                    pos = self._json_body(text, pos, eof)
+                    if self.state == BODY:
+                        return pos
+            if eof and not self.done:
+                if self.state == VALUE_START:
+                    self.state = VALUE
+                self._finish()
+            return pos
+        finally:
+            pieces = self._pieces
+            if pieces:  # (`_flush`, in line)
+                self._send("".join(pieces))
+                pieces.clear()
 
     def _key_of(self, raw: str) -> _Key:
         """The name, whether a flag in the key says the value is JSON rather than text, and
