@@ -251,7 +251,12 @@ def _rest_param(
     `_whole_param_pattern(after_open=True)`, made once per family, None where the whole
     parameter has no pattern (the same refusals; metered under a test's scan meter)."""
     pattern = _whole_param_pattern(item, between, value_opens, value_ends, after_open=True)
-    return None if pattern is None else metered(pattern)
+    if pattern is None or pattern.groups != 3 or list(pattern.groupindex) != _REST_GROUPS:
+        return None  # (the reader takes its groups in order: `Match.groups()`)
+    return metered(pattern)
+
+
+_REST_GROUPS = ["key", "value", "end"]
 
 
 forgets(_whole_param.cache_clear)
@@ -655,6 +660,13 @@ class XmlParamsReader(MarkupArgs):
                     first = self._first_char
                     if first:
                         at = text.find(first, pos)
+                        own = self._own_at
+                        if at >= 0 and own and text.startswith(own, at):
+                            # its own closer at the first place any marker may begin: what
+                            # `_value`'s search finds (the most common case first)
+                            self._close_value(text[pos:at], True)
+                            pos = at + len(own)
+                            continue
                         marks = self._value_marks
                         if marks and not eof:
                             # past the places of that character that begin no marker, nor a
@@ -701,11 +713,11 @@ class XmlParamsReader(MarkupArgs):
                                 else:
                                     self._value_text(chunk, closing=False)
                                 return end
-                        elif text.startswith(self._own_at, at) and self._own_at:
-                            # its own closer at the first place any marker may begin: what
-                            # `_value`'s search finds
+                        elif own and text.startswith(own, at):
+                            # its own closer at the first place past the value's `<`s any
+                            # marker begins: what `_value`'s search finds
                             self._close_value(text[pos:at], True)
-                            pos = at + len(self._own_at)
+                            pos = at + len(own)
                             continue
                     pos = self._value(text, pos, eof)
                     if self.state == VALUE:
@@ -785,8 +797,9 @@ class XmlParamsReader(MarkupArgs):
                         # key): one match, read as `_whole_params` reads one ended by its own
                         # closer, a wrapper left to it (what the state machine would decide)
                         found = self._rest.match(text, pos)  # type: ignore[union-attr]
-                        if found is not None and found.group("end") in self._rest_ends:
-                            raw, value = found.group("key", "value")
+                        # (its groups, in order: key, value, end)
+                        raw, value, lit = ("", "", "") if found is None else found.groups()
+                        if lit in self._rest_ends:
                             key = self._keys.get(raw) or self._key_of(raw)
                             if not (self._first and key.wraps):
                                 self._first = False
