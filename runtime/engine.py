@@ -134,7 +134,8 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         # the call waiting in its dialect after the last delta, and its item (`feed`)
         self._hot: tuple[CallRecord, int] | None = None
         # the last `_scan` held back the rest of its text as the start of a marker: the
-        # loop stops there (a scan of that rest would hold it back again)
+        # loop stops there, a scan of that rest would hold it back again (a shortcut:
+        # `shortcuts.ON`; tests/runtime/test_held_rest.py)
         self._held_rest = False
         # the call openers `_marker` opens a call on at once (`tables.plain_openers`;
         # untraced: the trace is told each decision)
@@ -447,12 +448,12 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                 else:  # `<tool_ca`, `plan</thi`: markup cut off, dropped with the
                     self._state.ws_held.clear()  # whitespace right before it
                 return len(buf)
-            self._held_rest = True
+            self._held_rest = shortcuts.ON
             return stop
         if markers.may_grow(buf, at, lit) and not (eof and self._ends_at(buf, at + len(lit))):
             self._text(buf[pos:at])  # the marker may still be the start of a longer one
             if not eof:
-                self._held_rest = True
+                self._held_rest = shortcuts.ON
                 return at
             self._state.ws_held.clear()  # the output ends inside the longer marker: markup
             return len(buf)
