@@ -408,7 +408,9 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             quick = False
         reopen = self._state.reopen
         acts = _NO_ACTS
-        if reopen and (mode == CONTENT or mode == REASONING):
+        if mode == SECTION:  # (first: none of the tests below holds in a section)
+            markers = family.quick_section_markers if quick else family.section_markers
+        elif reopen and (mode == CONTENT or mode == REASONING):
             markers, acts = family.reopen[reopen]  # text in the block a skip's opener opened
         elif self._headers is not None and self._headers.routed and mode != SECTION:
             markers = family.routed_markers
@@ -441,7 +443,8 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             if tail is not None:
                 stop = tail.start()
             held = len(buf) - stop
-            self._text(buf[pos:stop])
+            if stop > pos:
+                self._text(buf[pos:stop])
             if eof and held:
                 if self._held_is_prose(buf, stop):
                     self._text(buf[stop:])
@@ -457,7 +460,8 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                 return at
             self._state.ws_held.clear()  # the output ends inside the longer marker: markup
             return len(buf)
-        self._text(buf[pos:at])
+        if at > pos:
+            self._text(buf[pos:at])
         if reopen:  # the block's next marker: read as if its opener came right before it
             self._state.reopen = ""
             act = acts.get(lit)
