@@ -451,12 +451,12 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                 else:  # `<tool_ca`, `plan</thi`: markup cut off, dropped with the
                     self._state.ws_held.clear()  # whitespace right before it
                 return len(buf)
-            self._held_rest = shortcuts.ON
+            self._held_rest = shortcuts.ON and self._same_markers(markers)
             return stop
         if markers.may_grow(buf, at, lit) and not (eof and self._ends_at(buf, at + len(lit))):
             self._text(buf[pos:at])  # the marker may still be the start of a longer one
             if not eof:
-                self._held_rest = shortcuts.ON
+                self._held_rest = shortcuts.ON and self._same_markers(markers)
                 return at
             self._state.ws_held.clear()  # the output ends inside the longer marker: markup
             return len(buf)
@@ -486,6 +486,12 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                 self._log(MARKER, lit, IGNORED)
             return after
         return self._marker(lit, at + len(lit))
+
+    def _same_markers(self, markers: Any) -> bool:
+        """Whether the next scan would search `markers` again: the text a scan sent may
+        have ended `after_calls` (text after the calls: their section's closer is text
+        again), which chose the markers; nothing else a scan sends changes them."""
+        return self._state.after_calls or markers is not self.family.after_calls_markers
 
     def _text(self, text: str) -> None:
         if not text or (self._headers is not None and self._headers.dropping):

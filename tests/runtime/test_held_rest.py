@@ -20,7 +20,8 @@ from toolgrammar.runtime.render import render_output
 from toolgrammar.runtime.tables import compiled
 
 # JSON, XML and Python-call families, one with reasoning, one whose opener may grow
-# (`[TOOL_CALLS]`), one with citation markers that have a tail
+# (`[TOOL_CALLS]`), one with citation markers that have a tail, one whose calls stand outside
+# a section (its closer after them is markup, text once text came: `after_calls`)
 FAMILIES = (
     "deepseek_v3",
     "kimi_k2",
@@ -29,6 +30,7 @@ FAMILIES = (
     "minicpm5",
     "pythonic",
     "cohere_command4",
+    "minimax_m2",
 )
 
 
@@ -106,3 +108,21 @@ def test_each_split_is_the_same_and_the_rescan_is_saved(
         else:
             assert results == fast
     assert counts[True] < counts[False]
+
+
+@pytest.mark.parametrize("options", [{}, {"compat": "sglang"}])
+def test_text_that_ends_the_calls_block_is_scanned_again(options: dict) -> None:
+    """The scan that sent `<` after the calls ended `after_calls`: `</m` no longer begins a
+    marker (the closer after the calls is text again), so the loop scans it once more and
+    it goes out at once (found by `toolgrammar fuzz`, seed 31, under the compiled build)."""
+    text = '<invoke name="1"></invoke><</m'
+    out = {}
+    for on in (True, False):
+        with shortcuts_set(on):
+            parser = toolgrammar.StreamParser(
+                "minimax_m2", [], ids="sequential", reasoning_open=False, **options
+            )
+            fed = [d.to_dict() for d in parser.feed(text)]
+            out[on] = fed, [d.to_dict() for d in parser.finish()]
+    assert out[True] == out[False]
+    assert out[True][0][-1] == {"content": "<</m"} and out[True][1] == []
