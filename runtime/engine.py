@@ -82,6 +82,8 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         if policies.citations == "strip":
             spec = stripping(spec)  # the citation markers are `ignore`d (`citations.py`)
         self.family = compiled(spec)
+        # per shape, each item's run, reader and item (`_run_call`), made once per grammar
+        self._plans = _plans_of(self.family)
         self.tools = tools
         self.policies = policies
         # (two of its properties, asked on every call)
@@ -131,6 +133,10 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         self._raw_from: int = 0
         # the call waiting in its dialect after the last delta, and its item (`feed`)
         self._hot: tuple[CallRecord, int] | None = None
+        # the last `_scan` held back the rest of its text as the start of a marker: the
+        # loop stops there, a scan of that rest would hold it back again (a shortcut:
+        # `shortcuts.ON`; tests/runtime/test_held_rest.py)
+        self._held_rest = False
         # the call openers `_marker` opens a call on at once (`tables.plain_openers`;
         # untraced: the trace is told each decision)
         self._plain_openers = self.family.plain_openers if log is None else frozenset()
@@ -335,6 +341,10 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                         repeats = Repeats()
                     pos = repeats.at(self, buf, pos)  # past the units replayed, if any
                 new = self._scan(buf, pos, eof)
+                if self._held_rest:  # (the rest may begin a marker: another scan holds it)
+                    self._held_rest = False
+                    pos = new
+                    break
                 if new == pos and self.mode == mode:
                     break
                 pos = new
@@ -398,7 +408,9 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             quick = False
         reopen = self._state.reopen
         acts = _NO_ACTS
-        if reopen and (mode == CONTENT or mode == REASONING):
+        if mode == SECTION:  # (first: none of the tests below holds in a section)
+            markers = family.quick_section_markers if quick else family.section_markers
+        elif reopen and (mode == CONTENT or mode == REASONING):
             markers, acts = family.reopen[reopen]  # text in the block a skip's opener opened
         elif self._headers is not None and self._headers.routed and mode != SECTION:
             markers = family.routed_markers
@@ -431,21 +443,25 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             if tail is not None:
                 stop = tail.start()
             held = len(buf) - stop
-            self._text(buf[pos:stop])
+            if stop > pos:
+                self._text(buf[pos:stop])
             if eof and held:
                 if self._held_is_prose(buf, stop):
                     self._text(buf[stop:])
                 else:  # `<tool_ca`, `plan</thi`: markup cut off, dropped with the
                     self._state.ws_held.clear()  # whitespace right before it
                 return len(buf)
+            self._held_rest = shortcuts.ON and self._same_markers(markers)
             return stop
         if markers.may_grow(buf, at, lit) and not (eof and self._ends_at(buf, at + len(lit))):
             self._text(buf[pos:at])  # the marker may still be the start of a longer one
             if not eof:
+                self._held_rest = shortcuts.ON and self._same_markers(markers)
                 return at
             self._state.ws_held.clear()  # the output ends inside the longer marker: markup
             return len(buf)
-        self._text(buf[pos:at])
+        if at > pos:
+            self._text(buf[pos:at])
         if reopen:  # the block's next marker: read as if its opener came right before it
             self._state.reopen = ""
             act = acts.get(lit)
@@ -470,6 +486,12 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                 self._log(MARKER, lit, IGNORED)
             return after
         return self._marker(lit, at + len(lit))
+
+    def _same_markers(self, markers: Any) -> bool:
+        """Whether the next scan would search `markers` again: the text a scan sent may
+        have ended `after_calls` (text after the calls: their section's closer is text
+        again), which chose the markers; nothing else a scan sends changes them."""
+        return self._state.after_calls or markers is not self.family.after_calls_markers
 
     def _text(self, text: str) -> None:
         if not text or (self._headers is not None and self._headers.dropping):
@@ -713,17 +735,13 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         or ended) stops the loop, and `_run` acts on the same code.
         """
         call: CallRecord = self._call  # type: ignore[assignment]
-        shape = call.shape
-        family = self.family
-        steps = family.steps[shape]
-        runs = family.runs[shape]
-        readers = self._readers
+        plan = self._plans[call.shape]
         log = self._log
-        count = len(steps)
+        count = len(plan)
         itemwise = -1  # items before this are read one by one: their run did not decide
-        while call.item < count:
-            index = call.item
-            run = runs[index]
+        index = call.item
+        while index < count:
+            run, reader, item = plan[index]
             if run is not None and index > itemwise:
                 found = run.pattern.match(buf, pos)
                 if found is not None:
@@ -737,17 +755,17 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                             log(RUN, call, index, found.group())
                         self._read_run(call, found.group())
                         pos = end
-                        call.item = run.next if left else run.at_end
+                        call.item = index = run.next if left else run.at_end
                         continue
                 itemwise = run.next  # (the items read the same: their own runs are not tried)
-            kind, item = steps[index]
-            new = readers[kind](self, call, item, buf, pos, eof)
+            new = reader(self, call, item, buf, pos, eof)
             outcome = self._outcome
             if log is not None:
                 log(ITEM, call, index, item, buf[pos:new], outcome)
             if outcome > ABSENT and (outcome != SKIPPED or (new == pos and call.item == index)):
                 return new if outcome != SKIPPED else self._wait(new)  # (never stuck)
             pos = new
+            index = call.item
         self._end_call(pos)
         return pos
 
@@ -899,6 +917,32 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             self.emit_args("{}")
         else:
             call.dialect.close()
+
+
+# one shape's plan: per item, its run (or None), its reader and the item (`_run_call`)
+Plan = tuple[tuple[Any, Reader, Any], ...]
+
+# per compiled grammar (by identity, kept with it): its shapes' plans (`_plans_of`)
+_PLANS: dict[int, tuple[object, tuple[Plan, ...]]] = {}
+_PLANS_LIMIT = 64
+
+
+def _plans_of(family: Any) -> tuple[Plan, ...]:
+    """The plans of `family`'s shapes: worked out once per compiled grammar, not on every
+    entry into a call's items (a grammar's tables, `CompiledFamily.steps` and `runs`,
+    never change once made)."""
+    found = _PLANS.get(id(family))
+    if found is not None and found[0] is family:
+        return found[1]
+    readers = Engine._readers
+    plans = tuple(
+        tuple((run, readers[kind], item) for run, (kind, item) in zip(runs, steps))
+        for runs, steps in zip(family.runs, family.steps)
+    )
+    if len(_PLANS) >= _PLANS_LIMIT:
+        _PLANS.pop(next(iter(_PLANS)), None)
+    _PLANS[id(family)] = family, plans
+    return plans
 
 
 # `_scan`'s acts outside a reopened block: none (shared, never written)
