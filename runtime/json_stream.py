@@ -224,6 +224,7 @@ class JsonScanner:
         "value_limit",
         "key_limit",
         "_value_chars",
+        "keeps_scalars",
     )
 
     def __init__(
@@ -261,6 +262,20 @@ class JsonScanner:
         # the same for a key of the outermost object (a name written as the key)
         self.key_limit: int | None = None
         self._value_chars = 0  # characters of the bounded string read so far
+        # set by the owner when `on_value` gives a number, `true`, `false` or `null` back
+        # as written: a whole one of a held member then goes out at once (`_member`,
+        # `_colon_member`), not held and handed to `on_value`
+        self.keeps_scalars = False
+
+    def renew(self) -> None:
+        """Back to a new scanner's state, after its loop read a whole value (DONE): that
+        end left the rest as a new scanner has it (no open container, nothing pending or
+        held aside, no string, escape or token begun, its output sent), so a reader of one
+        object a call reads the next call's with it instead of making another. Only for
+        a scanner no bound was set on (`value_limit`, `key_limit`)."""
+        self.state = VALUE
+        self._first = True
+        self._drop_comma = False  # (a wrapper that wrote no member may have set it)
 
     # -- queries ---------------------------------------------------------------
 
@@ -540,16 +555,16 @@ class JsonScanner:
             ):
                 return start
         value = found.group(2)  # (`_flush`, then `_value_done`, without their calls)
-        pending = self._pending
-        if pending:
-            value = "".join(pending) + value
-            pending.clear()
-        side = self._side
-        (self._out if side is None else side).append(value)
-        self._emit_depth = len(self.stack)
-        self._emit_in_string = False
-        if side is not None and len(self.stack) == 1:
-            self._finish_member(complete=True)
+        if self._side is None:
+            pending = self._pending
+            if pending:
+                value = "".join(pending) + value
+                pending.clear()
+            self._out.append(value)
+            self._emit_depth = len(self.stack)
+            self._emit_in_string = False
+        else:
+            self._held_value(value)
         self.state = AFTER if self.stack else DONE
         comma = found.end(3)
         if comma == found.end():
@@ -583,16 +598,16 @@ class JsonScanner:
             if len(self.stack) == 1:
                 return start
         value = found.group(1)  # (`_flush`, then `_value_done`, without their calls)
-        pending = self._pending
-        if pending:
-            value = "".join(pending) + value
-            pending.clear()
-        side = self._side
-        (self._out if side is None else side).append(value)
-        self._emit_depth = len(self.stack)
-        self._emit_in_string = False
-        if side is not None and len(self.stack) == 1:
-            self._finish_member(complete=True)
+        if self._side is None:
+            pending = self._pending
+            if pending:
+                value = "".join(pending) + value
+                pending.clear()
+            self._out.append(value)
+            self._emit_depth = len(self.stack)
+            self._emit_in_string = False
+        else:
+            self._held_value(value)
         self.state = AFTER if self.stack else DONE
         comma = found.end(2)
         if comma == found.end():
@@ -600,6 +615,38 @@ class JsonScanner:
         self._pending.append(found.string[comma : found.end()])
         self.state = KEY
         return found.end()
+
+    def _held_value(self, value: str) -> None:
+        """A whole scalar value (`_member`, `_colon_member`) while a member is held aside:
+        `_flush`, then, in the outermost object, `_finish_member`. A number or literal of
+        the held member itself goes out at once, after its key, when `on_value` would give
+        it back as written (`keeps_scalars`), without being held and handed to it."""
+        side = self._side
+        assert side is not None
+        pending = self._pending
+        if len(self.stack) == 1:
+            if (
+                self.keeps_scalars
+                and value[0] != '"'
+                and not self._unwrapping
+                and not pending
+                and not side
+                and shortcuts.ON
+            ):
+                self._side = None  # (`_finish_member`: `on_value` gives `value` back)
+                self._out.append(self._member_prefix + value)
+                self._member_prefix = ""
+                self._emit_depth = 1
+                self._emit_in_string = False
+                return
+        if pending:
+            value = "".join(pending) + value
+            pending.clear()
+        side.append(value)
+        self._emit_depth = len(self.stack)
+        self._emit_in_string = False
+        if len(self.stack) == 1:
+            self._finish_member(complete=True)
 
     def _key_colon(self, found: re.Match[str]) -> int:
         """A whole plain key and its colon, read in one step."""
