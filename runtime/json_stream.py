@@ -78,6 +78,10 @@ _COLON_MEMBER = re.compile(
     r"()(?:[ \t\n\r]*,[ \t\n\r]*)?)?"
 )
 _COMMA = re.compile(r",[ \t\n\r]*")
+# the rest of a key read piece by piece, plain: its closing quote, whitespace and colon
+# (`_string_chars` then COLON, in one step); and a plain key begun and cut by the end
+_KEY_END = re.compile(r'([^"\\\x00-\x1f]*)"[ \t\n\r]*:')
+_KEY_BEGUN = re.compile(r'"([^"\\\x00-\x1f]*)\Z')
 _SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
 _CLOSER = {"{": "}", "[": "]"}
 _WHOLE_CLOSER = {**_CLOSER, '"': '"'}  # a whole value of these ends in its closer
@@ -378,6 +382,19 @@ class JsonScanner:
                                         break
                                     continue
                             found = _KEY_COLON.match(text, pos, end)
+                            if found is None and shortcuts.ON:
+                                begun = _KEY_BEGUN.match(text, pos, end)
+                                if begun is not None:  # (below, then `_string_chars`)
+                                    self._pending.append(begun.group())
+                                    parts = self._key_parts
+                                    parts.clear()
+                                    if end - pos > 1:
+                                        parts.append(begun.group(1))
+                                    self._string_is_key = True
+                                    self.state = STRING
+                                    self._value_chars = 1
+                                    pos = end
+                                    break
                         else:
                             found = _KEY_COLON.match(text, pos, min(end, pos + self.key_limit))
                         if found is not None:
@@ -443,6 +460,23 @@ class JsonScanner:
                     len(self.stack) != 1
                     or (self.key_limit if self._string_is_key else self.value_limit) is None
                 ):
+                    if self._string_is_key and not self._escape and shortcuts.ON:
+                        found = _KEY_END.match(text, pos, end)
+                        if found is not None:  # (`_string_chars`, COLON, `_colon_member`)
+                            colon = found.end() - 1
+                            self._pending.append(text[pos:colon])
+                            parts = self._key_parts
+                            parts.insert(0, '"')
+                            if found.end(1) > pos:
+                                parts.append(found.group(1))
+                            parts.append('"')
+                            self.state = COLON
+                            found = _COLON_MEMBER.match(text, colon, end)
+                            assert found is not None
+                            pos = self._colon_member(found, end)
+                            if self.state == PAUSED:
+                                break
+                            continue
                     pos = self._string_chars(text, pos, end)
                 else:
                     pos = self._string(text, pos, end)

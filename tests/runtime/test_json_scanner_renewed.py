@@ -1,6 +1,7 @@
 """An arguments reader keeps the scanner of an object it read whole and renews it for the
 next call's object (`JsonScanner.renew`), and a held member's whole number or literal goes
-out at once (`JsonScanner.keeps_scalars`, `_held_value`): shortcuts, so a stream of calls
+out at once (`JsonScanner.keeps_scalars`, `_held_value`), and a key cut by a delta is begun
+and ended in one step each (`_KEY_BEGUN`, `_KEY_END`): shortcuts, so a stream of calls
 cut anywhere gives the same deltas, feed by feed, with the shortcuts on and off, and each
 call reads as it does alone."""
 
