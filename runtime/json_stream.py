@@ -657,30 +657,25 @@ class JsonScanner:
         it back as written (`keeps_scalars`), without being held and handed to it."""
         side = self._side
         assert side is not None
+        quoted = value[0] == '"'
         pending = self._pending
-        if len(self.stack) == 1:
-            if (
-                self.keeps_scalars
-                and value[0] != '"'
-                and not self._unwrapping
-                and not pending
-                and not side
-                and shortcuts.ON
-            ):
-                self._side = None  # (`_finish_member`: `on_value` gives `value` back)
-                self._out.append(self._member_prefix + value)
-                self._member_prefix = ""
-                self._emit_depth = 1
-                self._emit_in_string = False
-                return
         if pending:
             value = "".join(pending) + value
             pending.clear()
-        side.append(value)
-        self._emit_depth = len(self.stack)
-        self._emit_in_string = False
-        if len(self.stack) == 1:
+        if len(self.stack) != 1:
+            side.append(value)
+            self._emit_depth = len(self.stack)
+            self._emit_in_string = False
+            return
+        if self.keeps_scalars and not quoted and not side and not self._unwrapping and shortcuts.ON:
+            self._side = None  # (`_finish_member`: `on_value` gives `value` back)
+            self._out.append(self._member_prefix + value)
+            self._member_prefix = ""
+        else:
+            side.append(value)
             self._finish_member(complete=True)
+        self._emit_depth = 1
+        self._emit_in_string = False
 
     def _key_colon(self, found: re.Match[str]) -> int:
         """A whole plain key and its colon, read in one step."""
@@ -760,6 +755,26 @@ class JsonScanner:
             self.state = ERROR
             return False
         self._token = []
+        side = self._side
+        if (
+            side is not None
+            and not side
+            and len(self.stack) == 1
+            and self.keeps_scalars
+            and not self._unwrapping
+            and shortcuts.ON
+        ):  # a held member's number or literal: as `_held_value` sends it, at once
+            pending = self._pending
+            if pending:
+                token = "".join(pending) + token
+                pending.clear()
+            self._side = None
+            self._out.append(self._member_prefix + token)
+            self._member_prefix = ""
+            self._emit_depth = 1
+            self._emit_in_string = False
+            self.state = AFTER
+            return True
         self._flush(token)
         self._value_done()
         return True
