@@ -275,11 +275,11 @@ class JsonScanner:
         """Back to a new scanner's state, after its loop read a whole value (DONE): that
         end left the rest as a new scanner has it (no open container, nothing pending or
         held aside, no string, escape or token begun, its output sent), so a reader of one
-        object a call reads the next call's with it instead of making another. Only for
-        a scanner no bound was set on (`value_limit`, `key_limit`)."""
+        object a call reads the next call's with it instead of making another."""
         self.state = VALUE
         self._first = True
         self._drop_comma = False  # (a wrapper that wrote no member may have set it)
+        self.value_limit = self.key_limit = None  # (its owner's, for the value before)
 
     # -- queries ---------------------------------------------------------------
 

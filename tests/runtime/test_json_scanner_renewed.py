@@ -17,7 +17,7 @@ import toolgrammar
 from support.compiled import refuse_unreached
 from support.tools import function_tool
 from toolgrammar.check.fast_paths import shortcuts_set
-from toolgrammar.runtime import json_args
+from toolgrammar.runtime import json_args, json_call
 from toolgrammar.runtime.json_stream import DONE, STREAM, UNWRAP, VALUE, WITHHOLD, JsonScanner
 
 TOOLS = [
@@ -31,16 +31,25 @@ TOOLS = [
         },
     )
 ]
+# per family: the calls' opener, one call around its arguments, between two calls, closer
 CALLS = {
-    "mistral": "[TOOL_CALLS]f[ARGS]{args}",
+    "mistral": ("", "[TOOL_CALLS]f[ARGS]{args}", "", ""),
     "kimi_k2": (
-        "<|tool_call_begin|>functions.f:{n}<|tool_call_argument_begin|>{args}<|tool_call_end|>"
+        "<|tool_calls_section_begin|>",
+        "<|tool_call_begin|>functions.f:{n}<|tool_call_argument_begin|>{args}<|tool_call_end|>",
+        "",
+        "",
     ),
     "deepseek_v3": (
-        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{args}\n```<｜tool▁call▁end｜>"
+        "<｜tool▁calls▁begin｜>",
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{args}\n```<｜tool▁call▁end｜>",
+        "",
+        "",
     ),
+    # a call object around them (`json_call`'s outer scanner), its name a member or the key
+    "hermes": ("", '<tool_call>\n{"name": "f", "arguments": {args}}\n</tool_call>\n', "", ""),
+    "apertus": ("<|tools_prefix|>[", '{"f": {args}}', ", ", "]"),
 }
-SECTIONS = {"kimi_k2": "<|tool_calls_section_begin|>", "deepseek_v3": "<｜tool▁calls▁begin｜>"}
 WS = st.sampled_from(["", " ", "\n "])
 KEYS = st.sampled_from(['"n"', '"b"', '"s"', '"o"', '"arguments"', '"other"', '"k\\u0065y"'])
 VALUES = st.sampled_from(
@@ -62,11 +71,12 @@ def objects(draw: Any) -> str:
 
 
 def stream(family: str, arguments: list[str]) -> str:
-    """The calls of `arguments` in `family`'s markup, after its section's opener."""
-    return SECTIONS.get(family, "") + "".join(
-        CALLS[family].replace("{args}", args).replace("{n}", str(n))
-        for n, args in enumerate(arguments)
+    """The calls of `arguments` in `family`'s markup."""
+    opener, call, between, closer = CALLS[family]
+    calls = (
+        call.replace("{args}", args).replace("{n}", str(n)) for n, args in enumerate(arguments)
     )
+    return opener + between.join(calls) + closer
 
 
 def per_feed(family: str, text: str, cuts: list[int], finish: str) -> list[list[dict]]:
@@ -103,9 +113,13 @@ def test_calls_streamed_in_pieces_read_the_same_with_the_shortcuts_on_and_off(
     assert fast == slow, (text, cuts)
 
 
+# (in a list, malformed arguments end the list: a call after them is not read as alone)
+ALONE = sorted(family for family, (_, _, between, _) in CALLS.items() if not between)
+
+
 @settings(max_examples=100, deadline=None)
-@given(st.sampled_from(sorted(CALLS)), st.lists(objects(), min_size=2, max_size=4), WS)
-def test_each_call_reads_as_it_does_alone(family: str, arguments: list[str], _: str) -> None:
+@given(st.sampled_from(ALONE), st.lists(objects(), min_size=2, max_size=4))
+def test_each_call_reads_as_it_does_alone(family: str, arguments: list[str]) -> None:
     for size in (5, 16):
         with shortcuts_set(True):
             together = calls_of(family, stream(family, arguments), size)
@@ -150,10 +164,14 @@ def test_a_scanner_renewed_after_a_whole_object_is_as_a_new_one(body: str, mode:
     assert slots(scanner) == slots(made())
 
 
-def test_one_scanner_reads_every_call_of_a_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("family", ["deepseek_v3", "apertus"])
+def test_one_scanner_reads_every_call_of_a_stream(
+    family: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """(the comparisons above mean something: the next call's object is read with the
-    scanner of the one before it)"""
-    refuse_unreached(json_args, "JsonScanner")  # compiled, the reader makes its own
+    scanner of the one before it, an arguments reader's and a call object's outer one)"""
+    refuse_unreached(json_args, "JsonScanner")  # compiled, the readers make their own
+    refuse_unreached(json_call, "JsonScanner")
     made: list[JsonScanner] = []
 
     class Counted(JsonScanner):
@@ -164,10 +182,12 @@ def test_one_scanner_reads_every_call_of_a_stream(monkeypatch: pytest.MonkeyPatc
             made.append(self)
 
     monkeypatch.setattr(json_args, "JsonScanner", Counted)
-    text = stream("deepseek_v3", ['{"s": "x", "n": 3}'] * 4)
+    monkeypatch.setattr(json_call, "JsonScanner", Counted)
+    text = stream(family, ['{"s": "x", "n": 3}'] * 4)
     for shortcuts in (True, False):
         made.clear()
         with shortcuts_set(shortcuts):
-            calls = calls_of("deepseek_v3", text, 16)
+            calls = calls_of(family, text, 16)
         assert calls == [("f", '{"s": "x", "n": 3}')] * 4
-        assert len(made) == (1 if shortcuts else 4)
+        scanners = 2 if family == "apertus" else 1  # (its outer scanner and its arguments')
+        assert len(made) == (scanners if shortcuts else 4 * scanners)
