@@ -242,15 +242,22 @@ class HeadReaders:
         """Whether the name read so far (up to a marker cut at its end) already holds what no
         name holds (`{` of a JSON body): the call is abandoned now, as it would be once its
         marker arrives. A pattern decides on the whole, but for its first character: one
-        no match begins with (`first_chars.py`) is no name however the text goes on."""
+        no match begins with (`first_chars.py`) is no name however the text goes on;
+        without one, a character of `BAD_NAME` up to the cut."""
         pattern = item.pattern
-        if pattern is not None and shortcuts.ON:
-            # a first character a match may begin with decides without the cut: the text
-            # up to the cut begins with it or is empty (a name waiting for its `until` over
-            # several deltas is asked again on each of them)
-            first = buf[pos:].lstrip()[:1]
-            if not first or may_begin(pattern, first):
-                return False
+        if shortcuts.ON:
+            if pattern is None:
+                # no character no name holds in all the rest: none in the text up to the cut
+                # either (`BAD_NAME` is one class of characters), so no cut to work out
+                if BAD_NAME.search(buf, pos) is None:
+                    return False
+            else:
+                # a first character a match may begin with decides without the cut: the
+                # text up to the cut begins with it or is empty (a name waiting for its
+                # `until` over several deltas is asked again on each of them)
+                first = buf[pos:].lstrip()[:1]
+                if not first or may_begin(pattern, first):
+                    return False
         text = buf[pos : len(buf) - ends.held(buf, pos)].strip()
         if item.pattern is None:
             return bool(BAD_NAME.search(text))
