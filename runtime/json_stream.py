@@ -79,9 +79,12 @@ _COLON_MEMBER = re.compile(
 )
 _COMMA = re.compile(r",[ \t\n\r]*")
 # the rest of a key read piece by piece, plain: its closing quote, whitespace and colon
-# (`_string_chars` then COLON, in one step); and a plain key begun and cut by the end
+# (`_string_chars` then COLON, in one step); and a plain key begun and cut by the end, or
+# whole (group 2: its closing quote and whitespace) with no colon yet
+_PLAIN_TO_END = re.compile(r'[^"\\\x00-\x1f]*\Z')  # a string's plain characters, to the end
+_VALUE_END = re.compile(r'[^"\\\x00-\x1f]*"')  # the rest of a plain string, its quote
 _KEY_END = re.compile(r'([^"\\\x00-\x1f]*)"[ \t\n\r]*:')
-_KEY_BEGUN = re.compile(r'"([^"\\\x00-\x1f]*)\Z')
+_KEY_BEGUN = re.compile(r'"([^"\\\x00-\x1f]*)("[ \t\n\r]*)?\Z')
 _SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
 _CLOSER = {"{": "}", "[": "]"}
 _WHOLE_CLOSER = {**_CLOSER, '"': '"'}  # a whole value of these ends in its closer
@@ -388,11 +391,16 @@ class JsonScanner:
                                     self._pending.append(begun.group())
                                     parts = self._key_parts
                                     parts.clear()
-                                    if end - pos > 1:
+                                    if begun.end(1) > pos + 1:
                                         parts.append(begun.group(1))
                                     self._string_is_key = True
-                                    self.state = STRING
                                     self._value_chars = 1
+                                    if begun.start(2) < 0:
+                                        self.state = STRING
+                                    else:  # (its end, then whitespace: in COLON)
+                                        parts.insert(0, '"')
+                                        parts.append('"')
+                                        self.state = COLON
                                     pos = end
                                     break
                         else:
@@ -427,11 +435,20 @@ class JsonScanner:
                                     if pending:
                                         quote = "".join(pending) + quote
                                         pending.clear()
+                                    pos += 1
+                                    if pos < end and (
+                                        self.value_limit is None or len(self.stack) != 1
+                                    ):
+                                        # no bound: the rest, when plain to the end, goes
+                                        # with its quote (`_string_chars`, without the call)
+                                        plain = _PLAIN_TO_END.match(text, pos, end)
+                                        if plain is not None:
+                                            quote += plain.group()
+                                            pos = end
                                     side = self._side
                                     (self._out if side is None else side).append(quote)
                                     self._emit_depth = len(self.stack)
                                     self._emit_in_string = True
-                                    pos += 1
                                     continue
                                 new = self._whole_value(text, pos, end)
                             else:
@@ -460,23 +477,41 @@ class JsonScanner:
                     len(self.stack) != 1
                     or (self.key_limit if self._string_is_key else self.value_limit) is None
                 ):
-                    if self._string_is_key and not self._escape and shortcuts.ON:
-                        found = _KEY_END.match(text, pos, end)
-                        if found is not None:  # (`_string_chars`, COLON, `_colon_member`)
-                            colon = found.end() - 1
-                            self._pending.append(text[pos:colon])
-                            parts = self._key_parts
-                            parts.insert(0, '"')
-                            if found.end(1) > pos:
-                                parts.append(found.group(1))
-                            parts.append('"')
-                            self.state = COLON
-                            found = _COLON_MEMBER.match(text, colon, end)
-                            assert found is not None
-                            pos = self._colon_member(found, end)
-                            if self.state == PAUSED:
-                                break
-                            continue
+                    if not self._escape and shortcuts.ON:
+                        if self._string_is_key:
+                            found = _KEY_END.match(text, pos, end)
+                            if found is not None:  # (`_string_chars`, COLON, `_colon_member`)
+                                colon = found.end() - 1
+                                self._pending.append(text[pos:colon])
+                                parts = self._key_parts
+                                parts.insert(0, '"')
+                                if found.end(1) > pos:
+                                    parts.append(found.group(1))
+                                parts.append('"')
+                                self.state = COLON
+                                found = _COLON_MEMBER.match(text, colon, end)
+                                assert found is not None
+                                pos = self._colon_member(found, end)
+                                if self.state == PAUSED:
+                                    break
+                                continue
+                        else:
+                            found = _VALUE_END.match(text, pos, end)
+                            if found is not None:  # (`_string_chars`, without the call)
+                                chunk = found.group()
+                                pos = found.end()
+                                pending = self._pending
+                                if pending:
+                                    chunk = "".join(pending) + chunk
+                                    pending.clear()
+                                side = self._side
+                                (self._out if side is None else side).append(chunk)
+                                self._emit_depth = len(self.stack)
+                                self._emit_in_string = False
+                                if side is not None and len(self.stack) == 1:
+                                    self._finish_member(complete=True)
+                                self.state = AFTER if self.stack else DONE
+                                continue
                     pos = self._string_chars(text, pos, end)
                 else:
                     pos = self._string(text, pos, end)

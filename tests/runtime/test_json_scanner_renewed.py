@@ -1,7 +1,8 @@
 """An arguments reader keeps the scanner of an object it read whole and renews it for the
 next call's object (`JsonScanner.renew`), and a held member's whole number or literal goes
 out at once (`JsonScanner.keeps_scalars`, `_held_value`), and a key cut by a delta is begun
-and ended in one step each (`_KEY_BEGUN`, `_KEY_END`): shortcuts, so a stream of calls
+or whole, and ended in one step each (`_KEY_BEGUN`, `_KEY_END`), as is a string value begun
+(`_PLAIN_TO_END`) or ended (`_VALUE_END`): shortcuts, so a stream of calls
 cut anywhere gives the same deltas, feed by feed, with the shortcuts on and off, and each
 call reads as it does alone."""
 
