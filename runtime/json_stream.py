@@ -82,7 +82,9 @@ _COMMA = re.compile(r",[ \t\n\r]*")
 # (`_string_chars` then COLON, in one step); and a plain key begun and cut by the end, or
 # whole (group 2: its closing quote and whitespace) with no colon yet
 _PLAIN_TO_END = re.compile(r'[^"\\\x00-\x1f]*\Z')  # a string's plain characters, to the end
-_VALUE_END = re.compile(r'[^"\\\x00-\x1f]*"')  # the rest of a plain string, its quote
+# the rest of a string, its whole escapes in it (group 1: `_PLAIN_STRING`'s, maybe empty),
+# and its closing quote (group 2), if that comes next
+_STRING_REST = re.compile(r'((?:[^"\\\x00-\x1f]++|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*+)(")?')
 _KEY_END = re.compile(r'([^"\\\x00-\x1f]*)"[ \t\n\r]*:')
 _KEY_BEGUN = re.compile(r'"([^"\\\x00-\x1f]*)("[ \t\n\r]*)?\Z')
 _SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
@@ -495,11 +497,12 @@ class JsonScanner:
                                 if self.state == PAUSED:
                                     break
                                 continue
-                        else:
-                            found = _VALUE_END.match(text, pos, end)
-                            if found is not None:  # (`_string_chars`, without the call)
-                                chunk = found.group()
-                                pos = found.end()
+                        else:  # a value: its rest, to its quote or to the end
+                            found = _STRING_REST.match(text, pos, end)
+                            stop = found.end()  # type: ignore[union-attr]
+                            if stop > pos:  # (`_string_chars`, without the call)
+                                chunk = found.group()  # type: ignore[union-attr]
+                                pos = stop
                                 pending = self._pending
                                 if pending:
                                     chunk = "".join(pending) + chunk
@@ -507,11 +510,15 @@ class JsonScanner:
                                 side = self._side
                                 (self._out if side is None else side).append(chunk)
                                 self._emit_depth = len(self.stack)
-                                self._emit_in_string = False
-                                if side is not None and len(self.stack) == 1:
-                                    self._finish_member(complete=True)
-                                self.state = AFTER if self.stack else DONE
-                                continue
+                                if found.lastindex == 2:  # (its closing quote)
+                                    self._emit_in_string = False
+                                    if side is not None and len(self.stack) == 1:
+                                        self._finish_member(complete=True)
+                                    self.state = AFTER if self.stack else DONE
+                                    continue
+                                self._emit_in_string = True
+                                if pos == end:
+                                    continue
                     pos = self._string_chars(text, pos, end)
                 else:
                     pos = self._string(text, pos, end)

@@ -56,6 +56,8 @@ KEYS = st.sampled_from(['"n"', '"b"', '"s"', '"o"', '"arguments"', '"other"', '"
 VALUES = st.sampled_from(
     ["3", "-1.5e2", "012", "true", "null", "nul", '"4"', '"x"', '"a\\"b"', "{}", '{"n": "5"}']
     + ['{"n": 2, "s": 1}', "[1]", '{"b": "true"}']
+    # strings cut anywhere: escapes, control characters, a quote escaped at a cut
+    + ['"a\\nb \\"c\\" d\\\\"', '"\\u00e9t\\u00e9 x\\/"', '"tab\there"', '"' + "word " * 9 + '"']
 )
 
 
