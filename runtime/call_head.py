@@ -49,6 +49,11 @@ class HeadReaders:
             call.item += 1
             self._outcome = READ
             return pos
+        if not eof:  # a part of its `until` that the search below would wait at, alone
+            waits = self.family.skip_waits.get((call.shape, call.item))  # (`tables`)
+            if waits is not None and len(buf) - pos <= waits[0] and buf[pos:] in waits[1]:
+                self._outcome = WAIT
+                return pos
         skip_markers = self.family.skip_markers[call.shape, call.item]
         # a skip ends within this, or is none: read no further (repeated openers stay linear)
         reach = min(len(buf), pos + item.max_len + max(map(len, item.until)) + 1)

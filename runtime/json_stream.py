@@ -85,6 +85,9 @@ _PLAIN_TO_END = re.compile(r'[^"\\\x00-\x1f]*\Z')  # a string's plain characters
 # the rest of a string, its whole escapes in it (group 1: `_PLAIN_STRING`'s, maybe empty),
 # and its closing quote (group 2), if that comes next
 _STRING_REST = re.compile(r'((?:[^"\\\x00-\x1f]++|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*+)(")?')
+# a number or literal, or what is neither, running to the end of the text: not whole
+# yet, however it would decode (what follows a token ends it: `_AFTER_TOKEN`)
+_TOKEN_TO_END = re.compile(r"[-+.0-9a-zA-Z]+\Z")
 _KEY_END = re.compile(r'([^"\\\x00-\x1f]*)"[ \t\n\r]*:')
 _KEY_BEGUN = re.compile(r'"([^"\\\x00-\x1f]*)("[ \t\n\r]*)?\Z')
 _SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
@@ -453,6 +456,8 @@ class JsonScanner:
                                     self._emit_in_string = True
                                     continue
                                 new = self._whole_value(text, pos, end)
+                            elif _TOKEN_TO_END.match(text, pos, end) is not None:
+                                new = -1  # (`_whole_value`'s answer: no end of it to see yet)
                             else:
                                 new = self._whole_value(text, pos, end)
                             if new >= 0:
