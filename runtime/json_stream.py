@@ -524,6 +524,10 @@ class JsonScanner:
                                 self._emit_in_string = True
                                 if pos == end:
                                     continue
+                            if text[pos] == "\\":  # an escape the end cuts (or a bad one):
+                                self._escape = "\\"  # as `_string_chars` goes on with it
+                                pos = self._continue_escape(text, pos + 1, end)
+                                continue
                     pos = self._string_chars(text, pos, end)
                 else:
                     pos = self._string(text, pos, end)
