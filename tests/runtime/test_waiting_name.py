@@ -25,7 +25,9 @@ def _named_items(patterned: bool) -> list[tuple[str, Name, object]]:
         compiled = compile_family(get_spec(family))
         for (shape, index), ends in compiled.name_markers.items():
             _, item = compiled.steps[shape][index]
-            if isinstance(item, Name) and (item.pattern is not None) == patterned:
+            if not isinstance(item, Name) or item.fixed or not item.until:
+                continue  # (the opener names the call: no name is read)
+            if (item.pattern is not None) == patterned:
                 found.append((family, item, ends))
     return found
 
