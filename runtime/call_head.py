@@ -49,6 +49,11 @@ class HeadReaders:
             call.item += 1
             self._outcome = READ
             return pos
+        if not eof:  # a part of its `until` that the search below would wait at, alone
+            waits = self.family.skip_waits.get((call.shape, call.item))  # (`tables`)
+            if waits is not None and len(buf) - pos <= waits[0] and buf[pos:] in waits[1]:
+                self._outcome = WAIT
+                return pos
         skip_markers = self.family.skip_markers[call.shape, call.item]
         # a skip ends within this, or is none: read no further (repeated openers stay linear)
         reach = min(len(buf), pos + item.max_len + max(map(len, item.until)) + 1)
@@ -242,15 +247,22 @@ class HeadReaders:
         """Whether the name read so far (up to a marker cut at its end) already holds what no
         name holds (`{` of a JSON body): the call is abandoned now, as it would be once its
         marker arrives. A pattern decides on the whole, but for its first character: one
-        no match begins with (`first_chars.py`) is no name however the text goes on."""
+        no match begins with (`first_chars.py`) is no name however the text goes on;
+        without one, a character of `BAD_NAME` up to the cut."""
         pattern = item.pattern
-        if pattern is not None and shortcuts.ON:
-            # a first character a match may begin with decides without the cut: the text
-            # up to the cut begins with it or is empty (a name waiting for its `until` over
-            # several deltas is asked again on each of them)
-            first = buf[pos:].lstrip()[:1]
-            if not first or may_begin(pattern, first):
-                return False
+        if shortcuts.ON:
+            if pattern is None:
+                # no character no name holds in all the rest: none in the text up to the cut
+                # either (`BAD_NAME` is one class of characters), so no cut to work out
+                if BAD_NAME.search(buf, pos) is None:
+                    return False
+            else:
+                # a first character a match may begin with decides without the cut: the
+                # text up to the cut begins with it or is empty (a name waiting for its
+                # `until` over several deltas is asked again on each of them)
+                first = buf[pos:].lstrip()[:1]
+                if not first or may_begin(pattern, first):
+                    return False
         text = buf[pos : len(buf) - ends.held(buf, pos)].strip()
         if item.pattern is None:
             return bool(BAD_NAME.search(text))

@@ -65,6 +65,7 @@ class JsonArgsReader:
         "done",
         "failed",
         "_scanner",
+        "_spare_scanner",
         "_stops",
         "_started",
         "_emitted",
@@ -103,6 +104,9 @@ class JsonArgsReader:
         # `_whole` is tried once, unless the shortcut may not read this item
         self._tried_whole = self._whole_first = not shortcuts.takes(item, SHORTCUT_KNOWS)
         self._scanner: JsonScanner | None = None  # made when the fast path cannot read it all
+        # the scanner of an object this reader read whole, renewed for the next call's
+        # (`JsonScanner.renew`: one a call, made once; it holds this reader's methods)
+        self._spare_scanner: JsonScanner | None = None
         self._raw = item.raw  # the key of raw-text arguments ("": none)
         self._raw_open = False  # reading raw text: `{"KEY": "` is out, `"}` is not yet
         # the member held for typing and its schema, looked up once (`_member`, `_typed`)
@@ -220,17 +224,25 @@ class JsonArgsReader:
                 whole_end = self._whole(text, pos, stop)
                 if whole_end >= 0:
                     return whole_end
-            scanner = self._scanner = JsonScanner(
-                self._out,
-                on_member=self._member,
-                on_value=self._typed,
-                on_unwrap=self._unwrapped,
-            )
+            scanner = self._spare_scanner
+            if scanner is not None:  # (set only by the shortcut below)
+                self._spare_scanner = None
+                scanner.renew()
+                self._scanner = scanner
+            else:
+                scanner = self._scanner = JsonScanner(
+                    self._out,
+                    on_member=self._member,
+                    on_value=self._typed,
+                    on_unwrap=self._unwrapped,
+                )
+                scanner.keeps_scalars = True  # (`_typed`, shortcuts on)
         pos = scanner.read(text, pos, stop)
         if scanner.state == DONE:  # (`done` and `failed`, without the properties' calls)
             if shortcuts.ON:  # `close`: a scanner done has sent all, its `{` first, and
                 self._scanner = None  # has no tail (its `}` is out): nothing is left to
                 self._closed = self.done = True  # send, `{}` in its place neither
+                self._spare_scanner = scanner  # (its next object's, renewed)
                 return pos
             self.close()
             return pos

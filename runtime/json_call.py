@@ -114,6 +114,7 @@ class JsonCallReader:
         "_whole_first",
         "_heads_first",
         "_spare_args",
+        "_spare_outer",
     )
 
     def __init__(self, item: JsonCall, stops: tuple[str, ...], sink: Sink) -> None:
@@ -161,6 +162,9 @@ class JsonCallReader:
         self._heads_first = self._heads
         # the arguments reader of the call before, renewed for this one's (`_make_args`)
         self._spare_args: JsonArgsReader | None = None
+        # the outer scanner of the call before, when it read its object whole, renewed for
+        # this one's (`_new_outer`)
+        self._spare_outer: JsonScanner | None = None
 
     def renew(self) -> None:
         """Back to the state `__init__` leaves it in, for the next call of the same item,
@@ -392,9 +396,7 @@ class JsonCallReader:
             return self._lean_read(text, pos, stop, end, at, eof)
         outer = self._outer
         if outer is None:
-            outer = self._outer = JsonScanner(
-                _discard, on_member=self._member, on_value=self._value
-            )
+            outer = self._outer = self._new_outer()
             if self.item.name_is_key and not self.committed:
                 outer.key_limit = _NAME_SPAN  # the name is a key: bounded as a name
         while pos < stop and not self.done:
@@ -502,10 +504,20 @@ class JsonCallReader:
         committed, and decide nothing again), paused on the arguments' value, and past
         that value once the arguments are done."""
         head, self._lean = self._lean, ""
-        outer = self._outer = JsonScanner(_discard, on_member=self._member, on_value=self._value)
+        outer = self._outer = self._new_outer()
         outer.read(head, 0, len(head))
         if self._args is not None and not self._mode:  # (keyed, its arguments done)
             outer.resume()
+
+    def _new_outer(self) -> JsonScanner:
+        """The object's outer scanner: the one of the call before, renewed, when that read
+        its object whole (`_end`), else a new one."""
+        outer = self._spare_outer
+        if outer is None:
+            return JsonScanner(_discard, on_member=self._member, on_value=self._value)
+        self._spare_outer = None
+        outer.renew()
+        return outer
 
     def _marker_at_opening(self, first: str) -> bool:
         """Whether a marker, whole or still arriving, begins right after the object's `{`
@@ -626,7 +638,10 @@ class JsonCallReader:
         self.done = True
         self._streamed = None
         if self.committed:
-            self._outer = None  # (it holds this reader's methods: no cycle left behind)
+            outer = self._outer
+            if outer is not None and outer.state == DONE and shortcuts.ON:
+                self._spare_outer = outer  # (the next call's, renewed: `_new_outer`)
+            self._outer = None
         if self._capture is not None:
             self._captured.append(self._capture.close())
             self._capture = None

@@ -78,6 +78,18 @@ _COLON_MEMBER = re.compile(
     r"()(?:[ \t\n\r]*,[ \t\n\r]*)?)?"
 )
 _COMMA = re.compile(r",[ \t\n\r]*")
+# the rest of a key read piece by piece, plain: its closing quote, whitespace and colon
+# (`_string_chars` then COLON, in one step); and a plain key begun and cut by the end, or
+# whole (group 2: its closing quote and whitespace) with no colon yet
+_PLAIN_TO_END = re.compile(r'[^"\\\x00-\x1f]*\Z')  # a string's plain characters, to the end
+# the rest of a string, its whole escapes in it (group 1: `_PLAIN_STRING`'s, maybe empty),
+# and its closing quote (group 2), if that comes next
+_STRING_REST = re.compile(r'((?:[^"\\\x00-\x1f]++|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*+)(")?')
+# a number or literal, or what is neither, running to the end of the text: not whole
+# yet, however it would decode (what follows a token ends it: `_AFTER_TOKEN`)
+_TOKEN_TO_END = re.compile(r"[-+.0-9a-zA-Z]+\Z")
+_KEY_END = re.compile(r'([^"\\\x00-\x1f]*)"[ \t\n\r]*:')
+_KEY_BEGUN = re.compile(r'"([^"\\\x00-\x1f]*)("[ \t\n\r]*)?\Z')
 _SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
 _CLOSER = {"{": "}", "[": "]"}
 _WHOLE_CLOSER = {**_CLOSER, '"': '"'}  # a whole value of these ends in its closer
@@ -224,6 +236,7 @@ class JsonScanner:
         "value_limit",
         "key_limit",
         "_value_chars",
+        "keeps_scalars",
     )
 
     def __init__(
@@ -261,6 +274,20 @@ class JsonScanner:
         # the same for a key of the outermost object (a name written as the key)
         self.key_limit: int | None = None
         self._value_chars = 0  # characters of the bounded string read so far
+        # set by the owner when `on_value` gives a number, `true`, `false` or `null` back
+        # as written: a whole one of a held member then goes out at once (`_member`,
+        # `_colon_member`), not held and handed to `on_value`
+        self.keeps_scalars = False
+
+    def renew(self) -> None:
+        """Back to a new scanner's state, after its loop read a whole value (DONE): that
+        end left the rest as a new scanner has it (no open container, nothing pending or
+        held aside, no string, escape or token begun, its output sent), so a reader of one
+        object a call reads the next call's with it instead of making another."""
+        self.state = VALUE
+        self._first = True
+        self._drop_comma = False  # (a wrapper that wrote no member may have set it)
+        self.value_limit = self.key_limit = None  # (its owner's, for the value before)
 
     # -- queries ---------------------------------------------------------------
 
@@ -363,6 +390,24 @@ class JsonScanner:
                                         break
                                     continue
                             found = _KEY_COLON.match(text, pos, end)
+                            if found is None and shortcuts.ON:
+                                begun = _KEY_BEGUN.match(text, pos, end)
+                                if begun is not None:  # (below, then `_string_chars`)
+                                    self._pending.append(begun.group())
+                                    parts = self._key_parts
+                                    parts.clear()
+                                    if begun.end(1) > pos + 1:
+                                        parts.append(begun.group(1))
+                                    self._string_is_key = True
+                                    self._value_chars = 1
+                                    if begun.start(2) < 0:
+                                        self.state = STRING
+                                    else:  # (its end, then whitespace: in COLON)
+                                        parts.insert(0, '"')
+                                        parts.append('"')
+                                        self.state = COLON
+                                    pos = end
+                                    break
                         else:
                             found = _KEY_COLON.match(text, pos, min(end, pos + self.key_limit))
                         if found is not None:
@@ -395,13 +440,24 @@ class JsonScanner:
                                     if pending:
                                         quote = "".join(pending) + quote
                                         pending.clear()
+                                    pos += 1
+                                    if pos < end and (
+                                        self.value_limit is None or len(self.stack) != 1
+                                    ):
+                                        # no bound: the rest, when plain to the end, goes
+                                        # with its quote (`_string_chars`, without the call)
+                                        plain = _PLAIN_TO_END.match(text, pos, end)
+                                        if plain is not None:
+                                            quote += plain.group()
+                                            pos = end
                                     side = self._side
                                     (self._out if side is None else side).append(quote)
                                     self._emit_depth = len(self.stack)
                                     self._emit_in_string = True
-                                    pos += 1
                                     continue
                                 new = self._whole_value(text, pos, end)
+                            elif _TOKEN_TO_END.match(text, pos, end) is not None:
+                                new = -1  # (`_whole_value`'s answer: no end of it to see yet)
                             else:
                                 new = self._whole_value(text, pos, end)
                             if new >= 0:
@@ -428,6 +484,50 @@ class JsonScanner:
                     len(self.stack) != 1
                     or (self.key_limit if self._string_is_key else self.value_limit) is None
                 ):
+                    if not self._escape and shortcuts.ON:
+                        if self._string_is_key:
+                            found = _KEY_END.match(text, pos, end)
+                            if found is not None:  # (`_string_chars`, COLON, `_colon_member`)
+                                colon = found.end() - 1
+                                self._pending.append(text[pos:colon])
+                                parts = self._key_parts
+                                parts.insert(0, '"')
+                                if found.end(1) > pos:
+                                    parts.append(found.group(1))
+                                parts.append('"')
+                                self.state = COLON
+                                found = _COLON_MEMBER.match(text, colon, end)
+                                assert found is not None
+                                pos = self._colon_member(found, end)
+                                if self.state == PAUSED:
+                                    break
+                                continue
+                        else:  # a value: its rest, to its quote or to the end
+                            found = _STRING_REST.match(text, pos, end)
+                            stop = found.end()  # type: ignore[union-attr]
+                            if stop > pos:  # (`_string_chars`, without the call)
+                                chunk = found.group()  # type: ignore[union-attr]
+                                pos = stop
+                                pending = self._pending
+                                if pending:
+                                    chunk = "".join(pending) + chunk
+                                    pending.clear()
+                                side = self._side
+                                (self._out if side is None else side).append(chunk)
+                                self._emit_depth = len(self.stack)
+                                if found.lastindex == 2:  # (its closing quote)
+                                    self._emit_in_string = False
+                                    if side is not None and len(self.stack) == 1:
+                                        self._finish_member(complete=True)
+                                    self.state = AFTER if self.stack else DONE
+                                    continue
+                                self._emit_in_string = True
+                                if pos == end:
+                                    continue
+                            if text[pos] == "\\":  # an escape the end cuts (or a bad one):
+                                self._escape = "\\"  # as `_string_chars` goes on with it
+                                pos = self._continue_escape(text, pos + 1, end)
+                                continue
                     pos = self._string_chars(text, pos, end)
                 else:
                     pos = self._string(text, pos, end)
@@ -540,16 +640,16 @@ class JsonScanner:
             ):
                 return start
         value = found.group(2)  # (`_flush`, then `_value_done`, without their calls)
-        pending = self._pending
-        if pending:
-            value = "".join(pending) + value
-            pending.clear()
-        side = self._side
-        (self._out if side is None else side).append(value)
-        self._emit_depth = len(self.stack)
-        self._emit_in_string = False
-        if side is not None and len(self.stack) == 1:
-            self._finish_member(complete=True)
+        if self._side is None:
+            pending = self._pending
+            if pending:
+                value = "".join(pending) + value
+                pending.clear()
+            self._out.append(value)
+            self._emit_depth = len(self.stack)
+            self._emit_in_string = False
+        else:
+            self._held_value(value)
         self.state = AFTER if self.stack else DONE
         comma = found.end(3)
         if comma == found.end():
@@ -583,16 +683,16 @@ class JsonScanner:
             if len(self.stack) == 1:
                 return start
         value = found.group(1)  # (`_flush`, then `_value_done`, without their calls)
-        pending = self._pending
-        if pending:
-            value = "".join(pending) + value
-            pending.clear()
-        side = self._side
-        (self._out if side is None else side).append(value)
-        self._emit_depth = len(self.stack)
-        self._emit_in_string = False
-        if side is not None and len(self.stack) == 1:
-            self._finish_member(complete=True)
+        if self._side is None:
+            pending = self._pending
+            if pending:
+                value = "".join(pending) + value
+                pending.clear()
+            self._out.append(value)
+            self._emit_depth = len(self.stack)
+            self._emit_in_string = False
+        else:
+            self._held_value(value)
         self.state = AFTER if self.stack else DONE
         comma = found.end(2)
         if comma == found.end():
@@ -600,6 +700,33 @@ class JsonScanner:
         self._pending.append(found.string[comma : found.end()])
         self.state = KEY
         return found.end()
+
+    def _held_value(self, value: str) -> None:
+        """A whole scalar value (`_member`, `_colon_member`) while a member is held aside:
+        `_flush`, then, in the outermost object, `_finish_member`. A number or literal of
+        the held member itself goes out at once, after its key, when `on_value` would give
+        it back as written (`keeps_scalars`), without being held and handed to it."""
+        side = self._side
+        assert side is not None
+        quoted = value[0] == '"'
+        pending = self._pending
+        if pending:
+            value = "".join(pending) + value
+            pending.clear()
+        if len(self.stack) != 1:
+            side.append(value)
+            self._emit_depth = len(self.stack)
+            self._emit_in_string = False
+            return
+        if self.keeps_scalars and not quoted and not side and not self._unwrapping and shortcuts.ON:
+            self._side = None  # (`_finish_member`: `on_value` gives `value` back)
+            self._out.append(self._member_prefix + value)
+            self._member_prefix = ""
+        else:
+            side.append(value)
+            self._finish_member(complete=True)
+        self._emit_depth = 1
+        self._emit_in_string = False
 
     def _key_colon(self, found: re.Match[str]) -> int:
         """A whole plain key and its colon, read in one step."""
@@ -679,6 +806,26 @@ class JsonScanner:
             self.state = ERROR
             return False
         self._token = []
+        side = self._side
+        if (
+            side is not None
+            and not side
+            and len(self.stack) == 1
+            and self.keeps_scalars
+            and not self._unwrapping
+            and shortcuts.ON
+        ):  # a held member's number or literal: as `_held_value` sends it, at once
+            pending = self._pending
+            if pending:
+                token = "".join(pending) + token
+                pending.clear()
+            self._side = None
+            self._out.append(self._member_prefix + token)
+            self._member_prefix = ""
+            self._emit_depth = 1
+            self._emit_in_string = False
+            self.state = AFTER
+            return True
         self._flush(token)
         self._value_done()
         return True

@@ -8,6 +8,7 @@ from dataclasses import MISSING, Field, dataclass, fields, is_dataclass
 from typing import Any, Iterable
 
 from . import scan_meter, shortcuts
+from .call_head import _PROSE  # (the words `_read_skip` tells a header from: `skip_waits`)
 from .dialects import DIALECTS, markup_literals
 from .limits import MAX_DEPTH
 from .markers import Markers, markers, not_at_end
@@ -307,6 +308,12 @@ class CompiledFamily:
     # so that nothing at them is another marker or may still grow into one (a shortcut:
     # none when they are off)
     empty_skips: dict[tuple[int, int], tuple[str, ...]]
+    # -- _compute_skip_waits: per (shape, skip item), the texts at which the skip, nothing
+    # read yet, waits for the rest of its `until` (`HeadReaders._read_skip`): a part of one,
+    # that holds no marker (nor another `until`, nor a marker of its block's search), no
+    # words and no more than the skip may read; with the longest of them. A shortcut: none
+    # when they are off
+    skip_waits: dict[tuple[int, int], tuple[int, frozenset[str]]]
     stops: dict[tuple[int, int], Stops]
     by_recipient: tuple[int, Name] | None
     # -- _compute_quick_markers: the same searches, passing over call openers where the call
@@ -423,6 +430,7 @@ def compile_family(spec: FamilySpec) -> CompiledFamily:
     made |= _compute_items(shapes, made)
     made |= _compute_quick_markers(spec, made, outside, inside, message_markers)
     made |= _compute_reopen(shapes, made, outside)
+    made |= _compute_skip_waits(shapes, made)
     return CompiledFamily(**made)  # type: ignore[arg-type]
 
 
@@ -703,6 +711,42 @@ def _compute_reopen(
             acts |= {until: (opener, False) for until in item.until}
             reopen[opener] = (markers((*outside, *acts)), acts)
     return {"reopen": reopen}
+
+
+def _compute_skip_waits(shapes: tuple[CallShape, ...], made: dict[str, Any]) -> dict[str, object]:
+    """Per skip item, the parts of its `until` at which `_read_skip` waits having read
+    nothing, whatever came before (`CompiledFamily.skip_waits`): no marker of the content
+    search, none of the skip's own, none of the block search of an opener of its shape is
+    in the part, nor words (`_PROSE`), and it is no longer than the skip may read."""
+    waits: dict[tuple[int, int], tuple[int, frozenset[str]]] = {}
+    if not shortcuts.ON:
+        return {"skip_waits": waits}
+    content: Markers = made["content_markers"]
+    reopen = made["reopen"]
+    for number, shape in enumerate(shapes):
+        blocks = [
+            reopen[opener][0]
+            for opener, starts in made["openers"].items()
+            if opener in reopen and any(n == number for n, _ in starts)
+        ]
+        for index, item in enumerate(shape.call):
+            if not isinstance(item, Skip):
+                continue
+            own = made["skip_markers"][number, index]
+            parts = {
+                until[:cut]
+                for until in item.until
+                for cut in range(1, min(len(until), item.max_len + 1))
+            }
+            kept = frozenset(
+                part
+                for part in parts
+                if not _PROSE.search(part)
+                and all(found.search(part, 0)[0] < 0 for found in (content, own, *blocks))
+            )
+            if kept:
+                waits[number, index] = (max(map(len, kept)), kept)
+    return {"skip_waits": waits}
 
 
 # The compiled families, by spec value, the most recently used last; and the same by the

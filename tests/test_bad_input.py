@@ -359,9 +359,13 @@ def count_all_scans(monkeypatch: pytest.MonkeyPatch, meter: ScanMeter) -> ScanMe
 
     for module, names in (  # the engine's own: its readers' and the end of output's
         (item_readers, ("_WS",)),
-        (call_head, ("_PROSE",)),
+        (call_head, ("_PROSE", "BAD_NAME")),
         (output_end, ("_WORDS", "_BARE_NAME")),
-        (json_stream, ("_PLAIN_STRING", "_WHITESPACE", "_KEY_COLON", "_COMMA", "JSON_WS")),
+        (
+            json_stream,
+            ("_PLAIN_STRING", "_WHITESPACE", "_KEY_COLON", "_COMMA", "JSON_WS")
+            + ("_STRING_REST", "_KEY_END", "_KEY_BEGUN", "_PLAIN_TO_END", "_TOKEN_TO_END"),
+        ),
         (keyvalue_args, ("_SPACE",)),
         (python_calls, ("_SPACE", "_NAME", "_KEY")),
     ):

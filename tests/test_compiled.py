@@ -136,7 +136,8 @@ def test_patched_module_data_reaches_compiled_code(
             searched.append(pos)
             return self.pattern.match(text, pos, endpos)
 
-    monkeypatch.setattr(json_stream, "_PLAIN_STRING", Counting(json_stream._PLAIN_STRING))
+    # (a string value's rest is read with `_STRING_REST`)
+    monkeypatch.setattr(json_stream, "_STRING_REST", Counting(json_stream._STRING_REST))
     parser = toolgrammar.StreamParser("hermes")
     for piece in ('<tool_call>{"name": "f", "arguments": {"a": "', "x" * 40, '"}}</tool_call>'):
         parser.feed(piece)

@@ -1,0 +1,196 @@
+"""An arguments reader keeps the scanner of an object it read whole and renews it for the
+next call's object (`JsonScanner.renew`), and a held member's whole number or literal goes
+out at once (`JsonScanner.keeps_scalars`, `_held_value`), and a key cut by a delta is begun
+or whole, and ended in one step each (`_KEY_BEGUN`, `_KEY_END`), as is a string value begun
+(`_PLAIN_TO_END`) or ended (`_VALUE_END`): shortcuts, so a stream of calls
+cut anywhere gives the same deltas, feed by feed, with the shortcuts on and off, and each
+call reads as it does alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import toolgrammar
+from support.compiled import refuse_unreached
+from support.tools import function_tool
+from toolgrammar.check.fast_paths import shortcuts_set
+from toolgrammar.runtime import json_args, json_call
+from toolgrammar.runtime.json_stream import DONE, STREAM, UNWRAP, VALUE, WITHHOLD, JsonScanner
+
+TOOLS = [
+    function_tool(
+        "f",
+        {
+            "n": {"type": "integer"},
+            "b": {"type": "boolean"},
+            "s": {"type": "string"},
+            "o": {"type": "object"},
+        },
+    )
+]
+# per family: the calls' opener, one call around its arguments, between two calls, closer
+CALLS = {
+    "mistral": ("", "[TOOL_CALLS]f[ARGS]{args}", "", ""),
+    "kimi_k2": (
+        "<|tool_calls_section_begin|>",
+        "<|tool_call_begin|>functions.f:{n}<|tool_call_argument_begin|>{args}<|tool_call_end|>",
+        "",
+        "",
+    ),
+    "deepseek_v3": (
+        "<｜tool▁calls▁begin｜>",
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{args}\n```<｜tool▁call▁end｜>",
+        "",
+        "",
+    ),
+    # a call object around them (`json_call`'s outer scanner), its name a member or the key
+    "hermes": ("", '<tool_call>\n{"name": "f", "arguments": {args}}\n</tool_call>\n', "", ""),
+    "apertus": ("<|tools_prefix|>[", '{"f": {args}}', ", ", "]"),
+}
+WS = st.sampled_from(["", " ", "\n "])
+KEYS = st.sampled_from(['"n"', '"b"', '"s"', '"o"', '"arguments"', '"other"', '"k\\u0065y"'])
+VALUES = st.sampled_from(
+    ["3", "-1.5e2", "012", "true", "null", "nul", '"4"', '"x"', '"a\\"b"', "{}", '{"n": "5"}']
+    + ['{"n": 2, "s": 1}', "[1]", '{"b": "true"}']
+    # strings cut anywhere: escapes, control characters, a quote escaped at a cut
+    + ['"a\\nb \\"c\\" d\\\\"', '"\\u00e9t\\u00e9 x\\/"', '"tab\there"', '"' + "word " * 9 + '"']
+)
+
+
+@st.composite
+def objects(draw: Any) -> str:
+    """An arguments object: a few members (a typed one held, a wrapper, nested objects,
+    scalars the loop refuses), at times with no closer or a stray character after it."""
+    members = [
+        draw(KEYS) + draw(WS) + ":" + draw(WS) + draw(VALUES) + draw(WS)
+        for _ in range(draw(st.integers(0, 3)))
+    ]
+    end = draw(st.sampled_from(["}", "}", "}", ",}", "", "} x"]))
+    return "{" + draw(WS) + ",".join(members) + end
+
+
+def stream(family: str, arguments: list[str]) -> str:
+    """The calls of `arguments` in `family`'s markup."""
+    opener, call, between, closer = CALLS[family]
+    calls = (
+        call.replace("{args}", args).replace("{n}", str(n)) for n, args in enumerate(arguments)
+    )
+    return opener + between.join(calls) + closer
+
+
+def per_feed(family: str, text: str, cuts: list[int], finish: str) -> list[list[dict]]:
+    parser = toolgrammar.StreamParser(family, TOOLS, ids="sequential")
+    bounds = [0, *cuts, len(text)]
+    feeds = [parser.feed(text[a:b]) for a, b in zip(bounds, bounds[1:])]
+    feeds.append(parser.finish(finish))
+    return [[delta.to_dict() for delta in deltas] for deltas in feeds]
+
+
+def calls_of(family: str, text: str, size: int) -> list[tuple[str, str]]:
+    parser = toolgrammar.StreamParser(family, TOOLS, ids="sequential")
+    deltas = [d for at in range(0, len(text), size) for d in parser.feed(text[at : at + size])]
+    message = toolgrammar.assemble(deltas + parser.finish("stop"))
+    return [(call.function.name, call.function.arguments) for call in message.tool_calls or []]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(sorted(CALLS)),
+    st.lists(objects(), min_size=1, max_size=4),
+    st.data(),
+    st.sampled_from(["stop", "length"]),
+)
+def test_calls_streamed_in_pieces_read_the_same_with_the_shortcuts_on_and_off(
+    family: str, arguments: list[str], data: st.DataObject, finish: str
+) -> None:
+    text = stream(family, arguments)
+    cuts = sorted(set(data.draw(st.lists(st.integers(1, len(text) - 1), max_size=8))))
+    with shortcuts_set(True):
+        fast = per_feed(family, text, cuts, finish)
+    with shortcuts_set(False):
+        slow = per_feed(family, text, cuts, finish)
+    assert fast == slow, (text, cuts)
+
+
+# (in a list, malformed arguments end the list: a call after them is not read as alone)
+ALONE = sorted(family for family, (_, _, between, _) in CALLS.items() if not between)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(ALONE), st.lists(objects(), min_size=2, max_size=4))
+def test_each_call_reads_as_it_does_alone(family: str, arguments: list[str]) -> None:
+    for size in (5, 16):
+        with shortcuts_set(True):
+            together = calls_of(family, stream(family, arguments), size)
+            alone = [
+                c for args in arguments for c in calls_of(family, stream(family, [args]), size)
+            ]
+        assert together == alone, (arguments, size)
+
+
+# the slots a renewed scanner must hold as a new one does (the others are set before they
+# are read: a member's key, a key's or token's parts, a string's kind and length)
+SET_BEFORE_READ = {"_member_key", "_key_parts", "_token", "_string_is_key", "_value_chars"}
+
+
+def slots(scanner: JsonScanner) -> dict[str, object]:
+    names = [n for n in JsonScanner.__slots__ if n not in SET_BEFORE_READ]
+    callbacks = {"emit", "on_member", "on_value", "on_unwrap"}
+    return {n: getattr(scanner, n) for n in names if n not in callbacks}
+
+
+@settings(max_examples=300, deadline=None)
+@given(objects(), st.sampled_from([0, 1, 2]))
+def test_a_scanner_renewed_after_a_whole_object_is_as_a_new_one(body: str, mode: int) -> None:
+    """Whatever the object held (typed members held aside, a wrapper, nesting), a scanner
+    that read it to its end is renewed to a new scanner's state."""
+    out: list[str] = []
+
+    def on_member(key: str) -> int:
+        return (STREAM, WITHHOLD, UNWRAP)[mode if key else 0]
+
+    def made() -> JsonScanner:
+        scanner = JsonScanner(out.append, on_member, lambda k, raw: raw, lambda k, raw: "")
+        scanner.keeps_scalars = True
+        return scanner
+
+    scanner = made()
+    scanner.read(body, 0, len(body))
+    if scanner.state != DONE:
+        return  # (only a scanner that read a whole object is renewed)
+    scanner.renew()
+    assert scanner.state == VALUE
+    assert slots(scanner) == slots(made())
+
+
+@pytest.mark.parametrize("family", ["deepseek_v3", "apertus"])
+def test_one_scanner_reads_every_call_of_a_stream(
+    family: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(the comparisons above mean something: the next call's object is read with the
+    scanner of the one before it, an arguments reader's and a call object's outer one)"""
+    refuse_unreached(json_args, "JsonScanner")  # compiled, the readers make their own
+    refuse_unreached(json_call, "JsonScanner")
+    made: list[JsonScanner] = []
+
+    class Counted(JsonScanner):
+        __slots__ = ()
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(json_args, "JsonScanner", Counted)
+    monkeypatch.setattr(json_call, "JsonScanner", Counted)
+    text = stream(family, ['{"s": "x", "n": 3}'] * 4)
+    for shortcuts in (True, False):
+        made.clear()
+        with shortcuts_set(shortcuts):
+            calls = calls_of(family, text, 16)
+        assert calls == [("f", '{"s": "x", "n": 3}')] * 4
+        scanners = 2 if family == "apertus" else 1  # (its outer scanner and its arguments')
+        assert len(made) == (scanners if shortcuts else 4 * scanners)
