@@ -227,7 +227,7 @@ class JsonArgsReader:
             scanner = self._spare_scanner
             if scanner is not None:  # (set only by the shortcut below)
                 self._spare_scanner = None
-                scanner.renew()
+                scanner.renew(self._out, self._member, self._typed, self._unwrapped)
                 self._scanner = scanner
             else:
                 scanner = self._scanner = JsonScanner(
@@ -242,6 +242,7 @@ class JsonArgsReader:
             if shortcuts.ON:  # `close`: a scanner done has sent all, its `{` first, and
                 self._scanner = None  # has no tail (its `}` is out): nothing is left to
                 self._closed = self.done = True  # send, `{}` in its place neither
+                scanner.spare()  # (no cycle through its callbacks)
                 self._spare_scanner = scanner  # (its next object's, renewed)
                 return pos
             self.close()

@@ -516,7 +516,7 @@ class JsonCallReader:
         if outer is None:
             return JsonScanner(_discard, on_member=self._member, on_value=self._value)
         self._spare_outer = None
-        outer.renew()
+        outer.renew(_discard, self._member, self._value)
         return outer
 
     def _marker_at_opening(self, first: str) -> bool:
@@ -640,6 +640,7 @@ class JsonCallReader:
         if self.committed:
             outer = self._outer
             if outer is not None and outer.state == DONE and shortcuts.ON:
+                outer.spare()  # (no cycle through its callbacks)
                 self._spare_outer = outer  # (the next call's, renewed: `_new_outer`)
             self._outer = None
         if self._capture is not None:

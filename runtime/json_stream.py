@@ -209,6 +209,10 @@ def loads_or_none(text: str) -> tuple[bool, object]:
     return True, value
 
 
+def _nothing(text: str) -> None:
+    """The `emit` of a spared scanner (`JsonScanner.spare`): it sends nothing until renewed."""
+
+
 class JsonScanner:
     """An incremental scanner of one JSON value with safe-point emission."""
 
@@ -279,11 +283,28 @@ class JsonScanner:
         # `_colon_member`), not held and handed to `on_value`
         self.keeps_scalars = False
 
-    def renew(self) -> None:
-        """Back to a new scanner's state, after its loop read a whole value (DONE): that
-        end left the rest as a new scanner has it (no open container, nothing pending or
-        held aside, no string, escape or token begun, its output sent), so a reader of one
-        object a call reads the next call's with it instead of making another."""
+    def spare(self) -> None:
+        """Let go of the owner's callbacks, so that a scanner its owner keeps for the next
+        value (`renew`) holds nothing of the owner: no reference cycle is left behind."""
+        self.emit = _nothing
+        self.on_member = self.on_value = self.on_unwrap = None
+
+    def renew(
+        self,
+        emit: Callable[[str], None],
+        on_member: Callable[[str], int] | None = None,
+        on_value: Callable[[str, str], str | None] | None = None,
+        on_unwrap: Callable[[str, str], str | None] | None = None,
+    ) -> None:
+        """Back to a new scanner's state, with these callbacks, after its loop read a whole
+        value (DONE) and was spared (`spare`): that end left the rest as a new scanner has
+        it (no open container, nothing pending or held aside, no string, escape or token
+        begun, its output sent), so a reader of one object a call reads the next call's
+        with it instead of making another."""
+        self.emit = emit
+        self.on_member = on_member
+        self.on_value = on_value
+        self.on_unwrap = on_unwrap
         self.state = VALUE
         self._first = True
         self._drop_comma = False  # (a wrapper that wrote no member may have set it)

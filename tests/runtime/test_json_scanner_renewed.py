@@ -162,7 +162,9 @@ def test_a_scanner_renewed_after_a_whole_object_is_as_a_new_one(body: str, mode:
     scanner.read(body, 0, len(body))
     if scanner.state != DONE:
         return  # (only a scanner that read a whole object is renewed)
-    scanner.renew()
+    scanner.spare()
+    assert (scanner.on_member, scanner.on_value, scanner.on_unwrap) == (None, None, None)
+    scanner.renew(out.append, on_member, lambda k, raw: raw, lambda k, raw: "")
     assert scanner.state == VALUE
     assert slots(scanner) == slots(made())
 
