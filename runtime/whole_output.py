@@ -514,6 +514,7 @@ class _Route:
 
     __slots__ = (
         "family", "shapes", "in_section", "in_content", "starts", "margin", "asked", "stop_starts",
+        "markup",
     )  # fmt: skip
 
     def __init__(self, family: CompiledFamily) -> None:
@@ -545,6 +546,11 @@ class _Route:
         self.asked: dict[tuple[Any, frozenset[str]], tuple[Any, dict, frozenset[str]]] = {}
         # per stop markers, every beginning of one (`_stopless`)
         self.stop_starts: dict[Any, tuple[str, ...]] = {}
+        # the section markers `_markup` hands to `Engine._marker` itself: those the scan
+        # treats no other way first (no opener, no marker with a tail, none ignored in
+        # content only); `_marker` decides what each does, ignored or not
+        others = set(family.openers) | set(family.ignore_until) | family.content_ignore
+        self.markup = (family.section_opens | family.section_closes) - others
 
 
 _ROUTES: dict[int, _Route] = {}
@@ -602,8 +608,10 @@ def whole(
             break
         at = found.start()
         if at > pos:
-            engine._run(state.pending + text[pos:at], eof=False)
-            pos = at
+            pos = _markup(engine, route, text, pos, at)
+            if at > pos:
+                engine._run(state.pending + text[pos:at], eof=False)
+                pos = at
         if not _clean(engine):
             if not (state.prompt and read is None):
                 break
@@ -634,12 +642,57 @@ def whole(
         if read.done:
             break
     if pos < size:
-        engine._run(state.pending + text[pos:], eof=False)
+        pos = _markup(engine, route, text, pos, size)
+        if pos < size:
+            engine._run(state.pending + text[pos:], eof=False)
     engine._end(reason)
     content, reasoning, calls = engine._out.gather()
     if read is not None:  # (the engine numbers its own calls after these: no index twice)
         calls.update(read.made)
     return content, reasoning, calls
+
+
+def _markup(engine: Engine, route: _Route, text: str, pos: int, end: int) -> int:
+    """Section markers right at `pos` (ending by `end`), each handed to `Engine._marker` as
+    the engine's scan (`Engine._scan`) hands it one it finds there with no text before it,
+    where the engine stands clean in content or a section: its search of that place (the
+    quick one: no prompt's marker, not at the output's end), a marker of `route.markup`
+    (none the scan treats apart), not one it passes over, not one that may still grow (the
+    scan would wait for what follows). The position after the last one (`pos`: none). A
+    section's opener and closer around the calls (Kimi K2's) cost no run of the engine's
+    loop and scan each. (`_marker` leaves the engine clean after a section marker: no
+    call, nothing held; only its mode is asked again.)"""
+    markup = route.markup
+    if not markup or not _clean(engine):
+        return pos
+    family = engine.family
+    state = engine._state
+    while pos < end:
+        mode = engine.mode
+        if mode == SECTION:
+            found = family.quick_section_markers
+        elif mode != CONTENT:
+            break
+        elif state.after_calls:
+            found = family.after_calls_markers  # (`after_calls` is set only where it is)
+        else:
+            found = family.quick_content_markers
+        if found is None:
+            break
+        marker = found.at(text, pos)
+        if marker is None:
+            break
+        lit = marker.group()
+        after = pos + len(lit)
+        if (
+            after > end
+            or lit not in markup
+            or lit in found.passable
+            or (lit in found.growing and found.may_grow(text, pos, lit))
+        ):
+            break
+        pos = engine._marker(lit, after)
+    return pos
 
 
 def _asked(

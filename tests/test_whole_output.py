@@ -29,6 +29,7 @@ from toolgrammar.runtime import registry
 from toolgrammar.runtime.registry import get_spec
 from toolgrammar.runtime.spec import Name, name_of, name_reader
 from toolgrammar.runtime.render import RenderError, render_output
+from toolgrammar.runtime.schemas import ToolSchemas
 
 CASES = all_cases()
 BY_FAMILY: dict[str, list[Case]] = collections.defaultdict(list)
@@ -1056,3 +1057,102 @@ def test_a_padded_header_reads_the_same_whole_and_streamed(family: str) -> None:
         assert (whole.content, calls) == (streamed.content, streamed_calls), (family, pad)
         if pad in (200, 260):  # a call while the header fits, none once it is too long
             assert bool(calls) == (pad == 200), (family, pad)
+
+
+def _section_families() -> list[str]:
+    """The families whose section markers the route hands to `Engine._marker` itself."""
+    found = []
+    for family in FAMILIES:
+        spec = with_params(get_spec(family))
+        if (
+            spec.messages is None
+            and whole_output._route(Engine(spec, ToolSchemas(None)).family).markup
+        ):
+            found.append(family)
+    return found
+
+
+SECTION_FAMILIES = _section_families()
+
+
+def _section_texts(family: str) -> list[str]:
+    """Outputs with a section's markers where the route now reads them (right before the
+    first call, right after the last, doubled, alone, cut, with text or whitespace at them)."""
+    engine = Engine(with_params(get_spec(family)), ToolSchemas(None))
+    compiled = engine.family
+    markup = whole_output._route(compiled).markup
+    opens = sorted(markup & compiled.section_opens) or [""]
+    closes = sorted(markup & compiled.section_closes) or [""]
+    spec = with_params(get_spec(family))
+    try:
+        calls = render_output(spec, [("get_weather", {"city": "Paris", "days": 3})] * 3)
+    except RenderError:
+        return []
+    texts = [calls]
+    for opener in opens:
+        for closer in closes:
+            # the rendered calls may already carry the section's markers: each piece read bare
+            bare = calls
+            for marker in (*compiled.section_opens, *compiled.section_closes):
+                bare = bare.replace(marker, "")
+            texts += [
+                opener + bare + closer,
+                opener + opener + bare + closer + closer,
+                opener + bare + closer + opener + bare + closer,
+                " " + opener + bare + closer + " ",
+                "Hi.\n" + opener + "\n" + bare + "\n" + closer + "\nBye.",
+                closer + opener + bare + closer,
+                opener + closer,
+                opener,
+                closer,
+                opener + bare + closer[:-1],
+                opener + bare + closer + closer[:3],
+                opener[:-2] + bare + closer,
+                bare + closer + bare + closer,
+                opener + bare + opener + bare + closer,
+                # text held back as a marker's possible start right before a marker
+                opener[:3] + opener + bare + closer,
+                opener + bare + closer[:3] + closer,
+                opener + bare + closer[:3] + closer + bare,
+            ]
+    return texts
+
+
+@pytest.mark.parametrize("family", SECTION_FAMILIES)
+def test_section_markers_around_the_calls_read_as_the_engine_reads_them(family: str) -> None:
+    """The section markers right before, between and after the routed calls (`_markup`):
+    read as the engine reads them, doubled, alone, cut at the end, after text or whitespace,
+    under each finish reason and compat profile."""
+    texts = _section_texts(family)
+    assert texts
+    for text in texts:
+        for options in ({}, {"compat": "vllm"}, {"whitespace": "trim"}, {"section_text": "call"}):
+            for finish in ("stop", "length"):
+                fast, slow = both_ways(family, text, TOOLS, finish, options)
+                assert fast == slow, (family, options, finish, text)
+
+
+def test_the_section_markers_around_kimis_calls_are_the_routes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Kimi K2's section opener and closer around its calls are handed to `Engine._marker` by
+    the route: the engine's scan never runs on them (not vacuous: the engine alone scans)."""
+    text = render_output(get_spec("kimi_k2"), [("get_weather", {"city": "Paris"})] * 5)
+    assert text.startswith("<|tool_calls_section_begin|>")
+    assert text.endswith("<|tool_calls_section_end|>")
+    scanned: list[int] = []
+    real = Engine._scan
+
+    def counted(self: Engine, buf: str, pos: int, eof: bool) -> int:
+        scanned.append(pos)
+        return real(self, buf, pos, eof)
+
+    monkeypatch.setattr(Engine, "_scan", counted)
+    with route(False):
+        slow = toolgrammar.parse("kimi_k2", text, TOOLS, ids="sequential")
+    assert scanned
+    scanned.clear()
+    with route(True):
+        fast = toolgrammar.parse("kimi_k2", text, TOOLS, ids="sequential")
+    assert fast == slow and len(fast.tool_calls) == 5
+    assert not scanned
