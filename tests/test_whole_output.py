@@ -405,6 +405,33 @@ def test_the_plain_object_pattern_matches_only_what_the_decoder_reads() -> None:
     assert matched > 500
 
 
+def test_the_plain_object_read_in_two_matches_ends_where_the_pattern_does() -> None:
+    """`whole_output._flat_end` (the common layout's members first, `_FLAT`'s pattern for
+    the rest) ends where `_FLAT.match` ends, and fails where it fails: random texts of
+    members in that layout and of JSON pieces, good and bad, bounded or not."""
+    rng = random.Random(37)
+    keys = ['"a"', '"b\\n"', '"\\u00e9"', '"\\x"', '"k"', '""', '"a\\"', '"\x01"', "a", '"']
+    values = ['"v"', '"x\\"y"', "1", "-0", "01", "1.5", "1e5", "1.", "-", "true", "null", "NaN",
+              '"\\"', "{}", "[1]", "1" * 4400, '"\t"', '""']  # fmt: skip
+    gaps = [", ", ",", " , ", ",  ", ",\n", ": ", " ", ""]
+    ends = ["}", " }", "", ", }", "}x", "\n}"]
+    matched = 0
+    for _ in range(20000):
+        members = []
+        for _ in range(rng.randint(0, 8)):
+            colon = ": " if rng.random() < 0.8 else rng.choice([":", " : ", ":  ", ""])
+            members.append(rng.choice(keys) + colon + rng.choice(values))
+        comma = ", " if rng.random() < 0.7 else rng.choice(gaps)
+        text = rng.choice(["{", "{ ", "{\n  "]) + comma.join(members) + rng.choice(ends)
+        if rng.random() < 0.1:  # (a piece of the layout's own text inside)
+            text = text.replace(", ", rng.choice(['", "', ': ", ', "\\, "]), 1)
+        stop = len(text) if rng.random() < 0.8 else rng.randint(0, len(text))
+        found = whole_output._FLAT.match(text, 0, stop)
+        assert whole_output._flat_end(text, 0, stop) == (found.end() if found else -1), (text, stop)
+        matched += found is not None
+    assert matched > 1000
+
+
 @pytest.mark.parametrize("family", ("qwen3_coder", "deepseek_v4"))
 def test_parameter_keys_kept_from_output_to_output_are_kept_per_schema(family: str) -> None:
     """What a parameter's key reads as is kept from one parse to the next per tool schema
