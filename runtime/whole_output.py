@@ -1446,36 +1446,24 @@ _FLAT = metered(
     )
 )
 
-# the same object read in two matches, faster on the layout models write (`_flat_end`):
-# `{`, then members each written `"KEY": VALUE, ` (a plain key, one space after its colon
-# and its comma: fewer steps of the pattern per member), then the rest as `_FLAT` reads
-# it: after such members, at least one member more (`_FLAT_MORE`), else its whole body
-# (`_FLAT_BODY`)
+# the same object read in two matches, faster on the layout models write (`_flat`): `{`,
+# then members each written `"KEY": VALUE, ` (a plain key, one space after its colon and
+# its comma: fewer steps of the pattern per member; group `first`, the first key), then the
+# rest as `_FLAT` reads it after a member (`_FLAT_MORE`: at least one member more)
 _PLAIN_KEY = '"[^"\\\\\x00-\x1f]*+"'
-_FLAT_RUN = metered(re.compile(f"\\{{(?:{_PLAIN_KEY}: (?:{_PLAIN_KEY}|{_JSON_PLAIN}), )*+"))
-_MEMBERS = (
-    f"{_JSON_STRING}{_JSON_SPACE}:{_JSON_SPACE}{_JSON_PLAIN}"
-    f"{_JSON_SPACE}(?:,{_JSON_SPACE}{_JSON_STRING}{_JSON_SPACE}:{_JSON_SPACE}{_JSON_PLAIN}"
-    f"{_JSON_SPACE})*+"
+_RUN_MEMBER = f"{_PLAIN_KEY}: (?:{_PLAIN_KEY}|{_JSON_PLAIN}), "
+_FLAT_RUN = metered(
+    re.compile(
+        f"\\{{(?:(?P<first>{_PLAIN_KEY}): (?:{_PLAIN_KEY}|{_JSON_PLAIN}), (?:{_RUN_MEMBER})*+)?+"
+    )
 )
-_FLAT_MORE = metered(re.compile(f"{_JSON_SPACE}{_MEMBERS}\\}}"))
-_FLAT_BODY = metered(re.compile(f"{_JSON_SPACE}(?:{_MEMBERS})?+\\}}"))
-# the first key of an object (`_flat` asks whether it is a wrapper's)
-_FIRST_KEY = re.compile(f"\\{{{_JSON_SPACE}(?P<first>{_JSON_STRING})")
-
-
-def _flat_end(text: str, pos: int, stop: int) -> int:
-    """Where `_FLAT.match(text, pos, stop)` ends, or -1 where it does not match: its first
-    members written in the common layout read by one pattern (`_FLAT_RUN`, each member an
-    instance of `_FLAT`'s: `"KEY"`, no space, `:`, one space, the value, `,`, one space),
-    the rest by `_FLAT`'s own from there. JSON reads one way, so the two end where `_FLAT`
-    does (tests/test_whole_output.py matches them on random texts)."""
-    run = _FLAT_RUN.match(text, pos, stop)
-    if run is None:
-        return -1
-    at = run.end()
-    found = (_FLAT_MORE if at > pos + 1 else _FLAT_BODY).match(text, at, stop)
-    return -1 if found is None else found.end()
+_FLAT_MORE = metered(
+    re.compile(
+        f"{_JSON_SPACE}{_JSON_STRING}{_JSON_SPACE}:{_JSON_SPACE}{_JSON_PLAIN}"
+        f"{_JSON_SPACE}(?:,{_JSON_SPACE}{_JSON_STRING}{_JSON_SPACE}:{_JSON_SPACE}{_JSON_PLAIN}"
+        f"{_JSON_SPACE})*+\\}}"
+    )
+)
 
 
 _SAMPLE = 512
@@ -1491,9 +1479,23 @@ def _flat(text: str, pos: int, stop: int, asks: tuple) -> int:
     sample = pos + _SAMPLE if pos + _SAMPLE < stop else stop
     if text.count("\\", pos, sample) * 4 > text.count('"', pos, sample):
         return -1
-    end = _flat_end(text, pos, stop)
-    if end < 0:
-        return -1
+    # its first members in the layout models write (`_FLAT_RUN`), the rest as `_FLAT` reads
+    # it after a member (`_FLAT_MORE`); where no member is so written, `_FLAT` reads it all.
+    # JSON reads one way, so the two matches end where `_FLAT` ends.
+    run = _FLAT_RUN.match(text, pos, stop)
+    if run is None:
+        return -1  # (no object: `_FLAT` fails there too)
+    first = run.group("first")
+    if first is None:
+        found = _FLAT.match(text, pos, stop)
+        if found is None:
+            return -1
+        first = found.group("first")
+    else:
+        found = _FLAT_MORE.match(text, run.end(), stop)
+        if found is None:
+            return -1
+    end = found.end()
     unwraps, _, typed_keys = asks
     if typed_keys:
         if text.find("\\", pos, end) >= 0:
@@ -1501,9 +1503,7 @@ def _flat(text: str, pos: int, stop: int, asks: tuple) -> int:
         for key in typed_keys:
             if text.find(f'"{key}"', pos, end) >= 0:
                 return -1
-    key = _FIRST_KEY.match(text, pos, end)  # (none: the object is empty)
-    if key is not None:
-        first = key.group("first")
+    if first is not None:
         if "\\" in first:
             return -1
         if unwraps(first[1:-1]):

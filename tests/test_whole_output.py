@@ -406,9 +406,10 @@ def test_the_plain_object_pattern_matches_only_what_the_decoder_reads() -> None:
 
 
 def test_the_plain_object_read_in_two_matches_ends_where_the_pattern_does() -> None:
-    """`whole_output._flat_end` (the common layout's members first, `_FLAT`'s pattern for
-    the rest) ends where `_FLAT.match` ends, and fails where it fails: random texts of
-    members in that layout and of JSON pieces, good and bad, bounded or not."""
+    """`whole_output._flat` (the common layout's members first, `_FLAT`'s pattern for the
+    rest) ends where `_FLAT.match` ends and asks about the same first key, and fails where
+    it fails: random texts of members in that layout and of JSON pieces, good and bad,
+    bounded or not."""
     rng = random.Random(37)
     keys = ['"a"', '"b\\n"', '"\\u00e9"', '"\\x"', '"k"', '""', '"a\\"', '"\x01"', "a", '"']
     values = ['"v"', '"x\\"y"', "1", "-0", "01", "1.5", "1e5", "1.", "-", "true", "null", "NaN",
@@ -426,9 +427,23 @@ def test_the_plain_object_read_in_two_matches_ends_where_the_pattern_does() -> N
         if rng.random() < 0.1:  # (a piece of the layout's own text inside)
             text = text.replace(", ", rng.choice(['", "', ': ", ', "\\, "]), 1)
         stop = len(text) if rng.random() < 0.8 else rng.randint(0, len(text))
+        asked: list[str] = []
+
+        def unwraps(key: str) -> bool:
+            asked.append(key)
+            return False
+
+        end = whole_output._flat(text, 0, stop, (unwraps, None, frozenset()))
         found = whole_output._FLAT.match(text, 0, stop)
-        assert whole_output._flat_end(text, 0, stop) == (found.end() if found else -1), (text, stop)
-        matched += found is not None
+        sample = min(whole_output._SAMPLE, stop)
+        if text.count("\\", 0, sample) * 4 > text.count('"', 0, sample):
+            assert end == -1 and not asked, (text, stop)  # (the decoder's: `_flat`)
+            continue
+        first = found.group("first") if found else None
+        plain = first is not None and "\\" not in first
+        assert end == (found.end() if found and (first is None or plain) else -1), (text, stop)
+        assert asked == ([first[1:-1]] if plain else []), (text, stop)
+        matched += end >= 0
     assert matched > 1000
 
 
