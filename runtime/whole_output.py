@@ -61,7 +61,10 @@ marker, `prompt_opened`, the first piece goes on through the first opener: the e
 the prompt's call, and where it then holds just that opener, it stood clean before it: the
 prompt's marker written once more); feeding it the text in pieces reads as feeding it
 whole (the parity the invariants require of every cut), and where the engine does not stand
-clean at such a cut (it holds text back), the route stops there too.
+clean at such a cut (it holds text back), the route stops there too. A section's marker
+right at such a cut, where the engine stands clean in content or a section, the route hands
+to `Engine._marker` itself (`_markup`), as the engine's scan would hand it over: Kimi K2's
+section opener and closer around its calls cost no run of the engine's loop.
 
 Per call the route makes what the engine's `_marker`, `_commit` and `_end_call` make of a
 whole call that is sent as it is read: the call's id and name, its arguments, the state
