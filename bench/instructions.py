@@ -13,11 +13,20 @@ function of a `sorted` call, so imports, the streams' building and two warm-up r
 counted. A stream is `streams.py`'s shape at SIZE (16K by default) in 16-character
 deltas; a row is the parser's construction, every feed and `finish`, divided by the
 deltas (or, with --whole, one `parse()`). Needs valgrind; about 20-40 s a row.
+
+`--cold` runs `gc.collect()` before each counted run, outside the counted region (each run
+is its own one-element `sorted`): the collection walks every object of the process, as the
+whole-parse benches' does (`side_by_side.parse_times_ms`), so the run starts with what it
+touches out of the caches. `--cache-sim` has callgrind simulate the caches too (its I1, D1
+and last-level model of this machine) and prints the misses a run, first level
+(instruction and data reads and writes) and last level: what a cold run pays beyond its
+instructions, a count as steady as they are.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import shutil
 import subprocess
@@ -28,8 +37,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def child(spec: str, whole: bool, reps: int) -> None:
-    """The measured process: warm up, then `reps` runs inside `sorted` (what is counted)."""
+def child(spec: str, whole: bool, reps: int, cold: bool) -> None:
+    """The measured process: warm up, then `reps` runs inside `sorted` (what is counted);
+    `cold`: each run its own `sorted`, after a `gc.collect()` that is not counted."""
     sys.path.insert(0, str(HERE))
     import streams
     from per_delta import parse_size
@@ -53,28 +63,44 @@ def child(spec: str, whole: bool, reps: int) -> None:
 
     run(0)
     run(0)
-    sorted(range(reps), key=run)
+    if cold:
+        for _ in range(reps):
+            gc.collect()
+            sorted((0,), key=run)
+    else:
+        sorted(range(reps), key=run)
     print(f"{toolgrammar.runtime.build_name()} {len(deltas)}")
 
 
-def count(spec: str, whole: bool, reps: int) -> tuple[str, float]:
-    """(build, instructions a delta or a parse) of one row, in a child under callgrind."""
+def count(
+    spec: str, whole: bool, reps: int, cold: bool = False, cache: bool = False
+) -> tuple[str, float, dict[str, float]]:
+    """(build, instructions a delta or a parse, and with `cache` the simulated cache misses
+    a run: first-level `L1`, last-level `LL`) of one row, in a child under callgrind."""
     with tempfile.TemporaryDirectory() as scratch:
         out = os.path.join(scratch, "callgrind.out")
         command = ["valgrind", "--tool=callgrind", "--collect-atstart=no"]
+        command += ["--cache-sim=yes"] if cache else []
         command += ["--toggle-collect=builtin_sorted", f"--callgrind-out-file={out}"]
         command += [sys.executable, __file__, "--child", spec, "--reps", str(reps)]
         command += ["--whole"] if whole else []
+        command += ["--cold"] if cold else []
         env = {**os.environ, "PYTHONHASHSEED": "0"}
         run = subprocess.run(command, capture_output=True, text=True, env=env)
         if run.returncode:
             raise SystemExit(f"{spec}: the child failed\n{run.stderr[-3000:]}")
         build, deltas = run.stdout.split()[-2:]
-        summary = next(
-            line for line in Path(out).read_text().splitlines() if line.startswith("summary:")
-        )
-    total = int(summary.split()[1]) / reps
-    return build, total if whole else total / int(deltas)
+        lines = Path(out).read_text().splitlines()
+        names = next(line for line in lines if line.startswith("events:")).split()[1:]
+        summary = next(line for line in lines if line.startswith("summary:"))
+    per = reps if whole else reps * int(deltas)
+    events = [int(n) / per for n in summary.split()[1:]]
+    misses: dict[str, float] = {}
+    if cache:
+        got = dict(zip(names, events))  # (callgrind's event names, its `events:` line)
+        misses["L1"] = got["I1mr"] + got["D1mr"] + got["D1mw"]
+        misses["LL"] = got["ILmr"] + got["DLmr"] + got["DLmw"]
+    return build, events[0], misses
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,18 +108,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("rows", nargs="+", help="FAMILY:SHAPE[:SIZE] (SIZE 16K by default)")
     parser.add_argument("--whole", action="store_true", help="one parse() of the text")
     parser.add_argument("--reps", type=int, default=3, help="counted runs a row (3)")
+    parser.add_argument("--cold", action="store_true", help="gc.collect() before each run")
+    parser.add_argument("--cache-sim", action="store_true", help="count simulated cache misses")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        child(args.rows[0], args.whole, args.reps)
+        child(args.rows[0], args.whole, args.reps, args.cold)
         return 0
     if shutil.which("valgrind") is None:
         print("instructions.py needs valgrind (apt-get install valgrind)", file=sys.stderr)
         return 2
     unit = "a parse" if args.whole else "a delta"
     for spec in args.rows:
-        build, instructions = count(spec, args.whole, args.reps)
-        print(f"{spec} ({build}): {instructions:,.0f} instructions {unit}", flush=True)
+        build, instructions, misses = count(spec, args.whole, args.reps, args.cold, args.cache_sim)
+        line = f"{spec} ({build}{', cold' if args.cold else ''}): {instructions:,.0f} instructions"
+        if misses:
+            line += f", {misses['L1']:,.0f} L1 and {misses['LL']:,.0f} LL misses"
+        print(f"{line} {unit}", flush=True)
     return 0
 
 

@@ -61,7 +61,10 @@ marker, `prompt_opened`, the first piece goes on through the first opener: the e
 the prompt's call, and where it then holds just that opener, it stood clean before it: the
 prompt's marker written once more); feeding it the text in pieces reads as feeding it
 whole (the parity the invariants require of every cut), and where the engine does not stand
-clean at such a cut (it holds text back), the route stops there too.
+clean at such a cut (it holds text back), the route stops there too. A section's marker
+right at such a cut, where the engine stands clean in content or a section, the route hands
+to `Engine._marker` itself (`_markup`), as the engine's scan would hand it over: Kimi K2's
+section opener and closer around its calls cost no run of the engine's loop.
 
 Per call the route makes what the engine's `_marker`, `_commit` and `_end_call` make of a
 whole call that is sent as it is read: the call's id and name, its arguments, the state
@@ -514,6 +517,7 @@ class _Route:
 
     __slots__ = (
         "family", "shapes", "in_section", "in_content", "starts", "margin", "asked", "stop_starts",
+        "markup",
     )  # fmt: skip
 
     def __init__(self, family: CompiledFamily) -> None:
@@ -545,6 +549,11 @@ class _Route:
         self.asked: dict[tuple[Any, frozenset[str]], tuple[Any, dict, frozenset[str]]] = {}
         # per stop markers, every beginning of one (`_stopless`)
         self.stop_starts: dict[Any, tuple[str, ...]] = {}
+        # the section markers `_markup` hands to `Engine._marker` itself: those the scan
+        # treats no other way first (no opener, no marker with a tail, none ignored in
+        # content only); `_marker` decides what each does, ignored or not
+        others = set(family.openers) | set(family.ignore_until) | family.content_ignore
+        self.markup = (family.section_opens | family.section_closes) - others
 
 
 _ROUTES: dict[int, _Route] = {}
@@ -602,8 +611,10 @@ def whole(
             break
         at = found.start()
         if at > pos:
-            engine._run(state.pending + text[pos:at], eof=False)
-            pos = at
+            pos = _markup(engine, route, text, pos, at)
+            if at > pos:
+                engine._run(state.pending + text[pos:at], eof=False)
+                pos = at
         if not _clean(engine):
             if not (state.prompt and read is None):
                 break
@@ -634,12 +645,58 @@ def whole(
         if read.done:
             break
     if pos < size:
-        engine._run(state.pending + text[pos:], eof=False)
+        pos = _markup(engine, route, text, pos, size)
+        if pos < size:
+            engine._run(state.pending + text[pos:], eof=False)
     engine._end(reason)
     content, reasoning, calls = engine._out.gather()
     if read is not None:  # (the engine numbers its own calls after these: no index twice)
         calls.update(read.made)
     return content, reasoning, calls
+
+
+def _markup(engine: Engine, route: _Route, text: str, pos: int, end: int) -> int:
+    """Section markers right at `pos` (ending by `end`), each handed to `Engine._marker` as
+    the engine's scan (`Engine._scan`) hands it one it finds there with no text before it,
+    where the engine stands clean in content or a section: its search of that place (the
+    quick one: no prompt's marker, not at the output's end), a marker of `route.markup`
+    (none the scan treats apart), not one it passes over, not one that may still grow (the
+    scan would wait for what follows). The position after the last one (`pos`: none). A
+    section's opener and closer around the calls (Kimi K2's) cost no run of the engine's
+    loop and scan each. (`_marker` leaves the engine clean after a section marker: no
+    call, nothing held; only its mode is asked again.)"""
+    markup = route.markup
+    if not markup or not _clean(engine):
+        return pos
+    family = engine.family
+    state = engine._state
+    found: Markers | None  # (`after_calls_markers` may be None: typed so, compiled)
+    while pos < end:
+        mode = engine.mode
+        if mode == SECTION:
+            found = family.quick_section_markers
+        elif mode != CONTENT:
+            break
+        elif state.after_calls:
+            found = family.after_calls_markers  # (`after_calls` is set only where it is)
+        else:
+            found = family.quick_content_markers
+        if found is None:
+            break
+        marker = found.at(text, pos)
+        if marker is None:
+            break
+        lit = marker.group()
+        after = pos + len(lit)
+        if (
+            after > end
+            or lit not in markup
+            or lit in found.passable
+            or (lit in found.growing and found.may_grow(text, pos, lit))
+        ):
+            break
+        pos = engine._marker(lit, after)
+    return pos
 
 
 def _asked(
@@ -1392,6 +1449,25 @@ _FLAT = metered(
     )
 )
 
+# the same object read in two matches, faster on the layout models write (`_flat`): `{`,
+# then members each written `"KEY": VALUE, ` (a plain key, one space after its colon and
+# its comma: fewer steps of the pattern per member; group `first`, the first key), then the
+# rest as `_FLAT` reads it after a member (`_FLAT_MORE`: at least one member more)
+_PLAIN_KEY = '"[^"\\\\\x00-\x1f]*+"'
+_RUN_MEMBER = f"{_PLAIN_KEY}: (?:{_PLAIN_KEY}|{_JSON_PLAIN}), "
+_FLAT_RUN = metered(
+    re.compile(
+        f"\\{{(?:(?P<first>{_PLAIN_KEY}): (?:{_PLAIN_KEY}|{_JSON_PLAIN}), (?:{_RUN_MEMBER})*+)?+"
+    )
+)
+_FLAT_MORE = metered(
+    re.compile(
+        f"{_JSON_SPACE}{_JSON_STRING}{_JSON_SPACE}:{_JSON_SPACE}{_JSON_PLAIN}"
+        f"{_JSON_SPACE}(?:,{_JSON_SPACE}{_JSON_STRING}{_JSON_SPACE}:{_JSON_SPACE}{_JSON_PLAIN}"
+        f"{_JSON_SPACE})*+\\}}"
+    )
+)
+
 
 _SAMPLE = 512
 
@@ -1406,9 +1482,22 @@ def _flat(text: str, pos: int, stop: int, asks: tuple) -> int:
     sample = pos + _SAMPLE if pos + _SAMPLE < stop else stop
     if text.count("\\", pos, sample) * 4 > text.count('"', pos, sample):
         return -1
-    found = _FLAT.match(text, pos, stop)
-    if found is None:
-        return -1
+    # its first members in the layout models write (`_FLAT_RUN`), the rest as `_FLAT` reads
+    # it after a member (`_FLAT_MORE`); where no member is so written, `_FLAT` reads it all.
+    # JSON reads one way, so the two matches end where `_FLAT` ends.
+    run = _FLAT_RUN.match(text, pos, stop)
+    if run is None:
+        return -1  # (no object: `_FLAT` fails there too)
+    first = run.group("first")
+    if first is None:
+        found = _FLAT.match(text, pos, stop)
+        if found is None:
+            return -1
+        first = found.group("first")
+    else:
+        found = _FLAT_MORE.match(text, run.end(), stop)
+        if found is None:
+            return -1
     end = found.end()
     unwraps, _, typed_keys = asks
     if typed_keys:
@@ -1417,7 +1506,6 @@ def _flat(text: str, pos: int, stop: int, asks: tuple) -> int:
         for key in typed_keys:
             if text.find(f'"{key}"', pos, end) >= 0:
                 return -1
-    first = found.group("first")
     if first is not None:
         if "\\" in first:
             return -1

@@ -29,6 +29,7 @@ from toolgrammar.runtime import registry
 from toolgrammar.runtime.registry import get_spec
 from toolgrammar.runtime.spec import Name, name_of, name_reader
 from toolgrammar.runtime.render import RenderError, render_output
+from toolgrammar.runtime.schemas import ToolSchemas
 
 CASES = all_cases()
 BY_FAMILY: dict[str, list[Case]] = collections.defaultdict(list)
@@ -402,6 +403,48 @@ def test_the_plain_object_pattern_matches_only_what_the_decoder_reads() -> None:
         value, end = scan_value(text, 0)
         assert type(value) is dict and end == found.end(), text
     assert matched > 500
+
+
+def test_the_plain_object_read_in_two_matches_ends_where_the_pattern_does() -> None:
+    """`whole_output._flat` (the common layout's members first, `_FLAT`'s pattern for the
+    rest) ends where `_FLAT.match` ends and asks about the same first key, and fails where
+    it fails: random texts of members in that layout and of JSON pieces, good and bad,
+    bounded or not."""
+    rng = random.Random(37)
+    keys = ['"a"', '"b\\n"', '"\\u00e9"', '"\\x"', '"k"', '""', '"a\\"', '"\x01"', "a", '"']
+    values = ['"v"', '"x\\"y"', "1", "-0", "01", "1.5", "1e5", "1.", "-", "true", "null", "NaN",
+              '"\\"', "{}", "[1]", "1" * 4400, '"\t"', '""']  # fmt: skip
+    gaps = [", ", ",", " , ", ",  ", ",\n", ": ", " ", ""]
+    ends = ["}", " }", "", ", }", "}x", "\n}"]
+    matched = 0
+    for _ in range(20000):
+        members = []
+        for _ in range(rng.randint(0, 8)):
+            colon = ": " if rng.random() < 0.8 else rng.choice([":", " : ", ":  ", ""])
+            members.append(rng.choice(keys) + colon + rng.choice(values))
+        comma = ", " if rng.random() < 0.7 else rng.choice(gaps)
+        text = rng.choice(["{", "{ ", "{\n  "]) + comma.join(members) + rng.choice(ends)
+        if rng.random() < 0.1:  # (a piece of the layout's own text inside)
+            text = text.replace(", ", rng.choice(['", "', ': ", ', "\\, "]), 1)
+        stop = len(text) if rng.random() < 0.8 else rng.randint(0, len(text))
+        asked: list[str] = []
+
+        def unwraps(key: str) -> bool:
+            asked.append(key)
+            return False
+
+        end = whole_output._flat(text, 0, stop, (unwraps, None, frozenset()))
+        found = whole_output._FLAT.match(text, 0, stop)
+        sample = min(whole_output._SAMPLE, stop)
+        if text.count("\\", 0, sample) * 4 > text.count('"', 0, sample):
+            assert end == -1 and not asked, (text, stop)  # (the decoder's: `_flat`)
+            continue
+        first = found.group("first") if found else None
+        plain = first is not None and "\\" not in first
+        assert end == (found.end() if found and (first is None or plain) else -1), (text, stop)
+        assert asked == ([first[1:-1]] if plain else []), (text, stop)
+        matched += end >= 0
+    assert matched > 1000
 
 
 @pytest.mark.parametrize("family", ("qwen3_coder", "deepseek_v4"))
@@ -1056,3 +1099,102 @@ def test_a_padded_header_reads_the_same_whole_and_streamed(family: str) -> None:
         assert (whole.content, calls) == (streamed.content, streamed_calls), (family, pad)
         if pad in (200, 260):  # a call while the header fits, none once it is too long
             assert bool(calls) == (pad == 200), (family, pad)
+
+
+def _section_families() -> list[str]:
+    """The families whose section markers the route hands to `Engine._marker` itself."""
+    found = []
+    for family in FAMILIES:
+        spec = with_params(get_spec(family))
+        if (
+            spec.messages is None
+            and whole_output._route(Engine(spec, ToolSchemas(None)).family).markup
+        ):
+            found.append(family)
+    return found
+
+
+SECTION_FAMILIES = _section_families()
+
+
+def _section_texts(family: str) -> list[str]:
+    """Outputs with a section's markers where the route now reads them (right before the
+    first call, right after the last, doubled, alone, cut, with text or whitespace at them)."""
+    engine = Engine(with_params(get_spec(family)), ToolSchemas(None))
+    compiled = engine.family
+    markup = whole_output._route(compiled).markup
+    opens = sorted(markup & compiled.section_opens) or [""]
+    closes = sorted(markup & compiled.section_closes) or [""]
+    spec = with_params(get_spec(family))
+    try:
+        calls = render_output(spec, [("get_weather", {"city": "Paris", "days": 3})] * 3)
+    except RenderError:
+        return []
+    texts = [calls]
+    for opener in opens:
+        for closer in closes:
+            # the rendered calls may already carry the section's markers: each piece read bare
+            bare = calls
+            for marker in (*compiled.section_opens, *compiled.section_closes):
+                bare = bare.replace(marker, "")
+            texts += [
+                opener + bare + closer,
+                opener + opener + bare + closer + closer,
+                opener + bare + closer + opener + bare + closer,
+                " " + opener + bare + closer + " ",
+                "Hi.\n" + opener + "\n" + bare + "\n" + closer + "\nBye.",
+                closer + opener + bare + closer,
+                opener + closer,
+                opener,
+                closer,
+                opener + bare + closer[:-1],
+                opener + bare + closer + closer[:3],
+                opener[:-2] + bare + closer,
+                bare + closer + bare + closer,
+                opener + bare + opener + bare + closer,
+                # text held back as a marker's possible start right before a marker
+                opener[:3] + opener + bare + closer,
+                opener + bare + closer[:3] + closer,
+                opener + bare + closer[:3] + closer + bare,
+            ]
+    return texts
+
+
+@pytest.mark.parametrize("family", SECTION_FAMILIES)
+def test_section_markers_around_the_calls_read_as_the_engine_reads_them(family: str) -> None:
+    """The section markers right before, between and after the routed calls (`_markup`):
+    read as the engine reads them, doubled, alone, cut at the end, after text or whitespace,
+    under each finish reason and compat profile."""
+    texts = _section_texts(family)
+    assert texts
+    for text in texts:
+        for options in ({}, {"compat": "vllm"}, {"whitespace": "trim"}, {"section_text": "call"}):
+            for finish in ("stop", "length"):
+                fast, slow = both_ways(family, text, TOOLS, finish, options)
+                assert fast == slow, (family, options, finish, text)
+
+
+def test_the_section_markers_around_kimis_calls_are_the_routes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Kimi K2's section opener and closer around its calls are handed to `Engine._marker` by
+    the route: the engine's scan never runs on them (not vacuous: the engine alone scans)."""
+    text = render_output(get_spec("kimi_k2"), [("get_weather", {"city": "Paris"})] * 5)
+    assert text.startswith("<|tool_calls_section_begin|>")
+    assert text.endswith("<|tool_calls_section_end|>")
+    scanned: list[int] = []
+    real = Engine._scan
+
+    def counted(self: Engine, buf: str, pos: int, eof: bool) -> int:
+        scanned.append(pos)
+        return real(self, buf, pos, eof)
+
+    monkeypatch.setattr(Engine, "_scan", counted)
+    with route(False):
+        slow = toolgrammar.parse("kimi_k2", text, TOOLS, ids="sequential")
+    assert scanned
+    scanned.clear()
+    with route(True):
+        fast = toolgrammar.parse("kimi_k2", text, TOOLS, ids="sequential")
+    assert fast == slow and len(fast.tool_calls) == 5
+    assert not scanned

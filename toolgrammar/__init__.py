@@ -132,39 +132,29 @@ class StreamParser:
         trace: Trace | None = None,
         response_template: Mapping[str, Any] | None = None,
     ) -> None:
-        _check_options(family, reasoning_open, ids, params)
-        if block_open is not None and not isinstance(block_open, bool):
-            raise TypeError(f"block_open must be True, False or None, not {block_open!r}")
-        if trace is not None and not callable(trace):
-            raise TypeError(
-                f"trace must be a callable that takes each TraceEvent (or None), not {trace!r}"
-            )
         self.family = family
-        spec = with_params(family_spec(family, response_template), params)
-        switches = {
-            "whitespace": whitespace,
-            "unknown_tools": unknown_tools,
-            "partial_calls": partial_calls,
-            "malformed_calls": malformed_calls,
-            "citations": citations,
-            "text_after_calls": text_after_calls,
-            "untyped_values": untyped_values,
-            "required_params": required_params,
-            "undeclared_params": undeclared_params,
-            "json_typing": json_typing,
-            "section_text": section_text,
-        }
-        self.policies = resolve_policies(compat, family, switches, spec.name)
-        options: dict[str, Any] = {
-            "reasoning_open": reasoning_open,
-            "block_open": block_open,
-            "policies": self.policies,
-            "call_id": sequential_call_id if ids == "sequential" else random_call_id,
-        }
-        if trace is None:
-            self._engine = Engine(spec, ToolSchemas(tools), **options)
-        else:
-            self._engine = tracing_engine(spec, ToolSchemas(tools), trace=trace, **options)
+        self._engine, self.policies = _new_engine(
+            family,
+            tools,
+            reasoning_open=reasoning_open,
+            block_open=block_open,
+            compat=compat,
+            whitespace=whitespace,
+            unknown_tools=unknown_tools,
+            partial_calls=partial_calls,
+            malformed_calls=malformed_calls,
+            citations=citations,
+            text_after_calls=text_after_calls,
+            untyped_values=untyped_values,
+            required_params=required_params,
+            undeclared_params=undeclared_params,
+            json_typing=json_typing,
+            section_text=section_text,
+            ids=ids,
+            params=params,
+            trace=trace,
+            response_template=response_template,
+        )
         self.finish_reason: str | None = None
         if type(self).feed is StreamParser.feed:  # (a subclass's own `feed` is kept)
             # the engine's own `feed` (which checks its argument): no call through this
@@ -214,6 +204,76 @@ class StreamParser:
         return self._engine.mode == REASONING
 
 
+_OPTIONS = frozenset(
+    (
+        "reasoning_open", "block_open", "compat", "whitespace", "unknown_tools",
+        "partial_calls", "malformed_calls", "citations", "text_after_calls", "untyped_values",
+        "required_params", "undeclared_params", "json_typing", "section_text", "ids", "params",
+        "trace", "response_template",
+    )
+)  # fmt: skip
+"""`StreamParser`'s keyword options: what `parse()` passes on to `_new_engine` itself."""
+
+
+def _new_engine(
+    family: str,
+    tools: list[dict[str, Any]] | None = None,
+    *,
+    reasoning_open: bool | None = None,
+    block_open: bool | None = None,
+    compat: Literal["vllm", "sglang", "llama.cpp"] | None = None,
+    whitespace: Literal["verbatim", "trim"] | None = None,
+    unknown_tools: Literal["keep", "drop", "text"] | None = None,
+    partial_calls: Literal["keep", "drop", "text"] | None = None,
+    malformed_calls: Literal["keep", "drop", "text"] | None = None,
+    citations: Literal["keep", "strip"] | None = None,
+    text_after_calls: Literal["keep", "drop"] | None = None,
+    untyped_values: Literal["text", "json"] | None = None,
+    required_params: Literal["keep", "check"] | None = None,
+    undeclared_params: Literal["keep", "drop"] | None = None,
+    json_typing: Literal["schema", "as_written"] | None = None,
+    section_text: Literal["whole", "call"] | None = None,
+    ids: Literal["random", "sequential"] = "random",
+    params: Mapping[str, str] | None = None,
+    trace: Trace | None = None,
+    response_template: Mapping[str, Any] | None = None,
+) -> tuple[Engine, Policies]:
+    """The engine a `StreamParser` with these options reads with, and its policies: made
+    here for `parse()` too, which needs no parser object around the engine (a whole parse
+    runs cold: every object it makes and every function it runs costs a cache miss)."""
+    _check_options(family, reasoning_open, ids, params)
+    if block_open is not None and not isinstance(block_open, bool):
+        raise TypeError(f"block_open must be True, False or None, not {block_open!r}")
+    if trace is not None and not callable(trace):
+        raise TypeError(
+            f"trace must be a callable that takes each TraceEvent (or None), not {trace!r}"
+        )
+    spec = with_params(family_spec(family, response_template), params)
+    switches = {
+        "whitespace": whitespace,
+        "unknown_tools": unknown_tools,
+        "partial_calls": partial_calls,
+        "malformed_calls": malformed_calls,
+        "citations": citations,
+        "text_after_calls": text_after_calls,
+        "untyped_values": untyped_values,
+        "required_params": required_params,
+        "undeclared_params": undeclared_params,
+        "json_typing": json_typing,
+        "section_text": section_text,
+    }
+    policies = resolve_policies(compat, family, switches, spec.name)
+    options: dict[str, Any] = {
+        "reasoning_open": reasoning_open,
+        "block_open": block_open,
+        "policies": policies,
+        "call_id": sequential_call_id if ids == "sequential" else random_call_id,
+    }
+    if trace is None:
+        return Engine(spec, ToolSchemas(tools), **options), policies
+    return tracing_engine(spec, ToolSchemas(tools), trace=trace, **options), policies
+
+
 def parse(
     family: str,
     text: str,
@@ -227,9 +287,14 @@ def parse(
     if not isinstance(text, str):
         raise TypeError(f"parse() takes str, not {type(text).__name__}")
     _check_finish_reason(finish_reason)
-    parser = StreamParser(family, tools, **options)
-    content, reasoning, calls = whole_output.whole(parser._engine, text, finish_reason)
-    return message_of(content, reasoning, calls, parser._finish_reason(finish_reason))
+    if options.keys() <= _OPTIONS:  # (the engine alone: no `StreamParser` around it)
+        engine = _new_engine(family, tools, **options)[0]
+    else:  # (an option no parser takes: the parser's own error says which)
+        engine = StreamParser(family, tools, **options)._engine
+    content, reasoning, calls = whole_output.whole(engine, text, finish_reason)
+    if finish_reason == "stop" and engine.calls_emitted:  # (`StreamParser._finish_reason`)
+        finish_reason = "tool_calls"
+    return message_of(content, reasoning, calls, finish_reason)
 
 
 def _check_options(family: Any, reasoning_open: Any, ids: Any, params: Any) -> None:
