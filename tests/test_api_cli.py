@@ -381,3 +381,21 @@ def test_tables_are_a_frozen_record(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["tables", "no_such_family"]) == 2
     assert "unknown family 'no_such_family'" in capsys.readouterr().err
     assert main(["tables", "hy_v4", "--param", "nope=1"]) == 2
+
+
+def test_parse_passes_on_every_option_a_stream_parser_takes() -> None:
+    """parse() builds the engine without a StreamParser for the options in `_OPTIONS`, and
+    hands any other to StreamParser for its error: an option added to one and not to the
+    other would be refused by parse() or silently take the slow way."""
+    import inspect
+
+    def keywords(function: object) -> set[str]:
+        parameters = inspect.signature(function).parameters.values()  # type: ignore[arg-type]
+        return {p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY}
+
+    assert keywords(toolgrammar.StreamParser.__init__) == set(toolgrammar._OPTIONS)
+    assert keywords(toolgrammar._new_engine) == set(toolgrammar._OPTIONS)
+    message = toolgrammar.parse("hermes", "hi", ids="sequential", whitespace="trim")
+    assert message.content == "hi"
+    with pytest.raises(TypeError, match="no_such_option"):
+        toolgrammar.parse("hermes", "hi", no_such_option=True)
