@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolgrammar
-from support.readers import readers_fed
+from support.readers import feeds_at, readers_fed
 from support.tools import function_tool
 from toolgrammar.check.fast_paths import shortcuts_set
 from toolgrammar.runtime.render import render_output
@@ -52,16 +52,7 @@ def _text(family: str, calls: list[tuple[str, dict[str, Any]]]) -> str:
 
 
 def _feeds(family: str, text: str, cuts: list[int], finish: str, **options: Any) -> list:
-    """Each feed's deltas (and finish's) of `text` split at `cuts`."""
-    parser = toolgrammar.StreamParser(family, TOOLS, ids="sequential", **options)
-    bounds = [0, *sorted(set(cuts)), len(text)]
-    out = [
-        [delta.to_dict() for delta in parser.feed(text[a:b])]
-        for a, b in zip(bounds, bounds[1:])
-        if b > a
-    ]
-    out.append([delta.to_dict() for delta in parser.finish(finish)])
-    return out
+    return feeds_at(family, TOOLS, text, cuts, finish, **options)
 
 
 def _calls(family: str, text: str, size: int, **options: Any) -> list[tuple[str, Any]]:

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import toolgrammar
+from support.readers import feeds_at
 from support.tools import function_tool
 from toolgrammar.check.fast_paths import shortcuts_set
 from toolgrammar.runtime import scan_meter, xml_params
@@ -66,16 +66,7 @@ KEYS = ["city", "days", "tags", "arguments", "note", " city ", "a&amp;b"]
 
 
 def _feeds(family: str, text: str, cuts: list[int], finish: str, **options: Any) -> list:
-    """Each feed's deltas (and finish's) of `text` split at `cuts`."""
-    parser = toolgrammar.StreamParser(family, TOOLS, ids="sequential", **options)
-    bounds = [0, *sorted(set(cuts)), len(text)]
-    out = [
-        [delta.to_dict() for delta in parser.feed(text[a:b])]
-        for a, b in zip(bounds, bounds[1:])
-        if b > a
-    ]
-    out.append([delta.to_dict() for delta in parser.finish(finish)])
-    return out
+    return feeds_at(family, TOOLS, text, cuts, finish, **options)
 
 
 values = st.lists(st.sampled_from(VALUE_PIECES), max_size=6).map("".join)

@@ -1,8 +1,11 @@
-"""The argument readers a stream's calls were read with (tests of readers renewed per call)."""
+"""What the tests of readers renewed per call compare: the argument readers a stream's calls
+were read with, and the deltas of each feed of a text split at given cuts."""
 
 from __future__ import annotations
 
 from typing import Any
+
+import toolgrammar
 
 
 def readers_fed(parser: Any, text: str) -> list[object]:
@@ -15,3 +18,18 @@ def readers_fed(parser: Any, text: str) -> list[object]:
         if call is not None and call.dialect is not None and call.dialect not in readers:
             readers.append(call.dialect)
     return readers
+
+
+def feeds_at(
+    family: str, tools: Any, text: str, cuts: list[int], finish: str, **options: Any
+) -> list[list[dict[str, Any]]]:
+    """Each feed's deltas (and finish's) of `text` split at `cuts`."""
+    parser = toolgrammar.StreamParser(family, tools, ids="sequential", **options)
+    bounds = [0, *sorted(set(cuts)), len(text)]
+    out = [
+        [delta.to_dict() for delta in parser.feed(text[a:b])]
+        for a, b in zip(bounds, bounds[1:])
+        if b > a
+    ]
+    out.append([delta.to_dict() for delta in parser.finish(finish)])
+    return out
