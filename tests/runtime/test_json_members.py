@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolgrammar
+from support.readers import feeds_at
 from support.tools import function_tool
 from toolgrammar.check.fast_paths import shortcuts_set
 
@@ -68,11 +69,7 @@ def objects(draw: Any) -> str:
 
 
 def per_feed(family: str, text: str, cuts: list[int], finish: str) -> list[list[dict]]:
-    parser = toolgrammar.StreamParser(family, TOOLS, ids="sequential")
-    bounds = [0, *cuts, len(text)]
-    feeds = [parser.feed(text[a:b]) for a, b in zip(bounds, bounds[1:])]
-    feeds.append(parser.finish(finish))
-    return [[delta.to_dict() for delta in deltas] for deltas in feeds]
+    return feeds_at(family, TOOLS, text, cuts, finish)
 
 
 def both_ways(family: str, text: str, cuts: list[int], finish: str) -> None:

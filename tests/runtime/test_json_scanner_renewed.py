@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import toolgrammar
 from support.compiled import refuse_unreached
+from support.readers import feeds_at
 from support.tools import function_tool
 from toolgrammar.check.fast_paths import shortcuts_set
 from toolgrammar.runtime import json_args, json_call
@@ -83,11 +84,7 @@ def stream(family: str, arguments: list[str]) -> str:
 
 
 def per_feed(family: str, text: str, cuts: list[int], finish: str) -> list[list[dict]]:
-    parser = toolgrammar.StreamParser(family, TOOLS, ids="sequential")
-    bounds = [0, *cuts, len(text)]
-    feeds = [parser.feed(text[a:b]) for a, b in zip(bounds, bounds[1:])]
-    feeds.append(parser.finish(finish))
-    return [[delta.to_dict() for delta in deltas] for deltas in feeds]
+    return feeds_at(family, TOOLS, text, cuts, finish)
 
 
 def calls_of(family: str, text: str, size: int) -> list[tuple[str, str]]:

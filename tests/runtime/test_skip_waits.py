@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-import toolgrammar
 from grammar_text import spec_of
+from support.readers import feeds_at
 from support.tools import function_tool
 from toolgrammar.check.fast_paths import shortcuts_set
 from toolgrammar.runtime.registry import get_spec
@@ -39,11 +39,7 @@ OUTPUTS = {
 
 
 def per_feed(family: str, text: str, cuts: list[int], finish: str) -> list[list[dict]]:
-    parser = toolgrammar.StreamParser(family, TOOLS, ids="sequential")
-    bounds = [0, *cuts, len(text)]
-    feeds = [parser.feed(text[a:b]) for a, b in zip(bounds, bounds[1:])]
-    feeds.append(parser.finish(finish))
-    return [[delta.to_dict() for delta in deltas] for deltas in feeds]
+    return feeds_at(family, TOOLS, text, cuts, finish)
 
 
 @pytest.mark.parametrize(
