@@ -13,6 +13,7 @@ import json
 import pytest
 
 import toolgrammar
+from support.readers import SchemalessSink
 from support.tools import function_tool
 from toolgrammar.check.fast_paths import shortcuts_set
 from toolgrammar.runtime import xml_params
@@ -45,23 +46,7 @@ TEXTS = [
 ]
 
 
-class _Sink:
-    """What a reader asks of its call: where the arguments text goes, no schemas."""
-
-    def __init__(self) -> None:
-        self.out: list[str] = []
-
-    def emit_args(self, text: str) -> None:
-        self.out.append(text)
-
-    def schema_of(self, key: str) -> None:
-        return None
-
-    def unwraps(self, key: str) -> bool:
-        return False
-
-
-class _TypedSink(_Sink):
+class _TypedSink(SchemalessSink):
     """A sink whose schemas type every value as an integer: values are held whole."""
 
     def schema_of(self, key: str) -> dict:  # type: ignore[override]
@@ -73,7 +58,7 @@ def _read(
 ) -> tuple[str, int]:
     """The arguments written for `text` fed `size` characters at a time (0: whole), and how
     much of it the reader took (`typed`: every value typed, held whole)."""
-    sink = _TypedSink() if typed else _Sink()
+    sink = _TypedSink() if typed else SchemalessSink()
     reader = xml_params.XmlParamsReader(item, stops, sink)
     pieces = [text] if size == 0 else [text[i : i + size] for i in range(0, len(text), size)]
     held, taken = "", 0

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from support.readers import feeds_at
+from support.readers import SchemalessSink, feeds_at
 from support.tools import function_tool
 from toolgrammar.check.fast_paths import shortcuts_set
 from toolgrammar.runtime import scan_meter, xml_params
@@ -125,22 +125,6 @@ def test_every_split_in_two_reads_as_the_state_machine_reads_it(family: str) -> 
                 assert fast == slow, (family, text, cut)
 
 
-class _Sink:
-    """What a reader asks of its call: where the arguments text goes, no schemas."""
-
-    def __init__(self) -> None:
-        self.out: list[str] = []
-
-    def emit_args(self, text: str) -> None:
-        self.out.append(text)
-
-    def schema_of(self, key: str) -> None:
-        return None
-
-    def unwraps(self, key: str) -> bool:
-        return False
-
-
 class _Counted:
     """A pattern that counts its matches found."""
 
@@ -175,7 +159,7 @@ def test_a_delta_that_ended_inside_a_key_is_read_to_its_closer_by_one_match(
     outs = []
     for on in (True, False):
         with shortcuts_set(on), scan_meter.counting():  # (tables made before are forgotten)
-            sink = _Sink()
+            sink = SchemalessSink()
             reader = xml_params.XmlParamsReader(MINICPM5, ("</function>",), sink)
             assert reader.read('<param name="ci', 0, False) == len('<param name="')
             rest = 'city">Paris &amp; Rome</param><param name="days">3</par'
@@ -204,7 +188,7 @@ def test_entity_free_value_text_is_sent_in_place(pieces: list[str], value: str) 
     outs = []
     for on in (True, False):
         with shortcuts_set(on):
-            sink = _Sink()
+            sink = SchemalessSink()
             reader = xml_params.XmlParamsReader(MINICPM5, ("</function>",), sink)
             reader.read('<param name="city">', 0, False)
             held = ""

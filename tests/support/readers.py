@@ -1,5 +1,5 @@
-"""What the tests of readers renewed per call compare: the argument readers a stream's calls
-were read with, and the deltas of each feed of a text split at given cuts."""
+"""What the tests of argument readers share: the readers a stream's calls were read with, the
+deltas of each feed of a text split at given cuts, and a sink to drive a reader alone."""
 
 from __future__ import annotations
 
@@ -33,3 +33,19 @@ def feeds_at(
     ]
     out.append([delta.to_dict() for delta in parser.finish(finish)])
     return out
+
+
+class SchemalessSink:
+    """What a reader asks of its call: where the arguments text goes, no schemas."""
+
+    def __init__(self) -> None:
+        self.out: list[str] = []
+
+    def emit_args(self, text: str) -> None:
+        self.out.append(text)
+
+    def schema_of(self, key: str) -> None:
+        return None
+
+    def unwraps(self, key: str) -> bool:
+        return False
