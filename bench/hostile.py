@@ -136,25 +136,46 @@ def ratio(
     bound: float,
     repeat: int = 3,
 ) -> tuple[float, float, float]:
-    """(small seconds, large seconds, their ratio), each the least of up to `repeat` runs:
-    runs stop once the ratio is within `bound` (noise only ever adds time, so a ratio
-    under it is settled; one over it is measured again)."""
+    """(small seconds, large seconds, their ratio), each the least of up to `repeat`
+    attempts: attempts stop once the ratio is within `bound` (noise only ever adds time, so
+    a ratio under it is settled; one over it is measured again, over `SETTLE` of runs)."""
     if len(sizes) == 1:  # one size: its least time, no ratio
         text = repeated(unit, sizes[0])
         run_once(family, repeated(unit, min(sizes[0], WARM_UP)), mode, tools)
-        least = min(run_once(family, text, mode, tools) for _ in range(repeat))
-        return least, least, 1.0
+        fastest = min(run_once(family, text, mode, tools) for _ in range(repeat))
+        return fastest, fastest, 1.0
     small_text, large_text = (repeated(unit, size) for size in sizes)
     # (a first parse compiles the grammar's tables and the regexes the text meets: a short
     # one does, without costing a third of the small runs)
     run_once(family, repeated(unit, min(sizes[0], WARM_UP)), mode, tools)
     small = large = float("inf")
     for attempt in range(repeat):
-        small = min(small, *(run_once(family, small_text, mode, tools) for _ in range(2)))
-        large = min(large, run_once(family, large_text, mode, tools))
+        settle = SETTLE if attempt else 0.0  # a ratio over the bound is measured longer
+        small = min(small, least(family, small_text, mode, tools, 2, settle))
+        large = min(large, least(family, large_text, mode, tools, 1, settle))
         if large <= bound * small:
             break
     return small, large, large / small
+
+
+SETTLE = 0.01
+"""CPU seconds of runs a second attempt spends on each size at least: a run of 0.1 ms is one
+scheduler tick or cache flush from twice its cost, so once a ratio is over the bound a short
+text is run until its runs add up to this (about a hundred runs), a long one once or twice."""
+
+
+def least(
+    family: str, text: str, mode: str, tools: list[dict[str, Any]], runs: int, settle: float
+) -> float:
+    """The least CPU time of at least `runs` runs, and of as many as fit in `settle`."""
+    best = spent = 0.0
+    done = 0
+    while done < runs or spent < settle:
+        took = run_once(family, text, mode, tools)
+        best = took if done == 0 else min(best, took)
+        spent += took
+        done += 1
+    return best
 
 
 def ladder(
