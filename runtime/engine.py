@@ -757,6 +757,18 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                         pos = end
                         call.item = index = run.next if left else run.at_end
                         continue
+                partial = run.partial
+                if partial is not None and not eof and log is None:
+                    # the text ends inside the run: the items before the one it ends at
+                    # read in one match, that one waits (`_Run.partial`)
+                    waits = partial.match(buf, pos)
+                    if waits is not None:
+                        group = waits.lastindex
+                        new = waits.end(group)  # type: ignore[arg-type]
+                        self._read_run(call, buf[pos:new])
+                        call.item = index + group - 1  # type: ignore[operator]
+                        self._outcome = WAIT
+                        return new
                 itemwise = run.next  # (the items read the same: their own runs are not tried)
             new = reader(self, call, item, buf, pos, eof)
             outcome = self._outcome
