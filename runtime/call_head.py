@@ -29,7 +29,8 @@ _PROSE = re.compile(r"\S\s+\S")
 
 @trait
 class HeadReaders:
-    """The name and skip readers of the engine (`Engine._readers`)."""
+    """The name and skip readers of the engine (`Engine._run_call` calls each by its
+    item's kind)."""
 
     _call: CallRecord | None  # (the engine's: declared for mypyc's traits)
     _hot: tuple[CallRecord, int] | None

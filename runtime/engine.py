@@ -22,7 +22,7 @@ what was held back (`output_end.py`).
 from __future__ import annotations
 
 from functools import partial
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable
 
 from .call_head import HeadReaders
 from .call_outcome import MALFORMED, PARTIAL, WHOLE, CallOutcome
@@ -48,7 +48,7 @@ from . import shortcuts
 from .protocol import ArgumentsReader
 from .spec import FamilySpec, Lit
 from .state import EngineState
-from .tables import DIALECT, LIT, NAME, NAMING_DIALECT, SKIP, WS, compiled
+from .tables import DIALECT, LIT, NAME, SKIP, WS, _Run, compiled
 
 __all__ = ["Engine", "Log", "NORMAL_STOPS"]
 
@@ -57,14 +57,10 @@ _MAX_JUNK = 256  # stray text inside a call, after its name, read as the call's 
 # the trace's log: (what, *details), told each decision (`trace.py`)
 Log = Callable[..., None]
 
-# how a call's item of one kind is read: (engine, call, item, buf, pos, eof) -> the position
-Reader = Callable[["Engine", CallRecord, Any, str, int, bool], int]
-
 
 class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
     """Incremental parser for one output of one family."""
 
-    _readers: ClassVar[tuple[Reader, ...]]  # indexed by item kind; set below the class
     _quick = True  # openers that would only give their text back are passed over (`_scan`)
     _replays = True  # a unit of text read twice the same is replayed after (`repeats.py`)
 
@@ -729,7 +725,9 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
     def _run_call(self, buf: str, pos: int, eof: bool) -> int:
         """Read the call's items from `pos` on; the position reached.
 
-        Each item kind has its reader (`_readers`), which says what it decided in
+        Each item kind has its reader (called by kind: a direct method call, which the
+        compiled build makes a native call, where a table of functions made a generic
+        one), which says what it decided in
         `_outcome` (`outcomes.py`): read, absent or skipped, the call goes on with the item
         the reader moved it to; anything else (waiting for text, the call abandoned, cut
         or ended) stops the loop, and `_run` acts on the same code.
@@ -741,7 +739,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         itemwise = -1  # items before this are read one by one: their run did not decide
         index = call.item
         while index < count:
-            run, reader, item = plan[index]
+            run, kind, item = plan[index]
             if run is not None and index > itemwise:
                 found = run.pattern.match(buf, pos)
                 if found is not None:
@@ -757,8 +755,31 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                         pos = end
                         call.item = index = run.next if left else run.at_end
                         continue
+                partial = run.partial
+                if partial is not None and not eof and log is None:
+                    # the text ends inside the run: the items before the one it ends at
+                    # read in one match, that one waits (`_Run.partial`)
+                    waits = partial.match(buf, pos)
+                    if waits is not None:
+                        group = waits.lastindex
+                        new = waits.end(group)  # type: ignore[arg-type]
+                        self._read_run(call, buf[pos:new])
+                        call.item = index + group - 1  # type: ignore[operator]
+                        self._outcome = WAIT
+                        return new
                 itemwise = run.next  # (the items read the same: their own runs are not tried)
-            new = reader(self, call, item, buf, pos, eof)
+            if kind == LIT:
+                new = self._read_literal(call, item, buf, pos, eof)
+            elif kind == WS:
+                new = self._read_whitespace(call, item, buf, pos, eof)
+            elif kind == DIALECT:
+                new = self._read_dialect(call, item, buf, pos, eof)
+            elif kind == NAME:
+                new = self._read_name(call, item, buf, pos, eof)
+            elif kind == SKIP:
+                new = self._read_skip(call, item, buf, pos, eof)
+            else:
+                new = self._read_naming_dialect(call, item, buf, pos, eof)
             outcome = self._outcome
             if log is not None:
                 log(ITEM, call, index, item, buf[pos:new], outcome)
@@ -919,8 +940,8 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             call.dialect.close()
 
 
-# one shape's plan: per item, its run (or None), its reader and the item (`_run_call`)
-Plan = tuple[tuple[Any, Reader, Any], ...]
+# one shape's plan: per item, its run (or None), its kind and the item (`_run_call`)
+Plan = tuple[tuple[_Run | None, int, Any], ...]
 
 # per compiled grammar (by identity, kept with it): its shapes' plans (`_plans_of`)
 _PLANS: dict[int, tuple[object, tuple[Plan, ...]]] = {}
@@ -934,9 +955,8 @@ def _plans_of(family: Any) -> tuple[Plan, ...]:
     found = _PLANS.get(id(family))
     if found is not None and found[0] is family:
         return found[1]
-    readers = Engine._readers
     plans = tuple(
-        tuple((run, readers[kind], item) for run, (kind, item) in zip(runs, steps))
+        tuple((run, kind, item) for run, (kind, item) in zip(runs, steps))
         for runs, steps in zip(family.runs, family.steps)
     )
     if len(_PLANS) >= _PLANS_LIMIT:
@@ -960,19 +980,3 @@ def _rewound(buf: str, pos: int, past: str) -> tuple[str, int]:
     if back >= 0 and buf.startswith(past, back):
         return buf, back
     return past + buf[pos:], 0
-
-
-# the reader of each kind of call item, indexed by the kinds `CompiledFamily.steps` holds
-Engine._readers = tuple(
-    reader
-    for _, reader in sorted(
-        {
-            LIT: Engine._read_literal,
-            WS: Engine._read_whitespace,
-            SKIP: Engine._read_skip,
-            NAME: Engine._read_name,
-            DIALECT: Engine._read_dialect,
-            NAMING_DIALECT: Engine._read_naming_dialect,
-        }.items()
-    )
-)

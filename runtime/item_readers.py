@@ -58,7 +58,8 @@ def _longest_first(texts: tuple[str, ...]) -> tuple[str, ...]:
 
 @trait
 class ItemReaders:
-    """The literal, whitespace and dialect readers of the engine (`Engine._readers`)."""
+    """The literal, whitespace and dialect readers of the engine (`Engine._run_call`
+    calls each by its item's kind)."""
 
     _hot: tuple[CallRecord, int] | None  # (the engine's: declared for mypyc's traits)
     _longer_openers: dict[str, tuple[tuple[str, ...], int]]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import MISSING, Field, dataclass, fields, is_dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from . import scan_meter, shortcuts
 from .call_head import _PROSE  # (the words `_read_skip` tells a header from: `skip_waits`)
@@ -94,9 +94,16 @@ class _Run:
     literals begun and cut off by the end of the text, from a place at or before the
     match's end (a literal waits only for one of those): at a delta's end, a call's next
     item (its name) is often only a few characters in.
+
+    `partial` reads a run the text ends inside of, as the items would: the items before
+    the one the text ends at (whitespace that reaches the end, or a literal whose spelling
+    the end cuts, none of it there yet) are read, and that one waits for more text. Its
+    groups, one per item in order, each empty, mark where that item's wait begins (after
+    its whitespace, before its literal); None when a literal has a spelling that begins
+    another of its spellings (then the end may cut the longer while the shorter is there).
     """
 
-    __slots__ = ("pattern", "next", "lookahead", "cut", "at_end")
+    __slots__ = ("pattern", "next", "lookahead", "cut", "at_end", "partial")
 
     def __init__(
         self,
@@ -114,6 +121,26 @@ class _Run:
         # up to the run's last literal when that is a required one: the item to go on with
         # (its whitespace after it, which waits for more text, or the run's next); -1: none
         self.at_end = at_end
+        self.partial: re.Pattern[str] | None = None
+
+
+def _partial_pattern(items: Sequence[object]) -> re.Pattern[str] | None:
+    """`_Run.partial` of a run of `items` (literals and whitespace): per item, nested,
+    its wait at the end of the text (its group) or the item read whole and the next tried."""
+    pattern = "(?!)"  # every item read and text left: not a wait (the run's own match decides)
+    for item in reversed(items):
+        if isinstance(item, Ws):
+            pattern = r"(?:\s*+()\Z|\s*+" + pattern + ")"
+            continue
+        assert isinstance(item, Lit)
+        texts = sorted(item.texts, key=len, reverse=True)
+        if any(a != b and b.startswith(a) for a in texts for b in texts):
+            return None
+        begun = sorted({t[:end] for t in texts for end in range(len(t))}, key=len, reverse=True)
+        whole = "(?>" + "|".join(map(re.escape, texts)) + ")" + ("?+" if item.optional else "")
+        cut = "(?:" + "|".join(map(re.escape, begun)) + ")"
+        pattern = "(?:()" + cut + r"\Z|" + whole + pattern + ")"
+    return re.compile(pattern)
 
 
 def _runs(call: tuple, openers: Iterable[str]) -> tuple[_Run | None, ...]:
@@ -164,7 +191,9 @@ def _runs(call: tuple, openers: Iterable[str]) -> tuple[_Run | None, ...]:
             spaces -= 1
         last = call[spaces - 1] if spaces > start else None
         at_end = spaces if isinstance(last, Lit) and not last.optional else -1
-        runs.append(_Run(re.compile("".join(parts)), stop, longest, cut_pattern, at_end))
+        run = _Run(re.compile("".join(parts)), stop, longest, cut_pattern, at_end)
+        run.partial = _partial_pattern(call[start:stop])
+        runs.append(run)
     return tuple(runs)
 
 
