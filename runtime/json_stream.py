@@ -452,13 +452,9 @@ class JsonScanner:
                         break
                     continue
                 elif state == AFTER and char == ",":
-                    found = _COMMA.match(text, pos, end)
-                    assert found is not None
-                    stop = found.end()
-                    self._pending.append(text[pos:stop])
-                    self.state = KEY if self.stack[-1] == "{" else VALUE
-                    self._first = False
-                    pos = stop
+                    pos = self._after_comma(text, pos, end, quick)
+                    if self.state == PAUSED:
+                        break
                     continue
             elif state == STRING:
                 # (no bound applies: `_string`'s tests, without its call)
@@ -474,6 +470,8 @@ class JsonScanner:
                             break
                     else:
                         pos = self._value_rest(text, pos, end)
+                        if self.state == PAUSED:
+                            break
                 else:
                     pos = self._string(text, pos, end)
                 continue
@@ -544,8 +542,8 @@ class JsonScanner:
         found: re.Match[str] | None = _MEMBER.match(text, pos, end)
         if found is not None:
             start = found.start(2)
-            if start < 0:
-                return self._key_colon(text, pos, found)
+            if start < 0:  # (its value not whole yet: a string's begins, if it is one)
+                return self._next_value(text, self._key_colon(text, pos, found), end)
             return self._member(text, pos, found, start, end)
         begun: re.Match[str] | None = _KEY_BEGUN.match(text, pos, end)
         if begun is None:
@@ -583,7 +581,50 @@ class JsonScanner:
         self.state = COLON
         member: re.Match[str] | None = _COLON_MEMBER.match(text, colon, end)
         assert member is not None
-        return self._colon_member(text, colon, member, end)
+        pos = self._colon_member(text, colon, member, end)
+        if self.state == KEY:  # (its value whole, and a comma: the next key, if begun)
+            return self._next_key(text, pos, end)
+        return self._next_value(text, pos, end)
+
+    def _next_value(self, text: str, pos: int, end: int) -> int:
+        """After a key's colon and whitespace (`_key_colon`, `_colon_member`; the shortcuts
+        on): a string value that begins here and no bound applies to, as the loop would
+        read it next (`_string_value`), without going round the loop; else `pos`."""
+        if (
+            self.state == VALUE
+            and pos < end
+            and text[pos] == '"'
+            and self.value_limit is None
+            and (self.stack or self.on_member is None)
+        ):
+            new = self._string_value(text, pos, end)
+            if new >= 0:
+                return new
+        return pos
+
+    def _next_key(self, text: str, pos: int, end: int) -> int:
+        """After a comma in an object (state KEY, the shortcuts on): the next key, when it
+        begins here and no bound applies to it, as the loop would read it next
+        (`_key_quick`), without going round the loop; else `pos`, for the loop."""
+        if pos < end and text[pos] == '"' and (self.key_limit is None or len(self.stack) != 1):
+            new = self._key_quick(text, pos, end)
+            if new >= 0:
+                return new
+        return pos
+
+    def _after_comma(self, text: str, pos: int, end: int, quick: bool) -> int:
+        """A comma after a value and its whitespace (state AFTER); with the shortcuts on,
+        then the next key (`_next_key`)."""
+        found: re.Match[str] | None = _COMMA.match(text, pos, end)
+        assert found is not None
+        stop = found.end()
+        self._pending.append(text[pos:stop])
+        self._first = False
+        if self.stack[-1] != "{":
+            self.state = VALUE
+            return stop
+        self.state = KEY
+        return self._next_key(text, stop, end) if quick else stop
 
     def _string_value(self, text: str, pos: int, end: int) -> int:
         """A string value at its opening quote (no bound on it): whole, it goes out at once;
@@ -628,8 +669,8 @@ class JsonScanner:
         found: re.Match[str] | None = _STRING_REST.match(text, pos, end)
         assert found is not None
         rest_end = found.end(1)  # (group 2, its quote, is the character after, if there)
-        if rest_end > pos or (rest_end < end and text[rest_end] == '"'):
-            closed = rest_end < end and text[rest_end] == '"'
+        closed = rest_end < end and text[rest_end] == '"'
+        if closed or rest_end > pos:
             stop = rest_end + 1 if closed else rest_end
             chunk = text[pos:stop]
             pos = stop
@@ -644,7 +685,12 @@ class JsonScanner:
                 self._emit_in_string = False
                 if side is not None and len(self.stack) == 1:
                     self._finish_member(complete=True)
-                self.state = AFTER if self.stack else DONE
+                if not self.stack:
+                    self.state = DONE
+                    return pos
+                self.state = AFTER
+                if pos < end and text[pos] == ",":  # (the loop's next step, without it)
+                    return self._after_comma(text, pos, end, True)
                 return pos
             self._emit_in_string = True
             if pos == end:
