@@ -393,8 +393,9 @@ class JsonScanner:
 
         What it released goes to `emit` in one piece at the end. The loop tells the states
         apart; each one-step read is a small method of its own (`_key_quick`, `_key_rest`,
-        `_string_value`, `_value_rest`): compiled, a method call costs little and a long
-        loop of many locals costs on every delta."""
+        `_string_value`, `_value_closed`): compiled, a method call costs little and a long
+        loop of many locals costs on every delta. A string value's rest, every delta of a
+        long one, is read here (interpreted, a call per delta costs more than it saves)."""
         quick = shortcuts.ON  # (read once: compiled, a module attribute is a generic look-up)
         while pos < end:
             state = self.state
@@ -468,10 +469,34 @@ class JsonScanner:
                         pos = self._key_rest(text, pos, end)
                         if self.state == PAUSED:
                             break
-                    else:
-                        pos = self._value_rest(text, pos, end)
-                        if self.state == PAUSED:
-                            break
+                    else:  # a value: its rest, to its quote or to the end (inline: every
+                        # delta of a long string; `_string_chars`, without the call)
+                        found = _STRING_REST.match(text, pos, end)
+                        assert found is not None
+                        rest_end = found.end(1)  # (group 2, its quote, is the next character)
+                        if rest_end < end and text[rest_end] == '"':
+                            pos = self._value_closed(text, pos, rest_end + 1, end)
+                            if self.state == PAUSED:
+                                break
+                            continue
+                        if rest_end > pos:
+                            chunk = text[pos:rest_end]
+                            pos = rest_end
+                            pending = self._pending
+                            if pending:
+                                chunk = "".join(pending) + chunk
+                                pending.clear()
+                            side = self._side
+                            (self._out if side is None else side).append(chunk)
+                            self._emit_depth = len(self.stack)
+                            self._emit_in_string = True
+                            if pos == end:
+                                continue
+                        if text[pos] == "\\":  # an escape the end cuts (or a bad one):
+                            self._escape = "\\"  # as `_string_chars` goes on with it
+                            pos = self._continue_escape(text, pos + 1, end)
+                            continue
+                        pos = self._string_chars(text, pos, end)
                 else:
                     pos = self._string(text, pos, end)
                 continue
@@ -543,7 +568,10 @@ class JsonScanner:
         if found is not None:
             start = found.start(2)
             if start < 0:  # (its value not whole yet: a string's begins, if it is one)
-                return self._next_value(text, self._key_colon(text, pos, found), end)
+                pos = self._key_colon(text, pos, found)
+                if pos < end and text[pos] == '"':
+                    return self._next_value(text, pos, end)
+                return pos
             return self._member(text, pos, found, start, end)
         begun: re.Match[str] | None = _KEY_BEGUN.match(text, pos, end)
         if begun is None:
@@ -582,18 +610,18 @@ class JsonScanner:
         member: re.Match[str] | None = _COLON_MEMBER.match(text, colon, end)
         assert member is not None
         pos = self._colon_member(text, colon, member, end)
-        if self.state == KEY:  # (its value whole, and a comma: the next key, if begun)
-            return self._next_key(text, pos, end)
-        return self._next_value(text, pos, end)
+        if pos < end and text[pos] == '"':
+            if self.state == KEY:  # (its value whole, and a comma: the next key)
+                return self._next_key(text, pos, end)
+            return self._next_value(text, pos, end)
+        return pos
 
     def _next_value(self, text: str, pos: int, end: int) -> int:
         """After a key's colon and whitespace (`_key_colon`, `_colon_member`; the shortcuts
-        on): a string value that begins here and no bound applies to, as the loop would
-        read it next (`_string_value`), without going round the loop; else `pos`."""
+        on), at a quote: a string value no bound applies to, as the loop would read it
+        next (`_string_value`), without going round the loop; else `pos`."""
         if (
             self.state == VALUE
-            and pos < end
-            and text[pos] == '"'
             and self.value_limit is None
             and (self.stack or self.on_member is None)
         ):
@@ -603,10 +631,10 @@ class JsonScanner:
         return pos
 
     def _next_key(self, text: str, pos: int, end: int) -> int:
-        """After a comma in an object (state KEY, the shortcuts on): the next key, when it
-        begins here and no bound applies to it, as the loop would read it next
-        (`_key_quick`), without going round the loop; else `pos`, for the loop."""
-        if pos < end and text[pos] == '"' and (self.key_limit is None or len(self.stack) != 1):
+        """After a comma in an object (state KEY, the shortcuts on), at a quote: the next
+        key, when no bound applies to it, as the loop would read it next (`_key_quick`),
+        without going round the loop; else `pos`, for the loop."""
+        if self.key_limit is None or len(self.stack) != 1:
             new = self._key_quick(text, pos, end)
             if new >= 0:
                 return new
@@ -624,7 +652,9 @@ class JsonScanner:
             self.state = VALUE
             return stop
         self.state = KEY
-        return self._next_key(text, stop, end) if quick else stop
+        if quick and stop < end and text[stop] == '"':
+            return self._next_key(text, stop, end)
+        return stop
 
     def _string_value(self, text: str, pos: int, end: int) -> int:
         """A string value at its opening quote (no bound on it): whole, it goes out at once;
@@ -662,43 +692,28 @@ class JsonScanner:
         self._emit_in_string = True
         return pos
 
-    def _value_rest(self, text: str, pos: int, end: int) -> int:
-        """The rest of a string value read piece by piece, to its quote or to the end, in
-        one step (`_string_chars`, without its call); an escape the end cuts, or anything
-        else, as `_string_chars` reads it."""
-        found: re.Match[str] | None = _STRING_REST.match(text, pos, end)
-        assert found is not None
-        rest_end = found.end(1)  # (group 2, its quote, is the character after, if there)
-        closed = rest_end < end and text[rest_end] == '"'
-        if closed or rest_end > pos:
-            stop = rest_end + 1 if closed else rest_end
-            chunk = text[pos:stop]
-            pos = stop
-            pending = self._pending
-            if pending:
-                chunk = "".join(pending) + chunk
-                pending.clear()
-            side = self._side
-            (self._out if side is None else side).append(chunk)
-            self._emit_depth = len(self.stack)
-            if closed:
-                self._emit_in_string = False
-                if side is not None and len(self.stack) == 1:
-                    self._finish_member(complete=True)
-                if not self.stack:
-                    self.state = DONE
-                    return pos
-                self.state = AFTER
-                if pos < end and text[pos] == ",":  # (the loop's next step, without it)
-                    return self._after_comma(text, pos, end, True)
-                return pos
-            self._emit_in_string = True
-            if pos == end:
-                return pos
-        if text[pos] == "\\":  # an escape the end cuts (or a bad one):
-            self._escape = "\\"  # as `_string_chars` goes on with it
-            return self._continue_escape(text, pos + 1, end)
-        return self._string_chars(text, pos, end)
+    def _value_closed(self, text: str, pos: int, stop: int, end: int) -> int:
+        """A string value's rest text[pos:stop], its closing quote last, read in one step
+        (`_string_chars`, without its call), then a comma, if one follows, as the loop
+        would read it next (`_after_comma`)."""
+        chunk = text[pos:stop]
+        pending = self._pending
+        if pending:
+            chunk = "".join(pending) + chunk
+            pending.clear()
+        side = self._side
+        (self._out if side is None else side).append(chunk)
+        self._emit_depth = len(self.stack)
+        self._emit_in_string = False
+        if side is not None and len(self.stack) == 1:
+            self._finish_member(complete=True)
+        if not self.stack:
+            self.state = DONE
+            return stop
+        self.state = AFTER
+        if stop < end and text[stop] == ",":  # (the loop's next step, without it)
+            return self._after_comma(text, stop, end, True)
+        return stop
 
     def _whole_value(self, text: str, pos: int, end: int) -> int:
         """A value already whole before `end`, read by the standard library's C decoder.
@@ -866,8 +881,7 @@ class JsonScanner:
             else:
                 key = raw[1:-1]
         self._member_key = key  # type: ignore[assignment]
-        typed_only = self.typed_only
-        if typed_only is not None and key not in typed_only and not self._drop_comma:
+        if self.typed_only is not None and key not in self.typed_only and not self._drop_comma:
             return  # (`on_member` would answer STREAM, and do nothing else)
         assert self.on_member is not None
         if self._drop_comma:  # the member before wrote nothing: no comma before this one
