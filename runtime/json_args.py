@@ -140,6 +140,9 @@ class JsonArgsReader:
             typed = self._typed_keys  # (`Sink.typed_keys`: `streams_as_text`'s answer for
             if typed is None:  # each of the tool's keys, made once per tool)
                 typed = self._typed_keys = self.typed_keys()
+                scanner = self._scanner  # (the one asking: told once, it asks no more
+                if scanner is not None:  # for the keys this streams, `typed_only`)
+                    scanner.typed_only = typed
             if key not in typed:
                 return STREAM
             schema = self.schema_of(key)  # (a typed key: never text)

@@ -241,6 +241,7 @@ class JsonScanner:
         "key_limit",
         "_value_chars",
         "keeps_scalars",
+        "typed_only",
     )
 
     def __init__(
@@ -282,6 +283,10 @@ class JsonScanner:
         # as written: a whole one of a held member then goes out at once (`_member`,
         # `_colon_member`), not held and handed to `on_value`
         self.keeps_scalars = False
+        # set by the owner once it knows: the only keys of the outermost object its
+        # `on_member` may answer other than STREAM (and for which it does anything); any
+        # other key then streams without the call (`_member_start`). None: ask for each
+        self.typed_only: frozenset[str] | None = None
 
     def spare(self) -> None:
         """Let go of the owner's callbacks, so that a scanner its owner keeps for the next
@@ -309,6 +314,7 @@ class JsonScanner:
         self._first = True
         self._drop_comma = False  # (a wrapper that wrote no member may have set it)
         self.value_limit = self.key_limit = None  # (its owner's, for the value before)
+        self.typed_only = None
 
     # -- queries ---------------------------------------------------------------
 
@@ -385,98 +391,53 @@ class JsonScanner:
     def read(self, text: str, pos: int, end: int) -> int:
         """Consume text[pos:end]; return where it stopped (at `end`, or early when done/paused).
 
-        What it released goes to `emit` in one piece at the end (one loop, no inner call:
-        this runs on every delta of a JSON value)."""
+        What it released goes to `emit` in one piece at the end. The loop tells the states
+        apart; each one-step read is a small method of its own (`_key_quick`, `_key_rest`,
+        `_string_value`, `_value_closed`): compiled, a method call costs little and a long
+        loop of many locals costs on every delta. A string value's rest, every delta of a
+        long one, is read here (interpreted, a call per delta costs more than it saves)."""
+        quick = shortcuts.ON  # (read once: compiled, a module attribute is a generic look-up)
         while pos < end:
             state = self.state
             if state < STRING:  # VALUE, KEY, COLON, AFTER: structure (the states' order: above)
                 char = text[pos]
                 if char in " \t\n\r":
-                    found = _WHITESPACE.match(text, pos, end)
+                    found: re.Match[str] | None = _WHITESPACE.match(text, pos, end)
                     assert found is not None
-                    self._pending.append(found.group())
-                    pos = found.end()
+                    stop = found.end()
+                    self._pending.append(text[pos:stop])
+                    pos = stop
                     continue
                 if state == KEY:
                     if char == '"':
                         if self.key_limit is None or len(self.stack) != 1:
-                            if shortcuts.ON:  # a whole member in one step, else its key
-                                found = _MEMBER.match(text, pos, end)
-                                if found is not None:
-                                    if found.start(2) < 0:
-                                        pos = self._key_colon(found)
-                                    else:
-                                        pos = self._member(found, end)
+                            if quick:  # a whole member in one step, else its key
+                                new = self._key_quick(text, pos, end)
+                                if new >= 0:
+                                    pos = new
                                     if self.state == PAUSED:
                                         break
                                     continue
-                            found = _KEY_COLON.match(text, pos, end)
-                            if found is None and shortcuts.ON:
-                                begun = _KEY_BEGUN.match(text, pos, end)
-                                if begun is not None:  # (below, then `_string_chars`)
-                                    self._pending.append(begun.group())
-                                    parts = self._key_parts
-                                    parts.clear()
-                                    if begun.end(1) > pos + 1:
-                                        parts.append(begun.group(1))
-                                    self._string_is_key = True
-                                    self._value_chars = 1
-                                    if begun.start(2) < 0:
-                                        self.state = STRING
-                                    else:  # (its end, then whitespace: in COLON)
-                                        parts.insert(0, '"')
-                                        parts.append('"')
-                                        self.state = COLON
-                                    pos = end
-                                    break
+                            else:
+                                found = _KEY_COLON.match(text, pos, end)
+                                if found is not None:
+                                    pos = self._key_colon(text, pos, found)
+                                    if self.state == PAUSED:
+                                        break
+                                    continue
                         else:
                             found = _KEY_COLON.match(text, pos, min(end, pos + self.key_limit))
-                        if found is not None:
-                            pos = self._key_colon(found)
-                            if self.state == PAUSED:
-                                break
-                            continue
+                            if found is not None:
+                                pos = self._key_colon(text, pos, found)
+                                if self.state == PAUSED:
+                                    break
+                                continue
                 elif state == VALUE:
                     # (the outermost object itself is read member by member, for on_member)
-                    if (self.stack or self.on_member is None) and shortcuts.ON:
+                    if (self.stack or self.on_member is None) and quick:
                         if self.value_limit is None or not self._bounded(end - pos):
                             if char == '"':
-                                found = WHOLE_STRING.match(text, pos, end)
-                                if found is not None:
-                                    self._flush(found.group())
-                                    self._value_done()
-                                    pos = found.end()
-                                    continue
-                                # a string the text does not close yet: not whole
-                                # (`_whole_value`'s first test, without the call); its
-                                # quote goes out as `_value_start` sends it (inline: the
-                                # first delta of every string value), its characters
-                                # next, in STRING
-                                if find_closer(text, '"', pos + 1, end) < 0:
-                                    self._string_is_key = False
-                                    self.state = STRING
-                                    self._value_chars = 1
-                                    pending = self._pending  # (`_flush('"', True)`)
-                                    quote = '"'
-                                    if pending:
-                                        quote = "".join(pending) + quote
-                                        pending.clear()
-                                    pos += 1
-                                    if pos < end and (
-                                        self.value_limit is None or len(self.stack) != 1
-                                    ):
-                                        # no bound: the rest, when plain to the end, goes
-                                        # with its quote (`_string_chars`, without the call)
-                                        plain = _PLAIN_TO_END.match(text, pos, end)
-                                        if plain is not None:
-                                            quote += plain.group()
-                                            pos = end
-                                    side = self._side
-                                    (self._out if side is None else side).append(quote)
-                                    self._emit_depth = len(self.stack)
-                                    self._emit_in_string = True
-                                    continue
-                                new = self._whole_value(text, pos, end)
+                                new = self._string_value(text, pos, end)
                             elif _TOKEN_TO_END.match(text, pos, end) is not None:
                                 new = -1  # (`_whole_value`'s answer: no end of it to see yet)
                             else:
@@ -484,20 +445,17 @@ class JsonScanner:
                             if new >= 0:
                                 pos = new
                                 continue
-                elif state == COLON and char == ":" and shortcuts.ON:
+                elif state == COLON and char == ":" and quick:
                     found = _COLON_MEMBER.match(text, pos, end)
                     assert found is not None
-                    pos = self._colon_member(found, end)
+                    pos = self._colon_member(text, pos, found, end)
                     if self.state == PAUSED:
                         break
                     continue
                 elif state == AFTER and char == ",":
-                    found = _COMMA.match(text, pos, end)
-                    assert found is not None
-                    self._pending.append(found.group())
-                    self.state = KEY if self.stack[-1] == "{" else VALUE
-                    self._first = False
-                    pos = found.end()
+                    pos = self._after_comma(text, pos, end, quick)
+                    if self.state == PAUSED:
+                        break
                     continue
             elif state == STRING:
                 # (no bound applies: `_string`'s tests, without its call)
@@ -505,51 +463,40 @@ class JsonScanner:
                     len(self.stack) != 1
                     or (self.key_limit if self._string_is_key else self.value_limit) is None
                 ):
-                    if not self._escape and shortcuts.ON:
-                        if self._string_is_key:
-                            found = _KEY_END.match(text, pos, end)
-                            if found is not None:  # (`_string_chars`, COLON, `_colon_member`)
-                                colon = found.end() - 1
-                                self._pending.append(text[pos:colon])
-                                parts = self._key_parts
-                                parts.insert(0, '"')
-                                if found.end(1) > pos:
-                                    parts.append(found.group(1))
-                                parts.append('"')
-                                self.state = COLON
-                                found = _COLON_MEMBER.match(text, colon, end)
-                                assert found is not None
-                                pos = self._colon_member(found, end)
-                                if self.state == PAUSED:
-                                    break
+                    if self._escape or not quick:
+                        pos = self._string_chars(text, pos, end)
+                    elif self._string_is_key:
+                        pos = self._key_rest(text, pos, end)
+                        if self.state == PAUSED:
+                            break
+                    else:  # a value: its rest, to its quote or to the end (inline: every
+                        # delta of a long string; `_string_chars`, without the call)
+                        found = _STRING_REST.match(text, pos, end)
+                        assert found is not None
+                        rest_end = found.end(1)  # (group 2, its quote, is the next character)
+                        if rest_end < end and text[rest_end] == '"':
+                            pos = self._value_closed(text, pos, rest_end + 1, end)
+                            if self.state == PAUSED:
+                                break
+                            continue
+                        if rest_end > pos:
+                            chunk = text[pos:rest_end]
+                            pos = rest_end
+                            pending = self._pending
+                            if pending:
+                                chunk = "".join(pending) + chunk
+                                pending.clear()
+                            side = self._side
+                            (self._out if side is None else side).append(chunk)
+                            self._emit_depth = len(self.stack)
+                            self._emit_in_string = True
+                            if pos == end:
                                 continue
-                        else:  # a value: its rest, to its quote or to the end
-                            found = _STRING_REST.match(text, pos, end)
-                            stop = found.end()  # type: ignore[union-attr]
-                            if stop > pos:  # (`_string_chars`, without the call)
-                                chunk = found.group()  # type: ignore[union-attr]
-                                pos = stop
-                                pending = self._pending
-                                if pending:
-                                    chunk = "".join(pending) + chunk
-                                    pending.clear()
-                                side = self._side
-                                (self._out if side is None else side).append(chunk)
-                                self._emit_depth = len(self.stack)
-                                if found.lastindex == 2:  # (its closing quote)
-                                    self._emit_in_string = False
-                                    if side is not None and len(self.stack) == 1:
-                                        self._finish_member(complete=True)
-                                    self.state = AFTER if self.stack else DONE
-                                    continue
-                                self._emit_in_string = True
-                                if pos == end:
-                                    continue
-                            if text[pos] == "\\":  # an escape the end cuts (or a bad one):
-                                self._escape = "\\"  # as `_string_chars` goes on with it
-                                pos = self._continue_escape(text, pos + 1, end)
-                                continue
-                    pos = self._string_chars(text, pos, end)
+                        if text[pos] == "\\":  # an escape the end cuts (or a bad one):
+                            self._escape = "\\"  # as `_string_chars` goes on with it
+                            pos = self._continue_escape(text, pos + 1, end)
+                            continue
+                        pos = self._string_chars(text, pos, end)
                 else:
                     pos = self._string(text, pos, end)
                 continue
@@ -612,6 +559,162 @@ class JsonScanner:
             self._out.clear()
         return pos
 
+    def _key_quick(self, text: str, pos: int, end: int) -> int:
+        """At a key's opening quote (no bound on it): a whole member in one step, else its
+        plain key and colon, else a plain key the end cuts, read to the end (`_KEY_BEGUN`;
+        `_string_chars` goes on with it). -1: none of these, for the character loop.
+        (`_MEMBER` matches wherever `_KEY_COLON` does: its value part may be empty.)"""
+        found: re.Match[str] | None = _MEMBER.match(text, pos, end)
+        if found is not None:
+            start = found.start(2)
+            if start < 0:  # (its value not whole yet: a string's begins, if it is one)
+                pos = self._key_colon(text, pos, found)
+                if pos < end and text[pos] == '"':
+                    return self._next_value(text, pos, end)
+                return pos
+            return self._member(text, pos, found, start, end)
+        begun: re.Match[str] | None = _KEY_BEGUN.match(text, pos, end)
+        if begun is None:
+            return -1
+        key_end = begun.end(1)  # (group 2, the closing quote, is there when this is short
+        self._pending.append(text[pos:end])  # of the end: group 1 runs to it otherwise)
+        parts = self._key_parts
+        parts.clear()
+        if key_end > pos + 1:
+            parts.append(text[pos + 1 : key_end])
+        self._string_is_key = True
+        self._value_chars = 1
+        if key_end == end:
+            self.state = STRING
+        else:  # (its end, then whitespace: in COLON)
+            parts.insert(0, '"')
+            parts.append('"')
+            self.state = COLON
+        return end
+
+    def _key_rest(self, text: str, pos: int, end: int) -> int:
+        """The rest of a key read piece by piece: when it is plain and its colon follows,
+        `_string_chars`, COLON and `_colon_member` in one step; else `_string_chars`."""
+        found: re.Match[str] | None = _KEY_END.match(text, pos, end)
+        if found is None:
+            return self._string_chars(text, pos, end)
+        colon = found.end() - 1
+        key_end = found.end(1)
+        self._pending.append(text[pos:colon])
+        parts = self._key_parts
+        parts.insert(0, '"')
+        if key_end > pos:
+            parts.append(text[pos:key_end])
+        parts.append('"')
+        self.state = COLON
+        member: re.Match[str] | None = _COLON_MEMBER.match(text, colon, end)
+        assert member is not None
+        pos = self._colon_member(text, colon, member, end)
+        if pos < end and text[pos] == '"':
+            if self.state == KEY:  # (its value whole, and a comma: the next key)
+                return self._next_key(text, pos, end)
+            return self._next_value(text, pos, end)
+        return pos
+
+    def _next_value(self, text: str, pos: int, end: int) -> int:
+        """After a key's colon and whitespace (`_key_colon`, `_colon_member`; the shortcuts
+        on), at a quote: a string value no bound applies to, as the loop would read it
+        next (`_string_value`), without going round the loop; else `pos`."""
+        if (
+            self.state == VALUE
+            and self.value_limit is None
+            and (self.stack or self.on_member is None)
+        ):
+            new = self._string_value(text, pos, end)
+            if new >= 0:
+                return new
+        return pos
+
+    def _next_key(self, text: str, pos: int, end: int) -> int:
+        """After a comma in an object (state KEY, the shortcuts on), at a quote: the next
+        key, when no bound applies to it, as the loop would read it next (`_key_quick`),
+        without going round the loop; else `pos`, for the loop."""
+        if self.key_limit is None or len(self.stack) != 1:
+            new = self._key_quick(text, pos, end)
+            if new >= 0:
+                return new
+        return pos
+
+    def _after_comma(self, text: str, pos: int, end: int, quick: bool) -> int:
+        """A comma after a value and its whitespace (state AFTER); with the shortcuts on,
+        then the next key (`_next_key`)."""
+        found: re.Match[str] | None = _COMMA.match(text, pos, end)
+        assert found is not None
+        stop = found.end()
+        self._pending.append(text[pos:stop])
+        self._first = False
+        if self.stack[-1] != "{":
+            self.state = VALUE
+            return stop
+        self.state = KEY
+        if quick and stop < end and text[stop] == '"':
+            return self._next_key(text, stop, end)
+        return stop
+
+    def _string_value(self, text: str, pos: int, end: int) -> int:
+        """A string value at its opening quote (no bound on it): whole, it goes out at once;
+        one the text does not close yet goes out with its quote and, when plain to the end,
+        its characters. -1: for the character loop (`_whole_value`'s answer)."""
+        found: re.Match[str] | None = WHOLE_STRING.match(text, pos, end)
+        if found is not None:
+            stop = found.end()
+            self._flush(text[pos:stop])
+            self._value_done()
+            return stop
+        # a string the text does not close yet: not whole (`_whole_value`'s first test,
+        # without the call); its quote goes out as `_value_start` sends it, its characters
+        # next, in STRING
+        if find_closer(text, '"', pos + 1, end) >= 0:
+            return self._whole_value(text, pos, end)
+        self._string_is_key = False
+        self.state = STRING
+        self._value_chars = 1
+        pending = self._pending  # (`_flush('"', True)`)
+        quote = '"'
+        if pending:
+            quote = "".join(pending) + quote
+            pending.clear()
+        pos += 1
+        if pos < end and (self.value_limit is None or len(self.stack) != 1):
+            # no bound: the rest, when plain to the end, goes with its quote
+            # (`_string_chars`, without the call)
+            if _PLAIN_TO_END.match(text, pos, end) is not None:
+                quote += text[pos:end]
+                pos = end
+        side = self._side
+        (self._out if side is None else side).append(quote)
+        self._emit_depth = len(self.stack)
+        self._emit_in_string = True
+        return pos
+
+    def _value_closed(self, text: str, pos: int, stop: int, end: int) -> int:
+        """A string value's rest text[pos:stop], its closing quote last, read in one step
+        (`_string_chars`, without its call), then a comma, if one follows, as the loop
+        would read it next (`_after_comma`)."""
+        chunk = text[pos:stop]
+        pending = self._pending
+        if pending:
+            chunk = "".join(pending) + chunk
+            pending.clear()
+        side = self._side
+        (self._out if side is None else side).append(chunk)
+        self._emit_depth = len(self.stack)
+        self._emit_in_string = False
+        if side is not None and len(self.stack) == 1:
+            self._finish_member(complete=True)
+        if not self.stack:
+            self.state = DONE
+            return stop
+        self.state = AFTER
+        if stop < end and text[stop] == ",":  # (the loop's next step, without it)
+            return self._after_comma(text, stop, end, True)
+        return stop
+
     def _whole_value(self, text: str, pos: int, end: int) -> int:
         """A value already whole before `end`, read by the standard library's C decoder.
 
@@ -640,27 +743,32 @@ class JsonScanner:
         self._value_done()
         return stop
 
-    def _member(self, found: re.Match[str], end: int) -> int:
-        """A whole member (`_MEMBER`'s groups: 1 its plain key, 2 its whole scalar value,
-        3 empty, where a comma and its whitespace may follow), read in one step: what
-        `_key_colon`, the value's shortcut in VALUE and a comma in AFTER do one by one. A
-        value that the member's `value_limit` bounds (or a member `on_member` pauses) is
-        left where it starts, for the loop."""
-        start = found.start(2)
-        self._pending.append(found.string[found.start(1) - 1 : start])
+    def _member(self, text: str, pos: int, found: re.Match[str], start: int, end: int) -> int:
+        """A whole member at `pos` (`_MEMBER`'s groups: 1 its plain key, 2 its whole scalar
+        value, at `start`, 3 empty, where a comma and its whitespace may follow), read in
+        one step: what `_key_colon`, the value's shortcut in VALUE and a comma in AFTER do
+        one by one. A value that the member's `value_limit` bounds (or a member `on_member`
+        pauses) is left where it starts, for the loop."""
+        self._pending.append(text[pos:start])
         self.state = VALUE
         self._first = False
         if len(self.stack) == 1 and self.on_member is not None:
-            self._member_start(found.group(1))
-            limit = self.value_limit  # (`_bounded`, without its call)
-            if self.state == PAUSED or (
-                limit is not None
-                and end - start > limit
-                and self._side is not None
-                and len(self.stack) == 1
-            ):
-                return start
-        value = found.group(2)  # (`_flush`, then `_value_done`, without their calls)
+            key = text[pos + 1 : found.end(1)]
+            typed_only = self.typed_only  # (`_member_start`'s first test, without its call)
+            if typed_only is not None and key not in typed_only and not self._drop_comma:
+                self._member_key = key
+            else:
+                self._member_start(key)
+                limit = self.value_limit  # (`_bounded`, without its call)
+                if self.state == PAUSED or (
+                    limit is not None
+                    and end - start > limit
+                    and self._side is not None
+                    and len(self.stack) == 1
+                ):
+                    return start
+        value_end = found.end(2)  # (group 3, empty, ends there too: a comma may follow)
+        value = text[start:value_end]  # (`_flush`, then `_value_done`, without their calls)
         if self._side is None:
             pending = self._pending
             if pending:
@@ -672,20 +780,19 @@ class JsonScanner:
         else:
             self._held_value(value)
         self.state = AFTER if self.stack else DONE
-        comma = found.end(3)
-        if comma == found.end():
-            return comma
-        self._pending.append(found.string[comma : found.end()])
+        stop = found.end()
+        if value_end == stop:
+            return stop
+        self._pending.append(text[value_end:stop])
         self.state = KEY
-        return found.end()
+        return stop
 
-    def _colon_member(self, found: re.Match[str], end: int) -> int:
-        """The colon after a key read piece by piece, as the loop reads it (`on_member` told
-        before the whitespace after it is read), then its whitespace and, when whole, its
-        scalar value and a comma (`_COLON_MEMBER`'s groups) as `_member` reads them, in one
-        step. Where it stopped: after the colon when `on_member` pauses, at the value when
-        it is not whole or its `value_limit` bounds it, for the loop."""
-        colon = found.start()
+    def _colon_member(self, text: str, colon: int, found: re.Match[str], end: int) -> int:
+        """The colon at `colon` after a key read piece by piece, as the loop reads it
+        (`on_member` told before the whitespace after it is read), then its whitespace and,
+        when whole, its scalar value and a comma (`_COLON_MEMBER`'s groups) as `_member`
+        reads them, in one step. Where it stopped: after the colon when `on_member` pauses,
+        at the value when it is not whole or its `value_limit` bounds it, for the loop."""
         self._pending.append(":")
         self.state = VALUE
         self._first = False
@@ -696,14 +803,15 @@ class JsonScanner:
         start = found.start(1)
         value_at = start if start >= 0 else found.end()
         if value_at > colon + 1:
-            self._pending.append(found.string[colon + 1 : value_at])
+            self._pending.append(text[colon + 1 : value_at])
         if start < 0:
             return value_at
         limit = self.value_limit  # (`_bounded`, without its call)
         if limit is not None and end - start > limit and self._side is not None:
             if len(self.stack) == 1:
                 return start
-        value = found.group(1)  # (`_flush`, then `_value_done`, without their calls)
+        value_end = found.end(1)  # (group 2, empty, ends there too: a comma may follow)
+        value = text[start:value_end]  # (`_flush`, then `_value_done`, without their calls)
         if self._side is None:
             pending = self._pending
             if pending:
@@ -715,12 +823,12 @@ class JsonScanner:
         else:
             self._held_value(value)
         self.state = AFTER if self.stack else DONE
-        comma = found.end(2)
-        if comma == found.end():
-            return comma
-        self._pending.append(found.string[comma : found.end()])
+        stop = found.end()
+        if value_end == stop:
+            return stop
+        self._pending.append(text[value_end:stop])
         self.state = KEY
-        return found.end()
+        return stop
 
     def _held_value(self, value: str) -> None:
         """A whole scalar value (`_member`, `_colon_member`) while a member is held aside:
@@ -749,18 +857,21 @@ class JsonScanner:
         self._emit_depth = 1
         self._emit_in_string = False
 
-    def _key_colon(self, found: re.Match[str]) -> int:
-        """A whole plain key and its colon, read in one step."""
-        self._pending.append(found.group())
+    def _key_colon(self, text: str, pos: int, found: re.Match[str]) -> int:
+        """A whole plain key at `pos` and its colon (`_KEY_COLON`'s or `_MEMBER`'s match,
+        group 1 the key), read in one step."""
+        stop = found.end()
+        self._pending.append(text[pos:stop])
         self.state = VALUE
         self._first = False
         if len(self.stack) == 1 and self.on_member is not None:
-            self._member_start(found.group(1))  # (a plain key: its text is the key)
-        return found.end()
+            self._member_start(text[pos + 1 : found.end(1)])  # (a plain key: its text is the key)
+        return stop
 
     def _member_start(self, key: str | None = None) -> None:
         """A member of the outermost object begins: its key (read by `_key_colon`, else
-        from `_key_parts`) goes to `on_member`, whose answer decides how its value is read."""
+        from `_key_parts`) goes to `on_member`, whose answer decides how its value is read;
+        not when the owner has told it once that this key streams (`typed_only`)."""
         if key is None:
             raw = "".join(self._key_parts)
             if "\\" in raw:
@@ -770,6 +881,8 @@ class JsonScanner:
             else:
                 key = raw[1:-1]
         self._member_key = key  # type: ignore[assignment]
+        if self.typed_only is not None and key not in self.typed_only and not self._drop_comma:
+            return  # (`on_member` would answer STREAM, and do nothing else)
         assert self.on_member is not None
         if self._drop_comma:  # the member before wrote nothing: no comma before this one
             self._drop_comma = False

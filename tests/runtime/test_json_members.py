@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolgrammar
+from support.compiled import refuse_unreached
 from support.readers import feeds_at
 from support.tools import function_tool
 from toolgrammar.check.fast_paths import shortcuts_set
@@ -124,3 +125,61 @@ def test_typed_members_as_written_or_typed() -> None:
         for call in delta.to_dict().get("tool_calls", [])
     )
     assert arguments == '{"n": 3, "b": true, "a": [1, 2], "o": null, "s": "4"}'
+
+
+WRAPPERS = st.sampled_from(
+    [
+        '"arguments": {}',
+        '"arguments": {"n": "2"}',
+        '"arguments": "x"',
+        '"input": {"s": 1}',
+        '"s": "w"',
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(objects(), WRAPPERS, st.data(), st.sampled_from(["stop", "length"]))
+def test_members_after_a_wrapper_read_as_the_character_loop(
+    body: str, wrapper: str, data: st.DataObject, finish: str
+) -> None:
+    """The reader tells its scanner once which keys it types (`JsonScanner.typed_only`):
+    every other key then streams without `on_member`'s call. After a first key that is a
+    wrapper (one that writes no member: the next member's comma is dropped), a plain
+    first key, typed or streamed keys, in 16-char deltas or cut anywhere, the deltas are
+    those of the character loop asking for every key."""
+    inner = body[1:].lstrip(" \t\n")
+    joined = "{" + wrapper + (", " + inner if inner[:1] not in ("}", ",", "") else inner)
+    text = "[TOOL_CALLS]f[ARGS]" + joined
+    if data.draw(st.booleans()):
+        cuts = list(range(16, len(text), 16))
+    else:
+        drawn = st.lists(st.integers(1, max(1, len(text) - 1)), min_size=1, max_size=6)
+        cuts = [cut for cut in sorted(set(data.draw(drawn))) if cut < len(text)]
+    both_ways("mistral", text, cuts, finish)
+
+
+def test_a_key_told_once_is_not_asked_again(monkeypatch: Any) -> None:
+    """With the shortcuts on, the reader's `_member` is asked for the first key only (and
+    for no streamed key after it); off, for every key: the shortcut is taken."""
+    from toolgrammar.runtime import json_args
+
+    refuse_unreached(json_args.JsonArgsReader, "_member")  # (compiled: bound when compiled)
+    asked: list[str] = []
+    member = json_args.JsonArgsReader._member
+
+    def counted(self: Any, key: str) -> int:
+        asked.append(key)
+        return member(self, key)
+
+    monkeypatch.setattr(json_args.JsonArgsReader, "_member", counted)
+    text = '[TOOL_CALLS]f[ARGS]{"s": "a", "other": "b", "name": "c", "n": "4"}'
+    with shortcuts_set(True):
+        fast = per_feed("mistral", text, list(range(5, len(text), 5)), "stop")
+    told = list(asked)
+    asked.clear()
+    with shortcuts_set(False):
+        slow = per_feed("mistral", text, list(range(5, len(text), 5)), "stop")
+    assert fast == slow
+    assert asked == ["s", "other", "name", "n"]
+    assert told == ["s", "n"]
