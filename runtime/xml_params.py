@@ -154,11 +154,14 @@ def _whole_param_pattern(
     value_opens: Markers,
     value_ends: Markers,
     after_open: bool = False,
+    head: bool = False,
 ) -> re.Pattern[str] | None:
     """One pattern for a whole parameter already in the text, from where the last one
     ended: its key, its value and the marker that ends the value; None when this markup
     has no such shortcut. `after_open`: the rest of one from just past its OPEN, where the
-    state machine reads the key (`XmlParamsReader.read`'s KEY step).
+    state machine reads the key (`XmlParamsReader.read`'s KEY step). `head`: the parameter's
+    start instead, up to its value's first text, that text a run of characters no rule
+    decides (`_param_head`).
 
     The pattern decides exactly what the state machine decides on the same text:
     whitespace before OPEN (when no marker can start inside it), the first KEY_END ends the
@@ -204,6 +207,16 @@ def _whole_param_pattern(
         parts.append(r"\s*+")
     elif item.trim_newline:
         parts.append(r"(?:\r?\n)?+")  # `\r\n` is one newline
+    if head:
+        # the value's first text: characters that begin no marker, no CDATA section, no
+        # entity and no line end (what a value's rules may hold back), one at least
+        stops = {lit[0] for lit in ends} | {"\r", "\n"}
+        if item.cdata:
+            stops.add(CDATA_OPEN[0])
+        if item.xml_unescape:
+            stops.add("&")
+        parts.append("(?P<value>[^" + "".join(sorted(map(re.escape, stops))) + "]++)")
+        return re.compile("".join(parts), re.DOTALL)
     # the value: runs of characters that start no marker, or one that starts no marker here
     ending = "|".join(re.escape(lit) for lit in ends)
     parts.append(rf"(?P<value>(?:[^{firsts}]++|(?!{alternatives}).)*+)(?P<end>{ending})")
@@ -259,8 +272,42 @@ def _rest_param(
 _REST_GROUPS = ["key", "value", "end"]
 
 
+@lru_cache(maxsize=256)
+def _param_head(
+    item: XmlParams,
+    between: Markers,
+    value_opens: Markers,
+    value_ends: Markers,
+    after_open: bool,
+) -> re.Pattern[str] | None:
+    """A parameter's start up to its value's first text, from between parameters or (with
+    `after_open`) past its OPEN: `_whole_param_pattern(head=True)`, made once per family,
+    None where the whole parameter has no pattern or values are stripped (a value's first
+    text and the whitespace `strip` skips before it are then not told apart by one match;
+    metered under a test's scan meter). A streamed delta most often ends inside a value,
+    and this reads the key, the value's opener and its text so far in one match."""
+    if item.strip:
+        return None
+    pattern = _whole_param_pattern(
+        item, between, value_opens, value_ends, after_open=after_open, head=True
+    )
+    if pattern is None or list(pattern.groupindex) != _HEAD_GROUPS:
+        return None
+    return metered(pattern)
+
+
+_HEAD_GROUPS = ["key", "value"]
+
+
+def _key_head_min(item: XmlParams) -> int:
+    """The fewest characters `_param_head(after_open=True)` matches: a key end, the value's
+    opener and one character of value (the key may be empty)."""
+    return min(map(len, item.key_ends)) + len(item.value_open) + 1
+
+
 forgets(_whole_param.cache_clear)
 forgets(_rest_param.cache_clear)
+forgets(_param_head.cache_clear)
 
 
 def _value_marks(
@@ -373,6 +420,14 @@ def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
         frozenset(
             lit for lit in ends.own if lit not in value_ends.growing and lit not in in_value.held
         ),
+        # a parameter's start to its value's first text, from between parameters and from
+        # past its OPEN (`_param_head`), where `_value_marks` decides the text held after it
+        _param_head(item, between, value_opens, value_ends, False) if fast and marks else None,
+        _param_head(item, between, value_opens, value_ends, True) if fast and marks else None,
+        # the fewest characters each takes (a key end, a value opener, one character of
+        # value; and an OPEN from between parameters): shorter text is not one
+        min(map(len, item.opens)) + _key_head_min(item),
+        _key_head_min(item),
         # (`whole_output` reads the last two by their place)
         _whole_param(item, between, value_opens, value_ends) if fast else None,
         in_value,
@@ -451,6 +506,10 @@ class XmlParamsReader(MarkupArgs):
         "_rest_own",
         "_rest_ends",
         "_entity_tail",
+        "_head",
+        "_key_head",
+        "_head_min",
+        "_key_head_min",
     )
 
     item: XmlParams
@@ -484,6 +543,10 @@ class XmlParamsReader(MarkupArgs):
     _rest_min: int
     _rest_own: str
     _rest_ends: frozenset[str]
+    _head: re.Pattern[str] | None
+    _key_head: re.Pattern[str] | None
+    _head_min: int
+    _key_head_min: int
     _in_value: OpenerInValue
     # the item's value rules, read per parameter (compiled, an item's field is a look-up on
     # a Python object), and the call openers a value holds undecided (`_in_value.held`)
@@ -534,6 +597,10 @@ class XmlParamsReader(MarkupArgs):
             self._rest_min,
             self._rest_own,
             self._rest_ends,
+            self._head,
+            self._key_head,
+            self._head_min,
+            self._key_head_min,
             self._whole,
             self._in_value,
         ) = _tables(item, stops)
@@ -743,6 +810,17 @@ class XmlParamsReader(MarkupArgs):
                             pos = self._whole_params(text, found, eof)
                             if self._ended():
                                 return pos
+                    head = self._head
+                    if (
+                        head is not None
+                        and end - pos >= self._head_min
+                        and not eof
+                        and self._log is None
+                    ):
+                        # a parameter that starts here and whose value goes on past the text
+                        found = head.match(text, pos)
+                        if found is not None and self._took_head(text, found):
+                            return found.end()
                     # where OPEN is when no search is needed to tell (what the search and `held`
                     # decide): here, or past a newline no marker begins with; its start is held
                     lit = self._open_at
@@ -825,6 +903,17 @@ class XmlParamsReader(MarkupArgs):
                                 self.state = state = BETWEEN
                                 pos = found.end()
                                 continue
+                    head = self._key_head
+                    if (
+                        head is not None
+                        and end - pos >= self._key_head_min
+                        and not eof
+                        and self._log is None
+                    ):
+                        # the rest of the key, and the value's first text (`_took_head`)
+                        found = head.match(text, pos)
+                        if found is not None and self._took_head(text, found):
+                            return found.end()
                     key_ends = self._key_ends
                     lit = self._key_end_at
                     if lit:  # the one spelling: its first place within a key's reach
@@ -1089,6 +1178,44 @@ class XmlParamsReader(MarkupArgs):
             break
         self._count = count
         return pos
+
+    def _took_head(self, text: str, head: re.Match[str]) -> bool:
+        """Read a parameter's start matched by `_head` or `_key_head` as the steps from
+        BETWEEN or KEY to VALUE read it, when what follows the value's first text is what the
+        VALUE step would hold back and return at: nothing, or the start of a marker
+        (`_value_marks`) that is not yet one. The key, its opener (`_open_param`, in line)
+        and the text are written in one piece. False, having read nothing but the key, when
+        the text goes on otherwise or the key is the first parameter's wrapper: the steps
+        decide then."""
+        stop = head.end()
+        rest = len(text) - stop
+        if rest and not (
+            rest <= self._value_reach
+            and text[stop:] in self._value_prefixes
+            and not text.startswith(self._value_marks, stop)
+        ):
+            return False
+        raw: str = head.group("key")
+        key = self._keys.get(raw) or self._key_of(raw)
+        if self._first:  # (only the first parameter may be a wrapper)
+            if key.wraps:
+                return False
+            self._first = False
+        value: str = head.group("value")
+        self._key = key
+        self._wrapper = False
+        self._pend = ""
+        self.state = VALUE
+        if key.as_text:
+            self._as_text = True
+            count = self._count  # (`_key_prefix`, in line)
+            self._count = count + 1
+            opened = ", " + key.prefix if count else key.prefix
+            self.emit(opened + encode_basestring(value)[:-1])
+        else:
+            self._as_text = False
+            self._typed = [value]
+        return True
 
     def _find_value_open(self, text: str, pos: int, eof: bool) -> int:
         found = self._value_opens.find(text, pos)
