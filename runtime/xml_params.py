@@ -155,13 +155,15 @@ def _whole_param_pattern(
     value_ends: Markers,
     after_open: bool = False,
     head: bool = False,
+    after_key: bool = False,
 ) -> re.Pattern[str] | None:
     """One pattern for a whole parameter already in the text, from where the last one
     ended: its key, its value and the marker that ends the value; None when this markup
     has no such shortcut. `after_open`: the rest of one from just past its OPEN, where the
     state machine reads the key (`XmlParamsReader.read`'s KEY step). `head`: the parameter's
     start instead, up to its value's first text, that text a run of characters no rule
-    decides (`_param_head`).
+    decides (`_param_head`); `after_key`, that start from past its key, where the state
+    machine looks for VALUE_OPEN.
 
     The pattern decides exactly what the state machine decides on the same text:
     whitespace before OPEN (when no marker can start inside it), the first KEY_END ends the
@@ -192,7 +194,9 @@ def _whole_param_pattern(
         # the ends at every character of the key)
         chars = "".join(sorted({re.escape(lit) for lit in item.key_ends}))
         key = rf"(?P<key>[^{chars}]{{0,{_MAX_KEY}}}+)(?:{key_ends})"
-    if after_open:  # (the state machine reads the key from here on as it does past OPEN)
+    if after_key:  # (the state machine looks for VALUE_OPEN from here on)
+        parts = []
+    elif after_open:  # (the state machine reads the key from here on as it does past OPEN)
         parts = [key]
     else:
         parts += ["(?:" + "|".join(re.escape(lit) for lit in opens) + ")", key]
@@ -278,31 +282,30 @@ def _param_head(
     between: Markers,
     value_opens: Markers,
     value_ends: Markers,
-    after_open: bool,
+    start: int,
 ) -> re.Pattern[str] | None:
-    """A parameter's start up to its value's first text, from between parameters or (with
-    `after_open`) past its OPEN: `_whole_param_pattern(head=True)`, made once per family,
-    None where the whole parameter has no pattern or values are stripped (a value's first
-    text and the whitespace `strip` skips before it are then not told apart by one match;
-    metered under a test's scan meter). A streamed delta most often ends inside a value,
-    and this reads the key, the value's opener and its text so far in one match."""
-    if item.strip:
+    """A parameter's start up to its value's first text, from between parameters (`start`
+    BETWEEN), past its OPEN (KEY) or past its key (VALUE_OPEN, where the markup has a value
+    opener): `_whole_param_pattern(head=True)`, made once per family, None where the whole
+    parameter has no pattern or values are stripped (a value's first text and the
+    whitespace `strip` skips before it are then not told apart by one match; metered under
+    a test's scan meter). A streamed delta most often ends inside a value, and this reads
+    the key, the value's opener and its text so far in one match."""
+    if item.strip or (start == VALUE_OPEN and not item.value_open):
         return None
     pattern = _whole_param_pattern(
-        item, between, value_opens, value_ends, after_open=after_open, head=True
+        item,
+        between,
+        value_opens,
+        value_ends,
+        after_open=start == KEY,
+        head=True,
+        after_key=start == VALUE_OPEN,
     )
-    if pattern is None or list(pattern.groupindex) != _HEAD_GROUPS:
+    groups = ["value"] if start == VALUE_OPEN else ["key", "value"]
+    if pattern is None or list(pattern.groupindex) != groups:
         return None
     return metered(pattern)
-
-
-_HEAD_GROUPS = ["key", "value"]
-
-
-def _key_head_min(item: XmlParams) -> int:
-    """The fewest characters `_param_head(after_open=True)` matches: a key end, the value's
-    opener and one character of value (the key may be empty)."""
-    return min(map(len, item.key_ends)) + len(item.value_open) + 1
 
 
 forgets(_whole_param.cache_clear)
@@ -422,12 +425,16 @@ def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
         ),
         # a parameter's start to its value's first text, from between parameters and from
         # past its OPEN (`_param_head`), where `_value_marks` decides the text held after it
-        _param_head(item, between, value_opens, value_ends, False) if fast and marks else None,
-        _param_head(item, between, value_opens, value_ends, True) if fast and marks else None,
-        # the fewest characters each takes (a key end, a value opener, one character of
-        # value; and an OPEN from between parameters): shorter text is not one
-        min(map(len, item.opens)) + _key_head_min(item),
-        _key_head_min(item),
+        *(
+            _param_head(item, between, value_opens, value_ends, start) if fast and marks else None
+            for start in (BETWEEN, KEY, VALUE_OPEN)
+        ),
+        # the fewest characters each takes (a value opener and one character of value; a
+        # key end before them past OPEN, and an OPEN before that from between parameters):
+        # shorter text is not one
+        min(map(len, item.opens)) + min(map(len, item.key_ends)) + len(item.value_open) + 1,
+        min(map(len, item.key_ends)) + len(item.value_open) + 1,
+        len(item.value_open) + 1,
         # (`whole_output` reads the last two by their place)
         _whole_param(item, between, value_opens, value_ends) if fast else None,
         in_value,
@@ -510,6 +517,9 @@ class XmlParamsReader(MarkupArgs):
         "_key_head",
         "_head_min",
         "_key_head_min",
+        "_head_newline",
+        "_value_head",
+        "_value_head_min",
     )
 
     item: XmlParams
@@ -545,8 +555,11 @@ class XmlParamsReader(MarkupArgs):
     _rest_ends: frozenset[str]
     _head: re.Pattern[str] | None
     _key_head: re.Pattern[str] | None
+    _value_head: re.Pattern[str] | None
+    _value_head_min: int
     _head_min: int
     _key_head_min: int
+    _head_newline: bool  # `_took_head` holds a line end after the text (`trim_newline`)
     _in_value: OpenerInValue
     # the item's value rules, read per parameter (compiled, an item's field is a look-up on
     # a Python object), and the call openers a value holds undecided (`_in_value.held`)
@@ -599,8 +612,10 @@ class XmlParamsReader(MarkupArgs):
             self._rest_ends,
             self._head,
             self._key_head,
+            self._value_head,
             self._head_min,
             self._key_head_min,
+            self._value_head_min,
             self._whole,
             self._in_value,
         ) = _tables(item, stops)
@@ -612,6 +627,7 @@ class XmlParamsReader(MarkupArgs):
         self._has_value_open = bool(item.value_open)
         self._held_openers = self._in_value.held
         self._entity_tail = item.xml_unescape and not item.strip
+        self._head_newline = item.trim_newline and self._first_char not in ("", "\r", "\n")
         self._count = 0
         self._key: _Key | None = None  # the parameter being read
         self._as_text = True
@@ -819,8 +835,10 @@ class XmlParamsReader(MarkupArgs):
                     ):
                         # a parameter that starts here and whose value goes on past the text
                         found = head.match(text, pos)
-                        if found is not None and self._took_head(text, found):
-                            return found.end()
+                        if found is not None:
+                            took = self._took_head(text, found, None)
+                            if took:
+                                return took
                     # where OPEN is when no search is needed to tell (what the search and `held`
                     # decide): here, or past a newline no marker begins with; its start is held
                     lit = self._open_at
@@ -912,8 +930,10 @@ class XmlParamsReader(MarkupArgs):
                     ):
                         # the rest of the key, and the value's first text (`_took_head`)
                         found = head.match(text, pos)
-                        if found is not None and self._took_head(text, found):
-                            return found.end()
+                        if found is not None:
+                            took = self._took_head(text, found, None)
+                            if took:
+                                return took
                     key_ends = self._key_ends
                     lit = self._key_end_at
                     if lit:  # the one spelling: its first place within a key's reach
@@ -955,6 +975,20 @@ class XmlParamsReader(MarkupArgs):
                             break
                         state = VALUE_OPEN
                 if state == VALUE_OPEN:
+                    head = self._value_head
+                    if (
+                        head is not None
+                        and end - pos >= self._value_head_min
+                        and not self._skipped
+                        and not eof
+                        and self._log is None
+                    ):
+                        # the value's opener and its first text (`_took_head`)
+                        found = head.match(text, pos)
+                        if found is not None:
+                            took = self._took_head(text, found, self._key)
+                            if took:
+                                return took
                     # (`_find_value_open`'s common cases: VALUE_OPEN here, or past a newline no
                     # marker begins with, or its start held)
                     lit = self._value_open_at
@@ -1179,7 +1213,7 @@ class XmlParamsReader(MarkupArgs):
         self._count = count
         return pos
 
-    def _took_head(self, text: str, head: re.Match[str]) -> bool:
+    def _took_head(self, text: str, head: re.Match[str], key: _Key | None) -> int:
         """Read a parameter's start matched by `_head` or `_key_head` as the steps from
         BETWEEN or KEY to VALUE read it, when what follows the value's first text is what the
         VALUE step would hold back and return at: nothing, or the start of a marker
@@ -1189,22 +1223,31 @@ class XmlParamsReader(MarkupArgs):
         decide then."""
         stop = head.end()
         rest = len(text) - stop
+        pend = ""
+        if rest and self._head_newline and text[stop] in "\r\n":
+            # a line end last, or before a marker's start: held, as the markup's newline
+            # may be (`_value_text`; a `\r` may begin `\r\n`)
+            newline = 2 if text.startswith("\r\n", stop) else 1
+            pend = text[stop : stop + newline]
+            stop += newline
+            rest -= newline
         if rest and not (
             rest <= self._value_reach
             and text[stop:] in self._value_prefixes
             and not text.startswith(self._value_marks, stop)
         ):
-            return False
-        raw: str = head.group("key")
-        key = self._keys.get(raw) or self._key_of(raw)
+            return 0
+        if key is None:  # (not read yet: the head's)
+            raw: str = head.group("key")
+            key = self._keys.get(raw) or self._key_of(raw)
         if self._first:  # (only the first parameter may be a wrapper)
             if key.wraps:
-                return False
+                return 0
             self._first = False
         value: str = head.group("value")
         self._key = key
         self._wrapper = False
-        self._pend = ""
+        self._pend = pend
         self.state = VALUE
         if key.as_text:
             self._as_text = True
@@ -1215,7 +1258,7 @@ class XmlParamsReader(MarkupArgs):
         else:
             self._as_text = False
             self._typed = [value]
-        return True
+        return stop
 
     def _find_value_open(self, text: str, pos: int, eof: bool) -> int:
         found = self._value_opens.find(text, pos)

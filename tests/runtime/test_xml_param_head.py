@@ -1,9 +1,9 @@
 """The start of a parameter read by one match (`xml_params._param_head`, `_took_head`): a
 delta that holds a parameter's opener, key and the first text of its value, which goes on
-past the delta, is read to VALUE by one regex match, from between parameters or from inside
-the key. It is a shortcut: it must write what the state machine writes, feed for feed, at
-every split, and give up where a value's rules would hold text back (a line end, half an
-entity, a CDATA section, a closer that is whole, a wrapper first)."""
+past the delta, is read to VALUE by one regex match, from between parameters, from inside
+the key or from past it (where the markup has a value opener). It is a shortcut: it must write what the state machine writes, feed for feed, at
+every split, and give up where a value's rules would hold text back (half an entity, a CDATA
+section, a closer that is whole, a wrapper first, a line end that is not the value's last)."""
 
 from __future__ import annotations
 
@@ -107,6 +107,9 @@ class _Counted:
 MINICPM5 = XmlParams(
     open='<param name="', key_end='">', value_end="</param>", xml_unescape=True, cdata=True
 )
+GLM = XmlParams(
+    open="<arg_key>", key_end="</arg_key>", value_open="<arg_value>", value_end="</arg_value>"
+)
 QWEN = XmlParams(open="<parameter=", key_end=">", value_end="</parameter>", trim_newline=True)
 
 
@@ -133,10 +136,23 @@ def _read(item: XmlParams, deltas: list[str], on: bool) -> tuple[list[str], list
         (MINICPM5, ['<param name="city">Paris</pa', 'ram><param name="days">3</p', "aram>"], 2),
         # from inside a key
         (MINICPM5, ["<param na", 'me="city">Paris', " Rome</param>"], 1),
+        # past the key, where the value's opener is looked for
+        (GLM, ["<arg_key>city</arg_key><ar", "g_value>Paris</arg_v", "alue>"], 1),
+        (GLM, ["<arg_key>city</arg_key>", "<arg_value>Paris</arg_v", "alue>"], 1),
+        # from between parameters and inside a key, past a value opener
+        (GLM, ["<arg_key>city</arg_key><arg_value>Pa", "ris</arg_value><arg_k"], 1),
+        (GLM, ["<arg_key>ci", "ty</arg_key><arg_value>Pa", "ris</arg_value>"], 1),
+        # text before the value's opener: the steps read it
+        (GLM, ["<arg_key>city</arg_key>", "x<arg_value>Paris", "</arg_value>"], 0),
         # a trimmed newline before the value is the markup's
         (QWEN, ["<parameter=city>\nParis", " Rome\n</parameter>"], 1),
-        # a line end, an entity or a CDATA section in the value: the steps read it
-        (QWEN, ["<parameter=city>\nParis\n", "</parameter>"], 0),
+        # an entity or a CDATA section in the value: the steps read it
+        # a line end after the value's text: held as the markup's may be
+        (QWEN, ["<parameter=city>\nParis\n", "</parameter>"], 1),
+        (QWEN, ["<parameter=city>\nParis\r\n</para", "meter>"], 1),
+        (QWEN, ["<parameter=city>\nParis\r", "\n</parameter>"], 1),
+        (QWEN, ["<parameter=city>\nParis\n\n", "</parameter>"], 0),
+        (QWEN, ["<parameter=city>\nParis\nRome", "</parameter>"], 0),
         (MINICPM5, ['<param name="city">a &amp; b', "</param>"], 0),
         (MINICPM5, ['<param name="city">a <![CDATA[<]]>', "</param>"], 0),
         # a value's `<` that begins no marker: the steps read it
@@ -161,17 +177,19 @@ def test_a_parameter_start_is_read_by_one_match_as_the_steps_read_it(
         return made[-1]
 
     monkeypatch.setattr(xml_params, "_param_head", counted)
-    took: list[bool] = []
+    took: list[int] = []
     real_took = xml_params.XmlParamsReader._took_head
 
-    def counted_took(self: Any, text: str, head: Any) -> bool:
-        took.append(real_took(self, text, head))
+    def counted_took(self: Any, text: str, head: Any, key: Any) -> int:
+        took.append(real_took(self, text, head, key))
         return took[-1]
 
     monkeypatch.setattr(xml_params.XmlParamsReader, "_took_head", counted_took)
     fast = _read(item, deltas, True)
-    assert len(made) == 2  # (both heads were made, from between parameters and in a key)
-    assert took.count(True) == heads
+    # (the heads were made: from between parameters, in a key, and past the key where the
+    # markup has a value opener)
+    assert len(made) == (3 if item.value_open else 2)
+    assert len(took) - took.count(0) == heads
     took.clear()
     slow = _read(item, deltas, False)
     assert not took
