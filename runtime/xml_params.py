@@ -220,6 +220,18 @@ def _whole_param_pattern(
         if item.xml_unescape:
             stops.add("&")
         parts.append("(?P<value>[^" + "".join(sorted(map(re.escape, stops))) + "]++)")
+        # then what the VALUE step holds back and returns at, to the end of the text: a line
+        # end the markup's newline may be (held, `pend`, where `trim_newline` trims one and
+        # no marker begins with one), and the start of a marker that is not yet one
+        lits, prefixes, _ = _value_marks(item, value_ends)
+        first = _value_first(value_ends, item.cdata)
+        newline = r"(?:\r\n|\r|\n)?" if item.trim_newline and first not in ("", "\r", "\n") else ""
+        held = ""
+        if prefixes:
+            marks = "|".join(map(re.escape, sorted(lits, key=len, reverse=True)))
+            starts = "|".join(map(re.escape, sorted(prefixes, key=len, reverse=True)))
+            held = f"(?!{marks})(?:{starts})?"
+        parts.append(f"(?=(?P<pend>{newline}){held}\\Z)")
         return re.compile("".join(parts), re.DOTALL)
     # the value: runs of characters that start no marker, or one that starts no marker here
     ending = "|".join(re.escape(lit) for lit in ends)
@@ -302,7 +314,7 @@ def _param_head(
         head=True,
         after_key=start == VALUE_OPEN,
     )
-    groups = ["value"] if start == VALUE_OPEN else ["key", "value"]
+    groups = ["value", "pend"] if start == VALUE_OPEN else ["key", "value", "pend"]
     if pattern is None or list(pattern.groupindex) != groups:
         return None
     return metered(pattern)
@@ -384,6 +396,13 @@ def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
     own_at = _own_at(item, ends, value_ends) if marks else ""
     rest = _rest_param(item, between, value_opens, value_ends) if fast and marks else None
     rest_own = own_at if rest is not None else ""
+    heads = [
+        _param_head(item, between, value_opens, value_ends, start) if fast and marks else None
+        for start in (BETWEEN, KEY, VALUE_OPEN)
+    ]
+    past_key = len(item.value_open) + 1
+    past_open = min(map(len, item.key_ends)) + past_key
+    heads_least = (min(map(len, item.opens)) + past_open, past_open, past_key)
     # call openers that end a value only when what follows them says a call began
     in_value = OpenerInValue(stops, (*ends.own, *ends.implicit), item.opens)
     tables = (
@@ -425,16 +444,11 @@ def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
         ),
         # a parameter's start to its value's first text, from between parameters and from
         # past its OPEN (`_param_head`), where `_value_marks` decides the text held after it
-        *(
-            _param_head(item, between, value_opens, value_ends, start) if fast and marks else None
-            for start in (BETWEEN, KEY, VALUE_OPEN)
-        ),
+        *heads,
         # the fewest characters each takes (a value opener and one character of value; a
         # key end before them past OPEN, and an OPEN before that from between parameters):
-        # shorter text is not one
-        min(map(len, item.opens)) + min(map(len, item.key_ends)) + len(item.value_open) + 1,
-        min(map(len, item.key_ends)) + len(item.value_open) + 1,
-        len(item.value_open) + 1,
+        # shorter text is not one (no text where there is no head)
+        *(least if head is not None else _NEVER for head, least in zip(heads, heads_least)),
         # (`whole_output` reads the last two by their place)
         _whole_param(item, between, value_opens, value_ends) if fast else None,
         in_value,
@@ -517,7 +531,6 @@ class XmlParamsReader(MarkupArgs):
         "_key_head",
         "_head_min",
         "_key_head_min",
-        "_head_newline",
         "_value_head",
         "_value_head_min",
     )
@@ -559,7 +572,6 @@ class XmlParamsReader(MarkupArgs):
     _value_head_min: int
     _head_min: int
     _key_head_min: int
-    _head_newline: bool  # `_took_head` holds a line end after the text (`trim_newline`)
     _in_value: OpenerInValue
     # the item's value rules, read per parameter (compiled, an item's field is a look-up on
     # a Python object), and the call openers a value holds undecided (`_in_value.held`)
@@ -627,7 +639,6 @@ class XmlParamsReader(MarkupArgs):
         self._has_value_open = bool(item.value_open)
         self._held_openers = self._in_value.held
         self._entity_tail = item.xml_unescape and not item.strip
-        self._head_newline = item.trim_newline and self._first_char not in ("", "\r", "\n")
         self._count = 0
         self._key: _Key | None = None  # the parameter being read
         self._as_text = True
@@ -646,6 +657,8 @@ class XmlParamsReader(MarkupArgs):
         self._first = True  # no parameter opened yet: only the first may be a wrapper
         # the trace's (`protocol.Sink.log`): told each change of state; None unless tracing
         self._log = getattr(sink, "log", None)
+        if self._log is not None:  # a traced reader tells each step: no heads
+            self._head_min = self._key_head_min = self._value_head_min = _NEVER
         # `json_body`: until a parameter opens, a `{` may begin the arguments as one JSON
         # object instead (the sink and stops its reader would get); then its reader
         self._body: tuple[Sink, tuple[str, ...]] | None = (sink, stops) if item.json_body else None
@@ -826,25 +839,20 @@ class XmlParamsReader(MarkupArgs):
                             pos = self._whole_params(text, found, eof)
                             if self._ended():
                                 return pos
-                    head = self._head
-                    if (
-                        head is not None
-                        and end - pos >= self._head_min
-                        and not eof
-                        and self._log is None
-                    ):
-                        # a parameter that starts here and whose value goes on past the text
-                        found = head.match(text, pos)
-                        if found is not None:
-                            took = self._took_head(text, found, None)
-                            if took:
-                                return took
                     # where OPEN is when no search is needed to tell (what the search and `held`
                     # decide): here, or past a newline no marker begins with; its start is held
                     lit = self._open_at
                     at = -1
                     if lit:
                         if text.startswith(lit, pos):
+                            if end - pos >= self._head_min and not eof:
+                                # a parameter that starts here and whose value goes on past
+                                # the text (`_took_head`)
+                                found = self._head.match(text, pos)  # type: ignore[union-attr]
+                                if found is not None:
+                                    took = self._took_head(text, found, None)
+                                    if took:
+                                        return took
                             at = pos
                         elif not eof and end - pos < len(lit) and lit.startswith(text[pos:]):
                             return pos
@@ -921,15 +929,9 @@ class XmlParamsReader(MarkupArgs):
                                 self.state = state = BETWEEN
                                 pos = found.end()
                                 continue
-                    head = self._key_head
-                    if (
-                        head is not None
-                        and end - pos >= self._key_head_min
-                        and not eof
-                        and self._log is None
-                    ):
+                    if end - pos >= self._key_head_min and not eof:
                         # the rest of the key, and the value's first text (`_took_head`)
-                        found = head.match(text, pos)
+                        found = self._key_head.match(text, pos)  # type: ignore[union-attr]
                         if found is not None:
                             took = self._took_head(text, found, None)
                             if took:
@@ -975,16 +977,9 @@ class XmlParamsReader(MarkupArgs):
                             break
                         state = VALUE_OPEN
                 if state == VALUE_OPEN:
-                    head = self._value_head
-                    if (
-                        head is not None
-                        and end - pos >= self._value_head_min
-                        and not self._skipped
-                        and not eof
-                        and self._log is None
-                    ):
+                    if end - pos >= self._value_head_min and not eof and not self._skipped:
                         # the value's opener and its first text (`_took_head`)
-                        found = head.match(text, pos)
+                        found = self._value_head.match(text, pos)  # type: ignore[union-attr]
                         if found is not None:
                             took = self._took_head(text, found, self._key)
                             if took:
@@ -1214,29 +1209,13 @@ class XmlParamsReader(MarkupArgs):
         return pos
 
     def _took_head(self, text: str, head: re.Match[str], key: _Key | None) -> int:
-        """Read a parameter's start matched by `_head` or `_key_head` as the steps from
-        BETWEEN or KEY to VALUE read it, when what follows the value's first text is what the
-        VALUE step would hold back and return at: nothing, or the start of a marker
-        (`_value_marks`) that is not yet one. The key, its opener (`_open_param`, in line)
-        and the text are written in one piece. False, having read nothing but the key, when
-        the text goes on otherwise or the key is the first parameter's wrapper: the steps
-        decide then."""
-        stop = head.end()
-        rest = len(text) - stop
-        pend = ""
-        if rest and self._head_newline and text[stop] in "\r\n":
-            # a line end last, or before a marker's start: held, as the markup's newline
-            # may be (`_value_text`; a `\r` may begin `\r\n`)
-            newline = 2 if text.startswith("\r\n", stop) else 1
-            pend = text[stop : stop + newline]
-            stop += newline
-            rest -= newline
-        if rest and not (
-            rest <= self._value_reach
-            and text[stop:] in self._value_prefixes
-            and not text.startswith(self._value_marks, stop)
-        ):
-            return 0
+        """Read a parameter's start matched by `_head`, `_key_head` or `_value_head` as the
+        steps from BETWEEN, KEY or VALUE_OPEN to VALUE read it (the match is to the end of
+        the text: the value's first text, then what the VALUE step holds back and returns
+        at). The key, its opener (`_open_param`, in line) and the text are written in one
+        piece; where it goes on is returned, past a line end held (`pend`). 0, having read
+        nothing but the key, when the key is the first parameter's wrapper: the steps decide
+        then."""
         if key is None:  # (not read yet: the head's)
             raw: str = head.group("key")
             key = self._keys.get(raw) or self._key_of(raw)
@@ -1247,7 +1226,7 @@ class XmlParamsReader(MarkupArgs):
         value: str = head.group("value")
         self._key = key
         self._wrapper = False
-        self._pend = pend
+        self._pend = head.group("pend")
         self.state = VALUE
         if key.as_text:
             self._as_text = True
@@ -1258,7 +1237,7 @@ class XmlParamsReader(MarkupArgs):
         else:
             self._as_text = False
             self._typed = [value]
-        return stop
+        return head.end("pend")
 
     def _find_value_open(self, text: str, pos: int, eof: bool) -> int:
         found = self._value_opens.find(text, pos)
