@@ -533,6 +533,7 @@ class XmlParamsReader(MarkupArgs):
         "_key_head_min",
         "_value_head",
         "_value_head_min",
+        "_key_look",
     )
 
     item: XmlParams
@@ -570,6 +571,7 @@ class XmlParamsReader(MarkupArgs):
     _key_head: re.Pattern[str] | None
     _value_head: re.Pattern[str] | None
     _value_head_min: int
+    _key_look: int  # the least of `_rest_min` and `_key_head_min`
     _head_min: int
     _key_head_min: int
     _in_value: OpenerInValue
@@ -659,6 +661,7 @@ class XmlParamsReader(MarkupArgs):
         self._log = getattr(sink, "log", None)
         if self._log is not None:  # a traced reader tells each step: no heads
             self._head_min = self._key_head_min = self._value_head_min = _NEVER
+        self._key_look = min(self._rest_min, self._key_head_min)
         # `json_body`: until a parameter opens, a `{` may begin the arguments as one JSON
         # object instead (the sink and stops its reader would get); then its reader
         self._body: tuple[Sink, tuple[str, ...]] | None = (sink, stops) if item.json_body else None
@@ -892,50 +895,53 @@ class XmlParamsReader(MarkupArgs):
                     if pos == end:
                         break
                 if state == KEY:
-                    if (
-                        end - pos >= self._rest_min
-                        and text.find(self._rest_own, pos) >= 0
-                        and self._log is None
-                    ):
-                        # the rest of the parameter may be here whole (a delta ended inside its
-                        # key): one match, read as `_whole_params` reads one ended by its own
-                        # closer, a wrapper left to it (what the state machine would decide)
-                        found = self._rest.match(text, pos)  # type: ignore[union-attr]
-                        # (its groups, in order: key, value, end)
-                        raw, value, lit = ("", "", "") if found is None else found.groups()
-                        if lit in self._rest_ends:
-                            key = self._keys.get(raw) or self._key_of(raw)
-                            if not (self._first and key.wraps):
-                                self._first = False
-                                if self._strip:
-                                    value = value.rstrip()
-                                elif (
-                                    self._trim_newline
-                                    and not self._keep_last
-                                    and value[-1:] == "\n"
-                                ):
-                                    value = value[: -2 if value[-2:] == "\r\n" else -1]
-                                if self._unescape and "&" in value:
-                                    value = xml_unescape(value)
-                                if not key.dropped:
-                                    count = self._count  # (`_key_prefix`, in line)
-                                    self._count = count + 1
-                                    piece = key.prefix + (
-                                        encode_basestring(value)
-                                        if key.as_text
-                                        else self._typed_piece(key, value)
-                                    )
-                                    self.emit(", " + piece if count else piece)
-                                self.state = state = BETWEEN
-                                pos = found.end()
-                                continue
-                    if end - pos >= self._key_head_min and not eof:
-                        # the rest of the key, and the value's first text (`_took_head`)
-                        found = self._key_head.match(text, pos)  # type: ignore[union-attr]
-                        if found is not None:
-                            took = self._took_head(text, found, None)
-                            if took:
-                                return took
+                    if end - pos >= self._key_look:
+                        # (text as long as the fewest characters of the rest of a parameter or
+                        # of its head, one compare for both where a delta holds less)
+                        if (
+                            end - pos >= self._rest_min
+                            and text.find(self._rest_own, pos) >= 0
+                            and self._log is None
+                        ):
+                            # the rest of the parameter may be here whole (a delta ended inside its
+                            # key): one match, read as `_whole_params` reads one ended by its own
+                            # closer, a wrapper left to it (what the state machine would decide)
+                            found = self._rest.match(text, pos)  # type: ignore[union-attr]
+                            # (its groups, in order: key, value, end)
+                            raw, value, lit = ("", "", "") if found is None else found.groups()
+                            if lit in self._rest_ends:
+                                key = self._keys.get(raw) or self._key_of(raw)
+                                if not (self._first and key.wraps):
+                                    self._first = False
+                                    if self._strip:
+                                        value = value.rstrip()
+                                    elif (
+                                        self._trim_newline
+                                        and not self._keep_last
+                                        and value[-1:] == "\n"
+                                    ):
+                                        value = value[: -2 if value[-2:] == "\r\n" else -1]
+                                    if self._unescape and "&" in value:
+                                        value = xml_unescape(value)
+                                    if not key.dropped:
+                                        count = self._count  # (`_key_prefix`, in line)
+                                        self._count = count + 1
+                                        piece = key.prefix + (
+                                            encode_basestring(value)
+                                            if key.as_text
+                                            else self._typed_piece(key, value)
+                                        )
+                                        self.emit(", " + piece if count else piece)
+                                    self.state = state = BETWEEN
+                                    pos = found.end()
+                                    continue
+                        if end - pos >= self._key_head_min and not eof:
+                            # the rest of the key, and the value's first text (`_took_head`)
+                            found = self._key_head.match(text, pos)  # type: ignore[union-attr]
+                            if found is not None:
+                                took = self._took_head(text, found, None)
+                                if took:
+                                    return took
                     key_ends = self._key_ends
                     lit = self._key_end_at
                     if lit:  # the one spelling: its first place within a key's reach

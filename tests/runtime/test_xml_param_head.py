@@ -1,9 +1,10 @@
 """The start of a parameter read by one match (`xml_params._param_head`, `_took_head`): a
 delta that holds a parameter's opener, key and the first text of its value, which goes on
 past the delta, is read to VALUE by one regex match, from between parameters, from inside
-the key or from past it (where the markup has a value opener). It is a shortcut: it must write what the state machine writes, feed for feed, at
-every split, and give up where a value's rules would hold text back (half an entity, a CDATA
-section, a closer that is whole, a wrapper first, a line end that is not the value's last)."""
+the key or from past it (where the markup has a value opener). It is a shortcut: it must
+write what the state machine writes, feed for feed, at every split, and give up where a
+value's rules would hold text back (half an entity, a CDATA section, a closer that is
+whole, a wrapper first, a line end that is not the value's last)."""
 
 from __future__ import annotations
 
