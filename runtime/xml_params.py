@@ -396,8 +396,11 @@ def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
     own_at = _own_at(item, ends, value_ends) if marks else ""
     rest = _rest_param(item, between, value_opens, value_ends) if fast and marks else None
     rest_own = own_at if rest is not None else ""
+    # (where the markers that end a value begin with one character: else a value's text
+    # stops at any of theirs, and a head would most often fail where it is tried)
+    headed = fast and marks and bool(_value_first(value_ends, item.cdata))
     heads = [
-        _param_head(item, between, value_opens, value_ends, start) if fast and marks else None
+        _param_head(item, between, value_opens, value_ends, start) if headed else None
         for start in (BETWEEN, KEY, VALUE_OPEN)
     ]
     past_key = len(item.value_open) + 1
@@ -534,6 +537,7 @@ class XmlParamsReader(MarkupArgs):
         "_value_head",
         "_value_head_min",
         "_key_look",
+        "_head_mark",
     )
 
     item: XmlParams
@@ -572,6 +576,9 @@ class XmlParamsReader(MarkupArgs):
     _value_head: re.Pattern[str] | None
     _value_head_min: int
     _key_look: int  # the least of `_rest_min` and `_key_head_min`
+    # the last marker a head from between parameters or a key holds (its value's opener, or
+    # its key's end): text without it holds no head (most often a delta ended before it)
+    _head_mark: str
     _head_min: int
     _key_head_min: int
     _in_value: OpenerInValue
@@ -662,6 +669,7 @@ class XmlParamsReader(MarkupArgs):
         if self._log is not None:  # a traced reader tells each step: no heads
             self._head_min = self._key_head_min = self._value_head_min = _NEVER
         self._key_look = min(self._rest_min, self._key_head_min)
+        self._head_mark = item.value_open or item.key_end
         # `json_body`: until a parameter opens, a `{` may begin the arguments as one JSON
         # object instead (the sink and stops its reader would get); then its reader
         self._body: tuple[Sink, tuple[str, ...]] | None = (sink, stops) if item.json_body else None
@@ -848,7 +856,7 @@ class XmlParamsReader(MarkupArgs):
                     at = -1
                     if lit:
                         if text.startswith(lit, pos):
-                            if end - pos >= self._head_min and not eof:
+                            if end - pos >= self._head_min and self._head_mark in text and not eof:
                                 # a parameter that starts here and whose value goes on past
                                 # the text (`_took_head`)
                                 found = self._head.match(text, pos)  # type: ignore[union-attr]
@@ -935,7 +943,7 @@ class XmlParamsReader(MarkupArgs):
                                     self.state = state = BETWEEN
                                     pos = found.end()
                                     continue
-                        if end - pos >= self._key_head_min and not eof:
+                        if end - pos >= self._key_head_min and self._head_mark in text and not eof:
                             # the rest of the key, and the value's first text (`_took_head`)
                             found = self._key_head.match(text, pos)  # type: ignore[union-attr]
                             if found is not None:
@@ -1229,10 +1237,12 @@ class XmlParamsReader(MarkupArgs):
             if key.wraps:
                 return 0
             self._first = False
-        value: str = head.group("value")
+        value: str
+        pend: str
+        value, pend = head.group("value", "pend")
         self._key = key
         self._wrapper = False
-        self._pend = head.group("pend")
+        self._pend = pend
         self.state = VALUE
         if key.as_text:
             self._as_text = True
