@@ -397,8 +397,9 @@ def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
     rest = _rest_param(item, between, value_opens, value_ends) if fast and marks else None
     rest_own = own_at if rest is not None else ""
     # (where the markers that end a value begin with one character: else a value's text
-    # stops at any of theirs, and a head would most often fail where it is tried)
-    headed = fast and marks and bool(_value_first(value_ends, item.cdata))
+    # stops at any of theirs, and a head would most often fail where it is tried; and in
+    # the pure build, `_HEADS`)
+    headed = _HEADS and fast and marks and bool(_value_first(value_ends, item.cdata))
     heads = [
         _param_head(item, between, value_opens, value_ends, start) if headed else None
         for start in (BETWEEN, KEY, VALUE_OPEN)
@@ -460,6 +461,15 @@ def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
         _TABLES.clear()
     _TABLES[key] = (item, stops, tables)
     return tables
+
+
+# Whether `_param_head`'s heads are read: in the pure build, where a head's one match saves
+# the Python steps it stands in for (bench/opcodes.py: 5-14% of the bytecodes a delta of the
+# XML families' loop, many_params and many_calls); compiled, the steps cost fewer machine
+# instructions than the match (bench/instructions.py with the heads on: qwen3_coder:loop
+# +9.7%, minicpm5:many_calls +2.7%, iquest_q1:many_calls +3.0%), so they are left to them.
+# (A function of this module is a Python function only where the module runs as Python.)
+_HEADS: Final = type(_value_first).__name__ == "function"
 
 
 # `_tables`' answers by (id(item), id(stops)), the item and stops kept with them (an id is
