@@ -154,11 +154,16 @@ def _whole_param_pattern(
     value_opens: Markers,
     value_ends: Markers,
     after_open: bool = False,
+    head: bool = False,
+    after_key: bool = False,
 ) -> re.Pattern[str] | None:
     """One pattern for a whole parameter already in the text, from where the last one
     ended: its key, its value and the marker that ends the value; None when this markup
     has no such shortcut. `after_open`: the rest of one from just past its OPEN, where the
-    state machine reads the key (`XmlParamsReader.read`'s KEY step).
+    state machine reads the key (`XmlParamsReader.read`'s KEY step). `head`: the parameter's
+    start instead, up to its value's first text, that text a run of characters no rule
+    decides (`_param_head`); `after_key`, that start from past its key, where the state
+    machine looks for VALUE_OPEN.
 
     The pattern decides exactly what the state machine decides on the same text:
     whitespace before OPEN (when no marker can start inside it), the first KEY_END ends the
@@ -189,7 +194,9 @@ def _whole_param_pattern(
         # the ends at every character of the key)
         chars = "".join(sorted({re.escape(lit) for lit in item.key_ends}))
         key = rf"(?P<key>[^{chars}]{{0,{_MAX_KEY}}}+)(?:{key_ends})"
-    if after_open:  # (the state machine reads the key from here on as it does past OPEN)
+    if after_key:  # (the state machine looks for VALUE_OPEN from here on)
+        parts = []
+    elif after_open:  # (the state machine reads the key from here on as it does past OPEN)
         parts = [key]
     else:
         parts += ["(?:" + "|".join(re.escape(lit) for lit in opens) + ")", key]
@@ -204,6 +211,28 @@ def _whole_param_pattern(
         parts.append(r"\s*+")
     elif item.trim_newline:
         parts.append(r"(?:\r?\n)?+")  # `\r\n` is one newline
+    if head:
+        # the value's first text: characters that begin no marker, no CDATA section, no
+        # entity and no line end (what a value's rules may hold back), one at least
+        stops = {lit[0] for lit in ends} | {"\r", "\n"}
+        if item.cdata:
+            stops.add(CDATA_OPEN[0])
+        if item.xml_unescape:
+            stops.add("&")
+        parts.append("(?P<value>[^" + "".join(sorted(map(re.escape, stops))) + "]++)")
+        # then what the VALUE step holds back and returns at, to the end of the text: a line
+        # end the markup's newline may be (held, `pend`, where `trim_newline` trims one and
+        # no marker begins with one), and the start of a marker that is not yet one
+        lits, prefixes, _ = _value_marks(item, value_ends)
+        first = _value_first(value_ends, item.cdata)
+        newline = r"(?:\r\n|\r|\n)?" if item.trim_newline and first not in ("", "\r", "\n") else ""
+        held = ""
+        if prefixes:
+            marks = "|".join(map(re.escape, sorted(lits, key=len, reverse=True)))
+            starts = "|".join(map(re.escape, sorted(prefixes, key=len, reverse=True)))
+            held = f"(?!{marks})(?:{starts})?"
+        parts.append(f"(?=(?P<pend>{newline}){held}\\Z)")
+        return re.compile("".join(parts), re.DOTALL)
     # the value: runs of characters that start no marker, or one that starts no marker here
     ending = "|".join(re.escape(lit) for lit in ends)
     parts.append(rf"(?P<value>(?:[^{firsts}]++|(?!{alternatives}).)*+)(?P<end>{ending})")
@@ -259,8 +288,41 @@ def _rest_param(
 _REST_GROUPS = ["key", "value", "end"]
 
 
+@lru_cache(maxsize=256)
+def _param_head(
+    item: XmlParams,
+    between: Markers,
+    value_opens: Markers,
+    value_ends: Markers,
+    start: int,
+) -> re.Pattern[str] | None:
+    """A parameter's start up to its value's first text, from between parameters (`start`
+    BETWEEN), past its OPEN (KEY) or past its key (VALUE_OPEN, where the markup has a value
+    opener): `_whole_param_pattern(head=True)`, made once per family, None where the whole
+    parameter has no pattern or values are stripped (a value's first text and the
+    whitespace `strip` skips before it are then not told apart by one match; metered under
+    a test's scan meter). A streamed delta most often ends inside a value, and this reads
+    the key, the value's opener and its text so far in one match."""
+    if item.strip or (start == VALUE_OPEN and not item.value_open):
+        return None
+    pattern = _whole_param_pattern(
+        item,
+        between,
+        value_opens,
+        value_ends,
+        after_open=start == KEY,
+        head=True,
+        after_key=start == VALUE_OPEN,
+    )
+    groups = ["value", "pend"] if start == VALUE_OPEN else ["key", "value", "pend"]
+    if pattern is None or list(pattern.groupindex) != groups:
+        return None
+    return metered(pattern)
+
+
 forgets(_whole_param.cache_clear)
 forgets(_rest_param.cache_clear)
+forgets(_param_head.cache_clear)
 
 
 def _value_marks(
@@ -334,6 +396,17 @@ def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
     own_at = _own_at(item, ends, value_ends) if marks else ""
     rest = _rest_param(item, between, value_opens, value_ends) if fast and marks else None
     rest_own = own_at if rest is not None else ""
+    # (where the markers that end a value begin with one character: else a value's text
+    # stops at any of theirs, and a head would most often fail where it is tried; and in
+    # the pure build, `_HEADS`)
+    headed = _HEADS and fast and marks and bool(_value_first(value_ends, item.cdata))
+    heads = [
+        _param_head(item, between, value_opens, value_ends, start) if headed else None
+        for start in (BETWEEN, KEY, VALUE_OPEN)
+    ]
+    past_key = len(item.value_open) + 1
+    past_open = min(map(len, item.key_ends)) + past_key
+    heads_least = (min(map(len, item.opens)) + past_open, past_open, past_key)
     # call openers that end a value only when what follows them says a call began
     in_value = OpenerInValue(stops, (*ends.own, *ends.implicit), item.opens)
     tables = (
@@ -373,6 +446,13 @@ def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
         frozenset(
             lit for lit in ends.own if lit not in value_ends.growing and lit not in in_value.held
         ),
+        # a parameter's start to its value's first text, from between parameters and from
+        # past its OPEN (`_param_head`), where `_value_marks` decides the text held after it
+        *heads,
+        # the fewest characters each takes (a value opener and one character of value; a
+        # key end before them past OPEN, and an OPEN before that from between parameters):
+        # shorter text is not one (no text where there is no head)
+        *(least if head is not None else _NEVER for head, least in zip(heads, heads_least)),
         # (`whole_output` reads the last two by their place)
         _whole_param(item, between, value_opens, value_ends) if fast else None,
         in_value,
@@ -381,6 +461,15 @@ def _tables(item: XmlParams, stops: Sequence[str]) -> tuple[Any, ...]:
         _TABLES.clear()
     _TABLES[key] = (item, stops, tables)
     return tables
+
+
+# Whether `_param_head`'s heads are read: in the pure build, where a head's one match saves
+# the Python steps it stands in for (bench/opcodes.py: 5-14% of the bytecodes a delta of the
+# XML families' loop, many_params and many_calls); compiled, the steps cost fewer machine
+# instructions than the match (bench/instructions.py with the heads on: qwen3_coder:loop
+# +9.7%, minicpm5:many_calls +2.7%, iquest_q1:many_calls +3.0%), so they are left to them.
+# (A function of this module is a Python function only where the module runs as Python.)
+_HEADS: Final = type(_value_first).__name__ == "function"
 
 
 # `_tables`' answers by (id(item), id(stops)), the item and stops kept with them (an id is
@@ -451,6 +540,14 @@ class XmlParamsReader(MarkupArgs):
         "_rest_own",
         "_rest_ends",
         "_entity_tail",
+        "_head",
+        "_key_head",
+        "_head_min",
+        "_key_head_min",
+        "_value_head",
+        "_value_head_min",
+        "_key_look",
+        "_head_mark",
     )
 
     item: XmlParams
@@ -484,6 +581,16 @@ class XmlParamsReader(MarkupArgs):
     _rest_min: int
     _rest_own: str
     _rest_ends: frozenset[str]
+    _head: re.Pattern[str] | None
+    _key_head: re.Pattern[str] | None
+    _value_head: re.Pattern[str] | None
+    _value_head_min: int
+    _key_look: int  # the least of `_rest_min` and `_key_head_min`
+    # the last marker a head from between parameters or a key holds (its value's opener, or
+    # its key's end): text without it holds no head (most often a delta ended before it)
+    _head_mark: str
+    _head_min: int
+    _key_head_min: int
     _in_value: OpenerInValue
     # the item's value rules, read per parameter (compiled, an item's field is a look-up on
     # a Python object), and the call openers a value holds undecided (`_in_value.held`)
@@ -534,6 +641,12 @@ class XmlParamsReader(MarkupArgs):
             self._rest_min,
             self._rest_own,
             self._rest_ends,
+            self._head,
+            self._key_head,
+            self._value_head,
+            self._head_min,
+            self._key_head_min,
+            self._value_head_min,
             self._whole,
             self._in_value,
         ) = _tables(item, stops)
@@ -563,6 +676,10 @@ class XmlParamsReader(MarkupArgs):
         self._first = True  # no parameter opened yet: only the first may be a wrapper
         # the trace's (`protocol.Sink.log`): told each change of state; None unless tracing
         self._log = getattr(sink, "log", None)
+        if self._log is not None:  # a traced reader tells each step: no heads
+            self._head_min = self._key_head_min = self._value_head_min = _NEVER
+        self._key_look = min(self._rest_min, self._key_head_min)
+        self._head_mark = item.value_open or item.key_end
         # `json_body`: until a parameter opens, a `{` may begin the arguments as one JSON
         # object instead (the sink and stops its reader would get); then its reader
         self._body: tuple[Sink, tuple[str, ...]] | None = (sink, stops) if item.json_body else None
@@ -749,6 +866,14 @@ class XmlParamsReader(MarkupArgs):
                     at = -1
                     if lit:
                         if text.startswith(lit, pos):
+                            if end - pos >= self._head_min and self._head_mark in text and not eof:
+                                # a parameter that starts here and whose value goes on past
+                                # the text (`_took_head`)
+                                found = self._head.match(text, pos)  # type: ignore[union-attr]
+                                if found is not None:
+                                    took = self._took_head(text, found, None)
+                                    if took:
+                                        return took
                             at = pos
                         elif not eof and end - pos < len(lit) and lit.startswith(text[pos:]):
                             return pos
@@ -788,43 +913,53 @@ class XmlParamsReader(MarkupArgs):
                     if pos == end:
                         break
                 if state == KEY:
-                    if (
-                        end - pos >= self._rest_min
-                        and text.find(self._rest_own, pos) >= 0
-                        and self._log is None
-                    ):
-                        # the rest of the parameter may be here whole (a delta ended inside its
-                        # key): one match, read as `_whole_params` reads one ended by its own
-                        # closer, a wrapper left to it (what the state machine would decide)
-                        found = self._rest.match(text, pos)  # type: ignore[union-attr]
-                        # (its groups, in order: key, value, end)
-                        raw, value, lit = ("", "", "") if found is None else found.groups()
-                        if lit in self._rest_ends:
-                            key = self._keys.get(raw) or self._key_of(raw)
-                            if not (self._first and key.wraps):
-                                self._first = False
-                                if self._strip:
-                                    value = value.rstrip()
-                                elif (
-                                    self._trim_newline
-                                    and not self._keep_last
-                                    and value[-1:] == "\n"
-                                ):
-                                    value = value[: -2 if value[-2:] == "\r\n" else -1]
-                                if self._unescape and "&" in value:
-                                    value = xml_unescape(value)
-                                if not key.dropped:
-                                    count = self._count  # (`_key_prefix`, in line)
-                                    self._count = count + 1
-                                    piece = key.prefix + (
-                                        encode_basestring(value)
-                                        if key.as_text
-                                        else self._typed_piece(key, value)
-                                    )
-                                    self.emit(", " + piece if count else piece)
-                                self.state = state = BETWEEN
-                                pos = found.end()
-                                continue
+                    if end - pos >= self._key_look:
+                        # (text as long as the fewest characters of the rest of a parameter or
+                        # of its head, one compare for both where a delta holds less)
+                        if (
+                            end - pos >= self._rest_min
+                            and text.find(self._rest_own, pos) >= 0
+                            and self._log is None
+                        ):
+                            # the rest of the parameter may be here whole (a delta ended inside its
+                            # key): one match, read as `_whole_params` reads one ended by its own
+                            # closer, a wrapper left to it (what the state machine would decide)
+                            found = self._rest.match(text, pos)  # type: ignore[union-attr]
+                            # (its groups, in order: key, value, end)
+                            raw, value, lit = ("", "", "") if found is None else found.groups()
+                            if lit in self._rest_ends:
+                                key = self._keys.get(raw) or self._key_of(raw)
+                                if not (self._first and key.wraps):
+                                    self._first = False
+                                    if self._strip:
+                                        value = value.rstrip()
+                                    elif (
+                                        self._trim_newline
+                                        and not self._keep_last
+                                        and value[-1:] == "\n"
+                                    ):
+                                        value = value[: -2 if value[-2:] == "\r\n" else -1]
+                                    if self._unescape and "&" in value:
+                                        value = xml_unescape(value)
+                                    if not key.dropped:
+                                        count = self._count  # (`_key_prefix`, in line)
+                                        self._count = count + 1
+                                        piece = key.prefix + (
+                                            encode_basestring(value)
+                                            if key.as_text
+                                            else self._typed_piece(key, value)
+                                        )
+                                        self.emit(", " + piece if count else piece)
+                                    self.state = state = BETWEEN
+                                    pos = found.end()
+                                    continue
+                        if end - pos >= self._key_head_min and self._head_mark in text and not eof:
+                            # the rest of the key, and the value's first text (`_took_head`)
+                            found = self._key_head.match(text, pos)  # type: ignore[union-attr]
+                            if found is not None:
+                                took = self._took_head(text, found, None)
+                                if took:
+                                    return took
                     key_ends = self._key_ends
                     lit = self._key_end_at
                     if lit:  # the one spelling: its first place within a key's reach
@@ -866,6 +1001,13 @@ class XmlParamsReader(MarkupArgs):
                             break
                         state = VALUE_OPEN
                 if state == VALUE_OPEN:
+                    if end - pos >= self._value_head_min and not eof and not self._skipped:
+                        # the value's opener and its first text (`_took_head`)
+                        found = self._value_head.match(text, pos)  # type: ignore[union-attr]
+                        if found is not None:
+                            took = self._took_head(text, found, self._key)
+                            if took:
+                                return took
                     # (`_find_value_open`'s common cases: VALUE_OPEN here, or past a newline no
                     # marker begins with, or its start held)
                     lit = self._value_open_at
@@ -1089,6 +1231,39 @@ class XmlParamsReader(MarkupArgs):
             break
         self._count = count
         return pos
+
+    def _took_head(self, text: str, head: re.Match[str], key: _Key | None) -> int:
+        """Read a parameter's start matched by `_head`, `_key_head` or `_value_head` as the
+        steps from BETWEEN, KEY or VALUE_OPEN to VALUE read it (the match is to the end of
+        the text: the value's first text, then what the VALUE step holds back and returns
+        at). The key, its opener (`_open_param`, in line) and the text are written in one
+        piece; where it goes on is returned, past a line end held (`pend`). 0, having read
+        nothing but the key, when the key is the first parameter's wrapper: the steps decide
+        then."""
+        if key is None:  # (not read yet: the head's)
+            raw: str = head.group("key")
+            key = self._keys.get(raw) or self._key_of(raw)
+        if self._first:  # (only the first parameter may be a wrapper)
+            if key.wraps:
+                return 0
+            self._first = False
+        value: str
+        pend: str
+        value, pend = head.group("value", "pend")
+        self._key = key
+        self._wrapper = False
+        self._pend = pend
+        self.state = VALUE
+        if key.as_text:
+            self._as_text = True
+            count = self._count  # (`_key_prefix`, in line)
+            self._count = count + 1
+            opened = ", " + key.prefix if count else key.prefix
+            self.emit(opened + encode_basestring(value)[:-1])
+        else:
+            self._as_text = False
+            self._typed = [value]
+        return head.end("pend")
 
     def _find_value_open(self, text: str, pos: int, eof: bool) -> int:
         found = self._value_opens.find(text, pos)
