@@ -8,14 +8,18 @@ build with another, where a wall clock on a loaded machine cannot.
     TOOLGRAMMAR_PURE_PYTHON=1 python bench/instructions.py ...    # the pure build
 
 Each row runs in a child process under `valgrind --tool=callgrind`, which counts only
-inside `sorted()` (`--toggle-collect=builtin_sorted`): the timed streams are run as the key
-function of a `sorted` call, so imports, the streams' building and two warm-up runs are not
-counted. A stream is `streams.py`'s shape at SIZE (16K by default) in 16-character
+inside `math.fsum()` (`--toggle-collect=math_fsum`): the timed streams are run by the `map`
+an `fsum` call sums, so imports, the streams' building and two warm-up runs are not
+counted. (Not `sorted()`, as before: callgrind counts inside every call of the toggle
+function, and the imports call `sorted` hundreds of times: ~3.7M instructions a process
+(kimi_k2's) were counted with the runs, divided among them; and a `sorted` inside a parse
+stopped the count while it ran. Nothing imported or run here calls `fsum`.) A stream is
+`streams.py`'s shape at SIZE (16K by default) in 16-character
 deltas; a row is the parser's construction, every feed and `finish`, divided by the
 deltas (or, with --whole, one `parse()`). Needs valgrind; about 20-40 s a row.
 
 `--cold` runs `gc.collect()` before each counted run, outside the counted region (each run
-is its own one-element `sorted`): the collection walks every object of the process, as the
+is its own one-element `fsum`): the collection walks every object of the process, as the
 whole-parse benches' does (`side_by_side.parse_times_ms`), so the run starts with what it
 touches out of the caches. `--cache-sim` has callgrind simulate the caches too (its I1, D1
 and last-level model of this machine) and prints the misses a run, first level
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import math
 import os
 import shutil
 import subprocess
@@ -38,8 +43,8 @@ HERE = Path(__file__).resolve().parent
 
 
 def child(spec: str, whole: bool, reps: int, cold: bool) -> None:
-    """The measured process: warm up, then `reps` runs inside `sorted` (what is counted);
-    `cold`: each run its own `sorted`, after a `gc.collect()` that is not counted."""
+    """The measured process: warm up, then `reps` runs inside `math.fsum` (what is
+    counted); `cold`: each run its own `fsum`, after a `gc.collect()` that is not counted."""
     sys.path.insert(0, str(HERE))
     import streams
     from per_delta import parse_size
@@ -66,9 +71,9 @@ def child(spec: str, whole: bool, reps: int, cold: bool) -> None:
     if cold:
         for _ in range(reps):
             gc.collect()
-            sorted((0,), key=run)
+            math.fsum(map(run, (0,)))
     else:
-        sorted(range(reps), key=run)
+        math.fsum(map(run, range(reps)))
     print(f"{toolgrammar.runtime.build_name()} {len(deltas)}")
 
 
@@ -81,7 +86,7 @@ def count(
         out = os.path.join(scratch, "callgrind.out")
         command = ["valgrind", "--tool=callgrind", "--collect-atstart=no"]
         command += ["--cache-sim=yes"] if cache else []
-        command += ["--toggle-collect=builtin_sorted", f"--callgrind-out-file={out}"]
+        command += ["--toggle-collect=math_fsum", f"--callgrind-out-file={out}"]
         command += [sys.executable, __file__, "--child", spec, "--reps", str(reps)]
         command += ["--whole"] if whole else []
         command += ["--cold"] if cold else []

@@ -1437,10 +1437,10 @@ _MAX_WRITTEN = 1024
 # 4,000 digits: Python refuses to make an int of more than 4,300)
 _JSON_SPACE = "[ \t\n\r]*+"
 _JSON_STRING = '"[^"\\\\\x00-\x1f]*+(?:\\\\(?:["\\\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\\\x00-\x1f]*+)*+"'
-_JSON_PLAIN = (
-    f"(?:{_JSON_STRING}|-?+(?:0|[1-9][0-9]{{0,3999}}+)(?:\\.[0-9]++)?+(?:[eE][-+]?+[0-9]++)?+"
-    "|true|false|null)"
+_JSON_OTHER = (  # (a plain value that is no string)
+    "-?+(?:0|[1-9][0-9]{0,3999}+)(?:\\.[0-9]++)?+(?:[eE][-+]?+[0-9]++)?+|true|false|null"
 )
+_JSON_PLAIN = f"(?:{_JSON_STRING}|{_JSON_OTHER})"
 _FLAT = metered(
     re.compile(
         f"\\{{{_JSON_SPACE}(?:(?P<first>{_JSON_STRING}){_JSON_SPACE}:{_JSON_SPACE}{_JSON_PLAIN}"
@@ -1460,6 +1460,21 @@ _FLAT_RUN = metered(
         f"\\{{(?:(?P<first>{_PLAIN_KEY}): (?:{_PLAIN_KEY}|{_JSON_PLAIN}), (?:{_RUN_MEMBER})*+)?+"
     )
 )
+# the run's members again with every string `"[^"]*+"`: one character test a character (the
+# engine's string class is a set, tested by a call a character); on a run holding no
+# backslash and no control character (`_flat`) each string of it is one the strict
+# class reads to the same closing quote, so the run is `_FLAT_RUN`'s, member for member, and
+# ends where it does (where the next member is one only the strict class reads, an escaped
+# quote, `_FLAT_MORE` reads it from there as it would after `_FLAT_RUN`)
+_LOOSE_STRING = '"[^"]*+"'
+_LOOSE_VALUE = f"(?:{_LOOSE_STRING}|{_JSON_OTHER})"
+_LOOSE_MEMBER = f"{_LOOSE_STRING}: {_LOOSE_VALUE}, "
+_LOOSE_RUN = metered(
+    re.compile(f"\\{{(?:(?P<first>{_LOOSE_STRING}): {_LOOSE_VALUE}, (?:{_LOOSE_MEMBER})*+)?+")
+)
+# a backslash, and the bytes no JSON string holds as they are (a control character is one
+# byte in UTF-8, and no byte of a longer character's is below 0x80)
+_UNCLEAN = bytes(range(0x20)) + b"\\"
 _FLAT_MORE = metered(
     re.compile(
         f"{_JSON_SPACE}{_JSON_STRING}{_JSON_SPACE}:{_JSON_SPACE}{_JSON_PLAIN}"
@@ -1485,9 +1500,20 @@ def _flat(text: str, pos: int, stop: int, asks: tuple) -> int:
     # its first members in the layout models write (`_FLAT_RUN`), the rest as `_FLAT` reads
     # it after a member (`_FLAT_MORE`); where no member is so written, `_FLAT` reads it all.
     # JSON reads one way, so the two matches end where `_FLAT` ends.
-    run = _FLAT_RUN.match(text, pos, stop)
+    run = _LOOSE_RUN.match(text, pos, stop)
     if run is None:
         return -1  # (no object: `_FLAT` fails there too)
+    after = run.end()
+    if after - pos > 1:
+        # the run holds no backslash and no control character (none of `_UNCLEAN` in its
+        # UTF-8 bytes: a byte-table pass, where a pattern's set tests each character by a
+        # call): its loose strings are strict ones; else it is the strict pattern's
+        written = text[pos:after].encode("utf-8", "surrogatepass")
+        if len(written.translate(None, _UNCLEAN)) < len(written):
+            run = _FLAT_RUN.match(text, pos, stop)
+            if run is None:
+                return -1
+            after = run.end()
     first = run.group("first")
     if first is None:
         found = _FLAT.match(text, pos, stop)
@@ -1495,7 +1521,7 @@ def _flat(text: str, pos: int, stop: int, asks: tuple) -> int:
             return -1
         first = found.group("first")
     else:
-        found = _FLAT_MORE.match(text, run.end(), stop)
+        found = _FLAT_MORE.match(text, after, stop)
         if found is None:
             return -1
     end = found.end()

@@ -447,6 +447,48 @@ def test_the_plain_object_read_in_two_matches_ends_where_the_pattern_does() -> N
     assert matched > 1000
 
 
+def test_the_loose_run_is_the_strict_run_where_it_is_clean() -> None:
+    """`whole_output._LOOSE_RUN` (strings `"[^"]*+"`) on a run holding no backslash and no
+    control character matches what `_FLAT_RUN` matches, the same first key;
+    and `_flat` ends where `_FLAT` does whether the loose run or the strict one read the
+    members (escapes, escaped quotes, raw control characters, lone surrogates, non-ASCII)."""
+    rng = random.Random(41)
+    keys = ['"a"', '"k"', '"\\u00e9"', '"a\\""', '"\x01"', '"\ud83d"', '"é"', '"\t"', '""']
+    values = ['"v"', '"x\\"y"', '"\\n"', "1", "-0", "01", "1.5e3", "true", "null", '"\x1f"',
+              '"\u2028"', '"😀"', '"\\\\"', '""', "{}", '"\x7f"']  # fmt: skip
+    read = {"clean": 0, "strict": 0}
+    for _ in range(20000):
+        members = [rng.choice(keys) + ": " + rng.choice(values) for _ in range(rng.randint(0, 6))]
+        text = "{" + ", ".join(members) + rng.choice(["}", ", ", ", }", ""])
+        stop = len(text) if rng.random() < 0.8 else rng.randint(0, len(text))
+        loose = whole_output._LOOSE_RUN.match(text, 0, stop)
+        strict = whole_output._FLAT_RUN.match(text, 0, stop)
+        assert (loose is None) == (strict is None), text
+        if loose is None:
+            continue
+        run = text[: loose.end()]
+        if "\\" not in run and not any(ord(c) < 0x20 for c in run):
+            read["clean"] += 1
+            assert loose.end() <= strict.end(), (text, stop)
+            if loose.group("first") is not None:
+                assert loose.group("first") == strict.group("first"), (text, stop)
+            if loose.end() < strict.end():  # (the next member holds what only strict reads)
+                rest = text[loose.end() : strict.end()]
+                assert "\\" in rest or any(ord(c) < 0x20 for c in rest), (text, stop)
+        else:
+            read["strict"] += 1
+        end = whole_output._flat(text, 0, stop, (lambda key: False, None, frozenset()))
+        found = whole_output._FLAT.match(text, 0, stop)
+        sample = min(whole_output._SAMPLE, stop)
+        if text.count("\\", 0, sample) * 4 > text.count('"', 0, sample):
+            assert end == -1
+            continue
+        first = found.group("first") if found else None
+        plain = first is not None and "\\" not in first
+        assert end == (found.end() if found and (first is None or plain) else -1), (text, stop)
+    assert read["clean"] > 2000 and read["strict"] > 2000, read
+
+
 @pytest.mark.parametrize("family", ("qwen3_coder", "deepseek_v4"))
 def test_parameter_keys_kept_from_output_to_output_are_kept_per_schema(family: str) -> None:
     """What a parameter's key reads as is kept from one parse to the next per tool schema
