@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from support.readers import SchemalessSink, feeds_at
+from support.readers import MINICPM5_PARAMS as MINICPM5
+from support.readers import CountedPattern, SchemalessSink, feeds_at
 from support.tools import function_tool
 from toolgrammar.check.fast_paths import shortcuts_set
 from toolgrammar.runtime import scan_meter, xml_params
@@ -92,22 +93,6 @@ def test_every_split_in_three_reads_as_the_state_machine_reads_it(family: str) -
             assert fast == slow, (family, text, a, b)
 
 
-class _Counted:
-    """A pattern that counts its matches found."""
-
-    def __init__(self, pattern: Any) -> None:
-        self.pattern = pattern
-        self.found = 0
-
-    def match(self, text: str, pos: int) -> Any:
-        found = self.pattern.match(text, pos)
-        self.found += found is not None
-        return found
-
-
-MINICPM5 = XmlParams(
-    open='<param name="', key_end='">', value_end="</param>", xml_unescape=True, cdata=True
-)
 GLM = XmlParams(
     open="<arg_key>", key_end="</arg_key>", value_open="<arg_value>", value_end="</arg_value>"
 )
@@ -167,14 +152,14 @@ def test_a_parameter_start_is_read_by_one_match_as_the_steps_read_it(
 ) -> None:
     """(the comparisons above mean something: the head reads these deltas where it should,
     refuses where it should, and what is sent and held is the state machine's)"""
-    made: list[_Counted] = []
+    made: list[CountedPattern] = []
     real = xml_params._param_head
 
-    def counted(*markup: Any) -> _Counted | None:
+    def counted(*markup: Any) -> CountedPattern | None:
         pattern = real(*markup)
         if pattern is None:
             return None
-        made.append(_Counted(pattern))
+        made.append(CountedPattern(pattern))
         return made[-1]
 
     monkeypatch.setattr(xml_params, "_param_head", counted)

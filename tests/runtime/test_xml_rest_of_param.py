@@ -16,13 +16,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from support.readers import SchemalessSink, feeds_at
+from support.readers import MINICPM5_PARAMS as MINICPM5
+from support.readers import CountedPattern, SchemalessSink, feeds_at
 from support.tools import function_tool
 from toolgrammar.check.fast_paths import shortcuts_set
 from toolgrammar.runtime import scan_meter, xml_params
 from toolgrammar.runtime.render import render_output
 from toolgrammar.runtime.registry import get_spec
-from toolgrammar.runtime.spec import XmlParams
 
 TOOLS = [
     function_tool(
@@ -125,34 +125,16 @@ def test_every_split_in_two_reads_as_the_state_machine_reads_it(family: str) -> 
                 assert fast == slow, (family, text, cut)
 
 
-class _Counted:
-    """A pattern that counts its matches found."""
-
-    def __init__(self, pattern: Any) -> None:
-        self.pattern = pattern
-        self.found = 0
-
-    def match(self, text: str, pos: int) -> Any:
-        found = self.pattern.match(text, pos)
-        self.found += found is not None
-        return found
-
-
-MINICPM5 = XmlParams(
-    open='<param name="', key_end='">', value_end="</param>", xml_unescape=True, cdata=True
-)
-
-
 def test_a_delta_that_ended_inside_a_key_is_read_to_its_closer_by_one_match(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """(the comparison above means something: the rest's pattern reads such a delta, and
     its text is the state machine's; a closer cut at the end is left to the steps)"""
-    made: list[_Counted] = []
+    made: list[CountedPattern] = []
     real = xml_params._rest_param
 
-    def counted(*markup: Any) -> _Counted:
-        made.append(_Counted(real(*markup)))
+    def counted(*markup: Any) -> CountedPattern:
+        made.append(CountedPattern(real(*markup)))
         return made[-1]
 
     monkeypatch.setattr(xml_params, "_rest_param", counted)

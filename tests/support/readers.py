@@ -1,11 +1,13 @@
 """What the tests of argument readers share: the readers a stream's calls were read with, the
-deltas of each feed of a text split at given cuts, and a sink to drive a reader alone."""
+deltas of each feed of a text split at given cuts, a sink to drive a reader alone, and a
+pattern that counts what it found."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import toolgrammar
+from toolgrammar.runtime.spec import XmlParams
 
 
 def readers_fed(parser: Any, text: str) -> list[object]:
@@ -49,3 +51,22 @@ class SchemalessSink:
 
     def unwraps(self, key: str) -> bool:
         return False
+
+
+class CountedPattern:
+    """A pattern that counts its matches found: a shortcut's tests show it was taken."""
+
+    def __init__(self, pattern: Any) -> None:
+        self.pattern = pattern
+        self.found = 0
+
+    def match(self, text: str, pos: int) -> Any:
+        found = self.pattern.match(text, pos)
+        self.found += found is not None
+        return found
+
+
+# MiniCPM5's parameters (grammars/minicpm5.tg), for the XML reader driven alone
+MINICPM5_PARAMS = XmlParams(
+    open='<param name="', key_end='">', value_end="</param>", xml_unescape=True, cdata=True
+)
