@@ -1247,6 +1247,12 @@ def parse_args(peer: Peer, argv: list[str] | None) -> argparse.Namespace:
         "compiled columns (the peer is measured in both runs; the tables show the pure run's). "
         "Default: the build this process runs",
     )
+    parser.add_argument(
+        "--process-per-family",
+        action="store_true",
+        help="measure each family in a fresh process of its own (the peer imported in each), "
+        "so that no family is timed in a heap the earlier ones grew; the results joined",
+    )
     parser.add_argument("--no-correctness", action="store_true")
     parser.add_argument("--json", metavar="PATH")
     parser.add_argument("--markdown", metavar="PATH", help="the tables as Markdown")
@@ -1476,6 +1482,9 @@ def with_compiled(pure: Run, compiled: Run) -> Run:
     return pure
 
 
+FLAGS = ("--process-per-family",)  # options without a value, for `strip_options`
+
+
 def run_both_builds(argv: list[str], args: argparse.Namespace) -> Run:
     """`--ours-build both`: this command twice, pure then compiled, each in a process of its
     own (one process runs one build), their results joined (`with_compiled`)."""
@@ -1494,6 +1503,42 @@ def run_both_builds(argv: list[str], args: argparse.Namespace) -> Run:
     return with_compiled(runs["pure"], runs["compiled"])
 
 
+def run_each_family(argv: list[str], args: argparse.Namespace) -> Run:
+    """`--process-per-family`: this command once per family, each in a process of its own,
+    their results joined in the order of `--families` (`joined`)."""
+    import subprocess
+    import tempfile
+
+    rest = strip_options(
+        without_families(argv), ("--json", "--markdown", "--plot", "--process-per-family")
+    )
+    paths = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for n, family in enumerate(args.families):
+            path = os.path.join(scratch, f"{n}.json")
+            command = [sys.executable, sys.argv[0], *rest, "--families", family, "--json", path]
+            print(f"--process-per-family: {family}", flush=True)
+            subprocess.run(command, check=True)
+            paths.append(path)
+        return joined(paths)
+
+
+def without_families(argv: list[str]) -> list[str]:
+    """argv without `--families` and its values (`--families a b`, `--families=a,b`)."""
+    out, dropping = [], False
+    for arg in argv:
+        if arg == "--families":
+            dropping = True
+        elif arg.startswith("--families="):
+            dropping = False
+        elif dropping and not arg.startswith("-"):
+            continue
+        else:
+            dropping = False
+            out.append(arg)
+    return out
+
+
 def strip_options(argv: list[str], names: tuple[str, ...]) -> list[str]:
     """argv without the options `names` (each with its one value, spelled `--x v` or `--x=v`)."""
     out, skip = [], False
@@ -1501,7 +1546,7 @@ def strip_options(argv: list[str], names: tuple[str, ...]) -> list[str]:
         if skip:
             skip = False
         elif arg in names:
-            skip = True
+            skip = arg not in FLAGS
         elif not arg.split("=", 1)[0] in names:
             out.append(arg)
     return out
@@ -1529,6 +1574,13 @@ def main(peer: Peer, argv: list[str] | None = None) -> int:
         return 0
     if args.ours_build == "both" and not args.check_env:
         run = run_both_builds(sys.argv[1:] if argv is None else argv, args)
+        if args.json:
+            write_json(args.json, run, args)
+        report(run, args, args.sizes)
+        return 0
+    if args.process_per_family and not args.check_env and len(args.families) > 1:
+        ensure_build(args.ours_build)
+        run = run_each_family(sys.argv[1:] if argv is None else argv, args)
         if args.json:
             write_json(args.json, run, args)
         report(run, args, args.sizes)

@@ -147,3 +147,37 @@ def test_both_builds_join_into_compiled_columns_and_their_own_rows_behind() -> N
         pure, side_by_side.Run({"ours_build": "pure"}, "Peer", "1", [])
     )
     assert all(s.ours_compiled is None for s in plain.results[0].streams)
+
+
+def test_a_family_per_process_rebuilds_the_command_line_for_one_family() -> None:
+    """`--process-per-family`: each child gets the parent's options for one family, without
+    the parent's families, outputs or the option itself (a child would spawn children)."""
+    argv = ["--families", "kimi_k2", "mistral", "--sizes", "1K,16K", "--process-per-family",
+            "--json", "out.json", "--ours-build", "both", "--markdown=t.md"]  # fmt: skip
+    rest = side_by_side.strip_options(
+        side_by_side.without_families(argv),
+        ("--json", "--markdown", "--plot", "--process-per-family"),
+    )
+    assert rest == ["--sizes", "1K,16K", "--ours-build", "both"]
+    assert side_by_side.without_families(["--families=a,b", "--repeat", "2"]) == ["--repeat", "2"]
+    # `--ours-build both` keeps the flag for each build's run, and drops only its own options
+    assert side_by_side.strip_options(argv, ("--ours-build", "--json")) == [
+        "--families", "kimi_k2", "mistral", "--sizes", "1K,16K", "--process-per-family",
+        "--markdown=t.md",
+    ]  # fmt: skip
+
+
+def test_the_families_run_apart_join_in_their_order(tmp_path: Path) -> None:
+    """The per-family runs' files join into one run, in the order they were measured."""
+    paths = []
+    for n, family in enumerate(["b_family", "a_family"]):
+        run = side_by_side.Run({"ours_build": "compiled"}, "Peer", "1", [
+            _family(family, [(_speed(1.0 + n, 1.0), _speed(2.0, 2.0))], unparsable=0),
+        ])  # fmt: skip
+        path = tmp_path / f"{n}.json"
+        side_by_side.write_json(str(path), run, side_by_side.argparse.Namespace(x=1))
+        paths.append(str(path))
+    joined = side_by_side.joined(paths)
+    assert [r.family for r in joined.results] == ["b_family", "a_family"]
+    assert joined.results[1].streams[0].ours.median_us == {"1K": 2.0}
+    assert joined.machine["ours_build"] == "compiled"
