@@ -31,7 +31,7 @@ from .citations import stripping, tail_end
 from .deltas import CallParts, Delta, DeltaBuffer, args_deltas, random_call_id
 from .dialect_sink import DialectSink
 from .item_readers import ItemReaders
-from .markers import NextStop
+from .markers import Markers, NextStop
 from .messages import MessageHeaders
 from .modes import CALL, CONTENT, HEADER, REASONING, SECTION
 from .outcomes import ABANDON, ABSENT, CLOSES_REASONING, CLOSES_SECTION, COMPLETE, END, ENDED, FEED
@@ -133,6 +133,12 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         # loop stops there, a scan of that rest would hold it back again (a shortcut:
         # `shortcuts.ON`; tests/runtime/test_held_rest.py)
         self._held_rest = False
+        # the markers the last `_scan` searched, where it sent all its text as content and
+        # the next scan would search them again from an empty buffer: a delta holding none
+        # of their first characters is that content too (`feed`; untraced, shortcuts on).
+        # Only a scan that ends its run sets it (`_held_rest`), only `feed` reads it, and
+        # its next run (`feed`'s general path) drops it: `finish` and `whole` read no more
+        self._prose: Markers | None = None
         # the call openers `_marker` opens a call on at once (`tables.plain_openers`;
         # untraced: the trace is told each decision)
         self._plain_openers = self.family.plain_openers if log is None else frozenset()
@@ -218,6 +224,17 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             raise RuntimeError("feed() after finish()")
         if text:
             if self._log is None:
+                prose = self._prose
+                if prose is not None:  # (set only by the scan that ended the last run)
+                    if len(text) <= MARGIN and prose.find_first(text) is None:
+                        # no marker nor the start of one in it: the scan would send it all
+                        # as text (`_text`), and search the same markers next unless the
+                        # text ended `after_calls` (`_same_markers`)
+                        self._text(text)
+                        if not self._same_markers(prose):
+                            self._prose = None
+                        return self._out.take()
+                    self._prose = None  # (a run changes what it holds)
                 self._run(self._state.pending + text, False)
             else:
                 self._log(FEED, text, False)
@@ -447,7 +464,11 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                 else:  # `<tool_ca`, `plan</thi`: markup cut off, dropped with the
                     self._state.ws_held.clear()  # whitespace right before it
                 return len(buf)
-            self._held_rest = shortcuts.ON and self._same_markers(markers)
+            self._held_rest = held_rest = shortcuts.ON and self._same_markers(markers)
+            if not held and held_rest and mode == CONTENT and not reopen:
+                # all sent, nothing pending, no opener considered (`_run` reads one before
+                # any scan): a prose delta next is read by `feed` at once (untraced)
+                self._prose = markers
             return stop
         if markers.may_grow(buf, at, lit) and not (eof and self._ends_at(buf, at + len(lit))):
             self._text(buf[pos:at])  # the marker may still be the start of a longer one

@@ -81,6 +81,7 @@ class Markers:
         "_firsts",
         "firsts",
         "lead",
+        "find_first",
         "_longer",
         "_grows",
         "growing",
@@ -150,6 +151,13 @@ class Markers:
         # there is none): text from a position without it holds no marker and no start of
         # one, which one `str.find` tells (a reader's delta, before any regex search)
         self.lead = self._firsts[0] if len(self._firsts) == 1 else ""
+        # `find_first(text)`: the first character of the text any marker begins with, or
+        # None: a text without one holds no marker and no start of one (`Engine.feed`)
+        self.find_first: Callable[[str], re.Match[str] | None] = (
+            re.compile(f"[{''.join(re.escape(c) for c in self._firsts)}]").search
+            if self._firsts
+            else _no_match
+        )
         # markers that another marker begins with: a match of one may still grow into the other
         self._longer = {
             lit: tuple(other for other in unique if len(other) > len(lit) and other.startswith(lit))
