@@ -231,7 +231,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                         # as text (`_text`), and search the same markers next unless the
                         # text ended `after_calls` (`_same_markers`)
                         self._text(text)
-                        if not self._same_markers(prose):
+                        if not self._same_markers(prose, self.mode):
                             self._prose = None
                         return self._out.take()
                     self._prose = None  # (a run changes what it holds)
@@ -464,16 +464,18 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                 else:  # `<tool_ca`, `plan</thi`: markup cut off, dropped with the
                     self._state.ws_held.clear()  # whitespace right before it
                 return len(buf)
-            self._held_rest = held_rest = shortcuts.ON and self._same_markers(markers)
-            if not held and held_rest and mode == CONTENT and not reopen:
+            self._held_rest = held_rest = shortcuts.ON and self._same_markers(markers, mode)
+            if not held and held_rest and not reopen and (mode == CONTENT or mode == REASONING):
                 # all sent, nothing pending, no opener considered (`_run` reads one before
-                # any scan): a prose delta next is read by `feed` at once (untraced)
+                # any scan): a prose delta next is read by `feed` at once (untraced). (What
+                # chose the markers, `_text` does not change: in reasoning, `quick` reads
+                # the state of calls from reasoning, not `reasoned`)
                 self._prose = markers
             return stop
         if markers.may_grow(buf, at, lit) and not (eof and self._ends_at(buf, at + len(lit))):
             self._text(buf[pos:at])  # the marker may still be the start of a longer one
             if not eof:
-                self._held_rest = shortcuts.ON and self._same_markers(markers)
+                self._held_rest = shortcuts.ON and self._same_markers(markers, mode)
                 return at
             self._state.ws_held.clear()  # the output ends inside the longer marker: markup
             return len(buf)
@@ -504,11 +506,17 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             return after
         return self._marker(lit, at + len(lit))
 
-    def _same_markers(self, markers: Any) -> bool:
-        """Whether the next scan would search `markers` again: the text a scan sent may
-        have ended `after_calls` (text after the calls: their section's closer is text
-        again), which chose the markers; nothing else a scan sends changes them."""
-        return self._state.after_calls or markers is not self.family.after_calls_markers
+    def _same_markers(self, markers: Any, mode: int) -> bool:
+        """Whether the next scan would search `markers` again: the text a scan sent in
+        content may have ended `after_calls` (text after the calls: their section's closer
+        is text again), which chose the markers; nothing else a scan sends changes them, and
+        no other mode's choice reads it. (The markers of the same literals are one object:
+        content's may be the after-calls ones, so in content this says no at worst.)"""
+        return (
+            mode != CONTENT
+            or self._state.after_calls
+            or markers is not self.family.after_calls_markers
+        )
 
     def _text(self, text: str) -> None:
         if not text or (self._headers is not None and self._headers.dropping):
