@@ -7,7 +7,8 @@ parameters, `json_args` and `json_call` objects, a `json_call` object's head (`{
 without its outer scanner (`json_call._lean_read`), a delta with no marker's first character
 in it (`Markers.lead`: one `str.find`, no search), a JSON value in `json_stream`, a Python
 string in `python_calls`, a call's runs of literals (`tables._Run`), an empty `skip` at its
-`until` (`tables.empty_skips`). Each is a hand-written twin of its state machine and must
+`until` (`tables.empty_skips`), a prose delta after prose sent without a scan
+(`Engine._prose`). Each is a hand-written twin of its state machine and must
 decide as it does. Two guards keep them honest:
 
 - `ON`: `TOOLGRAMMAR_NO_SHORTCUTS=1` in the environment (read once, at import) turns every
