@@ -185,14 +185,15 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                     if outcome == READ:
                         pos = self._run_call(buf, pos, False)
                         outcome = self._outcome
+                    out = self._out
                     if outcome == WAIT:
                         state.pending = buf[pos:]
-                        return self._out.take()
+                        return out.take() if out.entries else []  # (most wait with nothing)
                     if outcome == RETRY:
                         buf, pos = _rewound(buf, pos, state.rewind)  # type: ignore[arg-type]
                         state.rewind = None
                     self._run(buf, False, pos)
-                    return self._out.take()
+                    return out.take() if out.entries else []
                 out = self._out
                 if call.dropped or out.entries:  # (its output dropped, or after an error)
                     return self._hot_read(call, buf, dialect.read(buf, 0, False))
@@ -223,13 +224,15 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                 self._log(FEED, text, False)
                 self._run(self._state.pending + text, eof=False)
                 self._log(HELD)
-        return self._out.take()
+        out = self._out
+        return out.take() if out.entries else []  # (`take`'s answer, without its call)
 
     def _hot_read(self, call: CallRecord, buf: str, new: int) -> list[Delta]:
         """The rest of a hot call's feed (`feed`) when its dialect wrote more than its
         arguments, or ended them at `new`: the engine's loop goes on from there."""
         out = self._out
-        out.settle(call.index)
+        if out.lone is not None:  # (`settle`'s test, without its call)
+            out.settle(call.index)
         if call.ws_tail and new > 0:
             call.ws_tail.clear()
         if call.dialect.done:
@@ -239,7 +242,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         if call.hold is None:  # (committed, its text not recorded, nor its arguments held)
             self._hot = call, call.item
         self._state.pending = buf[new:]
-        return out.take()
+        return out.take() if out.entries else []
 
     def finish(self, reason: str = "stop") -> list[Delta]:
         """End of output. The reason decides what was held back: at a normal stop nothing
@@ -319,20 +322,21 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                 if call.raw is not None and self._call is call:
                     self._raw_sync(call, pos)
                 outcome = self._outcome
+                if outcome == WAIT:
+                    break
                 if outcome == RETRY:  # another shape reads the same text again
                     buf, pos = _rewound(buf, pos, state.rewind)  # type: ignore[arg-type]
                     state.rewind = None
                     continue
-                if outcome == WAIT:
-                    break
             elif mode == HEADER:
                 pos = self._header(buf, pos, eof)
                 if self._headers.outcome == WAIT:  # type: ignore[union-attr]
                     break
             else:
-                if pos >= len(buf):
+                left = len(buf) - pos
+                if left <= 0:
                     break
-                if len(buf) - pos > MARGIN and self._replays and self._log is None:
+                if left > MARGIN and self._replays and self._log is None:
                     if repeats is None:
                         repeats = Repeats()
                     pos = repeats.at(self, buf, pos)  # past the units replayed, if any
@@ -392,17 +396,18 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
     def _scan(self, buf: str, pos: int, eof: bool) -> int:
         family = self.family
         mode = self.mode
+        state = self._state
         # a call opener on text its call would only give back is passed over: the same
         # result, without making the call (`tables._gives_back`); not at the end of the
         # output, where a section's opener may go back with it, nor before the prompt's
         # marker is read
-        quick = self._quick and not eof and not self._state.prompt
+        quick = self._quick and not eof and not state.prompt
         if quick and mode == REASONING and self._opener_makes_no_call():
             # an opener held in reasoning is decided by `_considered` (its pattern, within
             # its window), one that reasoning closed is text: the pass, which reads the
             # whole text and the whitespace after an opener with it, would decide otherwise
             quick = False
-        reopen = self._state.reopen
+        reopen = state.reopen
         acts = _NO_ACTS
         if mode == SECTION:  # (first: none of the tests below holds in a section)
             markers = family.quick_section_markers if quick else family.section_markers
@@ -410,7 +415,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             markers, acts = family.reopen[reopen]  # text in the block a skip's opener opened
         elif self._headers is not None and self._headers.routed and mode != SECTION:
             markers = family.routed_markers
-        elif mode == CONTENT and self._state.after_calls:
+        elif mode == CONTENT and state.after_calls:
             markers = family.after_calls_markers  # type: ignore[assignment]
         elif mode == CONTENT:
             markers = family.quick_content_markers if quick else family.content_markers
@@ -445,11 +450,19 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                 if self._held_is_prose(buf, stop):
                     self._text(buf[stop:])
                 else:  # `<tool_ca`, `plan</thi`: markup cut off, dropped with the
-                    self._state.ws_held.clear()  # whitespace right before it
+                    state.ws_held.clear()  # whitespace right before it
                 return len(buf)
-            self._held_rest = shortcuts.ON and self._same_markers(markers)
+            # (`_same_markers`, inline: the commonest scan holds a tail)
+            self._held_rest = shortcuts.ON and (
+                state.after_calls or markers is not family.after_calls_markers
+            )
             return stop
-        if markers.may_grow(buf, at, lit) and not (eof and self._ends_at(buf, at + len(lit))):
+        # (`may_grow` asked only of a marker a longer one begins: no other may grow)
+        if (
+            lit in markers.growing
+            and markers.may_grow(buf, at, lit)
+            and not (eof and self._ends_at(buf, at + len(lit)))
+        ):
             self._text(buf[pos:at])  # the marker may still be the start of a longer one
             if not eof:
                 self._held_rest = shortcuts.ON and self._same_markers(markers)
