@@ -31,7 +31,7 @@ from .citations import stripping, tail_end
 from .deltas import CallParts, Delta, DeltaBuffer, args_deltas, random_call_id
 from .dialect_sink import DialectSink
 from .item_readers import ItemReaders
-from .markers import NextStop
+from .markers import Markers, NextStop
 from .messages import MessageHeaders
 from .modes import CALL, CONTENT, HEADER, REASONING, SECTION
 from .outcomes import ABANDON, ABSENT, CLOSES_REASONING, CLOSES_SECTION, COMPLETE, END, ENDED, FEED
@@ -129,10 +129,12 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         self._raw_from: int = 0
         # the call waiting in its dialect after the last delta, and its item (`feed`)
         self._hot: tuple[CallRecord, int] | None = None
-        # the last `_scan` held back the rest of its text as the start of a marker: the
-        # loop stops there, a scan of that rest would hold it back again (a shortcut:
+        # the markers the last `_scan` held back the rest of its text as the start of (None:
+        # it did not): the loop stops there, a scan of that rest would hold it back again;
+        # kept until the next `_run`, so that the next feed, while all the text held is
+        # still only the start of one of them, is held at once (`feed`) (a shortcut:
         # `shortcuts.ON`; tests/runtime/test_held_rest.py)
-        self._held_rest = False
+        self._held_rest: Markers | None = None
         # the call openers `_marker` opens a call on at once (`tables.plain_openers`;
         # untraced: the trace is told each decision)
         self._plain_openers = self.family.plain_openers if log is None else frozenset()
@@ -219,7 +221,24 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             raise RuntimeError("feed() after finish()")
         if text:
             if self._log is None:
-                self._run(self._state.pending + text, False)
+                state = self._state
+                held = self._held_rest
+                if held is not None:  # the last feed ended holding the start of a marker
+                    buf = state.pending + text
+                    # still all of it only that (no marker in it), as a scan would find:
+                    # held again, without the loop and the scan (`_run`, `_scan`)
+                    if (
+                        len(buf) <= held.max_prefix  # (`could_start`, inline)
+                        and buf in held.prefixes
+                        and len(buf) <= MARGIN
+                        and held.find(buf, 0) is None
+                    ):
+                        state.pending = buf
+                        out = self._out
+                        return out.take() if out.entries else []
+                    self._run(buf, False)
+                else:
+                    self._run(state.pending + text, False)
             else:
                 self._log(FEED, text, False)
                 self._run(self._state.pending + text, eof=False)
@@ -295,6 +314,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
 
     def _run(self, buf: str, eof: bool, pos: int = 0) -> None:
         state = self._state
+        self._held_rest = None  # (set again only by a scan that holds this text's rest)
         repeats = None  # a long text's boundaries, for a unit read the same twice (`repeats.py`)
         while True:
             if state.considered is not None:
@@ -341,9 +361,8 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                         repeats = Repeats()
                     pos = repeats.at(self, buf, pos)  # past the units replayed, if any
                 new = self._scan(buf, pos, eof)
-                if self._held_rest:  # (the rest may begin a marker: another scan holds it)
-                    self._held_rest = False
-                    pos = new
+                if self._held_rest is not None:  # (the rest may begin a marker: another scan
+                    pos = new  # holds it; kept for the next feed, `feed`)
                     break
                 if new == pos and self.mode == mode:
                     break
@@ -453,9 +472,8 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                     state.ws_held.clear()  # whitespace right before it
                 return len(buf)
             # (`_same_markers`, inline: the commonest scan holds a tail)
-            self._held_rest = shortcuts.ON and (
-                state.after_calls or markers is not family.after_calls_markers
-            )
+            if shortcuts.ON and (state.after_calls or markers is not family.after_calls_markers):
+                self._held_rest = markers
             return stop
         # (`may_grow` asked only of a marker a longer one begins: no other may grow)
         if (
@@ -465,7 +483,8 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         ):
             self._text(buf[pos:at])  # the marker may still be the start of a longer one
             if not eof:
-                self._held_rest = shortcuts.ON and self._same_markers(markers)
+                if shortcuts.ON and self._same_markers(markers):
+                    self._held_rest = markers
                 return at
             self._state.ws_held.clear()  # the output ends inside the longer marker: markup
             return len(buf)
