@@ -172,16 +172,19 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             raise TypeError(f"feed() takes str, not {type(text).__name__}")
         hot = self._hot
         if hot is not None and text:  # the call waits in its dialect: straight to it
-            self._hot = None  # (None once finished, and while tracing: `_read_dialect`)
+            # (`_hot` stays set through the commonest read below, which leaves it so, and
+            # nothing a dialect asks reads it; every other way clears it first: None once
+            # finished, and while tracing, `_read_dialect`)
             call = hot[0]
+            state = self._state
             if call is self._call and call.item == hot[1] and self.mode == CALL:
-                buf = self._state.pending + text
+                buf = state.pending + text
                 dialect: Any = call.dialect
                 if dialect is None:  # (none yet: it waits for its name's end)
                     # its name item read at once, then, as `_run` and `_run_call` go on
                     # (its text not recorded), the call's next items, then `_run` on from
                     # where they stopped
-                    state = self._state
+                    self._hot = None
                     pos = self._hot_name(call, buf)
                     outcome = self._outcome
                     if outcome == READ:
@@ -198,11 +201,13 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                     return out.take() if out.entries else []
                 out = self._out
                 if call.dropped or out.entries:  # (its output dropped, or after an error)
+                    self._hot = None
                     return self._hot_read(call, buf, dialect.read(buf, 0, False))
                 lone = out.lone = []
                 try:
                     new = dialect.read(buf, 0, False)
                 except BaseException:  # (what it sent is kept, as the engine's loop keeps it)
+                    self._hot = None
                     out.settle(call.index)
                     raise
                 # (read as `self._out.lone`: mypy narrows `out.lone` to the list set above
@@ -213,10 +218,11 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                     if call.ws_tail and new > 0:
                         call.ws_tail.clear()
                     self._outcome = WAIT
-                    self._hot = hot
-                    self._state.pending = buf[new:]
+                    state.pending = buf[new:]
                     return args_deltas(call.index, lone)
+                self._hot = None
                 return self._hot_read(call, buf, new)
+            self._hot = None  # (another call, or item, since: read as usual)
         if self.finished:
             raise RuntimeError("feed() after finish()")
         if text:
