@@ -22,7 +22,7 @@ what was held back (`output_end.py`).
 from __future__ import annotations
 
 from functools import partial
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from .call_head import HeadReaders
 from .call_outcome import MALFORMED, PARTIAL, WHOLE, CallOutcome
@@ -184,8 +184,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                     # its name item read at once, then, as `_run` and `_run_call` go on
                     # (its text not recorded), the call's next items, then `_run` on from
                     # where they stopped
-                    self._hot = None
-                    pos = self._hot_name(call, buf)
+                    pos = self._hot_name(call, buf)  # (it clears `_hot` unless it waits)
                     outcome = self._outcome
                     if outcome == READ:
                         pos = self._run_call(buf, pos, False)
@@ -320,7 +319,9 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
 
     def _run(self, buf: str, eof: bool, pos: int = 0) -> None:
         state = self._state
-        self._held_rest = None  # (set again only by a scan that holds this text's rest)
+        # (set again only by a scan that holds this text's rest; cast: not narrowed to
+        # None across the loop's scans, "Stale narrowing" in docs/compiled.md)
+        self._held_rest = cast("Markers | None", None)
         repeats = None  # a long text's boundaries, for a unit read the same twice (`repeats.py`)
         while True:
             if state.considered is not None:
