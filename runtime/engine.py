@@ -22,7 +22,7 @@ what was held back (`output_end.py`).
 from __future__ import annotations
 
 from functools import partial
-from typing import Any, Callable, cast
+from typing import Any, Callable
 
 from .call_head import HeadReaders
 from .call_outcome import MALFORMED, PARTIAL, WHOLE, CallOutcome
@@ -319,9 +319,9 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
 
     def _run(self, buf: str, eof: bool, pos: int = 0) -> None:
         state = self._state
-        # (set again only by a scan that holds this text's rest; cast: not narrowed to
-        # None across the loop's scans, "Stale narrowing" in docs/compiled.md)
-        self._held_rest = cast("Markers | None", None)
+        # (set again only by a scan that holds this text's rest; typed so, not narrowed to
+        # None across the loop's scans: "Stale narrowing" in docs/compiled.md)
+        self._held_rest = _NOT_HELD
         repeats = None  # a long text's boundaries, for a unit read the same twice (`repeats.py`)
         while True:
             if state.considered is not None:
@@ -1003,6 +1003,10 @@ def _plans_of(family: Any) -> tuple[Plan, ...]:
     _PLANS[id(family)] = family, plans
     return plans
 
+
+# `_run`'s `_held_rest` at its start: none held, typed as the attribute (a plain None would
+# narrow it to None for mypy across the scans that set it; `typing.cast` is a call in Python)
+_NOT_HELD: Markers | None = None
 
 # `_scan`'s acts outside a reopened block: none (shared, never written)
 _NO_ACTS: dict[str, tuple[str, bool]] = {}
