@@ -218,23 +218,27 @@ class HeadReaders:
 
     def _hot_name(self: Engine, call: CallRecord, buf: str) -> int:
         """A hot feed of a call waiting for its name's end (`_read_name` set `_hot`: a name
-        no requested tool bounds, its text held from 0): its name item read as `_read_name` reads it, its answer in `_outcome`, the
-        position reached returned; while it still waits (no `until`, no longer than the
-        name may reach, nothing no name holds), without `_read_name`'s other questions."""
+        no requested tool bounds, its text held from 0): its name item read as `_read_name`
+        reads it, its answer in `_outcome`, the position reached returned; while it still
+        waits (no `until`, no longer than the name may reach, nothing no name holds),
+        without `_read_name`'s other questions. `feed` leaves `_hot` set: cleared here
+        unless the name still waits."""
         item, markers, reach = self.family.name_reads[call.shape, call.item]
         if len(buf) > reach:
+            self._hot = None  # (`_read_name` sets it again if the name still waits)
             return self._read_name(call, item, buf, 0, False)
         found = markers.find(buf, 0)  # (`_read_name`'s search: the whole text is in reach)
         if found is not None:
+            self._hot = None
             return self._name_ends(call, item, buf, 0, found.start(), found.group(), reach)
         # (`_never_a_name`, its shortcut inline, on while `_hot` is set: a first character
         # a match of the name's pattern may begin with, not whitespace, decides at once)
         pattern = item.pattern
         if pattern is None or buf[0].isspace() or not may_begin(pattern, buf[0]):
             if self._never_a_name(item, buf, 0, markers):
+                self._hot = None
                 return self._abandon(call, 0)
-        self._hot = call, call.item
-        self._outcome = WAIT
+        self._outcome = WAIT  # (`_hot` left as the feed found it: this call and item)
         return 0
 
     def _may_be_requested(self: Engine, buf: str, pos: int, ends: Markers) -> bool:

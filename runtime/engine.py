@@ -129,15 +129,18 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         self._raw_from: int = 0
         # the call waiting in its dialect after the last delta, and its item (`feed`)
         self._hot: tuple[CallRecord, int] | None = None
-        # the last `_scan` held back the rest of its text as the start of a marker: the
-        # loop stops there, a scan of that rest would hold it back again (a shortcut:
+        # the markers the last `_scan` held back the rest of its text as the start of (None:
+        # it did not): the loop stops there, a scan of that rest would hold it back again;
+        # kept until the next `_run`, so that the next feed, while all the text held is
+        # still only the start of one of them, is held at once (`feed`) (a shortcut:
         # `shortcuts.ON`; tests/runtime/test_held_rest.py)
-        self._held_rest = False
-        # the markers the last `_scan` searched, where it sent all its text as content and
-        # the next scan would search them again from an empty buffer: a delta holding none
-        # of their first characters is that content too (`feed`; untraced, shortcuts on).
-        # Only a scan that ends its run sets it (`_held_rest`), only `feed` reads it, and
-        # its next run (`feed`'s general path) drops it: `finish` and `whole` read no more
+        self._held_rest: Markers | None = None
+        # the markers the last `_scan` searched, where it sent all its text as content (or
+        # reasoning) and the next scan would search them again from an empty buffer: a delta
+        # holding none of their first characters is sent as that scan would send it
+        # (`feed`; untraced, shortcuts on). Set with `_held_rest` (it implies it), read only
+        # by `feed`, and dropped by `feed` before its next run: `finish` and `whole` read no
+        # more deltas
         self._prose: Markers | None = None
         # the call openers `_marker` opens a call on at once (`tables.plain_openers`;
         # untraced: the trace is told each decision)
@@ -176,36 +179,41 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             raise TypeError(f"feed() takes str, not {type(text).__name__}")
         hot = self._hot
         if hot is not None and text:  # the call waits in its dialect: straight to it
-            self._hot = None  # (None once finished, and while tracing: `_read_dialect`)
+            # (`_hot` stays set through the commonest read below, which leaves it so, and
+            # nothing a dialect asks reads it; every other way clears it first: None once
+            # finished, and while tracing, `_read_dialect`)
             call = hot[0]
+            state = self._state
             if call is self._call and call.item == hot[1] and self.mode == CALL:
-                buf = self._state.pending + text
+                buf = state.pending + text
                 dialect: Any = call.dialect
                 if dialect is None:  # (none yet: it waits for its name's end)
                     # its name item read at once, then, as `_run` and `_run_call` go on
                     # (its text not recorded), the call's next items, then `_run` on from
                     # where they stopped
-                    state = self._state
-                    pos = self._hot_name(call, buf)
+                    pos = self._hot_name(call, buf)  # (it clears `_hot` unless it waits)
                     outcome = self._outcome
                     if outcome == READ:
                         pos = self._run_call(buf, pos, False)
                         outcome = self._outcome
+                    out = self._out
                     if outcome == WAIT:
                         state.pending = buf[pos:]
-                        return self._out.take()
+                        return out.take() if out.entries else []  # (most wait with nothing)
                     if outcome == RETRY:
                         buf, pos = _rewound(buf, pos, state.rewind)  # type: ignore[arg-type]
                         state.rewind = None
                     self._run(buf, False, pos)
-                    return self._out.take()
+                    return out.take() if out.entries else []
                 out = self._out
                 if call.dropped or out.entries:  # (its output dropped, or after an error)
+                    self._hot = None
                     return self._hot_read(call, buf, dialect.read(buf, 0, False))
                 lone = out.lone = []
                 try:
                     new = dialect.read(buf, 0, False)
                 except BaseException:  # (what it sent is kept, as the engine's loop keeps it)
+                    self._hot = None
                     out.settle(call.index)
                     raise
                 # (read as `self._out.lone`: mypy narrows `out.lone` to the list set above
@@ -216,37 +224,58 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                     if call.ws_tail and new > 0:
                         call.ws_tail.clear()
                     self._outcome = WAIT
-                    self._hot = hot
-                    self._state.pending = buf[new:]
+                    state.pending = buf[new:]
                     return args_deltas(call.index, lone)
+                self._hot = None
                 return self._hot_read(call, buf, new)
+            self._hot = None  # (another call, or item, since: read as usual)
         if self.finished:
             raise RuntimeError("feed() after finish()")
         if text:
             if self._log is None:
-                prose = self._prose
-                if prose is not None:  # (set only by the scan that ended the last run)
-                    if len(text) <= MARGIN and prose.find_first(text) is None:
-                        # no marker nor the start of one in it: the scan would send it all
-                        # as text (`_text`), and search the same markers next unless the
-                        # text ended `after_calls` (`_same_markers`)
-                        self._text(text)
-                        if not self._same_markers(prose, self.mode):
-                            self._prose = None
-                        return self._out.take()
-                    self._prose = None  # (a run changes what it holds)
-                self._run(self._state.pending + text, False)
+                state = self._state
+                held = self._held_rest
+                if held is not None:  # the last feed ended holding the start of a marker
+                    prose = self._prose
+                    if prose is not None:  # (and nothing held: the last scan sent it all)
+                        if len(text) <= MARGIN and prose.find_first(text) is None:
+                            # no marker nor the start of one in it: the scan would send it
+                            # all as text (`_text`), and search the same markers next unless
+                            # the text ended `after_calls` (`_same_markers`)
+                            self._text(text)
+                            if not self._same_markers(prose, self.mode):
+                                self._prose = self._held_rest = None
+                            out = self._out
+                            return out.take() if out.entries else []
+                        self._prose = None  # (a run changes what it holds)
+                    buf = state.pending + text
+                    # still all of it only that (no marker in it), as a scan would find:
+                    # held again, without the loop and the scan (`_run`, `_scan`)
+                    if (
+                        len(buf) <= held.max_prefix  # (`could_start`, inline)
+                        and buf in held.prefixes
+                        and len(buf) <= MARGIN
+                        and held.find(buf, 0) is None
+                    ):
+                        state.pending = buf
+                        out = self._out
+                        return out.take() if out.entries else []
+                    self._run(buf, False)
+                else:
+                    self._run(state.pending + text, False)
             else:
                 self._log(FEED, text, False)
                 self._run(self._state.pending + text, eof=False)
                 self._log(HELD)
-        return self._out.take()
+        out = self._out
+        return out.take() if out.entries else []  # (`take`'s answer, without its call)
 
     def _hot_read(self, call: CallRecord, buf: str, new: int) -> list[Delta]:
         """The rest of a hot call's feed (`feed`) when its dialect wrote more than its
         arguments, or ended them at `new`: the engine's loop goes on from there."""
         out = self._out
-        out.settle(call.index)
+        if out.lone is not None:  # (`settle`'s test, without its call)
+            out.settle(call.index)
         if call.ws_tail and new > 0:
             call.ws_tail.clear()
         if call.dialect.done:
@@ -256,7 +285,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
         if call.hold is None:  # (committed, its text not recorded, nor its arguments held)
             self._hot = call, call.item
         self._state.pending = buf[new:]
-        return out.take()
+        return out.take() if out.entries else []
 
     def finish(self, reason: str = "stop") -> list[Delta]:
         """End of output. The reason decides what was held back: at a normal stop nothing
@@ -309,6 +338,9 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
 
     def _run(self, buf: str, eof: bool, pos: int = 0) -> None:
         state = self._state
+        # (set again only by a scan that holds this text's rest; typed so, not narrowed to
+        # None across the loop's scans: "Stale narrowing" in docs/compiled.md)
+        self._held_rest = _NOT_HELD
         repeats = None  # a long text's boundaries, for a unit read the same twice (`repeats.py`)
         while True:
             if state.considered is not None:
@@ -336,27 +368,27 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                 if call.raw is not None and self._call is call:
                     self._raw_sync(call, pos)
                 outcome = self._outcome
+                if outcome == WAIT:
+                    break
                 if outcome == RETRY:  # another shape reads the same text again
                     buf, pos = _rewound(buf, pos, state.rewind)  # type: ignore[arg-type]
                     state.rewind = None
                     continue
-                if outcome == WAIT:
-                    break
             elif mode == HEADER:
                 pos = self._header(buf, pos, eof)
                 if self._headers.outcome == WAIT:  # type: ignore[union-attr]
                     break
             else:
-                if pos >= len(buf):
+                left = len(buf) - pos
+                if left <= 0:
                     break
-                if len(buf) - pos > MARGIN and self._replays and self._log is None:
+                if left > MARGIN and self._replays and self._log is None:
                     if repeats is None:
                         repeats = Repeats()
                     pos = repeats.at(self, buf, pos)  # past the units replayed, if any
                 new = self._scan(buf, pos, eof)
-                if self._held_rest:  # (the rest may begin a marker: another scan holds it)
-                    self._held_rest = False
-                    pos = new
+                if self._held_rest is not None:  # (the rest may begin a marker: another scan
+                    pos = new  # holds it; kept for the next feed, `feed`)
                     break
                 if new == pos and self.mode == mode:
                     break
@@ -409,17 +441,18 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
     def _scan(self, buf: str, pos: int, eof: bool) -> int:
         family = self.family
         mode = self.mode
+        state = self._state
         # a call opener on text its call would only give back is passed over: the same
         # result, without making the call (`tables._gives_back`); not at the end of the
         # output, where a section's opener may go back with it, nor before the prompt's
         # marker is read
-        quick = self._quick and not eof and not self._state.prompt
+        quick = self._quick and not eof and not state.prompt
         if quick and mode == REASONING and self._opener_makes_no_call():
             # an opener held in reasoning is decided by `_considered` (its pattern, within
             # its window), one that reasoning closed is text: the pass, which reads the
             # whole text and the whitespace after an opener with it, would decide otherwise
             quick = False
-        reopen = self._state.reopen
+        reopen = state.reopen
         acts = _NO_ACTS
         if mode == SECTION:  # (first: none of the tests below holds in a section)
             markers = family.quick_section_markers if quick else family.section_markers
@@ -427,7 +460,7 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             markers, acts = family.reopen[reopen]  # text in the block a skip's opener opened
         elif self._headers is not None and self._headers.routed and mode != SECTION:
             markers = family.routed_markers
-        elif mode == CONTENT and self._state.after_calls:
+        elif mode == CONTENT and state.after_calls:
             markers = family.after_calls_markers  # type: ignore[assignment]
         elif mode == CONTENT:
             markers = family.quick_content_markers if quick else family.content_markers
@@ -462,20 +495,31 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
                 if self._held_is_prose(buf, stop):
                     self._text(buf[stop:])
                 else:  # `<tool_ca`, `plan</thi`: markup cut off, dropped with the
-                    self._state.ws_held.clear()  # whitespace right before it
+                    state.ws_held.clear()  # whitespace right before it
                 return len(buf)
-            self._held_rest = held_rest = shortcuts.ON and self._same_markers(markers, mode)
-            if not held and held_rest and not reopen and (mode == CONTENT or mode == REASONING):
-                # all sent, nothing pending, no opener considered (`_run` reads one before
-                # any scan): a prose delta next is read by `feed` at once (untraced). (What
-                # chose the markers, `_text` does not change: in reasoning, `quick` reads
-                # the state of calls from reasoning, not `reasoned`)
-                self._prose = markers
+            # (`_same_markers`, inline: the commonest scan holds a tail)
+            if shortcuts.ON and (
+                mode != CONTENT or state.after_calls or markers is not family.after_calls_markers
+            ):
+                self._held_rest = markers
+                if not held and not reopen and (mode == CONTENT or mode == REASONING):
+                    # all sent, nothing pending, no opener considered (`_run` reads one
+                    # before any scan): a prose delta next is read by `feed` at once
+                    # (untraced). (What chose the markers, `_text` does not change: in
+                    # reasoning, `quick` reads the state of calls from reasoning, not
+                    # `reasoned`)
+                    self._prose = markers
             return stop
-        if markers.may_grow(buf, at, lit) and not (eof and self._ends_at(buf, at + len(lit))):
+        # (`may_grow` asked only of a marker a longer one begins: no other may grow)
+        if (
+            lit in markers.growing
+            and markers.may_grow(buf, at, lit)
+            and not (eof and self._ends_at(buf, at + len(lit)))
+        ):
             self._text(buf[pos:at])  # the marker may still be the start of a longer one
             if not eof:
-                self._held_rest = shortcuts.ON and self._same_markers(markers, mode)
+                if shortcuts.ON and self._same_markers(markers, mode):
+                    self._held_rest = markers
                 return at
             self._state.ws_held.clear()  # the output ends inside the longer marker: markup
             return len(buf)
@@ -993,6 +1037,10 @@ def _plans_of(family: Any) -> tuple[Plan, ...]:
     _PLANS[id(family)] = family, plans
     return plans
 
+
+# `_run`'s `_held_rest` at its start: none held, typed as the attribute (a plain None would
+# narrow it to None for mypy across the scans that set it; `typing.cast` is a call in Python)
+_NOT_HELD: Markers | None = None
 
 # `_scan`'s acts outside a reopened block: none (shared, never written)
 _NO_ACTS: dict[str, tuple[str, bool]] = {}

@@ -72,7 +72,10 @@ class ItemReaders:
         else:
             text = item.text if buf.startswith(item.text, pos) else ""
         if text and item.optional:
-            longer = self._opener_longer(buf, pos, text, eof)
+            known = self._longer_openers.get(text)  # (no longer opener: no need to look)
+            longer = (
+                self._opener_longer(buf, pos, text, eof) if known is None or known[0] else False
+            )
             if longer is None:
                 return self._wait(pos)  # "```" may still become "```json"
             if longer:

@@ -75,7 +75,7 @@ class Markers:
         "find",
         "find_tail",
         "_regex",
-        "_prefixes",
+        "prefixes",
         "_tail",
         "max_prefix",
         "_firsts",
@@ -132,8 +132,8 @@ class Markers:
         self.find: Callable[[str, int], re.Match[str] | None] = (
             self._regex.search if self._regex is not None else _no_match
         )
-        self._prefixes = frozenset(lit[:k] for lit in unique for k in range(1, len(lit)))
-        # a tail of the text that is one of `_prefixes`, found by one search (`held`)
+        self.prefixes = frozenset(lit[:k] for lit in unique for k in range(1, len(lit)))
+        # a tail of the text that is one of `prefixes`, found by one search (`held`)
         tails = _tail_pattern(unique)
         self._tail = re.compile(f"(?:{tails})") if tails else None
         # `find_tail(text, pos)`: where, from `pos` on, the rest of the text is a proper
@@ -274,7 +274,7 @@ class Markers:
     def could_start(self, text: str, start: int) -> bool:
         """Whether all of text[start:] is a proper prefix of some marker (more text may
         make it one)."""
-        return len(text) - start <= self.max_prefix and text[start:] in self._prefixes
+        return len(text) - start <= self.max_prefix and text[start:] in self.prefixes
 
 
 class NextStop:

@@ -126,3 +126,46 @@ def test_text_that_ends_the_calls_block_is_scanned_again(options: dict) -> None:
             out[on] = fed, [d.to_dict() for d in parser.finish()]
     assert out[True] == out[False]
     assert out[True][0][-1] == {"content": "<</m"} and out[True][1] == []
+
+
+@pytest.mark.parametrize("family", ("kimi_k2", "deepseek_v3", "mistral"))
+def test_a_feed_still_inside_the_held_marker_is_held_without_a_scan(
+    family: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A feed that leaves all the text held still only the start of a marker (no marker in
+    it) is held at once (`Engine.feed`, `_held_rest` kept from the last feed): the same
+    deltas as the scan gives, at every cut of a marker into one-character feeds, and no scan
+    of it (the shortcut is taken)."""
+    spec = get_spec(family)
+    text = render_output(spec, [("get_weather", {"city": "Paris", "days": 3})] * 3)
+    scans = []
+    real = Engine._scan
+
+    def counted(self: Engine, *args: Any) -> int:
+        scans.append(1)
+        return real(self, *args)
+
+    monkeypatch.setattr(Engine, "_scan", counted)
+    counts = {}
+    for on in (True, False):
+        scans.clear()
+        with shortcuts_set(on):
+            results = [per_feed(family, text, list(range(len(text))))]  # a character a feed
+            results += [per_feed(family, text, list(range(0, len(text), size))) for size in (3, 7)]
+        if on:
+            fast = results
+        else:
+            assert results == fast
+    # a marker's start, then more of it: the second feed is held with no scan, shortcut on
+    marker = max(compiled(spec).content_markers.literals, key=len)
+    said = {}
+    for on in (True, False):
+        with shortcuts_set(on):
+            parser = toolgrammar.StreamParser(family, TOOLS, ids="sequential")
+            first = [d.to_dict() for d in parser.feed("Hi " + marker[:3])]
+            scans.clear()
+            assert parser.feed(marker[3:-2]) == []
+            counts[on] = len(scans)
+            said[on] = first, [d.to_dict() for d in parser.feed(marker[-2:] + "x")]
+    assert counts == {True: 0, False: 1}
+    assert said[True] == said[False] and said[True][0] != []
