@@ -233,21 +233,20 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
             raise RuntimeError("feed() after finish()")
         if text:
             if self._log is None:
+                prose = self._prose
+                if prose is not None:  # (nothing held: the last scan sent all it read)
+                    if len(text) <= MARGIN and prose.find_first(text) is None:
+                        # no marker nor the start of one in it: the scan would send it all
+                        # as text (`_text`), and search the same markers next unless the
+                        # text ended `after_calls` (`_same_markers`)
+                        self._text(text)
+                        if not self._same_markers(prose, self.mode):
+                            self._prose = self._held_rest = None
+                        return self._out.take()
+                    self._prose = None  # (a run changes what it holds)
                 state = self._state
                 held = self._held_rest
                 if held is not None:  # the last feed ended holding the start of a marker
-                    prose = self._prose
-                    if prose is not None:  # (and nothing held: the last scan sent it all)
-                        if len(text) <= MARGIN and prose.find_first(text) is None:
-                            # no marker nor the start of one in it: the scan would send it
-                            # all as text (`_text`), and search the same markers next unless
-                            # the text ended `after_calls` (`_same_markers`)
-                            self._text(text)
-                            if not self._same_markers(prose, self.mode):
-                                self._prose = self._held_rest = None
-                            out = self._out
-                            return out.take() if out.entries else []
-                        self._prose = None  # (a run changes what it holds)
                     buf = state.pending + text
                     # still all of it only that (no marker in it), as a scan would find:
                     # held again, without the loop and the scan (`_run`, `_scan`)
