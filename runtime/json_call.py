@@ -144,15 +144,15 @@ class JsonCallReader:
         self._started = False
         self._skipping = False
         self._args_seen = False
-        # `_whole` is tried once, unless the shortcut may not read this item
-        self._tried_whole = not shortcuts.takes(item, SHORTCUT_KNOWS)
+        # `_whole` is tried once, unless the shortcut may not read this item (or the name
+        # is a key: `_whole` reads no such object)
+        declined = not shortcuts.takes(item, SHORTCUT_KNOWS)
+        self._tried_whole = declined or item.name_is_key
         self._unnamed = 0  # characters read from the `{` while no name is known
         # the patterns of the object's head (`{"name": "NAME"`), read whole (`_head`) until
-        # it is tried; None where a name is a key or the shortcuts may not read this item
+        # it is tried; None where the shortcuts may not read this item
         self._heads: _Heads | None = (
-            None
-            if self._tried_whole
-            else _heads(item.name, item.arguments, item.id, item.name_is_key)
+            None if declined else _heads(item.name, item.arguments, item.id, item.name_is_key)
         )
         # the object's head as far as it was read without the outer scanner (`_head`): its
         # name member whole, then up to its arguments' value (`{"name": "NAME", "args": `)
@@ -689,7 +689,7 @@ _Token = tuple[str, str | None]
 
 def _keys_token(keys: Sequence[str]) -> _Token:
     """A quoted key among `keys`, and its beginnings (the key without its closing quote too)."""
-    quoted = [f"\"{key}\"" for key in keys]  # (as the head reads a key: unescaped)
+    quoted = [f'"{key}"' for key in keys]  # (as the head reads a key: unescaped)
     begun = sorted({re.escape(q[:n]) for q in quoted for n in range(len(q))}, key=len)
     return "(?:%s)" % "|".join(re.escape(q) for q in quoted), "(?:%s)" % "|".join(begun)
 
@@ -762,6 +762,8 @@ def _discard(_: str) -> None:
 
 
 BEFORE, ELEMENTS, ELEMENT, AFTER_ELEMENT = range(4)
+# the text between two elements of an array, up to the next one's `{`
+_NEXT_ELEMENT = re.compile(r"[ \t\n\r]*+,[ \t\n\r]*+\{")
 
 
 class JsonCallArrayReader:
@@ -837,6 +839,11 @@ class JsonCallArrayReader:
                         return pos
                     return self._end_badly(text, pos, eof)
                 self._state = AFTER_ELEMENT
+                if not self._bare and shortcuts.ON:  # `, {`: the next element, in one match
+                    found = _NEXT_ELEMENT.match(text, pos, end)
+                    if found is not None:
+                        pos = found.end() - 1
+                        self._next_element()
                 continue
             if self._bare and state == AFTER_ELEMENT:
                 pos = self._after_bare_element(text, pos, eof)
@@ -863,22 +870,27 @@ class JsonCallArrayReader:
                 self._state = ELEMENTS
                 pos += 1
             elif ch == "{" and state == ELEMENTS:
-                element = self._spare_element
-                if element is not None and shortcuts.ON:
-                    self._spare_element = None
-                    element.renew()
-                else:
-                    element = JsonCallReader(self._element_spec, self._stop_list, self._sink)
-                if not self._shortcut:
-                    element._tried_whole = True  # (the array's item declines it)
-                    element._heads = None
-                self._element = element
-                self._state = ELEMENT
+                self._next_element()
             else:
                 return self._end_badly(text, pos, eof)
         if eof and not self.done:
             self.close()
         return pos
+
+    def _next_element(self) -> None:
+        """An element begins at a `{`: its reader, the one before renewed where there is one."""
+        element = self._spare_element
+        if element is not None and shortcuts.ON:
+            self._spare_element = None
+            element.renew()
+        else:
+            element = JsonCallReader(self._element_spec, self._stop_list, self._sink)
+        if not self._shortcut:
+            element._tried_whole = True  # (the array's item declines it)
+            element._heads = None
+        element._started = True  # (what its `read` would find first: this `{`)
+        self._element = element
+        self._state = ELEMENT
 
     def _after_bare_element(self, text: str, pos: int, eof: bool) -> int:
         """After an element of a bracketless list: `,` and another object go on; anything
