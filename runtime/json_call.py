@@ -391,7 +391,8 @@ class JsonCallReader:
         elif args.done:
             self._mode = ""
             self._streamed = None
-            self._resume_outer()
+            if outer is not None:  # (`_resume_outer`, without its call)
+                outer.resume()
         if new >= stop or self.done:
             return new  # (`_read_outer`'s loop ends: nothing after it applies to a named call)
         # (the outer scanner paused on the arguments; a lean read's while they stream)
@@ -481,7 +482,8 @@ class JsonCallReader:
             char = text[pos]
             if args is None and char == "{":  # the arguments' object begins
                 self._mode = "stream"
-                self._args = self._streamed = self._make_args()
+                args = self._args = self._streamed = self._make_args()
+                args._started = True  # (what its `read` would find first: this `{`)
                 continue
             if args is not None and char == "}":  # the object ends after its arguments
                 self._end()
@@ -603,7 +605,8 @@ class JsonCallReader:
                 return pos
             if text[pos] == "{" and self.committed and self._args is None:
                 self._mode = "stream"
-                self._args = self._streamed = self._make_args()
+                args = self._args = self._streamed = self._make_args()
+                args._started = True  # (what its `read` would find first: this `{`)
             else:
                 self._mode = "capture"
                 self._string_args = text[pos] == '"'
