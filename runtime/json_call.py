@@ -825,6 +825,14 @@ class JsonCallArrayReader:
                 self.done = True
             return pos
         end = len(text)
+        element = self._element  # (ELEMENT, the commonest: an element is being read; never
+        if element is not None and pos < end:  # done nor skipping then)
+            pos = element.read(text, pos, eof)
+            if not element.done:
+                return pos
+            pos = self._element_done(element, text, pos, eof)
+            if self.done or self._skipping:
+                return pos
         while pos < end and not self.done:
             state = self._state
             if state == ELEMENT:
@@ -833,20 +841,9 @@ class JsonCallArrayReader:
                 pos = element.read(text, pos, eof)
                 if not element.done:
                     return pos
-                self._element = None
-                self._spare_element = element
-                self.calls += element.committed
-                if element.failed:
-                    if not element.malformed and eof and not self.calls:
-                        self.failed = self.done = True  # the output ended inside it
-                        return pos
-                    return self._end_badly(text, pos, eof)
-                self._state = AFTER_ELEMENT
-                if not self._bare and shortcuts.ON:  # `, {`: the next element, in one match
-                    found = _NEXT_ELEMENT.match(text, pos, end)
-                    if found is not None:
-                        pos = found.end() - 1
-                        self._next_element()
+                pos = self._element_done(element, text, pos, eof)
+                if self.done or self._skipping:
+                    return pos
                 continue
             if self._bare and state == AFTER_ELEMENT:
                 pos = self._after_bare_element(text, pos, eof)
@@ -878,6 +875,25 @@ class JsonCallArrayReader:
                 return self._end_badly(text, pos, eof)
         if eof and not self.done:
             self.close()
+        return pos
+
+    def _element_done(self, element: JsonCallReader, text: str, pos: int, eof: bool) -> int:
+        """The element read to its end at `pos`: counted, and the next one begun where `, {`
+        follows; the array ended (`done`) or broken (`_skipping`) where it failed."""
+        self._element = None
+        self._spare_element = element
+        self.calls += element.committed
+        if element.failed:
+            if not element.malformed and eof and not self.calls:
+                self.failed = self.done = True  # the output ended inside it
+                return pos
+            return self._end_badly(text, pos, eof)
+        self._state = AFTER_ELEMENT
+        if not self._bare and shortcuts.ON:  # `, {`: the next element, in one match
+            found = _NEXT_ELEMENT.match(text, pos)
+            if found is not None:
+                pos = found.end() - 1
+                self._next_element()
         return pos
 
     def _next_element(self) -> None:
