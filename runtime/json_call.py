@@ -393,6 +393,9 @@ class JsonCallReader:
             self._streamed = None
             if outer is not None:  # (`_resume_outer`, without its call)
                 outer.resume()
+            elif self._lean and new < stop and text[new] == "}":  # (`_lean_read`'s step,
+                self._end()  # without its call: the object ends right after its arguments)
+                return new + 1
         if new >= stop or self.done:
             return new  # (`_read_outer`'s loop ends: nothing after it applies to a named call)
         # (the outer scanner paused on the arguments; a lean read's while they stream)
@@ -673,9 +676,11 @@ class JsonCallReader:
             return
         if self._captured:
             self._replay()
-        if self._args is None:
-            self._args = self._make_args()
-        self._args.close()
+        args = self._args
+        if args is None:
+            args = self._args = self._make_args()
+        if not args.done:  # (one done is closed: `JsonArgsReader.close` would do nothing)
+            args.close()
 
     def close(self) -> None:
         self._end()
