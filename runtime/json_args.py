@@ -182,14 +182,6 @@ class JsonArgsReader:
         (it watches the markers itself): read up to there and no further.
         """
         scanner: JsonScanner | None = self._scanner
-        if scanner is not None and bound >= 0 and not eof:  # (the commonest: an object
-            pos = scanner.read(text, pos, bound)  # going on, its owner watching the markers)
-            state = scanner.state
-            if state == DONE:
-                return self._scanned(scanner, pos)
-            if state == ERROR:
-                return self._bounded_error(bound)
-            return pos
         if scanner is None:  # (a later delta of an object being scanned has its scanner,
             if self.failed:  # dropped once the object ends or fails)
                 return bound if bound >= 0 else self._skip(text, pos, eof)
@@ -212,6 +204,14 @@ class JsonArgsReader:
                 self._started = True
             if self._raw_open:
                 return self._read_raw(text, pos, end, eof, bound)
+        elif bound >= 0 and not eof:  # (the commonest: an object going on, its owner
+            pos = scanner.read(text, pos, bound)  # watching the markers)
+            state = scanner.state
+            if state == DONE:
+                return self._scanned(scanner, pos)
+            if state == ERROR:
+                return self._bounded_error(bound)
+            return pos
         if bound >= 0:
             end, at, stop = bound, -1, bound
         else:  # the next stop, else the tail that may begin one: `Markers.search` and
