@@ -836,8 +836,8 @@ class JsonCallArrayReader:
             if not element.done:
                 return pos
             pos = self._element_done(element, text, pos, eof)
-            if self.done or self._skipping:
-                return pos
+            if pos < 0:  # (the array ended or broke there)
+                return -pos - 1
         while pos < end and not self.done:
             state = self._state
             if state == ELEMENT:
@@ -847,8 +847,8 @@ class JsonCallArrayReader:
                 if not element.done:
                     return pos
                 pos = self._element_done(element, text, pos, eof)
-                if self.done or self._skipping:
-                    return pos
+                if pos < 0:  # (the array ended or broke there)
+                    return -pos - 1
                 continue
             if self._bare and state == AFTER_ELEMENT:
                 pos = self._after_bare_element(text, pos, eof)
@@ -884,15 +884,16 @@ class JsonCallArrayReader:
 
     def _element_done(self, element: JsonCallReader, text: str, pos: int, eof: bool) -> int:
         """The element read to its end at `pos`: counted, and the next one begun where `, {`
-        follows; the array ended (`done`) or broken (`_skipping`) where it failed."""
+        follows; where `read` goes on. Where it failed, the array ended (`done`) or broke
+        (`_skipping`), and `read` returns at once: `-new - 1` for its position `new`."""
         self._element = None
         self._spare_element = element
         self.calls += element.committed
         if element.failed:
             if not element.malformed and eof and not self.calls:
                 self.failed = self.done = True  # the output ended inside it
-                return pos
-            return self._end_badly(text, pos, eof)
+                return -pos - 1
+            return -self._end_badly(text, pos, eof) - 1
         self._state = AFTER_ELEMENT
         if not self._bare and shortcuts.ON:  # `, {`: the next element, in one match
             found = _NEXT_ELEMENT.match(text, pos)
