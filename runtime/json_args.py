@@ -204,6 +204,14 @@ class JsonArgsReader:
                 self._started = True
             if self._raw_open:
                 return self._read_raw(text, pos, end, eof, bound)
+        elif bound >= 0 and not eof:  # (the commonest: an object going on, its owner
+            pos = scanner.read(text, pos, bound)  # watching the markers)
+            state = scanner.state
+            if state == DONE:
+                return self._scanned(scanner, pos)
+            if state == ERROR:
+                return self._bounded_error(bound)
+            return pos
         if bound >= 0:
             end, at, stop = bound, -1, bound
         else:  # the next stop, else the tail that may begin one: `Markers.search` and
@@ -242,20 +250,10 @@ class JsonArgsReader:
                 scanner.keeps_scalars = True  # (`_typed`, shortcuts on)
         pos = scanner.read(text, pos, stop)
         if scanner.state == DONE:  # (`done` and `failed`, without the properties' calls)
-            if shortcuts.ON:  # `close`: a scanner done has sent all, its `{` first, and
-                self._scanner = None  # has no tail (its `}` is out): nothing is left to
-                self._closed = self.done = True  # send, `{}` in its place neither
-                scanner.spare()  # (no cycle through its callbacks)
-                self._spare_scanner = scanner  # (its next object's, renewed)
-                return pos
-            self.close()
-            return pos
+            return self._scanned(scanner, pos)
         if scanner.state == ERROR:
             if bound >= 0:
-                self.failed = True
-                self._tell_malformed()
-                self._terminate()
-                return bound
+                return self._bounded_error(bound)
             return self._fail(text, pos, eof)
         if at >= 0:  # a marker ends the object before it closed: it never formed one
             self._tell_malformed()
@@ -265,6 +263,25 @@ class JsonArgsReader:
             self.close()
             return end
         return pos
+
+    def _scanned(self, scanner: JsonScanner, pos: int) -> int:
+        """The object's scanner read it to its end, at `pos`."""
+        if shortcuts.ON:  # `close`: a scanner done has sent all, its `{` first, and
+            self._scanner = None  # has no tail (its `}` is out): nothing is left to
+            self._closed = self.done = True  # send, `{}` in its place neither
+            scanner.spare()  # (no cycle through its callbacks)
+            self._spare_scanner = scanner  # (its next object's, renewed)
+            return pos
+        self.close()
+        return pos
+
+    def _bounded_error(self, bound: int) -> int:
+        """The object's scanner failed before `bound` (where its owner found the arguments'
+        text may end): malformed, what was streamed closed, the rest to `bound` markup."""
+        self.failed = True
+        self._tell_malformed()
+        self._terminate()
+        return bound
 
     def _read_raw(
         self, text: str, pos: int, end: int, eof: bool, bound: int, head: str = ""

@@ -115,6 +115,7 @@ class JsonCallReader:
         "_heads_first",
         "_spare_args",
         "_spare_outer",
+        "_relean",
     )
 
     def __init__(self, item: JsonCall, stops: tuple[str, ...], sink: Sink) -> None:
@@ -143,13 +144,15 @@ class JsonCallReader:
         self._started = False
         self._skipping = False
         self._args_seen = False
-        # `_whole` is tried once, unless the shortcut may not read this item
-        self._tried_whole = not shortcuts.takes(item, SHORTCUT_KNOWS)
+        # `_whole` is tried once, unless the shortcut may not read this item (or the name
+        # is a key: `_whole` reads no such object)
+        declined = not shortcuts.takes(item, SHORTCUT_KNOWS)
+        self._tried_whole = declined or item.name_is_key
         self._unnamed = 0  # characters read from the `{` while no name is known
         # the patterns of the object's head (`{"name": "NAME"`), read whole (`_head`) until
-        # it is tried; None where a name is a key or the shortcuts may not read this item
+        # it is tried; None where the shortcuts may not read this item
         self._heads: _Heads | None = (
-            None if self._tried_whole or item.name_is_key else _heads(item.name, item.arguments)
+            None if declined else _heads(item.name, item.arguments, item.id, item.name_is_key)
         )
         # the object's head as far as it was read without the outer scanner (`_head`): its
         # name member whole, then up to its arguments' value (`{"name": "NAME", "args": `)
@@ -165,6 +168,9 @@ class JsonCallReader:
         # the outer scanner of the call before, when it read its object whole, renewed for
         # this one's (`_new_outer`)
         self._spare_outer: JsonScanner | None = None
+        # the outer scanner reads a lean head again (`_unlean`) whose key named the call: that
+        # key's value is the arguments' again, not a member after the name
+        self._relean = False
 
     def renew(self) -> None:
         """Back to the state `__init__` leaves it in, for the next call of the same item,
@@ -202,6 +208,9 @@ class JsonCallReader:
             naming = key in self.item.name and self.name is None and not self.committed
             self._outer.value_limit = _NAME_SPAN if naming else None
         if self.item.name_is_key:  # `{NAME: {...}}`: the first key names the call
+            if self._relean:  # (`_unlean`: the key that named it, read again)
+                self._relean = False
+                return DELEGATE
             if self.name is None and key.strip() and len(key.strip()) <= _MAX_NAME:
                 self.name = key.strip()
                 self._args_seen = True
@@ -339,12 +348,16 @@ class JsonCallReader:
                 self._heads = None  # tried: the outer scanner reads from here on
                 return pos
         self._heads = None
-        name = found.group(2)[1:-1].strip()
-        if not name or found.group(1) in self.item.id:  # (`_value` reads an id from it)
+        name = found.group("name")[1:-1].strip()
+        if not name:
             return pos  # the outer scanner reads it all
+        if not self.item.name_is_key:
+            id_key = found.group("id_key")
+            if id_key is not None:  # an id first: decided as the outer scanner's `_value` does
+                self._value(id_key, found.group("id"))
         self._lean = found.group()
         self.name = name
-        if keyed:  # the arguments' key (`_member`: the call is committed there at the latest)
+        if keyed:  # the arguments' key, or the name as the key (`_member` commits there)
             self._keyed = self._args_seen = True
         self._commit_name()
         return found.end()
@@ -378,7 +391,11 @@ class JsonCallReader:
         elif args.done:
             self._mode = ""
             self._streamed = None
-            self._resume_outer()
+            if outer is not None:  # (`_resume_outer`, without its call)
+                outer.resume()
+            elif self._lean and new < stop and text[new] == "}":  # (`_lean_read`'s step,
+                self._end()  # without its call: the object ends right after its arguments)
+                return new + 1
         if new >= stop or self.done:
             return new  # (`_read_outer`'s loop ends: nothing after it applies to a named call)
         # (the outer scanner paused on the arguments; a lean read's while they stream)
@@ -468,7 +485,8 @@ class JsonCallReader:
             char = text[pos]
             if args is None and char == "{":  # the arguments' object begins
                 self._mode = "stream"
-                self._args = self._streamed = self._make_args()
+                args = self._args = self._streamed = self._make_args()
+                args._started = True  # (what its `read` would find first: this `{`)
                 continue
             if args is not None and char == "}":  # the object ends after its arguments
                 self._end()
@@ -486,7 +504,7 @@ class JsonCallReader:
         into `_lean`); else `-pos - 1` (the outer scanner reads from `pos`)."""
         head = self._lean
         full = head + text[pos:stop]
-        _, _, lean, begun = _heads(self.item.name, self.item.arguments)
+        _, _, lean, begun = self._heads_first  # type: ignore[misc]
         found = lean.match(full)
         if found is not None:  # (the name member is `head`'s and the same again)
             self._lean = found.group()
@@ -505,7 +523,9 @@ class JsonCallReader:
         that value once the arguments are done."""
         head, self._lean = self._lean, ""
         outer = self._outer = self._new_outer()
+        self._relean = self.item.name_is_key
         outer.read(head, 0, len(head))
+        self._relean = False
         if self._args is not None and not self._mode:  # (keyed, its arguments done)
             outer.resume()
 
@@ -588,7 +608,8 @@ class JsonCallReader:
                 return pos
             if text[pos] == "{" and self.committed and self._args is None:
                 self._mode = "stream"
-                self._args = self._streamed = self._make_args()
+                args = self._args = self._streamed = self._make_args()
+                args._started = True  # (what its `read` would find first: this `{`)
             else:
                 self._mode = "capture"
                 self._string_args = text[pos] == '"'
@@ -655,40 +676,90 @@ class JsonCallReader:
             return
         if self._captured:
             self._replay()
-        if self._args is None:
-            self._args = self._make_args()
-        self._args.close()
+        args = self._args
+        if args is None:
+            args = self._args = self._make_args()
+        if not args.done:  # (one done is closed: `JsonArgsReader.close` would do nothing)
+            args.close()
 
     def close(self) -> None:
         self._end()
 
 
+_SPACE = r"[ \t\n\r]*+"  # JSON's whitespace (possessive: a prefix never backtracks into it)
+_PLAIN = r'[^"\\\x00-\x1f]{0,%d}' % _MAX_NAME  # a string's characters without an escape
+# the id value a head reads whole: a plain string or an integer (what `_value` keeps as id)
+_ID_VALUE = rf'"{_PLAIN}"|-?(?:0|[1-9][0-9]*+)'
+# a head's token: the pattern of the token whole, and of any text it may still grow into
+# (the empty text among them), or None where the two are one (whitespace)
+_Token = tuple[str, str | None]
+
+
+def _keys_token(keys: Sequence[str]) -> _Token:
+    """A quoted key among `keys`, and its beginnings (the key without its closing quote too)."""
+    quoted = [f'"{key}"' for key in keys]  # (as the head reads a key: unescaped)
+    begun = sorted({re.escape(q[:n]) for q in quoted for n in range(len(q))}, key=len)
+    return "(?:%s)" % "|".join(re.escape(q) for q in quoted), "(?:%s)" % "|".join(begun)
+
+
+def _begun(*tokens: _Token) -> str:
+    """The pattern of any text that the run of `tokens` may still grow into (or that is it
+    whole): each token's beginnings, or the token whole and the rest begun."""
+    pattern = ""
+    for full, begun in reversed(tokens):
+        pattern = full + pattern if begun is None else f"(?:{begun}|{full}{pattern})"
+    return pattern
+
+
 @lru_cache(maxsize=64)
-def _heads(names: tuple[str, ...], arguments: tuple[str, ...]) -> _Heads:
-    """A call object's head read whole (`JsonCallReader._head`): `{`, whitespace and a
-    first member whose key names the call (no arguments key) and whose value is a plain
-    string as long as a name may be (group 1 the key, 2 the value), and a comma; the text
-    that may still grow into one (up to its end); the lean head, that member, a comma and an
-    arguments key with its colon and whitespace (groups 1 and 2 the same); and the text that
-    may still grow into a lean head once its member is whole (`_lean_key`)."""
-    keys = [key for key in names if key not in arguments]
-    if not keys:
+def _heads(
+    names: tuple[str, ...], arguments: tuple[str, ...], ids: tuple[str, ...], name_is_key: bool
+) -> _Heads:
+    """A call object's head read whole (`JsonCallReader._head`): `{`, whitespace, an id
+    member first maybe (a key of `ids` with a plain string or an integer: group `id_key`,
+    `id`), and a member whose key names the call (group `key`; no arguments or id key) and
+    whose value is a plain string as long as a name may be (group `name`), and a comma; the
+    text that may still grow into one (up to its end); the lean head, those members, a
+    comma and an arguments key with its colon and whitespace; and the text that may still
+    grow into a lean head once its members are whole (`_lean_key`). Where the name is the
+    key (`{NAME: {...}}`), the lean head is `{`, the name's plain key (group `name`) and its
+    colon, the text that may grow into it the second pattern, and no other head."""
+    space: _Token = (_SPACE, None)
+    brace: _Token = (r"\{", "")
+    colon: _Token = (":", "")
+    comma: _Token = (",", "")
+    string: _Token = (f'"{_PLAIN}"', f'(?:"{_PLAIN})?')
+    if name_is_key:
+        lean = re.compile(rf"\{{{_SPACE}(?P<name>\"{_PLAIN}\"){_SPACE}:{_SPACE}")
+        begun = re.compile(_begun(brace, space, string, space, colon))
+        return _NEVER, begun, lean, _NEVER
+    keys = [key for key in names if key not in arguments and key not in ids]
+    id_keys = [key for key in ids if key not in names and key not in arguments]
+    if not keys or not arguments:
         return _NEVER, _NEVER, _NEVER, _NEVER
-    space = r"[ \t\n\r]*"
-    string = r'[^"\\\x00-\x1f]{0,%d}' % _MAX_NAME
-    either = "|".join(re.escape(key) for key in keys)
-    head = re.compile(rf'\{{{space}"({either})"{space}:{space}("{string}")()(?:{space},{space})?')
-    args = "|".join(re.escape(key) for key in arguments)
-    member = rf'\{{{space}"({either})"{space}:{space}("{string}"){space}'
-    lean = re.compile(rf'{member},{space}"(?:{args})"{space}:{space}')
-    # (a key's beginnings, the whole key without its closing quote among them)
-    key_begun = "|".join(sorted({re.escape(k[:n]) for k in arguments for n in range(len(k) + 1)}))
-    lean_begun = re.compile(rf'{member}(?:,{space}(?:"(?:(?:{args})"{space}|{key_begun}))?)?')
-    partial = "|".join(sorted({re.escape(key[:k]) for key in keys for k in range(len(key))}))
-    begun = re.compile(
-        rf'\{{{space}(?:"(?:{partial}|(?:{either})(?:"{space}(?::{space}(?:"{string})?)?)?))?'
+    name_key = _keys_token(keys)
+    args_key = _keys_token(arguments)
+    name_part = [name_key, space, colon, space, string]
+    first = rf'"(?P<key>{"|".join(re.escape(key) for key in keys)})"'
+    # (no id: its groups never match, so `_head` reads them alike)
+    members = (
+        rf'\{{{_SPACE}(?:(?P<id_key>(?!))(?P<id>))?{first}{_SPACE}:{_SPACE}(?P<name>"{_PLAIN}")'
     )
-    return head, begun, lean, lean_begun
+    begun_members = _begun(brace, space, *name_part)
+    if id_keys:
+        id_key = _keys_token(id_keys)
+        id_value: _Token = (f"(?:{_ID_VALUE})", f'(?:"{_PLAIN}|-?(?:0|[1-9][0-9]*+)?)')
+        id_part = [id_key, space, colon, space, id_value, space, comma, space]
+        either = "|".join(re.escape(key) for key in id_keys)
+        members = (
+            rf'\{{{_SPACE}(?:"(?P<id_key>{either})"{_SPACE}:{_SPACE}(?P<id>{_ID_VALUE})'
+            rf"{_SPACE},{_SPACE})?{first}{_SPACE}:{_SPACE}(?P<name>\"{_PLAIN}\")"
+        )
+        begun_members = rf"\{{{_SPACE}(?:{_begun(*name_part)}|{_begun(*id_part, *name_part)})"
+    head = re.compile(rf"{members}(?:{_SPACE},{_SPACE})?")
+    lean = re.compile(rf"{members}{_SPACE},{_SPACE}{args_key[0]}{_SPACE}:{_SPACE}")
+    lean_begun = re.compile(members + _begun(space, comma, space, args_key, space, colon))
+    return head, re.compile(begun_members), lean, lean_begun
 
 
 _NEVER = re.compile(r"(?!)")
@@ -699,6 +770,8 @@ def _discard(_: str) -> None:
 
 
 BEFORE, ELEMENTS, ELEMENT, AFTER_ELEMENT = range(4)
+# the text between two elements of an array, up to the next one's `{`
+_NEXT_ELEMENT = re.compile(r"[ \t\n\r]*+,[ \t\n\r]*+\{")
 
 
 class JsonCallArrayReader:
@@ -757,6 +830,14 @@ class JsonCallArrayReader:
                 self.done = True
             return pos
         end = len(text)
+        element = self._element  # (ELEMENT, the commonest: an element is being read; never
+        if element is not None and pos < end:  # done nor skipping then)
+            pos = element.read(text, pos, eof)
+            if not element.done:
+                return pos
+            pos = self._element_done(element, text, pos, eof)
+            if pos < 0:  # (the array ended or broke there)
+                return -pos - 1
         while pos < end and not self.done:
             state = self._state
             if state == ELEMENT:
@@ -765,15 +846,9 @@ class JsonCallArrayReader:
                 pos = element.read(text, pos, eof)
                 if not element.done:
                     return pos
-                self._element = None
-                self._spare_element = element
-                self.calls += element.committed
-                if element.failed:
-                    if not element.malformed and eof and not self.calls:
-                        self.failed = self.done = True  # the output ended inside it
-                        return pos
-                    return self._end_badly(text, pos, eof)
-                self._state = AFTER_ELEMENT
+                pos = self._element_done(element, text, pos, eof)
+                if pos < 0:  # (the array ended or broke there)
+                    return -pos - 1
                 continue
             if self._bare and state == AFTER_ELEMENT:
                 pos = self._after_bare_element(text, pos, eof)
@@ -800,22 +875,47 @@ class JsonCallArrayReader:
                 self._state = ELEMENTS
                 pos += 1
             elif ch == "{" and state == ELEMENTS:
-                element = self._spare_element
-                if element is not None and shortcuts.ON:
-                    self._spare_element = None
-                    element.renew()
-                else:
-                    element = JsonCallReader(self._element_spec, self._stop_list, self._sink)
-                if not self._shortcut:
-                    element._tried_whole = True  # (the array's item declines it)
-                    element._heads = None
-                self._element = element
-                self._state = ELEMENT
+                self._next_element()
             else:
                 return self._end_badly(text, pos, eof)
         if eof and not self.done:
             self.close()
         return pos
+
+    def _element_done(self, element: JsonCallReader, text: str, pos: int, eof: bool) -> int:
+        """The element read to its end at `pos`: counted, and the next one begun where `, {`
+        follows; where `read` goes on. Where it failed, the array ended (`done`) or broke
+        (`_skipping`), and `read` returns at once: `-new - 1` for its position `new`."""
+        self._element = None
+        self._spare_element = element
+        self.calls += element.committed
+        if element.failed:
+            if not element.malformed and eof and not self.calls:
+                self.failed = self.done = True  # the output ended inside it
+                return -pos - 1
+            return -self._end_badly(text, pos, eof) - 1
+        self._state = AFTER_ELEMENT
+        if not self._bare and shortcuts.ON:  # `, {`: the next element, in one match
+            found = _NEXT_ELEMENT.match(text, pos)
+            if found is not None:
+                pos = found.end() - 1
+                self._next_element()
+        return pos
+
+    def _next_element(self) -> None:
+        """An element begins at a `{`: its reader, the one before renewed where there is one."""
+        element = self._spare_element
+        if element is not None and shortcuts.ON:
+            self._spare_element = None
+            element.renew()
+        else:
+            element = JsonCallReader(self._element_spec, self._stop_list, self._sink)
+        if not self._shortcut:
+            element._tried_whole = True  # (the array's item declines it)
+            element._heads = None
+        element._started = True  # (what its `read` would find first: this `{`)
+        self._element = element
+        self._state = ELEMENT
 
     def _after_bare_element(self, text: str, pos: int, eof: bool) -> int:
         """After an element of a bracketless list: `,` and another object go on; anything

@@ -171,3 +171,104 @@ def test_a_marker_cut_at_any_place_reads_as_the_character_loop(family: str, text
         with shortcuts_set(False):
             slow = per_feed(family, text, [cut], "stop")
         assert fast == slow, (text[:cut], text[cut:])
+
+
+ID_VALUES = st.sampled_from(
+    ['"0"', '"c1"', "3", "-12", '"a\\u0062"', "1.5", "true", "null", "01", '""']
+)
+ID_KEYS = st.sampled_from(
+    ['"tool_call_id"', '"tool_call_id"', '"tool_call"', '"tool_name"', '"id"']
+)
+NAME_KEYS = st.sampled_from(
+    ['"get_weather"', '" get_weather "', '""', '"a\\u0062c"', '"name"', '"arguments"', '"x"']
+)
+
+
+@st.composite
+def id_first_objects(draw: Any) -> str:
+    """A call object with an id member before its name (cohere's), mostly plain, any
+    turn the lean head must hand to the outer scanner drawn now and then."""
+    space = [draw(WS) for _ in range(4)]
+    object_ = draw(call_objects('"tool_name"'))
+    if draw(st.integers(0, 5)) == 0:
+        return object_  # (no id)
+    member = draw(ID_KEYS) + space[0] + ":" + space[1] + draw(ID_VALUES) + space[2]
+    return "{" + space[3] + member + draw(COMMAS) + object_[1:]
+
+
+@st.composite
+def name_key_objects(draw: Any) -> str:
+    """`{NAME: {...}}`, apertus's element, with the turns of `call_objects` after its key."""
+    space = [draw(WS) for _ in range(3)]
+    name = draw(NAME_KEYS)
+    if draw(st.integers(0, 9)) == 0:
+        name = '"' + "n" * draw(st.sampled_from([255, 256, 257, 300])) + '"'
+    value = draw(VALUES)
+    return "{" + space[0] + name + space[1] + ":" + space[2] + value + draw(WS) + draw(AFTER)
+
+
+# per family: the text before the array's elements, after them, and the elements
+HEAD_FRAMES = {
+    "cohere_command3": ("<|START_ACTION|>[", "]<|END_ACTION|>", id_first_objects),
+    "cohere_command4": ("<|START_ACTION|>[\n    ", "\n]<|END_ACTION|>", id_first_objects),
+    "apertus": ("<|tools_prefix|>[", "]<|tools_suffix|>", name_key_objects),
+}
+
+
+@pytest.mark.parametrize("family", sorted(HEAD_FRAMES))
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), finish=st.sampled_from(["stop", "length"]))
+def test_an_id_first_or_name_key_head_streamed_in_pieces_reads_as_the_character_loop(
+    family: str, data: st.DataObject, finish: str
+) -> None:
+    before, after, objects = HEAD_FRAMES[family]
+    body = ", ".join(data.draw(objects()) for _ in range(data.draw(st.integers(1, 3))))
+    text = before + body + after
+    cuts = data.draw(st.lists(st.integers(1, max(1, len(text) - 1)), min_size=1, max_size=5))
+    cuts = sorted({cut for cut in cuts if cut < len(text)})
+    with shortcuts_set(True):
+        fast = per_feed(family, text, cuts, finish)
+    with shortcuts_set(False):
+        slow = per_feed(family, text, cuts, finish)
+    assert fast == slow, (text, cuts)
+
+
+@pytest.mark.parametrize(
+    "family, text",
+    [
+        (
+            "cohere_command4",
+            '<|START_ACTION|>[\n    {"tool_call_id": "0", "tool_name": "get_weather", '
+            '"parameters": {"city": "Paris"}},\n    {"tool_call_id": 7, "tool_name": '
+            '"get_weather", "parameters": {"city": "Paris"}}\n]<|END_ACTION|>',
+        ),
+        (
+            "apertus",
+            '<|tools_prefix|>[{"get_weather": {"city": "Paris"}}, '
+            '{"get_weather": {"city": "Paris"}}]<|tools_suffix|>',
+        ),
+    ],
+)
+def test_an_id_first_or_name_key_call_makes_no_outer_scanner(
+    monkeypatch: pytest.MonkeyPatch, family: str, text: str
+) -> None:
+    # the lean head is taken for the id before the name and for the name as the key: every
+    # cut of the text, no scanner with the call object's callbacks is made
+    made: list[object] = []
+    scanner = json_call.JsonScanner
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        made.append(kwargs.get("on_member"))
+        return scanner(*args, **kwargs)
+
+    monkeypatch.setattr(json_call, "JsonScanner", counted)
+    for cut in range(1, len(text), 3):
+        made.clear()
+        parser = toolgrammar.StreamParser(family, None, ids="sequential")
+        deltas = parser.feed(text[:cut]) + parser.feed(text[cut:]) + parser.finish()
+        calls = [call for delta in deltas for call in delta.to_dict().get("tool_calls", [])]
+        named = [call["function"].get("name") for call in calls if "id" in call]
+        assert named == ["get_weather", "get_weather"], cut
+        arguments = "".join(call["function"].get("arguments", "") for call in calls)
+        assert arguments == '{"city": "Paris"}' * 2, cut
+        assert not [m for m in made if m is not None], cut  # (the arguments' scanner has none)

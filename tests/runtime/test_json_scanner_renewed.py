@@ -166,9 +166,16 @@ def test_a_scanner_renewed_after_a_whole_object_is_as_a_new_one(body: str, mode:
     assert slots(scanner) == slots(made())
 
 
-@pytest.mark.parametrize("family", ["deepseek_v3", "apertus"])
+@pytest.mark.parametrize(
+    "family, after, scanners",
+    [
+        ("deepseek_v3", "", 1),
+        ("apertus", "", 1),  # (the lean head reads its call object: its arguments' scanner)
+        ("apertus", ', "x": 1', 2),  # (a member after them: its outer scanner and arguments')
+    ],
+)
 def test_one_scanner_reads_every_call_of_a_stream(
-    family: str, monkeypatch: pytest.MonkeyPatch
+    family: str, after: str, scanners: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """(the comparisons above mean something: the next call's object is read with the
     scanner of the one before it, an arguments reader's and a call object's outer one)"""
@@ -185,11 +192,11 @@ def test_one_scanner_reads_every_call_of_a_stream(
 
     monkeypatch.setattr(json_args, "JsonScanner", Counted)
     monkeypatch.setattr(json_call, "JsonScanner", Counted)
-    text = stream(family, ['{"s": "x", "n": 3}'] * 4)
+    text = stream(family, ['{"s": "x", "n": 3}' + after] * 4)
+    every_call = 2 if family == "apertus" else 1  # (the outer scanner and the arguments')
     for shortcuts in (True, False):
         made.clear()
         with shortcuts_set(shortcuts):
             calls = calls_of(family, text, 16)
         assert calls == [("f", '{"s": "x", "n": 3}')] * 4
-        scanners = 2 if family == "apertus" else 1  # (its outer scanner and its arguments')
-        assert len(made) == (scanners if shortcuts else 4 * scanners)
+        assert len(made) == (scanners if shortcuts else 4 * every_call)
