@@ -701,34 +701,64 @@ def _markup(engine: Engine, route: _Route, text: str, pos: int, end: int) -> int
 
 def _asked(
     route: _Route, found: Any, allowed: frozenset[str]
-) -> tuple[Any, dict[str, tuple[_Shape, Any, int]], frozenset[str]]:
+) -> tuple[Any, dict[str, tuple[_Shape, Any, int, Any]], frozenset[str]]:
     """What the route asks of markers `found` per call: its search (`_finds_none` where
     it has no pattern: one call per marker, no test of it), per opener it reads there
-    (`allowed`), its shape and how its head is matched (the match and where from, the
-    opener's position or just after it), and the markers that may grow. The head of an opener the search may pass over (`Markers.pass_over`) is
-    matched from the opener, after a lookahead that fails where the scan passes it:
-    one match where the scan's pattern and the head's were two."""
+    (`allowed`), its shape, how its head is matched (the match and where from, the
+    opener's position or just after it) and its whole-head match (`_fused`, or None), and
+    the markers that may grow. The head of an opener the search may pass over
+    (`Markers.pass_over`) is matched from the opener, after a lookahead that fails where
+    the scan passes it: one match where the scan's pattern and the head's were two."""
     key = (found, allowed)
     asked = route.asked.get(key)
     if asked is not None:
         return asked
     regex = found._regex
-    heads: dict[str, tuple[_Shape, Any, int]] = {}
+    heads: dict[str, tuple[_Shape, Any, int, Any]] = {}
     for lit in allowed:
         shape = route.shapes[lit]
         assert shape.head is not None
+        opener = "" if shape.peek else re.escape(lit)
         if lit in found.passable and found.passes is not None:
-            opener = "" if shape.peek else re.escape(lit)
-            head = metered(re.compile(f"(?!(?:{found.passes})){opener}{shape.head.pattern}"))
-            heads[lit] = (shape, head.match, 0)
+            pattern = f"(?!(?:{found.passes})){opener}{shape.head.pattern}"
+            head = metered(re.compile(pattern))
+            heads[lit] = (shape, head.match, 0, _fused(found, lit, pattern, shape.peek))
         else:
-            heads[lit] = (shape, shape.head.match, 0 if shape.peek else len(lit))
+            pattern = f"{opener}{shape.head.pattern}"
+            offset = 0 if shape.peek else len(lit)
+            heads[lit] = (shape, shape.head.match, offset, _fused(found, lit, pattern, shape.peek))
     asked = route.asked[key] = (
         _finds_none if regex is None else regex.search,
         heads,
         found.growing,
     )
     return asked
+
+
+def _fused(found: Any, lit: str, head: str, peek: bool) -> Any:
+    """One match, from where the last call left off, of what the route's search and head
+    match read there (the marker search's answer, whitespace before it, the head from the
+    opener: `head`), where the two say the same: no marker of `found` begins with
+    whitespace (so none starts inside the whitespace before the opener, and the search's
+    earliest marker is at its end: `\\s` is `str.isspace`), none begins with `lit` or is
+    begun by it (so where `lit` is, the search finds it there, unless its guard says no:
+    the lookahead asks the search's own pattern there). None where it would not (then the
+    search and the head's match, as before; a lookahead opener's head reads it, asked to
+    be there first). Where it fails, the route asks as before."""
+    regex = found._regex
+    if regex is None or lit in found.growing or any(c.isspace() for c in found.firsts):
+        return None
+    if any(other != lit and lit.startswith(other) for other in found.literals):
+        return None
+    opener = f"(?={re.escape(lit)})" if peek else ""
+    return metered(re.compile(f"\\s*+(?=(?:{regex.pattern})){opener}{head}")).match
+
+
+def _refused(heads: dict[str, tuple[_Shape, Any, int, Any]], lit: str) -> Any:
+    """The whole-head match of opener `lit` among `heads` (asked anew after a run's first
+    call: the search there is another), or None."""
+    entry = heads.get(lit)
+    return None if entry is None else entry[3]
 
 
 def _finds_none(text: str, pos: int) -> None:
@@ -838,26 +868,36 @@ class _Read:
         names = self.names
         # `found.search`, `pass_over` and `may_grow`, asked as they answer here
         search, heads, growing = _asked(route, found, allowed)
+        # the last call's opener, and its whole-head match (`_fused`: the search and the
+        # head's match in one, where they agree) and shape: the next call's, as a rule
+        lit = ""
+        fused: Any = None
+        fused_shape: Any = None
         while True:
-            marker = search(text, pos)
-            if marker is None:
-                # no marker the engine acts on in the rest: no call the route reads there
-                # either (`whole` searches it no more)
-                self.done = True
-                break
-            at = marker.start()
-            lit = marker.group()
-            entry = heads.get(lit)
-            if entry is None or (at > pos and not text[pos:at].isspace()):
-                break
-            if lit in growing and found.may_grow(text, at, lit):
-                break
-            # the call's items, as its readers read them (`_Shape`); no match where the
-            # scan passes over an opener whose call gives it back (`pass_over`)
-            shape, head_at, offset = entry
-            head = head_at(text, at + offset)
-            if head is None:
-                break
+            head = fused(text, pos) if fused is not None else None
+            if head is not None:
+                shape = fused_shape
+            else:
+                marker = search(text, pos)
+                if marker is None:
+                    # no marker the engine acts on in the rest: no call the route reads
+                    # there either (`whole` searches it no more)
+                    self.done = True
+                    break
+                at = marker.start()
+                lit = marker.group()
+                entry = heads.get(lit)
+                if entry is None or (at > pos and not text[pos:at].isspace()):
+                    break
+                if lit in growing and found.may_grow(text, at, lit):
+                    break
+                # the call's items, as its readers read them (`_Shape`); no match where the
+                # scan passes over an opener whose call gives it back (`pass_over`)
+                shape, head_at, offset, fused = entry
+                fused_shape = shape
+                head = head_at(text, at + offset)
+                if head is None:
+                    break
             item = shape.name
             call_id: str | None = None
             if item is not None:
@@ -992,6 +1032,7 @@ class _Read:
                 if index == first:
                     found, allowed = self._after_calls(in_section)
                     search, heads, growing = _asked(route, found, allowed)
+                    fused = _refused(heads, lit)
                 for called, call_id, arguments in elements[1]:
                     made[index] = [call_id or call_id_of(index), called, [arguments]]
                     index += 1
@@ -1010,6 +1051,7 @@ class _Read:
             if index == first:
                 found, allowed = self._after_calls(in_section)
                 search, heads, growing = _asked(route, found, allowed)
+                fused = _refused(heads, lit)
             index += 1
         if index > first:
             # what `_marker`, `_commit` and `_end_call` made of the last of the whole calls,
