@@ -517,7 +517,7 @@ class _Route:
 
     __slots__ = (
         "family", "shapes", "in_section", "in_content", "starts", "margin", "asked", "stop_starts",
-        "markup",
+        "markup", "after",
     )  # fmt: skip
 
     def __init__(self, family: CompiledFamily) -> None:
@@ -554,6 +554,9 @@ class _Route:
         # content only); `_marker` decides what each does, ignored or not
         others = set(family.openers) | set(family.ignore_until) | family.content_ignore
         self.markup = (family.section_opens | family.section_closes) - others
+        # per place after a call, outside a section and in one (`_Read._after_calls`): the
+        # markers searched there and what the route asks of them
+        self.after: list[tuple[Any, Any, dict, frozenset[str]] | None] = [None, None]
 
 
 _ROUTES: dict[int, _Route] = {}
@@ -754,13 +757,6 @@ def _fused(found: Any, lit: str, head: str, peek: bool) -> Any:
     return metered(re.compile(f"\\s*+(?=(?:{regex.pattern})){opener}{head}")).match
 
 
-def _refused(heads: dict[str, tuple[_Shape, Any, int, Any]], lit: str) -> Any:
-    """The whole-head match of opener `lit` among `heads` (asked anew after a run's first
-    call: the search there is another), or None."""
-    entry = heads.get(lit)
-    return None if entry is None else entry[3]
-
-
 def _finds_none(text: str, pos: int) -> None:
     """The search of markers that have no pattern: no marker anywhere."""
     return None
@@ -838,13 +834,10 @@ class _Read:
         family = route.family
         state = engine._state
         made = self.made
-        shapes = route.shapes
         unknown_kept = engine.policies.unknown_tools == "keep"
-        tools = engine.tools
         call_id_of = engine.call_id
         stops = self.stops
         schemas = self.schemas
-        after_calls_markers = family.after_calls_markers
         # the search the engine's scan makes here (`Engine._scan`); after a call, the one of
         # the place a call leaves it in (`_end_call`), the same for every call after
         in_section = state.in_section
@@ -857,27 +850,23 @@ class _Read:
             # (`Engine._scan`); the first call leaves the reasoning (`_end_call`)
             found, allowed = family.content_markers, route.in_content
         elif state.after_calls:
-            found, allowed = after_calls_markers, route.in_content
+            found, allowed = family.after_calls_markers, route.in_content
         else:
             found, allowed = family.quick_content_markers, route.in_content
         first = index = engine.calls_emitted
-        name = ""
+        call_id: str | None
         size = len(text)
         known = self.known
         seen = self.seen
         names = self.names
         # `found.search`, `pass_over` and `may_grow`, asked as they answer here
         search, heads, growing = _asked(route, found, allowed)
-        # the last call's opener, and its whole-head match (`_fused`: the search and the
-        # head's match in one, where they agree) and shape: the next call's, as a rule
-        lit = ""
+        # the whole-head match of the last call's opener (`_fused`: the search and the
+        # head's match in one, where they agree): where it reads the next call's head, that
+        # call's shape is the last one's
         fused: Any = None
-        fused_shape: Any = None
         while True:
-            head = fused(text, pos) if fused is not None else None
-            if head is not None:
-                shape = fused_shape
-            else:
+            if fused is None or (head := fused(text, pos)) is None:
                 marker = search(text, pos)
                 if marker is None:
                     # no marker the engine acts on in the rest: no call the route reads
@@ -894,13 +883,10 @@ class _Read:
                 # the call's items, as its readers read them (`_Shape`); no match where the
                 # scan passes over an opener whose call gives it back (`pass_over`)
                 shape, head_at, offset, fused = entry
-                fused_shape = shape
                 head = head_at(text, at + offset)
                 if head is None:
                     break
-            item = shape.name
-            call_id: str | None = None
-            if item is not None:
+            if shape.name is not None:
                 raw = head.group("raw")
                 if len(raw) > shape.reach:
                     break  # (its end marker is past where the reader searches)
@@ -926,7 +912,7 @@ class _Read:
                     if not called:
                         break
             else:
-                called = shape.fixed
+                called, call_id = shape.fixed, None
             start = head.end()
             # the farthest the call may end: the end of the output where the engine may end
             # the call at its last item, else `limit` (past it the call is the engine's)
@@ -1030,28 +1016,28 @@ class _Read:
                 if not (unknown_kept or self._known(elements[1])):
                     break
                 if index == first:
-                    found, allowed = self._after_calls(in_section)
-                    search, heads, growing = _asked(route, found, allowed)
-                    fused = _refused(heads, lit)
+                    found, search, heads, growing = self._after_calls(in_section)
+                    if fused is not None:  # (the opener's, among what is asked there now)
+                        entry = heads.get(lit)
+                        fused = None if entry is None else entry[3]
                 for called, call_id, arguments in elements[1]:
                     made[index] = [call_id or call_id_of(index), called, [arguments]]
                     index += 1
-                name = called
                 pos = after
                 continue
             if not unknown_kept:
                 ok = known.get(called)
                 if ok is None:
-                    ok = known[called] = tools.known(called)
+                    ok = known[called] = engine.tools.known(called)
                 if not ok:
                     break
             made[index] = [call_id or call_id_of(index), called, [arguments]]
-            name = called
             pos = after
             if index == first:
-                found, allowed = self._after_calls(in_section)
-                search, heads, growing = _asked(route, found, allowed)
-                fused = _refused(heads, lit)
+                found, search, heads, growing = self._after_calls(in_section)
+                if fused is not None:  # (the opener's, among what is asked there now)
+                    entry = heads.get(lit)
+                    fused = None if entry is None else entry[3]
             index += 1
         if index > first:
             # what `_marker`, `_commit` and `_end_call` made of the last of the whole calls,
@@ -1060,9 +1046,9 @@ class _Read:
             state.section_opener = ""
             state.ws_held.clear()
             engine.calls_emitted = index
-            engine._current_name = name
+            engine._current_name = made[index - 1][1]  # (the last call's name)
             engine.mode = SECTION if in_section else CONTENT
-            state.after_calls = not in_section and bool(after_calls_markers)
+            state.after_calls = not in_section and bool(family.after_calls_markers)
             state.gap = True
         return pos
 
@@ -1252,16 +1238,24 @@ class _Read:
             pos = end + len(raw) + 1
         return at, "{" + ", ".join(pieces) + "}"
 
-    def _after_calls(self, in_section: bool) -> tuple[Any, frozenset[str]]:
-        """The markers searched after a call, and the openers the route reads there: the
-        place a call leaves the engine in (`_end_call`), the same for every call after."""
+    def _after_calls(self, in_section: bool) -> tuple[Any, Any, dict, frozenset[str]]:
+        """The markers searched after a call and what the route asks of them there
+        (`_asked`, for the openers it reads there): the place a call leaves the engine in
+        (`_end_call`), the same for every call after; made once per family and place."""
         route = self.route
+        after = route.after[in_section]
+        if after is not None:
+            return after
         family = route.family
         if in_section:
-            return family.quick_section_markers, route.in_section
-        if family.after_calls_markers:
-            return family.after_calls_markers, route.in_content
-        return family.quick_content_markers, route.in_content
+            found, allowed = family.quick_section_markers, route.in_section
+        elif family.after_calls_markers:
+            found, allowed = family.after_calls_markers, route.in_content
+        else:
+            found, allowed = family.quick_content_markers, route.in_content
+        search, heads, growing = _asked(route, found, allowed)
+        after = route.after[in_section] = (found, search, heads, growing)
+        return after
 
     def _known(self, elements: list[tuple[str, str | None, str]]) -> bool:
         """Whether the request has the tool of every element."""
