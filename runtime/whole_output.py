@@ -745,7 +745,7 @@ def _fused(found: Any, lit: str, head: str, peek: bool) -> Any:
     whitespace (so none starts inside the whitespace before the opener, and the search's
     earliest marker is at its end: `\\s` is `str.isspace`), none begins with `lit` or is
     begun by it (so where `lit` is, the search finds it there, unless its guard says no:
-    the lookahead asks the search's own pattern there). None where it would not (then the
+    a lookahead asks the search's own pattern there, where a marker has a guard). None where it would not (then the
     search and the head's match, as before; a lookahead opener's head reads it, asked to
     be there first). Where it fails, the route asks as before."""
     regex = found._regex
@@ -754,7 +754,11 @@ def _fused(found: Any, lit: str, head: str, peek: bool) -> Any:
     if any(other != lit and lit.startswith(other) for other in found.literals):
         return None
     opener = f"(?={re.escape(lit)})" if peek else ""
-    return metered(re.compile(f"\\s*+(?=(?:{regex.pattern})){opener}{head}")).match
+    # a search of literals alone (no guard: `Markers`) finds `lit` wherever it is: it need
+    # not be asked
+    plain = regex.pattern == "|".join(map(re.escape, found.literals))
+    searched = "" if plain else f"(?=(?:{regex.pattern}))"
+    return metered(re.compile(f"\\s*+{searched}{opener}{head}")).match
 
 
 def _finds_none(text: str, pos: int) -> None:
