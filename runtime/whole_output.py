@@ -517,7 +517,7 @@ class _Route:
 
     __slots__ = (
         "family", "shapes", "in_section", "in_content", "starts", "margin", "asked", "stop_starts",
-        "markup",
+        "markup", "after",
     )  # fmt: skip
 
     def __init__(self, family: CompiledFamily) -> None:
@@ -554,6 +554,9 @@ class _Route:
         # content only); `_marker` decides what each does, ignored or not
         others = set(family.openers) | set(family.ignore_until) | family.content_ignore
         self.markup = (family.section_opens | family.section_closes) - others
+        # per place after a call, outside a section and in one (`_Read._after_calls`): the
+        # markers searched there and what the route asks of them
+        self.after: list[tuple[Any, Any, dict, frozenset[str]] | None] = [None, None]
 
 
 _ROUTES: dict[int, _Route] = {}
@@ -701,34 +704,61 @@ def _markup(engine: Engine, route: _Route, text: str, pos: int, end: int) -> int
 
 def _asked(
     route: _Route, found: Any, allowed: frozenset[str]
-) -> tuple[Any, dict[str, tuple[_Shape, Any, int]], frozenset[str]]:
+) -> tuple[Any, dict[str, tuple[_Shape, Any, int, Any]], frozenset[str]]:
     """What the route asks of markers `found` per call: its search (`_finds_none` where
     it has no pattern: one call per marker, no test of it), per opener it reads there
-    (`allowed`), its shape and how its head is matched (the match and where from, the
-    opener's position or just after it), and the markers that may grow. The head of an opener the search may pass over (`Markers.pass_over`) is
-    matched from the opener, after a lookahead that fails where the scan passes it:
-    one match where the scan's pattern and the head's were two."""
+    (`allowed`), its shape, how its head is matched (the match and where from, the
+    opener's position or just after it) and its whole-head match (`_fused`, or None), and
+    the markers that may grow. The head of an opener the search may pass over
+    (`Markers.pass_over`) is matched from the opener, after a lookahead that fails where
+    the scan passes it: one match where the scan's pattern and the head's were two."""
     key = (found, allowed)
     asked = route.asked.get(key)
     if asked is not None:
         return asked
     regex = found._regex
-    heads: dict[str, tuple[_Shape, Any, int]] = {}
+    heads: dict[str, tuple[_Shape, Any, int, Any]] = {}
     for lit in allowed:
         shape = route.shapes[lit]
         assert shape.head is not None
+        opener = "" if shape.peek else re.escape(lit)
         if lit in found.passable and found.passes is not None:
-            opener = "" if shape.peek else re.escape(lit)
-            head = metered(re.compile(f"(?!(?:{found.passes})){opener}{shape.head.pattern}"))
-            heads[lit] = (shape, head.match, 0)
+            pattern = f"(?!(?:{found.passes})){opener}{shape.head.pattern}"
+            head = metered(re.compile(pattern))
+            heads[lit] = (shape, head.match, 0, _fused(found, lit, pattern, shape.peek))
         else:
-            heads[lit] = (shape, shape.head.match, 0 if shape.peek else len(lit))
+            pattern = f"{opener}{shape.head.pattern}"
+            offset = 0 if shape.peek else len(lit)
+            heads[lit] = (shape, shape.head.match, offset, _fused(found, lit, pattern, shape.peek))
     asked = route.asked[key] = (
         _finds_none if regex is None else regex.search,
         heads,
         found.growing,
     )
     return asked
+
+
+def _fused(found: Any, lit: str, head: str, peek: bool) -> Any:
+    """One match, from where the last call left off, of what the route's search and head
+    match read there (the marker search's answer, whitespace before it, the head from the
+    opener: `head`), where the two say the same: no marker of `found` begins with
+    whitespace (so none starts inside the whitespace before the opener, and the search's
+    earliest marker is at its end: `\\s` is `str.isspace`), none begins with `lit` or is
+    begun by it (so where `lit` is, the search finds it there, unless its guard says no:
+    a lookahead asks the search's own pattern there, where a marker has a guard). None where it would not (then the
+    search and the head's match, as before; a lookahead opener's head reads it, asked to
+    be there first). Where it fails, the route asks as before."""
+    regex = found._regex
+    if regex is None or lit in found.growing or any(c.isspace() for c in found.firsts):
+        return None
+    if any(other != lit and lit.startswith(other) for other in found.literals):
+        return None
+    opener = f"(?={re.escape(lit)})" if peek else ""
+    # a search of literals alone (no guard: `Markers`) finds `lit` wherever it is: it need
+    # not be asked
+    plain = regex.pattern == "|".join(map(re.escape, found.literals))
+    searched = "" if plain else f"(?=(?:{regex.pattern}))"
+    return metered(re.compile(f"\\s*+{searched}{opener}{head}")).match
 
 
 def _finds_none(text: str, pos: int) -> None:
@@ -808,13 +838,10 @@ class _Read:
         family = route.family
         state = engine._state
         made = self.made
-        shapes = route.shapes
         unknown_kept = engine.policies.unknown_tools == "keep"
-        tools = engine.tools
         call_id_of = engine.call_id
         stops = self.stops
         schemas = self.schemas
-        after_calls_markers = family.after_calls_markers
         # the search the engine's scan makes here (`Engine._scan`); after a call, the one of
         # the place a call leaves it in (`_end_call`), the same for every call after
         in_section = state.in_section
@@ -827,40 +854,43 @@ class _Read:
             # (`Engine._scan`); the first call leaves the reasoning (`_end_call`)
             found, allowed = family.content_markers, route.in_content
         elif state.after_calls:
-            found, allowed = after_calls_markers, route.in_content
+            found, allowed = family.after_calls_markers, route.in_content
         else:
             found, allowed = family.quick_content_markers, route.in_content
         first = index = engine.calls_emitted
-        name = ""
+        call_id: str | None
         size = len(text)
         known = self.known
         seen = self.seen
         names = self.names
         # `found.search`, `pass_over` and `may_grow`, asked as they answer here
         search, heads, growing = _asked(route, found, allowed)
+        # the whole-head match of the last call's opener (`_fused`: the search and the
+        # head's match in one, where they agree): where it reads the next call's head, that
+        # call's shape is the last one's
+        fused: Any = None
         while True:
-            marker = search(text, pos)
-            if marker is None:
-                # no marker the engine acts on in the rest: no call the route reads there
-                # either (`whole` searches it no more)
-                self.done = True
-                break
-            at = marker.start()
-            lit = marker.group()
-            entry = heads.get(lit)
-            if entry is None or (at > pos and not text[pos:at].isspace()):
-                break
-            if lit in growing and found.may_grow(text, at, lit):
-                break
-            # the call's items, as its readers read them (`_Shape`); no match where the
-            # scan passes over an opener whose call gives it back (`pass_over`)
-            shape, head_at, offset = entry
-            head = head_at(text, at + offset)
-            if head is None:
-                break
-            item = shape.name
-            call_id: str | None = None
-            if item is not None:
+            if fused is None or (head := fused(text, pos)) is None:
+                marker = search(text, pos)
+                if marker is None:
+                    # no marker the engine acts on in the rest: no call the route reads
+                    # there either (`whole` searches it no more)
+                    self.done = True
+                    break
+                at = marker.start()
+                lit = marker.group()
+                entry = heads.get(lit)
+                if entry is None or (at > pos and not text[pos:at].isspace()):
+                    break
+                if lit in growing and found.may_grow(text, at, lit):
+                    break
+                # the call's items, as its readers read them (`_Shape`); no match where the
+                # scan passes over an opener whose call gives it back (`pass_over`)
+                shape, head_at, offset, fused = entry
+                head = head_at(text, at + offset)
+                if head is None:
+                    break
+            if shape.name is not None:
                 raw = head.group("raw")
                 if len(raw) > shape.reach:
                     break  # (its end marker is past where the reader searches)
@@ -886,7 +916,7 @@ class _Read:
                     if not called:
                         break
             else:
-                called = shape.fixed
+                called, call_id = shape.fixed, None
             start = head.end()
             # the farthest the call may end: the end of the output where the engine may end
             # the call at its last item, else `limit` (past it the call is the engine's)
@@ -990,26 +1020,28 @@ class _Read:
                 if not (unknown_kept or self._known(elements[1])):
                     break
                 if index == first:
-                    found, allowed = self._after_calls(in_section)
-                    search, heads, growing = _asked(route, found, allowed)
+                    found, search, heads, growing = self._after_calls(in_section)
+                    if fused is not None:  # (the opener's, among what is asked there now)
+                        entry = heads.get(lit)
+                        fused = None if entry is None else entry[3]
                 for called, call_id, arguments in elements[1]:
                     made[index] = [call_id or call_id_of(index), called, [arguments]]
                     index += 1
-                name = called
                 pos = after
                 continue
             if not unknown_kept:
                 ok = known.get(called)
                 if ok is None:
-                    ok = known[called] = tools.known(called)
+                    ok = known[called] = engine.tools.known(called)
                 if not ok:
                     break
             made[index] = [call_id or call_id_of(index), called, [arguments]]
-            name = called
             pos = after
             if index == first:
-                found, allowed = self._after_calls(in_section)
-                search, heads, growing = _asked(route, found, allowed)
+                found, search, heads, growing = self._after_calls(in_section)
+                if fused is not None:  # (the opener's, among what is asked there now)
+                    entry = heads.get(lit)
+                    fused = None if entry is None else entry[3]
             index += 1
         if index > first:
             # what `_marker`, `_commit` and `_end_call` made of the last of the whole calls,
@@ -1018,9 +1050,9 @@ class _Read:
             state.section_opener = ""
             state.ws_held.clear()
             engine.calls_emitted = index
-            engine._current_name = name
+            engine._current_name = made[index - 1][1]  # (the last call's name)
             engine.mode = SECTION if in_section else CONTENT
-            state.after_calls = not in_section and bool(after_calls_markers)
+            state.after_calls = not in_section and bool(family.after_calls_markers)
             state.gap = True
         return pos
 
@@ -1210,16 +1242,24 @@ class _Read:
             pos = end + len(raw) + 1
         return at, "{" + ", ".join(pieces) + "}"
 
-    def _after_calls(self, in_section: bool) -> tuple[Any, frozenset[str]]:
-        """The markers searched after a call, and the openers the route reads there: the
-        place a call leaves the engine in (`_end_call`), the same for every call after."""
+    def _after_calls(self, in_section: bool) -> tuple[Any, Any, dict, frozenset[str]]:
+        """The markers searched after a call and what the route asks of them there
+        (`_asked`, for the openers it reads there): the place a call leaves the engine in
+        (`_end_call`), the same for every call after; made once per family and place."""
         route = self.route
+        after = route.after[in_section]
+        if after is not None:
+            return after
         family = route.family
         if in_section:
-            return family.quick_section_markers, route.in_section
-        if family.after_calls_markers:
-            return family.after_calls_markers, route.in_content
-        return family.quick_content_markers, route.in_content
+            found, allowed = family.quick_section_markers, route.in_section
+        elif family.after_calls_markers:
+            found, allowed = family.after_calls_markers, route.in_content
+        else:
+            found, allowed = family.quick_content_markers, route.in_content
+        search, heads, growing = _asked(route, found, allowed)
+        after = route.after[in_section] = (found, search, heads, growing)
+        return after
 
     def _known(self, elements: list[tuple[str, str | None, str]]) -> bool:
         """Whether the request has the tool of every element."""

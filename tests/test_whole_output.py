@@ -16,6 +16,8 @@ import sys
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import toolgrammar
 from support.corpus_format import CORPUS, TOOLS, Case, all_cases
@@ -1240,3 +1242,106 @@ def test_the_section_markers_around_kimis_calls_are_the_routes(
         fast = toolgrammar.parse("kimi_k2", text, TOOLS, ids="sequential")
     assert fast == slow and len(fast.tool_calls) == 5
     assert not scanned
+
+
+def _fused_heads() -> list[tuple[str, Any, str, Any, Any, Any]]:
+    """Every (family, markers searched, opener, whole-head match, search, head match from
+    the opener) the route would ask where it fuses the two (`whole_output._fused`)."""
+    found_heads = []
+    for family in FAMILIES:
+        compiled = toolgrammar._new_engine(family, TOOLS)[0].family
+        route_of = whole_output._route(compiled)
+        if route_of.starts is None:
+            continue
+        searched = {
+            (compiled.quick_section_markers, route_of.in_section),
+            (compiled.quick_content_markers, route_of.in_content),
+            (compiled.content_markers, route_of.in_content),
+            (compiled.after_calls_markers, route_of.in_content),
+        }
+        for found, allowed in searched:
+            if found is None or not allowed:
+                continue
+            search, heads, _ = whole_output._asked(route_of, found, allowed)
+            for lit, (_, head_at, offset, fused) in heads.items():
+                if fused is not None:
+                    found_heads.append((family, found, lit, fused, search, (head_at, offset)))
+    return found_heads
+
+
+def _written_calls(family: str) -> list[str]:
+    """Calls as the family writes them (`render_output`), each from its opener on: the text
+    a fused head reads."""
+    written = []
+    for args in ({"city": "Paris", "days": 3}, {}):
+        try:
+            written.append(render_output(get_spec(family), [("get_weather", args)]))
+        except RenderError:
+            pass
+    return written
+
+
+FUSED_HEADS = _fused_heads()
+
+
+def _searched_head(found: Any, lit: str, search: Any, head: Any, text: str, pos: int) -> Any:
+    """The head the route reads at `pos` the long way (`_Read.calls`): the earliest marker
+    searched from there, `lit` after whitespace only, not one that may grow, its head."""
+    marker = search(text, pos)
+    if marker is None or marker.group() != lit:
+        return None
+    at = marker.start()
+    if at > pos and not text[pos:at].isspace():
+        return None
+    if lit in found.growing and found.may_grow(text, at, lit):
+        return None
+    head_at, offset = head
+    return head_at(text, at + offset)
+
+
+def test_the_routes_own_call_heads_are_fused() -> None:
+    """The families of the bench whose calls open with an opener of their own read each
+    call's opener and head in one match (else the agreement below would hold vacuously)."""
+    fused_families = {family for family, *_ in FUSED_HEADS}
+    assert {"kimi_k2", "hermes", "deepseek_v3", "mistral"} <= fused_families
+
+
+@pytest.mark.parametrize("family", sorted({family for family, *_ in FUSED_HEADS}))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_a_fused_head_reads_as_the_search_and_the_head_match(
+    family: str, data: st.DataObject
+) -> None:
+    """`whole_output._fused`: one match where the route searched for the next marker and
+    matched the call's head from it, and the same answer: where either reads a head, both
+    do, to the same end with the same groups (texts of the family's markers, its opener,
+    whitespace of every kind, name-like text, a JSON start)."""
+    ours = [entry for entry in FUSED_HEADS if entry[0] == family]
+    _, found, lit, fused, search, head = data.draw(st.sampled_from(ours))
+    pieces = [
+        lit, lit, *found.literals, " ", "\n", "\t", "\u3000", "\x85", "\x1c", "a", "get_weather",
+        "functions.f:1", ":", "{", '{"a": 1}', "<", ">", "|", "[", "]", '"', "name", "x" * 600,
+        "{x", "[x", '{"', "{}", "[{",
+        *(marker[:cut] for marker in found.literals for cut in (1, len(marker) // 2)),
+    ]  # fmt: skip
+    # the family's own calls from the opener on, whole or cut, as pieces too
+    for call in _written_calls(family):
+        at = call.find(lit)
+        rest = call[at + len(lit) :] if at >= 0 else call
+        pieces += [rest, rest, rest[: len(rest) // 2], rest.replace("get_weather", "")]
+    spaces = [" ", "\n", "\t", "\u3000", "\x85", "\x1c", "\r\n"]
+    before = data.draw(st.lists(st.sampled_from(pieces), max_size=4))
+    gap = data.draw(st.lists(st.sampled_from(spaces), max_size=3))
+    opener = data.draw(st.one_of(st.just(lit), st.sampled_from(pieces)))
+    after = data.draw(st.lists(st.sampled_from(pieces), max_size=10))
+    text = "".join(before + gap + [opener] + after)
+    # from where a call left off (before the gap), or anywhere
+    pos = len("".join(before))
+    if data.draw(st.booleans()):
+        pos = data.draw(st.integers(0, len(text)))
+    quick = fused(text, pos)
+    slow = _searched_head(found, lit, search, head, text, pos)
+    assert (quick is None) == (slow is None), (family, lit, text, pos)
+    if quick is not None:
+        assert quick.end() == slow.end(), (family, lit, text, pos)
+        assert quick.groupdict() == slow.groupdict(), (family, lit, text, pos)
