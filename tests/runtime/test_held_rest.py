@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 import toolgrammar
 from support.corpus_format import TOOLS
+from support.readers import counted_scans, feeds_at
 from toolgrammar.check.fast_paths import shortcuts_set
-from toolgrammar.runtime.engine import Engine
 from toolgrammar.runtime.registry import get_spec
 from toolgrammar.runtime.render import render_output
 from toolgrammar.runtime.tables import compiled
@@ -48,18 +48,6 @@ def pieces_of(family: str) -> list[str]:
     ]
 
 
-def per_feed(family: str, text: str, cuts: list[int]) -> list[list[dict]]:
-    parser = toolgrammar.StreamParser(family, TOOLS, ids="sequential")
-    out: list[list[dict]] = []
-    start = 0
-    for cut in [*sorted(set(cuts)), len(text)]:
-        if start < cut <= len(text):
-            out.append([d.to_dict() for d in parser.feed(text[start:cut])])
-            start = cut
-    out.append([d.to_dict() for d in parser.finish()])
-    return out
-
-
 @st.composite
 def outputs(draw: Any, family: str) -> tuple[str, list[int]]:
     pieces = pieces_of(family)
@@ -74,9 +62,9 @@ def outputs(draw: Any, family: str) -> tuple[str, list[int]]:
 def test_every_feed_is_the_same_with_shortcuts_off(family: str, data: Any) -> None:
     text, cuts = data.draw(outputs(family))
     with shortcuts_set(True):
-        fast = per_feed(family, text, cuts)
+        fast = feeds_at(family, TOOLS, text, cuts, "stop")
     with shortcuts_set(False):
-        slow = per_feed(family, text, cuts)
+        slow = feeds_at(family, TOOLS, text, cuts, "stop")
     assert fast == slow
 
 
@@ -88,20 +76,13 @@ def test_each_split_is_the_same_and_the_rescan_is_saved(
     deltas both ways, and fewer scans with the shortcut (it is taken)."""
     spec = get_spec(family)
     text = render_output(spec, [("get_weather", {"city": "Paris", "days": 3})] * 6)
-    scans = []
-    real = Engine._scan
-
-    def counted(self: Engine, *args: Any) -> int:
-        scans.append(1)
-        return real(self, *args)
-
-    monkeypatch.setattr(Engine, "_scan", counted)
+    scans = counted_scans(monkeypatch)
     counts = {}
     for on in (True, False):
         scans.clear()
         with shortcuts_set(on):
-            results = [per_feed(family, text, list(range(0, len(text), 16)))]
-            results += [per_feed(family, text, [at]) for at in range(len(text) // 6)]
+            results = [feeds_at(family, TOOLS, text, list(range(0, len(text), 16)), "stop")]
+            results += [feeds_at(family, TOOLS, text, [at], "stop") for at in range(len(text) // 6)]
         counts[on] = len(scans)
         if on:
             fast = results
@@ -138,20 +119,17 @@ def test_a_feed_still_inside_the_held_marker_is_held_without_a_scan(
     of it (the shortcut is taken)."""
     spec = get_spec(family)
     text = render_output(spec, [("get_weather", {"city": "Paris", "days": 3})] * 3)
-    scans = []
-    real = Engine._scan
-
-    def counted(self: Engine, *args: Any) -> int:
-        scans.append(1)
-        return real(self, *args)
-
-    monkeypatch.setattr(Engine, "_scan", counted)
+    scans = counted_scans(monkeypatch)
     counts = {}
     for on in (True, False):
         scans.clear()
         with shortcuts_set(on):
-            results = [per_feed(family, text, list(range(len(text))))]  # a character a feed
-            results += [per_feed(family, text, list(range(0, len(text), size))) for size in (3, 7)]
+            # a character a feed, then 3 and 7 a feed
+            results = [feeds_at(family, TOOLS, text, list(range(len(text))), "stop")]
+            results += [
+                feeds_at(family, TOOLS, text, list(range(0, len(text), size)), "stop")
+                for size in (3, 7)
+            ]
         if on:
             fast = results
         else:

@@ -94,6 +94,15 @@ def per_feed(family: str, text: str, cuts: list[int], finish: str) -> list[list[
     return [[delta.to_dict() for delta in deltas] for deltas in feeds]
 
 
+def assert_same_both_ways(family: str, text: str, cuts: list[int], finish: str) -> None:
+    """The same deltas per feed with the shortcuts on and off."""
+    with shortcuts_set(True):
+        fast = per_feed(family, text, cuts, finish)
+    with shortcuts_set(False):
+        slow = per_feed(family, text, cuts, finish)
+    assert fast == slow, (text, cuts)
+
+
 @pytest.mark.parametrize("family", sorted(FRAMES))
 @settings(max_examples=150, deadline=None)
 @given(data=st.data(), finish=st.sampled_from(["stop", "length"]))
@@ -108,11 +117,7 @@ def test_a_call_object_streamed_in_pieces_reads_as_the_character_loop(
     text = before + body + after
     cuts = data.draw(st.lists(st.integers(1, max(1, len(text) - 1)), min_size=1, max_size=4))
     cuts = sorted({cut for cut in cuts if cut < len(text)})
-    with shortcuts_set(True):
-        fast = per_feed(family, text, cuts, finish)
-    with shortcuts_set(False):
-        slow = per_feed(family, text, cuts, finish)
-    assert fast == slow, (text, cuts)
+    assert_same_both_ways(family, text, cuts, finish)
 
 
 def test_the_common_call_object_makes_no_outer_scanner(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -226,11 +231,7 @@ def test_an_id_first_or_name_key_head_streamed_in_pieces_reads_as_the_character_
     text = before + body + after
     cuts = data.draw(st.lists(st.integers(1, max(1, len(text) - 1)), min_size=1, max_size=5))
     cuts = sorted({cut for cut in cuts if cut < len(text)})
-    with shortcuts_set(True):
-        fast = per_feed(family, text, cuts, finish)
-    with shortcuts_set(False):
-        slow = per_feed(family, text, cuts, finish)
-    assert fast == slow, (text, cuts)
+    assert_same_both_ways(family, text, cuts, finish)
 
 
 @pytest.mark.parametrize(

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 import toolgrammar
 from support.corpus_format import TOOLS
+from support.readers import counted_scans, feeds_at
 from toolgrammar.check.fast_paths import shortcuts_set
 from toolgrammar.check.fuzz import grammars
-from toolgrammar.runtime.engine import Engine
 from toolgrammar.runtime.registry import get_spec
 from toolgrammar.runtime.render import render_output
 from toolgrammar.runtime.tables import compiled
@@ -42,18 +42,6 @@ def pieces_of(family: str) -> list[str]:
     return [*PROSE, call, call[: len(call) // 2], *markers, *(m[: len(m) // 2] for m in markers)]
 
 
-def per_feed(family: str, text: str, cuts: list[int], **options: Any) -> list[list[dict]]:
-    parser = toolgrammar.StreamParser(family, TOOLS, ids="sequential", **options)
-    out: list[list[dict]] = []
-    start = 0
-    for cut in [*sorted(set(cuts)), len(text)]:
-        if start < cut <= len(text):
-            out.append([d.to_dict() for d in parser.feed(text[start:cut])])
-            start = cut
-    out.append([d.to_dict() for d in parser.finish()])
-    return out
-
-
 @st.composite
 def outputs(draw: Any, family: str) -> tuple[str, list[int]]:
     pieces = pieces_of(family)
@@ -75,9 +63,9 @@ def test_every_feed_is_the_same_with_shortcuts_off(family: str) -> None:
         # (reasoning open: the prose is reasoning until a closer, an opener in it considered)
         options = {"reasoning_open": data.draw(st.booleans())}
         with shortcuts_set(True):
-            fast = per_feed(family, text, cuts, **options)
+            fast = feeds_at(family, TOOLS, text, cuts, "stop", **options)
         with shortcuts_set(False):
-            slow = per_feed(family, text, cuts, **options)
+            slow = feeds_at(family, TOOLS, text, cuts, "stop", **options)
         assert fast == slow
 
     run()
@@ -106,19 +94,14 @@ def test_prose_after_prose_is_not_scanned_and_reads_the_same(
     call = render_output(spec, [("get_weather", {"city": "Paris", "days": 3})])
     prose = "Some plain words without markup, about the weather today. " * 4
     text = prose + call + prose
-    scans = []
-    real = Engine._scan
-
-    def counted(self: Engine, *args: Any) -> int:
-        scans.append(1)
-        return real(self, *args)
-
-    monkeypatch.setattr(Engine, "_scan", counted)
+    scans = counted_scans(monkeypatch)
     counts, results = {}, {}
     for on in (True, False):
         scans.clear()
         with shortcuts_set(on):
-            results[on] = per_feed(family, text, list(range(0, len(text), 16)), **options)
+            results[on] = feeds_at(
+                family, TOOLS, text, list(range(0, len(text), 16)), "stop", **options
+            )
         counts[on] = len(scans)
     assert results[True] == results[False]
     assert counts[True] <= counts[False] - len(prose) // 16  # most prose deltas skipped

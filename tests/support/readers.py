@@ -1,6 +1,6 @@
-"""What the tests of argument readers share: the readers a stream's calls were read with, the
-deltas of each feed of a text split at given cuts, a sink to drive a reader alone, and a
-pattern that counts what it found."""
+"""What the tests of argument readers and shortcuts share: the readers a stream's calls were
+read with, the deltas of each feed of a text split at given cuts, a sink to drive a reader
+alone, a pattern that counts what it found, and the engine's scans counted."""
 
 from __future__ import annotations
 
@@ -35,6 +35,22 @@ def feeds_at(
     ]
     out.append([delta.to_dict() for delta in parser.finish(finish)])
     return out
+
+
+def counted_scans(monkeypatch: Any) -> list[int]:
+    """A list that grows by one at every `Engine._scan` while the test runs (pure Python: a
+    patch does not reach the compiled build, whose leg does not run these tests)."""
+    from toolgrammar.runtime.engine import Engine
+
+    scans: list[int] = []
+    real = Engine._scan
+
+    def counted(self: Engine, *args: Any) -> int:
+        scans.append(1)
+        return real(self, *args)
+
+    monkeypatch.setattr(Engine, "_scan", counted)
+    return scans
 
 
 class SchemalessSink:
