@@ -120,9 +120,9 @@ def test_a_call_object_streamed_in_pieces_reads_as_the_character_loop(
     assert_same_both_ways(family, text, cuts, finish)
 
 
-def test_the_common_call_object_makes_no_outer_scanner(monkeypatch: pytest.MonkeyPatch) -> None:
-    # the lean read is taken: its name, arguments and end read without the outer scanner,
-    # the head cut before, inside and after the arguments' key
+def scanners_made(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """A list of the `on_member` callback of every JSON scanner `json_call` makes while the
+    test runs (a call object's outer scanner has one)."""
     made: list[object] = []
     scanner = json_call.JsonScanner
 
@@ -131,6 +131,13 @@ def test_the_common_call_object_makes_no_outer_scanner(monkeypatch: pytest.Monke
         return scanner(*args, **kwargs)
 
     monkeypatch.setattr(json_call, "JsonScanner", counted)
+    return made
+
+
+def test_the_common_call_object_makes_no_outer_scanner(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the lean read is taken: its name, arguments and end read without the outer scanner,
+    # the head cut before, inside and after the arguments' key
+    made = scanners_made(monkeypatch)
     text = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
     for cut in (20, 36, 40, 46):
         made.clear()
@@ -255,14 +262,7 @@ def test_an_id_first_or_name_key_call_makes_no_outer_scanner(
 ) -> None:
     # the lean head is taken for the id before the name and for the name as the key: every
     # cut of the text, no scanner with the call object's callbacks is made
-    made: list[object] = []
-    scanner = json_call.JsonScanner
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        made.append(kwargs.get("on_member"))
-        return scanner(*args, **kwargs)
-
-    monkeypatch.setattr(json_call, "JsonScanner", counted)
+    made = scanners_made(monkeypatch)
     for cut in range(1, len(text), 3):
         made.clear()
         parser = toolgrammar.StreamParser(family, None, ids="sequential")
