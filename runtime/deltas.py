@@ -204,6 +204,24 @@ class DeltaBuffer:
                 if text:  # (as `DialectSink.emit_args` sends them)
                     self.args(index, text)
 
+    def put_first(self, index: int, pieces: list[str]) -> None:
+        """Argument `pieces` of call `index`, written before all that was collected since
+        (`Engine._hot_read` held them apart): the entries `settle` would have made of them
+        first, and the `args` of this call written next joined to them as `args` joins."""
+        texts = [text for text in pieces if text]  # (as `settle` leaves out empty ones)
+        if not texts:
+            return
+        entries = self.entries
+        if entries:
+            first = entries[0]
+            # (an entry of this call's arguments, made first by `args`: `args` would have
+            # joined it to theirs, the last entry then)
+            if first.mode == CALL and first.index == index and first.call_id is None:
+                if first.name is None:
+                    first.parts[:0] = texts
+                    return
+        entries.insert(0, OutEntry(CALL, texts, index))
+
     def text(self, mode: int, text: str) -> None:
         """Content or reasoning text (`mode` is CONTENT or REASONING)."""
         if not text:
@@ -269,23 +287,37 @@ class DeltaBuffer:
             return []
         self.entries = []
         deltas: list[Delta] = []
+        last: Delta | None = None  # (the last delta made: `deltas[-1]`, kept at hand)
         for entry in entries:
             mode = entry.mode
-            last = deltas[-1] if deltas else None
             if mode == CALL:
-                part = _call_part(entry)
+                if entry.call_id is None and entry.name is None:  # (`_call_part`, inline:
+                    arguments = "".join(entry.parts)  # a later fragment)
+                    if not arguments.isascii():
+                        arguments = sendable(arguments)
+                    part = ToolCallDelta(entry.index, None, FunctionDelta(None, arguments))
+                else:
+                    part = _call_part(entry)
                 if last is not None and last.tool_calls and last.content is None:
                     last.tool_calls.append(part)
                 else:
-                    deltas.append(Delta(tool_calls=[part]))
+                    last = Delta(None, None, [part])
+                    deltas.append(last)
             elif mode == CONTENT:
-                text = sendable("".join(entry.parts))
+                text = "".join(entry.parts)
+                if not text.isascii():  # (`sendable`'s own first test, without its call)
+                    text = sendable(text)
                 if last is not None and not last.tool_calls and last.content is None:
                     last.content = text
                 else:
-                    deltas.append(Delta(content=text))
+                    last = Delta(text)
+                    deltas.append(last)
             else:
-                deltas.append(Delta(reasoning=sendable("".join(entry.parts))))
+                text = "".join(entry.parts)
+                if not text.isascii():
+                    text = sendable(text)
+                last = Delta(None, text)
+                deltas.append(last)
         return deltas
 
 

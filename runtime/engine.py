@@ -271,9 +271,28 @@ class Engine(OutputEnd, HeadReaders, ItemReaders, DialectSink, CallOutcome):
 
     def _hot_read(self, call: CallRecord, buf: str, new: int) -> list[Delta]:
         """The rest of a hot call's feed (`feed`) when its dialect wrote more than its
-        arguments, or ended them at `new`: the engine's loop goes on from there."""
+        arguments, or ended them at `new`: the engine's loop goes on from there.
+
+        When they ended and were all the feed wrote, they stay apart from the buffer while
+        the loop reads the call's end and what follows (shortcuts on): put first after it
+        (`DeltaBuffer.put_first`, what `settle` before the loop would have made of them), or,
+        when the loop wrote nothing, made into the feed's delta directly (`args_deltas`)."""
         out = self._out
-        if out.lone is not None:  # (`settle`'s test, without its call)
+        lone = out.lone
+        if lone is not None and call.dialect.done and not out.entries and shortcuts.ON:
+            out.lone = None
+            if call.ws_tail and new > 0:
+                call.ws_tail.clear()
+            try:
+                self._run(buf, False, self._dialect_ended(call, buf, new, False))
+            except BaseException:  # (what it sent is kept, as `settle` first would keep it)
+                out.put_first(call.index, lone)
+                raise
+            if not out.entries:  # (the commonest: the call ended, the next one not begun)
+                return args_deltas(call.index, lone)
+            out.put_first(call.index, lone)
+            return out.take()
+        if lone is not None:  # (`settle`'s test, without its call)
             out.settle(call.index)
         if call.ws_tail and new > 0:
             call.ws_tail.clear()
