@@ -145,11 +145,12 @@ class JsonArgsReader:
                     scanner.typed_only = typed
             if key not in typed:
                 return STREAM
-            schema = self.schema_of(key)  # (a typed key: never text)
-        else:
-            schema = self.schema_of(key)
-            if streams_as_text(schema):
-                return STREAM
+            # (a typed key: never text; its schema is looked up by `_typed`, only if its
+            # value is handed to it: a whole number or literal goes out without, as written)
+            return WITHHOLD
+        schema = self.schema_of(key)
+        if streams_as_text(schema):
+            return STREAM
         self._held = (key, schema)
         return WITHHOLD
 
@@ -189,7 +190,8 @@ class JsonArgsReader:
                 return pos
             end = len(text) if bound < 0 else bound
             if not self._started:
-                pos = skip_whitespace(text, pos, end)
+                if pos < end and text[pos] in " \t\n\r":  # (`skip_whitespace`'s call only
+                    pos = skip_whitespace(text, pos, end)  # when there is some)
                 if pos >= end:
                     if eof:
                         self.close()

@@ -445,6 +445,9 @@ class JsonScanner:
                             if new >= 0:
                                 pos = new
                                 continue
+                    elif char == "{" and quick and not self.stack:
+                        pos = self._object_opens(text, pos, end)  # (the outermost object)
+                        continue
                 elif state == COLON and char == ":" and quick:
                     found = _COLON_MEMBER.match(text, pos, end)
                     assert found is not None
@@ -711,8 +714,13 @@ class JsonScanner:
             self.state = DONE
             return stop
         self.state = AFTER
-        if stop < end and text[stop] == ",":  # (the loop's next step, without it)
-            return self._after_comma(text, stop, end, True)
+        if stop < end:  # (the loop's next step, without it)
+            char = text[stop]
+            if char == ",":
+                return self._after_comma(text, stop, end, True)
+            if char == _CLOSER[self.stack[-1]]:
+                self._close_container(char)
+                return stop + 1
         return stop
 
     def _whole_value(self, text: str, pos: int, end: int) -> int:
@@ -782,6 +790,9 @@ class JsonScanner:
         self.state = AFTER if self.stack else DONE
         stop = found.end()
         if value_end == stop:
+            if stop < end and text[stop] == "}":  # (the loop's next step in AFTER, at once:
+                self._close_container("}")  # a member's object closes right after it)
+                return stop + 1
             return stop
         self._pending.append(text[value_end:stop])
         self.state = KEY
@@ -825,6 +836,9 @@ class JsonScanner:
         self.state = AFTER if self.stack else DONE
         stop = found.end()
         if value_end == stop:
+            if stop < end and text[stop] == "}":  # (the loop's next step in AFTER, at once:
+                self._close_container("}")  # a member's object closes right after it)
+                return stop + 1
             return stop
         self._pending.append(text[value_end:stop])
         self.state = KEY
@@ -865,7 +879,12 @@ class JsonScanner:
         self.state = VALUE
         self._first = False
         if len(self.stack) == 1 and self.on_member is not None:
-            self._member_start(text[pos + 1 : found.end(1)])  # (a plain key: its text is the key)
+            key = text[pos + 1 : found.end(1)]  # (a plain key: its text is the key)
+            typed_only = self.typed_only  # (`_member_start`'s first test, without its call)
+            if typed_only is not None and key not in typed_only and not self._drop_comma:
+                self._member_key = key
+            else:
+                self._member_start(key)
         return stop
 
     def _member_start(self, key: str | None = None) -> None:
@@ -924,13 +943,51 @@ class JsonScanner:
             self.state = ERROR
 
     def _close_container(self, char: str) -> None:
-        self.stack.pop()
-        if self._side is not None and len(self.stack) == 0:
+        stack = self.stack
+        stack.pop()
+        side = self._side
+        if side is not None and not stack:
             # the outermost object closes while a member is held: cannot happen for a
             # complete member, so this is a cut member followed by the closer
             self._finish_member(complete=False)
-        self._flush(char)
-        self._value_done()
+            side = self._side
+        pending = self._pending  # (`_flush(char)`, then `_value_done()`, without their calls)
+        if pending:
+            char = "".join(pending) + char
+            pending.clear()
+        depth = len(stack)
+        if side is None:
+            self._out.append(char)
+        else:
+            side.append(char)
+            if depth == 1:
+                self._emit_depth = 1
+                self._emit_in_string = False
+                self._finish_member(complete=True)
+        self._emit_depth = depth
+        self._emit_in_string = False
+        self.state = AFTER if depth else DONE
+
+    def _object_opens(self, text: str, pos: int, end: int) -> int:
+        """The outermost object's `{` at `pos` (the shortcuts on), as `_value_start` reads
+        it, then its first key when one follows, as the loop would read it next
+        (`_next_key`), without going round the loop."""
+        self.stack.append("{")  # (no deeper than MAX_DEPTH: nothing is open)
+        pending = self._pending  # (`_flush("{")`)
+        char = "{"
+        if pending:
+            char = "".join(pending) + char
+            pending.clear()
+        side = self._side
+        (self._out if side is None else side).append(char)
+        self._emit_depth = 1
+        self._emit_in_string = False
+        self.state = KEY
+        self._first = True
+        pos += 1
+        if pos < end and text[pos] == '"':
+            return self._next_key(text, pos, end)
+        return pos
 
     def _end_token(self) -> bool:
         """A number or literal ended; release it if valid. False on a syntax error."""
