@@ -240,11 +240,13 @@ class JsonArgsReader:
             scanner = self._spare_scanner
             if scanner is not None:  # (set only by the shortcut below)
                 self._spare_scanner = None
-                scanner.renew(self._out, self._member, self._typed, self._unwrapped)
+                # (the sink's own `emit`, not `_out`: what the scanner sent, `_terminate`
+                # tells from the scanner itself, with no call a delta to note it)
+                scanner.renew(self.emit, self._member, self._typed, self._unwrapped)
                 self._scanner = scanner
             else:
                 scanner = self._scanner = JsonScanner(
-                    self._out,
+                    self.emit,
                     on_member=self._member,
                     on_value=self._typed,
                     on_unwrap=self._unwrapped,
@@ -354,9 +356,14 @@ class JsonArgsReader:
         if self._raw_open:
             self.emit('"}')
             return
-        tail = self._scanner.close() if self._scanner is not None else ""
+        scanner = self._scanner
+        emitted = self._emitted
+        tail = ""
+        if scanner is not None:  # it sent text when it began the object (its `{` goes out
+            emitted = emitted or scanner.started  # with the read that takes it), before
+            tail = scanner.close()  # its `close`, which ends it, begun or not
         self._scanner = None  # (it holds this reader's methods: no cycle left behind)
-        if not self._emitted:
+        if not emitted:
             self.emit("{}")
         elif tail:
             self.emit(tail)

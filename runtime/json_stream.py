@@ -765,6 +765,24 @@ class JsonScanner:
             typed_only = self.typed_only  # (`_member_start`'s first test, without its call)
             if typed_only is not None and key not in typed_only and not self._drop_comma:
                 self._member_key = key
+            elif (
+                self.keeps_scalars
+                and text[start] != '"'
+                and not self._drop_comma
+                and self.value_limit is None
+            ):  # a whole number or literal: streamed, or held and given back as written
+                self._member_key = key  # (`_held_value`), it goes out the same: no side
+                mode = self.on_member(key)  # is set up for it (`_member_start`, without)
+                if mode != STREAM and (mode != WITHHOLD or self.value_limit is not None):
+                    self._answer(mode)
+                    limit = self.value_limit  # (as below)
+                    if self.state == PAUSED or (
+                        limit is not None
+                        and end - start > limit
+                        and self._side is not None
+                        and len(self.stack) == 1
+                    ):
+                        return start
             else:
                 self._member_start(key)
                 limit = self.value_limit  # (`_bounded`, without its call)
@@ -908,6 +926,11 @@ class JsonScanner:
             lead = "".join(self._pending).lstrip(" \t\n\r")
             self._pending[:] = [lead[1:].lstrip(" \t\n\r") if lead[:1] == "," else lead]
         mode = self.on_member(key)  # type: ignore[arg-type]
+        if mode != STREAM:
+            self._answer(mode)
+
+    def _answer(self, mode: int) -> None:
+        """How the member begun is read, as `on_member` answered (not STREAM)."""
         if mode == WITHHOLD or mode == UNWRAP:
             self._member_prefix = "".join(self._pending)
             self._pending.clear()
