@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Final, Iterable, Sequence
 
 from .coerce import coerce_json
 from .json_bounded import find_closer, scan_within
@@ -41,6 +41,8 @@ from .schemas import streams_as_text
 from .spec import JsonArgs
 from .unwrap import members_text, wrapped_object
 
+# a stretch this short is searched for a `}` at once (`find_closer` memoizes longer ones)
+_SHORT: Final = 64
 SHORTCUT_KNOWS = frozenset({"raw"})  # the fields `_whole` decides as the scanner does
 
 
@@ -234,9 +236,12 @@ class JsonArgsReader:
         if scanner is None:
             if not self._tried_whole:
                 self._tried_whole = True
-                whole_end = self._whole(text, pos, stop)
-                if whole_end >= 0:
-                    return whole_end
+                # (no `}` before `stop` in a delta's text: not whole yet, `decoded_object`'s
+                # first answer, without the calls to it; else `_whole` tries)
+                if stop - pos > _SHORT or text.find("}", pos, stop) >= 0:
+                    whole_end = self._whole(text, pos, stop)
+                    if whole_end >= 0:
+                        return whole_end
             scanner = self._spare_scanner
             if scanner is not None:  # (set only by the shortcut below)
                 self._spare_scanner = None
