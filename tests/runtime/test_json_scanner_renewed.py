@@ -2,7 +2,9 @@
 next call's object (`JsonScanner.renew`), and a held member's whole number or literal goes
 out at once (`JsonScanner.keeps_scalars`, `_held_value`), and a key cut by a delta is begun
 or whole, and ended in one step each (`_KEY_BEGUN`, `_KEY_END`), as is a string value begun
-(`_PLAIN_TO_END`) or ended (`_VALUE_END`): shortcuts, so a stream of calls
+(`_PLAIN_TO_END`) or ended (`_VALUE_END`), and an object is opened with its first key and
+closed with its last value (`_object_opens`; `_member`, `_value_closed`), a typed member's
+whole number or literal with no side buffer (`_member`): shortcuts, so a stream of calls
 cut anywhere gives the same deltas, feed by feed, with the shortcuts on and off, and each
 call reads as it does alone."""
 
@@ -200,3 +202,34 @@ def test_one_scanner_reads_every_call_of_a_stream(
             calls = calls_of(family, text, 16)
         assert calls == [("f", '{"s": "x", "n": 3}')] * 4
         assert len(made) == (scanners if shortcuts else 4 * every_call)
+
+
+@pytest.mark.parametrize("family", ["mistral", "kimi_k2", "hermes"])
+def test_a_typed_members_whole_scalar_needs_no_side_buffer(
+    family: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the shortcuts on, a typed member whose number or literal a feed holds whole (the
+    object not: a cut before it) goes out as a streamed member's does, with no side buffer
+    set up and taken down for it (`_member`: `_held_value` is not reached), and closes its
+    object in the same step; the deltas are those of the shortcuts off, feed by feed."""
+    refuse_unreached(JsonScanner, "_held_value")  # (compiled: bound when compiled)
+    held: list[str] = []
+    held_value = JsonScanner._held_value
+
+    def counted(self: JsonScanner, value: str) -> None:
+        held.append(value)
+        held_value(self, value)
+
+    monkeypatch.setattr(JsonScanner, "_held_value", counted)
+    text = stream(family, ['{"s": "ab", "n": 3, "b": true}', '{"s": "ab", "b": false}'])
+    cuts = [at + 1 for at in range(len(text)) if text.startswith('ab"', at)]
+    with shortcuts_set(True):
+        fast = per_feed(family, text, cuts, "stop")
+    assert held == []
+    with shortcuts_set(False):
+        slow = per_feed(family, text, cuts, "stop")
+    assert fast == slow
+    assert calls_of(family, text, 16) == [
+        ("f", '{"s": "ab", "n": 3, "b": true}'),
+        ("f", '{"s": "ab", "b": false}'),
+    ]
