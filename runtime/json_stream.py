@@ -113,6 +113,9 @@ def refuse_constant(name: str) -> object:
 # characters in strings, NaN and Infinity are refused
 scan_value = json.JSONDecoder(parse_constant=refuse_constant).scan_once
 _scan_string = json.decoder.scanstring
+# the same, each object's members a list of its (key, value) pairs in order, repeated keys
+# and all (`JsonScanner._rest_whole`: the scanner reads each member a key names)
+_scan_pairs = json.JSONDecoder(object_pairs_hook=list, parse_constant=refuse_constant).scan_once
 
 
 def _scan_key(text: str, pos: int) -> tuple[str, int]:
@@ -281,7 +284,8 @@ class JsonScanner:
         self._value_chars = 0  # characters of the bounded string read so far
         # set by the owner when `on_value` gives a number, `true`, `false` or `null` back
         # as written: a whole one of a held member then goes out at once (`_member`,
-        # `_colon_member`), not held and handed to `on_value`
+        # `_colon_member`), not held and handed to `on_value`; the owner's `on_member`
+        # answers STREAM or WITHHOLD for each key after the first (`_rest_whole`)
         self.keeps_scalars = False
         # set by the owner once it knows: the only keys of the outermost object its
         # `on_member` may answer other than STREAM (and for which it does anything); any
@@ -397,6 +401,15 @@ class JsonScanner:
         loop of many locals costs on every delta. A string value's rest, every delta of a
         long one, is read here (interpreted, a call per delta costs more than it saves)."""
         quick = shortcuts.ON  # (read once: compiled, a module attribute is a generic look-up)
+        if (
+            "}" in text  # (a read's text is a delta's, or little more: most have none)
+            and quick
+            and self.typed_only is not None
+            and self.keeps_scalars
+            and len(self.stack) == 1
+            and text.find("}", pos, end) >= 0
+        ):  # (the owner's object may end in this text: the rest of it in one step)
+            pos = self._rest_whole(text, pos, end)
         while pos < end:
             state = self.state
             if state < STRING:  # VALUE, KEY, COLON, AFTER: structure (the states' order: above)
@@ -561,6 +574,74 @@ class JsonScanner:
             self.emit("".join(self._out))
             self._out.clear()
         return pos
+
+    def _rest_whole(self, text: str, pos: int, end: int) -> int:
+        """The rest of the outermost object, when it ends before `end`, read in one step by
+        the C decoder: where it ends (DONE), or `pos` when the loop must read it. Taken
+        when the read begins inside a streamed string value, after a value or after its
+        comma, the owner having told which keys it types (`typed_only`) and that it gives
+        their numbers and literals back as written (`keeps_scalars`): then the loop would
+        release the rest as written, with its pending text first, and ask `on_member` of
+        each typed key, whose number or literal goes out as it is. Anything else (a typed
+        key's string or container, which typing may change, a raw control character the
+        loop escapes, JSON it refuses, deeper nesting than it reads): `pos`, for the loop."""
+        state = self.state
+        if (
+            self._side is not None
+            or self._escape
+            or self._drop_comma
+            or self.value_limit is not None
+            or self.key_limit is not None
+        ):
+            return pos
+        pending = "".join(self._pending)
+        if state == STRING and not self._string_is_key:
+            if pending:
+                return pos
+            head, asked = '{"":"', 1  # (its member asked already, its text out)
+        elif state == AFTER:
+            head, asked = '{"":0' + pending, 1
+        elif state <= AFTER or state == STRING:  # (VALUE, KEY, COLON; a key's STRING)
+            if pending.lstrip(" \t\n\r")[:1] == ",":
+                head, asked = '{"":0' + pending, 1
+            elif state == VALUE:  # (the first member, asked at its colon)
+                head, asked = "{" + pending, 0
+            else:  # the first key, not asked yet (it may be a wrapper): the loop tells
+                return pos
+            if state == VALUE:
+                asked += 1  # (its key, asked at its colon)
+        else:
+            return pos
+        try:
+            found, stop = scan_within(_scan_pairs, head + text[pos:end], 0, len(head) + end - pos)
+        except (StopIteration, ValueError, RecursionError):
+            return pos
+        close = stop - len(head) + pos  # (the object's `}` ends it)
+        if text.count("{", pos, close) + text.count("[", pos, close) >= MAX_DEPTH:
+            return pos  # (maybe deeper than the loop reads: it tells)
+        typed_only = self.typed_only
+        assert typed_only is not None and isinstance(found, list)
+        told: list[str] = []
+        last = self._member_key
+        for key, value in found[asked:]:
+            last = key
+            if key in typed_only:
+                if isinstance(value, (str, list)):
+                    return pos  # (typing may change it: the loop holds it for `on_value`)
+                told.append(key)
+        on_member = self.on_member
+        assert on_member is not None
+        for key in told:  # (`keeps_scalars`: streamed or held, a number goes out as written)
+            on_member(key)
+        self._member_key = last
+        self._out.append(pending + text[pos:close])
+        self._pending.clear()
+        self.stack.pop()
+        self.state = DONE
+        self._first = False
+        self._emit_depth = 0
+        self._emit_in_string = False
+        return close
 
     def _key_quick(self, text: str, pos: int, end: int) -> int:
         """At a key's opening quote (no bound on it): a whole member in one step, else its
