@@ -113,6 +113,8 @@ def refuse_constant(name: str) -> object:
 # characters in strings, NaN and Infinity are refused
 scan_value = json.JSONDecoder(parse_constant=refuse_constant).scan_once
 _scan_string = json.decoder.scanstring
+# the longest text `_rest_whole` hands the decoder at once, not in `scan_within`'s windows
+_SHORT_PROBE: Final = 256
 # the same, each object's members a list of its (key, value) pairs in order, repeated keys
 # and all (`JsonScanner._rest_whole`: the scanner reads each member a key names)
 _scan_pairs = json.JSONDecoder(object_pairs_hook=list, parse_constant=refuse_constant).scan_once
@@ -612,15 +614,21 @@ class JsonScanner:
                 asked += 1  # (its key, asked at its colon)
         else:
             return pos
-        try:
-            found, stop = scan_within(_scan_pairs, head + text[pos:end], 0, len(head) + end - pos)
+        probe = head + text[pos:end]
+        try:  # (a delta's text: one decoder call, whose error costs what it is long)
+            if len(probe) <= _SHORT_PROBE:
+                found, stop = _scan_pairs(probe, 0)
+            else:
+                found, stop = scan_within(_scan_pairs, probe, 0, len(probe))
         except (StopIteration, ValueError, RecursionError):
             return pos
         close = stop - len(head) + pos  # (the object's `}` ends it)
-        if text.count("{", pos, close) + text.count("[", pos, close) >= MAX_DEPTH:
+        if close - pos >= MAX_DEPTH and (
+            text.count("{", pos, close) + text.count("[", pos, close) >= MAX_DEPTH
+        ):
             return pos  # (maybe deeper than the loop reads: it tells)
         typed_only = self.typed_only
-        assert typed_only is not None and isinstance(found, list)
+        assert typed_only is not None
         told: list[str] = []
         last = self._member_key
         for key, value in found[asked:]:
