@@ -855,16 +855,14 @@ class JsonScanner:
             if typed_only is not None and key not in typed_only and not self._drop_comma:
                 self._member_key = key
             elif (
-                self.keeps_scalars
-                and text[start] != '"'
-                and not self._drop_comma
-                and self.value_limit is None
+                self.keeps_scalars and text[start] != '"' and not self._drop_comma
             ):  # a whole number or literal: streamed, or held and given back as written
                 self._member_key = key  # (`_held_value`), it goes out the same: no side
                 mode = self.on_member(key)  # is set up for it (`_member_start`, without)
-                if mode != STREAM and (mode != WITHHOLD or self.value_limit is not None):
-                    self._answer(mode)
-                    limit = self.value_limit  # (as below)
+                limit = self.value_limit  # (unless a bound may apply: as below)
+                if (mode != STREAM and mode != WITHHOLD) or limit is not None:
+                    if mode != STREAM:
+                        self._answer(mode)
                     if self.state == PAUSED or (
                         limit is not None
                         and end - start > limit

@@ -233,3 +233,47 @@ def test_a_typed_members_whole_scalar_needs_no_side_buffer(
         ("f", '{"s": "ab", "n": 3, "b": true}'),
         ("f", '{"s": "ab", "b": false}'),
     ]
+
+
+# objects whose rest a read may begin in and end (`_rest_whole`): typed numbers and literals
+# (asked of `on_member`, as written), a typed string and object (the loop types them), a
+# streamed nested value, escapes, a raw control character (the loop escapes it), a key
+# written twice, JSON the loop refuses
+RESTS = [
+    '{"s": "ab", "n": 3, "b": true}',
+    '{"n": -1.5e2 , "s": "x", "b": null}',
+    '{"s": "a\\"b\\u00e9", "other": {"n": [1, "2"]}, "n": 4}',
+    '{"s": "x", "n": "5"}',
+    '{"s": "x", "o": {"a": "1"}, "b": false}',
+    '{"s": "tab\there", "n": 1}',
+    '{"n": 1, "s": "y", "n": 2}',
+    '{"s": "x", "n": 012}',
+    '{"k\\u0065y": "v", "n": 7}',
+]
+
+
+@pytest.mark.parametrize("family", sorted(CALLS))
+def test_the_rest_of_an_object_read_at_once_reads_as_the_loop_at_every_cut(
+    family: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stream of calls cut once, at every position in turn: the same deltas, feed by feed,
+    with the shortcuts on and off, and (the comparison means something) the rest of an
+    object is read at once at some cuts and handed back to the loop at others."""
+    refuse_unreached(JsonScanner, "_rest_whole")  # (compiled: bound when compiled)
+    answers: list[bool] = []
+    rest_whole = JsonScanner._rest_whole
+
+    def counted(self: JsonScanner, text: str, pos: int, end: int) -> int:
+        new = rest_whole(self, text, pos, end)
+        answers.append(new != pos)
+        return new
+
+    monkeypatch.setattr(JsonScanner, "_rest_whole", counted)
+    text = stream(family, RESTS)
+    for cut in range(1, len(text)):
+        with shortcuts_set(True):
+            fast = per_feed(family, text, [cut], "stop")
+        with shortcuts_set(False):
+            slow = per_feed(family, text, [cut], "stop")
+        assert fast == slow, (text, cut)
+    assert True in answers and False in answers
