@@ -287,7 +287,9 @@ class JsonScanner:
         # set by the owner when `on_value` gives a number, `true`, `false` or `null` back
         # as written: a whole one of a held member then goes out at once (`_member`,
         # `_colon_member`), not held and handed to `on_value`; the owner's `on_member`
-        # answers STREAM or WITHHOLD for each key after the first (`_rest_whole`)
+        # answers STREAM or WITHHOLD for each key after the first and does nothing else,
+        # so that a whole number or literal of such a key goes out without asking it
+        # (`_member`, `_rest_whole`)
         self.keeps_scalars = False
         # set by the owner once it knows: the only keys of the outermost object its
         # `on_member` may answer other than STREAM (and for which it does anything); any
@@ -629,18 +631,11 @@ class JsonScanner:
             return pos  # (maybe deeper than the loop reads: it tells)
         typed_only = self.typed_only
         assert typed_only is not None
-        told: list[str] = []
         last = self._member_key
-        for key, value in found[asked:]:
-            last = key
-            if key in typed_only:
-                if isinstance(value, (str, list)):
-                    return pos  # (typing may change it: the loop holds it for `on_value`)
-                told.append(key)
-        on_member = self.on_member
-        assert on_member is not None
-        for key in told:  # (`keeps_scalars`: streamed or held, a number goes out as written)
-            on_member(key)
+        for key, value in found[asked:]:  # (`keeps_scalars`: a typed key's number or
+            last = key  # literal goes out as written, no `on_member` asked of it)
+            if key in typed_only and isinstance(value, (str, list)):
+                return pos  # (typing may change it: the loop holds it for `on_value`)
         self._member_key = last
         self._out.append(pending + text[pos:close])
         self._pending.clear()
@@ -853,6 +848,15 @@ class JsonScanner:
             key = text[pos + 1 : found.end(1)]
             typed_only = self.typed_only  # (`_member_start`'s first test, without its call)
             if typed_only is not None and key not in typed_only and not self._drop_comma:
+                self._member_key = key
+            elif (
+                typed_only is not None
+                and self.keeps_scalars
+                and text[start] != '"'
+                and not self._drop_comma
+            ):
+                # a typed key's whole number or literal, the first key told: the owner
+                # gives it back as written and asks nothing of it (`keeps_scalars`)
                 self._member_key = key
             elif (
                 self.keeps_scalars and text[start] != '"' and not self._drop_comma
