@@ -406,12 +406,11 @@ class JsonScanner:
         long one, is read here (interpreted, a call per delta costs more than it saves)."""
         quick = shortcuts.ON  # (read once: compiled, a module attribute is a generic look-up)
         if (
-            "}" in text  # (a read's text is a delta's, or little more: most have none)
+            self.typed_only is not None  # (set by the owners `_rest_whole` may serve)
+            and text.find("}", pos, end) >= 0  # (what the read walks: linear; most have none)
             and quick
-            and self.typed_only is not None
             and self.keeps_scalars
             and len(self.stack) == 1
-            and text.find("}", pos, end) >= 0
         ):  # (the owner's object may end in this text: the rest of it in one step)
             pos = self._rest_whole(text, pos, end)
         while pos < end:
