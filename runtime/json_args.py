@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Final, Iterable, Sequence
 
 from .coerce import coerce_json
 from .json_bounded import find_closer, scan_within
@@ -41,6 +41,8 @@ from .schemas import streams_as_text
 from .spec import JsonArgs
 from .unwrap import members_text, wrapped_object
 
+# a stretch this short is searched for a `}` at once (`find_closer` memoizes longer ones)
+_SHORT: Final = 64
 SHORTCUT_KNOWS = frozenset({"raw"})  # the fields `_whole` decides as the scanner does
 
 
@@ -145,11 +147,12 @@ class JsonArgsReader:
                     scanner.typed_only = typed
             if key not in typed:
                 return STREAM
-            schema = self.schema_of(key)  # (a typed key: never text)
-        else:
-            schema = self.schema_of(key)
-            if streams_as_text(schema):
-                return STREAM
+            # (a typed key: never text; its schema is looked up by `_typed`, only if its
+            # value is handed to it: a whole number or literal goes out without, as written)
+            return WITHHOLD
+        schema = self.schema_of(key)
+        if streams_as_text(schema):
+            return STREAM
         self._held = (key, schema)
         return WITHHOLD
 
@@ -189,7 +192,8 @@ class JsonArgsReader:
                 return pos
             end = len(text) if bound < 0 else bound
             if not self._started:
-                pos = skip_whitespace(text, pos, end)
+                if pos < end and text[pos] in " \t\n\r":  # (`skip_whitespace`'s call only
+                    pos = skip_whitespace(text, pos, end)  # when there is some)
                 if pos >= end:
                     if eof:
                         self.close()
@@ -232,17 +236,22 @@ class JsonArgsReader:
         if scanner is None:
             if not self._tried_whole:
                 self._tried_whole = True
-                whole_end = self._whole(text, pos, stop)
-                if whole_end >= 0:
-                    return whole_end
+                # (no `}` before `stop` in a delta's text: not whole yet, `decoded_object`'s
+                # first answer, without the calls to it; else `_whole` tries)
+                if stop - pos > _SHORT or text.find("}", pos, stop) >= 0:
+                    whole_end = self._whole(text, pos, stop)
+                    if whole_end >= 0:
+                        return whole_end
             scanner = self._spare_scanner
             if scanner is not None:  # (set only by the shortcut below)
                 self._spare_scanner = None
-                scanner.renew(self._out, self._member, self._typed, self._unwrapped)
+                # (the sink's own `emit`, not `_out`: what the scanner sent, `_terminate`
+                # tells from the scanner itself, with no call a delta to note it)
+                scanner.renew(self.emit, self._member, self._typed, self._unwrapped)
                 self._scanner = scanner
             else:
                 scanner = self._scanner = JsonScanner(
-                    self._out,
+                    self.emit,
                     on_member=self._member,
                     on_value=self._typed,
                     on_unwrap=self._unwrapped,
@@ -352,9 +361,14 @@ class JsonArgsReader:
         if self._raw_open:
             self.emit('"}')
             return
-        tail = self._scanner.close() if self._scanner is not None else ""
+        scanner = self._scanner
+        emitted = self._emitted
+        tail = ""
+        if scanner is not None:  # it sent text when it began the object (its `{` goes out
+            emitted = emitted or scanner.started  # with the read that takes it), before
+            tail = scanner.close()  # its `close`, which ends it, begun or not
         self._scanner = None  # (it holds this reader's methods: no cycle left behind)
-        if not self._emitted:
+        if not emitted:
             self.emit("{}")
         elif tail:
             self.emit(tail)

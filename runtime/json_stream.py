@@ -113,6 +113,11 @@ def refuse_constant(name: str) -> object:
 # characters in strings, NaN and Infinity are refused
 scan_value = json.JSONDecoder(parse_constant=refuse_constant).scan_once
 _scan_string = json.decoder.scanstring
+# the longest text `_rest_whole` hands the decoder at once, not in `scan_within`'s windows
+_SHORT_PROBE: Final = 256
+# the same, each object's members a list of its (key, value) pairs in order, repeated keys
+# and all (`JsonScanner._rest_whole`: the scanner reads each member a key names)
+_scan_pairs = json.JSONDecoder(object_pairs_hook=list, parse_constant=refuse_constant).scan_once
 
 
 def _scan_key(text: str, pos: int) -> tuple[str, int]:
@@ -281,7 +286,10 @@ class JsonScanner:
         self._value_chars = 0  # characters of the bounded string read so far
         # set by the owner when `on_value` gives a number, `true`, `false` or `null` back
         # as written: a whole one of a held member then goes out at once (`_member`,
-        # `_colon_member`), not held and handed to `on_value`
+        # `_colon_member`), not held and handed to `on_value`; the owner's `on_member`
+        # answers STREAM or WITHHOLD for each key after the first and does nothing else,
+        # so that a whole number or literal of such a key goes out without asking it
+        # (`_member`, `_rest_whole`)
         self.keeps_scalars = False
         # set by the owner once it knows: the only keys of the outermost object its
         # `on_member` may answer other than STREAM (and for which it does anything); any
@@ -397,6 +405,14 @@ class JsonScanner:
         loop of many locals costs on every delta. A string value's rest, every delta of a
         long one, is read here (interpreted, a call per delta costs more than it saves)."""
         quick = shortcuts.ON  # (read once: compiled, a module attribute is a generic look-up)
+        if (
+            self.typed_only is not None  # (set by the owners `_rest_whole` may serve)
+            and text.find("}", pos, end) >= 0  # (what the read walks: linear; most have none)
+            and quick
+            and self.keeps_scalars
+            and len(self.stack) == 1
+        ):  # (the owner's object may end in this text: the rest of it in one step)
+            pos = self._rest_whole(text, pos, end)
         while pos < end:
             state = self.state
             if state < STRING:  # VALUE, KEY, COLON, AFTER: structure (the states' order: above)
@@ -445,6 +461,9 @@ class JsonScanner:
                             if new >= 0:
                                 pos = new
                                 continue
+                    elif char == "{" and quick and not self.stack:
+                        pos = self._object_opens(text, pos, end)  # (the outermost object)
+                        continue
                 elif state == COLON and char == ":" and quick:
                     found = _COLON_MEMBER.match(text, pos, end)
                     assert found is not None
@@ -558,6 +577,73 @@ class JsonScanner:
             self.emit("".join(self._out))
             self._out.clear()
         return pos
+
+    def _rest_whole(self, text: str, pos: int, end: int) -> int:
+        """The rest of the outermost object, when it ends before `end`, read in one step by
+        the C decoder: where it ends (DONE), or `pos` when the loop must read it. Taken
+        when the read begins inside a streamed string value, after a value or after its
+        comma, the owner having told which keys it types (`typed_only`) and that it gives
+        their numbers and literals back as written (`keeps_scalars`): then the loop would
+        release the rest as written, with its pending text first, and ask `on_member` of
+        each typed key, whose number or literal goes out as it is. Anything else (a typed
+        key's string or container, which typing may change, a raw control character the
+        loop escapes, JSON it refuses, deeper nesting than it reads): `pos`, for the loop."""
+        state = self.state
+        if (
+            self._side is not None
+            or self._escape
+            or self._drop_comma
+            or self.value_limit is not None
+            or self.key_limit is not None
+        ):
+            return pos
+        pending = "".join(self._pending)
+        if state == STRING and not self._string_is_key:
+            if pending:
+                return pos
+            head, asked = '{"":"', 1  # (its member asked already, its text out)
+        elif state == AFTER:
+            head, asked = '{"":0' + pending, 1
+        elif state <= AFTER or state == STRING:  # (VALUE, KEY, COLON; a key's STRING)
+            if pending.lstrip(" \t\n\r")[:1] == ",":
+                head, asked = '{"":0' + pending, 1
+            elif state == VALUE:  # (the first member, asked at its colon)
+                head, asked = "{" + pending, 0
+            else:  # the first key, not asked yet (it may be a wrapper): the loop tells
+                return pos
+            if state == VALUE:
+                asked += 1  # (its key, asked at its colon)
+        else:
+            return pos
+        probe = head + text[pos:end]
+        try:  # (a delta's text: one decoder call, whose error costs what it is long)
+            if len(probe) <= _SHORT_PROBE:
+                found, stop = _scan_pairs(probe, 0)
+            else:
+                found, stop = scan_within(_scan_pairs, probe, 0, len(probe))
+        except (StopIteration, ValueError, RecursionError):
+            return pos
+        close = stop - len(head) + pos  # (the object's `}` ends it)
+        if close - pos >= MAX_DEPTH and (
+            text.count("{", pos, close) + text.count("[", pos, close) >= MAX_DEPTH
+        ):
+            return pos  # (maybe deeper than the loop reads: it tells)
+        typed_only = self.typed_only
+        assert typed_only is not None
+        last = self._member_key
+        for key, value in found[asked:]:  # (`keeps_scalars`: a typed key's number or
+            last = key  # literal goes out as written, no `on_member` asked of it)
+            if key in typed_only and isinstance(value, (str, list)):
+                return pos  # (typing may change it: the loop holds it for `on_value`)
+        self._member_key = last
+        self._out.append(pending + text[pos:close])
+        self._pending.clear()
+        self.stack.pop()
+        self.state = DONE
+        self._first = False
+        self._emit_depth = 0
+        self._emit_in_string = False
+        return close
 
     def _key_quick(self, text: str, pos: int, end: int) -> int:
         """At a key's opening quote (no bound on it): a whole member in one step, else its
@@ -711,8 +797,13 @@ class JsonScanner:
             self.state = DONE
             return stop
         self.state = AFTER
-        if stop < end and text[stop] == ",":  # (the loop's next step, without it)
-            return self._after_comma(text, stop, end, True)
+        if stop < end:  # (the loop's next step, without it)
+            char = text[stop]
+            if char == ",":
+                return self._after_comma(text, stop, end, True)
+            if char == _CLOSER[self.stack[-1]]:
+                self._close_container(char)
+                return stop + 1
         return stop
 
     def _whole_value(self, text: str, pos: int, end: int) -> int:
@@ -757,6 +848,31 @@ class JsonScanner:
             typed_only = self.typed_only  # (`_member_start`'s first test, without its call)
             if typed_only is not None and key not in typed_only and not self._drop_comma:
                 self._member_key = key
+            elif (
+                typed_only is not None
+                and self.keeps_scalars
+                and text[start] != '"'
+                and not self._drop_comma
+            ):
+                # a typed key's whole number or literal, the first key told: the owner
+                # gives it back as written and asks nothing of it (`keeps_scalars`)
+                self._member_key = key
+            elif (
+                self.keeps_scalars and text[start] != '"' and not self._drop_comma
+            ):  # a whole number or literal: streamed, or held and given back as written
+                self._member_key = key  # (`_held_value`), it goes out the same: no side
+                mode = self.on_member(key)  # is set up for it (`_member_start`, without)
+                limit = self.value_limit  # (unless a bound may apply: as below)
+                if (mode != STREAM and mode != WITHHOLD) or limit is not None:
+                    if mode != STREAM:
+                        self._answer(mode)
+                    if self.state == PAUSED or (
+                        limit is not None
+                        and end - start > limit
+                        and self._side is not None
+                        and len(self.stack) == 1
+                    ):
+                        return start
             else:
                 self._member_start(key)
                 limit = self.value_limit  # (`_bounded`, without its call)
@@ -782,6 +898,9 @@ class JsonScanner:
         self.state = AFTER if self.stack else DONE
         stop = found.end()
         if value_end == stop:
+            if stop < end and text[stop] == "}":  # (the loop's next step in AFTER, at once:
+                self._close_container("}")  # a member's object closes right after it)
+                return stop + 1
             return stop
         self._pending.append(text[value_end:stop])
         self.state = KEY
@@ -825,6 +944,9 @@ class JsonScanner:
         self.state = AFTER if self.stack else DONE
         stop = found.end()
         if value_end == stop:
+            if stop < end and text[stop] == "}":  # (the loop's next step in AFTER, at once:
+                self._close_container("}")  # a member's object closes right after it)
+                return stop + 1
             return stop
         self._pending.append(text[value_end:stop])
         self.state = KEY
@@ -865,7 +987,12 @@ class JsonScanner:
         self.state = VALUE
         self._first = False
         if len(self.stack) == 1 and self.on_member is not None:
-            self._member_start(text[pos + 1 : found.end(1)])  # (a plain key: its text is the key)
+            key = text[pos + 1 : found.end(1)]  # (a plain key: its text is the key)
+            typed_only = self.typed_only  # (`_member_start`'s first test, without its call)
+            if typed_only is not None and key not in typed_only and not self._drop_comma:
+                self._member_key = key
+            else:
+                self._member_start(key)
         return stop
 
     def _member_start(self, key: str | None = None) -> None:
@@ -889,6 +1016,11 @@ class JsonScanner:
             lead = "".join(self._pending).lstrip(" \t\n\r")
             self._pending[:] = [lead[1:].lstrip(" \t\n\r") if lead[:1] == "," else lead]
         mode = self.on_member(key)  # type: ignore[arg-type]
+        if mode != STREAM:
+            self._answer(mode)
+
+    def _answer(self, mode: int) -> None:
+        """How the member begun is read, as `on_member` answered (not STREAM)."""
         if mode == WITHHOLD or mode == UNWRAP:
             self._member_prefix = "".join(self._pending)
             self._pending.clear()
@@ -924,13 +1056,51 @@ class JsonScanner:
             self.state = ERROR
 
     def _close_container(self, char: str) -> None:
-        self.stack.pop()
-        if self._side is not None and len(self.stack) == 0:
+        stack = self.stack
+        stack.pop()
+        side = self._side
+        if side is not None and not stack:
             # the outermost object closes while a member is held: cannot happen for a
             # complete member, so this is a cut member followed by the closer
             self._finish_member(complete=False)
-        self._flush(char)
-        self._value_done()
+            side = self._side
+        pending = self._pending  # (`_flush(char)`, then `_value_done()`, without their calls)
+        if pending:
+            char = "".join(pending) + char
+            pending.clear()
+        depth = len(stack)
+        if side is None:
+            self._out.append(char)
+        else:
+            side.append(char)
+            if depth == 1:
+                self._emit_depth = 1
+                self._emit_in_string = False
+                self._finish_member(complete=True)
+        self._emit_depth = depth
+        self._emit_in_string = False
+        self.state = AFTER if depth else DONE
+
+    def _object_opens(self, text: str, pos: int, end: int) -> int:
+        """The outermost object's `{` at `pos` (the shortcuts on), as `_value_start` reads
+        it, then its first key when one follows, as the loop would read it next
+        (`_next_key`), without going round the loop."""
+        self.stack.append("{")  # (no deeper than MAX_DEPTH: nothing is open)
+        pending = self._pending  # (`_flush("{")`)
+        char = "{"
+        if pending:
+            char = "".join(pending) + char
+            pending.clear()
+        side = self._side
+        (self._out if side is None else side).append(char)
+        self._emit_depth = 1
+        self._emit_in_string = False
+        self.state = KEY
+        self._first = True
+        pos += 1
+        if pos < end and text[pos] == '"':
+            return self._next_key(text, pos, end)
+        return pos
 
     def _end_token(self) -> bool:
         """A number or literal ended; release it if valid. False on a syntax error."""

@@ -2,7 +2,9 @@
 next call's object (`JsonScanner.renew`), and a held member's whole number or literal goes
 out at once (`JsonScanner.keeps_scalars`, `_held_value`), and a key cut by a delta is begun
 or whole, and ended in one step each (`_KEY_BEGUN`, `_KEY_END`), as is a string value begun
-(`_PLAIN_TO_END`) or ended (`_VALUE_END`): shortcuts, so a stream of calls
+(`_PLAIN_TO_END`) or ended (`_VALUE_END`), and an object is opened with its first key and
+closed with its last value (`_object_opens`; `_member`, `_value_closed`), a typed member's
+whole number or literal with no side buffer (`_member`): shortcuts, so a stream of calls
 cut anywhere gives the same deltas, feed by feed, with the shortcuts on and off, and each
 call reads as it does alone."""
 
@@ -200,3 +202,78 @@ def test_one_scanner_reads_every_call_of_a_stream(
             calls = calls_of(family, text, 16)
         assert calls == [("f", '{"s": "x", "n": 3}')] * 4
         assert len(made) == (scanners if shortcuts else 4 * every_call)
+
+
+@pytest.mark.parametrize("family", ["mistral", "kimi_k2", "hermes"])
+def test_a_typed_members_whole_scalar_needs_no_side_buffer(
+    family: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the shortcuts on, a typed member whose number or literal a feed holds whole (the
+    object not: a cut before it) goes out as a streamed member's does, with no side buffer
+    set up and taken down for it (`_member`: `_held_value` is not reached), and closes its
+    object in the same step; the deltas are those of the shortcuts off, feed by feed."""
+    refuse_unreached(JsonScanner, "_held_value")  # (compiled: bound when compiled)
+    held: list[str] = []
+    held_value = JsonScanner._held_value
+
+    def counted(self: JsonScanner, value: str) -> None:
+        held.append(value)
+        held_value(self, value)
+
+    monkeypatch.setattr(JsonScanner, "_held_value", counted)
+    text = stream(family, ['{"s": "ab", "n": 3, "b": true}', '{"s": "ab", "b": false}'])
+    cuts = [at + 1 for at in range(len(text)) if text.startswith('ab"', at)]
+    with shortcuts_set(True):
+        fast = per_feed(family, text, cuts, "stop")
+    assert held == []
+    with shortcuts_set(False):
+        slow = per_feed(family, text, cuts, "stop")
+    assert fast == slow
+    assert calls_of(family, text, 16) == [
+        ("f", '{"s": "ab", "n": 3, "b": true}'),
+        ("f", '{"s": "ab", "b": false}'),
+    ]
+
+
+# objects whose rest a read may begin in and end (`_rest_whole`): typed numbers and literals
+# (asked of `on_member`, as written), a typed string and object (the loop types them), a
+# streamed nested value, escapes, a raw control character (the loop escapes it), a key
+# written twice, JSON the loop refuses
+RESTS = [
+    '{"s": "ab", "n": 3, "b": true}',
+    '{"n": -1.5e2 , "s": "x", "b": null}',
+    '{"s": "a\\"b\\u00e9", "other": {"n": [1, "2"]}, "n": 4}',
+    '{"s": "x", "n": "5"}',
+    '{"s": "x", "o": {"a": "1"}, "b": false}',
+    '{"s": "tab\there", "n": 1}',
+    '{"n": 1, "s": "y", "n": 2}',
+    '{"s": "x", "n": 012}',
+    '{"k\\u0065y": "v", "n": 7}',
+]
+
+
+@pytest.mark.parametrize("family", sorted(CALLS))
+def test_the_rest_of_an_object_read_at_once_reads_as_the_loop_at_every_cut(
+    family: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stream of calls cut once, at every position in turn: the same deltas, feed by feed,
+    with the shortcuts on and off, and (the comparison means something) the rest of an
+    object is read at once at some cuts and handed back to the loop at others."""
+    refuse_unreached(JsonScanner, "_rest_whole")  # (compiled: bound when compiled)
+    answers: list[bool] = []
+    rest_whole = JsonScanner._rest_whole
+
+    def counted(self: JsonScanner, text: str, pos: int, end: int) -> int:
+        new = rest_whole(self, text, pos, end)
+        answers.append(new != pos)
+        return new
+
+    monkeypatch.setattr(JsonScanner, "_rest_whole", counted)
+    text = stream(family, RESTS)
+    for cut in range(1, len(text)):
+        with shortcuts_set(True):
+            fast = per_feed(family, text, [cut], "stop")
+        with shortcuts_set(False):
+            slow = per_feed(family, text, [cut], "stop")
+        assert fast == slow, (text, cut)
+    assert True in answers and False in answers
