@@ -5,7 +5,10 @@ where their state machine would read it piece by piece: `xml_params` and `keyval
 parameters, `json_args` and `json_call` objects, a `json_call` object's head (`{"name":
 "NAME", "arguments": `, held while it arrives) and the rest of one in the common shape
 without its outer scanner (`json_call._lean_read`), a delta with no marker's first character
-in it (`Markers.lead`: one `str.find`, no search), a JSON value in `json_stream`, a Python
+in it (`Markers.lead`: one `str.find`, no search), a JSON value in `json_stream`, the rest of
+an arguments object that ends in the read's text (`json_stream._rest_whole`: one decoder
+call), a call's end and what follows it read by the loop while the hot feed's argument pieces
+wait (`Engine._hot_read`), a Python
 string in `python_calls`, a call's runs of literals (`tables._Run`), an empty `skip` at its
 `until` (`tables.empty_skips`), a prose delta after prose sent without a scan
 (`Engine._prose`). Each is a hand-written twin of its state machine and must
