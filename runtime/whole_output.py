@@ -143,6 +143,7 @@ class _Shape:
     __slots__ = (
         "peek", "head", "name", "reach", "fixed", "call", "plain", "dialect", "ends", "tail",
         "final", "needle", "xml", "array", "elements", "namer", "ids", "header", "header_max",
+        "tail_text",
     )  # fmt: skip
 
     def __init__(self, peek: bool) -> None:
@@ -166,6 +167,10 @@ class _Shape:
         self.dialect: tuple[Any, Any, Any] | None = None
         self.ends: Any = None  # the stop markers of the arguments
         self.tail: re.Pattern[str] | None = None
+        # what `tail` reads where the text goes on with it right at the arguments' end
+        # (`_tail_text`): "" for a tail that reads nothing, else its one literal; None where
+        # only `tail` says
+        self.tail_text: str | None = None
         # whether the engine ends a call of this shape where its text ends, with no text
         # after it to look at: then a call at the end of the output is the route's too
         # (0: never; 1: always, its last item is a required literal or its JSON object;
@@ -222,10 +227,13 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
     shape = _Shape(peek)
     head: list[str] = []
     tail: list[str] = []
+    tail_items: list[Any] = []  # (the items `tail` reads, for `_tail_text`)
     parts = head
     arguments: Any = None
     for index in range(start, len(items)):
         item = items[index]
+        if parts is tail:
+            tail_items.append(item)
         if isinstance(item, Ws):
             parts.append(r"\s*+")
         elif isinstance(item, Lit):
@@ -329,7 +337,36 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
     # tail reads nothing, the arguments' last character, which no whitespace is where the
     # route reads them whole, so the route leaves such a call to the engine)
     shape.tail = metered(re.compile("".join(tail) + r"(?<!\s)"))
+    shape.tail_text = _tail_text(tail_items, family.openers)
     return shape
+
+
+def _tail_text(items: list[Any], openers: Any) -> str | None:
+    """What a tail of `items` reads, in one test, where the text goes on with it right at
+    the arguments' end: "" for no items (its match is the lookbehind alone: the arguments'
+    last character no whitespace), a literal's one spelling for whitespace (none there) then
+    that literal, required or optional (there, taken whole: possessive), beginning and
+    ending in no whitespace (so the whitespace before it reads none, and the lookbehind
+    passes). None for any other tail (more items, several spellings, a lookahead): its
+    pattern decides. tests/test_whole_output.py compares the two on drawn texts."""
+    if items and isinstance(items[0], Ws):
+        items = items[1:]
+        if not items:
+            return None  # (whitespace alone: the pattern)
+    if not items:
+        return ""
+    item = items[0]
+    if len(items) > 1 or not isinstance(item, Lit) or item.peek:
+        return None
+    spellings = [t for t in item.texts if t]
+    if len(spellings) != 1 or _literal(item, openers) is None:
+        return None
+    lit = spellings[0]
+    if lit[0].isspace() or lit[-1].isspace():
+        return None
+    if item.optional and _not_followed(lit, openers):
+        return None
+    return lit
 
 
 _SKIP_KNOWS = frozenset({"until", "max_len", "block"})
@@ -517,7 +554,7 @@ class _Route:
 
     __slots__ = (
         "family", "shapes", "in_section", "in_content", "starts", "margin", "asked", "stop_starts",
-        "markup", "after",
+        "markup", "after", "bad_names",
     )  # fmt: skip
 
     def __init__(self, family: CompiledFamily) -> None:
@@ -557,6 +594,9 @@ class _Route:
         # per place after a call, outside a section and in one (`_Read._after_calls`): the
         # markers searched there and what the route asks of them
         self.after: list[tuple[Any, Any, dict, frozenset[str]] | None] = [None, None]
+        # per name read from a header that is the call's id, whether `BAD_NAME` finds a
+        # character in it no name holds (`_Read.calls`): a name comes back call after call
+        self.bad_names: dict[str, bool] = {}
 
 
 _ROUTES: dict[int, _Route] = {}
@@ -802,7 +842,7 @@ class _Read:
 
     __slots__ = (
         "engine", "route", "made", "stops", "schemas", "xml_keys", "known", "seen", "done",
-        "names", "element_keys",
+        "names", "element_keys", "object_arguments",
     )  # fmt: skip
 
     def __init__(self, engine: Engine, route: _Route) -> None:
@@ -829,6 +869,10 @@ class _Read:
         self.seen: dict[Any, Any] = {}
         # per shape and name text read (`raw`), the name and id it reads as (`name_of`)
         self.names: dict[tuple[_Shape, str], tuple[str, str | None]] = {}
+        # per shape of call objects, the last plain call object's name and arguments read
+        # whole and sent as written (`_call_object`): an object of another id before the
+        # same arguments for the same tool (Cohere's numbered calls) reads them the same
+        self.object_arguments: dict[_Shape, tuple[str, str]] = {}
 
     def calls(self, text: str, pos: int, limit: int) -> int:
         """Read whole calls from `pos` (each after whitespace only) as the engine would;
@@ -863,6 +907,7 @@ class _Read:
         known = self.known
         seen = self.seen
         names = self.names
+        bad_names = route.bad_names
         # `found.search`, `pass_over` and `may_grow`, asked as they answer here
         search, heads, growing = _asked(route, found, allowed)
         # the whole-head match of the last call's opener (`_fused`: the search and the
@@ -900,7 +945,15 @@ class _Read:
                     if found_name is None:
                         break
                     got = found_name.group("name")
-                    if not got or len(header) > shape.header_max or _BAD_NAME(got):
+                    if not got or len(header) > shape.header_max:
+                        break
+                    # (whether a name holds no character no name holds, asked once a name)
+                    bad = bad_names.get(got)
+                    if bad is None:
+                        bad = _BAD_NAME(got) is not None
+                        if len(bad_names) < _MAX_NAMES:
+                            bad_names[got] = bad
+                    if bad:
                         break
                     called, call_id = got, header
                 else:
@@ -1004,13 +1057,22 @@ class _Read:
                         break
                     seen[shape] = [called, text[start : object_read[0]], object_read[1:], None]
                     end, called, call_id, arguments = object_read
-            tail = shape.tail.match(text, end)
-            if tail is None:
-                break
-            after = tail.end()  # (no whitespace before it: `_Shape.tail`)
+            # the call's tail: its one literal or nothing, right there, in one test
+            # (`_tail_text`), else its match
+            tail_text = shape.tail_text
+            if tail_text is not None and (
+                text.startswith(tail_text, end) if tail_text else not text[end - 1].isspace()
+            ):
+                after = end + len(tail_text)
+                last_at = end  # (a last literal there, where it is one)
+            else:
+                tail = shape.tail.match(text, end)
+                if tail is None:
+                    break
+                after = tail.end()  # (no whitespace before it: `_Shape.tail`)
+                last_at = tail.start("last") if shape.final == 2 else -1
             if after > limit and not (
-                shape.final == 1
-                or (shape.final == 2 and (after == size or tail.start("last") >= 0))
+                shape.final == 1 or (shape.final == 2 and (after == size or last_at >= 0))
             ):
                 # a call's last literal, when optional, must be there, or the output end
                 # right after the rest of the call: the engine, at the end, reads it absent
@@ -1334,16 +1396,35 @@ class _Read:
             # (named within the reader's bound: an id first may be long)
             if plain_name and len(raw) <= _MAX_NAME and plain.end("name") - start <= _BEFORE_NAME:
                 at = plain.end()
-                found = _decoded(text, at, stop, MAX_DEPTH - 1)
-                if found is not None:
-                    closer = _CLOSE.match(text, found[1], stop)
+                # the arguments read last for this tool, where the text holds them again
+                # (by `stop`), read the same: decoded to the same value, ending at their last
+                # character, sent as written (only those are kept)
+                again = self.object_arguments.get(shape)
+                if (
+                    again is not None
+                    and again[0] == plain_name
+                    and text.startswith(again[1], at)
+                    and at + len(again[1]) <= stop
+                ):
+                    closer = _CLOSE.match(text, at + len(again[1]), stop)
                     if closer is not None:
-                        if not self._as_written(text, at, found, plain_name):
-                            return None
                         written_id = plain.group("id")  # (a string of no escape: itself)
                         if written_id is not None:
                             written_id = written_id[1:-1]
-                        return closer.end(), plain_name, written_id, text[at : found[1]]
+                        return closer.end(), plain_name, written_id, again[1]
+                else:
+                    found = _decoded(text, at, stop, MAX_DEPTH - 1)
+                    if found is not None:
+                        closer = _CLOSE.match(text, found[1], stop)
+                        if closer is not None:
+                            if not self._as_written(text, at, found, plain_name):
+                                return None
+                            written_id = plain.group("id")  # (a string of no escape: itself)
+                            if written_id is not None:
+                                written_id = written_id[1:-1]
+                            arguments = text[at : found[1]]
+                            self.object_arguments[shape] = (plain_name, arguments)
+                            return closer.end(), plain_name, written_id, arguments
         if shape.call is not None and shape.call.name_is_key:
             return None  # (any other layout of it: the engine's)
         if not text.startswith("{", start):
