@@ -143,7 +143,7 @@ class _Shape:
     __slots__ = (
         "peek", "head", "name", "reach", "fixed", "call", "plain", "dialect", "ends", "tail",
         "final", "needle", "xml", "array", "elements", "namer", "ids", "header", "header_max",
-        "tail_text",
+        "tail_text", "tail_size",
     )  # fmt: skip
 
     def __init__(self, peek: bool) -> None:
@@ -168,9 +168,11 @@ class _Shape:
         self.ends: Any = None  # the stop markers of the arguments
         self.tail: re.Pattern[str] | None = None
         # what `tail` reads where the text goes on with it right at the arguments' end
-        # (`_tail_text`): "" for a tail that reads nothing, else its one literal; None where
+        # (`_tail_text`), and its length: "" for a tail that reads nothing after JSON
+        # arguments, else its one literal; `()` (which `str.startswith` finds nowhere) where
         # only `tail` says
-        self.tail_text: str | None = None
+        self.tail_text: str | tuple[()] = ()
+        self.tail_size = 0
         # whether the engine ends a call of this shape where its text ends, with no text
         # after it to look at: then a call at the end of the output is the route's too
         # (0: never; 1: always, its last item is a required literal or its JSON object;
@@ -337,24 +339,27 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
     # tail reads nothing, the arguments' last character, which no whitespace is where the
     # route reads them whole, so the route leaves such a call to the engine)
     shape.tail = metered(re.compile("".join(tail) + r"(?<!\s)"))
-    shape.tail_text = _tail_text(tail_items, family.openers)
+    tail_text = _tail_text(tail_items, family.openers, shape.dialect is None)
+    if tail_text is not None:
+        shape.tail_text, shape.tail_size = tail_text, len(tail_text)
     return shape
 
 
-def _tail_text(items: list[Any], openers: Any) -> str | None:
+def _tail_text(items: list[Any], openers: Any, json: bool) -> str | None:
     """What a tail of `items` reads, in one test, where the text goes on with it right at
-    the arguments' end: "" for no items (its match is the lookbehind alone: the arguments'
-    last character no whitespace), a literal's one spelling for whitespace (none there) then
-    that literal, required or optional (there, taken whole: possessive), beginning and
-    ending in no whitespace (so the whitespace before it reads none, and the lookbehind
-    passes). None for any other tail (more items, several spellings, a lookahead): its
-    pattern decides. tests/test_whole_output.py compares the two on drawn texts."""
+    the arguments' end: "" for no items after JSON arguments (its match is the lookbehind
+    alone, and JSON read whole ends in `}` or `]`), a literal's one spelling for whitespace
+    (none there) then that literal, required or optional (there, taken whole: possessive),
+    beginning and ending in no whitespace (so the whitespace before it reads none, and the
+    lookbehind passes). None for any other tail (more items, several spellings, a
+    lookahead, no items after another dialect's arguments): its pattern decides.
+    tests/test_whole_output.py compares the two on drawn texts."""
     if items and isinstance(items[0], Ws):
         items = items[1:]
         if not items:
             return None  # (whitespace alone: the pattern)
     if not items:
-        return ""
+        return "" if json else None
     item = items[0]
     if len(items) > 1 or not isinstance(item, Lit) or item.peek:
         return None
@@ -554,7 +559,7 @@ class _Route:
 
     __slots__ = (
         "family", "shapes", "in_section", "in_content", "starts", "margin", "asked", "stop_starts",
-        "markup", "after", "bad_names",
+        "markup", "after", "good_names",
     )  # fmt: skip
 
     def __init__(self, family: CompiledFamily) -> None:
@@ -594,9 +599,9 @@ class _Route:
         # per place after a call, outside a section and in one (`_Read._after_calls`): the
         # markers searched there and what the route asks of them
         self.after: list[tuple[Any, Any, dict, frozenset[str]] | None] = [None, None]
-        # per name read from a header that is the call's id, whether `BAD_NAME` finds a
-        # character in it no name holds (`_Read.calls`): a name comes back call after call
-        self.bad_names: dict[str, bool] = {}
+        # names read from headers that are the calls' ids in which `BAD_NAME` finds no
+        # character no name holds (`_Read.calls`): a name comes back call after call
+        self.good_names: set[str] = set()
 
 
 _ROUTES: dict[int, _Route] = {}
@@ -842,7 +847,7 @@ class _Read:
 
     __slots__ = (
         "engine", "route", "made", "stops", "schemas", "xml_keys", "known", "seen", "done",
-        "names", "element_keys", "object_arguments",
+        "names", "element_keys",
     )  # fmt: skip
 
     def __init__(self, engine: Engine, route: _Route) -> None:
@@ -869,10 +874,6 @@ class _Read:
         self.seen: dict[Any, Any] = {}
         # per shape and name text read (`raw`), the name and id it reads as (`name_of`)
         self.names: dict[tuple[_Shape, str], tuple[str, str | None]] = {}
-        # per shape of call objects, the last plain call object's name and arguments read
-        # whole and sent as written (`_call_object`): an object of another id before the
-        # same arguments for the same tool (Cohere's numbered calls) reads them the same
-        self.object_arguments: dict[_Shape, tuple[str, str]] = {}
 
     def calls(self, text: str, pos: int, limit: int) -> int:
         """Read whole calls from `pos` (each after whitespace only) as the engine would;
@@ -907,7 +908,6 @@ class _Read:
         known = self.known
         seen = self.seen
         names = self.names
-        bad_names = route.bad_names
         # `found.search`, `pass_over` and `may_grow`, asked as they answer here
         search, heads, growing = _asked(route, found, allowed)
         # the whole-head match of the last call's opener (`_fused`: the search and the
@@ -947,14 +947,11 @@ class _Read:
                     got = found_name.group("name")
                     if not got or len(header) > shape.header_max:
                         break
-                    # (whether a name holds no character no name holds, asked once a name)
-                    bad = bad_names.get(got)
-                    if bad is None:
-                        bad = _BAD_NAME(got) is not None
-                        if len(bad_names) < _MAX_NAMES:
-                            bad_names[got] = bad
-                    if bad:
-                        break
+                    if got not in route.good_names:  # (`BAD_NAME` asked once a name)
+                        if _BAD_NAME(got):
+                            break
+                        if len(route.good_names) < _MAX_NAMES:
+                            route.good_names.add(got)
                     called, call_id = got, header
                 else:
                     if shape.ids:  # (a header that is the id: one a call, not remembered)
@@ -987,6 +984,10 @@ class _Read:
                     if read is None:
                         break
                 end, arguments = read
+                tail = shape.tail.match(text, end)
+                if tail is None:
+                    break
+                after = tail.end()  # (no whitespace before it: `_Shape.tail`)
             else:
                 ends = shape.ends
                 # the JSON the route read last for this shape (and tool): where the text
@@ -998,14 +999,16 @@ class _Read:
                     again is not None
                     and again[0] == called
                     and text.startswith(again[1], start)
-                    and start + len(again[1]) <= bound
+                    and (end := start + len(again[1])) <= bound
                     and (
-                        again[3]
-                        if again[3] is not None
-                        else _stopless(again, ends, route.stop_starts)
+                        again[3] or (again[3] is None and _stopless(again, ends, route.stop_starts))
                     )
                 ):
-                    stop = -1  # (not searched: what it bounds is read)
+                    # (not searched: what the stop bounds is read)
+                    if shape.call is None:
+                        arguments = again[1]
+                    else:
+                        called, call_id, arguments = again[2]
                 else:
                     # where the arguments may end at most: their next stop marker, as the
                     # readers find it, remembered (`markers.NextStop`), or the end less a
@@ -1020,59 +1023,57 @@ class _Read:
                         stop = size - ends.held(text, start)
                     if stop > bound:
                         stop = bound
-                if stop < 0 or (
-                    again is not None
-                    and again[0] == called
-                    and text.startswith(again[1], start)
-                    and start + len(again[1]) <= stop
-                ):
-                    end = start + len(again[1])  # type: ignore[index]
-                    if shape.call is None:
-                        arguments = again[1]
+                    if (
+                        again is not None
+                        and again[0] == called
+                        and text.startswith(again[1], start)
+                        and start + len(again[1]) <= stop
+                    ):
+                        end = start + len(again[1])  # type: ignore[index]
+                        if shape.call is None:
+                            arguments = again[1]
+                        else:
+                            called, call_id, arguments = again[2]
+                    elif shape.call is None:
+                        asks = schemas.get(called)
+                        if asks is None:
+                            asks = self._asks(called)
+                        end = _flat(text, start, stop, asks)
+                        if end < 0:
+                            decoded = _decoded(text, start, stop)
+                            if decoded is None:
+                                break
+                            end = decoded[1]
+                            if not sent_as_written(text, start, end, decoded[0], *asks):
+                                break
+                        arguments = text[start:end]
+                        seen[shape] = [called, arguments, None, None]
+                    elif shape.array:  # (its elements are remembered apart: `_array`)
+                        elements = self._array(shape, text, start, stop)
+                        if elements is None:
+                            break
+                        end = elements[0]
                     else:
-                        called, call_id, arguments = again[2]
-                elif shape.call is None:
-                    asks = schemas.get(called)
-                    if asks is None:
-                        asks = self._asks(called)
-                    end = _flat(text, start, stop, asks)
-                    if end < 0:
-                        decoded = _decoded(text, start, stop)
-                        if decoded is None:
+                        # (not `read`: typed as the readers' (end, arguments) above)
+                        object_read = self._call_object(shape, text, start, stop, again)
+                        if object_read is None:
                             break
-                        end = decoded[1]
-                        if not sent_as_written(text, start, end, decoded[0], *asks):
-                            break
-                    arguments = text[start:end]
-                    seen[shape] = [called, arguments, None, None]
-                elif shape.array:  # (its elements are remembered apart: `_array`)
-                    elements = self._array(shape, text, start, stop)
-                    if elements is None:
-                        break
-                    end = elements[0]
+                        seen[shape] = [called, text[start : object_read[0]], object_read[1:], None]
+                        end, called, call_id, arguments = object_read
+                # the call's tail: its one literal or nothing, right there, in one test
+                # (`_tail_text`; None: its last literal, where it is one, is there), else
+                # its match
+                if text.startswith(shape.tail_text, end):
+                    after = end + shape.tail_size
+                    tail = None
                 else:
-                    # (not `read`: typed as the readers' (end, arguments) above)
-                    object_read = self._call_object(shape, text, start, stop)
-                    if object_read is None:
+                    tail = shape.tail.match(text, end)
+                    if tail is None:
                         break
-                    seen[shape] = [called, text[start : object_read[0]], object_read[1:], None]
-                    end, called, call_id, arguments = object_read
-            # the call's tail: its one literal or nothing, right there, in one test
-            # (`_tail_text`), else its match
-            tail_text = shape.tail_text
-            if tail_text is not None and (
-                text.startswith(tail_text, end) if tail_text else not text[end - 1].isspace()
-            ):
-                after = end + len(tail_text)
-                last_at = end  # (a last literal there, where it is one)
-            else:
-                tail = shape.tail.match(text, end)
-                if tail is None:
-                    break
-                after = tail.end()  # (no whitespace before it: `_Shape.tail`)
-                last_at = tail.start("last") if shape.final == 2 else -1
+                    after = tail.end()  # (no whitespace before it: `_Shape.tail`)
             if after > limit and not (
-                shape.final == 1 or (shape.final == 2 and (after == size or last_at >= 0))
+                shape.final == 1
+                or (shape.final == 2 and (after == size or tail is None or tail.start("last") >= 0))
             ):
                 # a call's last literal, when optional, must be there, or the output end
                 # right after the rest of the call: the engine, at the end, reads it absent
@@ -1352,7 +1353,7 @@ class _Read:
                 pos += len(again[1])
                 elements.append(again[2])
             else:
-                read = self._call_object(shape, text, pos, stop)
+                read = self._call_object(shape, text, pos, stop, again)
                 if read is None:
                     return None
                 seen[element] = ("", text[pos : read[0]], read[1:])
@@ -1383,10 +1384,12 @@ class _Read:
         return sent_as_written(text, start, end, value, *asks)
 
     def _call_object(
-        self, shape: _Shape, text: str, start: int, stop: int
+        self, shape: _Shape, text: str, start: int, stop: int, again: Any
     ) -> tuple[int, str, str | None, str] | None:
         """A `json_call` object at `start`, read whole as `JsonCallReader._whole` reads it:
-        (its end, the name, the id, the arguments as written), or None."""
+        (its end, the name, the id, the arguments as written), or None. `again`: what the
+        route remembers of the last object it read of this shape (`_Read.seen`; index 2,
+        what that read), or None."""
         plain = shape.plain.match(text, start, stop) if shape.plain is not None else None
         if plain is not None:
             # (`plain_name` and `closer`, not `name` and `close`: the names typed otherwise
@@ -1396,35 +1399,30 @@ class _Read:
             # (named within the reader's bound: an id first may be long)
             if plain_name and len(raw) <= _MAX_NAME and plain.end("name") - start <= _BEFORE_NAME:
                 at = plain.end()
-                # the arguments read last for this tool, where the text holds them again
-                # (by `stop`), read the same: decoded to the same value, ending at their last
-                # character, sent as written (only those are kept)
-                again = self.object_arguments.get(shape)
-                if (
-                    again is not None
-                    and again[0] == plain_name
-                    and text.startswith(again[1], at)
-                    and at + len(again[1]) <= stop
-                ):
-                    closer = _CLOSE.match(text, at + len(again[1]), stop)
+                written_id = plain.group("id")  # (a string of no escape: itself)
+                if written_id is not None:
+                    written_id = written_id[1:-1]
+                    # an object of another id (Cohere's numbered calls) before the arguments
+                    # the last one read, for the same tool, where the text holds them again
+                    # (by `stop`): they read the same (decoded to the same value, ending at
+                    # their last character, sent as written: `again`'s were)
+                    if again is not None:
+                        last = again[2]
+                        if (
+                            last[0] == plain_name
+                            and text.startswith(last[2], at)
+                            and at + len(last[2]) <= stop
+                        ):
+                            closer = _CLOSE.match(text, at + len(last[2]), stop)
+                            if closer is not None:
+                                return closer.end(), plain_name, written_id, last[2]
+                found = _decoded(text, at, stop, MAX_DEPTH - 1)
+                if found is not None:
+                    closer = _CLOSE.match(text, found[1], stop)
                     if closer is not None:
-                        written_id = plain.group("id")  # (a string of no escape: itself)
-                        if written_id is not None:
-                            written_id = written_id[1:-1]
-                        return closer.end(), plain_name, written_id, again[1]
-                else:
-                    found = _decoded(text, at, stop, MAX_DEPTH - 1)
-                    if found is not None:
-                        closer = _CLOSE.match(text, found[1], stop)
-                        if closer is not None:
-                            if not self._as_written(text, at, found, plain_name):
-                                return None
-                            written_id = plain.group("id")  # (a string of no escape: itself)
-                            if written_id is not None:
-                                written_id = written_id[1:-1]
-                            arguments = text[at : found[1]]
-                            self.object_arguments[shape] = (plain_name, arguments)
-                            return closer.end(), plain_name, written_id, arguments
+                        if not self._as_written(text, at, found, plain_name):
+                            return None
+                        return closer.end(), plain_name, written_id, text[at : found[1]]
         if shape.call is not None and shape.call.name_is_key:
             return None  # (any other layout of it: the engine's)
         if not text.startswith("{", start):

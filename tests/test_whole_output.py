@@ -1356,7 +1356,7 @@ def _tail_texts() -> list[tuple[str, str, Any]]:
     for family in registry.families():
         route_of = whole_output._route(compiled(get_spec(family)))
         for shape in route_of.shapes.values():
-            if shape.tail_text is not None:
+            if isinstance(shape.tail_text, str):  # (else `()`: its pattern alone)
                 found.append((family, shape.tail_text, shape))
     return found
 
