@@ -54,16 +54,22 @@ def message_of(
     finish_reason: str | None = None,
 ) -> Message:
     """The message from its gathered pieces: text in order, calls by index."""
-    values: dict[str, Any] = {  # every exit is `sendable`: it encodes as UTF-8 (unicode.py)
+    gathered = sorted(calls.items())
+    if shortcuts.ON and _BUILDABLE:  # (the fields in their order, as validation sets them)
+        return _built_message(
+            {  # every exit is `sendable`: it encodes as UTF-8 (unicode.py)
+                "content": sendable("".join(content)) or None,
+                "reasoning": sendable("".join(reasoning)) or None,
+                "tool_calls": _built_calls(gathered),
+                "finish_reason": finish_reason,
+            }
+        )
+    values: dict[str, Any] = {
         "content": sendable("".join(content)) or None,
         "reasoning": sendable("".join(reasoning)) or None,
         "tool_calls": None,
         "finish_reason": finish_reason,
     }
-    gathered = sorted(calls.items())
-    if shortcuts.ON and _BUILDABLE:
-        values["tool_calls"] = _built_calls(gathered)
-        return _built_message(values)
     values["tool_calls"] = [  # validated with the message (cheaper than a model each)
         {
             "id": sendable(call_id or ""),

@@ -143,6 +143,7 @@ class _Shape:
     __slots__ = (
         "peek", "head", "name", "reach", "fixed", "call", "plain", "dialect", "ends", "tail",
         "final", "needle", "xml", "array", "elements", "namer", "ids", "header", "header_max",
+        "tail_text", "tail_size",
     )  # fmt: skip
 
     def __init__(self, peek: bool) -> None:
@@ -166,6 +167,12 @@ class _Shape:
         self.dialect: tuple[Any, Any, Any] | None = None
         self.ends: Any = None  # the stop markers of the arguments
         self.tail: re.Pattern[str] | None = None
+        # what `tail` reads where the text goes on with it right at the arguments' end
+        # (`_tail_text`), and its length: "" for a tail that reads nothing after JSON
+        # arguments, else its one literal; `()` (which `str.startswith` finds nowhere) where
+        # only `tail` says
+        self.tail_text: str | tuple[()] = ()
+        self.tail_size = 0
         # whether the engine ends a call of this shape where its text ends, with no text
         # after it to look at: then a call at the end of the output is the route's too
         # (0: never; 1: always, its last item is a required literal or its JSON object;
@@ -222,10 +229,13 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
     shape = _Shape(peek)
     head: list[str] = []
     tail: list[str] = []
+    tail_items: list[Any] = []  # (the items `tail` reads, for `_tail_text`)
     parts = head
     arguments: Any = None
     for index in range(start, len(items)):
         item = items[index]
+        if parts is tail:
+            tail_items.append(item)
         if isinstance(item, Ws):
             parts.append(r"\s*+")
         elif isinstance(item, Lit):
@@ -329,7 +339,39 @@ def _shape(family: CompiledFamily, number: int, start: int, peek: bool) -> _Shap
     # tail reads nothing, the arguments' last character, which no whitespace is where the
     # route reads them whole, so the route leaves such a call to the engine)
     shape.tail = metered(re.compile("".join(tail) + r"(?<!\s)"))
+    tail_text = _tail_text(tail_items, family.openers, shape.dialect is None)
+    if tail_text is not None:
+        shape.tail_text, shape.tail_size = tail_text, len(tail_text)
     return shape
+
+
+def _tail_text(items: list[Any], openers: Any, json: bool) -> str | None:
+    """What a tail of `items` reads, in one test, where the text goes on with it right at
+    the arguments' end: "" for no items after JSON arguments (its match is the lookbehind
+    alone, and JSON read whole ends in `}` or `]`), a literal's one spelling for whitespace
+    (none there) then that literal, required or optional (there, taken whole: possessive),
+    beginning and ending in no whitespace (so the whitespace before it reads none, and the
+    lookbehind passes). None for any other tail (more items, several spellings, a
+    lookahead, no items after another dialect's arguments): its pattern decides.
+    tests/test_whole_output.py compares the two on drawn texts."""
+    if items and isinstance(items[0], Ws):
+        items = items[1:]
+        if not items:
+            return None  # (whitespace alone: the pattern)
+    if not items:
+        return "" if json else None
+    item = items[0]
+    if len(items) > 1 or not isinstance(item, Lit) or item.peek:
+        return None
+    spellings = [t for t in item.texts if t]
+    if len(spellings) != 1 or _literal(item, openers) is None:
+        return None
+    lit = spellings[0]
+    if lit[0].isspace() or lit[-1].isspace():
+        return None
+    if item.optional and _not_followed(lit, openers):
+        return None
+    return lit
 
 
 _SKIP_KNOWS = frozenset({"until", "max_len", "block"})
@@ -517,7 +559,7 @@ class _Route:
 
     __slots__ = (
         "family", "shapes", "in_section", "in_content", "starts", "margin", "asked", "stop_starts",
-        "markup", "after",
+        "markup", "after", "good_names",
     )  # fmt: skip
 
     def __init__(self, family: CompiledFamily) -> None:
@@ -557,6 +599,9 @@ class _Route:
         # per place after a call, outside a section and in one (`_Read._after_calls`): the
         # markers searched there and what the route asks of them
         self.after: list[tuple[Any, Any, dict, frozenset[str]] | None] = [None, None]
+        # names read from headers that are the calls' ids in which `BAD_NAME` finds no
+        # character no name holds (`_Read.calls`): a name comes back call after call
+        self.good_names: set[str] = set()
 
 
 _ROUTES: dict[int, _Route] = {}
@@ -900,8 +945,13 @@ class _Read:
                     if found_name is None:
                         break
                     got = found_name.group("name")
-                    if not got or len(header) > shape.header_max or _BAD_NAME(got):
+                    if not got or len(header) > shape.header_max:
                         break
+                    if got not in route.good_names:  # (`BAD_NAME` asked once a name)
+                        if _BAD_NAME(got):
+                            break
+                        if len(route.good_names) < _MAX_NAMES:
+                            route.good_names.add(got)
                     called, call_id = got, header
                 else:
                     if shape.ids:  # (a header that is the id: one a call, not remembered)
@@ -934,6 +984,10 @@ class _Read:
                     if read is None:
                         break
                 end, arguments = read
+                tail = shape.tail.match(text, end)
+                if tail is None:
+                    break
+                after = tail.end()  # (no whitespace before it: `_Shape.tail`)
             else:
                 ends = shape.ends
                 # the JSON the route read last for this shape (and tool): where the text
@@ -945,14 +999,16 @@ class _Read:
                     again is not None
                     and again[0] == called
                     and text.startswith(again[1], start)
-                    and start + len(again[1]) <= bound
+                    and (end := start + len(again[1])) <= bound
                     and (
-                        again[3]
-                        if again[3] is not None
-                        else _stopless(again, ends, route.stop_starts)
+                        again[3] or (again[3] is None and _stopless(again, ends, route.stop_starts))
                     )
                 ):
-                    stop = -1  # (not searched: what it bounds is read)
+                    # (not searched: what the stop bounds is read)
+                    if shape.call is None:
+                        arguments = again[1]
+                    else:
+                        called, call_id, arguments = again[2]
                 else:
                     # where the arguments may end at most: their next stop marker, as the
                     # readers find it, remembered (`markers.NextStop`), or the end less a
@@ -967,50 +1023,57 @@ class _Read:
                         stop = size - ends.held(text, start)
                     if stop > bound:
                         stop = bound
-                if stop < 0 or (
-                    again is not None
-                    and again[0] == called
-                    and text.startswith(again[1], start)
-                    and start + len(again[1]) <= stop
-                ):
-                    end = start + len(again[1])  # type: ignore[index]
-                    if shape.call is None:
-                        arguments = again[1]
+                    if (
+                        again is not None
+                        and again[0] == called
+                        and text.startswith(again[1], start)
+                        and start + len(again[1]) <= stop
+                    ):
+                        end = start + len(again[1])  # type: ignore[index]
+                        if shape.call is None:
+                            arguments = again[1]
+                        else:
+                            called, call_id, arguments = again[2]
+                    elif shape.call is None:
+                        asks = schemas.get(called)
+                        if asks is None:
+                            asks = self._asks(called)
+                        end = _flat(text, start, stop, asks)
+                        if end < 0:
+                            decoded = _decoded(text, start, stop)
+                            if decoded is None:
+                                break
+                            end = decoded[1]
+                            if not sent_as_written(text, start, end, decoded[0], *asks):
+                                break
+                        arguments = text[start:end]
+                        seen[shape] = [called, arguments, None, None]
+                    elif shape.array:  # (its elements are remembered apart: `_array`)
+                        elements = self._array(shape, text, start, stop)
+                        if elements is None:
+                            break
+                        end = elements[0]
                     else:
-                        called, call_id, arguments = again[2]
-                elif shape.call is None:
-                    asks = schemas.get(called)
-                    if asks is None:
-                        asks = self._asks(called)
-                    end = _flat(text, start, stop, asks)
-                    if end < 0:
-                        decoded = _decoded(text, start, stop)
-                        if decoded is None:
+                        # (not `read`: typed as the readers' (end, arguments) above)
+                        object_read = self._call_object(shape, text, start, stop, again)
+                        if object_read is None:
                             break
-                        end = decoded[1]
-                        if not sent_as_written(text, start, end, decoded[0], *asks):
-                            break
-                    arguments = text[start:end]
-                    seen[shape] = [called, arguments, None, None]
-                elif shape.array:  # (its elements are remembered apart: `_array`)
-                    elements = self._array(shape, text, start, stop)
-                    if elements is None:
-                        break
-                    end = elements[0]
+                        seen[shape] = [called, text[start : object_read[0]], object_read[1:], None]
+                        end, called, call_id, arguments = object_read
+                # the call's tail: its one literal or nothing, right there, in one test
+                # (`_tail_text`; None: its last literal, where it is one, is there), else
+                # its match
+                if text.startswith(shape.tail_text, end):
+                    after = end + shape.tail_size
+                    tail = None
                 else:
-                    # (not `read`: typed as the readers' (end, arguments) above)
-                    object_read = self._call_object(shape, text, start, stop)
-                    if object_read is None:
+                    tail = shape.tail.match(text, end)
+                    if tail is None:
                         break
-                    seen[shape] = [called, text[start : object_read[0]], object_read[1:], None]
-                    end, called, call_id, arguments = object_read
-            tail = shape.tail.match(text, end)
-            if tail is None:
-                break
-            after = tail.end()  # (no whitespace before it: `_Shape.tail`)
+                    after = tail.end()  # (no whitespace before it: `_Shape.tail`)
             if after > limit and not (
                 shape.final == 1
-                or (shape.final == 2 and (after == size or tail.start("last") >= 0))
+                or (shape.final == 2 and (after == size or tail is None or tail.start("last") >= 0))
             ):
                 # a call's last literal, when optional, must be there, or the output end
                 # right after the rest of the call: the engine, at the end, reads it absent
@@ -1290,7 +1353,7 @@ class _Read:
                 pos += len(again[1])
                 elements.append(again[2])
             else:
-                read = self._call_object(shape, text, pos, stop)
+                read = self._call_object(shape, text, pos, stop, again)
                 if read is None:
                     return None
                 seen[element] = ("", text[pos : read[0]], read[1:])
@@ -1321,10 +1384,12 @@ class _Read:
         return sent_as_written(text, start, end, value, *asks)
 
     def _call_object(
-        self, shape: _Shape, text: str, start: int, stop: int
+        self, shape: _Shape, text: str, start: int, stop: int, again: Any
     ) -> tuple[int, str, str | None, str] | None:
         """A `json_call` object at `start`, read whole as `JsonCallReader._whole` reads it:
-        (its end, the name, the id, the arguments as written), or None."""
+        (its end, the name, the id, the arguments as written), or None. `again`: what the
+        route remembers of the last object it read of this shape (`_Read.seen`; index 2,
+        what that read), or None."""
         plain = shape.plain.match(text, start, stop) if shape.plain is not None else None
         if plain is not None:
             # (`plain_name` and `closer`, not `name` and `close`: the names typed otherwise
@@ -1334,15 +1399,29 @@ class _Read:
             # (named within the reader's bound: an id first may be long)
             if plain_name and len(raw) <= _MAX_NAME and plain.end("name") - start <= _BEFORE_NAME:
                 at = plain.end()
+                written_id = plain.group("id")  # (a string of no escape: itself)
+                if written_id is not None:
+                    written_id = written_id[1:-1]
+                    # an object of another id (Cohere's numbered calls) before the arguments
+                    # the last one read, for the same tool, where the text holds them again
+                    # (by `stop`): they read the same (decoded to the same value, ending at
+                    # their last character, sent as written: `again`'s were)
+                    if again is not None:
+                        last = again[2]
+                        if (
+                            last[0] == plain_name
+                            and text.startswith(last[2], at)
+                            and at + len(last[2]) <= stop
+                        ):
+                            closer = _CLOSE.match(text, at + len(last[2]), stop)
+                            if closer is not None:
+                                return closer.end(), plain_name, written_id, last[2]
                 found = _decoded(text, at, stop, MAX_DEPTH - 1)
                 if found is not None:
                     closer = _CLOSE.match(text, found[1], stop)
                     if closer is not None:
                         if not self._as_written(text, at, found, plain_name):
                             return None
-                        written_id = plain.group("id")  # (a string of no escape: itself)
-                        if written_id is not None:
-                            written_id = written_id[1:-1]
                         return closer.end(), plain_name, written_id, text[at : found[1]]
         if shape.call is not None and shape.call.name_is_key:
             return None  # (any other layout of it: the engine's)

@@ -1345,3 +1345,164 @@ def test_a_fused_head_reads_as_the_search_and_the_head_match(
     if quick is not None:
         assert quick.end() == slow.end(), (family, lit, text, pos)
         assert quick.groupdict() == slow.groupdict(), (family, lit, text, pos)
+
+
+def _tail_texts() -> list[tuple[str, str, Any]]:
+    """Per family and routed opener whose call's tail is read in one test
+    (`_Shape.tail_text`): (family, tail text, shape)."""
+    from toolgrammar.runtime.tables import compiled
+
+    found = []
+    for family in registry.families():
+        route_of = whole_output._route(compiled(get_spec(family)))
+        for shape in route_of.shapes.values():
+            if isinstance(shape.tail_text, str):  # (else `()`: its pattern alone)
+                found.append((family, shape.tail_text, shape))
+    return found
+
+
+TAIL_TEXTS = _tail_texts()
+
+
+def test_call_tails_read_in_one_test_are_the_bench_families() -> None:
+    """Kimi K2's closer and Mistral's empty tail are read without their pattern (else the
+    agreement below would hold vacuously)."""
+    tails = {(family, tail) for family, tail, _ in TAIL_TEXTS}
+    assert ("kimi_k2", "<|tool_call_end|>") in tails
+    assert ("mistral", "") in tails
+
+
+@pytest.mark.parametrize("family", sorted({family for family, *_ in TAIL_TEXTS}))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_a_tail_read_in_one_test_reads_as_its_pattern(family: str, data: st.DataObject) -> None:
+    """`whole_output._tail_text`: where the text goes on with the tail's literal right at
+    the arguments' end (for an empty tail: the character before it no whitespace), the
+    tail's pattern matches there, to the end of the literal, its last literal (where it has
+    one) there too; the route takes that answer without the match (texts of the family's
+    markers and closers, whitespace of every kind, JSON ends, cut markers)."""
+    ours = [entry for entry in TAIL_TEXTS if entry[0] == family]
+    _, tail_text, shape = data.draw(st.sampled_from(ours))
+    markers = [lit for lit in compiled_literals(family)]
+    pieces = [
+        tail_text, tail_text, *markers, " ", "\n", "\t", "\u3000", "\x85", "\x1c", "}", "]",
+        "a", '"', "x" * 40, *(m[:cut] for m in [*markers, tail_text] for cut in (1, len(m) // 2)),
+    ]  # fmt: skip
+    pieces = [piece for piece in pieces if piece]  # (the arguments end past the call's start)
+    before = data.draw(st.lists(st.sampled_from(pieces), min_size=1, max_size=4))
+    after = data.draw(st.lists(st.sampled_from(pieces), max_size=6))
+    text = "".join(before + after)
+    end = len("".join(before))
+    if tail_text:
+        quick = text.startswith(tail_text, end)
+    else:
+        quick = not text[end - 1].isspace()
+    slow = shape.tail.match(text, end)
+    if quick:
+        assert slow is not None, (family, text, end)
+        assert slow.end() == end + len(tail_text), (family, text, end)
+        if shape.final == 2:
+            assert slow.start("last") == end, (family, text, end)
+    elif tail_text == "":
+        assert slow is None, (family, text, end)  # (an empty tail's pattern is the test)
+
+
+def compiled_literals(family: str) -> list[str]:
+    """Every marker literal of a family (openers, stops, section markers)."""
+    from toolgrammar.runtime.tables import compiled
+
+    table = compiled(get_spec(family))
+    found = set(table.openers)
+    for stops in table.stops.values():
+        found.update(stops)
+    found |= set(table.section_opens) | set(table.section_closes)
+    return sorted(found)
+
+
+# call objects' arguments as elements write them again, cut, grown, typed otherwise, with a
+# stop marker or a closer in them (`_Read._call_object`'s arguments read again)
+_OBJECT_ARGUMENTS = (
+    '{"city": "Paris", "days": 3}',
+    '{"city": "Paris"}',
+    '{"city": "Paris", "days": 3, "x": 1}',
+    '{"days": "3"}',
+    '{"city": "Paris<|END_ACTION|>"}',
+    '{"city": "Paris<|tools_suffix|>"}',
+    '{"city": "Paris"}}',
+    '{"city": "Paris"',
+    "{}",
+)
+_OBJECT_NAMES = ("get_weather", "write_file", "no_such_tool")
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_call_objects_whose_arguments_come_again_read_as_the_engine_reads_them(
+    data: st.DataObject,
+) -> None:
+    """Arrays of call objects whose arguments come again for the same tool, under another
+    id or none (Cohere's numbered actions, Apertus' keyed calls), each element's arguments
+    drawn from those above, with more after them or not: the route reads them as the
+    engine does (`_Read.object_arguments`: arguments read again only where they were sent
+    as written, for the same tool, and end before the stop)."""
+    family = data.draw(st.sampled_from(("cohere_command4", "cohere_command3", "apertus")))
+    count = data.draw(st.integers(1, 6))
+    elements = []
+    for number in range(count):
+        name = data.draw(st.sampled_from(_OBJECT_NAMES))
+        arguments = data.draw(st.sampled_from(_OBJECT_ARGUMENTS))
+        more = data.draw(st.sampled_from(("", ', "x": 1', " ")))
+        if family == "apertus":
+            elements.append(f'{{"{name}": {arguments}{more}}}')
+        else:
+            elements.append(
+                f'{{"tool_call_id": "{number}", "tool_name": "{name}", '
+                f'"parameters": {arguments}{more}}}'
+            )
+    if family == "apertus":
+        array = "<|tools_prefix|>[" + ", ".join(elements) + "]<|tools_suffix|>"
+    else:
+        array = "<|START_ACTION|>[" + ",\n    ".join(elements) + "]<|END_ACTION|>"
+    for text in (array, array + array, f"Sure. {array} done"):
+        for tools in (TOOLS, None):
+            fast, slow = both_ways(family, text, tools, "stop", {})
+            assert fast == slow, (family, text)
+
+
+def test_call_objects_whose_arguments_come_again_are_read_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Cohere's numbered calls of the same arguments decode them once (else the agreement
+    above would hold without the route reading any again), and read as the engine does."""
+    element = '{{"tool_call_id": "{}", "tool_name": "get_weather", "parameters": {{"city": "P"}}}}'
+    array = ", ".join(element.format(number) for number in range(8))
+    text = f"<|START_ACTION|>[{array}]<|END_ACTION|>"
+    decoded = []
+    real = whole_output._decoded
+    monkeypatch.setattr(
+        whole_output, "_decoded", lambda *args: decoded.append(args[1]) or real(*args)
+    )
+    fast, slow = both_ways("cohere_command4", text, TOOLS, "stop", {})
+    assert fast == slow and len(fast["tool_calls"]) == 8
+    assert [call["id"] for call in fast["tool_calls"]] == [str(n) for n in range(8)]
+    assert len(decoded) == 1
+
+
+@pytest.mark.parametrize("family", ("cohere_command4", "apertus"))
+def test_arguments_sent_as_written_for_one_tool_are_typed_for_another(family: str) -> None:
+    """The same arguments after a call of another tool are read again for that tool: typed
+    there (`get_weather`'s `days` is an integer), not taken as the last call's."""
+    if family == "apertus":
+        call = '{{"{}": {{"days": "3"}}}}'
+        array = "<|tools_prefix|>[{}]<|tools_suffix|>"
+    else:
+        call = '{{"tool_call_id": "1", "tool_name": "{}", "parameters": {{"days": "3"}}}}'
+        array = "<|START_ACTION|>[{}]<|END_ACTION|>"
+    calls = ", ".join(call.format(name) for name in ("write_file", "get_weather", "write_file"))
+    fast, slow = both_ways(family, array.format(calls), TOOLS, "stop", {})
+    assert fast == slow
+    assert [call["function"]["arguments"] for call in fast["tool_calls"]] == [
+        '{"days": "3"}',
+        '{"days": 3}',
+        '{"days": "3"}',
+    ]
