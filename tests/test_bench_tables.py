@@ -66,8 +66,8 @@ def test_the_joined_table_is_rendered_from_both_peers_run(tmp_path: Path) -> Non
     (README's comparison table comes from it)."""
     out = tmp_path / "vs_peers.md"
     runs = [
-        ROOT / "docs" / "vs_peers_data" / "run4_vllm_22_families_s15.json",
-        ROOT / "docs" / "vs_peers_data" / "run4_sglang_36_families_s15.json",
+        ROOT / "docs" / "vs_peers_data" / "run5_vllm_51_families_s20.json",
+        ROOT / "docs" / "vs_peers_data" / "run5_sglang_36_families_s20.json",
     ]
     argv = ["--from-json", *map(str, runs), "--sizes", "1K,16K", "--markdown", str(out)]
     assert vs_peers.main(argv) == 0
