@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import toolgrammar
 from support.corpus_format import all_cases
+from support.readers import drawn_cuts
 from toolgrammar.check.fast_paths import shortcuts_set
 from toolgrammar.runtime import engine as engine_module
 from toolgrammar.runtime.deltas import DeltaBuffer
@@ -65,16 +66,11 @@ def _feeds(case: Any, text: str, cuts: list[int]) -> list[list[dict]]:
     return out
 
 
-def _cuts(data: st.DataObject, text: str) -> list[int]:
-    points = data.draw(st.lists(st.integers(1, max(1, len(text) - 1)), max_size=20))
-    return sorted(set(points))
-
-
 @settings(max_examples=400, deadline=None)
 @given(st.data())
 def test_the_corpus_in_any_pieces_reads_as_with_the_shortcuts_off(data: st.DataObject) -> None:
     case = data.draw(st.sampled_from(CASES))
-    cuts = _cuts(data, case.text)
+    cuts = drawn_cuts(data, case.text, 20)
     with shortcuts_set(True):
         fast = _feeds(case, case.text, cuts)
     with shortcuts_set(False):

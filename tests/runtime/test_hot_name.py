@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import toolgrammar
 from support.corpus_format import all_cases
+from support.readers import drawn_cuts
 from toolgrammar.check.fast_paths import shortcuts_set
 from toolgrammar.runtime.registry import families, get_spec
 from toolgrammar.runtime.tables import compile_family
@@ -73,11 +74,6 @@ def same_both_ways(family: str, text: str, cuts: list[int], **options: Any) -> N
     assert fast == slow, (family, text, cuts)
 
 
-def _cuts(data: st.DataObject, text: str) -> list[int]:
-    points = data.draw(st.lists(st.integers(1, max(1, len(text) - 1)), max_size=14))
-    return sorted(set(points))
-
-
 @settings(max_examples=400, deadline=None)
 @given(st.data())
 def test_a_name_in_any_pieces_reads_as_with_the_shortcuts_off(data: st.DataObject) -> None:
@@ -88,7 +84,7 @@ def test_a_name_in_any_pieces_reads_as_with_the_shortcuts_off(data: st.DataObjec
     pieces = data.draw(st.lists(st.one_of(st.sampled_from(NAME_PIECES), until), max_size=8))
     opener = data.draw(st.sampled_from(openers))
     text = "Hi " + opener + "".join(pieces) + data.draw(st.sampled_from(["", " end", opener]))
-    same_both_ways(family, text, _cuts(data, text), reasoning_open=False)
+    same_both_ways(family, text, drawn_cuts(data, text, 14), reasoning_open=False)
 
 
 @settings(max_examples=300, deadline=None)
@@ -96,7 +92,7 @@ def test_a_name_in_any_pieces_reads_as_with_the_shortcuts_off(data: st.DataObjec
 def test_the_corpus_in_any_pieces_reads_as_with_the_shortcuts_off(data: st.DataObject) -> None:
     case = data.draw(st.sampled_from(CASES))
     text = case.text
-    cuts = _cuts(data, text)
+    cuts = drawn_cuts(data, text, 14)
     with shortcuts_set(True):
         fast = _case_feeds(case, text, cuts)
     with shortcuts_set(False):

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import strategies as st
+
 import toolgrammar
 from toolgrammar.runtime.spec import XmlParams
 
@@ -20,6 +22,12 @@ def readers_fed(parser: Any, text: str) -> list[object]:
         if call is not None and call.dialect is not None and call.dialect not in readers:
             readers.append(call.dialect)
     return readers
+
+
+def drawn_cuts(data: st.DataObject, text: str, most: int) -> list[int]:
+    """Up to `most` distinct cut points inside `text`, sorted (hypothesis draws them)."""
+    points = data.draw(st.lists(st.integers(1, max(1, len(text) - 1)), max_size=most))
+    return sorted(set(points))
 
 
 def feeds_at(
