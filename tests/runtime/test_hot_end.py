@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import toolgrammar
 from support.corpus_format import all_cases
-from support.readers import drawn_cuts
+from support.readers import drawn_cuts, feeds_at
 from toolgrammar.check.fast_paths import shortcuts_set
 from toolgrammar.runtime import engine as engine_module
 from toolgrammar.runtime.deltas import DeltaBuffer
@@ -57,40 +57,27 @@ REST = (
 )
 
 
-def _feeds(case: Any, text: str, cuts: list[int]) -> list[list[dict]]:
-    parser = toolgrammar.StreamParser(case.family, case.tools, ids="sequential", **case.options)
-    out = []
-    for start, end in zip([0, *cuts], [*cuts, len(text)]):
-        out.append([delta.to_dict() for delta in parser.feed(text[start:end])])
-    out.append([delta.to_dict() for delta in parser.finish(case.finish)])
-    return out
-
-
 @settings(max_examples=400, deadline=None)
 @given(st.data())
 def test_the_corpus_in_any_pieces_reads_as_with_the_shortcuts_off(data: st.DataObject) -> None:
     case = data.draw(st.sampled_from(CASES))
     cuts = drawn_cuts(data, case.text, 20)
     with shortcuts_set(True):
-        fast = _feeds(case, case.text, cuts)
+        fast = feeds_at(case.family, case.tools, case.text, cuts, case.finish, **case.options)
     with shortcuts_set(False):
-        slow = _feeds(case, case.text, cuts)
+        slow = feeds_at(case.family, case.tools, case.text, cuts, case.finish, **case.options)
     assert fast == slow, (case.name, cuts)
 
 
 @pytest.mark.parametrize("size", (1, 3, 16))
 def test_every_feed_of_calls_one_after_another_is_the_same(size: int) -> None:
     """Each cut of a call's end and the next call's start, fed whole and in pieces."""
-
-    class Two:
-        family, tools, options, finish = "kimi_k2", [WEATHER], {}, "stop"
-
     text = TWO_CALLS + REST
     cuts = list(range(size, len(text), size))
     with shortcuts_set(True):
-        fast = _feeds(Two, text, cuts)
+        fast = feeds_at("kimi_k2", [WEATHER], text, cuts, "stop")
     with shortcuts_set(False):
-        slow = _feeds(Two, text, cuts)
+        slow = feeds_at("kimi_k2", [WEATHER], text, cuts, "stop")
     assert fast == slow
 
 

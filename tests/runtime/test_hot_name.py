@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import toolgrammar
 from support.corpus_format import all_cases
-from support.readers import drawn_cuts
+from support.readers import drawn_cuts, feeds_at
 from toolgrammar.check.fast_paths import shortcuts_set
 from toolgrammar.runtime.registry import families, get_spec
 from toolgrammar.runtime.tables import compile_family
@@ -94,19 +94,10 @@ def test_the_corpus_in_any_pieces_reads_as_with_the_shortcuts_off(data: st.DataO
     text = case.text
     cuts = drawn_cuts(data, text, 14)
     with shortcuts_set(True):
-        fast = _case_feeds(case, text, cuts)
+        fast = feeds_at(case.family, case.tools, text, cuts, case.finish, **case.options)
     with shortcuts_set(False):
-        slow = _case_feeds(case, text, cuts)
+        slow = feeds_at(case.family, case.tools, text, cuts, case.finish, **case.options)
     assert fast == slow, (case.name, cuts)
-
-
-def _case_feeds(case: Any, text: str, cuts: list[int]) -> list[list[dict]]:
-    parser = toolgrammar.StreamParser(case.family, case.tools, ids="sequential", **case.options)
-    out = []
-    for start, end in zip([0, *cuts], [*cuts, len(text)]):
-        out.append([delta.to_dict() for delta in parser.feed(text[start:end])])
-    out.append([delta.to_dict() for delta in parser.finish(case.finish)])
-    return out
 
 
 def test_the_corpus_reaches_the_hot_name() -> None:
